@@ -1,0 +1,114 @@
+r"""Exact value and certified CE/CCE bounds of the output policy, for every prefix, in O(T).
+
+The output policies (Algorithms 3 and 4, SEMANTICS §4) play through a hidden index chain
+``j_1 ~ mu_{t_0}, j_{h+1} ~ mu_{j_h}``; at step ``h`` everybody plays ``pi^{j_h}_h``. Every
+quantity below is an index recursion (SEMANTICS §5), per player ``i``:
+
+* value      :math:`V^t_h(s) = \sum_j \mu_t(j) [(r_h + P_h V^j_{h+1}) \pi^j_h](s)`,
+* CCE bound  :math:`B^t_h(s) = \max_b \sum_j \mu_t(j) [(r_h + P_h B^j_{h+1}) \pi^j_{h,-i}](s, b)`,
+* CE bound   :math:`D^t_h(s)[a,b] = \sum_j \mu_t(j) \sum_{a_{-i}} \pi^j_h(a, a_{-i}|s)
+  [r_h(s,b,a_{-i}) + P_h(s,b,a_{-i})\cdot W^j_{h+1}]`, :math:`W^t_h(s) = \sum_a \max_b D^t_h(s)[a,b]`,
+
+with ``V_H = B_H = W_H = 0``; the bounds reveal the index to the deviator, so they upper-bound
+the true best-deviation values (the recursions in the proofs of Lemmas 1 and 3).
+
+Smooth output (Algorithm 3, ``mu_t(j) = alpha_t^j``): each sum is a running average
+``X^t = (1 - alpha_t) X^{t-1} + alpha_t x^t`` of a per-iteration term ``x^t`` that only needs the
+``t``-th policy and the step-``(h+1)`` quantities of index ``t`` — so the whole curve is O(T).
+
+Stage output (Algorithm 4): ``mu_t`` is uniform over the stage before ``t``'s stage (stage 1 over
+itself), so every index of one stage has the same quantities. They are computed from the stage
+average of the joint product policies, ``Jbar_h(s, a) = mean_{j in stage} prod_k pi^j_{h,k}(s, a_k)``,
+once per stage; during stage 1 (which refers to itself) they are recomputed each iteration from
+the stage-1 prefix. The output after ``T'`` iterations mixes over ``t_0 ~ Unif{1..T'}``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._tensor import joint_expectation, joint_product, marginal_expectation, others_expectation, swap_expectation
+from ._value_updates import apply_transition
+
+__all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
+
+
+def stacked_targets(r_h, p_h, *next_values):
+    """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S')``), one contraction."""
+    num_players = r_h.shape[0]
+    moved = apply_transition(p_h, jnp.concatenate(next_values, axis=0))
+    return tuple(r_h + moved[k * num_players : (k + 1) * num_players] for k in range(len(next_values)))
+
+
+def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
+    r"""One step ``h`` of the Algorithm-3 recursions at iteration ``t`` (running averages over ``j <= t``).
+
+    Parameters
+    ----------
+    policies_h : per-player ``(S, A_i)`` strategies ``pi^t_h``; ``joint_h`` their product ``(S, A...)``.
+    alpha : ``alpha_t``.
+    running : ``(m, d, value)`` after iteration ``t-1``: per-player ``m_i`` ``(S, A_i)`` (the CCE
+        average before the max), per-player ``d_i`` ``(S, A_i, A_i)`` (the CE matrix ``D^{t-1}_h``),
+        and ``value`` ``(N, S)`` (``V^{t-1}_h``).
+    targets : ``(r_h + P_h V^t_{h+1}, r_h + P_h B^t_{h+1}, r_h + P_h W^t_{h+1})``, each ``(N, S, A...)``.
+
+    Returns
+    -------
+    running : the updated ``(m, d, value)``;
+    quantities : ``(value, cce_bound, ce_bound)`` at step ``h`` for index ``t``, each ``(N, S)``.
+    """
+    running_m, running_d, running_value = running
+    value_target, cce_target, ce_target = targets
+    num_players = len(policies_h)
+    new_m, new_d, cce_h, ce_h = [], [], [], []
+    for i in range(num_players):
+        m_i = (1.0 - alpha) * running_m[i] + alpha * others_expectation(cce_target[i], policies_h, i)
+        u_i = others_expectation(ce_target[i], policies_h, i)
+        # pi^t(a, a_-i) is a product, so sum_{a_-i} pi(a, a_-i) X(b, a_-i) = pi_i(a) [X pi_-i](b).
+        d_i = (1.0 - alpha) * running_d[i] + alpha * (policies_h[i][..., :, None] * u_i[..., None, :])
+        new_m.append(m_i)
+        new_d.append(d_i)
+        cce_h.append(jnp.max(m_i, axis=-1))
+        ce_h.append(jnp.sum(jnp.max(d_i, axis=-1), axis=-1))
+    value_h = (1.0 - alpha) * running_value + alpha * joint_expectation(value_target, joint_h, num_players)
+    return (tuple(new_m), tuple(new_d), value_h), (value_h, jnp.stack(cce_h), jnp.stack(ce_h))
+
+
+def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None):
+    r"""Value and certified bounds, at every step, of an index drawn uniformly from one stage.
+
+    ``joint_avg`` (shape ``(H, S, A...)``) is the stage average of the joint product policies.
+    With ``next_quantities`` (a triple of ``(H, N, S)`` arrays: the quantities of the indices the
+    chain moves to next) the recursion uses them at step ``h+1``; with ``None`` it is
+    self-referential (stage 1, whose kernel points to itself) and uses the step-``(h+1)`` result
+    just computed.
+
+    Returns a triple ``(value, cce_bound, ce_bound)`` of ``(H, N, S)`` arrays.
+    """
+    horizon, num_players, num_states = rewards.shape[:3]
+    zeros = jnp.zeros((num_players, num_states), rewards.dtype)
+    out_v, out_b, out_w = [None] * horizon, [None] * horizon, [None] * horizon
+    nxt = (zeros, zeros, zeros)
+    for h in range(horizon - 1, -1, -1):
+        if next_quantities is not None:
+            nxt = (
+                (next_quantities[0][h + 1], next_quantities[1][h + 1], next_quantities[2][h + 1])
+                if h + 1 < horizon
+                else (zeros, zeros, zeros)
+            )
+        value_target, cce_target, ce_target = stacked_targets(rewards[h], transitions[h], *nxt)
+        jbar = joint_avg[h]
+        value_h = joint_expectation(value_target, jbar, num_players)
+        cce_h = jnp.stack(
+            [jnp.max(marginal_expectation(cce_target[i], jbar, i, num_players), axis=-1) for i in range(num_players)]
+        )
+        ce_h = jnp.stack(
+            [
+                jnp.sum(jnp.max(swap_expectation(jbar, ce_target[i], i, num_players), axis=-1), axis=-1)
+                for i in range(num_players)
+            ]
+        )
+        out_v[h], out_b[h], out_w[h] = value_h, cce_h, ce_h
+        nxt = (value_h, cce_h, ce_h)
+    return jnp.stack(out_v), jnp.stack(out_b), jnp.stack(out_w)

@@ -1,0 +1,409 @@
+"""Running the dynamics: single runs and batches of runs, chunked, with progress and optional trajectory files."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..games import MarkovGame
+from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
+from ._engine import GameArrays, compiled_chunk, init_carry
+from ._schedules import stage_schedule, theory_eta_stage
+
+__all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "DTYPES"]
+
+DTYPES = {"float64": np.float64, "float32": np.float32}
+
+#: Upper bound on the bytes of trajectory one chunk holds in memory.
+_CHUNK_TRAJECTORY_BYTES = 64 * 2**20
+_DEFAULT_CHUNK = 65536
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """The outcome of one run of a learning dynamic.
+
+    Per-prefix arrays have one row per ``T' = 1..T`` (row ``T' - 1``), one column per player.
+
+    Attributes
+    ----------
+    value : (T, N) exact value ``V_i`` at ``s_1`` of the output policy after ``T'`` iterations.
+    certified_ce_bound, certified_cce_bound : (T, N) the index-revealing bounds of SEMANTICS §5.
+    policies : per player ``(T, H, S, A_i)``: ``pi^t`` for ``t = 1..T`` (row ``t - 1``), or ``None``
+        when the trajectory was not kept. May be a read-only memory map of a file.
+    identity_residual : max over the run of ``|Q^t_h - (r_h + P_h V^t_{h+1})|`` (smooth algorithms;
+        the paper's lemma says it is 0), ``None`` for stage_cce.
+    """
+
+    game: MarkovGame
+    algorithm: str
+    optimistic: bool
+    eta: LearningRate
+    T: int
+    dtype: str
+    value: np.ndarray
+    certified_ce_bound: np.ndarray
+    certified_cce_bound: np.ndarray
+    policies: tuple[np.ndarray, ...] | None
+    identity_residual: float | None
+    wall_time_s: float
+    compile_time_s: float
+    seed: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def certified_ce_gap(self) -> np.ndarray:
+        """(T,) ``max_i (ce_bound_i - V_i)`` per prefix."""
+        return np.max(self.certified_ce_bound - self.value, axis=-1)
+
+    @property
+    def certified_cce_gap(self) -> np.ndarray:
+        """(T,) ``max_i (cce_bound_i - V_i)`` per prefix."""
+        return np.max(self.certified_cce_bound - self.value, axis=-1)
+
+    @property
+    def spec(self) -> Algorithm:
+        return get_algorithm(self.algorithm)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchRunResult:
+    """A batch of runs of one algorithm on games of one shape; arrays have a leading run axis."""
+
+    games: tuple[MarkovGame, ...]
+    algorithm: str
+    optimistic: bool
+    etas: tuple[LearningRate, ...]
+    T: int
+    dtype: str
+    value: np.ndarray  # (B, T, N)
+    certified_ce_bound: np.ndarray
+    certified_cce_bound: np.ndarray
+    policies: tuple[np.ndarray, ...] | None  # per player (B, T, H, S, A_i)
+    identity_residual: np.ndarray | None  # (B,)
+    wall_time_s: float
+    compile_time_s: float
+
+    @property
+    def certified_ce_gap(self) -> np.ndarray:
+        return np.max(self.certified_ce_bound - self.value, axis=-1)
+
+    @property
+    def certified_cce_gap(self) -> np.ndarray:
+        return np.max(self.certified_cce_bound - self.value, axis=-1)
+
+    def __len__(self) -> int:
+        return len(self.games)
+
+    def run(self, index: int) -> RunResult:
+        """The ``index``-th run as a :class:`RunResult`."""
+        return RunResult(
+            game=self.games[index],
+            algorithm=self.algorithm,
+            optimistic=self.optimistic,
+            eta=self.etas[index],
+            T=self.T,
+            dtype=self.dtype,
+            value=self.value[index],
+            certified_ce_bound=self.certified_ce_bound[index],
+            certified_cce_bound=self.certified_cce_bound[index],
+            policies=None if self.policies is None else tuple(p[index] for p in self.policies),
+            identity_residual=None if self.identity_residual is None else float(self.identity_residual[index]),
+            wall_time_s=self.wall_time_s,
+            compile_time_s=self.compile_time_s,
+        )
+
+
+def _check_T(T) -> int:
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)):
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    if T < 1:
+        raise ValueError(f"T must be at least 1, got {T}")
+    return int(T)
+
+
+def _chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None) -> list[int]:
+    """Chunk lengths summing to ``T``; equal lengths where a divisor allows (one compilation)."""
+    if chunk_size is not None:
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        limit = chunk_size
+    else:
+        limit = max(256, min(_DEFAULT_CHUNK, _CHUNK_TRAJECTORY_BYTES // max(per_iteration_bytes, 1)))
+    if T <= limit:
+        return [T]
+    # Prefer an exact divisor not much smaller than the limit: every chunk then has one shape.
+    for size in range(limit, max(limit // 4, 1) - 1, -1):
+        if T % size == 0:
+            return [size] * (T // size)
+    full, rest = divmod(T, limit)
+    return [limit] * full + ([rest] if rest else [])
+
+
+def _schedule_xs(algorithm: Algorithm, horizon: int, num_players: int, T: int, per_stage_theory: bool, dtype):
+    """The per-iteration inputs of the scan, as NumPy arrays of length ``T``."""
+    t = np.arange(1, T + 1, dtype=dtype)
+    if algorithm.value_update == "smooth":
+        return (t,)
+    sched = stage_schedule(horizon, T)
+    eta_t = theory_eta_stage(num_players, sched.length) if per_stage_theory else np.ones(T)
+    return (
+        t,
+        eta_t.astype(dtype),
+        sched.is_end,
+        sched.stage == 1,
+        sched.position.astype(dtype),
+        sched.length.astype(dtype),
+    )
+
+
+@contextlib.contextmanager
+def _precision(dtype: str):
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
+    # Scoped: the caller's global JAX configuration is left as it was.
+    with jax.enable_x64(dtype == "float64"):
+        yield
+
+
+def _execute(
+    algorithm: Algorithm,
+    optimistic: bool,
+    games: Sequence[MarkovGame],
+    etas: Sequence[float],
+    per_stage_theory: bool,
+    T: int,
+    dtype: str,
+    record_trajectory: bool,
+    trajectory_dir: Path | None,
+    chunk_size: int | None,
+    progress: Callable[[int], None] | None,
+    batched: bool,
+):
+    np_dtype = DTYPES[dtype]
+    game0 = games[0]
+    num_players, horizon, num_states, num_actions = game0.shape_key
+    batch = len(games)
+    per_iter = batch * np.dtype(np_dtype).itemsize * horizon * num_states * sum(num_actions) if record_trajectory else 0
+    plan = _chunk_plan(T, per_iter, chunk_size)
+    xs_all = _schedule_xs(algorithm, horizon, num_players, T, per_stage_theory, np_dtype)
+    record = record_trajectory
+    policies_out: list[np.ndarray] | None = None
+    if record and trajectory_dir is not None:
+        trajectory_dir.mkdir(parents=True, exist_ok=True)
+        policies_out = [
+            np.lib.format.open_memmap(
+                trajectory_dir / f"policy_{i}.npy",
+                mode="w+",
+                dtype=np_dtype,
+                shape=((batch,) if batched else ()) + (T, horizon, num_states, a),
+            )
+            for i, a in enumerate(num_actions)
+        ]
+    chunks_pol: list[list[np.ndarray]] = [[] for _ in num_actions]
+    metrics = {"value": [], "cce_bound": [], "ce_bound": []}
+    compile_time = 0.0
+    start_wall = time.perf_counter()
+    with _precision(dtype):
+        def stack(xs):
+            return jnp.asarray(np.stack(xs)) if batched else jnp.asarray(xs[0])
+
+        game_arrays = GameArrays(
+            rewards=stack([g.rewards.astype(np_dtype) for g in games]),
+            transitions=stack([g.transitions.astype(np_dtype) for g in games]),
+            initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
+            eta=stack([np.asarray(e, np_dtype) for e in etas]),
+        )
+        carry = init_carry(algorithm, game0.shape_key, np_dtype)
+        if batched:
+            carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)).copy(), carry)
+        fn = compiled_chunk(algorithm, optimistic, record, batched)
+        done = 0
+        compiled_sizes: set[int] = set()
+        for size in plan:
+            xs = tuple(jnp.asarray(a[done : done + size]) for a in xs_all)
+            t0 = time.perf_counter()
+            carry, out = fn(game_arrays, carry, xs)
+            out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
+            if size not in compiled_sizes:
+                # The first call of a chunk shape includes its compilation; count it separately
+                # by re-timing a cached call is not possible without re-running, so attribute
+                # the whole first call to compile time (an upper bound).
+                compiled_sizes.add(size)
+                compile_time += time.perf_counter() - t0
+            for key in metrics:
+                metrics[key].append(out[key])
+            if record:
+                for i, pol in enumerate(out["policies"]):
+                    if policies_out is not None:
+                        if batched:
+                            policies_out[i][:, done : done + size] = pol
+                        else:
+                            policies_out[i][done : done + size] = pol
+                    else:
+                        chunks_pol[i].append(pol)
+            done += size
+            if progress is not None:
+                progress(done)
+        residual = None
+        if algorithm.value_update == "smooth":
+            residual = np.asarray(carry.identity_residual)
+    wall = time.perf_counter() - start_wall
+    axis = 1 if batched else 0
+    metric_arrays = {k: np.concatenate(v, axis=axis) for k, v in metrics.items()}
+    if not record:
+        policies = None
+    elif policies_out is not None:
+        for mm in policies_out:
+            mm.flush()
+        policies = tuple(
+            np.load(trajectory_dir / f"policy_{i}.npy", mmap_mode="r") for i in range(len(num_actions))
+        )
+    else:
+        policies = tuple(np.concatenate(c, axis=axis) for c in chunks_pol)
+    return metric_arrays, policies, residual, wall, compile_time
+
+
+def run(
+    game: MarkovGame,
+    algorithm: str = "smooth_ce",
+    T: int = 1000,
+    eta: LearningRate = 0.2,
+    *,
+    optimistic: bool = True,
+    record_trajectory: bool = True,
+    trajectory_dir: str | Path | None = None,
+    dtype: str = "float64",
+    chunk_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
+
+    Parameters
+    ----------
+    game : the Markov game.
+    algorithm : ``"smooth_ce"`` (Algorithm 1), ``"stage_cce"`` (Algorithm 2) or ``"smooth_cce"``.
+    T : number of iterations.
+    eta : constant learning rate (the paper's simulations: 0.2) or ``"theory"``.
+    optimistic : ``False`` runs the non-optimistic baseline (prediction 0).
+    record_trajectory : keep ``pi^t`` for every ``t`` (needed by the output policy).
+    trajectory_dir : write the trajectory to ``policy_{i}.npy`` files there chunk by chunk
+        instead of holding it in memory.
+    dtype : ``"float64"`` (reference) or ``"float32"``.
+    chunk_size : iterations per compiled call (default: automatic).
+    progress : called with the number of finished iterations after each chunk.
+    """
+    if not isinstance(game, MarkovGame):
+        raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
+    spec = get_algorithm(algorithm)
+    T = _check_T(T)
+    eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
+    metrics, policies, residual, wall, compile_time = _execute(
+        spec,
+        bool(optimistic),
+        [game],
+        [eta_scale],
+        per_stage,
+        T,
+        dtype,
+        record_trajectory,
+        None if trajectory_dir is None else Path(trajectory_dir),
+        chunk_size,
+        progress,
+        batched=False,
+    )
+    return RunResult(
+        game=game,
+        algorithm=spec.name,
+        optimistic=bool(optimistic),
+        eta=eta,
+        T=T,
+        dtype=dtype,
+        value=metrics["value"],
+        certified_ce_bound=metrics["ce_bound"],
+        certified_cce_bound=metrics["cce_bound"],
+        policies=policies,
+        identity_residual=None if residual is None else float(residual),
+        wall_time_s=wall,
+        compile_time_s=compile_time,
+    )
+
+
+def run_batch(
+    games: MarkovGame | Sequence[MarkovGame],
+    algorithm: str = "smooth_ce",
+    T: int = 1000,
+    etas: LearningRate | Sequence[LearningRate] = 0.2,
+    *,
+    optimistic: bool = True,
+    record_trajectory: bool = False,
+    trajectory_dir: str | Path | None = None,
+    dtype: str = "float64",
+    chunk_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> BatchRunResult:
+    """Run a batch of runs of one algorithm as one vectorised (``vmap``) computation.
+
+    ``games`` is one game (shared by all runs) or a sequence of games of one shape
+    (:attr:`MarkovGame.shape_key`); ``etas`` one learning rate or one per run. The batch size is
+    the longer of the two (a single game or rate is broadcast).
+    """
+    spec = get_algorithm(algorithm)
+    T = _check_T(T)
+    game_list = [games] if isinstance(games, MarkovGame) else list(games)
+    eta_list = [etas] if isinstance(etas, (int, float, str)) else list(etas)
+    if not game_list or not eta_list:
+        raise ValueError("run_batch needs at least one game and one learning rate")
+    size = max(len(game_list), len(eta_list))
+    for name, seq in (("games", game_list), ("etas", eta_list)):
+        if len(seq) not in (1, size):
+            raise ValueError(f"{name} has {len(seq)} entries; expected 1 or {size}")
+    game_list = game_list * size if len(game_list) == 1 else game_list
+    eta_list = eta_list * size if len(eta_list) == 1 else eta_list
+    key = game_list[0].shape_key
+    for k, g in enumerate(game_list):
+        if not isinstance(g, MarkovGame):
+            raise TypeError(f"games[{k}] must be a MarkovGame, got {type(g).__name__}")
+        if g.shape_key != key:
+            raise ValueError(f"games[{k}] has shape (N, H, S, A) = {g.shape_key}, but games[0] has {key}")
+    resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list)]
+    per_stage = {r[1] for r in resolved}
+    if len(per_stage) > 1:
+        raise ValueError("stage_cce cannot mix 'theory' and constant learning rates in one batch")
+    metrics, policies, residual, wall, compile_time = _execute(
+        spec,
+        bool(optimistic),
+        game_list,
+        [r[0] for r in resolved],
+        per_stage.pop(),
+        T,
+        dtype,
+        record_trajectory,
+        None if trajectory_dir is None else Path(trajectory_dir),
+        chunk_size,
+        progress,
+        batched=True,
+    )
+    return BatchRunResult(
+        games=tuple(game_list),
+        algorithm=spec.name,
+        optimistic=bool(optimistic),
+        etas=tuple(eta_list),
+        T=T,
+        dtype=dtype,
+        value=metrics["value"],
+        certified_ce_bound=metrics["ce_bound"],
+        certified_cce_bound=metrics["cce_bound"],
+        policies=policies,
+        identity_residual=residual,
+        wall_time_s=wall,
+        compile_time_s=compile_time,
+    )

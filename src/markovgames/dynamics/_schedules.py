@@ -1,0 +1,119 @@
+r"""Step sizes, OFTRL weights, stage lengths and learning rates (SEMANTICS §2, §3).
+
+Smooth value updates (Algorithm 1) use the step size of Jin et al. (2018)
+
+.. math:: \alpha_t = \frac{H+1}{H+t}, \qquad
+          \alpha_t^j = \alpha_j \prod_{k=j+1}^{t} (1-\alpha_k),
+
+with :math:`\alpha_1 = 1`, so :math:`\sum_{j\le t}\alpha_t^j = 1`. The weighted-OFTRL weights
+:math:`w_j = \alpha_t^j/\alpha_t^1 = \binom{H+j-1}{H}` do not depend on ``t`` and grow like
+:math:`j^H`, so raw weighted sums overflow for large ``H``. The engine never forms them: it keeps
+the *normalised* cumulative sum :math:`G^t = \sum_{j\le t} w_j u^j / w_t` through
+
+.. math:: G^t = \rho_t G^{t-1} + u^t, \qquad \rho_t = \frac{w_{t-1}}{w_t} = \frac{t-1}{H+t-1},
+
+which only multiplies by numbers in ``[0, 1)``. Stage-based updates (Algorithm 2) use stages of
+lengths :math:`L_1 = H`, :math:`L_{\tau+1} = \lfloor (1 + 1/H) L_\tau \rfloor`, computed in exact
+integer arithmetic as ``((H + 1) * L) // H``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "smooth_step_size",
+    "oftrl_decay",
+    "StageSchedule",
+    "stage_schedule",
+    "theory_eta_smooth",
+    "theory_eta_stage",
+]
+
+
+def smooth_step_size(t, horizon: int):
+    r"""``alpha_t = (H+1)/(H+t)`` for 1-based iteration ``t`` (works on NumPy or JAX arrays)."""
+    return (horizon + 1.0) / (horizon + t)
+
+
+def oftrl_decay(t, horizon: int):
+    r"""``rho_t = w_{t-1}/w_t = (t-1)/(H+t-1)``; ``rho_1 = 0`` since ``w_0 = 0``."""
+    return (t - 1.0) / (horizon + t - 1.0)
+
+
+def theory_eta_smooth(num_players: int, horizon: int, max_actions: int) -> float:
+    """Theorem 1's learning rate ``1 / (256 N H sqrt(H A_max))`` (Mao et al. 2024)."""
+    return 1.0 / (256.0 * num_players * horizon * math.sqrt(horizon * max_actions))
+
+
+def theory_eta_stage(num_players: int, stage_length) -> np.ndarray:
+    """Theorem 2's rate ``eta_tau = 1 / (N max(1, ln L_tau)^4)`` (the Theta(.) constant set to 1)."""
+    log_len = np.maximum(1.0, np.log(np.asarray(stage_length, dtype=np.float64)))
+    return 1.0 / (num_players * log_len**4)
+
+
+@dataclass(frozen=True)
+class StageSchedule:
+    """Per-iteration view of the stages of Algorithm 2 for iterations ``t = 1..T``.
+
+    All arrays have length ``T`` and index ``t - 1``.
+
+    Attributes
+    ----------
+    stage : int64 array
+        The 1-based stage ``tau(t)``.
+    length : int64 array
+        ``L_{tau(t)}``, the full length of ``t``'s stage (the last stage may be cut by ``T``).
+    position : int64 array
+        ``t - t_start(tau(t)) + 1``, the 1-based position inside the stage.
+    is_end : bool array
+        ``True`` where ``t`` completes its stage (``position == length``): the value update fires.
+    starts, lengths : int64 arrays
+        Start iteration and full length of each stage that begins at or before ``T``.
+    """
+
+    stage: np.ndarray
+    length: np.ndarray
+    position: np.ndarray
+    is_end: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @property
+    def num_iterations(self) -> int:
+        return int(self.stage.shape[0])
+
+
+def stage_lengths(horizon: int, total: int) -> list[int]:
+    """Lengths ``L_1 = H, L_{tau+1} = ((H+1) L_tau) // H`` of the stages that start at or before ``total``."""
+    if horizon < 1:
+        raise ValueError(f"horizon must be >= 1, got {horizon}")
+    lengths: list[int] = []
+    covered = 0
+    length = horizon
+    while covered < total:
+        lengths.append(length)
+        covered += length
+        length = ((horizon + 1) * length) // horizon
+    return lengths
+
+
+def stage_schedule(horizon: int, total: int) -> StageSchedule:
+    """Build the :class:`StageSchedule` of Algorithm 2 for ``total`` iterations."""
+    lengths = np.asarray(stage_lengths(horizon, total), dtype=np.int64)
+    starts = np.concatenate([[1], 1 + np.cumsum(lengths)[:-1]]).astype(np.int64)
+    t = np.arange(1, total + 1, dtype=np.int64)
+    stage = np.searchsorted(starts, t, side="right")  # 1-based stage index
+    length = lengths[stage - 1]
+    position = t - starts[stage - 1] + 1
+    return StageSchedule(
+        stage=stage.astype(np.int64),
+        length=length,
+        position=position,
+        is_end=position == length,
+        starts=starts,
+        lengths=lengths,
+    )

@@ -1,0 +1,91 @@
+r"""Contractions of joint-action tensors with policies, for any number of players.
+
+Joint-action axes are the trailing ``N`` axes in absolute player order; any leading axes (steps,
+states, ...) are batch axes shared by all operands.
+
+* :func:`others_expectation` — :math:`[Q_i \pi_{-i}](s, a_i) = \sum_{a_{-i}} Q_i(s, a_i, a_{-i})
+  \prod_{k\ne i}\pi_k(s, a_k)`, the utility vector of player ``i`` (paper, Section 2).
+* :func:`joint_product` — :math:`\prod_k \pi_k(s, a_k)` as a tensor over joint actions.
+* :func:`marginal_expectation` — :math:`\sum_{a_{-i}} X(s, b, a_{-i}) J_{-i}(s, a_{-i})` for a
+  joint distribution ``J`` (the CCE quantity of a correlated mixture).
+* :func:`swap_expectation` — :math:`\sum_{a_{-i}} J(s, a, a_{-i}) X(s, b, a_{-i})`, shape
+  ``(..., A_i, A_i)`` indexed ``[a, b]`` (the CE quantity: recommended ``a``, played ``b``).
+"""
+
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["others_expectation", "joint_product", "joint_expectation", "marginal_expectation", "swap_expectation"]
+
+_LETTERS = string.ascii_letters
+
+
+def _action_letters(num_players: int) -> str:
+    if num_players > len(_LETTERS) - 2:
+        raise ValueError(f"at most {len(_LETTERS) - 2} players are supported, got {num_players}")
+    return _LETTERS[:num_players]
+
+
+@lru_cache(maxsize=None)
+def _others_spec(num_players: int, player: int) -> str:
+    acts = _action_letters(num_players)
+    inputs = ["..." + acts] + ["..." + acts[k] for k in range(num_players) if k != player]
+    return ",".join(inputs) + "->..." + acts[player]
+
+
+def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
+    """``[Q_i pi_{-i}](., a_i)``: expectation of ``q_i`` over the other players' product policy.
+
+    ``q_i`` has shape ``batch + (A_0, ..., A_{N-1})``; ``policies[k]`` has shape ``batch + (A_k,)``.
+    """
+    num_players = len(policies)
+    others = [policies[k] for k in range(num_players) if k != player]
+    if not others:
+        return q_i
+    return jnp.einsum(_others_spec(num_players, player), q_i, *others, optimize="greedy")
+
+
+def joint_product(policies) -> jax.Array:
+    """Joint product distribution ``prod_k pi_k(a_k)``, shape ``batch + (A_0, ..., A_{N-1})``."""
+    num_players = len(policies)
+    joint = policies[0]
+    for k in range(1, num_players):
+        joint = joint[..., None] * jnp.expand_dims(policies[k], axis=tuple(range(-k - 1, -1)))
+    return joint
+
+
+def joint_expectation(x: jax.Array, joint: jax.Array, num_players: int) -> jax.Array:
+    """``sum_a x(., a) J(., a)`` over the trailing ``num_players`` axes (``x`` may have extra leading axes)."""
+    axes = tuple(range(-num_players, 0))
+    return jnp.sum(x * joint, axis=axes)
+
+
+@lru_cache(maxsize=None)
+def _marginal_spec(num_players: int, player: int) -> str:
+    acts = _action_letters(num_players)
+    own = _LETTERS[-1]
+    x_axes = acts[:player] + own + acts[player + 1 :]
+    return f"...{x_axes},...{acts}->...{own}"
+
+
+def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_players: int) -> jax.Array:
+    """``sum_{a_-i} x_i(., b, a_-i) J_{-i}(., a_-i)`` where ``J_{-i}`` marginalises ``J`` over player ``i``."""
+    return jnp.einsum(_marginal_spec(num_players, player), x_i, joint, optimize="greedy")
+
+
+@lru_cache(maxsize=None)
+def _swap_spec(num_players: int, player: int) -> str:
+    acts = _action_letters(num_players)
+    own = _LETTERS[-1]
+    x_axes = acts[:player] + own + acts[player + 1 :]
+    return f"...{acts},...{x_axes}->...{acts[player]}{own}"
+
+
+def swap_expectation(joint: jax.Array, x_i: jax.Array, player: int, num_players: int) -> jax.Array:
+    """``M[a, b] = sum_{a_-i} J(., a, a_-i) x_i(., b, a_-i)``, shape ``batch + (A_i, A_i)``."""
+    return jnp.einsum(_swap_spec(num_players, player), joint, x_i, optimize="greedy")

@@ -1,0 +1,47 @@
+r"""Value updates: smooth (Algorithm 1) and stage-based (Algorithm 2).
+
+Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1})``, ``p_h`` shape
+``(S, A_0..A_{N-1}, S')``, per-player next-step values ``v_next`` shape ``(K, S')``.
+
+* Smooth (Algorithm 1, value update; eq. (4)):
+  :math:`Q^t_h = (1-\alpha_t) Q^{t-1}_h + \alpha_t (r_h + P_h V^t_{h+1})` with
+  :math:`V^t_{h+1}(s') = \langle Q^t_{h+1}(s', \cdot), \pi^t_{h+1}(s', \cdot)\rangle`, computed for
+  ``h = H-1, ..., 0`` so that step ``h+1`` is already updated.
+* Stage-based (Algorithm 2):
+  :math:`Q^{\tau+1}_h = \frac1{L_\tau}\sum_{t'\in\text{stage}\,\tau} (r_h + P_h[Q^\tau_{h+1}\pi^{t'}_{h+1}])
+  = r_h + P_h \bar v_{h+1}` where :math:`\bar v_{h+1}` is the stage average of
+  :math:`[Q^\tau_{h+1}\pi^{t'}_{h+1}]` (the operator is affine, so averaging first is exact).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["apply_transition", "bellman_target", "smooth_q_update", "stage_q_update"]
+
+
+def apply_transition(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
+    """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``K`` stacked vectors: ``(K, S') -> (K, S, A...)``."""
+    return jnp.tensordot(v_next, p_h, axes=([1], [p_h.ndim - 1]))
+
+
+def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array) -> jax.Array:
+    """``r_h + P_h V_{h+1}`` for per-player next values ``v_next`` of shape ``(N, S')``."""
+    return r_h + apply_transition(p_h, v_next)
+
+
+def smooth_q_update(q_prev: jax.Array, target: jax.Array, alpha) -> jax.Array:
+    """``(1 - alpha_t) Q^{t-1}_h + alpha_t target`` (Algorithm 1, value update)."""
+    return (1.0 - alpha) * q_prev + alpha * target
+
+
+def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array, stage_length) -> jax.Array:
+    """``Q^{tau+1}`` for all steps from the stage sums ``v_sum[h] = sum_t' [Q^tau_h pi^t'_h]``, shape ``(H, N, S)``.
+
+    Step ``H-1`` has no successor: ``Q^{tau+1}_{H-1} = r_{H-1}``.
+    """
+    horizon = rewards.shape[0]
+    v_avg = v_sum / stage_length
+    later = jax.vmap(bellman_target)(rewards[:-1], transitions[:-1], v_avg[1:]) if horizon > 1 else None
+    return rewards if later is None else jnp.concatenate([later, rewards[-1:]], axis=0)

@@ -1,0 +1,63 @@
+"""The compiled engine against the literal reference implementation (tests/reference_impl.py).
+
+Agreement to 1e-12 on small games and small T, for every algorithm, with and without optimism:
+the trajectory pi^t (every iteration) and the output policy's value and certified bounds for
+several prefixes T' (recomputed offline by the O(T^2) index recursions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference_impl as ref
+from conftest import make_paper_game, make_random_game
+from markovgames.dynamics import run
+
+TOL = 1e-12
+
+CASES = [
+    # (seed, N, H, S, A, T)
+    (0, 2, 2, 2, (2, 2), 25),
+    (1, 2, 3, 2, (3, 2), 20),
+    (2, 3, 2, 2, (2, 2, 3), 14),
+    (3, 2, 1, 3, (3, 3), 18),
+]
+
+
+def _games():
+    yield "paper", make_paper_game(), 30
+    for seed, n, h, s, a, t in CASES:
+        yield f"random{seed}", make_random_game(seed, n, h, s, a), t
+
+
+GAMES = list(_games())
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("optimistic", [True, False])
+@pytest.mark.parametrize("name,game,T", GAMES, ids=[g[0] for g in GAMES])
+def test_engine_matches_reference(algorithm, optimistic, name, game, T):
+    eta = 0.7
+    result = run(game, algorithm, T=T, eta=eta, optimistic=optimistic)
+    reference = ref.run_reference(game.rewards, game.transitions, algorithm, eta, T, optimistic=optimistic)
+    for i, pol in enumerate(result.policies):
+        np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
+    for prefix in sorted({1, 2, game.horizon, game.horizon + 1, T // 2, T}):
+        offline = ref.metrics_for_prefix(
+            game.rewards, game.transitions, game.initial_state, algorithm, reference["policies"], prefix, game.horizon
+        )
+        row = prefix - 1
+        np.testing.assert_allclose(result.value[row], offline["value"], rtol=0, atol=TOL)
+        np.testing.assert_allclose(result.certified_cce_bound[row], offline["certified_cce_bound"], rtol=0, atol=TOL)
+        np.testing.assert_allclose(result.certified_ce_bound[row], offline["certified_ce_bound"], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+def test_theory_rates_match_reference(algorithm):
+    game = make_random_game(7, 2, 2, 2, (2, 3))
+    T = 20
+    result = run(game, algorithm, T=T, eta="theory")
+    reference = ref.run_reference(game.rewards, game.transitions, algorithm, "theory", T)
+    for i, pol in enumerate(result.policies):
+        np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
