@@ -1,0 +1,6 @@
+"""Correlated policies: the paper's index-chain output policies and Markov correlated policies."""
+
+from ._index_chain import IndexChainPolicy
+from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
+
+__all__ = ["IndexChainPolicy", "MarkovCorrelatedPolicy", "DISTRIBUTION_TOLERANCE"]

@@ -1,0 +1,197 @@
+r"""The correlated, non-Markov output policies of Algorithms 3 and 4 (SEMANTICS §4).
+
+Both play through a hidden index chain shared by all players (common randomness): a start
+index :math:`t_0`, then :math:`j_1 \sim \mu_{t_0}`, :math:`j_{h+1} \sim \mu_{j_h}`; at step ``h``
+(0-based in code) every player plays its own part of the product policy :math:`\pi^{j_{h+1}}_h`
+of iteration :math:`j_{h+1}`. The index is drawn *before* each step: step 0 plays
+:math:`\pi^{j_1}`, never :math:`\pi^{t_0}`.
+
+* Algorithm 3 (smooth_ce, smooth_cce): :math:`t_0 = T`, :math:`\mu_t(j) = \alpha_t^j = w_j / W_t`
+  for ``j = 1..t``.
+* Algorithm 4 (stage_cce): :math:`t_0 \sim \mathrm{Unif}\{1..T\}`, :math:`\mu_t` uniform over the
+  stage before the stage of ``t``; for ``t`` in stage 1, uniform over the iterations of stage 1
+  that exist (``<= T``; stage 1 has length ``H``).
+
+Index arrays use row ``t - 1`` for iteration ``t``. The kernel is never formed as a ``T x T``
+matrix: :meth:`IndexChainPolicy.push` applies it to a distribution in O(T):
+
+* smooth: :math:`\nu(j) = \sum_{t\ge j} b(t)\,\alpha_t^j = \alpha_j S_j` with
+  :math:`S_j = b(j) + (1-\alpha_{j+1}) S_{j+1}` (since :math:`\alpha_t^j = \alpha_j\prod_{k=j+1}^t(1-\alpha_k)`),
+  a backward linear recurrence that only multiplies by numbers in ``[0, 1]``;
+* stage: the mass of each stage moves, spread uniformly, onto the stage before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..dynamics import get_algorithm, smooth_step_size, stage_schedule
+
+__all__ = ["IndexChainPolicy"]
+
+
+def _suffix_recurrence(values: np.ndarray, decay: np.ndarray) -> np.ndarray:
+    """``S_j = values_j + decay_j * S_{j+1}`` (``S_T = values_T``) along axis 0, in O(T) vectorised blocks."""
+    out = np.empty_like(values)
+    acc = np.zeros(values.shape[1:], values.dtype)
+    # A plain reversed loop in blocks of NumPy work: the recurrence is sequential, but each step is
+    # one fused multiply-add over the trailing axes.
+    for j in range(values.shape[0] - 1, -1, -1):
+        acc = values[j] + decay[j] * acc
+        out[j] = acc
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class IndexChainPolicy:
+    """The output policy of Algorithm 3 (``kind="smooth"``) or Algorithm 4 (``kind="stage"``).
+
+    Parameters
+    ----------
+    kind : ``"smooth"`` or ``"stage"``.
+    policies : per player, an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t``.
+
+    The prefix ``T`` is the length of the arrays; :meth:`prefix` gives the output after fewer
+    iterations.
+    """
+
+    kind: Literal["smooth", "stage"]
+    policies: tuple[np.ndarray, ...]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("smooth", "stage"):
+            raise ValueError(f"kind must be 'smooth' or 'stage', got {self.kind!r}")
+        pols = tuple(np.asarray(p) for p in self.policies)
+        if not pols:
+            raise ValueError("policies: need at least one player")
+        lead = pols[0].shape[:3]
+        for i, p in enumerate(pols):
+            if p.ndim != 4 or p.shape[:3] != lead:
+                raise ValueError(f"policies[{i}]: expected shape (T, H, S, A_{i}) with (T, H, S) = {lead}, got {p.shape}")
+        if lead[0] < 1:
+            raise ValueError("policies: T must be at least 1")
+        object.__setattr__(self, "policies", pols)
+
+    @classmethod
+    def from_run(cls, result, T: int | None = None) -> "IndexChainPolicy":
+        """The output policy of a :class:`~markovgames.dynamics.RunResult` after ``T`` (default all) iterations."""
+        if result.policies is None:
+            raise ValueError("this run did not keep its trajectory (record_trajectory=False)")
+        kind = "smooth" if get_algorithm(result.algorithm).value_update == "smooth" else "stage"
+        return cls(kind, result.policies).prefix(result.T if T is None else T)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def T(self) -> int:
+        return int(self.policies[0].shape[0])
+
+    @property
+    def horizon(self) -> int:
+        return int(self.policies[0].shape[1])
+
+    @property
+    def num_states(self) -> int:
+        return int(self.policies[0].shape[2])
+
+    @property
+    def num_players(self) -> int:
+        return len(self.policies)
+
+    @property
+    def num_actions(self) -> tuple[int, ...]:
+        return tuple(int(p.shape[3]) for p in self.policies)
+
+    def prefix(self, T: int) -> "IndexChainPolicy":
+        """The output policy after the first ``T`` iterations only."""
+        if not 1 <= T <= self.T:
+            raise ValueError(f"prefix T must be in 1..{self.T}, got {T}")
+        return self if T == self.T else IndexChainPolicy(self.kind, tuple(p[:T] for p in self.policies))
+
+    # ------------------------------------------------------------------ kernel
+    def start_distribution(self) -> np.ndarray:
+        """Distribution of ``t_0`` over ``1..T`` (row ``t - 1``)."""
+        d = np.zeros(self.T)
+        if self.kind == "smooth":
+            d[-1] = 1.0
+        else:
+            d[:] = 1.0 / self.T
+        return d
+
+    def first_index_distribution(self) -> np.ndarray:
+        """Distribution of ``j_1`` (the index played at step 0): ``push(start_distribution())``."""
+        return self.push(self.start_distribution())
+
+    def push(self, belief: np.ndarray) -> np.ndarray:
+        r"""``nu(j) = sum_t belief(t) mu_t(j)`` along axis 0 (extra trailing axes allowed), in O(T)."""
+        b = np.asarray(belief, dtype=np.float64)
+        if b.shape[0] != self.T:
+            raise ValueError(f"belief: expected length {self.T} along axis 0, got {b.shape[0]}")
+        T = self.T
+        if self.kind == "smooth":
+            t = np.arange(1, T + 1, dtype=np.float64)
+            alpha = smooth_step_size(t, self.horizon)
+            decay = np.append(1.0 - alpha[1:], 0.0)  # (1 - alpha_{j+1}), unused past T
+            decay = decay.reshape((T,) + (1,) * (b.ndim - 1))
+            return alpha.reshape(decay.shape) * _suffix_recurrence(b, decay)
+        sched = stage_schedule(self.horizon, T)
+        starts, lengths = sched.starts, sched.lengths
+        out = np.zeros_like(b)
+        for k in range(len(starts)):
+            lo = starts[k] - 1
+            hi = min(lo + lengths[k], T)
+            mass = b[lo:hi].sum(axis=0)
+            # Stage k+1 (1-based) points to stage k; stage 1 points to itself (its existing part).
+            target = k - 1 if k > 0 else 0
+            tlo = starts[target] - 1
+            thi = min(tlo + lengths[target], T)
+            out[tlo:thi] += mass / (thi - tlo)
+        return out
+
+    def kernel_row(self, t: int) -> np.ndarray:
+        """``mu_t`` as a dense vector over ``1..T`` (for tests and small ``T``)."""
+        e = np.zeros(self.T)
+        e[t - 1] = 1.0
+        return self.push(e)
+
+    # ------------------------------------------------------------------ play
+    def joint_policy(self, index: int, h: int, s: int) -> np.ndarray:
+        """The product distribution over joint actions played at step ``h``, state ``s`` when the index is ``index``."""
+        joint = np.ones(())
+        for p in self.policies:
+            joint = np.multiply.outer(joint, p[index - 1, h, s])
+        return joint
+
+    def summary(self, tolerance: float = 1e-12) -> dict:
+        """How many past iterations the policy mixes and its effective support.
+
+        ``support``: iterations with probability above ``tolerance`` of being played at some step;
+        ``effective_support``: ``exp(entropy)`` of the step-0 index distribution.
+        """
+        dist = self.first_index_distribution()
+        reach = dist.copy()
+        played = dist.copy()
+        for _ in range(1, self.horizon):
+            reach = self.push(reach)
+            played = np.maximum(played, reach)
+        p = dist[dist > 0]
+        return {
+            "kind": self.kind,
+            "T": self.T,
+            "support": int(np.count_nonzero(played > tolerance)),
+            "effective_support_step0": float(np.exp(-np.sum(p * np.log(p)))),
+        }
+
+    # ------------------------------------------------------------------ files
+    def save(self, path) -> None:
+        """Write an ``.npz`` file (no pickle): ``kind`` and ``policy_0..policy_{N-1}``."""
+        arrays = {f"policy_{i}": p for i, p in enumerate(self.policies)}
+        np.savez_compressed(path, kind=np.asarray(self.kind), num_players=np.asarray(self.num_players), **arrays)
+
+    @classmethod
+    def load(cls, path) -> "IndexChainPolicy":
+        with np.load(path, allow_pickle=False) as data:
+            n = int(data["num_players"])
+            return cls(str(data["kind"]), tuple(np.array(data[f"policy_{i}"]) for i in range(n)))
