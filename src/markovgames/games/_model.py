@@ -96,17 +96,17 @@ class MarkovGame:
         bad = (rewards < 0.0) | (rewards > 1.0)
         if bad.any():
             idx = _first_index(bad)
-            raise GameValidationError(f"rewards{list(idx)} = {rewards[idx]!r} is outside [0, 1]")
+            raise GameValidationError(f"rewards{list(idx)} = {float(rewards[idx])!r} is outside [0, 1]")
         neg = transitions < 0.0
         if neg.any():
             idx = _first_index(neg)
-            raise GameValidationError(f"transitions{list(idx)} = {transitions[idx]!r} is negative")
+            raise GameValidationError(f"transitions{list(idx)} = {float(transitions[idx])!r} is negative")
         row_sums = transitions.sum(axis=-1)
         off = np.abs(row_sums - 1.0) > PROBABILITY_TOLERANCE
         if off.any():
             idx = _first_index(off)
             raise GameValidationError(
-                f"transitions{list(idx)} sums to {row_sums[idx]!r}, not 1 (tolerance {PROBABILITY_TOLERANCE:g})"
+                f"transitions{list(idx)} sums to {float(row_sums[idx])!r}, not 1 (tolerance {PROBABILITY_TOLERANCE:g})"
             )
         if isinstance(self.initial_state, bool) or not isinstance(self.initial_state, (int, np.integer)):
             raise GameValidationError(f"initial_state: expected an integer, got {self.initial_state!r}")
@@ -136,7 +136,7 @@ class MarkovGame:
         bad = ~np.isfinite(arr)
         if bad.any():
             idx = _first_index(bad)
-            raise GameValidationError(f"{field_name}{list(idx)} = {arr[idx]!r} is not finite")
+            raise GameValidationError(f"{field_name}{list(idx)} = {float(arr[idx])!r} is not finite")
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -1,0 +1,47 @@
+"""Atomic file writes: a temporary file in the same directory, then ``os.replace``.
+
+A crash or error never leaves a truncated file under the final name that a later step could trust.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+__all__ = ["atomic_write", "atomic_write_text"]
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> None:
+    """Create ``path`` atomically from ``write(fh)``; raises ``OSError`` on failure (nothing is left behind)."""
+    path = Path(path)
+    directory = path.parent
+    for _ in range(100):
+        tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            # Mode 0o666 lets the umask set the final permissions, as for any new file
+            # (tempfile would leave it 0o600).
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 collisions of 48 random bits
+        raise OSError(f"cannot create a temporary file in {directory}")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))

@@ -1,0 +1,73 @@
+"""The ``markovgames`` command: a thin layer over the library.
+
+User errors (a bad game file, an unknown algorithm, an impossible value, an unwritable output
+directory) print one line ``markovgames: error: ...`` on stderr and exit with code 2, without a
+traceback unless ``--debug`` is given. Anything else is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._errors import CliError
+
+__all__ = ["main", "build_parser"]
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (argparse itself also exits with 2)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.exit(EXIT_USAGE, f"markovgames: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+    from ._games import add_games_parser
+    from ._run import add_run_parser
+
+    parser = _Parser(
+        prog="markovgames",
+        description="No-regret learning dynamics and (coarse) correlated equilibria in Markov games.",
+    )
+    parser.add_argument("--version", action="version", version=f"markovgames {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_games_parser(sub)
+    add_run_parser(sub)
+    return parser
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    from ..experiments import RunDirectoryError
+    from ..games import GameValidationError
+
+    # ValueError covers the library's own argument checks (T < 1, eta <= 0, unknown algorithm, ...).
+    return (CliError, GameValidationError, RunDirectoryError, ValueError, OSError)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``markovgames`` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        print("markovgames: interrupted", file=sys.stderr)
+        return 130
+    except _user_error_types() as err:
+        if args.debug:
+            raise
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if isinstance(err, OSError) and err.filename and str(err.filename) not in message:
+            message = f"{err.filename}: {message}"
+        print(f"markovgames: error: {message}", file=sys.stderr)
+        return EXIT_USAGE

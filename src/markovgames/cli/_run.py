@@ -1,0 +1,149 @@
+"""``markovgames run``: run one learning dynamic and write a run directory.
+
+``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory --checkpoints 10,100 --out DIR``
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from ..dynamics import ALGORITHMS, DTYPES, run
+from ..experiments import (
+    finalize_output_directory,
+    parse_checkpoints,
+    prepare_output_directory,
+    write_run_directory,
+)
+from ..games import resolve_game
+from ._errors import CliError
+from ._progress import iteration_progress
+
+__all__ = ["add_run_parser", "parse_eta", "parse_T"]
+
+
+def parse_T(text: str) -> int:
+    """``-T``: a positive integer; ``1e5`` style is accepted when it is an exact integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            f = float(text)
+        except ValueError:
+            raise CliError(f"-T: expected a positive integer, got {text!r}") from None
+        if not math.isfinite(f) or f != int(f):
+            raise CliError(f"-T: expected a positive integer, got {text!r}") from None
+        value = int(f)
+    if value < 1:
+        raise CliError(f"-T: must be at least 1, got {value}")
+    return value
+
+
+def parse_eta(text: str) -> float | str:
+    """``--eta``: a positive number or ``theory``."""
+    if text == "theory":
+        return "theory"
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--eta: expected a positive number or 'theory', got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise CliError(f"--eta: must be a positive finite number, got {text!r}")
+    return value
+
+
+def add_run_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "run",
+        help="run a learning dynamic and write metrics.json, the curve and the trajectory",
+        description="Run smooth_ce (Algorithm 1), stage_cce (Algorithm 2) or smooth_cce on a game.",
+    )
+    p.add_argument("--game", required=True, help="a built-in game name (see 'games list') or a .json/.npz file")
+    p.add_argument("--algorithm", required=True, help=f"one of: {', '.join(ALGORITHMS)}")
+    p.add_argument("-T", dest="T", required=True, help="number of iterations")
+    p.add_argument("--eta", default="0.2", help="learning rate: a positive number (default 0.2) or 'theory'")
+    p.add_argument(
+        "--checkpoints",
+        default=None,
+        help="comma-separated prefixes T' to report in metrics.json (default: 1, 10, 100, ... and T)",
+    )
+    p.add_argument("--out", required=True, help="output run directory")
+    p.add_argument("--no-optimism", action="store_true", help="run the non-optimistic baseline (prediction 0)")
+    p.add_argument("--no-trajectory", action="store_true", help="do not keep the trajectory (metrics only)")
+    p.add_argument("--dtype", default="float64", choices=sorted(DTYPES), help="floating point precision")
+    p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.set_defaults(handler=_handle_run)
+    return p
+
+
+def _handle_run(args) -> int:
+    if args.algorithm not in ALGORITHMS:
+        raise CliError(f"--algorithm: unknown algorithm {args.algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+    T = parse_T(args.T)
+    eta = parse_eta(args.eta)
+    checkpoints = parse_checkpoints(args.checkpoints, T)
+    game = resolve_game(args.game)
+    staging = prepare_output_directory(args.out, args.overwrite)
+    try:
+        config = {
+            "game": args.game,
+            "algorithm": args.algorithm,
+            "T": T,
+            "eta": eta,
+            "optimistic": not args.no_optimism,
+            "checkpoints": checkpoints,
+            "dtype": args.dtype,
+            "record_trajectory": not args.no_trajectory,
+        }
+        with iteration_progress(T, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
+            result = run(
+                game,
+                args.algorithm,
+                T=T,
+                eta=eta,
+                optimistic=not args.no_optimism,
+                record_trajectory=not args.no_trajectory,
+                trajectory_dir=None if args.no_trajectory else staging / "trajectory",
+                dtype=args.dtype,
+                progress=advance,
+            )
+        metrics = write_run_directory(staging, result, checkpoints, config)
+        # Release the memory maps before the directory is moved.
+        del result
+        finalize_output_directory(staging, args.out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if not args.quiet:
+        _print_checkpoints(metrics, args.out)
+    return 0
+
+
+def _print_checkpoints(metrics: dict, out) -> None:
+    console = Console(file=sys.stdout)
+    table = Table(title=f"{metrics['algorithm']} on {metrics['game']} (eta={metrics['eta']})")
+    table.add_column("T", justify="right")
+    num_players = len(metrics["checkpoints"][0]["value"])
+    for i in range(num_players):
+        table.add_column(f"V_{i}", justify="right")
+    table.add_column("cert. CE gap", justify="right")
+    table.add_column("cert. CCE gap", justify="right")
+    table.add_column("CE gap x T", justify="right")
+    table.add_column("CCE gap x T", justify="right")
+    for c in metrics["checkpoints"]:
+        table.add_row(
+            str(c["T"]),
+            *(f"{v:.6f}" for v in c["value"]),
+            f"{c['certified_ce_gap']:.3e}",
+            f"{c['certified_cce_gap']:.3e}",
+            f"{c['certified_ce_gap'] * c['T']:.4g}",
+            f"{c['certified_cce_gap'] * c['T']:.4g}",
+        )
+    console.print(table)
+    console.print(f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)")

@@ -1,0 +1,246 @@
+"""Run directories: what ``markovgames run`` writes, and how to read it back.
+
+Layout of ``DIR``::
+
+    metrics.json          checkpoints (value, certified CE/CCE bounds and gaps), config, versions, timings
+    curve.npz             the same per-prefix arrays for every T' = 1..T (value, certified bounds)
+    game.json | game.npz  the game that was run (so the run can be evaluated without its source)
+    trajectory/policy_{i}.npy   pi^t for t = 1..T, shape (T, H, S, A_i), row t-1 (if kept)
+
+A directory is written under a temporary name next to ``DIR`` and renamed into place only when
+complete, so an interrupted or failed run never leaves a directory that looks finished.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._atomic import atomic_write_text
+from ..dynamics import RunResult
+from ..games import MarkovGame, load_game, save_game
+
+__all__ = [
+    "parse_checkpoints",
+    "default_checkpoints",
+    "versions",
+    "checkpoint_records",
+    "write_run_directory",
+    "StoredRun",
+    "load_run_directory",
+    "RunDirectoryError",
+    "prepare_output_directory",
+    "finalize_output_directory",
+]
+
+METRICS_FILE = "metrics.json"
+CURVE_FILE = "curve.npz"
+TRAJECTORY_DIR = "trajectory"
+#: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
+_JSON_GAME_ENTRIES = 200_000
+
+
+class RunDirectoryError(ValueError):
+    """A run directory cannot be written or read; the message names the path and the problem."""
+
+
+def default_checkpoints(T: int) -> list[int]:
+    """Decades ``1, 10, 100, ...`` up to ``T``, and ``T`` itself."""
+    points = []
+    k = 1
+    while k < T:
+        points.append(k)
+        k *= 10
+    points.append(T)
+    return points
+
+
+def parse_checkpoints(text: str | None, T: int) -> list[int]:
+    """Parse ``"10,100,1000"`` into sorted unique ints in ``1..T``; ``None`` gives :func:`default_checkpoints`."""
+    if text is None:
+        return default_checkpoints(T)
+    items = [p.strip() for p in text.split(",")]
+    if not items or any(not p for p in items):
+        raise ValueError(f"--checkpoints: expected comma-separated positive integers, got {text!r}")
+    values = []
+    for p in items:
+        try:
+            v = int(p)
+        except ValueError:
+            raise ValueError(f"--checkpoints: {p!r} is not an integer (in {text!r})") from None
+        if v < 1:
+            raise ValueError(f"--checkpoints: {v} is not positive")
+        if v > T:
+            raise ValueError(f"--checkpoints: {v} is beyond T = {T}")
+        values.append(v)
+    return sorted(set(values))
+
+
+def versions() -> dict[str, str]:
+    """Versions of markovgames and of what its numbers depend on."""
+    import jax
+    import jaxlib
+    import scipy
+
+    from .. import __version__
+
+    return {
+        "markovgames": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def checkpoint_records(result: RunResult, checkpoints: list[int]) -> list[dict[str, Any]]:
+    """The per-checkpoint records of ``metrics.json`` (field names as documented)."""
+    records = []
+    for T_prime in checkpoints:
+        row = T_prime - 1
+        value = result.value[row]
+        ce = result.certified_ce_bound[row]
+        cce = result.certified_cce_bound[row]
+        records.append(
+            {
+                "T": int(T_prime),
+                "value": [float(x) for x in value],
+                "certified_ce_bound": [float(x) for x in ce],
+                "certified_cce_bound": [float(x) for x in cce],
+                "certified_ce_gap": float(np.max(ce - value)),
+                "certified_cce_gap": float(np.max(cce - value)),
+                "certified_ce_gap_per_player": [float(x) for x in ce - value],
+                "certified_cce_gap_per_player": [float(x) for x in cce - value],
+            }
+        )
+    return records
+
+
+def _default_mode(directory: bool) -> int:
+    """Permissions a plain ``open``/``mkdir`` would give under the current umask (mkstemp uses 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return (0o777 if directory else 0o666) & ~umask
+
+
+def prepare_output_directory(out: Path, overwrite: bool) -> Path:
+    """Check ``out`` can be written and return a fresh temporary directory beside it."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise RunDirectoryError(f"{out}: exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not overwrite:
+        raise RunDirectoryError(f"{out}: directory is not empty (it may hold another run); use --overwrite to replace it")
+    parent = out.absolute().parent
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True)
+        except OSError as err:
+            raise RunDirectoryError(f"{out}: cannot create parent directory: {err.strerror}") from None
+    if not os.access(parent, os.W_OK):
+        raise RunDirectoryError(f"{out}: parent directory {parent} is not writable")
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    os.chmod(staging, _default_mode(directory=True))
+    return staging
+
+
+def finalize_output_directory(tmp: Path, out: Path) -> None:
+    """Move the complete temporary directory into place (replacing ``out`` if allowed earlier)."""
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+
+
+def write_run_directory(
+    staging: Path,
+    result: RunResult,
+    checkpoints: list[int],
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """Write ``metrics.json``, ``curve.npz`` and the game into ``staging`` (the trajectory is already there)."""
+    game_file = "game.json" if result.game.rewards.size + result.game.transitions.size <= _JSON_GAME_ENTRIES else "game.npz"
+    save_game(result.game, staging / game_file)
+    np.savez(
+        staging / CURVE_FILE,
+        value=result.value,
+        certified_ce_bound=result.certified_ce_bound,
+        certified_cce_bound=result.certified_cce_bound,
+    )
+    metrics = {
+        "game": result.game.name,
+        "algorithm": result.algorithm,
+        "optimistic": result.optimistic,
+        "eta": result.eta,
+        "T": result.T,
+        "dtype": result.dtype,
+        "checkpoints": checkpoint_records(result, checkpoints),
+        "identity_residual": result.identity_residual,
+        "game_file": game_file,
+        "trajectory": TRAJECTORY_DIR if result.policies is not None else None,
+        "config": config,
+        "versions": versions(),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_time_s": result.wall_time_s,
+        "compile_time_s": result.compile_time_s,
+    }
+    atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+@dataclass(frozen=True, eq=False)
+class StoredRun:
+    """A run read back from its directory."""
+
+    path: Path
+    metrics: dict[str, Any]
+    game: MarkovGame
+    value: np.ndarray
+    certified_ce_bound: np.ndarray
+    certified_cce_bound: np.ndarray
+    policies: tuple[np.ndarray, ...] | None
+
+    @property
+    def algorithm(self) -> str:
+        return self.metrics["algorithm"]
+
+    @property
+    def T(self) -> int:
+        return int(self.metrics["T"])
+
+
+def load_run_directory(path: str | Path) -> StoredRun:
+    """Read a run directory written by :func:`write_run_directory` (memory-mapped trajectory)."""
+    path = Path(path)
+    metrics_path = path / METRICS_FILE
+    if not metrics_path.is_file():
+        raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
+    try:
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunDirectoryError(f"{metrics_path}: unreadable: {err}") from None
+    for key in ("algorithm", "T", "game_file"):
+        if key not in metrics:
+            raise RunDirectoryError(f"{metrics_path}: missing field {key!r}")
+    game = load_game(path / metrics["game_file"])
+    with np.load(path / CURVE_FILE, allow_pickle=False) as curve:
+        value = np.array(curve["value"])
+        ce = np.array(curve["certified_ce_bound"])
+        cce = np.array(curve["certified_cce_bound"])
+    policies = None
+    if metrics.get("trajectory"):
+        traj = path / metrics["trajectory"]
+        policies = tuple(
+            np.load(traj / f"policy_{i}.npy", mmap_mode="r", allow_pickle=False) for i in range(game.num_players)
+        )
+    return StoredRun(path, metrics, game, value, ce, cce, policies)

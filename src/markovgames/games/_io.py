@@ -1,0 +1,683 @@
+"""Reading and writing Markov games as ``.json`` or ``.npz`` files.
+
+A game file stores the tuple ``G = (N, H, S, {A_i}, {r_h,i}, {P_h}, s_1)`` of
+:class:`~markovgames.games.MarkovGame` together with the declared sizes, so that a reader can
+check every size *before* it allocates anything:
+
+================  =======================================================================
+key               meaning
+================  =======================================================================
+``name``          free text
+``num_players``   ``N >= 1``
+``horizon``       ``H >= 1``
+``num_states``    ``S >= 1``
+``num_actions``   ``[A_0, ..., A_{N-1}]``, each ``>= 1``
+``initial_state`` ``s_1`` in ``0..S-1``
+``rewards``       ``rewards[h][i][s][a_0]...[a_{N-1}]`` in ``[0, 1]``: ``H*N*S*prod(A)`` numbers
+``transitions``   ``transitions[h][s][a_0]...[a_{N-1}][s']`` = ``P_h(s' | s, a)``: ``H*S*prod(A)*S``
+``description``   optional free text
+``format_version`` optional; written as ``1``; any other value is refused
+================  =======================================================================
+
+Any other key, or a missing required key, is an error.
+
+In a JSON file the arrays are nested lists. In an ``.npz`` file the same keys are arrays:
+the sizes as 0-d integer arrays, ``num_actions`` a 1-d integer array, ``name`` and
+``description`` 0-d unicode arrays and ``rewards``/``transitions`` float arrays of the shapes
+``(H, N, S, A_0, ..., A_{N-1})`` and ``(H, S, A_0, ..., A_{N-1}, S)``. ``.npz`` files are read with
+``allow_pickle=False``: an object array is refused, never unpickled.
+
+Checks run in this order, each before the next allocation: the file size against
+``max_bytes``; the file's syntax (UTF-8 JSON, or a zip of ``.npy`` members); the key set; the
+declared sizes (positive integers, not booleans); the number of entries those sizes imply,
+against ``max_entries`` (per array, as in :class:`MarkovGame`); the nesting (JSON) or the
+``.npy`` headers (npz) against the declared sizes; the entry types. Only then are the arrays
+built, and :class:`MarkovGame` checks the values (finite, rewards in ``[0, 1]``, transition rows
+on the simplex, the initial state in range).
+
+Every failure raises :class:`GameFileError` whose message starts with the file path, e.g.
+``game.json: rewards[0][1][0][1][0] = 1.5 is outside [0, 1]``.
+
+Writes are atomic: the file is written to a temporary file in the target's directory and
+moved into place with :func:`os.replace`, so a reader never sees a half-written game. The JSON
+round trip is exact: Python writes each float with the shortest ``repr`` that reads back to
+the same float64.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import zipfile
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._atomic import atomic_write
+from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame
+
+__all__ = [
+    "GameFileError",
+    "FORMAT_VERSION",
+    "DEFAULT_MAX_FILE_BYTES",
+    "GAME_FILE_SUFFIXES",
+    "load_game",
+    "save_game",
+    "game_to_dict",
+    "game_from_dict",
+]
+
+#: The format version this module writes and the only one it reads.
+FORMAT_VERSION = 1
+
+#: Default refusal limit on a game file's size in bytes (256 MiB); callers may raise it.
+DEFAULT_MAX_FILE_BYTES = 256 * 2**20
+
+#: File suffixes understood by :func:`load_game` and :func:`save_game` (case-insensitive).
+GAME_FILE_SUFFIXES = (".json", ".npz")
+
+_SIZE_KEYS = ("num_players", "horizon", "num_states")
+_REQUIRED_KEYS = (
+    "name",
+    "num_players",
+    "horizon",
+    "num_states",
+    "num_actions",
+    "initial_state",
+    "rewards",
+    "transitions",
+)
+_OPTIONAL_KEYS = ("description", "format_version")
+_ALLOWED_KEYS = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)
+
+# rewards and transitions have N + 3 axes. numpy 1.x allows 32 axes (numpy 2.x allows 64);
+# staying within the smaller bound keeps files portable and the nesting walk shallow.
+_MAX_PLAYERS = 29
+
+# name/description in an .npz are fixed-width unicode arrays whose width is read from the
+# header; bound it so a crafted header cannot ask for gigabytes for one string.
+_MAX_NPZ_TEXT_CHARS = 1 << 20
+
+
+class GameFileError(GameValidationError):
+    """A game file cannot be read or written. The message starts with the file path."""
+
+
+# ---------------------------------------------------------------------------------------
+# dict <-> game
+# ---------------------------------------------------------------------------------------
+def game_to_dict(game: MarkovGame) -> dict[str, Any]:
+    """Return the JSON-ready dictionary of ``game`` (plain Python ints, floats, str, lists).
+
+    Parameters
+    ----------
+    game : MarkovGame
+
+    Returns
+    -------
+    dict
+        The keys listed in the module docstring, ``format_version`` first.
+    """
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": game.name,
+        "description": game.description,
+        "num_players": game.num_players,
+        "horizon": game.horizon,
+        "num_states": game.num_states,
+        "num_actions": list(game.num_actions),
+        "initial_state": game.initial_state,
+        # tolist() yields Python floats, which json writes repr-exactly.
+        "rewards": game.rewards.tolist(),
+        "transitions": game.transitions.tolist(),
+    }
+
+
+def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRIES) -> MarkovGame:
+    """Build a game from a dictionary in the file format, checking everything before allocating.
+
+    Parameters
+    ----------
+    data : Mapping
+        The keys listed in the module docstring (as produced by :func:`game_to_dict` or parsed
+        from a JSON file).
+    max_entries : int
+        Refuse a game whose ``rewards`` or ``transitions`` would have more entries than this.
+
+    Returns
+    -------
+    MarkovGame
+
+    Raises
+    ------
+    GameValidationError
+        The message names the key and, for array entries, the index, e.g.
+        ``rewards[1][0][2]: expected 2 entries (num_actions[1]), got 3``.
+    """
+    if not isinstance(data, Mapping):
+        raise GameValidationError(f"top level: expected an object with keys, got {_type_name(data)}")
+    _check_keys(set(data))
+    _check_format_version(data.get("format_version", FORMAT_VERSION))
+    name = _check_text(data["name"], "name")
+    description = _check_text(data.get("description", ""), "description")
+    sizes = {key: _check_size(data[key], key) for key in _SIZE_KEYS}
+    num_players = sizes["num_players"]
+    _check_player_count(num_players)
+    num_actions = _check_num_actions(data["num_actions"], num_players)
+    initial_state = _check_initial_state(data["initial_state"])
+    horizon, num_states = sizes["horizon"], sizes["num_states"]
+
+    reward_shape, transition_shape = _declared_shapes(horizon, num_players, num_states, num_actions)
+    _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries)
+
+    reward_axes = ["horizon", "num_players", "num_states"] + [f"num_actions[{i}]" for i in range(num_players)]
+    transition_axes = ["horizon", "num_states"] + [f"num_actions[{i}]" for i in range(num_players)] + ["num_states"]
+    _check_nested(data["rewards"], "rewards", reward_shape, reward_axes)
+    _check_nested(data["transitions"], "transitions", transition_shape, transition_axes)
+
+    # The walk above proved the nesting is a full rectangular array of finite-size numbers.
+    rewards = np.array(data["rewards"], dtype=np.float64)
+    transitions = np.array(data["transitions"], dtype=np.float64)
+    return MarkovGame(
+        rewards=rewards,
+        transitions=transitions,
+        initial_state=initial_state,
+        name=name,
+        description=description,
+        max_entries=max_entries,
+    )
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({'true' if value else 'false'})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 20 else value[:17] + "..."
+        return f"a string ({shown!r})"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} entries"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    return type(value).__name__
+
+
+def _check_keys(keys: set[Any]) -> None:
+    missing = [k for k in _REQUIRED_KEYS if k not in keys]
+    if missing:
+        raise GameValidationError(f"missing key(s): {', '.join(repr(k) for k in missing)}")
+    unknown = sorted(str(k) for k in keys - _ALLOWED_KEYS)
+    if unknown:
+        allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS)
+        raise GameValidationError(
+            f"unknown key(s): {', '.join(repr(k) for k in unknown)} (allowed: {allowed})"
+        )
+
+
+def _is_int(value: Any) -> bool:
+    # bool is a subclass of int; a size of `true` is a typo, not 1.
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_format_version(value: Any) -> None:
+    if not _is_int(value) or int(value) != FORMAT_VERSION:
+        raise GameValidationError(
+            f"format_version = {value!r} is not supported (this reader understands version {FORMAT_VERSION})"
+        )
+
+
+def _check_text(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise GameValidationError(f"{key}: expected a string, got {_type_name(value)}")
+    return value
+
+
+def _check_size(value: Any, key: str) -> int:
+    if not _is_int(value):
+        raise GameValidationError(f"{key}: expected a positive integer, got {_type_name(value)}")
+    if int(value) < 1:
+        raise GameValidationError(f"{key} = {int(value)} must be at least 1")
+    return int(value)
+
+
+def _check_player_count(num_players: int) -> None:
+    if num_players > _MAX_PLAYERS:
+        raise GameValidationError(
+            f"num_players = {num_players} exceeds the supported maximum of {_MAX_PLAYERS} "
+            f"(rewards would need {num_players + 3} array axes)"
+        )
+
+
+def _check_num_actions(value: Any, num_players: int) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise GameValidationError(f"num_actions: expected a list of {num_players} positive integers, got {_type_name(value)}")
+    if len(value) != num_players:
+        raise GameValidationError(
+            f"num_actions: expected {num_players} entries (num_players), got {len(value)}"
+        )
+    return tuple(_check_size(a, f"num_actions[{i}]") for i, a in enumerate(value))
+
+
+def _check_initial_state(value: Any) -> int:
+    if not _is_int(value):
+        raise GameValidationError(f"initial_state: expected an integer, got {_type_name(value)}")
+    # The range 0..S-1 is checked by MarkovGame.
+    return int(value)
+
+
+def _declared_shapes(
+    horizon: int, num_players: int, num_states: int, num_actions: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (
+        (horizon, num_players, num_states, *num_actions),
+        (horizon, num_states, *num_actions, num_states),
+    )
+
+
+def _check_entry_budget(
+    reward_shape: tuple[int, ...],
+    transition_shape: tuple[int, ...],
+    num_actions: tuple[int, ...],
+    max_entries: int,
+) -> None:
+    # Python ints: the product cannot overflow, so 10**9 x 10**9 declared actions is refused
+    # by arithmetic, not by a failed allocation.
+    horizon, num_players, num_states = reward_shape[:3]
+    described = f"H={horizon}, N={num_players}, S={num_states}, A={list(num_actions)}"
+    for key, shape in (("rewards", reward_shape), ("transitions", transition_shape)):
+        entries = math.prod(shape)
+        if entries > max_entries:
+            raise GameValidationError(
+                f"{key}: the declared sizes ({described}) give {entries} entries, "
+                f"more than max_entries = {max_entries} (raise max_entries to allow)"
+            )
+
+
+def _check_nested(
+    value: Any, key: str, shape: tuple[int, ...], axis_names: list[str]
+) -> None:
+    """Check that ``value`` is a rectangular nested list of numbers of exactly ``shape``."""
+    last = len(shape) - 1
+
+    def walk(node: Any, depth: int, index: tuple[int, ...]) -> None:
+        where = key + "".join(f"[{k}]" for k in index)
+        expected = shape[depth]
+        if not isinstance(node, list):
+            raise GameValidationError(
+                f"{where}: expected a list of {expected} entries ({axis_names[depth]}), got {_type_name(node)}"
+                + (" (nesting too shallow)" if isinstance(node, (int, float)) and not isinstance(node, bool) else "")
+            )
+        if len(node) != expected:
+            raise GameValidationError(
+                f"{where}: expected {expected} entries ({axis_names[depth]}), got {len(node)}"
+            )
+        if depth < last:
+            for k, child in enumerate(node):
+                walk(child, depth + 1, index + (k,))
+            return
+        for k, entry in enumerate(node):
+            # Exact type tests: they exclude bool (a subclass of int) and run fast on long rows.
+            kind = type(entry)
+            if kind is float:
+                continue
+            if kind is int:
+                try:
+                    float(entry)
+                except OverflowError:
+                    raise GameValidationError(
+                        f"{where}[{k}] = {entry} is too large for a float64"
+                    ) from None
+                continue
+            extra = " (nesting too deep)" if isinstance(entry, list) else ""
+            raise GameValidationError(f"{where}[{k}]: expected a number, got {_type_name(entry)}{extra}")
+
+    walk(value, 0, ())
+
+
+# ---------------------------------------------------------------------------------------
+# files
+# ---------------------------------------------------------------------------------------
+def _suffix(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in GAME_FILE_SUFFIXES:
+        shown = repr(path.suffix) if path.suffix else "no suffix"
+        raise GameFileError(
+            f"{path}: unknown game file type ({shown}); expected one of {', '.join(GAME_FILE_SUFFIXES)}"
+        )
+    return suffix
+
+
+def load_game(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_entries: int = MAX_GAME_ENTRIES,
+) -> MarkovGame:
+    """Read a game from a ``.json`` or ``.npz`` file (chosen by the suffix, case-insensitive).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    max_bytes : int
+        Refuse files larger than this many bytes (default 256 MiB).
+    max_entries : int
+        Refuse a game whose ``rewards`` or ``transitions`` would have more entries than this;
+        checked on the declared sizes, before any array is allocated.
+
+    Returns
+    -------
+    MarkovGame
+
+    Raises
+    ------
+    GameFileError
+        The message starts with ``path`` and names the key and index at fault.
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
+    if size > max_bytes:
+        raise GameFileError(
+            f"{path}: file is {size} bytes, more than the limit of {max_bytes} bytes (raise max_bytes to allow)"
+        )
+    try:
+        if suffix == ".json":
+            return _load_json(path, max_bytes=max_bytes, max_entries=max_entries)
+        return _load_npz(path, max_entries=max_entries)
+    except GameFileError:
+        raise
+    except GameValidationError as err:
+        raise GameFileError(_file_message(path, err)) from None
+
+
+# MarkovGame names an entry numpy-style, ``rewards[0, 1, 0, 1, 0]``; in a file the entry sits at
+# the nested-list path ``rewards[0][1][0][1][0]``, the notation of every other file error.
+_NUMPY_INDEX = re.compile(r"^(rewards|transitions)\[(\d+(?:, \d+)*)\]")
+
+
+# numpy >= 2 reprs scalars as ``np.float64(1.5)``; a file's reader wants the number as written.
+_NUMPY_SCALAR = re.compile(r"np\.float64\(([^()]*)\)")
+
+
+def _file_message(path: Path, err: Exception) -> str:
+    message = _NUMPY_INDEX.sub(
+        lambda m: m.group(1) + "".join(f"[{k}]" for k in m.group(2).split(", ")), str(err)
+    )
+    message = _NUMPY_SCALAR.sub(lambda m: m.group(1), message)
+    return f"{path}: {message}"
+
+
+def _load_json(path: Path, *, max_bytes: int, max_entries: int) -> MarkovGame:
+    try:
+        raw = _read_bounded(path, max_bytes)
+    except OSError as err:
+        raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
+    if len(raw) > max_bytes:
+        raise GameFileError(f"{path}: file is more than the limit of {max_bytes} bytes (raise max_bytes to allow)")
+    try:
+        # utf-8-sig: accept (and drop) a byte-order mark some editors write.
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise GameFileError(
+            f"{path}: not UTF-8 text (invalid byte 0x{raw[err.start]:02x} at offset {err.start})"
+        ) from None
+    if not text.strip():
+        raise GameFileError(f"{path}: not valid JSON: the file is empty")
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as err:
+        hint = " (the file ends early: truncated?)" if err.pos >= len(text.rstrip()) else ""
+        raise GameFileError(
+            f"{path}: not valid JSON{hint}: {err.msg} at line {err.lineno} column {err.colno}"
+        ) from None
+    except RecursionError:
+        raise GameFileError(f"{path}: not a game file: JSON nesting too deep to parse") from None
+    except GameValidationError as err:
+        raise GameFileError(_file_message(path, err)) from None
+    if not isinstance(data, dict):
+        raise GameFileError(f"{path}: top level: expected a JSON object, got {_type_name(data)}")
+    return game_from_dict(data, max_entries=max_entries)
+
+
+def _read_bounded(path: Path, max_bytes: int) -> bytes:
+    """Read at most ``max_bytes + 1`` bytes, in chunks.
+
+    The stat check can be stale (or the path a device), hence the bound; chunks, because
+    ``read(n)`` preallocates ``n`` bytes even for a small file.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    with open(path, "rb") as fh:
+        while total <= max_bytes:
+            chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    return b"".join(chunks)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of duplicate keys silently; in a game file that hides an edit mistake.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise GameValidationError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+# ----------------------------------------------------------------------------------- npz
+_NPZ_SCALAR_INT_KEYS = ("num_players", "horizon", "num_states", "initial_state", "format_version")
+_NPZ_TEXT_KEYS = ("name", "description")
+
+
+def _read_npz_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Return ``{key: (shape, dtype)}`` from the ``.npy`` headers, reading no array data."""
+    headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.namelist():
+                if not member.endswith(".npy"):
+                    raise GameValidationError(f"unexpected archive member {member!r} (not a .npy array)")
+                key = member[: -len(".npy")]
+                if key in headers:
+                    raise GameValidationError(f"duplicate key {key!r}")
+                with archive.open(member) as fh:
+                    try:
+                        version = np.lib.format.read_magic(fh)
+                        if version == (1, 0):
+                            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+                        elif version == (2, 0):
+                            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+                        else:
+                            raise GameValidationError(
+                                f"{key}: unsupported .npy format version {version[0]}.{version[1]}"
+                            )
+                    except (ValueError, EOFError, OSError, zlib.error) as err:
+                        if isinstance(err, GameValidationError):
+                            raise
+                        raise GameValidationError(f"{key}: not a valid .npy array header ({err})") from None
+                headers[key] = (tuple(int(d) for d in shape), np.dtype(dtype))
+    except zipfile.BadZipFile as err:
+        raise GameValidationError(f"not a valid .npz (zip) archive ({err})") from None
+    except OSError as err:
+        raise GameValidationError(f"cannot read: {err.strerror or err}") from None
+    return headers
+
+
+def _load_npz(path: Path, *, max_entries: int) -> MarkovGame:
+    headers = _read_npz_headers(path)
+    _check_keys(set(headers))
+
+    # dtypes and shapes from the headers, before loading anything.
+    for key, (shape, dtype) in headers.items():
+        if dtype.hasobject:
+            raise GameValidationError(
+                f"{key}: object arrays are not allowed (dtype {dtype}; game files are never unpickled)"
+            )
+        if key in _NPZ_SCALAR_INT_KEYS:
+            if dtype.kind not in "iu" or shape != ():
+                raise GameValidationError(
+                    f"{key}: expected a 0-d integer array, got dtype {dtype} with shape {shape}"
+                )
+        elif key in _NPZ_TEXT_KEYS:
+            if dtype.kind != "U" or shape != ():
+                raise GameValidationError(
+                    f"{key}: expected a 0-d unicode string array, got dtype {dtype} with shape {shape}"
+                )
+            if dtype.itemsize // 4 > _MAX_NPZ_TEXT_CHARS:
+                raise GameValidationError(
+                    f"{key}: string of {dtype.itemsize // 4} characters exceeds the limit of {_MAX_NPZ_TEXT_CHARS}"
+                )
+        elif key == "num_actions":
+            if dtype.kind not in "iu" or len(shape) != 1:
+                raise GameValidationError(
+                    f"num_actions: expected a 1-d integer array, got dtype {dtype} with shape {shape}"
+                )
+            if shape[0] > _MAX_PLAYERS:
+                raise GameValidationError(
+                    f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players"
+                )
+        else:  # rewards, transitions
+            if dtype.kind not in "fiu":
+                raise GameValidationError(
+                    f"{key}: expected a float array, got dtype {dtype}"
+                )
+
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+
+            def small(key: str) -> np.ndarray:
+                return archive[key]
+
+            sizes = {key: _check_size(small(key)[()], key) for key in _SIZE_KEYS}
+            if "format_version" in headers:
+                _check_format_version(small("format_version")[()])
+            name = str(small("name")[()])
+            description = str(small("description")[()]) if "description" in headers else ""
+            initial_state = _check_initial_state(small("initial_state")[()])
+            num_players = sizes["num_players"]
+            _check_player_count(num_players)
+            num_actions = _check_num_actions(small("num_actions").tolist(), num_players)
+            reward_shape, transition_shape = _declared_shapes(
+                sizes["horizon"], num_players, sizes["num_states"], num_actions
+            )
+            _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries)
+            for key, expected, axes in (
+                ("rewards", reward_shape, "(H, N, S, A_0, ..., A_(N-1))"),
+                ("transitions", transition_shape, "(H, S, A_0, ..., A_(N-1), S)"),
+            ):
+                if headers[key][0] != expected:
+                    raise GameValidationError(
+                        f"{key}: array shape {headers[key][0]} does not match the declared sizes {axes} = {expected}"
+                    )
+            # Shapes now equal the declared, budget-checked sizes: loading is bounded.
+            rewards = archive["rewards"]
+            transitions = archive["transitions"]
+    except GameValidationError:
+        raise
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error) as err:
+        raise GameValidationError(f"cannot read array data: {err}") from None
+
+    return MarkovGame(
+        rewards=rewards,
+        transitions=transitions,
+        initial_state=initial_state,
+        name=name,
+        description=description,
+        max_entries=max_entries,
+    )
+
+
+# --------------------------------------------------------------------------------- write
+def save_game(game: MarkovGame, path: str | os.PathLike[str]) -> Path:
+    """Write ``game`` to ``path`` atomically, as ``.json`` or ``.npz`` by the suffix.
+
+    Parameters
+    ----------
+    game : MarkovGame
+    path : str or os.PathLike
+        An existing file is replaced.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    GameFileError
+        Unknown suffix, or the file cannot be written (the message starts with the path).
+    """
+    if not isinstance(game, MarkovGame):
+        raise TypeError(f"save_game: expected a MarkovGame, got {type(game).__name__}")
+    path = Path(path)
+    suffix = _suffix(path)
+    if suffix == ".json":
+        payload = _format_json(game_to_dict(game)).encode("utf-8")
+
+        def write(fh) -> None:
+            fh.write(payload)
+
+    else:
+        for key in _NPZ_TEXT_KEYS:
+            # numpy's fixed-width unicode arrays drop trailing NULs: refuse rather than alter.
+            if "\x00" in getattr(game, key):
+                raise GameFileError(f"{path}: {key}: NUL characters cannot be stored in an .npz file")
+        arrays = {
+            "format_version": np.array(FORMAT_VERSION, dtype=np.int64),
+            "name": np.array(game.name, dtype=np.str_),
+            "description": np.array(game.description, dtype=np.str_),
+            "num_players": np.array(game.num_players, dtype=np.int64),
+            "horizon": np.array(game.horizon, dtype=np.int64),
+            "num_states": np.array(game.num_states, dtype=np.int64),
+            "num_actions": np.array(game.num_actions, dtype=np.int64),
+            "initial_state": np.array(game.initial_state, dtype=np.int64),
+            "rewards": np.asarray(game.rewards, dtype=np.float64),
+            "transitions": np.asarray(game.transitions, dtype=np.float64),
+        }
+
+        def write(fh) -> None:
+            # A file object, not a name: np.savez would append ".npz" to the temporary name.
+            np.savez(fh, **arrays)
+
+    _atomic_write(path, write)
+    return path
+
+
+def _atomic_write(path: Path, write) -> None:
+    try:
+        atomic_write(path, write)
+    except OSError as err:
+        raise GameFileError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+def _format_json(data: dict[str, Any]) -> str:
+    """JSON with one key per line and short sub-arrays on one line (readable, still exact)."""
+
+    def fmt(value: Any, indent: int) -> str:
+        if isinstance(value, list):
+            flat = json.dumps(value)
+            # Innermost lists always on one line; deeper ones too while they are short.
+            if not value or not isinstance(value[0], list) or len(flat) + indent <= 96:
+                return flat
+            pad = " " * (indent + 2)
+            inner = (",\n" + pad).join(fmt(v, indent + 2) for v in value)
+            return "[\n" + pad + inner + "\n" + " " * indent + "]"
+        # ensure_ascii: the file is pure ASCII, and any str (even a lone surrogate) round-trips.
+        return json.dumps(value)
+
+    lines = [f"  {json.dumps(k)}: {fmt(v, 2)}" for k, v in data.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
