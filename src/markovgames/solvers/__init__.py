@@ -1,0 +1,25 @@
+"""Exact (coarse) correlated equilibria of Markov games by backward induction and linear programming."""
+
+from ._lp import (
+    DEFAULT_HIGHS_OPTIONS,
+    INCENTIVE_TOLERANCE,
+    MAX_JOINT_ACTIONS,
+    EquilibriumSolution,
+    EquilibriumSolverError,
+    SolverStatus,
+    StageIncentives,
+    solve_equilibrium,
+    stage_game_incentives,
+)
+
+__all__ = [
+    "solve_equilibrium",
+    "stage_game_incentives",
+    "EquilibriumSolution",
+    "StageIncentives",
+    "SolverStatus",
+    "EquilibriumSolverError",
+    "MAX_JOINT_ACTIONS",
+    "INCENTIVE_TOLERANCE",
+    "DEFAULT_HIGHS_OPTIONS",
+]

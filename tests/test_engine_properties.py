@@ -1,0 +1,187 @@
+"""Properties of the compiled engine: simplex, invariances, reductions, batching, chunking, precision."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import make_paper_game, make_random_game
+from markovgames import MarkovGame
+from markovgames.dynamics import run, run_batch
+
+ALGORITHMS = ["smooth_ce", "stage_cce", "smooth_cce"]
+
+
+def _assert_on_simplex(policies, atol=1e-12):
+    for pol in policies:
+        assert np.all(pol >= 0.0)
+        np.testing.assert_allclose(pol.sum(axis=-1), 1.0, atol=atol)
+
+
+# One shape per algorithm keeps compilation to a minimum; hypothesis varies the numbers.
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    eta=st.sampled_from([1e-4, 0.01, 0.2, 3.0, 100.0, 1e3]),
+    optimistic=st.booleans(),
+)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_policies_on_simplex_and_certified_gap_order(algorithm, seed, eta, optimistic):
+    game = make_random_game(seed, 2, 2, 2, (2, 3))
+    result = run(game, algorithm, T=40, eta=eta, optimistic=optimistic)
+    _assert_on_simplex(result.policies)
+    for arr in (result.value, result.certified_ce_bound, result.certified_cce_bound):
+        assert np.all(np.isfinite(arr))
+    # The CE bound dominates the CCE bound (sum_a max_b >= max_b sum_a) and the value (phi = id);
+    # the CCE bound need not dominate the value: a certified CCE gap can be negative.
+    assert np.all(result.certified_ce_bound >= result.certified_cce_bound - 1e-12)
+    assert np.all(result.certified_ce_bound >= result.value - 1e-12)
+    assert np.all(result.certified_ce_gap >= -1e-12)
+
+
+def test_extreme_rewards_keep_policies_valid():
+    # All-equal rewards and rewards at exactly 0 and 1, with a large learning rate.
+    rng = np.random.default_rng(0)
+    transitions = rng.dirichlet(np.ones(2), size=(2, 2, 3, 3))
+    for rewards in (np.full((2, 2, 2, 3, 3), 0.5), rng.integers(0, 2, size=(2, 2, 2, 3, 3)).astype(float)):
+        game = MarkovGame(rewards, transitions)
+        for algorithm in ALGORITHMS:
+            _assert_on_simplex(run(game, algorithm, T=50, eta=1e3).policies)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
+    game = make_random_game(11, 2, 2, 2, (3, 2))
+    perm = np.array([2, 0, 1])  # new action k is old action perm[k] for player 0
+    permuted = MarkovGame(game.rewards[:, :, :, perm, :], game.transitions[:, :, perm, :, :])
+    a = run(game, algorithm, T=30, eta=0.5)
+    b = run(permuted, algorithm, T=30, eta=0.5)
+    np.testing.assert_allclose(b.policies[0], a.policies[0][..., perm], atol=1e-12)
+    np.testing.assert_allclose(b.policies[1], a.policies[1], atol=1e-12)
+    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(b, field), getattr(a, field), atol=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_swapping_players_swaps_everything(algorithm):
+    game = make_random_game(12, 2, 2, 3, (2, 3))
+    swapped = MarkovGame(
+        np.swapaxes(game.rewards[:, ::-1], 3, 4),
+        np.swapaxes(game.transitions, 2, 3),
+    )
+    a = run(game, algorithm, T=30, eta=0.5)
+    b = run(swapped, algorithm, T=30, eta=0.5)
+    np.testing.assert_allclose(b.policies[0], a.policies[1], atol=1e-12)
+    np.testing.assert_allclose(b.policies[1], a.policies[0], atol=1e-12)
+    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(b, field), getattr(a, field)[:, ::-1], atol=1e-12)
+
+
+def test_smooth_cce_on_a_matrix_game_reduces_to_linearly_weighted_optimistic_hedge():
+    # H = 1, S = 1: alpha_1 = 1 makes Q^t = r for every t, and w_j = binom(j, 1) = j. So smooth_cce
+    # is optimistic Hedge on the fixed bimatrix game with weights j (independent NumPy loop here).
+    rng = np.random.default_rng(5)
+    payoff = rng.random((2, 3, 2))  # [player, a, b]
+    game = MarkovGame(payoff[None, :, None], np.ones((1, 1, 3, 2, 1)))
+    eta, T = 0.9, 40
+    result = run(game, "smooth_cce", T=T, eta=eta)
+    x, y = np.full(3, 1 / 3), np.full(2, 1 / 2)
+    cum_x, cum_y = np.zeros(3), np.zeros(2)
+    last_x, last_y = np.zeros(3), np.zeros(2)
+    for t in range(1, T + 1):
+        lx = (cum_x + t * last_x) / t
+        ly = (cum_y + t * last_y) / t
+        x = np.exp(eta * lx - (eta * lx).max()); x /= x.sum()
+        y = np.exp(eta * ly - (eta * ly).max()); y /= y.sum()
+        ux, uy = payoff[0] @ y, payoff[1].T @ x
+        cum_x += t * ux; cum_y += t * uy
+        last_x, last_y = ux, uy
+        np.testing.assert_allclose(result.policies[0][t - 1, 0, 0], x, atol=1e-12)
+        np.testing.assert_allclose(result.policies[1][t - 1, 0, 0], y, atol=1e-12)
+    # The output policy's value: alpha_T^j-weighted average of the stage values x^j' R y^j.
+    w = np.arange(1, T + 1) / (T * (T + 1) / 2)
+    vals = np.array([result.policies[0][j, 0, 0] @ payoff[0] @ result.policies[1][j, 0, 0] for j in range(T)])
+    np.testing.assert_allclose(result.value[-1, 0], w @ vals, atol=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_single_index_certified_bounds_are_best_responses(algorithm):
+    # After T' = 1 the output policy is the product policy pi^1 (uniform): the certified CCE
+    # bound is the best-response value against uniform opponents (backward induction here).
+    game = make_random_game(21, 2, 2, 2, (2, 2))
+    result = run(game, algorithm, T=1, eta=0.3)
+    H, S = game.horizon, game.num_states
+    for i in range(2):
+        v = np.zeros(S)
+        for h in range(H - 1, -1, -1):
+            q = game.rewards[h, i] + game.transitions[h] @ v  # (S, A, A)
+            v = (q.mean(axis=2) if i == 0 else q.mean(axis=1)).max(axis=1)
+        assert result.certified_cce_bound[0, i] == pytest.approx(v[game.initial_state], abs=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_batch_equals_single_runs(algorithm):
+    games = [make_random_game(s, 3, 2, 2, (2, 2, 2)) for s in (31, 32)]
+    etas = [0.1, 0.9]
+    batch = run_batch(games, algorithm, T=25, etas=etas, record_trajectory=True)
+    for k in range(2):
+        single = run(games[k], algorithm, T=25, eta=etas[k])
+        other = batch.run(k)
+        for a, b in zip(single.policies, other.policies):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+        for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+            np.testing.assert_allclose(getattr(single, field), getattr(other, field), atol=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_chunking_and_trajectory_files_do_not_change_results(algorithm, tmp_path):
+    game = make_paper_game()
+    whole = run(game, algorithm, T=100, eta=0.2)
+    chunked = run(game, algorithm, T=100, eta=0.2, chunk_size=7, trajectory_dir=tmp_path / "traj")
+    assert isinstance(chunked.policies[0], np.memmap)
+    for a, b in zip(whole.policies, chunked.policies):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(whole.value, chunked.value)
+    np.testing.assert_array_equal(whole.certified_ce_bound, chunked.certified_ce_bound)
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "smooth_cce"])
+def test_smooth_identity_holds_inside_the_run(algorithm):
+    # Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value (the paper's lemma).
+    result = run(make_random_game(41, 2, 3, 3, (2, 3)), algorithm, T=500, eta=0.2)
+    assert result.identity_residual < 1e-12
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_float32_is_close_to_float64(algorithm):
+    # Measured error of the float32 path on the paper's game (documented tolerance 1e-4).
+    game = make_paper_game()
+    a = run(game, algorithm, T=2000, eta=0.2)
+    b = run(game, algorithm, T=2000, eta=0.2, dtype="float32")
+    assert b.value.dtype == np.float32
+    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+        assert np.max(np.abs(getattr(a, field) - getattr(b, field))) < 1e-4
+
+
+def test_no_trajectory_mode_keeps_metrics():
+    game = make_paper_game()
+    a = run(game, "stage_cce", T=50)
+    b = run(game, "stage_cce", T=50, record_trajectory=False)
+    assert b.policies is None
+    np.testing.assert_array_equal(a.certified_cce_bound, b.certified_cce_bound)
+
+
+def test_bad_arguments_raise_clear_errors():
+    game = make_paper_game()
+    with pytest.raises(ValueError, match="unknown algorithm 'nope'; choose one of: smooth_ce"):
+        run(game, "nope", T=10)
+    with pytest.raises(ValueError, match="T must be at least 1"):
+        run(game, "smooth_ce", T=0)
+    with pytest.raises(ValueError, match="learning rate"):
+        run(game, "smooth_ce", T=10, eta=-1.0)
+    with pytest.raises(ValueError, match="learning rate"):
+        run(game, "smooth_ce", T=10, eta=float("nan"))
+    with pytest.raises(ValueError, match="shape"):
+        run_batch([game, make_random_game(0, 2, 2, 3, (2, 2))], "smooth_ce", T=5)

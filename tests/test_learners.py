@@ -1,0 +1,151 @@
+"""Learners and their argmax maps: KKT conditions, closed forms against independent solvers, purity."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_impl as ref
+from markovgames.learners import (
+    blum_mansour,
+    entropy_argmax,
+    log_barrier_argmax,
+    log_barrier_oftrl,
+    optimistic_hedge,
+    stationary_distribution,
+)
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _lb(g):
+    return np.asarray(log_barrier_argmax(jnp.asarray(g, dtype=jnp.float64)))
+
+
+@pytest.mark.parametrize("num_actions", [1, 2, 3, 5, 17, 50])
+@pytest.mark.parametrize("scale", [1e-4, 1.0, 1e3, 1e6])
+def test_log_barrier_kkt_and_simplex(num_actions, scale):
+    rng = np.random.default_rng(num_actions)
+    g = rng.normal(size=(64, num_actions)) * scale
+    x = _lb(g)
+    assert np.all(x > 0)
+    np.testing.assert_allclose(x.sum(axis=-1), 1.0, atol=1e-12)
+    if num_actions > 1:
+        # Stationarity: 1/x_k - g_k is the same multiplier lambda for every k.
+        lam = 1.0 / x + g
+        spread = np.ptp(lam, axis=-1) / np.maximum(1.0, np.abs(lam).max(axis=-1))
+        assert spread.max() < 1e-12
+
+
+@pytest.mark.parametrize("num_actions", [2, 3, 4, 7])
+def test_log_barrier_matches_bisection(num_actions):
+    rng = np.random.default_rng(10 + num_actions)
+    for g in rng.normal(size=(40, num_actions)) * rng.choice([1e-3, 1.0, 30.0, 1e4], size=(40, 1)):
+        np.testing.assert_allclose(_lb(g), ref.log_barrier_argmax(g), rtol=1e-12, atol=1e-15)
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_log_barrier_property(values):
+    g = np.asarray(values)
+    x = _lb(g)
+    assert np.all(np.isfinite(x)) and np.all(x > 0)
+    assert abs(x.sum() - 1.0) < 1e-12
+    # The argmax prefers larger utilities: the order of x follows the order of g.
+    order = np.argsort(g, kind="stable")
+    assert np.all(np.diff(x[order]) >= -1e-15)
+
+
+def test_log_barrier_two_actions_closed_form_edge_cases():
+    # d = 0 (ties), d = 2 (branch switch), tiny and huge gaps.
+    for d in [0.0, 1e-12, 1e-3, 1.999999, 2.0, 2.000001, 1e3, 1e12]:
+        g = np.array([0.0, -d])
+        np.testing.assert_allclose(_lb(g), ref.log_barrier_argmax(g), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("num_actions", [1, 2, 3, 4, 6, 9])
+def test_stationary_distribution_is_stationary(num_actions):
+    rng = np.random.default_rng(num_actions)
+    q = rng.random((20, num_actions, num_actions)) + 1e-9
+    q /= q.sum(axis=-1, keepdims=True)
+    pi = np.asarray(stationary_distribution(jnp.asarray(q)))
+    np.testing.assert_allclose(pi.sum(axis=-1), 1.0, atol=1e-14)
+    assert np.all(pi >= 0)
+    np.testing.assert_allclose(np.einsum("ba,bak->bk", pi, q), pi, atol=1e-14)
+    for k in range(3):
+        np.testing.assert_allclose(pi[k], ref.stationary_distribution(q[k]), atol=1e-12)
+
+
+def test_stationary_distribution_nearly_reducible_chain_stays_accurate():
+    # Two nearly-absorbing blocks joined by tiny probabilities: GTH has no cancellation.
+    eps = 1e-10
+    q = np.array(
+        [
+            [1 - eps, eps / 2, eps / 2, 0.0],
+            [0.3, 0.7 - eps, 0.0, eps],
+            [eps, 0.0, 0.5 - eps, 0.5],
+            [0.0, eps, 0.4, 0.6 - eps],
+        ]
+    )
+    pi = np.asarray(stationary_distribution(jnp.asarray(q)))
+    residual = np.abs(pi @ q - pi) / np.maximum(pi, 1e-300)
+    assert residual.max() < 1e-6  # relative accuracy on every entry, including the tiny ones
+    np.testing.assert_allclose(pi.sum(), 1.0, atol=1e-15)
+
+
+def test_entropy_argmax_is_softmax():
+    g = np.array([[0.0, 1.0, -2.0], [1e3, 1e3, 0.0]])
+    x = np.asarray(entropy_argmax(jnp.asarray(g)))
+    expected = np.exp(g - g.max(axis=-1, keepdims=True))
+    expected /= expected.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(x, expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("make", [optimistic_hedge, log_barrier_oftrl, blum_mansour])
+def test_learner_is_pure_and_starts_uniform(make):
+    learner = make()
+    state = learner.init((2, 3), 4, jnp.float64)
+    x = learner.play(state, jnp.zeros((2, 3, 4)), 0.5, 0.0)
+    np.testing.assert_allclose(np.asarray(x), 0.25, atol=1e-15)
+    before = jax.tree_util.tree_map(np.array, state)
+    u = jnp.asarray(np.random.default_rng(0).random((2, 3, 4)))
+    new = learner.observe(state, x, u, 0.0)
+    # The old state is untouched (no mutation) and the new one differs.
+    for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(state)):
+        np.testing.assert_array_equal(a, np.asarray(b))
+    assert any(
+        not np.array_equal(np.asarray(a), np.asarray(b))
+        for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(state))
+    )
+
+
+def test_oftrl_decay_implements_normalised_weighted_sum():
+    # G^t = rho_t G^{t-1} + u^t must equal sum_j w_j u^j / w_t with w_j = binom(H+j-1, H).
+    H, T = 3, 12
+    learner = optimistic_hedge()
+    rng = np.random.default_rng(3)
+    us = rng.random((T + 1, 5))
+    state = learner.init((), 5, jnp.float64)
+    for t in range(1, T + 1):
+        rho = (t - 1) / (H + t - 1)
+        state = learner.observe(state, None, jnp.asarray(us[t]), rho)
+        raw = sum(ref.weight(H, j) * us[j] for j in range(1, t + 1)) / ref.weight(H, t)
+        np.testing.assert_allclose(np.asarray(state.cumulative), raw, rtol=1e-13)
+
+
+def test_blum_mansour_with_identical_rows_plays_that_row():
+    learner = blum_mansour()
+    state = learner.init((), 3, jnp.float64)
+    u = jnp.asarray([0.2, 0.5, 0.9])
+    # All base learners see the same cumulative utility: every row equals q, and so does pi.
+    state = state._replace(cumulative=jnp.tile(u, (3, 1)))
+    pi = np.asarray(learner.play(state, jnp.zeros(3), 2.0, 1.0))
+    np.testing.assert_allclose(pi, _lb(2.0 * np.asarray(u)), atol=1e-14)
