@@ -31,9 +31,11 @@ def make_paper_game() -> MarkovGame:
         for s in range(2):
             for a in range(2):
                 for b in range(2):
-                    stay = 0.8 if a == b else 0.2
+                    # Matching actions stay w.p. 0.8, opposite actions w.p. 0.2 (written as
+                    # literals: 1 - 0.8 is not 0.2 in floating point).
+                    stay, move = (0.8, 0.2) if a == b else (0.2, 0.8)
                     transitions[h, s, a, b, s] = stay
-                    transitions[h, s, a, b, 1 - s] = 1.0 - stay
+                    transitions[h, s, a, b, 1 - s] = move
     return MarkovGame(rewards, transitions, 0, name="paper")
 
 

@@ -126,7 +126,8 @@ def _handle_run(args) -> int:
 
 
 def _print_checkpoints(metrics: dict, out) -> None:
-    console = Console(file=sys.stdout)
+    # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     table = Table(title=f"{metrics['algorithm']} on {metrics['game']} (eta={metrics['eta']})")
     table.add_column("T", justify="right")
     num_players = len(metrics["checkpoints"][0]["value"])

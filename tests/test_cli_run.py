@@ -1,0 +1,109 @@
+"""``markovgames run``: the run directory, metrics.json, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import make_paper_game
+from markovgames.cli import main
+from markovgames.dynamics import run
+from markovgames.experiments import load_run_directory
+from markovgames.games import save_game
+
+
+def test_run_writes_metrics_curve_game_and_trajectory(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "120", "--checkpoints", "1,10,100,120", "--out", str(out)])
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    for key in ("game", "algorithm", "eta", "T", "checkpoints", "config", "versions", "wall_time_s"):
+        assert key in metrics
+    assert metrics["game"] == "paper" and metrics["algorithm"] == "stage_cce" and metrics["T"] == 120
+    assert [c["T"] for c in metrics["checkpoints"]] == [1, 10, 100, 120]
+    direct = run(make_paper_game(), "stage_cce", T=120, eta=0.2)
+    for c in metrics["checkpoints"]:
+        row = c["T"] - 1
+        np.testing.assert_allclose(c["value"], direct.value[row], atol=1e-12)
+        np.testing.assert_allclose(c["certified_cce_bound"], direct.certified_cce_bound[row], atol=1e-12)
+        assert c["certified_ce_gap"] == pytest.approx(direct.certified_ce_gap[row], abs=1e-12)
+        assert c["certified_cce_gap"] == pytest.approx(direct.certified_cce_gap[row], abs=1e-12)
+    stored = load_run_directory(out)
+    assert stored.policies[0].shape == (120, 2, 2, 2)
+    np.testing.assert_array_equal(stored.policies[1], direct.policies[1])
+    np.testing.assert_array_equal(stored.value, direct.value)
+    assert "cert. CE gap" in capsys.readouterr().out
+
+
+def test_run_from_game_file_and_theory_rate(tmp_path):
+    game_file = tmp_path / "g.json"
+    save_game(make_paper_game(), game_file)
+    out = tmp_path / "run"
+    assert main(["run", "--game", str(game_file), "--algorithm", "smooth_ce", "-T", "1e2", "--eta", "theory", "--out", str(out), "--quiet"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["eta"] == "theory" and metrics["T"] == 100
+    assert [c["T"] for c in metrics["checkpoints"]] == [1, 10, 100]
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--algorithm", "nope"], "unknown algorithm 'nope'; choose one of: smooth_ce, stage_cce, smooth_cce"),
+        (["-T", "0"], "-T: must be at least 1"),
+        (["-T", "ten"], "-T: expected a positive integer"),
+        (["--eta", "-0.5"], "--eta: must be a positive"),
+        (["--eta", "fast"], "--eta: expected a positive number or 'theory'"),
+        (["--checkpoints", "5,,7"], "--checkpoints"),
+        (["--checkpoints", "500"], "beyond T = 100"),
+        (["--game", "no_such_game"], "no_such_game"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, args, needle):
+    base = {"--game": "paper", "--algorithm": "smooth_ce", "-T": "100"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    argv = ["run", "--out", str(tmp_path / "out")]
+    for k, v in base.items():
+        argv += [k, v]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("markovgames: error:") and needle in err[0]
+    assert not (tmp_path / "out").exists()
+    assert not any(p.name.startswith(".out") for p in tmp_path.iterdir())
+
+
+def test_invalid_game_file_names_file_field_and_index(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    data = json.loads(json.dumps(__import__("markovgames").games.game_to_dict(make_paper_game())))
+    data["rewards"][1][0][1][0][1] = 1.5
+    bad.write_text(json.dumps(data))
+    assert main(["run", "--game", str(bad), "--algorithm", "smooth_ce", "-T", "5", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "rewards[1][0][1][0][1]" in err and "1.5" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_existing_output_directory_is_refused_unless_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "something").write_text("another run")
+    argv = ["run", "--game", "paper", "--algorithm", "smooth_cce", "-T", "10", "--out", str(out), "--quiet"]
+    assert main(argv) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert (out / "something").exists()
+    assert main(argv + ["--overwrite"]) == 0
+    assert not (out / "something").exists() and (out / "metrics.json").exists()
+
+
+def test_console_script_exit_code_and_no_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", "x", "-T", "5", "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
