@@ -27,6 +27,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ._games import add_games_parser
+    from ._reproduce import add_reproduce_parser
     from ._run import add_run_parser
 
     parser = _Parser(
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"markovgames {__version__}")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_reproduce_parser(sub)
     add_games_parser(sub)
     add_run_parser(sub)
     return parser

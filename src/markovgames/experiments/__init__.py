@@ -1,5 +1,7 @@
 """Experiments: run directories, and (later) reproduction, sweeps, plots and results tables."""
 
+from ._plots import Curve, log_grid, plot_gap_curves
+from ._reproduce import PAPER_ALGORITHMS, Reproduction, fit_loglog_slope, reproduce, theorem_bounds
 from ._rundir import (
     RunDirectoryError,
     StoredRun,
@@ -14,6 +16,14 @@ from ._rundir import (
 )
 
 __all__ = [
+    "reproduce",
+    "Reproduction",
+    "PAPER_ALGORITHMS",
+    "fit_loglog_slope",
+    "theorem_bounds",
+    "Curve",
+    "log_grid",
+    "plot_gap_curves",
     "RunDirectoryError",
     "StoredRun",
     "checkpoint_records",

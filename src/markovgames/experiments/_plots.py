@@ -1,0 +1,81 @@
+"""Convergence figures (matplotlib, drawn off-screen): gap versus T and gap times T versus T."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Curve", "plot_gap_curves", "log_grid"]
+
+_COLORS = {"smooth_ce": "#1f77b4", "stage_cce": "#d62728", "smooth_cce": "#2ca02c"}
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of a convergence figure.
+
+    ``T`` and ``gap`` are the certified curve (dense); ``exact_T`` / ``exact_gap`` optional exact
+    points drawn as markers.
+    """
+
+    label: str
+    key: str
+    T: np.ndarray
+    gap: np.ndarray
+    exact_T: np.ndarray | None = None
+    exact_gap: np.ndarray | None = None
+
+
+def log_grid(T: int, points_per_decade: int = 40) -> np.ndarray:
+    """Roughly log-spaced integers in ``1..T`` (always including ``T``)."""
+    grid = np.unique(np.round(np.logspace(0, np.log10(T), int(np.log10(T) * points_per_decade) + 2)).astype(np.int64))
+    return np.unique(np.append(grid[(grid >= 1) & (grid <= T)], T))
+
+
+def _guide(ax, T_max: float, anchor: float, power: float, label: str, style: str) -> None:
+    xs = np.array([max(10.0, T_max / 1e3), T_max])
+    ax.plot(xs, anchor * (xs / xs[0]) ** power, style, color="0.45", linewidth=1.0, label=label)
+
+
+def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, title: str) -> list[Path]:
+    """Draw Figure 1 (``times_T=False``: gap vs T) or Figure 2 (gap x T vs T); write PNG and PDF."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
+    T_max = max(float(c.T[-1]) for c in curves)
+    for c in curves:
+        color = _COLORS.get(c.key)
+        y = c.gap * c.T if times_T else c.gap
+        positive = y > 0
+        ax.plot(c.T[positive], y[positive], color=color, linewidth=1.6, label=f"{c.label} (certified)")
+        if c.exact_T is not None and len(c.exact_T):
+            ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
+            pos = ye > 0
+            ax.plot(c.exact_T[pos], ye[pos], "o", color=color, markersize=5, markerfacecolor="white", label=f"{c.label} (exact)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if not times_T:
+        start = max(10.0, T_max / 1e3)
+        top = max(float(np.interp(start, c.T, c.gap)) for c in curves)
+        _guide(ax, T_max, top, -1.0, r"$\propto T^{-1}$", "--")
+        _guide(ax, T_max, top, -0.5, r"$\propto T^{-1/2}$", ":")
+        ax.set_ylabel("gap of the output policy")
+    else:
+        ax.set_ylabel(r"gap $\times$ T")
+    ax.set_xlabel("iterations T")
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    paths = []
+    for suffix in (".png", ".pdf"):
+        path = out_stem.with_suffix(suffix)
+        fig.savefig(path, dpi=150)
+        paths.append(path)
+    plt.close(fig)
+    return paths
