@@ -26,9 +26,11 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ._evaluate import add_evaluate_parser
     from ._games import add_games_parser
     from ._reproduce import add_reproduce_parser
     from ._run import add_run_parser
+    from ._solve import add_solve_parser
 
     parser = _Parser(
         prog="markovgames",
@@ -40,15 +42,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce_parser(sub)
     add_games_parser(sub)
     add_run_parser(sub)
+    add_evaluate_parser(sub)
+    add_solve_parser(sub)
     return parser
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
+    from ..evaluation import EvaluationTooLarge
     from ..experiments import RunDirectoryError
     from ..games import GameValidationError
+    from ..solvers import EquilibriumSolverError
 
     # ValueError covers the library's own argument checks (T < 1, eta <= 0, unknown algorithm, ...).
-    return (CliError, GameValidationError, RunDirectoryError, ValueError, OSError)
+    return (CliError, GameValidationError, RunDirectoryError, EvaluationTooLarge, EquilibriumSolverError, ValueError, OSError)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,6 +75,11 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output run directory")
     p.add_argument("--no-optimism", action="store_true", help="run the non-optimistic baseline (prediction 0)")
     p.add_argument("--no-trajectory", action="store_true", help="do not keep the trajectory (metrics only)")
+    p.add_argument(
+        "--exact",
+        action="store_true",
+        help="add exact CE and CCE gaps to every checkpoint where the game is small enough",
+    )
     p.add_argument("--dtype", default="float64", choices=sorted(DTYPES), help="floating point precision")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
@@ -83,6 +88,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handle_run(args) -> int:
+    if args.exact and args.no_trajectory:
+        raise CliError("--exact needs the trajectory; drop --no-trajectory")
     if args.algorithm not in ALGORITHMS:
         raise CliError(f"--algorithm: unknown algorithm {args.algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
     T = parse_T(args.T)
@@ -113,7 +120,8 @@ def _handle_run(args) -> int:
                 dtype=args.dtype,
                 progress=advance,
             )
-        metrics = write_run_directory(staging, result, checkpoints, config)
+        extras = _exact_checkpoints(result, checkpoints) if args.exact else None
+        metrics = write_run_directory(staging, result, checkpoints, config, extras)
         # Release the memory maps before the directory is moved.
         del result
         finalize_output_directory(staging, args.out)
@@ -123,6 +131,28 @@ def _handle_run(args) -> int:
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
+
+
+def _exact_checkpoints(result, checkpoints) -> dict[int, dict]:
+    """Exact CE/CCE gaps per checkpoint; a checkpoint too large to evaluate gets nulls and the reason."""
+    from ..evaluation import EvaluationTooLarge, exact_ce_gap, exact_cce_gap
+    from ..policies import IndexChainPolicy
+
+    extras = {}
+    for T_prime in checkpoints:
+        policy = IndexChainPolicy.from_run(result, T_prime)
+        fields: dict = {}
+        for name, fn in (("exact_ce_gap", exact_ce_gap), ("exact_cce_gap", exact_cce_gap)):
+            try:
+                res = fn(result.game, policy)
+                fields[name] = float(res.gap)
+                fields[name + "_per_player"] = [float(v) for v in res.per_player]
+            except EvaluationTooLarge as err:
+                fields[name] = None
+                fields[name + "_per_player"] = None
+                fields[name + "_skipped"] = str(err)
+        extras[T_prime] = fields
+    return extras
 
 
 def _print_checkpoints(metrics: dict, out) -> None:
@@ -137,7 +167,16 @@ def _print_checkpoints(metrics: dict, out) -> None:
     table.add_column("cert. CCE gap", justify="right")
     table.add_column("CE gap x T", justify="right")
     table.add_column("CCE gap x T", justify="right")
+    has_exact = any("exact_ce_gap" in c for c in metrics["checkpoints"])
+    if has_exact:
+        table.add_column("exact CE gap", justify="right")
+        table.add_column("exact CCE gap", justify="right")
     for c in metrics["checkpoints"]:
+        exact_cells = []
+        if has_exact:
+            exact_cells = [
+                "–" if c.get(k) is None else f"{c[k]:.3e}" for k in ("exact_ce_gap", "exact_cce_gap")
+            ]
         table.add_row(
             str(c["T"]),
             *(f"{v:.6f}" for v in c["value"]),
@@ -145,6 +184,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
             f"{c['certified_cce_gap']:.3e}",
             f"{c['certified_ce_gap'] * c['T']:.4g}",
             f"{c['certified_cce_gap'] * c['T']:.4g}",
+            *exact_cells,
         )
     console.print(table)
     console.print(f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)")

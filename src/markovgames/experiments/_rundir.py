@@ -167,8 +167,12 @@ def write_run_directory(
     result: RunResult,
     checkpoints: list[int],
     config: dict[str, Any],
+    checkpoint_extras: dict[int, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Write ``metrics.json``, ``curve.npz`` and the game into ``staging`` (the trajectory is already there)."""
+    """Write ``metrics.json``, ``curve.npz`` and the game into ``staging`` (the trajectory is already there).
+
+    ``checkpoint_extras`` adds fields (e.g. exact gaps) to the record of each checkpoint ``T'``.
+    """
     game_file = "game.json" if result.game.rewards.size + result.game.transitions.size <= _JSON_GAME_ENTRIES else "game.npz"
     save_game(result.game, staging / game_file)
     np.savez(
@@ -184,7 +188,10 @@ def write_run_directory(
         "eta": result.eta,
         "T": result.T,
         "dtype": result.dtype,
-        "checkpoints": checkpoint_records(result, checkpoints),
+        "checkpoints": [
+            {**record, **(checkpoint_extras or {}).get(record["T"], {})}
+            for record in checkpoint_records(result, checkpoints)
+        ],
         "identity_residual": result.identity_residual,
         "game_file": game_file,
         "trajectory": TRAJECTORY_DIR if result.policies is not None else None,

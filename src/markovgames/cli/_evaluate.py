@@ -1,0 +1,170 @@
+"""``markovgames evaluate RUN_DIR``: value, certified and exact gaps, Monte Carlo, of a saved run.
+
+``markovgames evaluate RUN_DIR [-T T'] [--exact] [--monte-carlo N --seed S]`` prints a table and
+writes ``evaluation.json`` (into ``RUN_DIR`` unless ``--out`` says otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from .._atomic import atomic_write_text
+from ..dynamics import get_algorithm
+from ..evaluation import DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
+from ..experiments import load_run_directory, versions
+from ..policies import IndexChainPolicy
+from ._errors import CliError
+from ._run import parse_T
+
+__all__ = ["add_evaluate_parser", "evaluate_run_directory"]
+
+
+def add_evaluate_parser(subparsers):
+    p = subparsers.add_parser(
+        "evaluate",
+        help="evaluate a run's output policy: certified and exact gaps, Monte Carlo",
+        description="Evaluate the output policy (Algorithm 3 or 4) of a run directory after T' iterations.",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a directory written by 'markovgames run'")
+    p.add_argument("-T", dest="T", default=None, help="the prefix T' to evaluate (default: the run's T)")
+    p.add_argument("--exact", action="store_true", help="compute the exact CE and CCE gaps")
+    p.add_argument("--max-work", type=float, default=DEFAULT_MAX_WORK, help="refuse exact evaluations above this work estimate")
+    p.add_argument("--monte-carlo", type=int, default=None, metavar="N", help="also estimate values from N sampled episodes")
+    p.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo sampler (default 0)")
+    p.add_argument("--out", default=None, help="where to write the JSON (default: RUN_DIR/evaluation.json)")
+    p.add_argument("--quiet", action="store_true", help="no table")
+    p.set_defaults(handler=_handle)
+    return p
+
+
+def _floats(x) -> list[float]:
+    return [float(v) for v in np.asarray(x).ravel()]
+
+
+def evaluate_run_directory(
+    run_dir, T_prime: int | None = None, *, exact: bool = False, monte_carlo: int | None = None, seed: int = 0,
+    max_work: float = DEFAULT_MAX_WORK,
+) -> dict:
+    """The fields of ``evaluation.json`` for a run directory (see the module docstring)."""
+    stored = load_run_directory(run_dir)
+    T = stored.T
+    T_prime = T if T_prime is None else T_prime
+    if not 1 <= T_prime <= T:
+        raise CliError(f"-T: the run has T = {T}; choose T' in 1..{T}, got {T_prime}")
+    row = T_prime - 1
+    value = stored.value[row]
+    ce = stored.certified_ce_bound[row]
+    cce = stored.certified_cce_bound[row]
+    report: dict = {
+        "run_dir": str(run_dir),
+        "algorithm": stored.algorithm,
+        "T": T_prime,
+        "value": _floats(value),
+        "certified_ce_bound": _floats(ce),
+        "certified_cce_bound": _floats(cce),
+        "certified_ce_gap": float(np.max(ce - value)),
+        "certified_cce_gap": float(np.max(cce - value)),
+        "certified_ce_gap_per_player": _floats(ce - value),
+        "certified_cce_gap_per_player": _floats(cce - value),
+    }
+    needs_policy = exact or monte_carlo is not None
+    policy = None
+    if needs_policy:
+        if stored.policies is None:
+            raise CliError(f"{run_dir}: the run kept no trajectory (--no-trajectory); exact and Monte Carlo evaluation need it")
+        kind = "smooth" if get_algorithm(stored.algorithm).value_update == "smooth" else "stage"
+        policy = IndexChainPolicy(kind, stored.policies).prefix(T_prime)
+    ce_res = cce_res = None
+    if exact:
+        ce_res = exact_ce_gap(stored.game, policy, max_work=max_work)
+        cce_res = exact_cce_gap(stored.game, policy, max_work=max_work)
+        report.update(
+            {
+                "exact_ce_gap": float(ce_res.gap),
+                "exact_ce_gap_per_player": _floats(ce_res.per_player),
+                "exact_cce_gap": float(cce_res.gap),
+                "exact_cce_gap_per_player": _floats(cce_res.per_player),
+                "exact_value": _floats(ce_res.value),
+                "ce_deviation_value": _floats(ce_res.deviation_value),
+                "cce_best_response_value": _floats(cce_res.best_response_value),
+            }
+        )
+    if monte_carlo is not None:
+        if monte_carlo < 2:
+            raise CliError(f"--monte-carlo: need at least 2 episodes, got {monte_carlo}")
+        mc = {"episodes": int(monte_carlo), "seed": int(seed)}
+        est = monte_carlo_value(stored.game, policy, monte_carlo, seed)
+        mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
+        if ce_res is not None:
+            i = ce_res.player
+            dev = monte_carlo_value(stored.game, policy, monte_carlo, seed + 1, ce_res.modification)
+            mc["ce_deviation_player"] = i
+            mc["ce_deviation_value_mean"], mc["ce_deviation_value_stderr"] = float(dev.mean[i]), float(dev.stderr[i])
+            j = cce_res.player
+            dev = monte_carlo_value(stored.game, policy, monte_carlo, seed + 2, cce_res.deviation)
+            mc["cce_deviation_player"] = j
+            mc["cce_deviation_value_mean"], mc["cce_deviation_value_stderr"] = float(dev.mean[j]), float(dev.stderr[j])
+        report["monte_carlo"] = mc
+    report["versions"] = versions()
+    return report
+
+
+def _handle(args) -> int:
+    T_prime = None if args.T is None else parse_T(args.T)
+    run_dir = Path(args.run_dir)
+    report = evaluate_run_directory(
+        run_dir, T_prime, exact=args.exact, monte_carlo=args.monte_carlo, seed=args.seed, max_work=args.max_work
+    )
+    out = Path(args.out) if args.out else run_dir / "evaluation.json"
+    atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+    if not args.quiet:
+        _print(report, out)
+    return 0
+
+
+def _print(report: dict, out: Path) -> None:
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
+    n = len(report["value"])
+    table = Table(title=f"{report['algorithm']} output policy after T' = {report['T']}")
+    table.add_column("quantity")
+    for i in range(n):
+        table.add_column(f"player {i}", justify="right")
+    table.add_column("max over players", justify="right")
+
+    def row(name, values, overall=None):
+        table.add_row(name, *(f"{v:.6g}" for v in values), "" if overall is None else f"{overall:.6g}")
+
+    row("value", report["value"])
+    row("certified CE bound", report["certified_ce_bound"])
+    row("certified CCE bound", report["certified_cce_bound"])
+    row("certified CE gap", report["certified_ce_gap_per_player"], report["certified_ce_gap"])
+    row("certified CCE gap", report["certified_cce_gap_per_player"], report["certified_cce_gap"])
+    if "exact_ce_gap" in report:
+        row("exact CE gap", report["exact_ce_gap_per_player"], report["exact_ce_gap"])
+        row("exact CCE gap", report["exact_cce_gap_per_player"], report["exact_cce_gap"])
+    mc = report.get("monte_carlo")
+    if mc:
+        table.add_row(
+            f"Monte Carlo value ({mc['episodes']} episodes)",
+            *(f"{m:.5f} ± {s:.1e}" for m, s in zip(mc["value_mean"], mc["value_stderr"])),
+            "",
+        )
+        if "ce_deviation_value_mean" in mc:
+            table.add_row(
+                f"MC value of best CE modification (player {mc['ce_deviation_player']})",
+                *("" for _ in range(n)),
+                f"{mc['ce_deviation_value_mean']:.5f} ± {mc['ce_deviation_value_stderr']:.1e}",
+            )
+            table.add_row(
+                f"MC value of best CCE deviation (player {mc['cce_deviation_player']})",
+                *("" for _ in range(n)),
+                f"{mc['cce_deviation_value_mean']:.5f} ± {mc['cce_deviation_value_stderr']:.1e}",
+            )
+    console.print(table)
+    console.print(f"wrote {out}")
