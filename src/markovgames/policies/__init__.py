@@ -1,6 +1,7 @@
 """Correlated policies: the paper's index-chain output policies and Markov correlated policies."""
 
 from ._index_chain import IndexChainPolicy
+from ._kernel import IndexKernel
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
 
-__all__ = ["IndexChainPolicy", "MarkovCorrelatedPolicy", "DISTRIBUTION_TOLERANCE"]
+__all__ = ["IndexChainPolicy", "IndexKernel", "MarkovCorrelatedPolicy", "DISTRIBUTION_TOLERANCE"]

@@ -13,12 +13,7 @@ of iteration :math:`j_{h+1}`. The index is drawn *before* each step: step 0 play
   that exist (``<= T``; stage 1 has length ``H``).
 
 Index arrays use row ``t - 1`` for iteration ``t``. The kernel is never formed as a ``T x T``
-matrix: :meth:`IndexChainPolicy.push` applies it to a distribution in O(T):
-
-* smooth: :math:`\nu(j) = \sum_{t\ge j} b(t)\,\alpha_t^j = \alpha_j S_j` with
-  :math:`S_j = b(j) + (1-\alpha_{j+1}) S_{j+1}` (since :math:`\alpha_t^j = \alpha_j\prod_{k=j+1}^t(1-\alpha_k)`),
-  a backward linear recurrence that only multiplies by numbers in ``[0, 1]``;
-* stage: the mass of each stage moves, spread uniformly, onto the stage before it.
+matrix: :class:`~markovgames.policies.IndexKernel` applies it in O(T).
 """
 
 from __future__ import annotations
@@ -28,21 +23,10 @@ from typing import Literal
 
 import numpy as np
 
-from ..dynamics import get_algorithm, smooth_step_size, stage_schedule
+from ..dynamics import get_algorithm
+from ._kernel import IndexKernel
 
 __all__ = ["IndexChainPolicy"]
-
-
-def _suffix_recurrence(values: np.ndarray, decay: np.ndarray) -> np.ndarray:
-    """``S_j = values_j + decay_j * S_{j+1}`` (``S_T = values_T``) along axis 0, in O(T) vectorised blocks."""
-    out = np.empty_like(values)
-    acc = np.zeros(values.shape[1:], values.dtype)
-    # A plain reversed loop in blocks of NumPy work: the recurrence is sequential, but each step is
-    # one fused multiply-add over the trailing axes.
-    for j in range(values.shape[0] - 1, -1, -1):
-        acc = values[j] + decay[j] * acc
-        out[j] = acc
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,14 +95,14 @@ class IndexChainPolicy:
         return self if T == self.T else IndexChainPolicy(self.kind, tuple(p[:T] for p in self.policies))
 
     # ------------------------------------------------------------------ kernel
+    @property
+    def kernel(self) -> IndexKernel:
+        """The index kernel ``mu`` (push, pull and sampling in O(T))."""
+        return IndexKernel.of(self)
+
     def start_distribution(self) -> np.ndarray:
         """Distribution of ``t_0`` over ``1..T`` (row ``t - 1``)."""
-        d = np.zeros(self.T)
-        if self.kind == "smooth":
-            d[-1] = 1.0
-        else:
-            d[:] = 1.0 / self.T
-        return d
+        return self.kernel.start_distribution()
 
     def first_index_distribution(self) -> np.ndarray:
         """Distribution of ``j_1`` (the index played at step 0): ``push(start_distribution())``."""
@@ -126,29 +110,7 @@ class IndexChainPolicy:
 
     def push(self, belief: np.ndarray) -> np.ndarray:
         r"""``nu(j) = sum_t belief(t) mu_t(j)`` along axis 0 (extra trailing axes allowed), in O(T)."""
-        b = np.asarray(belief, dtype=np.float64)
-        if b.shape[0] != self.T:
-            raise ValueError(f"belief: expected length {self.T} along axis 0, got {b.shape[0]}")
-        T = self.T
-        if self.kind == "smooth":
-            t = np.arange(1, T + 1, dtype=np.float64)
-            alpha = smooth_step_size(t, self.horizon)
-            decay = np.append(1.0 - alpha[1:], 0.0)  # (1 - alpha_{j+1}), unused past T
-            decay = decay.reshape((T,) + (1,) * (b.ndim - 1))
-            return alpha.reshape(decay.shape) * _suffix_recurrence(b, decay)
-        sched = stage_schedule(self.horizon, T)
-        starts, lengths = sched.starts, sched.lengths
-        out = np.zeros_like(b)
-        for k in range(len(starts)):
-            lo = starts[k] - 1
-            hi = min(lo + lengths[k], T)
-            mass = b[lo:hi].sum(axis=0)
-            # Stage k+1 (1-based) points to stage k; stage 1 points to itself (its existing part).
-            target = k - 1 if k > 0 else 0
-            tlo = starts[target] - 1
-            thi = min(tlo + lengths[target], T)
-            out[tlo:thi] += mass / (thi - tlo)
-        return out
+        return self.kernel.push(belief)
 
     def kernel_row(self, t: int) -> np.ndarray:
         """``mu_t`` as a dense vector over ``1..T`` (for tests and small ``T``)."""

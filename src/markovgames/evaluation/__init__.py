@@ -1,0 +1,48 @@
+r"""Exact and Monte Carlo evaluation of correlated policies (SEMANTICS §5).
+
+For the output policies of Algorithms 3 and 4 of Mao et al. (L4DC 2024) — correlated, non-Markov
+policies played through a hidden index chain (:class:`~markovgames.policies.IndexChainPolicy`) —
+and for Markov correlated policies (:class:`~markovgames.policies.MarkovCorrelatedPolicy`):
+
+* :func:`policy_value` — the exact value at ``s_1`` (index recursion, O(T) per step);
+* :func:`exact_ce_gap` — the exact CE gap over the paper's strategy modifications
+  :math:`\phi^s_{h,i}: A_i \to A_i` (Section 2), with a maximising modification (branch and bound for
+  index-chain policies, backward induction for Markov ones);
+* :func:`exact_cce_gap` — the exact CCE gap over deviations that observe states and past actions
+  but not the hidden index, with a best deviation (may be negative; never clipped);
+* :func:`estimate_work` / :class:`EvaluationTooLarge` — sizes of those problems and the refusal
+  when they are too large;
+* :func:`sample_episodes` / :func:`monte_carlo_value` — vectorised simulation, optionally with
+  one player following a modification or deviation.
+
+Always ``0 <= exact CE gap <= certified CE gap`` and ``exact CCE gap <= certified CCE gap``, the
+certified gaps being the index-revealing bounds reported by :func:`markovgames.dynamics.run`.
+"""
+
+from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
+from ._ce import CEGapResult, StrategyModification, exact_ce_gap
+from ..policies import IndexKernel
+from ._monte_carlo import MonteCarloEstimate, monte_carlo_value
+from ._sampling import Episodes, sample_episodes
+from ._value import policy_value
+from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work
+
+__all__ = [
+    "policy_value",
+    "exact_ce_gap",
+    "exact_cce_gap",
+    "CEGapResult",
+    "CCEGapResult",
+    "StrategyModification",
+    "HistoryDeviation",
+    "MarkovDeviation",
+    "EvaluationTooLarge",
+    "estimate_work",
+    "WorkEstimate",
+    "DEFAULT_MAX_WORK",
+    "monte_carlo_value",
+    "sample_episodes",
+    "MonteCarloEstimate",
+    "Episodes",
+    "IndexKernel",
+]

@@ -1,0 +1,87 @@
+r"""Shared helpers of the evaluation package: checks, policy contractions, reachability.
+
+Shape conventions are the library's (SEMANTICS §1): ``rewards[h, i, s, a_0, ..., a_{N-1}]``,
+``transitions[h, s, a_0, ..., a_{N-1}, s']``, absolute player order. Per-index policies of an
+:class:`~markovgames.policies.IndexChainPolicy` are ``policies[k][t - 1, h, s, a_k]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..games import MarkovGame
+from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
+
+__all__ = [
+    "check_policy",
+    "others_expectation",
+    "joint_expectation",
+    "reachable_states",
+    "step_factors",
+]
+
+
+def check_policy(game: MarkovGame, policy) -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``policy`` is an output or Markov policy of ``game``'s shape."""
+    if not isinstance(game, MarkovGame):
+        raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
+    if isinstance(policy, IndexChainPolicy):
+        got = (policy.num_players, policy.horizon, policy.num_states, policy.num_actions)
+    elif isinstance(policy, MarkovCorrelatedPolicy):
+        got = (policy.num_players, policy.horizon, policy.num_states, policy.num_actions)
+    else:
+        raise TypeError(
+            f"policy must be an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}"
+        )
+    want = (game.num_players, game.horizon, game.num_states, game.num_actions)
+    if got != want:
+        raise ValueError(f"policy has (N, H, S, A) = {got} but the game has {want}")
+
+
+def step_factors(policy: IndexChainPolicy, h: int) -> list[np.ndarray]:
+    """Per player the ``(T, S, A_k)`` strategies ``pi^j_{h,k}(s, .)`` for every index ``j`` at step ``h``."""
+    return [np.asarray(p[:, h], dtype=np.float64) for p in policy.policies]
+
+
+def others_expectation(x: np.ndarray, factors: list[np.ndarray], player: int) -> np.ndarray:
+    r"""``[X pi^j_{-i}](s, a_i, ...)`` for every index ``j``: shape ``(T, S, A_i, *extra)``.
+
+    ``x`` has shape ``(S, A_0, ..., A_{N-1}, *extra)`` (a game quantity at one step), ``factors``
+    the per-player ``(T, S, A_k)`` strategies. The product policy of index ``j`` is contracted
+    player by player (``einsum`` with an optimised order), never formed as a ``T x joint`` tensor.
+    """
+    n = len(factors)
+    num_t = factors[0].shape[0]
+    if n == 1:
+        return np.broadcast_to(x[None], (num_t,) + x.shape).copy()
+    # Axis labels: 0 = index, 1 = state, 2 + k = action of player k; Ellipsis = trailing axes.
+    operands: list = [x, [1, *range(2, 2 + n), Ellipsis]]
+    for k in range(n):
+        if k != player:
+            operands += [factors[k], [0, 1, 2 + k]]
+    return np.einsum(*operands, [0, 1, 2 + player, Ellipsis], optimize=True)
+
+
+def joint_expectation(x: np.ndarray, factors: list[np.ndarray]) -> np.ndarray:
+    r"""``[X pi^j](s, ...)`` for every index ``j``: shape ``(T, S, *extra)``."""
+    n = len(factors)
+    operands: list = [x, [1, *range(2, 2 + n), Ellipsis]]
+    for k in range(n):
+        operands += [factors[k], [0, 1, 2 + k]]
+    return np.einsum(*operands, [0, 1, Ellipsis], optimize=True)
+
+
+def reachable_states(game: MarkovGame) -> list[np.ndarray]:
+    """Per step ``h`` a boolean ``(S,)`` mask of states reachable at ``h`` under *some* actions.
+
+    Used by the work estimates: a deviator's choices only matter where the state can occur.
+    """
+    reach = np.zeros(game.num_states, dtype=bool)
+    reach[game.initial_state] = True
+    out = [reach]
+    for h in range(game.horizon - 1):
+        # Any joint action from any reachable state with positive probability of s'.
+        support = game.transitions[h].reshape(game.num_states, -1, game.num_states) > 0
+        reach = support[reach].any(axis=(0, 1))
+        out.append(reach)
+    return out

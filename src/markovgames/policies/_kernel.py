@@ -1,0 +1,207 @@
+r"""Fast, vectorised operations with the hidden index kernel of the output policies (SEMANTICS §4).
+
+The output policies of Algorithms 3 and 4 (Mao et al., L4DC 2024) move a hidden index through a
+Markov kernel :math:`\mu_t(j)` on ``1..T``. Evaluation needs the kernel in two directions:
+
+* **push** (forward, on distributions): :math:`\nu(j) = \sum_t b(t)\,\mu_t(j)` — the law of the
+  next index when the current one has law ``b``;
+* **pull** (backward, on functions): :math:`f(t) = \sum_j \mu_t(j)\, g(j)` — the expectation of
+  ``g`` at the next index given the current index ``t``.
+
+Neither ever forms the ``T x T`` matrix. For the smooth kernel (Algorithm 3),
+:math:`\mu_t(j) = \alpha_t^j = w_j / W_t` with :math:`w_j = \binom{H+j-1}{H}` and
+:math:`W_t = \sum_{j\le t} w_j = \binom{H+t}{H+1}` (SEMANTICS §2), so
+
+.. math:: \nu(j) = w_j \sum_{t \ge j} \frac{b(t)}{W_t}, \qquad
+          f(t) = \frac{1}{W_t} \sum_{j \le t} w_j\, g(j),
+
+a reversed and a forward cumulative sum. The raw weights grow like :math:`j^H` and overflow for
+large ``H``; the sums are therefore taken over blocks of indices inside which the weight ratios stay
+within :math:`e^{\pm 300}` (one block for small ``H``), with the block-to-block carry expressed
+through exact ratios. For the stage kernel (Algorithm 4) push and pull are segment sums / means
+over stages.
+
+Sampling the chain (:meth:`IndexKernel.sample_next`) inverts the CDF :math:`P(J\le j\mid t) = W_j/W_t`
+(smooth) or draws uniformly from the previous stage (stage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._rng import as_generator
+from ..dynamics import stage_schedule
+
+__all__ = ["IndexKernel"]
+
+#: Largest log-ratio of weights allowed inside one block of the smooth cumulative sums.
+_BLOCK_LOG_RATIO = 300.0
+
+
+
+@dataclass(frozen=True, eq=False)
+class IndexKernel:
+    r"""The index kernel :math:`\mu` of an output policy, with O(T) vectorised push, pull and sampling.
+
+    Parameters
+    ----------
+    kind : ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4).
+    T : int
+        Number of iterations (indices ``1..T``; arrays use row ``t - 1``).
+    horizon : int
+        ``H`` (it fixes the weights ``w_j`` and the stage lengths).
+    """
+
+    kind: str
+    T: int
+    horizon: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("smooth", "stage"):
+            raise ValueError(f"kind must be 'smooth' or 'stage', got {self.kind!r}")
+        T, H = int(self.T), int(self.horizon)
+        if T < 1 or H < 1:
+            raise ValueError(f"need T >= 1 and H >= 1, got T={T}, H={H}")
+        object.__setattr__(self, "T", T)
+        object.__setattr__(self, "horizon", H)
+        if self.kind == "smooth":
+            j = np.arange(1, T + 1, dtype=np.float64)
+            # log w_j = sum_{k=2..j} log(w_k / w_{k-1}) with w_k / w_{k-1} = (H+k-1)/(k-1): a sum of
+            # small positive terms (no cancellation), never the huge weights themselves.
+            steps = np.log1p(H / np.maximum(j - 1.0, 1.0))
+            steps[0] = 0.0
+            log_w = np.cumsum(steps)
+            # alpha_t = w_t / W_t = (H+1)/(H+t), so log W_t = log w_t - log alpha_t.
+            alpha = (H + 1.0) / (H + j)
+            log_W = log_w - np.log(alpha)
+            blocks = []
+            start = 0
+            while start < T:
+                # Largest end with log w_end - log w_start <= limit (and the same for W, which only
+                # differs by the bounded factor (H+t)/(H+1) per block; the limit leaves room for it).
+                end = int(np.searchsorted(log_W, log_W[start] + _BLOCK_LOG_RATIO, side="right"))
+                end = max(end, start + 1)
+                blocks.append((start, min(end, T)))
+                start = end
+            object.__setattr__(self, "_log_w", log_w)
+            object.__setattr__(self, "_log_W", log_W)
+            object.__setattr__(self, "_alpha", alpha)
+            object.__setattr__(self, "_blocks", tuple(blocks))
+        else:
+            sched = stage_schedule(H, T)
+            starts = sched.starts.astype(np.int64) - 1  # 0-based row of each stage's first index
+            ends = np.minimum(starts + sched.lengths, T)  # exclusive, cut by T
+            target = np.maximum(np.arange(len(starts)) - 1, 0)  # stage k+1 -> stage k; stage 1 -> itself
+            stage_of = (sched.stage - 1).astype(np.int64)  # 0-based stage of each row
+            object.__setattr__(self, "_starts", starts)
+            object.__setattr__(self, "_ends", ends)
+            object.__setattr__(self, "_target", target)
+            object.__setattr__(self, "_stage_of", stage_of)
+
+    @classmethod
+    def of(cls, policy) -> "IndexKernel":
+        """The kernel of an :class:`~markovgames.policies.IndexChainPolicy`."""
+        return cls(policy.kind, policy.T, policy.horizon)
+
+    # ------------------------------------------------------------------ distributions
+    def start_distribution(self) -> np.ndarray:
+        """Law of the start index ``t_0``: ``T`` surely (smooth) or uniform on ``1..T`` (stage)."""
+        d = np.zeros(self.T)
+        if self.kind == "smooth":
+            d[-1] = 1.0
+        else:
+            d[:] = 1.0 / self.T
+        return d
+
+    def first_index_distribution(self) -> np.ndarray:
+        """Law of ``j_1``, the index played at step 0 (SEMANTICS §4: drawn before the first step)."""
+        return self.push(self.start_distribution())
+
+    # ------------------------------------------------------------------ push / pull
+    def push(self, belief: np.ndarray) -> np.ndarray:
+        r"""``nu(j) = sum_t belief(t) mu_t(j)`` along axis 0 (trailing axes are batch axes), in O(T)."""
+        b = np.asarray(belief, dtype=np.float64)
+        if b.shape[0] != self.T:
+            raise ValueError(f"belief: expected length {self.T} along axis 0, got {b.shape[0]}")
+        if self.kind == "stage":
+            sums = np.add.reduceat(b, self._starts, axis=0)
+            out_stage = np.zeros_like(sums)
+            # Each stage sends its whole mass to its target stage, spread uniformly over it.
+            np.add.at(out_stage, self._target, sums)
+            sizes = (self._ends - self._starts).astype(np.float64)
+            per_row = out_stage / sizes.reshape((-1,) + (1,) * (b.ndim - 1))
+            return per_row[self._stage_of]
+        return self._smooth_push(b)
+
+    def pull(self, values: np.ndarray) -> np.ndarray:
+        r"""``f(t) = sum_j mu_t(j) values(j)`` along axis 0 (trailing axes are batch axes), in O(T)."""
+        g = np.asarray(values, dtype=np.float64)
+        if g.shape[0] != self.T:
+            raise ValueError(f"values: expected length {self.T} along axis 0, got {g.shape[0]}")
+        if self.kind == "stage":
+            sums = np.add.reduceat(g, self._starts, axis=0)
+            sizes = (self._ends - self._starts).astype(np.float64)
+            means = sums / sizes.reshape((-1,) + (1,) * (g.ndim - 1))
+            return means[self._target][self._stage_of]
+        return self._smooth_pull(g)
+
+    def _smooth_push(self, b: np.ndarray) -> np.ndarray:
+        # nu(j) = w_j sum_{t>=j} b(t) / W_t, block by block from the end. Inside block [lo, hi),
+        # with c = log w_lo: w_j / W_t = exp(log w_j - c) * exp(c - log W_t), both factors within
+        # e^{+-300}. The tail beyond the block enters through nu(hi) = w_hi * sum_{t>=hi} b/W:
+        # w_j * sum_{t>=hi} b/W = (w_j / w_hi) nu(hi).
+        out = np.empty_like(b)
+        shape = (-1,) + (1,) * (b.ndim - 1)
+        carry = None  # nu at the first row of the block after the current one
+        for lo, hi in reversed(self._blocks):
+            c = self._log_w[lo]
+            scaled = b[lo:hi] * np.exp(c - self._log_W[lo:hi]).reshape(shape)
+            tail = np.cumsum(scaled[::-1], axis=0)[::-1]
+            nu = np.exp(self._log_w[lo:hi] - c).reshape(shape) * tail
+            if carry is not None:
+                nu = nu + np.exp(self._log_w[lo:hi] - self._log_w[hi]).reshape(shape) * carry
+            out[lo:hi] = nu
+            carry = nu[0]
+        return out
+
+    def _smooth_pull(self, g: np.ndarray) -> np.ndarray:
+        # f(t) = (1/W_t) sum_{j<=t} w_j g(j), block by block from the start. Inside block [lo, hi)
+        # with c = log W_{hi-1}: w_j / W_t = exp(log w_j - c) * exp(c - log W_t). The head before
+        # the block enters through f(lo-1): (1/W_t) sum_{j<lo} w_j g(j) = (W_{lo-1} / W_t) f(lo-1).
+        out = np.empty_like(g)
+        shape = (-1,) + (1,) * (g.ndim - 1)
+        carry = None  # f at the last row of the previous block
+        for lo, hi in self._blocks:
+            c = self._log_W[hi - 1]
+            scaled = g[lo:hi] * np.exp(self._log_w[lo:hi] - c).reshape(shape)
+            f = np.exp(c - self._log_W[lo:hi]).reshape(shape) * np.cumsum(scaled, axis=0)
+            if carry is not None:
+                f = f + np.exp(self._log_W[lo - 1] - self._log_W[lo:hi]).reshape(shape) * carry
+            out[lo:hi] = f
+            carry = f[-1]
+        return out
+
+    # ------------------------------------------------------------------ sampling
+    def sample_start(self, size: int, rng) -> np.ndarray:
+        """``size`` draws of the start index ``t_0`` (1-based, int64)."""
+        if self.kind == "smooth":
+            return np.full(size, self.T, dtype=np.int64)
+        return as_generator(rng).integers(1, self.T + 1, size=size, dtype=np.int64)
+
+    def sample_next(self, current: np.ndarray, rng) -> np.ndarray:
+        r"""One draw of the next index ``j ~ mu_t`` for every entry ``t`` of ``current`` (1-based)."""
+        gen = as_generator(rng)
+        t = np.asarray(current, dtype=np.int64)
+        u = gen.random(t.shape)
+        if self.kind == "smooth":
+            # P(J <= j | t) = W_j / W_t: the first j with log W_j >= log u + log W_t. Drawing u in
+            # (0, 1] avoids log(0); the clip guards the last ulp of rounding.
+            target = np.log1p(-u) + self._log_W[t - 1]
+            j = np.searchsorted(self._log_W, target, side="left") + 1
+            return np.clip(j, 1, t)
+        stage = self._target[self._stage_of[t - 1]]
+        lo, hi = self._starts[stage], self._ends[stage]
+        j = lo + np.floor(u * (hi - lo)).astype(np.int64)
+        return np.minimum(j, hi - 1) + 1
