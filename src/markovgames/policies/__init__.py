@@ -3,5 +3,6 @@
 from ._index_chain import IndexChainPolicy
 from ._kernel import IndexKernel
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
+from ._play import PolicyPlayer
 
-__all__ = ["IndexChainPolicy", "IndexKernel", "MarkovCorrelatedPolicy", "DISTRIBUTION_TOLERANCE"]
+__all__ = ["IndexChainPolicy", "IndexKernel", "MarkovCorrelatedPolicy", "PolicyPlayer", "DISTRIBUTION_TOLERANCE"]
