@@ -174,7 +174,8 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
         )
         s1 = game.initial_state
         _, value, cce, ce = top
-        out = {"value": value[:, s1], "cce_bound": cce[:, s1], "ce_bound": ce[:, s1]}
+        # One (3, N) output per iteration: value, certified CCE bound, certified CE bound at s_1.
+        out = {"metrics": jnp.stack([value[:, s1], cce[:, s1], ce[:, s1]])}
         if record:
             out["policies"] = policies
         return new_carry, out
@@ -217,18 +218,22 @@ def _stage_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Game
             uniform = tuple(jnp.full((horizon, num_states, a), 1.0 / a, dtype) for a in num_actions)
             # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
             prediction = _per_player_utilities(q_next, uniform) if optimistic else carry.prediction
-            fresh = tuple(learner.init((horizon, num_states), a, dtype) for a in num_actions)
-            return (q_next, next_current, fresh, jnp.zeros_like(value_sum), jnp.zeros_like(joint_sum), prediction)
+            return q_next, next_current, prediction
 
         def within_stage():
-            prediction = utilities if optimistic else carry.prediction
-            return (carry.q, current, learners, value_sum, joint_sum, prediction)
+            return carry.q, current, (utilities if optimistic else carry.prediction)
 
-        q, current, learners, value_sum, joint_sum, prediction = jax.lax.cond(is_end, end_of_stage, within_stage)
+        # Only what the value update changes goes through the branch; the restarts are selects,
+        # which fuse with their producers instead of copying the whole carry.
+        q, current, prediction = jax.lax.cond(is_end, end_of_stage, within_stage)
+        fresh = tuple(learner.init((horizon, num_states), a, dtype) for a in num_actions)
+        learners = jax.tree_util.tree_map(lambda new, old: jnp.where(is_end, new, old), fresh, learners)
+        value_sum = jnp.where(is_end, 0.0, value_sum)
+        joint_sum = jnp.where(is_end, 0.0, joint_sum)
         new_carry = StageCarry(
             learners, prediction, q, value_sum, joint_sum, current, stage1_count, stage1_at_start, later_sum
         )
-        out = {"value": prefix[0], "cce_bound": prefix[1], "ce_bound": prefix[2]}
+        out = {"metrics": prefix}
         if record:
             out["policies"] = policies
         return new_carry, out
@@ -254,4 +259,16 @@ def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched
 
     if batched:
         fn = jax.vmap(fn, in_axes=(0, 0, None))
-    return jax.jit(fn, donate_argnums=(1,))
+    return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
+
+
+def _compiler_options() -> dict:
+    """Per-function XLA options (the caller's global flags stay untouched).
+
+    On the CPU, XLA's concurrency-optimised scheduler spreads the loop body's many tiny kernels
+    over threads; for this sequential loop that doubles the CPU time for no speed-up
+    (benchmarks/README.md). Other backends do not know the option.
+    """
+    if jax.default_backend() == "cpu":
+        return {"xla_cpu_enable_concurrency_optimized_scheduler": False}
+    return {}

@@ -209,7 +209,7 @@ def _execute(
             for i, a in enumerate(num_actions)
         ]
     chunks_pol: list[list[np.ndarray]] = [[] for _ in num_actions]
-    metrics = {"value": [], "cce_bound": [], "ce_bound": []}
+    metrics = []
     compile_time = 0.0
     start_wall = time.perf_counter()
     with _precision(dtype):
@@ -239,8 +239,7 @@ def _execute(
                 # the whole first call to compile time (an upper bound).
                 compiled_sizes.add(size)
                 compile_time += time.perf_counter() - t0
-            for key in metrics:
-                metrics[key].append(out[key])
+            metrics.append(out["metrics"])
             if record:
                 for i, pol in enumerate(out["policies"]):
                     if policies_out is not None:
@@ -258,7 +257,12 @@ def _execute(
             residual = np.asarray(carry.identity_residual)
     wall = time.perf_counter() - start_wall
     axis = 1 if batched else 0
-    metric_arrays = {k: np.concatenate(v, axis=axis) for k, v in metrics.items()}
+    stacked = np.concatenate(metrics, axis=axis)  # (..., T, 3, N): value, CCE bound, CE bound
+    metric_arrays = {
+        "value": stacked[..., 0, :],
+        "cce_bound": stacked[..., 1, :],
+        "ce_bound": stacked[..., 2, :],
+    }
     if not record:
         policies = None
     elif policies_out is not None:

@@ -38,6 +38,19 @@ def _others_spec(num_players: int, player: int) -> str:
     return ",".join(inputs) + "->..." + acts[player]
 
 
+#: Joint action spaces up to this size are contracted by a broadcast multiply and a sum, which XLA
+#: fuses into one kernel; larger ones by ``einsum`` (matrix-multiply kernels). On tiny games the
+#: per-kernel overhead, not arithmetic, sets the speed (see benchmarks/README.md).
+FUSED_CONTRACTION_MAX_JOINT = 64
+
+
+def _joint_size(x: jax.Array, num_players: int) -> int:
+    size = 1
+    for a in x.shape[x.ndim - num_players :]:
+        size *= a
+    return size
+
+
 def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
     """``[Q_i pi_{-i}](., a_i)``: expectation of ``q_i`` over the other players' product policy.
 
@@ -47,6 +60,15 @@ def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
     others = [policies[k] for k in range(num_players) if k != player]
     if not others:
         return q_i
+    if _joint_size(q_i, num_players) <= FUSED_CONTRACTION_MAX_JOINT:
+        weighted = q_i
+        for k in range(num_players):
+            if k != player:
+                shape = [1] * num_players
+                shape[k] = policies[k].shape[-1]
+                weighted = weighted * policies[k].reshape(policies[k].shape[:-1] + tuple(shape))
+        axes = tuple(num_players - k for k in range(num_players) if k != player)
+        return jnp.sum(weighted, axis=tuple(-a for a in axes))
     return jnp.einsum(_others_spec(num_players, player), q_i, *others, optimize="greedy")
 
 

@@ -21,8 +21,16 @@ import jax.numpy as jnp
 __all__ = ["apply_transition", "bellman_target", "smooth_q_update", "stage_q_update"]
 
 
+#: Below this many multiply-adds the transition contraction is a fused broadcast-and-sum (one small
+#: kernel); above it a matrix multiply, which is faster on larger games.
+FUSED_TRANSITION_MAX_WORK = 4096
+
+
 def apply_transition(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
     """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``K`` stacked vectors: ``(K, S') -> (K, S, A...)``."""
+    if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
+        v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 1) + (v_next.shape[1],))
+        return jnp.sum(p_h[None] * v, axis=-1)
     return jnp.tensordot(v_next, p_h, axes=([1], [p_h.ndim - 1]))
 
 
