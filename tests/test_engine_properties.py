@@ -185,3 +185,18 @@ def test_bad_arguments_raise_clear_errors():
         run(game, "smooth_ce", T=10, eta=float("nan"))
     with pytest.raises(ValueError, match="shape"):
         run_batch([game, make_random_game(0, 2, 2, 3, (2, 2))], "smooth_ce", T=5)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
+    game = make_paper_game()
+    full = run(game, algorithm, T=90, eta=0.2)
+    some = run(game, algorithm, T=90, eta=0.2, checkpoints=[90, 1, 7, 45], chunk_size=20, record_trajectory=False)
+    np.testing.assert_array_equal(some.prefixes, [1, 7, 45, 90])
+    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_array_equal(getattr(some, field), getattr(full, field)[some.prefixes - 1])
+    assert some.row(45) == 2
+    batch = run_batch([game], algorithm, T=90, etas=[0.2, 0.3], checkpoints=[10, 90])
+    np.testing.assert_array_equal(batch.value[0], full.value[[9, 89]])
+    with pytest.raises(ValueError, match="checkpoints must lie in 1..T"):
+        run(game, algorithm, T=10, checkpoints=[11])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -22,8 +22,8 @@ __all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "DTYPES"]
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
 
-#: Upper bound on the bytes of trajectory one chunk holds in memory.
-_CHUNK_TRAJECTORY_BYTES = 64 * 2**20
+#: Upper bound on the bytes one chunk's outputs (metrics and trajectory) occupy on the device.
+_CHUNK_OUTPUT_BYTES = 256 * 2**20
 _DEFAULT_CHUNK = 65536
 
 
@@ -31,11 +31,12 @@ _DEFAULT_CHUNK = 65536
 class RunResult:
     """The outcome of one run of a learning dynamic.
 
-    Per-prefix arrays have one row per ``T' = 1..T`` (row ``T' - 1``), one column per player.
+    Per-prefix arrays have one row per prefix in :attr:`prefixes` (by default every ``T' = 1..T``,
+    row ``T' - 1``), one column per player.
 
     Attributes
     ----------
-    value : (T, N) exact value ``V_i`` at ``s_1`` of the output policy after ``T'`` iterations.
+    value : (P, N) exact value ``V_i`` at ``s_1`` of the output policy after ``T'`` iterations.
     certified_ce_bound, certified_cce_bound : (T, N) the index-revealing bounds of SEMANTICS §5.
     policies : per player ``(T, H, S, A_i)``: ``pi^t`` for ``t = 1..T`` (row ``t - 1``), or ``None``
         when the trajectory was not kept. May be a read-only memory map of a file.
@@ -56,8 +57,18 @@ class RunResult:
     identity_residual: float | None
     wall_time_s: float
     compile_time_s: float
-    seed: int | None = None
-    extra: dict = field(default_factory=dict)
+    prefixes: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.prefixes is None:
+            object.__setattr__(self, "prefixes", np.arange(1, self.T + 1, dtype=np.int64))
+
+    def row(self, T_prime: int) -> int:
+        """The row of the per-prefix arrays that holds prefix ``T'``."""
+        rows = np.flatnonzero(self.prefixes == T_prime)
+        if rows.size == 0:
+            raise KeyError(f"prefix T' = {T_prime} was not recorded (recorded: {len(self.prefixes)} prefixes)")
+        return int(rows[0])
 
     @property
     def certified_ce_gap(self) -> np.ndarray:
@@ -91,6 +102,11 @@ class BatchRunResult:
     identity_residual: np.ndarray | None  # (B,)
     wall_time_s: float
     compile_time_s: float
+    prefixes: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.prefixes is None:
+            object.__setattr__(self, "prefixes", np.arange(1, self.T + 1, dtype=np.int64))
 
     @property
     def certified_ce_gap(self) -> np.ndarray:
@@ -119,7 +135,19 @@ class BatchRunResult:
             identity_residual=None if self.identity_residual is None else float(self.identity_residual[index]),
             wall_time_s=self.wall_time_s,
             compile_time_s=self.compile_time_s,
+            prefixes=self.prefixes,
         )
+
+
+def _check_checkpoints(checkpoints, T: int) -> np.ndarray | None:
+    if checkpoints is None:
+        return None
+    arr = np.asarray(list(checkpoints))
+    if arr.size == 0 or arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"checkpoints must be a non-empty sequence of integers, got {checkpoints!r}")
+    if arr.min() < 1 or arr.max() > T:
+        raise ValueError(f"checkpoints must lie in 1..T = {T}, got {arr.min()}..{arr.max()}")
+    return np.unique(arr).astype(np.int64)
 
 
 def _check_T(T) -> int:
@@ -137,7 +165,7 @@ def _chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None) -> lis
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         limit = chunk_size
     else:
-        limit = max(256, min(_DEFAULT_CHUNK, _CHUNK_TRAJECTORY_BYTES // max(per_iteration_bytes, 1)))
+        limit = max(16, min(_DEFAULT_CHUNK, _CHUNK_OUTPUT_BYTES // max(per_iteration_bytes, 1)))
     if T <= limit:
         return [T]
     # Prefer an exact divisor not much smaller than the limit: every chunk then has one shape.
@@ -187,13 +215,16 @@ def _execute(
     chunk_size: int | None,
     progress: Callable[[int], None] | None,
     batched: bool,
+    checkpoints: Sequence[int] | None = None,
 ):
     np_dtype = DTYPES[dtype]
     game0 = games[0]
     num_players, horizon, num_states, num_actions = game0.shape_key
     batch = len(games)
-    per_iter = batch * np.dtype(np_dtype).itemsize * horizon * num_states * sum(num_actions) if record_trajectory else 0
+    itemsize = np.dtype(np_dtype).itemsize
+    per_iter = batch * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record_trajectory else 0))
     plan = _chunk_plan(T, per_iter, chunk_size)
+    keep = None if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
     xs_all = _schedule_xs(algorithm, horizon, num_players, T, per_stage_theory, np_dtype)
     record = record_trajectory
     policies_out: list[np.ndarray] | None = None
@@ -232,6 +263,11 @@ def _execute(
             xs = tuple(jnp.asarray(a[done : done + size]) for a in xs_all)
             t0 = time.perf_counter()
             carry, out = fn(game_arrays, carry, xs)
+            if keep is not None:
+                # Keep only the checkpoint rows, selected on the device before the copy to the host.
+                rows = keep[(keep > done) & (keep <= done + size)] - done - 1
+                axis_t = 1 if batched else 0
+                out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(rows), axis=axis_t))
             out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
             if size not in compiled_sizes:
                 # The first call of a chunk shape includes its compilation; count it separately
@@ -288,6 +324,7 @@ def run(
     dtype: str = "float64",
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    checkpoints: Sequence[int] | None = None,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -304,11 +341,13 @@ def run(
     dtype : ``"float64"`` (reference) or ``"float32"``.
     chunk_size : iterations per compiled call (default: automatic).
     progress : called with the number of finished iterations after each chunk.
+    checkpoints : keep the per-prefix metrics only at these ``T'`` (default: every prefix).
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     spec = get_algorithm(algorithm)
     T = _check_T(T)
+    keep = _check_checkpoints(checkpoints, T)
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     metrics, policies, residual, wall, compile_time = _execute(
         spec,
@@ -323,6 +362,7 @@ def run(
         chunk_size,
         progress,
         batched=False,
+        checkpoints=keep,
     )
     return RunResult(
         game=game,
@@ -338,6 +378,7 @@ def run(
         identity_residual=None if residual is None else float(residual),
         wall_time_s=wall,
         compile_time_s=compile_time,
+        prefixes=keep,
     )
 
 
@@ -353,6 +394,7 @@ def run_batch(
     dtype: str = "float64",
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    checkpoints: Sequence[int] | None = None,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm as one vectorised (``vmap``) computation.
 
@@ -362,6 +404,7 @@ def run_batch(
     """
     spec = get_algorithm(algorithm)
     T = _check_T(T)
+    keep = _check_checkpoints(checkpoints, T)
     game_list = [games] if isinstance(games, MarkovGame) else list(games)
     eta_list = [etas] if isinstance(etas, (int, float, str)) else list(etas)
     if not game_list or not eta_list:
@@ -395,6 +438,7 @@ def run_batch(
         chunk_size,
         progress,
         batched=True,
+        checkpoints=keep,
     )
     return BatchRunResult(
         games=tuple(game_list),
@@ -410,4 +454,5 @@ def run_batch(
         identity_residual=residual,
         wall_time_s=wall,
         compile_time_s=compile_time,
+        prefixes=keep,
     )

@@ -108,7 +108,7 @@ def checkpoint_records(result: RunResult, checkpoints: list[int]) -> list[dict[s
     """The per-checkpoint records of ``metrics.json`` (field names as documented)."""
     records = []
     for T_prime in checkpoints:
-        row = T_prime - 1
+        row = result.row(T_prime)
         value = result.value[row]
         ce = result.certified_ce_bound[row]
         cce = result.certified_cce_bound[row]

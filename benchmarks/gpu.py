@@ -1,0 +1,138 @@
+"""GPU check and benchmark: correctness against the float64 NumPy loop, float32 error, batch throughput.
+
+Run from the repository root on a machine with a CUDA GPU and JAX installed:
+
+    PYTHONPATH=src python benchmarks/gpu.py [--quick] [--json results.json]
+
+1. Correctness: single runs of the three algorithms on the GPU (float64) against the NumPy loop
+   of ``benchmarks/numpy_loop.py`` (float64, CPU): max |difference| of policies and metrics.
+2. Float32 on the GPU: max |difference| of the metrics against float64, over a batch of runs.
+3. Throughput: ``run_batch`` of B runs of the paper game's size (B learning rates), metrics on
+   (kept at the final T only), no trajectory, float64 and float32: run-iterations per second,
+   with the same script's figure on the machine's CPU beside it.
+4. A large game (N=2, H=10, S=500, A=(5,5), dense): single-run iterations per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import jax  # noqa: E402
+
+from markovgames.dynamics import run, run_batch  # noqa: E402
+from markovgames.games import paper_game, random_game  # noqa: E402
+from numpy_loop import run_numpy  # noqa: E402
+
+ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
+
+
+def timed(fn):
+    fn()  # compile and warm up
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def correctness(T: int) -> list[dict]:
+    rows = []
+    games = [paper_game(), random_game(3, 2, 3, (2, 3, 2), seed_or_rng=7)]
+    for game in games:
+        for alg in ALGORITHMS:
+            t_len = T if game.name == "paper" else T // 4
+            gpu = run(game, alg, T=t_len, eta=0.2)
+            ref = run_numpy(game, alg, t_len, 0.2)
+            diff_metrics = max(
+                float(np.max(np.abs(gpu.value - ref["value"]))),
+                float(np.max(np.abs(gpu.certified_ce_bound - ref["certified_ce_bound"]))),
+                float(np.max(np.abs(gpu.certified_cce_bound - ref["certified_cce_bound"]))),
+            )
+            diff_pol = max(float(np.max(np.abs(a - b))) for a, b in zip(gpu.policies, ref["policies"]))
+            rows.append({"game": game.name, "algorithm": alg, "T": t_len, "max_diff_metrics": diff_metrics, "max_diff_policies": diff_pol})
+            print(f"  {game.name:10s} {alg:11s} T={t_len}: max|GPU f64 - NumPy f64| metrics {diff_metrics:.2e}, policies {diff_pol:.2e}", flush=True)
+    return rows
+
+
+def float32_error(B: int, T: int) -> list[dict]:
+    rows = []
+    game = paper_game()
+    etas = list(np.linspace(0.05, 0.5, B))
+    for alg in ALGORITHMS:
+        a = run_batch(game, alg, T=T, etas=etas, checkpoints=[10, 100, T])
+        b = run_batch(game, alg, T=T, etas=etas, checkpoints=[10, 100, T], dtype="float32")
+        err = float(np.max(np.abs(a.value - b.value)))
+        err_gap = float(np.max(np.abs(a.certified_ce_gap - b.certified_ce_gap)))
+        err_cgap = float(np.max(np.abs(a.certified_cce_gap - b.certified_cce_gap)))
+        rows.append({"algorithm": alg, "B": B, "T": T, "max_err_value": err, "max_err_ce_gap": err_gap, "max_err_cce_gap": err_cgap})
+        print(f"  {alg:11s} B={B} T={T}: float32 vs float64 max error value {err:.2e}, CE gap {err_gap:.2e}, CCE gap {err_cgap:.2e}", flush=True)
+    return rows
+
+
+def throughput(Bs: list[int], T: int, device_kind: str) -> list[dict]:
+    rows = []
+    game = paper_game()
+    for alg in ALGORITHMS:
+        for dtype in ("float64", "float32"):
+            for B in Bs:
+                etas = list(np.linspace(0.05, 0.5, B))
+                _, secs = timed(lambda: run_batch(game, alg, T=T, etas=etas, dtype=dtype, checkpoints=[T]))
+                rate = B * T / secs
+                rows.append({"device": device_kind, "algorithm": alg, "dtype": dtype, "B": B, "T": T, "seconds": secs, "run_iterations_per_s": rate})
+                print(f"  [{device_kind}] {alg:11s} {dtype} B={B:>7d} T={T}: {rate:.3e} run-it/s ({secs:.2f} s)", flush=True)
+    return rows
+
+
+def large_game(T: int) -> list[dict]:
+    rows = []
+    game = random_game(2, 10, 500, (5, 5), seed_or_rng=11)
+    for alg in ALGORITHMS:
+        _, secs = timed(lambda: run(game, alg, T=T, eta=0.2, record_trajectory=False, checkpoints=[T]))
+        rows.append({"algorithm": alg, "T": T, "iterations_per_s": T / secs})
+        print(f"  large game {alg:11s}: {T / secs:,.0f} it/s", flush=True)
+    return rows
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--json", default=None)
+    args = p.parse_args()
+    quick = args.quick
+    info = {
+        "jax": jax.__version__,
+        "devices": [str(d) for d in jax.devices()],
+        "backend": jax.default_backend(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "cpu_count": os.cpu_count(),
+    }
+    print(json.dumps(info), flush=True)
+    results = {"info": info}
+    print("1. correctness (GPU float64 vs NumPy float64)", flush=True)
+    results["correctness"] = correctness(300 if quick else 2000)
+    print("2. float32 error", flush=True)
+    results["float32"] = float32_error(256 if quick else 4096, 300 if quick else 2000)
+    print("3. throughput", flush=True)
+    T = 200 if quick else 1000
+    results["throughput"] = throughput([1024] if quick else [10_000, 100_000], T, jax.default_backend())
+    cpu = jax.devices("cpu")[0]
+    with jax.default_device(cpu):
+        results["throughput"] += throughput([1024], T, "cpu")
+    print("4. large game", flush=True)
+    results["large_game"] = large_game(50 if quick else 300)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
