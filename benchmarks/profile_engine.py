@@ -65,7 +65,7 @@ def game_arrays(game):
 
 
 def schedule(alg, game, T):
-    return tuple(jnp.asarray(a) for a in _schedule_xs(alg, game.horizon, game.num_players, T, False, np.float64))
+    return jnp.asarray(_schedule_xs(alg, game.horizon, game.num_players, T, False, np.float64))
 
 
 def exp_record_and_chunks(game, T, repeats):

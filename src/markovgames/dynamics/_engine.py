@@ -20,8 +20,11 @@ Per iteration of the stage-based algorithm (Algorithm 2):
 3. at the stage's last iteration: ``Q^{tau+1} = r + P (stage mean of [Q^tau_{h+1} pi_{h+1}])``, the
    learners restart, and the output policy's quantities for the next stage are computed.
 
-The scan emits, for every prefix ``T' = t``, the output policy's exact value and certified CE and
-CCE bounds at ``s_1`` for every player, and (optionally) the policies ``pi^t`` (the trajectory).
+For the smooth algorithms the scan emits, for every prefix ``T' = t``, the output policy's exact
+value and certified CE and CCE bounds at ``s_1`` for every player; for stage_cce, whose output
+policy's quantities only change at stage ends (and during the self-referential stage 1), the carry
+records them per stage and :func:`stage_prefix_metrics` assembles the per-prefix curve. The scan
+also emits (optionally) the policies ``pi^t`` (the trajectory).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from ._output_metrics import smooth_metric_step, stacked_targets, stage_index_qu
 from ._tensor import joint_expectation, joint_product, others_expectation
 from ._value_updates import bellman_target, smooth_q_update, stage_q_update
 
-__all__ = ["GameArrays", "SmoothCarry", "StageCarry", "init_carry", "compiled_chunk", "make_learner"]
+__all__ = ["GameArrays", "SmoothCarry", "StageCarry", "init_carry", "compiled_chunk", "make_learner", "stage_prefix_metrics"]
 
 #: Steps of the backward pass are unrolled up to this horizon, scanned beyond it.
 _UNROLL_HORIZON = 8
@@ -67,20 +70,24 @@ class StageCarry(NamedTuple):
     learners: tuple
     prediction: tuple  # per player (H, S, A_i)
     q: jax.Array  # (H, N, S, A...): Q^tau
-    value_sum: jax.Array  # (H, N, S): sum over the stage of [Q^tau_h pi^t'_h]
     joint_sum: jax.Array  # (H, S, A...): sum over the stage of the joint product policies
     current: tuple  # (value, cce, ce), each (H, N, S): quantities of an index of the current stage
-    stage1_count: jax.Array  # () iterations of stage 1 seen so far
-    stage1_at_start: jax.Array  # (3, N) stage-1 quantities at (h=0, s_1)
-    later_sum: jax.Array  # (3, N) sum over t_0 in stages >= 2 of their quantities at (h=0, s_1)
+    # (value, CCE bound, CE bound) at (h=0, s_1) of an index of stage k (row k; row 0 unused),
+    # filled when stage k-1 ends: the per-prefix curve is assembled from them after the loop.
+    stage_values: jax.Array  # (num_stages + 2, 3, N): the last stage's end writes row num_stages + 1
+    # Stage 1 refers to itself, so its quantities change with the prefix T' <= L_1: row T' - 1.
+    stage1_values: jax.Array  # (L_1, 3, N)
 
 
 def make_learner(algorithm: Algorithm) -> Learner:
     return blum_mansour() if algorithm.learner == "bm_log_barrier" else optimistic_hedge()
 
 
-def init_carry(algorithm: Algorithm, shape_key, dtype) -> SmoothCarry | StageCarry:
-    """The carry before iteration 1: ``pi^0`` uniform, ``Q = 0``, empty sums."""
+def init_carry(algorithm: Algorithm, shape_key, dtype, num_stages: int = 0) -> SmoothCarry | StageCarry:
+    """The carry before iteration 1: ``pi^0`` uniform, ``Q = 0``, empty sums.
+
+    ``num_stages`` (stage_cce only): the number of stages that start within the run.
+    """
     num_players, horizon, num_states, num_actions = shape_key
     learner = make_learner(algorithm)
     batch = (horizon, num_states)
@@ -106,12 +113,10 @@ def init_carry(algorithm: Algorithm, shape_key, dtype) -> SmoothCarry | StageCar
         learners=learners,
         prediction=prediction,
         q=q,
-        value_sum=per_step(),
         joint_sum=jnp.zeros((horizon, num_states, *num_actions), dtype),
         current=(per_step(), per_step(), per_step()),
-        stage1_count=jnp.zeros((), dtype),
-        stage1_at_start=jnp.zeros((3, num_players), dtype),
-        later_sum=jnp.zeros((3, num_players), dtype),
+        stage_values=jnp.zeros((num_stages + 2, 3, num_players), dtype),
+        stage1_values=jnp.zeros((horizon, 3, num_players), dtype),
     )
 
 
@@ -126,7 +131,7 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
     dtype = game.rewards.dtype
 
     def step(carry: SmoothCarry, x):
-        (t,) = x
+        t = x[0]
         alpha = (horizon + 1.0) / (horizon + t)
         rho = (t - 1.0) / (horizon + t - 1.0)
         policies = tuple(
@@ -190,53 +195,52 @@ def _stage_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Game
     dtype = game.rewards.dtype
 
     def step(carry: StageCarry, x):
-        t, eta_t, is_end, in_stage1, position, length = x
+        t, eta_t, is_end, in_stage1, position, length, stage = (x[k] for k in range(7))
+        is_end, in_stage1 = is_end > 0.5, in_stage1 > 0.5
         eta = game.eta * eta_t / horizon
         policies = tuple(learner.play(carry.learners[i], carry.prediction[i], eta, 1.0) for i in range(num_players))
         utilities = _per_player_utilities(carry.q, policies)
         learners = tuple(learner.observe(carry.learners[i], policies[i], utilities[i], 1.0) for i in range(num_players))
-        joint = joint_product(policies)  # (H, S, A...)
-        value_sum = carry.value_sum + joint_expectation(carry.q, joint[:, None], num_players)
-        joint_sum = carry.joint_sum + joint
-
-        # Output-policy quantities of an index in the current stage; stage 1 refers to itself.
-        current = jax.lax.cond(
-            in_stage1,
-            lambda: stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None),
-            lambda: carry.current,
-        )
+        joint_sum = carry.joint_sum + joint_product(policies)  # (H, S, A...)
         s1 = game.initial_state
-        at_start = jnp.stack([c[0, :, s1] for c in current])  # (3, N)
-        stage1_count = jnp.where(in_stage1, t, carry.stage1_count)
-        stage1_at_start = jnp.where(in_stage1, at_start, carry.stage1_at_start)
-        later_sum = jnp.where(in_stage1, carry.later_sum, carry.later_sum + at_start)
-        prefix = (stage1_count * stage1_at_start + later_sum) / t
+
+        def at_start(quantities):
+            return jnp.stack([c[0, :, s1] for c in quantities])  # (3, N)
+
+        def stage1_update():
+            # Stage 1's kernel points to stage 1 itself: recompute from the stage-1 prefix.
+            current = stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None)
+            row = (position - 1).astype(jnp.int32)
+            return current, carry.stage1_values.at[row].set(at_start(current))
+
+        current, stage1_values = jax.lax.cond(
+            in_stage1, stage1_update, lambda: (carry.current, carry.stage1_values)
+        )
 
         def end_of_stage():
+            # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
+            # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
+            value_sum = joint_expectation(carry.q, joint_sum[:, None], num_players)  # (H, N, S)
             q_next = stage_q_update(game.rewards, game.transitions, value_sum, length)
             next_current = stage_index_quantities(game.rewards, game.transitions, joint_sum / length, current)
             uniform = tuple(jnp.full((horizon, num_states, a), 1.0 / a, dtype) for a in num_actions)
             # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
             prediction = _per_player_utilities(q_next, uniform) if optimistic else carry.prediction
-            return q_next, next_current, prediction
+            row = (stage + 1).astype(jnp.int32)
+            stage_values = carry.stage_values.at[row].set(at_start(next_current))
+            return q_next, next_current, prediction, stage_values
 
         def within_stage():
-            return carry.q, current, (utilities if optimistic else carry.prediction)
+            return carry.q, current, (utilities if optimistic else carry.prediction), carry.stage_values
 
         # Only what the value update changes goes through the branch; the restarts are selects,
         # which fuse with their producers instead of copying the whole carry.
-        q, current, prediction = jax.lax.cond(is_end, end_of_stage, within_stage)
+        q, current, prediction, stage_values = jax.lax.cond(is_end, end_of_stage, within_stage)
         fresh = tuple(learner.init((horizon, num_states), a, dtype) for a in num_actions)
         learners = jax.tree_util.tree_map(lambda new, old: jnp.where(is_end, new, old), fresh, learners)
-        value_sum = jnp.where(is_end, 0.0, value_sum)
         joint_sum = jnp.where(is_end, 0.0, joint_sum)
-        new_carry = StageCarry(
-            learners, prediction, q, value_sum, joint_sum, current, stage1_count, stage1_at_start, later_sum
-        )
-        out = {"metrics": prefix}
-        if record:
-            out["policies"] = policies
-        return new_carry, out
+        new_carry = StageCarry(learners, prediction, q, joint_sum, current, stage_values, stage1_values)
+        return new_carry, ({"policies": policies} if record else {})
 
     return step
 
@@ -272,3 +276,35 @@ def _compiler_options() -> dict:
     if jax.default_backend() == "cpu":
         return {"xla_cpu_enable_concurrency_optimized_scheduler": False}
     return {}
+
+
+def stage_prefix_metrics(stage_values, stage1_values, schedule, prefixes):
+    r"""Per-prefix (value, CCE bound, CE bound) at ``s_1`` of Algorithm 4's output from per-stage records.
+
+    The output after ``T'`` iterations mixes over ``t_0 ~ Unif{1..T'}`` the quantities of ``t_0``'s
+    stage: for ``T' <= L_1`` every ``t_0`` is in stage 1, whose quantities are those of the stage-1
+    prefix ``T'``; beyond, stage 1 contributes ``L_1`` times its final quantities and each later
+    stage ``k`` contributes (its iterations up to ``T'``) times ``stage_values[k]``.
+
+    ``stage_values`` (..., K+1, 3, N), ``stage1_values`` (..., L_1, 3, N) (NumPy, leading batch axes
+    allowed), ``schedule`` a :class:`~markovgames.dynamics.StageSchedule`, ``prefixes`` 1-based.
+    Returns (..., P, 3, N).
+    """
+    import numpy as np
+
+    prefixes = np.asarray(prefixes, dtype=np.int64)
+    first = int(schedule.lengths[0])
+    starts = schedule.starts
+    ends = starts + schedule.lengths - 1
+    out = np.empty(stage_values.shape[:-3] + (len(prefixes),) + stage_values.shape[-2:], stage_values.dtype)
+    in_first = prefixes <= first
+    if np.any(in_first):
+        out[..., in_first, :, :] = np.take(stage1_values, prefixes[in_first] - 1, axis=-3)
+    later = prefixes[~in_first]
+    if later.size:
+        # counts[p, k]: iterations of stage k (0-based over the stages >= 2) that are <= T'_p.
+        counts = np.clip(np.minimum(later[:, None], ends[None, 1:]) - starts[None, 1:] + 1, 0, None).astype(stage_values.dtype)
+        weighted = np.einsum("pk,...kcn->...pcn", counts, stage_values[..., 2 : len(starts) + 1, :, :])
+        final_first = stage1_values[..., first - 1 : first, :, :]
+        out[..., ~in_first, :, :] = (first * final_first + weighted) / later[:, None, None].astype(stage_values.dtype)
+    return out

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..games import MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
-from ._engine import GameArrays, compiled_chunk, init_carry
+from ._engine import GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
 from ._schedules import stage_schedule, theory_eta_stage
 
 __all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "DTYPES"]
@@ -177,20 +177,18 @@ def _chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None) -> lis
 
 
 def _schedule_xs(algorithm: Algorithm, horizon: int, num_players: int, T: int, per_stage_theory: bool, dtype):
-    """The per-iteration inputs of the scan, as NumPy arrays of length ``T``."""
+    """The per-iteration inputs of the scan: one ``(T, k)`` array (one slice per iteration in the loop).
+
+    Smooth: ``[t]``. Stage: ``[t, eta multiplier, is_end, in_stage1, position, length, stage]``.
+    """
     t = np.arange(1, T + 1, dtype=dtype)
     if algorithm.value_update == "smooth":
-        return (t,)
+        return t[:, None]
     sched = stage_schedule(horizon, T)
     eta_t = theory_eta_stage(num_players, sched.length) if per_stage_theory else np.ones(T)
-    return (
-        t,
-        eta_t.astype(dtype),
-        sched.is_end,
-        sched.stage == 1,
-        sched.position.astype(dtype),
-        sched.length.astype(dtype),
-    )
+    return np.stack(
+        [t, eta_t, sched.is_end, sched.stage == 1, sched.position, sched.length, sched.stage], axis=1
+    ).astype(dtype)
 
 
 @contextlib.contextmanager
@@ -253,17 +251,18 @@ def _execute(
             initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
             eta=stack([np.asarray(e, np_dtype) for e in etas]),
         )
-        carry = init_carry(algorithm, game0.shape_key, np_dtype)
+        stages = stage_schedule(horizon, T) if algorithm.value_update == "stage" else None
+        carry = init_carry(algorithm, game0.shape_key, np_dtype, 0 if stages is None else len(stages.lengths))
+        fn = compiled_chunk(algorithm, optimistic, record, batched)
         if batched:
             carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)).copy(), carry)
-        fn = compiled_chunk(algorithm, optimistic, record, batched)
         done = 0
         compiled_sizes: set[int] = set()
         for size in plan:
-            xs = tuple(jnp.asarray(a[done : done + size]) for a in xs_all)
+            xs = jnp.asarray(xs_all[done : done + size])
             t0 = time.perf_counter()
             carry, out = fn(game_arrays, carry, xs)
-            if keep is not None:
+            if keep is not None and "metrics" in out:
                 # Keep only the checkpoint rows, selected on the device before the copy to the host.
                 rows = keep[(keep > done) & (keep <= done + size)] - done - 1
                 axis_t = 1 if batched else 0
@@ -275,7 +274,8 @@ def _execute(
                 # the whole first call to compile time (an upper bound).
                 compiled_sizes.add(size)
                 compile_time += time.perf_counter() - t0
-            metrics.append(out["metrics"])
+            if "metrics" in out:
+                metrics.append(out["metrics"])
             if record:
                 for i, pol in enumerate(out["policies"]):
                     if policies_out is not None:
@@ -291,6 +291,13 @@ def _execute(
         residual = None
         if algorithm.value_update == "smooth":
             residual = np.asarray(carry.identity_residual)
+        else:
+            prefixes = np.arange(1, T + 1) if keep is None else keep
+            metrics = [
+                stage_prefix_metrics(
+                    np.asarray(carry.stage_values), np.asarray(carry.stage1_values), stages, prefixes
+                )
+            ]
     wall = time.perf_counter() - start_wall
     axis = 1 if batched else 0
     stacked = np.concatenate(metrics, axis=axis)  # (..., T, 3, N): value, CCE bound, CE bound
