@@ -188,78 +188,112 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
     return step
 
 
-def _stage_step(algorithm: Algorithm, optimistic: bool, record: bool, game: GameArrays):
+def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched):
+    """``size`` iterations of Algorithm 2, looping over stage segments rather than testing every iteration.
+
+    ``sched = (stage, position, lengths, eta_multipliers)``: the 0-based stage and the iterations
+    already done in it at the chunk's start, and per-stage tables. The loop runs each stage's
+    iterations in an inner loop with no branch, and does the stage-end work (value update,
+    learner restart, output-policy quantities) once per stage, so no iteration pays for a test.
+    """
     learner = make_learner(algorithm)
     horizon, num_players, num_states = game.rewards.shape[:3]
     num_actions = game.rewards.shape[3:]
     dtype = game.rewards.dtype
+    stage0, position0, lengths, eta_multipliers = sched
+    s1 = game.initial_state
 
-    def step(carry: StageCarry, x):
-        t, eta_t, is_end, in_stage1, position, length, stage = (x[k] for k in range(7))
-        is_end, in_stage1 = is_end > 0.5, in_stage1 > 0.5
-        eta = game.eta * eta_t / horizon
-        policies = tuple(learner.play(carry.learners[i], carry.prediction[i], eta, 1.0) for i in range(num_players))
-        utilities = _per_player_utilities(carry.q, policies)
-        learners = tuple(learner.observe(carry.learners[i], policies[i], utilities[i], 1.0) for i in range(num_players))
-        joint_sum = carry.joint_sum + joint_product(policies)  # (H, S, A...)
-        s1 = game.initial_state
+    def at_start(quantities):
+        return jnp.stack([c[0, :, s1] for c in quantities])  # (3, N)
 
-        def at_start(quantities):
-            return jnp.stack([c[0, :, s1] for c in quantities])  # (3, N)
+    def iterate(stage1: bool, eta, position0, done0):
+        """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities."""
 
-        def stage1_update():
-            # Stage 1's kernel points to stage 1 itself: recompute from the stage-1 prefix.
-            current = stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None)
-            row = (position - 1).astype(jnp.int32)
-            return current, carry.stage1_values.at[row].set(at_start(current))
+        def body(j, state):
+            c, buffers = state
+            policies = tuple(learner.play(c.learners[i], c.prediction[i], eta, 1.0) for i in range(num_players))
+            utilities = _per_player_utilities(c.q, policies)
+            learners = tuple(learner.observe(c.learners[i], policies[i], utilities[i], 1.0) for i in range(num_players))
+            joint_sum = c.joint_sum + joint_product(policies)  # (H, S, A...)
+            current, stage1_values = c.current, c.stage1_values
+            if stage1:
+                position = position0 + j + 1
+                current = stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None)
+                stage1_values = stage1_values.at[position - 1].set(at_start(current))
+            prediction = utilities if optimistic else c.prediction
+            c = c._replace(
+                learners=learners, prediction=prediction, joint_sum=joint_sum, current=current, stage1_values=stage1_values
+            )
+            if record:
+                # All players' policies in one row: one in-place update per iteration, not N.
+                row = jnp.concatenate([p.reshape(-1) for p in policies])[None]
+                buffers = jax.lax.dynamic_update_slice(buffers, row, (done0 + j, jnp.int32(0)))
+            return c, buffers
 
-        current, stage1_values = jax.lax.cond(
-            in_stage1, stage1_update, lambda: (carry.current, carry.stage1_values)
+        return body
+
+    def end_of_stage(c: StageCarry, stage, length):
+        # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
+        # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
+        value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players)  # (H, N, S)
+        q_next = stage_q_update(game.rewards, game.transitions, value_sum, length)
+        next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current)
+        uniform = tuple(jnp.full((horizon, num_states, a), 1.0 / a, dtype) for a in num_actions)
+        # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
+        prediction = _per_player_utilities(q_next, uniform) if optimistic else c.prediction
+        return c._replace(
+            learners=tuple(learner.init((horizon, num_states), a, dtype) for a in num_actions),
+            prediction=prediction,
+            q=q_next,
+            joint_sum=jnp.zeros_like(c.joint_sum),
+            current=next_current,
+            # Stage `stage + 1` (1-based) ended: its indices' successors form stage `stage + 2`.
+            stage_values=c.stage_values.at[stage + 2].set(at_start(next_current)),
         )
 
-        def end_of_stage():
-            # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
-            # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
-            value_sum = joint_expectation(carry.q, joint_sum[:, None], num_players)  # (H, N, S)
-            q_next = stage_q_update(game.rewards, game.transitions, value_sum, length)
-            next_current = stage_index_quantities(game.rewards, game.transitions, joint_sum / length, current)
-            uniform = tuple(jnp.full((horizon, num_states, a), 1.0 / a, dtype) for a in num_actions)
-            # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
-            prediction = _per_player_utilities(q_next, uniform) if optimistic else carry.prediction
-            row = (stage + 1).astype(jnp.int32)
-            stage_values = carry.stage_values.at[row].set(at_start(next_current))
-            return q_next, next_current, prediction, stage_values
+    def segment(state):
+        stage, position, done, c, buffers = state
+        length = lengths[stage]
+        count = jnp.minimum(length - position, size - done)
+        eta = game.eta * eta_multipliers[stage] / horizon
+        c, buffers = jax.lax.cond(
+            stage == 0,
+            lambda: jax.lax.fori_loop(0, count, iterate(True, eta, position, done), (c, buffers)),
+            lambda: jax.lax.fori_loop(0, count, iterate(False, eta, position, done), (c, buffers)),
+        )
+        position, done = position + count, done + count
+        finished = position == length
+        c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
+        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers
 
-        def within_stage():
-            return carry.q, current, (utilities if optimistic else carry.prediction), carry.stage_values
-
-        # Only what the value update changes goes through the branch; the restarts are selects,
-        # which fuse with their producers instead of copying the whole carry.
-        q, current, prediction, stage_values = jax.lax.cond(is_end, end_of_stage, within_stage)
-        fresh = tuple(learner.init((horizon, num_states), a, dtype) for a in num_actions)
-        learners = jax.tree_util.tree_map(lambda new, old: jnp.where(is_end, new, old), fresh, learners)
-        joint_sum = jnp.where(is_end, 0.0, joint_sum)
-        new_carry = StageCarry(learners, prediction, q, joint_sum, current, stage_values, stage1_values)
-        return new_carry, ({"policies": policies} if record else {})
-
-    return step
-
-
-def _chunk(algorithm: Algorithm, optimistic: bool, record: bool, game: GameArrays, carry, xs):
-    make = _smooth_step if algorithm.value_update == "smooth" else _stage_step
-    return jax.lax.scan(make(algorithm, optimistic, record, game), carry, xs)
+    width = horizon * num_states * sum(num_actions)
+    buffers = jnp.zeros((size, width), dtype) if record else ()
+    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers)
+    _, _, _, carry, buffers = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    if not record:
+        return carry, {}
+    policies, offset = [], 0
+    for a in num_actions:
+        block = horizon * num_states * a
+        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a))
+        offset += block
+    return carry, {"policies": tuple(policies)}
 
 
 @lru_cache(maxsize=None)
-def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched: bool):
-    """The jitted function ``(game, carry, xs) -> (carry, outputs)`` scanning one chunk of iterations.
+def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched: bool, size: int):
+    """The jitted function ``(game, carry, sched) -> (carry, outputs)`` running ``size`` iterations.
 
-    With ``batched``, ``game`` and ``carry`` carry a leading run axis (``vmap``); ``xs`` (the
-    iteration schedule) is shared by all runs.
+    ``sched`` is the smooth algorithms' ``(size, 1)`` array of iteration numbers, or stage_cce's
+    ``(stage, position, lengths, eta_multipliers)`` (see :func:`_stage_chunk`). With ``batched``,
+    ``game`` and ``carry`` carry a leading run axis (``vmap``); ``sched`` is shared by all runs,
+    so loop bounds stay unbatched.
     """
 
-    def fn(game, carry, xs):
-        return _chunk(algorithm, optimistic, record, game, carry, xs)
+    def fn(game, carry, sched):
+        if algorithm.value_update == "smooth":
+            return jax.lax.scan(_smooth_step(algorithm, optimistic, record, game), carry, sched)
+        return _stage_chunk(algorithm, optimistic, record, size, game, carry, sched)
 
     if batched:
         fn = jax.vmap(fn, in_axes=(0, 0, None))

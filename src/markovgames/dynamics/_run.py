@@ -176,19 +176,9 @@ def _chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None) -> lis
     return [limit] * full + ([rest] if rest else [])
 
 
-def _schedule_xs(algorithm: Algorithm, horizon: int, num_players: int, T: int, per_stage_theory: bool, dtype):
-    """The per-iteration inputs of the scan: one ``(T, k)`` array (one slice per iteration in the loop).
-
-    Smooth: ``[t]``. Stage: ``[t, eta multiplier, is_end, in_stage1, position, length, stage]``.
-    """
-    t = np.arange(1, T + 1, dtype=dtype)
-    if algorithm.value_update == "smooth":
-        return t[:, None]
-    sched = stage_schedule(horizon, T)
-    eta_t = theory_eta_stage(num_players, sched.length) if per_stage_theory else np.ones(T)
-    return np.stack(
-        [t, eta_t, sched.is_end, sched.stage == 1, sched.position, sched.length, sched.stage], axis=1
-    ).astype(dtype)
+def _smooth_xs(T: int, dtype) -> np.ndarray:
+    """The smooth algorithms' per-iteration scan input: the iteration numbers ``t``, shape ``(T, 1)``."""
+    return np.arange(1, T + 1, dtype=dtype)[:, None]
 
 
 @contextlib.contextmanager
@@ -223,7 +213,8 @@ def _execute(
     per_iter = batch * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record_trajectory else 0))
     plan = _chunk_plan(T, per_iter, chunk_size)
     keep = None if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
-    xs_all = _schedule_xs(algorithm, horizon, num_players, T, per_stage_theory, np_dtype)
+    smooth = algorithm.value_update == "smooth"
+    xs_all = _smooth_xs(T, np_dtype) if smooth else None
     record = record_trajectory
     policies_out: list[np.ndarray] | None = None
     if record and trajectory_dir is not None:
@@ -251,17 +242,30 @@ def _execute(
             initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
             eta=stack([np.asarray(e, np_dtype) for e in etas]),
         )
-        stages = stage_schedule(horizon, T) if algorithm.value_update == "stage" else None
+        stages = None if smooth else stage_schedule(horizon, T)
         carry = init_carry(algorithm, game0.shape_key, np_dtype, 0 if stages is None else len(stages.lengths))
-        fn = compiled_chunk(algorithm, optimistic, record, batched)
+        if stages is not None:
+            lengths = jnp.asarray(stages.lengths.astype(np.int32))
+            multipliers = theory_eta_stage(num_players, stages.lengths) if per_stage_theory else np.ones(len(stages.lengths))
+            multipliers = jnp.asarray(multipliers.astype(np_dtype))
         if batched:
             carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)).copy(), carry)
         done = 0
         compiled_sizes: set[int] = set()
         for size in plan:
-            xs = jnp.asarray(xs_all[done : done + size])
+            if smooth:
+                sched = jnp.asarray(xs_all[done : done + size])
+            else:
+                # Where the chunk starts: 0-based stage and iterations already done in it.
+                sched = (
+                    jnp.int32(stages.stage[done] - 1),
+                    jnp.int32(stages.position[done] - 1),
+                    lengths,
+                    multipliers,
+                )
+            fn = compiled_chunk(algorithm, optimistic, record, batched, size)
             t0 = time.perf_counter()
-            carry, out = fn(game_arrays, carry, xs)
+            carry, out = fn(game_arrays, carry, sched)
             if keep is not None and "metrics" in out:
                 # Keep only the checkpoint rows, selected on the device before the copy to the host.
                 rows = keep[(keep > done) & (keep <= done + size)] - done - 1
@@ -289,7 +293,7 @@ def _execute(
             if progress is not None:
                 progress(done)
         residual = None
-        if algorithm.value_update == "smooth":
+        if smooth:
             residual = np.asarray(carry.identity_residual)
         else:
             prefixes = np.arange(1, T + 1) if keep is None else keep

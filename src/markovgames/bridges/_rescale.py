@@ -1,0 +1,106 @@
+"""The affine map that brings payoffs or rewards into ``[0, 1]`` (shared by the bridges).
+
+``markovgames`` requires rewards in ``[0, 1]``. A game with other payoffs is rescaled by one
+increasing affine map common to all players and all steps,
+
+    ``r01 = scale * r + offset``,  ``scale > 0``,
+
+which changes no best response and no (coarse) correlated or Nash equilibrium. Over an episode of
+``H`` steps the returns map as ``V01 = scale * V + H * offset`` (:meth:`AffineRescaling.value`),
+and every gap (a difference of two returns) as ``gap01 = scale * gap``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AffineRescaling", "fit_rescaling", "to_unit_interval"]
+
+
+@dataclass(frozen=True)
+class AffineRescaling:
+    """``r01 = scale * r + offset`` with ``scale > 0``, common to all players and steps."""
+
+    scale: float = 1.0
+    offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.scale) and self.scale > 0 and np.isfinite(self.offset)):
+            raise ValueError(f"need a finite scale > 0 and a finite offset, got scale={self.scale}, offset={self.offset}")
+        object.__setattr__(self, "scale", float(self.scale))
+        object.__setattr__(self, "offset", float(self.offset))
+
+    @property
+    def is_identity(self) -> bool:
+        return self.scale == 1.0 and self.offset == 0.0
+
+    def apply(self, x):
+        """Original units -> ``[0, 1]`` units (per step)."""
+        return self.scale * np.asarray(x, dtype=np.float64) + self.offset
+
+    def invert(self, y):
+        """``[0, 1]`` units -> original units (per step)."""
+        return (np.asarray(y, dtype=np.float64) - self.offset) / self.scale
+
+    def value(self, v, horizon: int = 1):
+        """An original-units return over ``horizon`` steps -> the rescaled game's return."""
+        return self.scale * np.asarray(v, dtype=np.float64) + horizon * self.offset
+
+    def original_value(self, v01, horizon: int = 1):
+        """A rescaled return over ``horizon`` steps -> original units."""
+        return (np.asarray(v01, dtype=np.float64) - horizon * self.offset) / self.scale
+
+    def original_gap(self, gap01):
+        """A rescaled gap (difference of returns) -> original units."""
+        return np.asarray(gap01, dtype=np.float64) / self.scale
+
+
+def fit_rescaling(values, bounds="auto") -> AffineRescaling:
+    """The affine map for ``values`` (any array of payoffs or per-step rewards).
+
+    Parameters
+    ----------
+    values : array_like
+    bounds : ``"auto"``, ``"minmax"``, ``None`` or ``(lo, hi)``
+        ``"auto"`` (default): the identity when every value is already in ``[0, 1]``, else
+        ``"minmax"``. ``"minmax"``: ``lo = min(values)``, ``hi = max(values)``, and
+        ``r01 = (r - lo) / (hi - lo)`` (a constant game maps to 0). ``None``: the identity (values
+        outside ``[0, 1]`` then fail when the game is built). ``(lo, hi)``: that interval, which
+        must contain every value (useful to keep a textbook scale, e.g. ``(-10, 1)``).
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError("payoffs must be finite")
+    if bounds is None:
+        return AffineRescaling()
+    if isinstance(bounds, str):
+        if bounds not in ("auto", "minmax"):
+            raise ValueError(f"bounds must be 'auto', 'minmax', None or (lo, hi), got {bounds!r}")
+        if arr.size == 0:
+            return AffineRescaling()
+        lo, hi = float(arr.min()), float(arr.max())
+        if bounds == "auto" and lo >= 0.0 and hi <= 1.0:
+            return AffineRescaling()
+    else:
+        lo, hi = (float(b) for b in bounds)
+        if not hi > lo:
+            raise ValueError(f"bounds: need lo < hi, got ({lo}, {hi})")
+        if arr.size and (arr.min() < lo or arr.max() > hi):
+            raise ValueError(f"bounds ({lo}, {hi}) do not contain every value (range [{arr.min()}, {arr.max()}])")
+    if hi == lo:
+        return AffineRescaling(1.0, -lo)
+    scale = 1.0 / (hi - lo)
+    return AffineRescaling(scale, -lo * scale)
+
+
+def to_unit_interval(values, rescaling: AffineRescaling, *, what: str = "payoffs") -> np.ndarray:
+    """``rescaling.apply(values)``, with round-off excursions (at most 1e-12) clipped into ``[0, 1]``."""
+    out = rescaling.apply(values)
+    if out.size and (out.min() < -1e-12 or out.max() > 1.0 + 1e-12):
+        raise ValueError(
+            f"{what}: the rescaled values span [{out.min()!r}, {out.max()!r}], not inside [0, 1]; "
+            "pass bounds that contain every value (or bounds='minmax')"
+        )
+    return np.clip(out, 0.0, 1.0)

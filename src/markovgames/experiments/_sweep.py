@@ -1,0 +1,960 @@
+"""Sweeps: a grid of runs, batched, executed in parallel (processes or Ray), resumable.
+
+Layout of a sweep directory ``DIR``::
+
+    manifest.json        configuration, seeds, versions, machine, batches, wall times, retries
+    runs/<run_id>.json   one file per finished run: its specification and per-checkpoint metrics
+    results.parquet      one row per run and checkpoint (consolidated from runs/)
+
+Every run has an id: the first 16 hex digits of the SHA-256 of a canonical JSON of what
+determines its numbers (the game's content, the algorithm, optimism, learning rate, ``T``, the
+checkpoints, the dtype). Runs that share (algorithm, optimism, game shape, ``T``, checkpoints,
+dtype) execute as one :func:`~markovgames.dynamics.run_batch` call (one task). A finished batch
+writes its runs' files atomically as soon as it returns, so an interrupted sweep loses only the
+batches that were running; started again, it skips every run whose file exists.
+
+Ray is imported only when ``executor="ray"`` is asked for.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import socket
+import time
+import traceback
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .._atomic import atomic_write, atomic_write_text
+from ..dynamics import get_algorithm, resolve_learning_rate, run_batch
+from ..games import MarkovGame, get_builtin, load_game, random_game
+from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
+
+__all__ = [
+    "SweepError",
+    "PlannedRun",
+    "BatchTask",
+    "BatchOutput",
+    "SweepPlan",
+    "SweepProgress",
+    "SweepReport",
+    "plan_sweep",
+    "execute_batch",
+    "run_sweep",
+    "consolidate_results",
+    "derive_game_seeds",
+    "game_content_hash",
+    "run_id_of",
+    "RESULTS_FILE",
+    "MANIFEST_FILE",
+    "RUNS_DIR",
+]
+
+RESULTS_FILE = "results.parquet"
+MANIFEST_FILE = "manifest.json"
+RUNS_DIR = "runs"
+MANIFEST_FORMAT = "markovgames-sweep/1"
+RUN_FILE_FORMAT = 1
+EXECUTORS = ("local", "ray")
+
+
+class SweepError(RuntimeError):
+    """A sweep cannot run (output directory, executor) or some of its batches failed."""
+
+
+class SweepDirectoryError(SweepError, ValueError):
+    """The output directory cannot hold this sweep (a user error)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Identities
+# ---------------------------------------------------------------------------------------
+def _canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+
+
+def game_content_hash(game: MarkovGame) -> str:
+    """SHA-256 of what determines a game's dynamics: sizes, initial state, rewards, transitions."""
+    h = hashlib.sha256()
+    h.update(_canonical_json({"shape": [*game.shape_key[:3], list(game.shape_key[3])], "s1": game.initial_state}).encode())
+    h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
+    h.update(np.ascontiguousarray(game.transitions, dtype="<f8").tobytes())
+    return h.hexdigest()
+
+
+def run_id_of(spec: dict[str, Any]) -> str:
+    """The run id: the first 16 hex digits of the SHA-256 of the canonical JSON of ``spec``."""
+    return hashlib.sha256(_canonical_json(spec).encode()).hexdigest()[:16]
+
+
+def derive_game_seeds(base_seed: int, count: int) -> list[int]:
+    """The integer seeds of the random games: ``SeedSequence(base_seed).spawn(count)``, one 63-bit int each.
+
+    Seed ``k`` is ``int(children[k].generate_state(1, numpy.uint64)[0]) >> 1``; the game is
+    ``random_game(..., seed_or_rng=seed)`` (or ``markovgames games random --seed SEED``).
+    """
+    children = np.random.SeedSequence(base_seed).spawn(count)
+    return [int(c.generate_state(1, dtype=np.uint64)[0]) >> 1 for c in children]
+
+
+# ---------------------------------------------------------------------------------------
+# Plan
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PlannedRun:
+    """One run of the grid."""
+
+    run_id: str
+    spec: dict[str, Any]
+    game: MarkovGame
+    game_label: str
+    game_kind: str
+    game_index: int
+    game_seed: int | None
+    seed_index: int | None
+    algorithm: str
+    optimistic: bool
+    eta: float | str
+    eta_value: float | None
+    T: int
+    checkpoints: tuple[int, ...]
+    dtype: str
+
+    @property
+    def batch_key(self) -> tuple:
+        stage_theory = self.algorithm == "stage_cce" and self.eta == "theory"
+        return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchTask:
+    """One task: the runs of one batch, with their games (picklable; sent to a worker)."""
+
+    batch_id: str
+    algorithm: str
+    optimistic: bool
+    T: int
+    checkpoints: tuple[int, ...]
+    dtype: str
+    run_ids: tuple[str, ...]
+    games: tuple[MarkovGame, ...]
+    etas: tuple[float | str, ...]
+
+    def __len__(self) -> int:
+        return len(self.run_ids)
+
+    @property
+    def shape_key(self):
+        return self.games[0].shape_key
+
+
+@dataclass(frozen=True, eq=False)
+class BatchOutput:
+    """What a worker sends back: the per-checkpoint arrays of every run of the batch."""
+
+    batch_id: str
+    run_ids: tuple[str, ...]
+    prefixes: np.ndarray  # (P,)
+    value: np.ndarray  # (B, P, N)
+    certified_ce_bound: np.ndarray
+    certified_cce_bound: np.ndarray
+    wall_time_s: float
+    compile_time_s: float
+    host: str
+    pid: int
+
+
+@dataclass(frozen=True, eq=False)
+class SweepPlan:
+    """The runs of a configuration, in grid order."""
+
+    config: SweepConfig
+    runs: tuple[PlannedRun, ...]
+    checkpoints: tuple[int, ...]
+    game_seeds: tuple[int, ...]
+    games: tuple[dict[str, Any], ...]
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [r.run_id for r in self.runs]
+
+    def batches(self, run_ids: Sequence[str] | None = None) -> list[BatchTask]:
+        """Group runs (all, or those in ``run_ids``) into batch tasks, largest first."""
+        wanted = None if run_ids is None else set(run_ids)
+        groups: dict[tuple, list[PlannedRun]] = defaultdict(list)
+        for r in self.runs:
+            if wanted is None or r.run_id in wanted:
+                groups[r.batch_key].append(r)
+        limit = self.config.max_batch_size
+        tasks = []
+        for members in groups.values():
+            chunks = [members] if limit is None else [members[k : k + limit] for k in range(0, len(members), limit)]
+            for chunk in chunks:
+                first = chunk[0]
+                ids = tuple(r.run_id for r in chunk)
+                tasks.append(
+                    BatchTask(
+                        batch_id=hashlib.sha256(",".join(ids).encode()).hexdigest()[:12],
+                        algorithm=first.algorithm,
+                        optimistic=first.optimistic,
+                        T=first.T,
+                        checkpoints=first.checkpoints,
+                        dtype=first.dtype,
+                        run_ids=ids,
+                        games=tuple(r.game for r in chunk),
+                        etas=tuple(r.eta for r in chunk),
+                    )
+                )
+        tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
+        return tasks
+
+
+def _random_label(spec, seed: int | None) -> str:
+    acts = "x".join(map(str, spec.action_tuple))
+    text = f"random(N={spec.players},H={spec.horizon},S={spec.states},A={acts}"
+    if spec.reward_distribution != "uniform":
+        text += f",{spec.reward_distribution}"
+    if spec.transition_concentration != 1.0:
+        text += f",c={spec.transition_concentration:g}"
+    if spec.initial_state != 0:
+        text += f",s1={spec.initial_state}"
+    if seed is not None:
+        text += f",seed={seed}"
+    return text + ")"
+
+
+def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int]):
+    """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
+    built = []
+    for index, entry in enumerate(config.games):
+        where = f"games[{index}]"
+        if entry.builtin is not None:
+            game = get_builtin(entry.builtin)
+            built.append((index, entry.label or entry.builtin, "builtin", None, None, game))
+        elif entry.file is not None:
+            path = Path(entry.file)
+            if not path.is_absolute():
+                path = base_dir / path
+            if not path.exists():
+                raise SweepConfigError(f"{where}: {entry.file!r} is neither a built-in game nor an existing game file")
+            try:
+                game = load_game(path)
+            except Exception as err:  # GameFileError and friends: name the entry
+                raise SweepConfigError(f"{where}: {err}") from None
+            built.append((index, entry.label or entry.file, "file", None, None, game))
+        else:
+            spec = entry.random
+            seeds = [(spec.seed, None)] if spec.seed is not None else [(s, k) for k, s in enumerate(game_seeds)]
+            for seed, k in seeds:
+                try:
+                    game = random_game(
+                        spec.players,
+                        spec.horizon,
+                        spec.states,
+                        spec.action_tuple,
+                        seed_or_rng=seed,
+                        reward_distribution=spec.reward_distribution,
+                        transition_concentration=spec.transition_concentration,
+                        initial_state=spec.initial_state,
+                    )
+                except Exception as err:
+                    raise SweepConfigError(f"{where}.random: {err}") from None
+                label = entry.label or _random_label(spec, spec.seed)
+                built.append((index, label, "random", seed, k, game))
+    # Different entries must not share a label (results are grouped by it).
+    owner: dict[str, int] = {}
+    out = []
+    for index, label, kind, seed, k, game in built:
+        if owner.setdefault(label, index) != index:
+            label = f"{label}#{index}"
+        out.append((index, label, kind, seed, k, game))
+    return out
+
+
+def plan_sweep(config: SweepConfig, base_dir: str | Path = ".") -> SweepPlan:
+    """Expand a configuration into its runs (games are built here; files relative to ``base_dir``)."""
+    base_dir = Path(base_dir)
+    checkpoints = tuple(resolved_checkpoints(config))
+    game_seeds = derive_game_seeds(config.base_seed, config.seeds)
+    games = _build_games(config, base_dir, game_seeds)
+    runs: list[PlannedRun] = []
+    seen: set[str] = set()
+    hashes: dict[int, str] = {}
+    game_rows = []
+    for index, label, kind, seed, k, game in games:
+        content = hashes.setdefault(id(game), game_content_hash(game))
+        game_rows.append(
+            {"label": label, "kind": kind, "entry": index, "seed": seed, "seed_index": k,
+             "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
+             "sha256": content}
+        )
+        game_spec: dict[str, Any] = {"kind": kind, "sha256": content}
+        if kind == "builtin":
+            game_spec["name"] = config.games[index].builtin
+        elif kind == "random":
+            r = config.games[index].random
+            game_spec.update(
+                players=r.players, horizon=r.horizon, states=r.states, actions=list(r.action_tuple), seed=seed,
+                reward_distribution=r.reward_distribution, transition_concentration=r.transition_concentration,
+                initial_state=r.initial_state,
+            )
+        for alg in config.algorithms:
+            spec_alg = get_algorithm(alg.name)
+            for optimistic in alg.optimistic or config.optimistic:
+                for eta in alg.etas or config.etas:
+                    spec = {
+                        "format": RUN_FILE_FORMAT,
+                        "game": game_spec,
+                        "algorithm": alg.name,
+                        "optimistic": bool(optimistic),
+                        "eta": eta if eta == "theory" else float(eta),
+                        "T": config.T,
+                        "checkpoints": list(checkpoints),
+                        "dtype": config.dtype,
+                    }
+                    rid = run_id_of(spec)
+                    if rid in seen:  # the same run listed twice: run it once
+                        continue
+                    seen.add(rid)
+                    scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
+                    runs.append(
+                        PlannedRun(
+                            run_id=rid, spec=spec, game=game, game_label=label, game_kind=kind, game_index=index,
+                            game_seed=seed, seed_index=k, algorithm=alg.name, optimistic=bool(optimistic), eta=eta,
+                            eta_value=None if per_stage else float(scale), T=config.T, checkpoints=checkpoints,
+                            dtype=config.dtype,
+                        )
+                    )
+    return SweepPlan(config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows))
+
+
+# ---------------------------------------------------------------------------------------
+# One task
+# ---------------------------------------------------------------------------------------
+def execute_batch(task: BatchTask) -> BatchOutput:
+    """Run one batch (in a worker process, a Ray worker, or inline): one ``run_batch`` call."""
+    result = run_batch(
+        list(task.games),
+        task.algorithm,
+        T=task.T,
+        etas=list(task.etas),
+        optimistic=task.optimistic,
+        record_trajectory=False,
+        dtype=task.dtype,
+        checkpoints=list(task.checkpoints),
+    )
+    return BatchOutput(
+        batch_id=task.batch_id,
+        run_ids=task.run_ids,
+        prefixes=np.asarray(result.prefixes),
+        value=np.asarray(result.value),
+        certified_ce_bound=np.asarray(result.certified_ce_bound),
+        certified_cce_bound=np.asarray(result.certified_cce_bound),
+        wall_time_s=float(result.wall_time_s),
+        compile_time_s=float(result.compile_time_s),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Progress and report
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepProgress:
+    """Where a sweep stands; ``latest`` describes the batch that finished last (or ``None``)."""
+
+    total_runs: int
+    done_runs: int
+    skipped_runs: int
+    total_batches: int
+    done_batches: int
+    failed_batches: int
+    latest: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    out: Path
+    total_runs: int
+    computed_runs: int
+    skipped_runs: int
+    failed_runs: int
+    batches: int
+    retries: int
+    wall_time_s: float
+    results_path: Path | None
+    manifest_path: Path
+    failures: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ---------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _machine() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, batch_size: int) -> dict[str, Any]:
+    records = []
+    for k, T_prime in enumerate(output.prefixes):
+        value = output.value[b, k]
+        ce = output.certified_ce_bound[b, k]
+        cce = output.certified_cce_bound[b, k]
+        records.append(
+            {
+                "checkpoint": int(T_prime),
+                "value": [float(x) for x in value],
+                "certified_ce_bound": [float(x) for x in ce],
+                "certified_cce_bound": [float(x) for x in cce],
+                "certified_ce_gap": float(np.max(ce - value)),
+                "certified_cce_gap": float(np.max(cce - value)),
+            }
+        )
+    return {
+        "format": RUN_FILE_FORMAT,
+        "run_id": run.run_id,
+        "spec": run.spec,
+        "game": run.game_label,
+        "game_kind": run.game_kind,
+        "game_seed": run.game_seed,
+        "seed_index": run.seed_index,
+        "shape": {"N": run.game.num_players, "H": run.game.horizon, "S": run.game.num_states, "A": list(run.game.num_actions)},
+        "algorithm": run.algorithm,
+        "concept": get_algorithm(run.algorithm).concept,
+        "optimistic": run.optimistic,
+        "eta": run.eta,
+        "eta_value": run.eta_value,
+        "T": run.T,
+        "dtype": run.dtype,
+        "batch": {
+            "id": output.batch_id,
+            "size": batch_size,
+            "wall_time_s": output.wall_time_s,
+            "compile_time_s": output.compile_time_s,
+            "attempt": attempt,
+            "host": output.host,
+        },
+        "wall_time_s": output.wall_time_s / batch_size,
+        "finished_at": _now(),
+        "records": records,
+    }
+
+
+def _read_run_file(path: Path, run_id: str) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("run_id") != run_id or not isinstance(doc.get("records"), list):
+        return None
+    return doc
+
+
+def _eta_text(eta: float | str) -> str:
+    return eta if isinstance(eta, str) else repr(float(eta))
+
+
+def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, Any]]:
+    concept = doc["concept"]
+    shape = doc["shape"]
+    rows = []
+    for rec in doc["records"]:
+        Tp = rec["checkpoint"]
+        ce, cce = rec["certified_ce_gap"], rec["certified_cce_gap"]
+        gap = ce if concept == "ce" else cce
+        rows.append(
+            {
+                "run_id": doc["run_id"],
+                "game": run.game_label if run is not None else doc["game"],
+                "game_kind": doc["game_kind"],
+                "game_seed": doc["game_seed"],
+                "seed_index": doc["seed_index"],
+                "N": shape["N"],
+                "H": shape["H"],
+                "S": shape["S"],
+                "A": "x".join(map(str, shape["A"])),
+                "algorithm": doc["algorithm"],
+                "concept": concept,
+                "optimistic": doc["optimistic"],
+                "eta": _eta_text(doc["eta"]),
+                "eta_value": doc["eta_value"],
+                "T": doc["T"],
+                "checkpoint": Tp,
+                "value": rec["value"],
+                "certified_ce_bound": rec["certified_ce_bound"],
+                "certified_cce_bound": rec["certified_cce_bound"],
+                "certified_ce_gap": ce,
+                "certified_cce_gap": cce,
+                "ce_gap_times_T": ce * Tp,
+                "cce_gap_times_T": cce * Tp,
+                "gap": gap,
+                "gap_times_T": gap * Tp,
+                "wall_time_s": doc["wall_time_s"],
+                "batch_id": doc["batch"]["id"],
+                "batch_size": doc["batch"]["size"],
+                "batch_wall_time_s": doc["batch"]["wall_time_s"],
+            }
+        )
+    return rows
+
+
+def _results_schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("game", pa.string()),
+            ("game_kind", pa.string()),
+            ("game_seed", pa.int64()),
+            ("seed_index", pa.int64()),
+            ("N", pa.int64()),
+            ("H", pa.int64()),
+            ("S", pa.int64()),
+            ("A", pa.string()),
+            ("algorithm", pa.string()),
+            ("concept", pa.string()),
+            ("optimistic", pa.bool_()),
+            ("eta", pa.string()),
+            ("eta_value", pa.float64()),
+            ("T", pa.int64()),
+            ("checkpoint", pa.int64()),
+            ("value", pa.list_(pa.float64())),
+            ("certified_ce_bound", pa.list_(pa.float64())),
+            ("certified_cce_bound", pa.list_(pa.float64())),
+            ("certified_ce_gap", pa.float64()),
+            ("certified_cce_gap", pa.float64()),
+            ("ce_gap_times_T", pa.float64()),
+            ("cce_gap_times_T", pa.float64()),
+            ("gap", pa.float64()),
+            ("gap_times_T", pa.float64()),
+            ("wall_time_s", pa.float64()),
+            ("batch_id", pa.string()),
+            ("batch_size", pa.int64()),
+            ("batch_wall_time_s", pa.float64()),
+        ]
+    )
+
+
+def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple[Path, int]:
+    """Write ``out/results.parquet`` from the run files (those of ``plan``, or all); returns (path, runs)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    runs_dir = out / RUNS_DIR
+    rows: list[dict[str, Any]] = []
+    count = 0
+    if plan is not None:
+        items = [(runs_dir / f"{r.run_id}.json", r.run_id, r) for r in plan.runs]
+    else:
+        items = [(p, p.stem, None) for p in sorted(runs_dir.glob("*.json")) if not p.name.startswith(".")]
+    for path, rid, run in items:
+        doc = _read_run_file(path, rid) if path.exists() else None
+        if doc is None:
+            continue
+        rows.extend(_result_rows(doc, run))
+        count += 1
+    schema = _results_schema()
+    table = pa.Table.from_pylist(rows, schema=schema)
+    path = out / RESULTS_FILE
+    atomic_write(path, lambda fh: pq.write_table(table, fh))
+    return path, count
+
+
+def _prepare_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise SweepDirectoryError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists() and not (out / RUNS_DIR).is_dir():
+        raise SweepDirectoryError(f"--out {out}: not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory")
+    (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    # Temporary files of writes that an interruption cut short.
+    for stale in (out / RUNS_DIR).glob(".*.tmp"):
+        try:
+            stale.unlink()
+        except OSError:
+            pass
+
+
+def _previous_manifest(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sessions and batches recorded by earlier sessions of a sweep directory."""
+    try:
+        previous = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8"))
+        sessions = [s for s in previous.get("sessions", []) if isinstance(s, dict)]
+        batches = [b for b in previous.get("batches", []) if isinstance(b, dict)]
+        return sessions, batches
+    except (OSError, ValueError, AttributeError):
+        return [], []
+
+
+# ---------------------------------------------------------------------------------------
+# Executors
+# ---------------------------------------------------------------------------------------
+OnResult = Callable[[BatchTask, BatchOutput, int], None]
+OnFailure = Callable[[BatchTask, int, str, bool], None]
+
+
+def _execute_inline(tasks: list[BatchTask], max_retries: int, on_result: OnResult, on_failure: OnFailure) -> None:
+    for task in tasks:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                output = execute_batch(task)
+            except Exception:
+                final = attempt > max_retries
+                on_failure(task, attempt, traceback.format_exc(limit=5), final)
+                if final:
+                    break
+                continue
+            on_result(task, output, attempt)
+            break
+
+
+def _execute_processes(
+    tasks: list[BatchTask], workers: int, max_retries: int, on_result: OnResult, on_failure: OnFailure
+) -> None:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("spawn")
+
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context)
+
+    pool = new_pool()
+    attempts: dict[str, int] = defaultdict(int)
+    futures: dict[Any, BatchTask] = {}
+
+    def submit(task: BatchTask) -> None:
+        nonlocal pool
+        attempts[task.batch_id] += 1
+        try:
+            future = pool.submit(execute_batch, task)
+        except (BrokenProcessPool, RuntimeError):
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = new_pool()
+            future = pool.submit(execute_batch, task)
+        futures[future] = task
+
+    try:
+        for task in tasks:
+            submit(task)
+        while futures:
+            done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+            for future in done:
+                task = futures.pop(future)
+                attempt = attempts[task.batch_id]
+                try:
+                    output = future.result()
+                except Exception as err:
+                    final = attempt > max_retries
+                    detail = "".join(traceback.format_exception(err, limit=5))
+                    on_failure(task, attempt, detail, final)
+                    if not final:
+                        submit(task)
+                    continue
+                on_result(task, output, attempt)
+    finally:
+        # On an interruption, do not wait for running batches: their results would be lost anyway.
+        pool.shutdown(wait=not futures, cancel_futures=True)
+
+
+def _execute_ray(
+    tasks: list[BatchTask],
+    address: str | None,
+    workers: int | None,
+    max_retries: int,
+    on_result: OnResult,
+    on_failure: OnFailure,
+) -> dict[str, Any]:
+    try:
+        import ray
+    except ImportError:
+        raise SweepConfigError("--executor ray: Ray is not installed; pip install 'markovgames[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if address is None and workers is not None:
+            kwargs["num_cpus"] = workers
+        ray.init(address=address, **kwargs)
+        started = True
+    info = {"ray_version": ray.__version__, "started_local_cluster": started and address is None,
+            "cluster_cpus": ray.cluster_resources().get("CPU")}
+    # Ray retries a task whose worker died (max_retries); an exception raised by the task is
+    # retried here, so that every attempt is counted in the manifest.
+    remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(execute_batch)
+    attempts: dict[str, int] = defaultdict(int)
+    refs: dict[Any, BatchTask] = {}
+
+    def submit(task: BatchTask) -> None:
+        attempts[task.batch_id] += 1
+        refs[remote.remote(task)] = task
+
+    try:
+        for task in tasks:
+            submit(task)
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            for ref in ready:
+                task = refs.pop(ref)
+                attempt = attempts[task.batch_id]
+                try:
+                    output = ray.get(ref)
+                except Exception as err:  # RayTaskError, WorkerCrashedError, ...
+                    final = attempt > max_retries
+                    on_failure(task, attempt, f"{type(err).__name__}: {err}"[:4000], final)
+                    if not final:
+                        submit(task)
+                    continue
+                on_result(task, output, attempt)
+    finally:
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        if started:
+            ray.shutdown()
+    return info
+
+
+# ---------------------------------------------------------------------------------------
+# The sweep
+# ---------------------------------------------------------------------------------------
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def run_sweep(
+    config: SweepConfig | str | Path,
+    out: str | Path | None = None,
+    *,
+    overrides: Sequence[str] = (),
+    base_dir: str | Path | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[SweepProgress], None] | None = None,
+    raw_config: dict[str, Any] | None = None,
+    config_name: str | None = None,
+) -> SweepReport:
+    """Run (or resume) a sweep into ``out``.
+
+    Parameters
+    ----------
+    config : a validated :class:`SweepConfig`, or the path of a TOML file (then ``overrides``
+        are ``KEY=VALUE`` strings applied to it, and game files are relative to its folder).
+    out : the sweep directory (default: the configuration's ``out``, relative to its folder,
+        else ``sweeps/<config name>``).
+    executor : ``"local"`` (worker processes, ``spawn``; ``workers=1`` runs inline) or ``"ray"``.
+    address : Ray cluster address (default: start a local Ray instance, or use the one this
+        process is already connected to).
+    workers : local worker processes (default ``min(2, cpu_count)``); for a local Ray instance
+        that this call starts, its CPU count.
+    progress : called after every finished batch with a :class:`SweepProgress`.
+    """
+    if executor not in EXECUTORS:
+        raise SweepConfigError(f"--executor: unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SweepConfigError(f"--workers: expected a positive integer, got {workers!r}")
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        config, raw_config = load_sweep_config(path, list(overrides))
+        config_name = config_name or path.name
+        base_dir = path.parent if base_dir is None else base_dir
+        stem = path.stem
+    else:
+        stem = config.name or "sweep"
+    base_dir = Path(base_dir) if base_dir is not None else Path(".")
+    if out is None:
+        out = base_dir / config.out if config.out else Path("sweeps") / (config.name or stem)
+    out = Path(out)
+    start_wall = time.perf_counter()
+    started_at = _now()
+
+    plan = plan_sweep(config, base_dir)
+    _prepare_out(out)
+    runs_dir = out / RUNS_DIR
+    by_id = {r.run_id: r for r in plan.runs}
+    finished = {rid for rid in by_id if _read_run_file(runs_dir / f"{rid}.json", rid) is not None}
+    pending = [rid for rid in plan.run_ids if rid not in finished]
+    tasks = plan.batches(pending)
+    n_workers = workers or default_workers()
+
+    batch_log: list[dict[str, Any]] = []
+    failures: list[str] = []
+    state = {"done": len(finished), "batches": 0, "failed_batches": 0, "computed": 0, "retries": 0, "failed_runs": 0}
+    sessions, previous_batches = _previous_manifest(out)
+    for b in previous_batches:
+        b.setdefault("session", len(sessions) - 1)
+    executor_info: dict[str, Any] = {"kind": executor, "workers": n_workers if executor == "local" else workers,
+                                     "address": address}
+
+    def manifest(status: str, finished_at: str | None) -> dict[str, Any]:
+        from ._rundir import versions
+
+        wall = time.perf_counter() - start_wall
+        session = {
+            "started_at": started_at,
+            "finished_at": finished_at,
+            "status": status,
+            "wall_time_s": wall,
+            "executor": executor_info,
+            "runs_computed": state["computed"],
+            "runs_skipped_as_finished": len(finished),
+            "batches": len(tasks),
+            "retries": state["retries"],
+            "failed_batches": state["failed_batches"],
+        }
+        all_sessions = sessions + [session]
+        return {
+            "format": MANIFEST_FORMAT,
+            "name": config.name,
+            "status": status,
+            "config_file": config_name,
+            "overrides": list(overrides),
+            "config": config.model_dump(mode="json"),
+            "raw_config": raw_config,
+            "checkpoints": list(plan.checkpoints),
+            "seeds": {
+                "base_seed": config.base_seed,
+                "count": config.seeds,
+                "game_seeds": list(plan.game_seeds),
+                "derivation": "numpy.random.SeedSequence(base_seed).spawn(count)[k].generate_state(1, numpy.uint64)[0] >> 1",
+            },
+            "games": list(plan.games),
+            "runs": {
+                "total": len(plan.runs),
+                "finished": state["done"],
+                "failed": state["failed_runs"],
+                "ids": plan.run_ids,
+            },
+            "batches": previous_batches + [dict(b, session=len(sessions)) for b in batch_log],
+            "retries": state["retries"],
+            "retries_all_sessions": sum(int(s.get("retries", 0)) for s in all_sessions),
+            "wall_time_s": wall,
+            "wall_time_s_all_sessions": sum(float(s.get("wall_time_s") or 0.0) for s in all_sessions),
+            "executor": executor_info,
+            "versions": versions(),
+            "machine": _machine(),
+            "started_at": started_at,
+            "finished_at": finished_at,
+            "sessions": all_sessions,
+            "failures": failures,
+        }
+
+    def write_manifest(status: str, finished_at: str | None = None) -> None:
+        atomic_write_text(out / MANIFEST_FILE, json.dumps(manifest(status, finished_at), indent=2, allow_nan=False) + "\n")
+
+    def notify(latest: dict[str, Any] | None) -> None:
+        if progress is not None:
+            progress(
+                SweepProgress(
+                    total_runs=len(plan.runs),
+                    done_runs=state["done"],
+                    skipped_runs=len(finished),
+                    total_batches=len(tasks),
+                    done_batches=state["batches"],
+                    failed_batches=state["failed_batches"],
+                    latest=latest,
+                )
+            )
+
+    def on_result(task: BatchTask, output: BatchOutput, attempt: int) -> None:
+        for b, rid in enumerate(output.run_ids):
+            doc = _run_document(by_id[rid], output, b, attempt, len(task))
+            atomic_write_text(runs_dir / f"{rid}.json", json.dumps(doc, allow_nan=False) + "\n")
+        state["done"] += len(task)
+        state["computed"] += len(task)
+        state["batches"] += 1
+        batch_log.append(
+            {
+                "batch_id": task.batch_id, "algorithm": task.algorithm, "optimistic": task.optimistic,
+                "shape": {"N": task.shape_key[0], "H": task.shape_key[1], "S": task.shape_key[2], "A": list(task.shape_key[3])},
+                "T": task.T, "size": len(task), "status": "finished", "attempts": attempt,
+                "wall_time_s": output.wall_time_s, "compile_time_s": output.compile_time_s, "host": output.host,
+                "run_ids": list(task.run_ids),
+            }
+        )
+        concept = get_algorithm(task.algorithm).concept
+        final_gaps = np.max(
+            (output.certified_ce_bound if concept == "ce" else output.certified_cce_bound)[:, -1] - output.value[:, -1], axis=-1
+        )
+        first = by_id[task.run_ids[0]]
+        notify(
+            {
+                "algorithm": task.algorithm, "optimistic": task.optimistic, "game": first.game_label,
+                "concept": concept, "T": int(output.prefixes[-1]), "median_gap": float(np.median(final_gaps)),
+                "runs": len(task),
+            }
+        )
+
+    def on_failure(task: BatchTask, attempt: int, detail: str, final: bool) -> None:
+        if not final:
+            state["retries"] += 1
+            return
+        state["failed_batches"] += 1
+        state["failed_runs"] += len(task)
+        failures.append(f"batch {task.batch_id} ({task.algorithm}, {len(task)} runs) failed after {attempt} attempts: {detail.strip().splitlines()[-1] if detail.strip() else ''}")
+        batch_log.append(
+            {"batch_id": task.batch_id, "algorithm": task.algorithm, "optimistic": task.optimistic, "T": task.T,
+             "size": len(task), "status": "failed", "attempts": attempt, "error": detail[-4000:],
+             "run_ids": list(task.run_ids)}
+        )
+        notify(None)
+
+    write_manifest("running")
+    notify(None)
+    try:
+        if tasks:
+            if executor == "ray":
+                executor_info.update(_execute_ray(tasks, address, workers, config.max_retries, on_result, on_failure))
+            elif n_workers == 1 or len(tasks) == 1:
+                executor_info["inline"] = True
+                _execute_inline(tasks, config.max_retries, on_result, on_failure)
+            else:
+                _execute_processes(tasks, n_workers, config.max_retries, on_result, on_failure)
+    except BaseException:
+        # Interrupted: what finished is on disk; say so in the manifest and re-raise.
+        try:
+            write_manifest("interrupted", _now())
+        except Exception:
+            pass
+        raise
+    results_path, _ = consolidate_results(out, plan)
+    status = "complete" if not failures else "incomplete"
+    write_manifest(status, _now())
+    return SweepReport(
+        out=out,
+        total_runs=len(plan.runs),
+        computed_runs=state["computed"],
+        skipped_runs=len(finished),
+        failed_runs=state["failed_runs"],
+        batches=len(tasks),
+        retries=state["retries"],
+        wall_time_s=time.perf_counter() - start_wall,
+        results_path=results_path,
+        manifest_path=out / MANIFEST_FILE,
+        failures=tuple(failures),
+    )

@@ -1,0 +1,503 @@
+"""Sweep configurations: a TOML file validated by pydantic, with ``--set key=value`` overrides.
+
+A configuration is a grid: every game (built-in, file, or random generator times seeds) is run
+with every algorithm, optimism setting and learning rate, for ``T`` iterations, keeping the
+metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
+
+Every error names the file and the key at fault, e.g.
+``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..dynamics import ALGORITHMS
+from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
+
+__all__ = [
+    "SweepConfigError",
+    "SweepConfig",
+    "GameSpec",
+    "RandomGameSpec",
+    "AlgorithmSpec",
+    "load_sweep_config",
+    "parse_sweep_config",
+    "apply_overrides",
+    "parse_override",
+    "resolved_checkpoints",
+]
+
+#: Points per decade of the default ``checkpoints = "log"`` grid.
+LOG_POINTS_PER_DECADE = 10
+
+
+class SweepConfigError(ValueError):
+    """A sweep configuration is invalid; the message is one line naming the file and the key."""
+
+
+class _Strict(BaseModel):
+    """A table whose unknown keys are errors that name the key and list the allowed ones."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    _aliases: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            allowed = set(cls.model_fields)
+            unknown = [k for k in data if k not in allowed]
+            if unknown:
+                raise ValueError(
+                    f"unknown key {unknown[0]!r}; allowed keys: {', '.join(cls.model_fields)}"
+                )
+        return data
+
+
+def _positive_int(value: Any, where: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{where}{': ' if where else ''}expected a positive integer, got {value!r}")
+    return value
+
+
+class RandomGameSpec(_Strict):
+    """``random = {players, horizon, states, actions, seed?, ...}``: :func:`markovgames.games.random_game`.
+
+    Without ``seed`` the generator is run once per sweep seed (``seeds``, spawned from
+    ``base_seed``); with ``seed`` it is one fixed game.
+    """
+
+    players: int
+    horizon: int
+    states: int
+    actions: int | list[int]
+    seed: int | None = None
+    reward_distribution: str = "uniform"
+    transition_concentration: float = 1.0
+    initial_state: int = 0
+
+    @field_validator("players", "horizon", "states", mode="before")
+    @classmethod
+    def _sizes(cls, v: Any) -> int:
+        return _positive_int(v)
+
+    @field_validator("actions", mode="before")
+    @classmethod
+    def _actions(cls, v: Any) -> int | list[int]:
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("expected a positive integer or a non-empty list of them")
+            return [_positive_int(a, f"[{k}]") for k, a in enumerate(v)]
+        return _positive_int(v)
+
+    @field_validator("seed", "initial_state", mode="before")
+    @classmethod
+    def _non_negative(cls, v: Any, info) -> Any:
+        if v is None and info.field_name == "seed":
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"expected a non-negative integer, got {v!r}")
+        return v
+
+    @field_validator("reward_distribution")
+    @classmethod
+    def _distribution(cls, v: str) -> str:
+        if v not in REWARD_DISTRIBUTIONS:
+            raise ValueError(f"unknown reward distribution {v!r}; choose one of: {', '.join(REWARD_DISTRIBUTIONS)}")
+        return v
+
+    @field_validator("transition_concentration", mode="before")
+    @classmethod
+    def _concentration(cls, v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise ValueError(f"expected a positive finite number, got {v!r}")
+        return float(v)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RandomGameSpec":
+        if isinstance(self.actions, list) and len(self.actions) != self.players:
+            raise ValueError(f"actions has {len(self.actions)} entries but players = {self.players}")
+        if self.initial_state >= self.states:
+            raise ValueError(f"initial_state = {self.initial_state} is not below states = {self.states}")
+        return self
+
+    @property
+    def action_tuple(self) -> tuple[int, ...]:
+        if isinstance(self.actions, list):
+            return tuple(self.actions)
+        return (self.actions,) * self.players
+
+
+class GameSpec(_Strict):
+    """One entry of ``games``: a string (built-in name, else a file), or a table.
+
+    Tables: ``{builtin = "paper"}``, ``{file = "g.json"}`` (relative to the configuration file)
+    or ``{random = {...}}``; each may add ``label`` (the name in results and figures).
+    """
+
+    builtin: str | None = None
+    file: str | None = None
+    random: RandomGameSpec | None = None
+    label: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            if not data:
+                raise ValueError("expected a built-in game name or a game file, got ''")
+            return {"builtin": data} if data in BUILTIN_GAMES else {"file": data}
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"expected a built-in game name, a file name, or a table with builtin, file or random; got {data!r}"
+            )
+        return data
+
+    @field_validator("builtin")
+    @classmethod
+    def _known_builtin(cls, v: str | None) -> str | None:
+        if v is not None and v not in BUILTIN_GAMES:
+            raise ValueError(f"unknown built-in game {v!r}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}")
+        return v
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "GameSpec":
+        given = [k for k in ("builtin", "file", "random") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of builtin, file, random (got {', '.join(given) or 'none'})")
+        return self
+
+
+class AlgorithmSpec(_Strict):
+    """One entry of ``algorithms``: a name, or ``{name = ..., optimistic = ..., etas = ...}``.
+
+    ``optimistic`` and ``etas`` here replace the sweep-wide lists for this algorithm.
+    """
+
+    name: str
+    optimistic: list[bool] | None = None
+    etas: list[float | Literal["theory"]] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            _check_algorithm(data)
+            return {"name": data}
+        if not isinstance(data, dict):
+            raise ValueError(f"expected an algorithm name or a table with 'name'; got {data!r}")
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        return _check_algorithm(v)
+
+    @field_validator("optimistic", mode="before")
+    @classmethod
+    def _optimistic(cls, v: Any) -> Any:
+        return _bool_list(v)
+
+    @field_validator("etas", mode="before")
+    @classmethod
+    def _etas(cls, v: Any) -> Any:
+        return None if v is None else _eta_list(v)
+
+
+def _check_algorithm(name: str) -> str:
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; choose one of: {', '.join(ALGORITHMS)}")
+    return name
+
+
+def _bool_list(v: Any) -> Any:
+    if v is None:
+        return v
+    items = v if isinstance(v, list) else [v]
+    if not items:
+        raise ValueError("expected true, false or a non-empty list of them")
+    for k, b in enumerate(items):
+        if not isinstance(b, bool):
+            raise ValueError(f"{f'[{k}]: ' if isinstance(v, list) else ''}expected true or false, got {b!r}")
+    if len(set(items)) != len(items):
+        raise ValueError(f"repeated value in {items!r}")
+    return items
+
+
+def _eta_list(v: Any) -> list[float | str]:
+    items = v if isinstance(v, list) else [v]
+    if not items:
+        raise ValueError("expected a positive number, 'theory', or a non-empty list of them")
+    out: list[float | str] = []
+    for k, e in enumerate(items):
+        if e == "theory":
+            out.append("theory")
+            continue
+        if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e) or e <= 0:
+            where = f"[{k}]: " if isinstance(v, list) else ""
+            raise ValueError(f"{where}a learning rate is a positive number or 'theory', got {e!r}")
+        out.append(float(e))
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated learning rate in {items!r}")
+    return out
+
+
+class SweepConfig(_Strict):
+    """A sweep: games x algorithms x optimism x learning rates x seeds, for ``T`` iterations."""
+
+    name: str | None = None
+    games: list[GameSpec]
+    algorithms: list[AlgorithmSpec]
+    etas: list[float | Literal["theory"]] = Field(default_factory=lambda: [0.2])
+    optimistic: list[bool] = Field(default_factory=lambda: [True])
+    T: int
+    checkpoints: list[int] | Literal["log", "decades"] = "log"
+    seeds: int = 1
+    base_seed: int = 0
+    dtype: Literal["float64", "float32"] = "float64"
+    max_retries: int = 1
+    max_batch_size: int | None = None
+    out: str | None = None
+
+    @field_validator("games", "algorithms", mode="before")
+    @classmethod
+    def _non_empty(cls, v: Any) -> Any:
+        if isinstance(v, list) and not v:
+            raise ValueError("must not be empty")
+        return v
+
+    @field_validator("etas", mode="before")
+    @classmethod
+    def _etas(cls, v: Any) -> Any:
+        return _eta_list(v)
+
+    @field_validator("optimistic", mode="before")
+    @classmethod
+    def _optimistic(cls, v: Any) -> Any:
+        return _bool_list(v)
+
+    @field_validator("T", "seeds", mode="before")
+    @classmethod
+    def _positive(cls, v: Any, info) -> int:
+        if isinstance(v, float) and v.is_integer():  # TOML has no 1e4 integers
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"expected a positive integer, got {v!r}")
+        return v
+
+    @field_validator("max_batch_size", mode="before")
+    @classmethod
+    def _batch(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"expected a positive integer, got {v!r}")
+        return v
+
+    @field_validator("base_seed", "max_retries", mode="before")
+    @classmethod
+    def _non_negative(cls, v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"expected a non-negative integer, got {v!r}")
+        return v
+
+    @field_validator("checkpoints", mode="before")
+    @classmethod
+    def _checkpoints(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            if v not in ("log", "decades"):
+                raise ValueError(f"expected 'log', 'decades' or a list of positive integers, got {v!r}")
+            return v
+        if not isinstance(v, list) or not v:
+            raise ValueError(f"expected 'log', 'decades' or a non-empty list of positive integers, got {v!r}")
+        for k, c in enumerate(v):
+            if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+                raise ValueError(f"[{k}]: expected a positive integer, got {c!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _checkpoints_within_T(self) -> "SweepConfig":
+        if isinstance(self.checkpoints, list):
+            beyond = [c for c in self.checkpoints if c > self.T]
+            if beyond:
+                raise ValueError(f"checkpoints: {beyond[0]} is beyond T = {self.T}")
+        return self
+
+
+def resolved_checkpoints(config: SweepConfig) -> list[int]:
+    """The checkpoints ``T'`` kept for every run: sorted, unique, always including ``T``."""
+    from ._plots import log_grid
+    from ._rundir import default_checkpoints
+
+    T = config.T
+    if config.checkpoints == "log":
+        points = [int(x) for x in log_grid(T, LOG_POINTS_PER_DECADE)]
+    elif config.checkpoints == "decades":
+        points = default_checkpoints(T)
+    else:
+        points = list(config.checkpoints)
+    return sorted(set(points) | {T})
+
+
+# ---------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------
+def _loc(parts: tuple[Any, ...]) -> str:
+    text = ""
+    for p in parts:
+        if isinstance(p, int):
+            text += f"[{p}]"
+        else:
+            text += ("." if text else "") + str(p)
+    return text
+
+
+def _message(error: dict[str, Any]) -> str:
+    ctx = error.get("ctx") or {}
+    if error.get("type") == "value_error" and "error" in ctx:
+        msg = str(ctx["error"])
+    else:
+        msg = error.get("msg", "invalid value")
+        if error.get("type") == "missing":
+            msg = "required key is missing"
+        elif error.get("type") == "extra_forbidden":
+            msg = "unknown key"
+        elif "input" in error and error.get("type") != "missing":
+            msg = f"{msg[:1].lower()}{msg[1:]}, got {error['input']!r}"
+    return msg
+
+
+def _format_validation_error(source: str, err: ValidationError) -> str:
+    errors = err.errors()
+    first = errors[0]
+    # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
+    loc = tuple(p for p in first["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
+    msg = _message(first)
+    # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
+    m = re.match(r"^(\[\d+\])+: ", msg)
+    where = _loc(loc)
+    if m:
+        where += m.group(0)[:-2]
+        msg = msg[m.end():]
+    text = f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return text
+
+
+# ---------------------------------------------------------------------------------------
+# Overrides
+# ---------------------------------------------------------------------------------------
+_KEY_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|(\d+)")
+
+
+def _split_key(key: str) -> list[str | int]:
+    """``games[0].random.states`` or ``games.0.random.states`` -> ``['games', 0, 'random', 'states']``."""
+    parts: list[str | int] = []
+    for chunk in key.split("."):
+        if not chunk:
+            raise SweepConfigError(f"--set {key!r}: empty key component")
+        pos = 0
+        while pos < len(chunk):
+            m = _KEY_PART.match(chunk, pos)
+            if not m or m.end() == pos:
+                raise SweepConfigError(f"--set {key!r}: cannot parse the key at {chunk[pos:]!r}")
+            name, idx, bare = m.groups()
+            parts.append(name if name is not None else int(idx if idx is not None else bare))
+            pos = m.end()
+    return parts
+
+
+def parse_override(text: str) -> tuple[list[str | int], Any]:
+    """Parse ``KEY=VALUE``: a dotted key and a TOML value (a bare word is taken as a string)."""
+    if "=" not in text:
+        raise SweepConfigError(f"--set {text!r}: expected KEY=VALUE")
+    key, raw = text.split("=", 1)
+    key, raw = key.strip(), raw.strip()
+    if not key:
+        raise SweepConfigError(f"--set {text!r}: empty key")
+    if not raw:
+        raise SweepConfigError(f"--set {text!r}: empty value")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError as err:
+        if raw[0] in "[{\"'" or not re.fullmatch(r"[A-Za-z0-9_./:+-]+", raw):
+            raise SweepConfigError(f"--set {key}: {raw!r} is not a TOML value ({err})") from None
+        value = raw  # a bare word: a string
+    return _split_key(key), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Return a copy of the raw configuration with each ``KEY=VALUE`` applied in order."""
+    data = copy.deepcopy(data)
+    for text in overrides:
+        path, value = parse_override(text)
+        node: Any = data
+        for depth, part in enumerate(path[:-1]):
+            where = _loc(tuple(path[: depth + 1]))
+            if isinstance(part, int):
+                if not isinstance(node, list):
+                    raise SweepConfigError(f"--set {_loc(tuple(path))}: {_loc(tuple(path[:depth])) or 'the configuration'} is not a list")
+                if part >= len(node):
+                    raise SweepConfigError(f"--set {_loc(tuple(path))}: {where} is out of range ({len(node)} entries)")
+                if isinstance(node[part], str) and isinstance(path[depth + 1], str):
+                    # "paper" written as a string: expand to its table form to set a field of it.
+                    node[part] = {"builtin": node[part]} if node[part] in BUILTIN_GAMES else {"file": node[part]}
+                node = node[part]
+            else:
+                if not isinstance(node, dict):
+                    raise SweepConfigError(f"--set {_loc(tuple(path))}: {_loc(tuple(path[:depth]))} is not a table")
+                node = node.setdefault(part, {})
+        last = path[-1]
+        if isinstance(last, int):
+            if not isinstance(node, list) or last >= len(node):
+                raise SweepConfigError(f"--set {_loc(tuple(path))}: no such list entry")
+            node[last] = value
+        else:
+            if not isinstance(node, dict):
+                raise SweepConfigError(f"--set {_loc(tuple(path))}: {_loc(tuple(path[:-1]))} is not a table")
+            node[last] = value
+    return data
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+def parse_sweep_config(data: dict[str, Any], source: str = "config") -> SweepConfig:
+    """Validate a raw configuration (a dict as read from TOML); errors name ``source`` and the key."""
+    try:
+        return SweepConfig.model_validate(data)
+    except ValidationError as err:
+        raise SweepConfigError(_format_validation_error(source, err)) from None
+
+
+def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> tuple[SweepConfig, dict[str, Any]]:
+    """Read, override and validate a TOML sweep configuration.
+
+    Returns the validated configuration and the raw dictionary after the overrides (stored in
+    the manifest).
+    """
+    path = Path(path)
+    source = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SweepConfigError(f"{path}: no such configuration file") from None
+    except IsADirectoryError:
+        raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None
+    except UnicodeDecodeError:
+        raise SweepConfigError(f"{source}: not UTF-8 text") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SweepConfigError(f"{source}: invalid TOML: {err}") from None
+    raw = apply_overrides(raw, list(overrides or []))
+    return parse_sweep_config(raw, source), raw
