@@ -90,9 +90,9 @@ def fit_rescaling(values, bounds="auto") -> AffineRescaling:
         if arr.size and (arr.min() < lo or arr.max() > hi):
             raise ValueError(f"bounds ({lo}, {hi}) do not contain every value (range [{arr.min()}, {arr.max()}])")
     if hi == lo:
-        return AffineRescaling(1.0, -lo)
+        return AffineRescaling(1.0, 0.0 - lo + 0.0)
     scale = 1.0 / (hi - lo)
-    return AffineRescaling(scale, -lo * scale)
+    return AffineRescaling(scale, 0.0 - lo * scale + 0.0)
 
 
 def to_unit_interval(values, rescaling: AffineRescaling, *, what: str = "payoffs") -> np.ndarray:

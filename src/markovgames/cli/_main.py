@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ._reproduce import add_reproduce_parser
     from ._run import add_run_parser
     from ._solve import add_solve_parser
+    from ._sweep import add_plot_parser, add_summarize_parser, add_sweep_parser
 
     parser = _Parser(
         prog="markovgames",
@@ -44,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub)
     add_evaluate_parser(sub)
     add_solve_parser(sub)
+    add_sweep_parser(sub)
+    add_plot_parser(sub)
+    add_summarize_parser(sub)
     return parser
 
 

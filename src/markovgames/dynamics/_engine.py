@@ -256,11 +256,11 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
         length = lengths[stage]
         count = jnp.minimum(length - position, size - done)
         eta = game.eta * eta_multipliers[stage] / horizon
-        c, buffers = jax.lax.cond(
-            stage == 0,
-            lambda: jax.lax.fori_loop(0, count, iterate(True, eta, position, done), (c, buffers)),
-            lambda: jax.lax.fori_loop(0, count, iterate(False, eta, position, done), (c, buffers)),
-        )
+        # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
+        # buffer it passes through.
+        in_first = jnp.where(stage == 0, count, 0)
+        c, buffers = jax.lax.fori_loop(0, in_first, iterate(True, eta, position, done), (c, buffers))
+        c, buffers = jax.lax.fori_loop(in_first, count, iterate(False, eta, position, done), (c, buffers))
         position, done = position + count, done + count
         finished = position == length
         c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)

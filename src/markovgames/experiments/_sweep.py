@@ -47,6 +47,7 @@ __all__ = [
     "SweepProgress",
     "SweepReport",
     "plan_sweep",
+    "sweep_output_dir",
     "execute_batch",
     "run_sweep",
     "consolidate_results",
@@ -742,6 +743,13 @@ def _execute_ray(
 # ---------------------------------------------------------------------------------------
 # The sweep
 # ---------------------------------------------------------------------------------------
+def sweep_output_dir(config: SweepConfig, base_dir: str | Path, stem: str) -> Path:
+    """The default sweep directory: the configuration's ``out`` (relative to its folder), else ``sweeps/<name>``."""
+    if config.out:
+        return Path(base_dir) / config.out
+    return Path("sweeps") / (config.name or stem)
+
+
 def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -787,9 +795,7 @@ def run_sweep(
     else:
         stem = config.name or "sweep"
     base_dir = Path(base_dir) if base_dir is not None else Path(".")
-    if out is None:
-        out = base_dir / config.out if config.out else Path("sweeps") / (config.name or stem)
-    out = Path(out)
+    out = sweep_output_dir(config, base_dir, stem) if out is None else Path(out)
     start_wall = time.perf_counter()
     started_at = _now()
 

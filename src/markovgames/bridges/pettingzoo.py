@@ -1,0 +1,182 @@
+r"""PettingZoo bridge: any Markov game as a PettingZoo ``ParallelEnv``, and a mediator that plays correlated policies in it.
+
+Needs PettingZoo and Gymnasium (``pip install "markovgames[pettingzoo]"``); importing this module
+without them raises :class:`~markovgames.bridges.MissingOptionalDependency` naming the extra.
+
+:class:`MarkovGameParallelEnv` — the rules
+    * Agents ``"player_0", ..., "player_{N-1}"`` (player ``i`` of the game); ``possible_agents``
+      lists them all, ``agents`` the live ones (all during an episode, none after it).
+    * Action space of ``player_i``: ``Discrete(A_i)``.
+    * Observation (the same for every agent: the game has perfect state information): the step and
+      the state, as ``MultiDiscrete([H + 1, S])`` arrays ``[h, s]`` (default), or with
+      ``observation="dict"`` as ``Dict({"step": Discrete(H + 1), "state": Discrete(S)})``. After the
+      last step the observation has ``h = H`` and the final state.
+    * ``step(actions)`` takes one action per live agent, pays ``rewards[h, i, s, a]`` to each agent,
+      draws ``s' ~ transitions[h, s, a]`` with the environment's generator (seeded by
+      ``reset(seed=...)``), and moves to step ``h + 1``. After ``H`` steps every agent is
+      **terminated** (the finite horizon is the end of the episode, not a time-limit truncation;
+      ``truncations`` are always ``False``) and removed from ``agents``.
+    * ``infos[agent]``: ``{"step": h, "state": s}`` after ``reset``, plus ``"joint_action"`` (the
+      joint action just played) after ``step``.
+    * ``state()`` / ``state_space``: the global state ``[h, s]`` (``MultiDiscrete([H + 1, S])``).
+    * ``render_mode="ansi"``: ``render()`` returns a line with the step, the state and the last joint
+      action and rewards.
+
+It passes PettingZoo's ``pettingzoo.test.parallel_api_test`` and ``parallel_seed_test``.
+
+A correlated policy is played by a :class:`~markovgames.bridges.mediator.Mediator`, which draws the
+shared index with its own seed and hands each agent its recommendation (re-exported here with
+:func:`~markovgames.bridges.mediator.play_episodes`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..games import MarkovGame
+from ._deps import require
+from .mediator import EpisodeReturns, Mediator, agent_name, decode_observation, play_episodes
+
+_pettingzoo = require("pettingzoo", extra="pettingzoo")
+_gymnasium = require("gymnasium", extra="pettingzoo")
+
+from gymnasium import spaces  # noqa: E402
+from gymnasium.utils import seeding  # noqa: E402
+from pettingzoo import ParallelEnv  # noqa: E402
+
+__all__ = [
+    "MarkovGameParallelEnv",
+    "parallel_env",
+    "Mediator",
+    "EpisodeReturns",
+    "play_episodes",
+    "agent_name",
+    "decode_observation",
+]
+
+
+class MarkovGameParallelEnv(ParallelEnv):
+    """A :class:`~markovgames.MarkovGame` as a PettingZoo ``ParallelEnv`` (rules in the module docstring).
+
+    Parameters
+    ----------
+    game : MarkovGame
+    observation : ``"multidiscrete"`` (default) or ``"dict"``
+        ``[h, s]`` arrays in ``MultiDiscrete([H + 1, S])`` or ``{"step": h, "state": s}`` dicts.
+    render_mode : ``None`` or ``"ansi"``
+    """
+
+    metadata = {"name": "markovgames_parallel_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+
+    def __init__(self, game: MarkovGame, *, observation: str = "multidiscrete", render_mode: str | None = None):
+        if not isinstance(game, MarkovGame):
+            raise TypeError(f"expected a MarkovGame, got {type(game).__name__}")
+        if observation not in ("multidiscrete", "dict"):
+            raise ValueError(f"observation must be 'multidiscrete' or 'dict', got {observation!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.game = game
+        self.observation_type = observation
+        self.render_mode = render_mode
+        H, S = game.horizon, game.num_states
+        self.possible_agents = [agent_name(i) for i in range(game.num_players)]
+        self.agents: list[str] = []
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        if observation == "dict":
+            make = lambda: spaces.Dict({"step": spaces.Discrete(H + 1), "state": spaces.Discrete(S)})  # noqa: E731
+        else:
+            make = lambda: spaces.MultiDiscrete([H + 1, S])  # noqa: E731
+        self.observation_spaces = {a: make() for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(n) for a, n in zip(self.possible_agents, game.num_actions)}
+        self.state_space = spaces.MultiDiscrete([H + 1, S])
+        self._cdf = np.cumsum(game.transitions, axis=-1)
+        self.np_random, _ = seeding.np_random(None)
+        self.step_index = 0
+        self.markov_state = game.initial_state
+        self._last: tuple | None = None
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ helpers
+    def _observation(self):
+        h, s = self.step_index, self.markov_state
+        if self.observation_type == "dict":
+            return {"step": h, "state": s}
+        return np.array([h, s], dtype=np.int64)
+
+    def state(self) -> np.ndarray:
+        """The global state ``[h, s]``."""
+        return np.array([self.step_index, self.markov_state], dtype=np.int64)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed=None, options=None):
+        """Start an episode at step 0 in the initial state; ``seed`` reseeds the transition generator."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.agents = list(self.possible_agents)
+        self.step_index = 0
+        self.markov_state = self.game.initial_state
+        self._last = None
+        info = {"step": 0, "state": self.markov_state}
+        return {a: self._observation() for a in self.agents}, {a: dict(info) for a in self.agents}
+
+    def step(self, actions):
+        """Play one joint action; see the module docstring."""
+        if not self.agents:
+            raise RuntimeError("the episode is over: call reset() first")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
+        game = self.game
+        joint = []
+        for agent in self.possible_agents:
+            a = actions[agent]
+            if not self.action_spaces[agent].contains(a) and not (
+                np.isscalar(a) and float(a).is_integer() and 0 <= int(a) < self.action_spaces[agent].n
+            ):
+                raise ValueError(f"step: action {a!r} of {agent} is not in {self.action_spaces[agent]}")
+            joint.append(int(a))
+        joint = tuple(joint)
+        h, s = self.step_index, self.markov_state
+        r = game.rewards[(h, slice(None), s, *joint)]
+        cdf = self._cdf[(h, s, *joint)]
+        nxt = int(np.searchsorted(cdf, self.np_random.random() * cdf[-1], side="right"))
+        self.markov_state = min(nxt, game.num_states - 1)
+        self.step_index = h + 1
+        self._last = (joint, r)
+        done = self.step_index >= game.horizon
+        agents = list(self.agents)
+        obs = {a: self._observation() for a in agents}
+        rewards = {a: float(r[self._index[a]]) for a in agents}
+        terminations = {a: done for a in agents}
+        truncations = {a: False for a in agents}
+        infos = {a: {"step": self.step_index, "state": self.markov_state, "joint_action": joint} for a in agents}
+        if done:
+            self.agents = []
+        return obs, rewards, terminations, truncations, infos
+
+    def render(self):
+        """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
+        if self.render_mode is None:
+            return None
+        line = f"step {self.step_index}/{self.game.horizon}, state {self.markov_state}"
+        if self._last is not None:
+            joint, r = self._last
+            line += f", last joint action {joint}, rewards {tuple(round(float(x), 6) for x in r)}"
+        return line
+
+    def close(self):
+        pass
+
+
+@functools.wraps(MarkovGameParallelEnv)
+def parallel_env(game: MarkovGame, **kwargs) -> MarkovGameParallelEnv:
+    """PettingZoo's conventional constructor name: ``MarkovGameParallelEnv(game, **kwargs)``."""
+    return MarkovGameParallelEnv(game, **kwargs)

@@ -1,0 +1,214 @@
+"""``markovgames sweep``, ``plot`` and ``summarize``: grids of runs, their figures and tables.
+
+::
+
+    markovgames sweep CONFIG.toml [--set KEY=VALUE ...] [--out DIR] [--executor local|ray]
+                      [--address ADDR] [--workers K] [--dry-run] [--quiet]
+    markovgames plot RESULTS_DIR [--out DIR] [--concept ce|cce|auto]
+    markovgames summarize RESULTS_DIR [--markdown FILE] [--concept ce|cce|auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ._errors import CliError
+
+__all__ = ["add_sweep_parser", "add_plot_parser", "add_summarize_parser"]
+
+
+def _positive_int(option: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise CliError(f"{option}: expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise CliError(f"{option}: expected a positive integer, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# sweep
+# ---------------------------------------------------------------------------------------
+def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "sweep",
+        help="run a grid of games x algorithms x learning rates x seeds (batched, parallel, resumable)",
+        description=(
+            "Run the grid of a TOML configuration into a sweep directory: runs/<id>.json per finished run, "
+            "results.parquet and manifest.json. Started again, it skips finished runs. See docs/howto-sweep.md."
+        ),
+    )
+    p.add_argument("config", metavar="CONFIG.toml", help="the sweep configuration")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a configuration key (dotted, e.g. T=500, etas=[0.1,0.2], games[0].random.states=4); "
+        "VALUE is a TOML value; repeatable",
+    )
+    p.add_argument("--out", default=None, help="the sweep directory (default: the config's 'out', else sweeps/<name>)")
+    p.add_argument("--executor", default="local", choices=["local", "ray"], help="worker processes (default) or a Ray cluster")
+    p.add_argument("--address", default=None, help="Ray cluster address (default: start a local Ray instance)")
+    p.add_argument("--workers", default=None, help="local worker processes (default: min(2, cpu count)); 1 runs inline")
+    p.add_argument("--dry-run", action="store_true", help="validate and show the plan (runs, batches, pending) without running")
+    p.add_argument("--quiet", action="store_true", help="no progress display and no closing line")
+    p.set_defaults(handler=_handle_sweep)
+    return p
+
+
+@contextlib.contextmanager
+def _sweep_progress(enabled: bool) -> Iterator[Callable]:
+    """A rich display of runs done / total and the latest batch's gap; silent off a terminal."""
+    if not enabled or not sys.stdout.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(file=sys.stdout)
+    with Progress(
+        TextColumn("[bold]runs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[batches]}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[latest]}"),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("sweep", total=None, batches="", latest="")
+
+        def update(p) -> None:
+            latest = ""
+            if p.latest is not None:
+                lt = p.latest
+                opt = "" if lt["optimistic"] else " (non-opt.)"
+                latest = f"latest: {lt['algorithm']}{opt} on {lt['game']}: median {lt['concept'].upper()} gap {lt['median_gap']:.3e} at T={lt['T']}"
+            batches = f"batches {p.done_batches}/{p.total_batches}" + (f", {p.failed_batches} failed" if p.failed_batches else "")
+            if p.skipped_runs:
+                batches += f" ({p.skipped_runs} runs already done)"
+            bar.update(task, total=p.total_runs, completed=p.done_runs, batches=batches, latest=latest)
+
+        yield update
+
+
+def _handle_sweep(args) -> int:
+    from ..experiments._sweep import RUNS_DIR, plan_sweep, run_sweep, sweep_output_dir
+    from ..experiments._sweep_config import load_sweep_config
+
+    workers = None if args.workers is None else _positive_int("--workers", args.workers)
+    if args.address is not None and args.executor != "ray":
+        raise CliError("--address: needs --executor ray")
+    config_path = Path(args.config)
+    config, raw = load_sweep_config(config_path, args.overrides)
+    if args.dry_run:
+        plan = plan_sweep(config, config_path.parent)
+        out = Path(args.out) if args.out else sweep_output_dir(config, config_path.parent, config_path.stem)
+        runs_dir = out / RUNS_DIR
+        pending = [r for r in plan.run_ids if not (runs_dir / f"{r}.json").exists()]
+        batches = plan.batches(pending)
+        print(f"{config_path.name}: {len(plan.runs)} runs on {len(plan.games)} games; {len(pending)} pending in {len(batches)} batches -> {out}")
+        for b in batches:
+            n, h, s, a = b.shape_key
+            opt = "" if b.optimistic else " (non-opt.)"
+            print(f"  batch {b.batch_id}: {b.algorithm}{opt}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {len(b)} runs")
+        return 0
+    with _sweep_progress(not args.quiet) as update:
+        report = run_sweep(
+            config,
+            args.out,
+            base_dir=config_path.parent,
+            overrides=args.overrides,
+            executor=args.executor,
+            address=args.address,
+            workers=workers,
+            progress=update,
+            raw_config=raw,
+            config_name=config_path.name,
+        )
+    if report.failures:
+        print(
+            f"markovgames: error: {report.failed_runs} of {report.total_runs} runs failed "
+            f"({len(report.failures)} batches, see {report.manifest_path}); run the sweep again to retry them",
+            file=sys.stderr,
+        )
+        return 1
+    if not args.quiet:
+        print(
+            f"{report.total_runs} runs ({report.computed_runs} computed in {report.batches} batches, "
+            f"{report.skipped_runs} already finished) in {report.wall_time_s:.1f} s -> {report.results_path}"
+        )
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# plot
+# ---------------------------------------------------------------------------------------
+def add_plot_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "plot",
+        help="convergence figures of a sweep (median and IQR over seeds, log-log, fitted slopes)",
+        description="One figure per game of a sweep: gap and gap x T versus T, PNG and PDF.",
+    )
+    p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")
+    p.add_argument("--out", default=None, help="folder for the figures (default: RESULTS_DIR/figures)")
+    p.add_argument(
+        "--concept",
+        default="auto",
+        choices=["auto", "ce", "cce"],
+        help="which certified gap: each algorithm's own (auto: CE for smooth_ce, CCE otherwise), or CE / CCE for all",
+    )
+    p.set_defaults(handler=_handle_plot)
+    return p
+
+
+def _handle_plot(args) -> int:
+    from ..experiments._sweep_plot import plot_sweep
+
+    paths = plot_sweep(args.results, args.out, args.concept)
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# summarize
+# ---------------------------------------------------------------------------------------
+def add_summarize_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "summarize",
+        help="a table of final gaps, gap x T and log-log slopes of a sweep (median over seeds)",
+        description="Summarise a sweep per game, algorithm, optimism and learning rate.",
+    )
+    p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")
+    p.add_argument("--markdown", default=None, metavar="FILE", help="also write the table as Markdown to FILE")
+    p.add_argument("--concept", default="auto", choices=["auto", "ce", "cce"], help="which certified gap (default: auto)")
+    p.set_defaults(handler=_handle_summarize)
+    return p
+
+
+def _handle_summarize(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..experiments._summary import SUMMARY_COLUMNS, summarize_results, summary_cells, write_summary_markdown
+
+    rows = summarize_results(args.results, args.concept)
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
+    table = Table(title=f"{args.results}: certified gaps at T (median over runs)")
+    for k, name in enumerate(SUMMARY_COLUMNS):
+        table.add_column(name, justify="left" if k < 5 else "right")
+    for r in rows:
+        table.add_row(*summary_cells(r))
+    console.print(table)
+    if args.markdown:
+        path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}")
+        console.print(f"wrote {path}")
+    return 0

@@ -1,0 +1,263 @@
+"""Reading a sweep's ``results.parquet`` and summarising it: final gaps, gap x T, log-log slopes.
+
+A *group* is one curve of a figure and one row of the summary table: a game, an algorithm,
+optimism and a learning rate; its runs differ only by the random game's seed. Each statistic
+is the median over the group's runs (with the interquartile range where it is drawn).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from .._atomic import atomic_write_text
+from ..dynamics import ALGORITHMS
+from ._reproduce import fit_loglog_slope
+
+__all__ = [
+    "ResultsError",
+    "GroupCurves",
+    "SummaryRow",
+    "load_results",
+    "group_curves",
+    "summarize_results",
+    "summary_markdown",
+    "tail_mask",
+    "CONCEPTS",
+]
+
+CONCEPTS = ("auto", "ce", "cce")
+Concept = Literal["auto", "ce", "cce"]
+
+
+class ResultsError(ValueError):
+    """A results directory cannot be read; the message names the path."""
+
+
+def load_results(results_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``results_dir/results.parquet`` (or of a ``.parquet`` file given directly)."""
+    import pyarrow.parquet as pq
+
+    from ._sweep import RESULTS_FILE
+
+    path = Path(results_dir)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    if not path.exists():
+        raise ResultsError(f"{path}: no such results file (run 'markovgames sweep' first)")
+    try:
+        table = pq.read_table(path)
+    except Exception as err:  # ArrowInvalid and friends
+        raise ResultsError(f"{path}: cannot read results: {err}") from None
+    needed = {"run_id", "game", "algorithm", "optimistic", "eta", "T", "checkpoint", "certified_ce_gap", "certified_cce_gap", "concept"}
+    missing = needed - set(table.schema.names)
+    if missing:
+        raise ResultsError(f"{path}: not a sweep results file (missing columns: {', '.join(sorted(missing))})")
+    rows = table.to_pylist()
+    if not rows:
+        raise ResultsError(f"{path}: holds no results")
+    return rows
+
+
+def tail_mask(checkpoints: np.ndarray, T: int) -> np.ndarray:
+    """The checkpoints a slope is fitted on: the last two decades (``T' >= T/100``).
+
+    With fewer than three checkpoints there, those with ``T' >= sqrt(T)``; failing that, all.
+    """
+    checkpoints = np.asarray(checkpoints)
+    for lower in (T / 100.0, math.sqrt(T), 0.0):
+        mask = checkpoints >= lower
+        if mask.sum() >= 3 or lower == 0.0:
+            return mask
+    return np.ones_like(checkpoints, dtype=bool)  # pragma: no cover
+
+
+def _slope(checkpoints: np.ndarray, gap: np.ndarray, T: int) -> float:
+    mask = tail_mask(checkpoints, T) & np.isfinite(gap) & (gap > 0)
+    if mask.sum() < 2:
+        return float("nan")
+    return fit_loglog_slope(checkpoints[mask], gap[mask])
+
+
+def _eta_sort_key(eta: str) -> tuple[int, float]:
+    try:
+        return (0, float(eta))
+    except ValueError:
+        return (1, 0.0)
+
+
+@dataclass(frozen=True)
+class GroupCurves:
+    """The runs of one group as aligned arrays: ``gap[r, k]`` for run ``r`` at ``checkpoints[k]``."""
+
+    game: str
+    algorithm: str
+    optimistic: bool
+    eta: str
+    concept: str
+    T: int
+    checkpoints: np.ndarray
+    gap: np.ndarray
+    run_ids: tuple[str, ...]
+    game_seeds: tuple[int | None, ...]
+
+    @property
+    def label(self) -> str:
+        text = self.algorithm if self.optimistic else f"{self.algorithm} (non-opt.)"
+        return f"{text}, eta={self.eta}"
+
+    @property
+    def median(self) -> np.ndarray:
+        return np.median(self.gap, axis=0)
+
+    def quantile(self, q: float) -> np.ndarray:
+        return np.quantile(self.gap, q, axis=0)
+
+    @property
+    def median_slope(self) -> float:
+        """The fitted log-log slope of the median curve over the tail (see :func:`tail_mask`)."""
+        return _slope(self.checkpoints, self.median, self.T)
+
+    @property
+    def run_slopes(self) -> np.ndarray:
+        return np.array([_slope(self.checkpoints, g, self.T) for g in self.gap])
+
+
+def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[GroupCurves]:
+    """Group result rows into curves, sorted by game, algorithm, optimism (optimistic first) and eta.
+
+    ``concept="auto"`` uses each algorithm's own equilibrium (CE for smooth_ce, CCE for the
+    others); ``"ce"`` / ``"cce"`` the certified CE / CCE gap for all.
+    """
+    if concept not in CONCEPTS:
+        raise ValueError(f"--concept: expected one of {', '.join(CONCEPTS)}, got {concept!r}")
+    by_group: dict[tuple, dict[str, dict[int, float]]] = {}
+    meta: dict[tuple, dict[str, Any]] = {}
+    seeds: dict[str, Any] = {}
+    for r in rows:
+        c = r["concept"] if concept == "auto" else concept
+        key = (r["game"], r["algorithm"], bool(r["optimistic"]), r["eta"], c, int(r["T"]))
+        runs = by_group.setdefault(key, {})
+        runs.setdefault(r["run_id"], {})[int(r["checkpoint"])] = float(
+            r["certified_ce_gap"] if c == "ce" else r["certified_cce_gap"]
+        )
+        seeds[r["run_id"]] = r.get("game_seed")
+        meta.setdefault(key, {})
+    out = []
+    order = {name: k for k, name in enumerate(ALGORITHMS)}
+    games = list(dict.fromkeys(r["game"] for r in rows))  # first-seen order: the configuration's
+    for key in sorted(
+        by_group, key=lambda k: (games.index(k[0]), order.get(k[1], len(order)), k[1], not k[2], _eta_sort_key(k[3]), k[4], k[5])
+    ):
+        runs = by_group[key]
+        common = sorted(set.intersection(*(set(v) for v in runs.values())))
+        ids = tuple(sorted(runs, key=lambda rid: (seeds[rid] is None, seeds[rid] or 0, rid)))
+        gap = np.array([[runs[rid][c] for c in common] for rid in ids], dtype=np.float64)
+        out.append(
+            GroupCurves(
+                game=key[0], algorithm=key[1], optimistic=key[2], eta=key[3], concept=key[4], T=key[5],
+                checkpoints=np.array(common, dtype=np.int64), gap=gap, run_ids=ids,
+                game_seeds=tuple(seeds[rid] for rid in ids),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One line of the summary: medians over the group's runs at the final checkpoint ``T``."""
+
+    game: str
+    algorithm: str
+    optimistic: bool
+    eta: str
+    concept: str
+    runs: int
+    T: int
+    final_gap: float
+    final_gap_q25: float
+    final_gap_q75: float
+    gap_times_T: float
+    slope: float
+    slope_of_median: float
+
+
+def summarize_results(results_dir: str | Path, concept: Concept = "auto") -> list[SummaryRow]:
+    """One :class:`SummaryRow` per game, algorithm, optimism and learning rate."""
+    rows = load_results(results_dir)
+    out = []
+    for g in group_curves(rows, concept):
+        final = g.gap[:, -1]
+        T_last = int(g.checkpoints[-1])
+        slopes = g.run_slopes
+        finite = slopes[np.isfinite(slopes)]
+        out.append(
+            SummaryRow(
+                game=g.game, algorithm=g.algorithm, optimistic=g.optimistic, eta=g.eta, concept=g.concept,
+                runs=len(g.run_ids), T=T_last,
+                final_gap=float(np.median(final)),
+                final_gap_q25=float(np.quantile(final, 0.25)),
+                final_gap_q75=float(np.quantile(final, 0.75)),
+                gap_times_T=float(np.median(final * T_last)),
+                slope=float(np.median(finite)) if finite.size else float("nan"),
+                slope_of_median=g.median_slope,
+            )
+        )
+    return out
+
+
+def _fmt(x: float, spec: str) -> str:
+    return "–" if x is None or not math.isfinite(x) else format(x, spec)
+
+
+SUMMARY_COLUMNS = (
+    "game", "algorithm", "optimistic", "eta", "gap", "runs", "T",
+    "final gap (median)", "final gap IQR", "gap × T", "log-log slope",
+)
+
+
+def summary_cells(row: SummaryRow) -> list[str]:
+    return [
+        row.game,
+        row.algorithm,
+        "yes" if row.optimistic else "no",
+        row.eta,
+        row.concept.upper(),
+        str(row.runs),
+        str(row.T),
+        _fmt(row.final_gap, ".3e"),
+        f"{_fmt(row.final_gap_q25, '.2e')} – {_fmt(row.final_gap_q75, '.2e')}",
+        _fmt(row.gap_times_T, ".4g"),
+        _fmt(row.slope, "+.2f"),
+    ]
+
+
+def summary_markdown(rows: list[SummaryRow], title: str | None = None) -> str:
+    """The summary as a Markdown table (medians over seeds; slopes over the last two decades)."""
+    lines = []
+    if title:
+        lines += [f"# {title}", ""]
+    lines.append("| " + " | ".join(SUMMARY_COLUMNS) + " |")
+    lines.append("| " + " | ".join("---" if k < 5 else "---:" for k in range(len(SUMMARY_COLUMNS))) + " |")
+    for r in rows:
+        cells = [c.replace("|", "\\|") for c in summary_cells(r)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Certified gaps of the output policy at the last checkpoint T, median over the runs (random-game seeds) "
+        "of each row, with the interquartile range; gap × T is the median of gap(T) × T; the slope is the median "
+        "over runs of the least-squares log-log slope of gap versus T' over the last two decades of checkpoints "
+        "(-1 is the paper's O(1/T) rate, -0.5 the classic O(1/sqrt(T))).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_summary_markdown(rows: list[SummaryRow], path: str | Path, title: str | None = None) -> Path:
+    path = Path(path)
+    atomic_write_text(path, summary_markdown(rows, title))
+    return path
