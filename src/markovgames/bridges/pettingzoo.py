@@ -31,8 +31,6 @@ shared index with its own seed and hands each agent its recommendation (re-expor
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..games import MarkovGame
@@ -138,9 +136,11 @@ class MarkovGameParallelEnv(ParallelEnv):
         joint = []
         for agent in self.possible_agents:
             a = actions[agent]
-            if not self.action_spaces[agent].contains(a) and not (
-                np.isscalar(a) and float(a).is_integer() and 0 <= int(a) < self.action_spaces[agent].n
-            ):
+            try:
+                ok = float(a).is_integer() and 0 <= int(a) < self.action_spaces[agent].n
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
                 raise ValueError(f"step: action {a!r} of {agent} is not in {self.action_spaces[agent]}")
             joint.append(int(a))
         joint = tuple(joint)
@@ -176,7 +176,6 @@ class MarkovGameParallelEnv(ParallelEnv):
         pass
 
 
-@functools.wraps(MarkovGameParallelEnv)
 def parallel_env(game: MarkovGame, **kwargs) -> MarkovGameParallelEnv:
     """PettingZoo's conventional constructor name: ``MarkovGameParallelEnv(game, **kwargs)``."""
     return MarkovGameParallelEnv(game, **kwargs)

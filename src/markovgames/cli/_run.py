@@ -15,6 +15,8 @@ from rich.table import Table
 
 from ..dynamics import ALGORITHMS, DTYPES, run
 from ..experiments import (
+    CONFIG_FILE,
+    STATE_FILE,
     finalize_output_directory,
     parse_checkpoints,
     prepare_output_directory,
@@ -81,7 +83,15 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         help="add exact CE and CCE gaps to every checkpoint where the game is small enough",
     )
     p.add_argument("--dtype", default="float64", choices=sorted(DTYPES), help="floating point precision")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory (or an interrupted run)")
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        metavar="K",
+        help="save the run's state every K iterations, so that an interrupted run can be resumed",
+    )
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run of the same configuration")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.set_defaults(handler=_handle_run)
     return p
@@ -95,19 +105,23 @@ def _handle_run(args) -> int:
     T = parse_T(args.T)
     eta = parse_eta(args.eta)
     checkpoints = parse_checkpoints(args.checkpoints, T)
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     game = resolve_game(args.game)
-    staging = prepare_output_directory(args.out, args.overwrite)
+    config = {
+        "game": args.game,
+        "algorithm": args.algorithm,
+        "T": T,
+        "eta": eta,
+        "optimistic": not args.no_optimism,
+        "checkpoints": checkpoints,
+        "dtype": args.dtype,
+        "record_trajectory": not args.no_trajectory,
+        "checkpoint_every": args.checkpoint_every,
+    }
+    staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
+    state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
     try:
-        config = {
-            "game": args.game,
-            "algorithm": args.algorithm,
-            "T": T,
-            "eta": eta,
-            "optimistic": not args.no_optimism,
-            "checkpoints": checkpoints,
-            "dtype": args.dtype,
-            "record_trajectory": not args.no_trajectory,
-        }
         with iteration_progress(T, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
             result = run(
                 game,
@@ -119,12 +133,21 @@ def _handle_run(args) -> int:
                 trajectory_dir=None if args.no_trajectory else staging / "trajectory",
                 dtype=args.dtype,
                 progress=advance,
+                state_file=state_file,
+                state_every=args.checkpoint_every,
             )
         extras = _exact_checkpoints(result, checkpoints) if args.exact else None
         metrics = write_run_directory(staging, result, checkpoints, config, extras)
-        # Release the memory maps before the directory is moved.
+        # Release the memory maps before the directory is moved; the saved state is not a result.
         del result
+        for scratch in (STATE_FILE, CONFIG_FILE):
+            (staging / scratch).unlink(missing_ok=True)
         finalize_output_directory(staging, args.out)
+    except KeyboardInterrupt:
+        # With a saved state the run can be resumed; without one the staging area is garbage.
+        if state_file is None or not state_file.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import math
 import time
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._atomic import atomic_write
 from ..games import MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
 from ._engine import GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
@@ -181,6 +184,45 @@ def _smooth_xs(T: int, dtype) -> np.ndarray:
     return np.arange(1, T + 1, dtype=dtype)[:, None]
 
 
+def _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep) -> str:
+    """A digest of everything that determines a run's numbers and chunking (a saved state must match it)."""
+    digest = hashlib.sha256()
+    digest.update(
+        json.dumps(
+            [algorithm.name, optimistic, [float(e) for e in etas], per_stage_theory, T, dtype, record, batched, plan,
+             None if keep is None else keep.tolist()]
+        ).encode()
+    )
+    for g in games:
+        digest.update(np.ascontiguousarray(g.rewards).tobytes())
+        digest.update(np.ascontiguousarray(g.transitions).tobytes())
+        digest.update(str(g.initial_state).encode())
+    return digest.hexdigest()
+
+
+def _save_state(path: Path, fingerprint: str, done: int, carry, metrics: list, axis: int) -> None:
+    """Write the loop state after ``done`` iterations atomically (an ``.npz``, no pickle)."""
+    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(carry)]
+    arrays = {f"leaf_{k}": leaf for k, leaf in enumerate(leaves)}
+    if metrics:
+        arrays["metrics"] = np.concatenate(metrics, axis=axis)
+    atomic_write(
+        path,
+        lambda fh: np.savez(fh, fingerprint=np.asarray(fingerprint), done=np.asarray(done), num_leaves=np.asarray(len(leaves)), **arrays),
+    )
+
+
+def _load_state(path: Path, fingerprint: str) -> dict:
+    with np.load(path, allow_pickle=False) as data:
+        if str(data["fingerprint"]) != fingerprint:
+            raise ValueError(f"{path}: the saved run state belongs to a different run (configuration or game differ)")
+        return {
+            "done": int(data["done"]),
+            "leaves": [np.array(data[f"leaf_{k}"]) for k in range(int(data["num_leaves"]))],
+            "metrics": np.array(data["metrics"]) if "metrics" in data.files else None,
+        }
+
+
 @contextlib.contextmanager
 def _precision(dtype: str):
     if dtype not in DTYPES:
@@ -204,6 +246,8 @@ def _execute(
     progress: Callable[[int], None] | None,
     batched: bool,
     checkpoints: Sequence[int] | None = None,
+    state_file: Path | None = None,
+    state_every: int | None = None,
 ):
     np_dtype = DTYPES[dtype]
     game0 = games[0]
@@ -211,25 +255,34 @@ def _execute(
     batch = len(games)
     itemsize = np.dtype(np_dtype).itemsize
     per_iter = batch * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record_trajectory else 0))
+    if state_every is not None:
+        if state_every < 1:
+            raise ValueError(f"state_every must be >= 1, got {state_every}")
+        chunk_size = state_every if chunk_size is None else min(chunk_size, state_every)
     plan = _chunk_plan(T, per_iter, chunk_size)
     keep = None if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
     smooth = algorithm.value_update == "smooth"
     xs_all = _smooth_xs(T, np_dtype) if smooth else None
     record = record_trajectory
+    if state_file is not None and record and trajectory_dir is None:
+        raise ValueError("saving the run state needs trajectory_dir (the trajectory must be on disk to resume)")
+    fingerprint = _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep)
+    saved = _load_state(state_file, fingerprint) if state_file is not None and state_file.exists() else None
     policies_out: list[np.ndarray] | None = None
     if record and trajectory_dir is not None:
         trajectory_dir.mkdir(parents=True, exist_ok=True)
         policies_out = [
             np.lib.format.open_memmap(
                 trajectory_dir / f"policy_{i}.npy",
-                mode="w+",
+                # Resuming keeps the rows already written.
+                mode="r+" if saved is not None else "w+",
                 dtype=np_dtype,
                 shape=((batch,) if batched else ()) + (T, horizon, num_states, a),
             )
             for i, a in enumerate(num_actions)
         ]
     chunks_pol: list[list[np.ndarray]] = [[] for _ in num_actions]
-    metrics = []
+    metrics = [] if saved is None or saved["metrics"] is None else [saved["metrics"]]
     compile_time = 0.0
     start_wall = time.perf_counter()
     with _precision(dtype):
@@ -251,8 +304,17 @@ def _execute(
         if batched:
             carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)).copy(), carry)
         done = 0
+        if saved is not None:
+            treedef = jax.tree_util.tree_structure(carry)
+            carry = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in saved["leaves"]])
+            done = saved["done"]
+        last_saved = done
         compiled_sizes: set[int] = set()
+        offset = 0
         for size in plan:
+            offset += size
+            if offset <= done:
+                continue  # finished before the interruption
             if smooth:
                 sched = jnp.asarray(xs_all[done : done + size])
             else:
@@ -290,6 +352,12 @@ def _execute(
                     else:
                         chunks_pol[i].append(pol)
             done += size
+            if state_file is not None and (done == T or done - last_saved >= (state_every or 1)):
+                if policies_out is not None:
+                    for mm in policies_out:
+                        mm.flush()
+                _save_state(state_file, fingerprint, done, carry, metrics, axis=1 if batched else 0)
+                last_saved = done
             if progress is not None:
                 progress(done)
         residual = None
@@ -336,6 +404,8 @@ def run(
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
     checkpoints: Sequence[int] | None = None,
+    state_file: str | Path | None = None,
+    state_every: int | None = None,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -353,6 +423,10 @@ def run(
     chunk_size : iterations per compiled call (default: automatic).
     progress : called with the number of finished iterations after each chunk.
     checkpoints : keep the per-prefix metrics only at these ``T'`` (default: every prefix).
+    state_file : save the loop state there after chunks of at least ``state_every`` iterations
+        (atomically); if the file exists when the run starts, the run resumes from it — the
+        results are identical to an uninterrupted run. Needs ``trajectory_dir`` when recording.
+    state_every : iterations between saves (also caps the chunk length).
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -374,6 +448,8 @@ def run(
         progress,
         batched=False,
         checkpoints=keep,
+        state_file=None if state_file is None else Path(state_file),
+        state_every=state_every,
     )
     return RunResult(
         game=game,
@@ -406,12 +482,15 @@ def run_batch(
     chunk_size: int | None = None,
     progress: Callable[[int], None] | None = None,
     checkpoints: Sequence[int] | None = None,
+    state_file: str | Path | None = None,
+    state_every: int | None = None,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm as one vectorised (``vmap``) computation.
 
     ``games`` is one game (shared by all runs) or a sequence of games of one shape
     (:attr:`MarkovGame.shape_key`); ``etas`` one learning rate or one per run. The batch size is
-    the longer of the two (a single game or rate is broadcast).
+    the longer of the two (a single game or rate is broadcast). The other arguments are as for
+    :func:`run`.
     """
     spec = get_algorithm(algorithm)
     T = _check_T(T)
@@ -450,6 +529,8 @@ def run_batch(
         progress,
         batched=True,
         checkpoints=keep,
+        state_file=None if state_file is None else Path(state_file),
+        state_every=state_every,
     )
     return BatchRunResult(
         games=tuple(game_list),

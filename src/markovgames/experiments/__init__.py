@@ -15,6 +15,9 @@ from ._rundir import (
     load_run_directory,
     parse_checkpoints,
     prepare_output_directory,
+    staging_directory,
+    STATE_FILE,
+    CONFIG_FILE,
     versions,
     write_run_directory,
 )
@@ -36,6 +39,9 @@ __all__ = [
     "load_run_directory",
     "parse_checkpoints",
     "prepare_output_directory",
+    "staging_directory",
+    "STATE_FILE",
+    "CONFIG_FILE",
     "versions",
     "write_run_directory",
     # sweeps

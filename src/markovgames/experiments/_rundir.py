@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,9 @@ __all__ = [
     "RunDirectoryError",
     "prepare_output_directory",
     "finalize_output_directory",
+    "staging_directory",
+    "STATE_FILE",
+    "CONFIG_FILE",
 ]
 
 METRICS_FILE = "metrics.json"
@@ -134,8 +136,24 @@ def _default_mode(directory: bool) -> int:
     return (0o777 if directory else 0o666) & ~umask
 
 
-def prepare_output_directory(out: Path, overwrite: bool) -> Path:
-    """Check ``out`` can be written and return a fresh temporary directory beside it."""
+STATE_FILE = "state.npz"
+CONFIG_FILE = "config.json"
+
+
+def staging_directory(out: Path) -> Path:
+    """Where a run into ``out`` is assembled: ``.<name>.partial`` beside it (a fixed name, so that
+    an interrupted run can be found and resumed)."""
+    out = Path(out)
+    return out.absolute().parent / f".{out.name}.partial"
+
+
+def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
+    """Check ``out`` can be written and return the staging directory beside it.
+
+    With ``resume``, an interrupted run's staging directory whose saved ``config.json`` equals
+    ``config`` is returned as it is; a staging directory left by a run that saved no state is
+    garbage and is replaced. ``config`` is written into a fresh staging directory.
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise RunDirectoryError(f"{out}: exists and is not a directory")
@@ -149,8 +167,27 @@ def prepare_output_directory(out: Path, overwrite: bool) -> Path:
             raise RunDirectoryError(f"{out}: cannot create parent directory: {err.strerror}") from None
     if not os.access(parent, os.W_OK):
         raise RunDirectoryError(f"{out}: parent directory {parent} is not writable")
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
-    os.chmod(staging, _default_mode(directory=True))
+    staging = staging_directory(out)
+    if staging.exists():
+        saved_state = (staging / STATE_FILE).exists()
+        if saved_state and resume:
+            try:
+                saved = json.loads((staging / CONFIG_FILE).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                saved = None
+            if config is not None and saved != json.loads(json.dumps(config)):
+                raise RunDirectoryError(
+                    f"{staging}: the interrupted run there has a different configuration; use --overwrite to start over"
+                )
+            return staging
+        if saved_state and not overwrite:
+            raise RunDirectoryError(
+                f"{out}: an interrupted run was found in {staging}; use --resume to continue it or --overwrite to start over"
+            )
+        shutil.rmtree(staging)
+    staging.mkdir(mode=_default_mode(directory=True))
+    if config is not None:
+        atomic_write_text(staging / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
     return staging
 
 

@@ -1,0 +1,83 @@
+"""Interrupted runs resume to results identical to an uninterrupted run (kill -9 included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import make_paper_game
+from markovgames.cli import main
+from markovgames.dynamics import run, run_batch
+from markovgames.experiments import load_run_directory, staging_directory
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_after(limit):
+    def progress(done):
+        if done >= limit:
+            raise _Stop
+
+    return progress
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+def test_api_resume_is_bit_identical(tmp_path, algorithm):
+    game = make_paper_game()
+    full = run(game, algorithm, T=700, trajectory_dir=tmp_path / "full")
+    kwargs = dict(trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=100)
+    with pytest.raises(_Stop):
+        run(game, algorithm, T=700, progress=_stop_after(300), **kwargs)
+    resumed = run(game, algorithm, T=700, **kwargs)
+    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
+    for a, b in zip(resumed.policies, full.policies):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_batch_resume_and_state_of_another_run_is_refused(tmp_path):
+    game = make_paper_game()
+    full = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3])
+    state = tmp_path / "state.npz"
+    with pytest.raises(_Stop):
+        run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50, progress=_stop_after(100))
+    resumed = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50)
+    np.testing.assert_array_equal(resumed.value, full.value)
+    with pytest.raises(ValueError, match="different run"):
+        run_batch(game, "smooth_cce", T=300, etas=[0.2, 0.3], state_file=state, state_every=50)
+
+
+def test_cli_kill_9_and_resume(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--checkpoint-every", "10000",
+            "--checkpoints", "1,1000,100000,300000", "--out", str(out), "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-m", "markovgames", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    state = staging_directory(out) / "state.npz"
+    deadline = time.time() + 120
+    while not state.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not out.exists() and state.exists()
+    # A plain rerun refuses to clobber the interrupted run; --resume continues it.
+    assert main(args) == 2
+    assert main(args + ["--resume"]) == 0
+    assert not staging_directory(out).exists()
+    stored = load_run_directory(out)
+    reference = run(make_paper_game(), "smooth_ce", T=300000, eta=0.2)
+    np.testing.assert_array_equal(stored.value, reference.value)
+    np.testing.assert_array_equal(stored.certified_ce_bound, reference.certified_ce_bound)
+    for a, b in zip(stored.policies, reference.policies):
+        np.testing.assert_array_equal(a, b)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [c["T"] for c in metrics["checkpoints"]] == [1, 1000, 100000, 300000]
