@@ -33,13 +33,15 @@ __all__ = ["IndexChainPolicy"]
 class IndexChainPolicy:
     """The output policy of Algorithm 3 (``kind="smooth"``) or Algorithm 4 (``kind="stage"``).
 
-    Parameters
-    ----------
-    kind : ``"smooth"`` or ``"stage"``.
-    policies : per player, an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t``.
-
     The prefix ``T`` is the length of the arrays; :meth:`prefix` gives the output after fewer
     iterations.
+
+    Parameters
+    ----------
+    kind : str
+        ``"smooth"`` or ``"stage"``.
+    policies : tuple of ndarray
+        Per player, an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t``.
     """
 
     kind: Literal["smooth", "stage"]
