@@ -15,7 +15,7 @@ import math
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -47,7 +47,6 @@ class _Strict(BaseModel):
     """A table whose unknown keys are errors that name the key and list the allowed ones."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    _aliases: ClassVar[tuple[str, ...]] = ()
 
     @model_validator(mode="before")
     @classmethod
