@@ -67,7 +67,7 @@ import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -165,8 +165,7 @@ def _bases():
             if not 0 <= int(step) < mg.horizon or not 0 <= int(state) < mg.num_states:
                 raise ValueError(f"need 0 <= step < {mg.horizon} and 0 <= state < {mg.num_states}, got ({step}, {state})")
             st = self._state_class(self)
-            st._step = int(step)
-            st._state = int(state)
+            st._d = st._d._replace(step=int(step), state=int(state))
             return st
 
         def make_py_observer(self, iig_obs_type=None, params=None):
@@ -181,12 +180,15 @@ def _bases():
         def __init__(self, game):
             super().__init__(game)
             mg = self._markov_game
-            self._step = 0
-            self._state = mg.initial_state
-            self._pending = None  # the joint action awaiting its transition (chance node)
-            self._history = ()  # ((state, joint action), ...) of the completed steps
-            self._rewards = np.zeros(mg.num_players)
-            self._returns = np.zeros(mg.num_players)
+            zeros = (0.0,) * mg.num_players
+            # One immutable attribute: OpenSpiel clones a Python state by deep-copying its attributes.
+            self._d = _StateData(0, mg.initial_state, None, (), zeros, zeros)
+
+        # Read-only views of the state data.
+        _step = property(lambda self: self._d.step)
+        _state = property(lambda self: self._d.state)
+        _pending = property(lambda self: self._d.pending)
+        _history = property(lambda self: self._d.history)
 
         # -- the markovgames view
         @property
@@ -218,19 +220,20 @@ def _bases():
             row = self._markov_game.transitions[(self._step, self._state, *self._pending)]
             if not (0 <= action < row.size and row[action] > 0.0):
                 raise ValueError(f"chance outcome {action} has probability 0")
-            self._history = self._history + ((self._state, self._pending),)
-            self._state = int(action)
-            self._step += 1
-            self._pending = None
+            d = self._d
+            self._d = d._replace(
+                step=d.step + 1, state=int(action), pending=None, history=d.history + ((d.state, d.pending),)
+            )
 
         def _apply_actions(self, actions):
             mg = self._markov_game
             joint = tuple(int(a) for a in actions)
             if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
                 raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
-            self._rewards = np.array(mg.rewards[(self._step, slice(None), self._state, *joint)], dtype=np.float64)
-            self._returns = self._returns + self._rewards
-            self._pending = joint
+            d = self._d
+            rewards = tuple(float(r) for r in mg.rewards[(d.step, slice(None), d.state, *joint)])
+            returns = tuple(x + r for x, r in zip(d.returns, rewards))
+            self._d = d._replace(pending=joint, rewards=rewards, returns=returns)
 
         def _action_to_string(self, player, action):
             if player == pyspiel.PlayerId.CHANCE:
@@ -241,10 +244,10 @@ def _bases():
             return self._pending is None and self._step >= self._markov_game.horizon
 
         def rewards(self):
-            return self._rewards
+            return list(self._d.rewards)
 
         def returns(self):
-            return self._returns
+            return list(self._d.returns)
 
         def __str__(self):
             hist = "|".join(f"{s}:{','.join(map(str, a))}" for s, a in self._history)
@@ -253,6 +256,23 @@ def _bases():
 
     _BASES = (MarkovGameOpenSpiel, MarkovGameOpenSpielState)
     return _BASES
+
+
+class _StateData(NamedTuple):
+    """The whole state of an exported game's state (immutable, so deep copies can share it)."""
+
+    step: int
+    state: int
+    pending: tuple | None  # the joint action awaiting its transition (at chance nodes)
+    history: tuple  # ((state, joint action), ...) of the completed steps
+    rewards: tuple  # of the last move, reported until the next move
+    returns: tuple
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
 
 
 class _Observer:
@@ -292,19 +312,14 @@ class _Observer:
 
 def _default_short_name(game: MarkovGame) -> str:
     h = hashlib.sha256()
-    h.update(repr((game.rewards.shape, game.initial_state)).encode())
+    h.update(repr((game.rewards.shape, game.initial_state, game.name, game.description)).encode())
     h.update(np.ascontiguousarray(game.rewards).tobytes())
     h.update(np.ascontiguousarray(game.transitions).tobytes())
     return f"markovgames_{h.hexdigest()[:16]}"
 
 
 def _same_game(a: MarkovGame, b: MarkovGame) -> bool:
-    return (
-        a.initial_state == b.initial_state
-        and a.rewards.shape == b.rewards.shape
-        and np.array_equal(a.rewards, b.rewards)
-        and np.array_equal(a.transitions, b.transitions)
-    )
+    return a == b  # name, description, initial state and arrays
 
 
 def export_game(game: MarkovGame, short_name: str | None = None):
@@ -315,15 +330,15 @@ def export_game(game: MarkovGame, short_name: str | None = None):
     game : MarkovGame
     short_name : str, optional
         The OpenSpiel name to register (letters, digits, ``_``). Default: ``markovgames_<hash>`` of the
-        arrays, so exporting the same game twice gives the same registered game. A name already
-        registered for a different game is refused.
+        game (arrays, initial state, name, description), so exporting an equal game again gives the
+        same registered game. A name already registered for a different game is refused.
 
     Returns
     -------
     pyspiel.Game
         Loaded with ``pyspiel.load_game(short_name)`` (also usable in strings such as
         ``"turn_based_simultaneous_game(game=<short_name>())"``); its ``markov_game`` attribute is
-        ``game``.
+        ``game`` (or the equal game exported first under that name).
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"export_game: expected a MarkovGame, got {type(game).__name__}")
@@ -337,6 +352,10 @@ def export_game(game: MarkovGame, short_name: str | None = None):
             raise ValueError(f"the OpenSpiel name {name!r} is already registered for a different game")
         return pyspiel.load_game(name)
     if name in pyspiel.registered_names():
+        existing = pyspiel.load_game(name) if name.startswith("markovgames_") else None
+        other = getattr(existing, "markov_game", None)
+        if isinstance(other, MarkovGame) and _same_game(other, game):
+            return existing  # registered by an earlier copy of this module (e.g. after a reload)
         raise ValueError(f"the OpenSpiel name {name!r} is already taken by another game")
     game_base, state_base = _bases()
     H, N, S = game.horizon, game.num_players, game.num_states
@@ -898,6 +917,17 @@ class OpenSpielCorrDist:
         return float(self.unclipped.max())
 
 
+def _check_policy(game: MarkovGame, policy) -> None:
+    if not isinstance(game, MarkovGame):
+        raise TypeError(f"expected a MarkovGame, got {type(game).__name__}")
+    if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
+        raise TypeError(f"expected an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
+    got = (policy.num_players, policy.horizon, policy.num_states, policy.num_actions)
+    want = (game.num_players, game.horizon, game.num_states, game.num_actions)
+    if got != want:
+        raise ValueError(f"the policy has (N, H, S, A) = {got} but the game has {want}")
+
+
 def _corr_dist_info(concept: str, info, size: int) -> OpenSpielCorrDist:
     return OpenSpielCorrDist(
         concept=concept,
@@ -916,6 +946,7 @@ def openspiel_cce_dist(game: MarkovGame, policy, *, max_size: int = 10_000) -> O
     not the index), so ``unclipped`` equals :func:`~markovgames.evaluation.exact_cce_gap`'s
     ``per_player`` for any horizon; OpenSpiel's own numbers are clipped at 0 and summed over players.
     """
+    _check_policy(game, policy)
     pyspiel = _pyspiel()
     turn_based = pyspiel.convert_to_turn_based(export_game(game))
     device = correlation_device(turn_based, policy, max_size=max_size)
@@ -935,6 +966,7 @@ def openspiel_ce_dist(game: MarkovGame, policy, *, max_size: int = 10_000) -> Op
         For ``H > 1``: OpenSpiel's CE is then the normal-form CE of the whole game (the deviator sees
         its whole recommended policy), a different notion, and determinisation is exponential.
     """
+    _check_policy(game, policy)
     if game.horizon != 1:
         raise ValueError(
             "openspiel_ce_dist: OpenSpiel's ce_dist is the normal-form CE of the whole game (the deviator "

@@ -1,0 +1,152 @@
+"""markovgames.bridges.pettingzoo: the ParallelEnv (PettingZoo's own API and seed tests) and the mediator."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+pytest.importorskip("gymnasium")
+
+from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
+
+import markovgames as mg  # noqa: E402
+from markovgames.bridges.mediator import Mediator, decode_observation, play_episodes  # noqa: E402
+from markovgames.bridges.pettingzoo import MarkovGameParallelEnv, parallel_env  # noqa: E402
+from markovgames.dynamics import run  # noqa: E402
+from markovgames.evaluation import policy_value  # noqa: E402
+from markovgames.policies import IndexChainPolicy, MarkovCorrelatedPolicy  # noqa: E402
+from markovgames.solvers import solve_equilibrium  # noqa: E402
+
+from conftest import make_paper_game, make_random_game  # noqa: E402
+
+GAMES = {
+    "paper": make_paper_game,
+    "random3p": lambda: make_random_game(5, 3, 3, 4, (2, 3, 2), initial_state=2),
+    "normal_form": mg.games.chicken,
+}
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("observation", ["multidiscrete", "dict"])
+def test_pettingzoo_parallel_api_and_seed_tests(name, observation):
+    game = GAMES[name]()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module=r"pettingzoo\.")  # PettingZoo reports API problems as warnings
+        parallel_api_test(MarkovGameParallelEnv(game, observation=observation), num_cycles=50)
+        parallel_seed_test(functools.partial(MarkovGameParallelEnv, game, observation=observation), num_cycles=50)
+
+
+@pytest.mark.parametrize("observation", ["multidiscrete", "dict"])
+def test_episode_rules(observation):
+    game = GAMES["random3p"]()
+    env = parallel_env(game, observation=observation, render_mode="ansi")
+    assert env.possible_agents == ["player_0", "player_1", "player_2"]
+    assert [env.action_space(a).n for a in env.possible_agents] == [2, 3, 2]
+    rng = np.random.default_rng(0)
+    for episode in range(10):
+        obs, infos = env.reset(seed=episode)
+        assert env.agents == env.possible_agents
+        h, s = 0, game.initial_state
+        for agent in env.agents:
+            assert env.observation_space(agent).contains(obs[agent])
+            assert decode_observation(obs[agent]) == (0, s) and infos[agent] == {"step": 0, "state": s}
+        while env.agents:
+            joint = tuple(int(rng.integers(n)) for n in game.num_actions)
+            obs, rewards, term, trunc, infos = env.step({a: joint[i] for i, a in enumerate(env.possible_agents)})
+            for i, agent in enumerate(env.possible_agents):
+                assert rewards[agent] == game.rewards[(h, i, s, *joint)]
+                assert infos[agent]["joint_action"] == joint
+            h += 1
+            s_next = infos["player_0"]["state"]
+            assert game.transitions[(h - 1, s, *joint, s_next)] > 0
+            s = s_next
+            assert all(decode_observation(o) == (h, s) for o in obs.values())
+            assert env.state_space.contains(env.state()) and tuple(env.state()) == (h, s)
+            assert all(term[a] == (h == game.horizon) for a in term) and not any(trunc.values())
+            assert "step" in env.render()
+        assert h == game.horizon and env.agents == []
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({})
+
+
+def test_step_errors_and_transition_law():
+    game = make_paper_game()
+    env = MarkovGameParallelEnv(game)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="no action for"):
+        env.step({"player_0": 0})
+    with pytest.raises(ValueError, match="not in"):
+        env.step({"player_0": 0, "player_1": 2})
+    with pytest.raises(ValueError, match="observation"):
+        MarkovGameParallelEnv(game, observation="box")
+    # The first transition follows transitions[0, s_1, a] (matching actions stay w.p. 0.8).
+    stays = 0
+    for _ in range(4000):
+        env.reset()
+        _, _, _, _, infos = env.step({"player_0": 1, "player_1": 1})
+        stays += infos["player_0"]["state"] == 0
+    assert abs(stays / 4000 - 0.8) < 4 * np.sqrt(0.8 * 0.2 / 4000)
+
+
+def test_same_seed_same_episodes():
+    game = make_paper_game()
+    policy = solve_equilibrium(game, "ce").policy
+    a = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 200, seed=7).returns
+    b = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 200, seed=7).returns
+    c = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 200, seed=8).returns
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+@pytest.fixture(scope="module")
+def paper_output_policies():
+    game = make_paper_game()
+    return game, {
+        "smooth_ce": IndexChainPolicy.from_run(run(game, "smooth_ce", T=30, eta=0.2)),
+        "stage_cce": IndexChainPolicy.from_run(run(game, "stage_cce", T=30, eta=0.2)),
+    }
+
+
+@pytest.mark.parametrize("algorithm, episodes", [("smooth_ce", 20_000), ("stage_cce", 10_000)])
+def test_mediator_returns_match_policy_value(paper_output_policies, algorithm, episodes):
+    game, policies = paper_output_policies
+    policy = policies[algorithm]
+    estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), episodes, seed=2024)
+    exact = policy_value(game, policy)
+    z = estimate.z_scores(exact)
+    assert np.all(np.abs(z) < 4), (estimate.mean, estimate.standard_error, exact)
+    assert np.all(estimate.standard_error < 0.015)
+
+
+def test_mediator_plays_markov_correlated_policies():
+    game = make_paper_game()
+    policy = solve_equilibrium(game, "ce").policy
+    estimate = play_episodes(MarkovGameParallelEnv(game, observation="dict"), Mediator(policy), 20_000, seed=0)
+    assert np.all(np.abs(estimate.z_scores(policy_value(game, policy))) < 4)
+
+
+def test_mediator_hides_the_index_and_deviations_are_applied():
+    game = mg.games.chicken()
+    # A deterministic product policy: both swerve (action 0).
+    policy = MarkovCorrelatedPolicy(np.array([[[[1.0, 0.0], [0.0, 0.0]]]]), 2)
+    env = MarkovGameParallelEnv(game)
+    follow = play_episodes(env, Mediator(policy), 5, seed=1)
+    np.testing.assert_array_equal(follow.returns, np.tile(game.rewards[0, :, 0, 0, 0], (5, 1)))
+    # player_0 deviates to "straight" whatever it is told: gets the (straight, swerve) payoff.
+    deviate = play_episodes(env, Mediator(policy), 5, seed=1, deviations={"player_0": lambda obs, rec: 1})
+    np.testing.assert_array_equal(deviate.returns, np.tile(game.rewards[0, :, 0, 1, 0], (5, 1)))
+    with pytest.raises(ValueError, match="unknown agents"):
+        play_episodes(env, Mediator(policy), 1, deviations={"player_9": lambda o, r: 0})
+    # The index of an output policy is drawn by the mediator and not in any observation.
+    out = IndexChainPolicy.from_run(run(game, "smooth_ce", T=5, eta=0.2))
+    med = Mediator(out, seed=0)
+    obs, _ = env.reset(seed=0)
+    med.reset()
+    rec = med.recommend(obs)
+    assert set(rec) == {"player_0", "player_1"} and 1 <= med.index <= 5
+    assert decode_observation(obs["player_0"]) == (0, 0)
+    assert all(np.shape(o) == (2,) for o in obs.values())  # observations are (h, s) only
