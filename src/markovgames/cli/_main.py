@@ -8,7 +8,9 @@ traceback unless ``--debug`` is given. Anything else is a bug and shows its trac
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from ._errors import CliError
 
@@ -61,6 +63,28 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     return (CliError, GameValidationError, RunDirectoryError, EvaluationTooLarge, EquilibriumSolverError, ValueError, OSError)
 
 
+def _enable_compilation_cache() -> None:
+    """Keep compiled loops on disk so that a second identical command does not compile again.
+
+    The directory is ``$MARKOVGAMES_CACHE_DIR`` or ``$XDG_CACHE_HOME/markovgames/jax`` (default
+    ``~/.cache/markovgames/jax``); ``MARKOVGAMES_CACHE_DIR=off`` disables it. This sets JAX's
+    global configuration, which is ours to set in the command-line process (the library never does).
+    """
+    setting = os.environ.get("MARKOVGAMES_CACHE_DIR")
+    if setting is not None and setting.lower() in ("", "off", "0", "none"):
+        return
+    base = Path(setting) if setting else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "markovgames" / "jax"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return  # an unwritable cache only costs compile time
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(base))
+    # Our loops compile in about a second; JAX's default threshold (1 s) would skip most of them.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markovgames`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
@@ -70,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    _enable_compilation_cache()
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
