@@ -6,7 +6,7 @@ problem the user can fix; the entry point prints its message on one line and exi
 
 from __future__ import annotations
 
-__all__ = ["CliError"]
+__all__ = ["CliError", "check_output_directory"]
 
 
 class CliError(Exception):
@@ -24,3 +24,33 @@ class CliError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def check_output_directory(out, option: str = "--out") -> None:
+    """Refuse an output directory that cannot be created, before any work is done.
+
+    ``out`` may exist (then it must be a directory; what may be in it is the command's
+    business) or not (then its nearest existing ancestor must be a writable directory).
+    Without this check the failure would surface late, naming a temporary path the user
+    never gave.
+
+    Raises
+    ------
+    CliError
+        Naming ``option`` and ``out``.
+    """
+    import os
+    from pathlib import Path
+
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise CliError(f"{option} {out}: exists and is not a directory")
+        return
+    ancestor = out.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise CliError(f"{option} {out}: cannot create the directory: {ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise CliError(f"{option} {out}: cannot create the directory: {ancestor} is not writable")

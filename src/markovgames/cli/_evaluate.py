@@ -118,11 +118,19 @@ def evaluate_run_directory(
 def _handle(args) -> int:
     T_prime = None if args.T is None else parse_T(args.T)
     run_dir = Path(args.run_dir)
+    out = Path(args.out) if args.out else run_dir / "evaluation.json"
+    # Checked before the (possibly long) evaluation; the write names --out, not its temporary file.
+    if args.out and out.is_dir():
+        raise CliError(f"--out {out}: is a directory; give the path of the JSON file to write")
+    if args.out and not out.parent.is_dir():
+        raise CliError(f"--out {out}: {out.parent} is not an existing directory")
     report = evaluate_run_directory(
         run_dir, T_prime, exact=args.exact, monte_carlo=args.monte_carlo, seed=args.seed, max_work=args.max_work
     )
-    out = Path(args.out) if args.out else run_dir / "evaluation.json"
-    atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+    try:
+        atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+    except OSError as err:
+        raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
     if not args.quiet:
         _print(report, out)
     return 0

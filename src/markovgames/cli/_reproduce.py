@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
 from ..experiments import reproduce
-from ._errors import CliError
+from ._errors import CliError, check_output_directory
 from ._run import parse_T
 
 __all__ = ["add_reproduce_parser"]
@@ -37,6 +38,13 @@ def _handle(args) -> int:
         raise CliError(f"--eta: expected a positive number, got {args.eta!r}") from None
     if not eta > 0 or eta == float("inf"):
         raise CliError(f"--eta: must be a positive finite number, got {args.eta!r}")
+    check_output_directory(args.out)
+    # A reproduction replaces its own files in place; it must not mix them into a run or a sweep.
+    for foreign in ("metrics.json", "manifest.json"):
+        if (Path(args.out) / foreign).exists():
+            raise CliError(
+                f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory"
+            )
     console = Console(file=sys.stderr)
     show = not args.quiet
 

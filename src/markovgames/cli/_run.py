@@ -23,10 +23,13 @@ from ..experiments import (
     write_run_directory,
 )
 from ..games import resolve_game
-from ._errors import CliError
+from ._errors import CliError, check_output_directory
 from ._progress import iteration_progress
 
-__all__ = ["add_run_parser", "parse_eta", "parse_T"]
+__all__ = ["add_run_parser", "parse_eta", "parse_T", "MAX_T"]
+
+#: The largest ``-T``: the compiled loop counts iterations and stages in 32-bit integers.
+MAX_T = 2**31 - 1
 
 
 def parse_T(text: str) -> int:
@@ -43,6 +46,8 @@ def parse_T(text: str) -> int:
         value = int(f)
     if value < 1:
         raise CliError(f"-T: must be at least 1, got {value}")
+    if value > MAX_T:
+        raise CliError(f"-T: {text} is more than the largest supported T = {MAX_T}")
     return value
 
 
@@ -108,6 +113,7 @@ def _handle_run(args) -> int:
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     game = resolve_game(args.game)
+    check_output_directory(args.out)
     config = {
         "game": args.game,
         "algorithm": args.algorithm,
@@ -148,6 +154,12 @@ def _handle_run(args) -> int:
         if state_file is None or not state_file.exists():
             shutil.rmtree(staging, ignore_errors=True)
         raise
+    except MemoryError:
+        # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
+        shutil.rmtree(staging, ignore_errors=True)
+        raise CliError(
+            f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T"
+        ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -14,6 +14,7 @@ from ..evaluation import exact_ce_gap, exact_cce_gap
 from ..experiments import finalize_output_directory, prepare_output_directory, versions
 from ..games import resolve_game, save_game
 from ..solvers import solve_equilibrium
+from ._errors import check_output_directory
 
 __all__ = ["add_solve_parser"]
 
@@ -40,6 +41,7 @@ def add_solve_parser(subparsers):
 
 def _handle(args) -> int:
     game = resolve_game(args.game)
+    check_output_directory(args.out)
     staging = prepare_output_directory(args.out, args.overwrite)
     try:
         solution = solve_equilibrium(game, args.concept, args.objective)

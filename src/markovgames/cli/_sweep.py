@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ._errors import CliError
+from ._errors import CliError, check_output_directory
 
 __all__ = ["add_sweep_parser", "add_plot_parser", "add_summarize_parser"]
 
@@ -108,9 +108,10 @@ def _handle_sweep(args) -> int:
         raise CliError("--address: needs --executor ray")
     config_path = Path(args.config)
     config, raw = load_sweep_config(config_path, args.overrides)
+    out = Path(args.out) if args.out else sweep_output_dir(config, config_path.parent, config_path.stem)
+    check_output_directory(out)
     if args.dry_run:
         plan = plan_sweep(config, config_path.parent)
-        out = Path(args.out) if args.out else sweep_output_dir(config, config_path.parent, config_path.stem)
         runs_dir = out / RUNS_DIR
         pending = [r for r in plan.run_ids if not (runs_dir / f"{r}.json").exists()]
         batches = plan.batches(pending)

@@ -38,6 +38,9 @@ __all__ = [
 #: Points per decade of the default ``checkpoints = "log"`` grid.
 LOG_POINTS_PER_DECADE = 10
 
+#: The largest ``T``: the compiled loop counts iterations and stages in 32-bit integers.
+MAX_T = 2**31 - 1
+
 
 class SweepConfigError(ValueError):
     """A sweep configuration is invalid; the message is one line naming the file and the key."""
@@ -61,10 +64,30 @@ class _Strict(BaseModel):
         return data
 
 
+def _show(value: Any, limit: int = 40) -> str:
+    """``repr(value)``, shortened: a message stays one readable line whatever the input."""
+    text = repr(value)
+    if len(text) > limit:
+        text = f"{text[: limit - 10]}... ({len(text)} characters)"
+    return text
+
+
 def _positive_int(value: Any, where: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{where}{': ' if where else ''}expected a positive integer, got {value!r}")
+        raise ValueError(f"{where}{': ' if where else ''}expected a positive integer, got {_show(value)}")
     return value
+
+
+def _positive_finite(value: Any) -> bool:
+    """A number (not a boolean) > 0 that is a finite float64: TOML integers are unbounded, and
+    ``math.isfinite(10**400)`` raises OverflowError, which pydantic would not report."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        as_float = float(value)
+    except OverflowError:
+        return False
+    return math.isfinite(as_float) and as_float > 0
 
 
 class RandomGameSpec(_Strict):
@@ -103,7 +126,7 @@ class RandomGameSpec(_Strict):
         if v is None and info.field_name == "seed":
             return v
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"expected a non-negative integer, got {v!r}")
+            raise ValueError(f"expected a non-negative integer, got {_show(v)}")
         return v
 
     @field_validator("reward_distribution")
@@ -116,8 +139,8 @@ class RandomGameSpec(_Strict):
     @field_validator("transition_concentration", mode="before")
     @classmethod
     def _concentration(cls, v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"expected a positive finite number, got {v!r}")
+        if not _positive_finite(v):
+            raise ValueError(f"expected a positive finite number, got {_show(v)}")
         return float(v)
 
     @model_validator(mode="after")
@@ -156,7 +179,7 @@ class GameSpec(_Strict):
             return {"builtin": data} if data in BUILTIN_GAMES else {"file": data}
         if not isinstance(data, dict):
             raise ValueError(
-                f"expected a built-in game name, a file name, or a table with builtin, file or random; got {data!r}"
+                f"expected a built-in game name, a file name, or a table with builtin, file or random; got {_show(data)}"
             )
         return data
 
@@ -192,7 +215,7 @@ class AlgorithmSpec(_Strict):
             _check_algorithm(data)
             return {"name": data}
         if not isinstance(data, dict):
-            raise ValueError(f"expected an algorithm name or a table with 'name'; got {data!r}")
+            raise ValueError(f"expected an algorithm name or a table with 'name'; got {_show(data)}")
         return data
 
     @field_validator("name")
@@ -225,7 +248,7 @@ def _bool_list(v: Any) -> Any:
         raise ValueError("expected true, false or a non-empty list of them")
     for k, b in enumerate(items):
         if not isinstance(b, bool):
-            raise ValueError(f"{f'[{k}]: ' if isinstance(v, list) else ''}expected true or false, got {b!r}")
+            raise ValueError(f"{f'[{k}]: ' if isinstance(v, list) else ''}expected true or false, got {_show(b)}")
     if len(set(items)) != len(items):
         raise ValueError(f"repeated value in {items!r}")
     return items
@@ -240,9 +263,9 @@ def _eta_list(v: Any) -> list[float | str]:
         if e == "theory":
             out.append("theory")
             continue
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e) or e <= 0:
+        if not _positive_finite(e):
             where = f"[{k}]: " if isinstance(v, list) else ""
-            raise ValueError(f"{where}a learning rate is a positive number or 'theory', got {e!r}")
+            raise ValueError(f"{where}a learning rate is a positive number or 'theory', got {_show(e)}")
         out.append(float(e))
     if len(set(out)) != len(out):
         raise ValueError(f"repeated learning rate in {items!r}")
@@ -289,7 +312,9 @@ class SweepConfig(_Strict):
         if isinstance(v, float) and v.is_integer():  # TOML has no 1e4 integers
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"expected a positive integer, got {v!r}")
+            raise ValueError(f"expected a positive integer, got {_show(v)}")
+        if info.field_name == "T" and v > MAX_T:
+            raise ValueError(f"{v} is more than the largest supported T = {MAX_T}")
         return v
 
     @field_validator("max_batch_size", mode="before")
@@ -298,14 +323,14 @@ class SweepConfig(_Strict):
         if v is None:
             return v
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"expected a positive integer, got {v!r}")
+            raise ValueError(f"expected a positive integer, got {_show(v)}")
         return v
 
     @field_validator("base_seed", "max_retries", mode="before")
     @classmethod
     def _non_negative(cls, v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"expected a non-negative integer, got {v!r}")
+            raise ValueError(f"expected a non-negative integer, got {_show(v)}")
         return v
 
     @field_validator("checkpoints", mode="before")
@@ -313,13 +338,13 @@ class SweepConfig(_Strict):
     def _checkpoints(cls, v: Any) -> Any:
         if isinstance(v, str):
             if v not in ("log", "decades"):
-                raise ValueError(f"expected 'log', 'decades' or a list of positive integers, got {v!r}")
+                raise ValueError(f"expected 'log', 'decades' or a list of positive integers, got {_show(v)}")
             return v
         if not isinstance(v, list) or not v:
-            raise ValueError(f"expected 'log', 'decades' or a non-empty list of positive integers, got {v!r}")
+            raise ValueError(f"expected 'log', 'decades' or a non-empty list of positive integers, got {_show(v)}")
         for k, c in enumerate(v):
             if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-                raise ValueError(f"[{k}]: expected a positive integer, got {c!r}")
+                raise ValueError(f"[{k}]: expected a positive integer, got {_show(c)}")
         return v
 
     @model_validator(mode="after")
@@ -370,7 +395,7 @@ def _message(error: dict[str, Any]) -> str:
         elif error.get("type") == "extra_forbidden":
             msg = "unknown key"
         elif "input" in error and error.get("type") != "missing":
-            msg = f"{msg[:1].lower()}{msg[1:]}, got {error['input']!r}"
+            msg = f"{msg[:1].lower()}{msg[1:]}, got {_show(error['input'])}"
     return msg
 
 

@@ -50,6 +50,7 @@ import json
 import math
 import os
 import re
+import struct
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -437,9 +438,14 @@ def _load_json(path: Path, *, max_bytes: int, max_entries: int) -> MarkovGame:
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as err:
-        hint = " (the file ends early: truncated?)" if err.pos >= len(text.rstrip()) else ""
+        # An unterminated string always runs into the end of the file (a newline inside a string
+        # is an "invalid control character" error instead), so it is a truncation too.
+        ends_early = err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string")
+        hint = " (the file ends early: truncated?)" if ends_early else ""
+        # Some of json's messages already end in "at" ("Unterminated string starting at").
+        at = " " if err.msg.endswith(" at") else " at "
         raise GameFileError(
-            f"{path}: not valid JSON{hint}: {err.msg} at line {err.lineno} column {err.colno}"
+            f"{path}: not valid JSON{hint}: {err.msg}{at}line {err.lineno} column {err.colno}"
         ) from None
     except RecursionError:
         raise GameFileError(f"{path}: not a game file: JSON nesting too deep to parse") from None
@@ -510,10 +516,17 @@ def _read_npz_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]
                             raise
                         raise GameValidationError(f"{key}: not a valid .npy array header ({err})") from None
                 headers[key] = (tuple(int(d) for d in shape), np.dtype(dtype))
+    except GameValidationError:
+        raise
     except zipfile.BadZipFile as err:
         raise GameValidationError(f"not a valid .npz (zip) archive ({err})") from None
     except OSError as err:
         raise GameValidationError(f"cannot read: {err.strerror or err}") from None
+    except (RuntimeError, ValueError, EOFError, zlib.error, struct.error) as err:
+        # zipfile's other refusals of a damaged archive: a member flagged as encrypted
+        # (RuntimeError), an unknown compression method (NotImplementedError), a member name
+        # that is not valid UTF-8 (UnicodeDecodeError), ...
+        raise GameValidationError(f"not a valid .npz (zip) archive ({err})") from None
     return headers
 
 
@@ -588,7 +601,7 @@ def _load_npz(path: Path, *, max_entries: int) -> MarkovGame:
             transitions = archive["transitions"]
     except GameValidationError:
         raise
-    except (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error) as err:
+    except (ValueError, RuntimeError, EOFError, OSError, zipfile.BadZipFile, zlib.error, struct.error) as err:
         raise GameValidationError(f"cannot read array data: {err}") from None
 
     return MarkovGame(

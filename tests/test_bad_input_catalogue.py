@@ -1,0 +1,512 @@
+"""Every bad input gets a clear answer: the catalogue of ``docs/errors.md``, case by case.
+
+Each case writes its inputs into an empty working directory, runs the command line there (with
+relative paths, as a user would) and checks the contract of ``markovgames.cli``:
+
+* exit code 2;
+* exactly one line on stderr, starting with ``markovgames: error:``, that names the file (or
+  option), the field and the index or value at fault (the case's ``expect`` substrings);
+* no traceback;
+* nothing written: the working directory holds exactly what it held before (no output
+  directory, no staging directory, no partial or temporary file).
+
+The same catalogue is the table in ``docs/errors.md``; :func:`test_every_case_is_documented`
+keeps the two in step. ``python tests/test_bad_input_catalogue.py`` prints the table's rows
+from the current messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from markovgames.cli import main
+from markovgames.games import game_to_dict, paper_game
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "errors.md"
+
+#: The paper's game as a dict: rewards[h][i][s][a0][a1], transitions[h][s][a0][a1][s'];
+#: N = H = S = 2, A = (2, 2).
+BASE_GAME = game_to_dict(paper_game())
+
+RUN = ["--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--quiet"]
+SWEEP_BASE = 'T = 50\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\netas = [0.2]\ncheckpoints = [10, 50]\n'
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: what is wrong, how to make it, the command, what the message must name."""
+
+    id: str
+    section: str
+    what: str
+    setup: Callable[[Path], None] | None
+    argv: tuple[str, ...]
+    expect: tuple[str, ...]
+    needs_run: bool = False  # the working directory gets a finished run in ./run
+    subprocess: bool = False  # also run as a real process (exit status, stderr)
+
+
+# ---------------------------------------------------------------------------------------
+# builders
+# ---------------------------------------------------------------------------------------
+def _write_game(name: str, mutate: Callable[[dict], object] | None = None, *, text: str | None = None):
+    def setup(d: Path) -> None:
+        if text is not None:
+            (d / name).write_text(text)
+            return
+        data = copy.deepcopy(BASE_GAME)
+        if mutate is not None:
+            mutate(data)
+        # json writes float('nan') as NaN and float('inf') as Infinity, as a careless writer would.
+        (d / name).write_text(json.dumps(data))
+
+    return setup
+
+
+def _set(path: tuple, value):
+    def mutate(data: dict) -> None:
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return mutate
+
+
+def _pop(key: str):
+    return lambda data: data.pop(key)
+
+
+def _write_bytes(name: str, payload: bytes):
+    def setup(d: Path) -> None:
+        (d / name).write_bytes(payload)
+
+    return setup
+
+
+def _truncated_game(d: Path) -> None:
+    text = json.dumps(BASE_GAME)
+    (d / "game.json").write_text(text[: len(text) // 2])
+
+
+def _npz_with_object_array(d: Path) -> None:
+    arrays = {k: np.array(v) for k, v in BASE_GAME.items()}
+    arrays["rewards"] = np.array([{"pickled": "code"}], dtype=object)
+    with open(d / "game.npz", "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def _toml(text: str, name: str = "sweep.toml"):
+    def setup(d: Path) -> None:
+        (d / name).write_text(text)
+
+    return setup
+
+
+def _sweep(old: str, new: str):
+    assert old in SWEEP_BASE
+    return _toml(SWEEP_BASE.replace(old, new))
+
+
+def _a_file(d: Path) -> None:
+    (d / "afile").write_text("a file, not a directory\n")
+
+
+def _both(*setups):
+    def setup(d: Path) -> None:
+        for s in setups:
+            s(d)
+
+    return setup
+
+
+def _another_run(name: str = "out"):
+    def setup(d: Path) -> None:
+        (d / name).mkdir()
+        (d / name / "metrics.json").write_text('{"algorithm": "stage_cce", "T": 1000}\n')
+
+    return setup
+
+
+def _interrupted_run(d: Path) -> None:
+    staging = d / ".out.partial"
+    staging.mkdir()
+    (staging / "state.npz").write_bytes(b"")
+    (staging / "config.json").write_text('{"algorithm": "stage_cce", "T": 1000}\n')
+
+
+# ---------------------------------------------------------------------------------------
+# the catalogue
+# ---------------------------------------------------------------------------------------
+GAME = "Game files"
+RUN_S = "markovgames run"
+SWEEP_S = "markovgames sweep"
+EVAL_S = "markovgames evaluate"
+SOLVE_S = "markovgames solve"
+REPRO_S = "markovgames reproduce"
+ARGS_S = "Any command"
+
+CASES: list[Case] = [
+    # ---- game files (through `run --game FILE`, which reads the game before anything else)
+    Case("game-not-json", GAME, "not JSON", _write_game("game.json", text="this is not json\n"),
+         ("run", "--game", "game.json", *RUN), ("game.json", "not valid JSON", "line 1 column 1"), subprocess=True),
+    Case("game-empty", GAME, "an empty file", _write_game("game.json", text=""),
+         ("run", "--game", "game.json", *RUN), ("game.json", "the file is empty")),
+    Case("game-not-utf8", GAME, "not UTF-8 text", _write_bytes("game.json", b'{"name": "caf\xe9"}'),
+         ("run", "--game", "game.json", *RUN), ("game.json", "not UTF-8", "0xe9", "offset 13")),
+    Case("game-truncated", GAME, "truncated JSON (the file ends early)", _truncated_game,
+         ("run", "--game", "game.json", *RUN), ("game.json", "not valid JSON", "truncated?", "line 1 column")),
+    Case("game-duplicate-key", GAME, "a key given twice",
+         _write_game("game.json", text=json.dumps(BASE_GAME)[:-1] + ', "horizon": 3}'),
+         ("run", "--game", "game.json", *RUN), ("game.json", "duplicate key 'horizon'")),
+    Case("game-top-level-not-object", GAME, "the top level is not an object", _write_game("game.json", text="[1, 2]"),
+         ("run", "--game", "game.json", *RUN), ("game.json", "top level", "a list of 2 entries")),
+    Case("game-wrong-type-size", GAME, "a size of the wrong type", _write_game("game.json", _set(("horizon",), "two")),
+         ("run", "--game", "game.json", *RUN), ("game.json", "horizon", "'two'")),
+    Case("game-wrong-type-boolean", GAME, "a boolean where a size belongs",
+         _write_game("game.json", _set(("num_states",), True)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "num_states", "a boolean (true)")),
+    Case("game-wrong-type-entry", GAME, "an array entry of the wrong type",
+         _write_game("game.json", _set(("rewards", 0, 1, 0, 1, 0), "high")),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards[0][1][0][1][0]", "'high'")),
+    Case("game-missing-key", GAME, "a required key is missing", _write_game("game.json", _pop("transitions")),
+         ("run", "--game", "game.json", *RUN), ("game.json", "missing key", "'transitions'")),
+    Case("game-unknown-key", GAME, "an unknown key", _write_game("game.json", _set(("colour",), "red")),
+         ("run", "--game", "game.json", *RUN), ("game.json", "unknown key", "'colour'")),
+    Case("game-format-version", GAME, "an unsupported format_version", _write_game("game.json", _set(("format_version",), 2)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "format_version = 2")),
+    Case("game-nesting-too-deep", GAME, "arrays nested deeper than the sizes declare",
+         _write_game("game.json", _set(("rewards", 0, 1, 0, 1, 0), [0.5])),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards[0][1][0][1][0]", "nesting too deep")),
+    Case("game-nesting-too-shallow", GAME, "arrays nested shallower than the sizes declare",
+         _write_game("game.json", _set(("rewards", 0, 1, 0, 1), 0.5)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards[0][1][0][1]", "nesting too shallow", "0.5")),
+    Case("game-size-mismatch", GAME, "declared sizes disagree with the arrays", _write_game("game.json", _set(("num_states",), 3)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards[0][0]", "expected 3 entries (num_states), got 2")),
+    Case("game-num-actions-mismatch", GAME, "num_actions has the wrong length", _write_game("game.json", _set(("num_actions",), [2])),
+         ("run", "--game", "game.json", *RUN), ("game.json", "num_actions", "expected 2 entries (num_players), got 1")),
+    Case("game-nan", GAME, "NaN in an array", _write_game("game.json", _set(("rewards", 1, 0, 1, 0, 1), float("nan"))),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards[1][0][1][0][1] = nan", "not finite")),
+    Case("game-infinity", GAME, "Infinity in an array",
+         _write_game("game.json", _set(("transitions", 0, 1, 0, 1, 0), float("inf"))),
+         ("run", "--game", "game.json", *RUN), ("game.json", "transitions[0][1][0][1][0] = inf", "not finite")),
+    Case("game-reward-out-of-range", GAME, "a reward outside [0, 1]", _write_game("game.json", _set(("rewards", 1, 0, 1, 0, 1), 1.5)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards[1][0][1][0][1] = 1.5", "outside [0, 1]")),
+    Case("game-negative-probability", GAME, "a negative transition probability",
+         _write_game("game.json", _set(("transitions", 0, 1, 0, 1), [1.2, -0.2])),
+         ("run", "--game", "game.json", *RUN), ("game.json", "transitions[0][1][0][1][1] = -0.2", "negative")),
+    Case("game-row-not-summing-to-1", GAME, "a transition row that does not sum to 1",
+         _write_game("game.json", _set(("transitions", 1, 0, 1, 1), [0.5, 0.6])),
+         ("run", "--game", "game.json", *RUN), ("game.json", "transitions[1][0][1][1]", "sums to 1.1")),
+    Case("game-initial-state-out-of-range", GAME, "the initial state is not a state",
+         _write_game("game.json", _set(("initial_state",), 2)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "initial_state = 2", "0..1")),
+    Case("game-zero-players", GAME, "zero players", _write_game("game.json", _set(("num_players",), 0)),
+         ("run", "--game", "game.json", *RUN), ("game.json", "num_players = 0", "at least 1")),
+    Case("game-zero-actions", GAME, "a player with zero actions", _write_game("game.json", _set(("num_actions",), [2, 0])),
+         ("run", "--game", "game.json", *RUN), ("game.json", "num_actions[1] = 0", "at least 1")),
+    Case("game-too-large-declared", GAME, "declared sizes needing more memory than allowed (refused before allocating)",
+         _write_game("game.json", lambda g: g.update(num_states=10**6, num_actions=[10**4, 10**4])),
+         ("run", "--game", "game.json", *RUN), ("game.json", "rewards", "S=1000000", "more than max_entries")),
+    Case("game-file-too-large", GAME, "a file over the size limit (--max-bytes)", _write_game("game.json"),
+         ("games", "validate", "game.json", "--max-bytes", "100"), ("game.json", "more than the limit of 100 bytes")),
+    Case("game-npz-object-array", GAME, "an .npz with an object array (never unpickled)", _npz_with_object_array,
+         ("run", "--game", "game.npz", *RUN), ("game.npz", "rewards", "object arrays are not allowed")),
+    Case("game-npz-not-a-zip", GAME, "an .npz that is not a zip archive", _write_bytes("game.npz", b"not a zip\n"),
+         ("run", "--game", "game.npz", *RUN), ("game.npz", "not a valid .npz")),
+    Case("game-unknown-suffix", GAME, "a game file that is neither .json nor .npz", _write_game("game.txt"),
+         ("games", "validate", "game.txt"), ("game.txt", "unknown game file type", "'.txt'")),
+    Case("game-no-such-file", GAME, "neither a built-in game nor an existing file", None,
+         ("run", "--game", "nope.json", *RUN), ("'nope.json'", "neither a built-in game")),
+    # ---- markovgames run
+    Case("run-T-zero", RUN_S, "T < 1", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "0", "--out", "out"), ("-T", "at least 1", "got 0")),
+    Case("run-T-not-integer", RUN_S, "T not an integer", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "1.5", "--out", "out"), ("-T", "positive integer", "'1.5'")),
+    Case("run-T-too-large", RUN_S, "T beyond what the compiled loop can count", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "1e30", "--out", "out"), ("-T", "1e30", "largest supported T")),
+    Case("run-eta-zero", RUN_S, "eta <= 0", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--eta", "0", "--out", "out"), ("--eta", "positive", "'0'")),
+    Case("run-eta-not-a-number", RUN_S, "eta neither a number nor 'theory'", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--eta", "fast", "--out", "out"), ("--eta", "'fast'")),
+    Case("run-unknown-algorithm", RUN_S, "an unknown algorithm", None,
+         ("run", "--game", "paper", "--algorithm", "nope", "-T", "10", "--out", "out"), ("--algorithm", "'nope'", "smooth_ce")),
+    Case("run-checkpoints-beyond-T", RUN_S, "a checkpoint beyond T", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoints", "5,50", "--out", "out"),
+         ("--checkpoints", "50", "beyond T = 10")),
+    Case("run-checkpoints-not-integer", RUN_S, "a checkpoint that is not an integer", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoints", "5,x", "--out", "out"),
+         ("--checkpoints", "'x'")),
+    Case("run-checkpoint-every-zero", RUN_S, "--checkpoint-every < 1", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoint-every", "0", "--out", "out"),
+         ("--checkpoint-every", "got 0")),
+    Case("run-out-unwritable", RUN_S, "an output directory that cannot be created (its parent is a file)", _a_file,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "afile/out"),
+         ("--out afile/out", "afile is not a directory")),
+    Case("run-out-is-a-file", RUN_S, "an output path that is a file", _a_file,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "afile"),
+         ("--out afile", "not a directory")),
+    Case("run-out-holds-another-run", RUN_S, "an output directory that already holds a different run", _another_run(),
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"), ("out", "not empty", "--overwrite")),
+    Case("run-resume-different-config", RUN_S, "--resume of an interrupted run with another configuration", _interrupted_run,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoint-every", "5", "--resume", "--out", "out"),
+         (".out.partial", "different configuration")),
+    # ---- markovgames sweep
+    Case("sweep-unknown-key", SWEEP_S, "an unknown configuration key", _toml(SWEEP_BASE + "colour = 1\n"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "unknown key 'colour'", "allowed keys"), subprocess=True),
+    Case("sweep-unknown-nested-key", SWEEP_S, "an unknown key in a nested table",
+         _sweep('games = ["paper"]', "games = [{random = {players = 2, horizon = 1, states = 2, actions = 2, colour = 1}}]"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "games[0].random", "unknown key 'colour'")),
+    Case("sweep-wrong-type", SWEEP_S, "a value of the wrong type", _sweep("T = 50", 'T = "ten"'),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "'ten'")),
+    Case("sweep-T-zero", SWEEP_S, "T < 1", _sweep("T = 50", "T = 0"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "got 0")),
+    Case("sweep-T-too-large", SWEEP_S, "T beyond what the compiled loop can count", _sweep("T = 50", "T = 1e30"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "largest supported T")),
+    Case("sweep-eta-huge-integer", SWEEP_S, "a learning rate too large for a float", _sweep("etas = [0.2]", "etas = [1" + "0" * 400 + "]"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "etas[0]", "learning rate")),
+    Case("sweep-eta-nonpositive", SWEEP_S, "a learning rate <= 0", _sweep("etas = [0.2]", "etas = [0.2, 0]"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "etas[1]", "got 0")),
+    Case("sweep-empty-etas", SWEEP_S, "an empty grid: etas = []", _sweep("etas = [0.2]", "etas = []"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "etas:", "non-empty")),
+    Case("sweep-empty-algorithms", SWEEP_S, "an empty grid: algorithms = []", _sweep('algorithms = ["smooth_ce"]', "algorithms = []"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "algorithms:", "must not be empty")),
+    Case("sweep-empty-games", SWEEP_S, "an empty grid: games = []", _sweep('games = ["paper"]', "games = []"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "games:", "must not be empty")),
+    Case("sweep-unknown-algorithm", SWEEP_S, "an unknown algorithm", _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["smooth_ce", "foo"]'),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "algorithms[1]", "'foo'")),
+    Case("sweep-checkpoints-beyond-T", SWEEP_S, "a checkpoint beyond T", _sweep("[10, 50]", "[10, 500]"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "checkpoints", "500 is beyond T = 50")),
+    Case("sweep-invalid-toml", SWEEP_S, "not TOML", _toml("T = \n"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "invalid TOML", "line 1")),
+    Case("sweep-not-utf8", SWEEP_S, "a configuration that is not UTF-8", _write_bytes("sweep.toml", b'name = "caf\xe9"\n'),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "not UTF-8")),
+    Case("sweep-no-such-config", SWEEP_S, "a configuration file that does not exist", None,
+         ("sweep", "nope.toml", "--out", "sw"), ("nope.toml", "no such configuration file")),
+    Case("sweep-bad-override", SWEEP_S, "--set with an impossible value", _toml(SWEEP_BASE),
+         ("sweep", "sweep.toml", "--set", "T=0", "--out", "sw"), ("sweep.toml", "T:", "got 0")),
+    Case("sweep-override-out-of-range", SWEEP_S, "--set of a list entry that does not exist", _toml(SWEEP_BASE),
+         ("sweep", "sweep.toml", "--set", "games[5].label=x", "--out", "sw"), ("--set games[5].label", "out of range")),
+    Case("sweep-bad-game-file", SWEEP_S, "a game file of the grid is invalid",
+         _both(_toml(SWEEP_BASE.replace('"paper"', '"game.json"')), _write_game("game.json", _set(("rewards", 1, 0, 1, 0, 1), 1.5))),
+         ("sweep", "sweep.toml", "--out", "sw"), ("games[0]", "game.json", "rewards[1][0][1][0][1] = 1.5")),
+    Case("sweep-workers-zero", SWEEP_S, "--workers < 1", _toml(SWEEP_BASE),
+         ("sweep", "sweep.toml", "--workers", "0", "--out", "sw"), ("--workers", "got 0")),
+    Case("sweep-out-unwritable", SWEEP_S, "an output directory that cannot be created (its parent is a file)",
+         _both(_toml(SWEEP_BASE), _a_file), ("sweep", "sweep.toml", "--out", "afile/sw"), ("--out afile/sw", "afile is not a directory")),
+    Case("sweep-out-holds-a-run", SWEEP_S, "an output directory that already holds a run, not a sweep",
+         _both(_toml(SWEEP_BASE), _another_run("sw")), ("sweep", "sweep.toml", "--out", "sw"), ("--out sw", "not a sweep directory")),
+    # ---- markovgames evaluate
+    Case("evaluate-not-a-run", EVAL_S, "a directory that is not a run directory", lambda d: (d / "somewhere").mkdir(),
+         ("evaluate", "somewhere"), ("somewhere", "not a run directory", "metrics.json")),
+    Case("evaluate-T-zero", EVAL_S, "T' < 1", None, ("evaluate", "run", "-T", "0"), ("-T", "got 0"), needs_run=True),
+    Case("evaluate-T-beyond-run", EVAL_S, "T' beyond the run's T", None, ("evaluate", "run", "-T", "500"),
+         ("-T", "T = 20", "got 500"), needs_run=True),
+    Case("evaluate-monte-carlo-too-few", EVAL_S, "--monte-carlo < 2", None, ("evaluate", "run", "--monte-carlo", "1"),
+         ("--monte-carlo", "got 1"), needs_run=True),
+    Case("evaluate-out-unwritable", EVAL_S, "an output file whose directory is a file", _a_file,
+         ("evaluate", "run", "--out", "afile/evaluation.json"), ("--out afile/evaluation.json", "afile is not an existing directory"),
+         needs_run=True),
+    # ---- markovgames solve
+    Case("solve-bad-objective", SOLVE_S, "an unknown objective", None,
+         ("solve", "--game", "paper", "--concept", "ce", "--objective", "nope", "--out", "out"), ("objective", "'nope'")),
+    Case("solve-out-unwritable", SOLVE_S, "an output directory that cannot be created (its parent is a file)", _a_file,
+         ("solve", "--game", "paper", "--concept", "ce", "--out", "afile/out"), ("--out afile/out", "afile is not a directory")),
+    Case("solve-out-holds-another-run", SOLVE_S, "an output directory that already holds a different run", _another_run(),
+         ("solve", "--game", "paper", "--concept", "ce", "--out", "out"), ("out", "not empty", "--overwrite")),
+    # ---- markovgames reproduce
+    Case("reproduce-T-zero", REPRO_S, "T < 1", None, ("reproduce", "-T", "0", "--out", "out"), ("-T", "got 0")),
+    Case("reproduce-eta-zero", REPRO_S, "eta <= 0", None, ("reproduce", "-T", "10", "--eta", "0", "--out", "out"), ("--eta", "'0'")),
+    Case("reproduce-out-unwritable", REPRO_S, "an output directory that cannot be created (its parent is a file)", _a_file,
+         ("reproduce", "-T", "10", "--out", "afile/out"), ("--out afile/out", "afile is not a directory")),
+    Case("reproduce-out-holds-a-run", REPRO_S, "an output directory that already holds a run", _another_run(),
+         ("reproduce", "-T", "10", "--out", "out"), ("--out out", "metrics.json", "another run")),
+    # ---- argparse
+    Case("args-missing-option", ARGS_S, "a required option is missing", None,
+         ("run", "--game", "paper", "-T", "10", "--out", "out"), ("--algorithm", "required")),
+    Case("args-invalid-choice", ARGS_S, "a value outside an option's choices", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--dtype", "float16", "--out", "out"),
+         ("--dtype", "'float16'")),
+    Case("args-unknown-command", ARGS_S, "an unknown command", None, ("runn",), ("'runn'",)),
+]
+
+
+# ---------------------------------------------------------------------------------------
+# running a case
+# ---------------------------------------------------------------------------------------
+def _snapshot(root: Path) -> dict[str, tuple]:
+    """Every path under ``root``: directories as such, files with their size and modification time."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            out[(Path(dirpath) / name).relative_to(root).as_posix()] = ("directory",)
+        for name in filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            out[p.relative_to(root).as_posix()] = ("file", st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _call(argv) -> int:
+    try:
+        return main(list(argv))
+    except SystemExit as exc:  # argparse's own errors exit through SystemExit
+        return exc.code
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("finished") / "run"
+    assert main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20", "--out", str(path), "--quiet"]) == 0
+    return path
+
+
+def _prepare(case: Case, workdir: Path, request) -> None:
+    if case.needs_run:
+        shutil.copytree(request.getfixturevalue("finished_run"), workdir / "run")
+    if case.setup is not None:
+        case.setup(workdir)
+
+
+def _check_message(case: Case, code, err: str) -> str:
+    assert code == 2, f"exit code {code!r}, stderr {err!r}"
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {lines!r}"
+    line = lines[0]
+    assert line.startswith("markovgames: error: "), line
+    for needle in case.expect:
+        assert needle in line, f"{needle!r} not in {line!r}"
+    return line
+
+
+def test_catalogue_ids_are_unique():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case, tmp_path, monkeypatch, capsys, request):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    _prepare(case, workdir, request)
+    monkeypatch.chdir(workdir)
+    before = _snapshot(workdir)
+    code = _call(case.argv)
+    err = capsys.readouterr().err
+    _check_message(case, code, err)
+    assert _snapshot(workdir) == before, "the command left files behind or changed existing ones"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.subprocess], ids=lambda c: c.id)
+def test_bad_input_as_a_process(case, tmp_path):
+    """The console entry point itself: exit status 2 and one line, without --debug no traceback."""
+    _prepare(case, tmp_path, None)
+    before = _snapshot(tmp_path)
+    env = dict(os.environ, MARKOVGAMES_CACHE_DIR="off")
+    proc = subprocess.run(
+        [sys.executable, "-m", "markovgames", *case.argv], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
+    _check_message(case, proc.returncode, proc.stderr)
+    assert _snapshot(tmp_path) == before
+
+
+def test_debug_shows_the_traceback(tmp_path, monkeypatch):
+    """``--debug`` re-raises the user error instead of the one-line message."""
+    from markovgames.games import GameValidationError
+
+    case = next(c for c in CASES if c.id == "game-reward-out-of-range")
+    case.setup(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(GameValidationError, match=r"rewards\[1\]\[0\]\[1\]\[0\]\[1\] = 1.5"):
+        main(["--debug", *case.argv])
+
+
+def test_running_out_of_memory_is_a_user_error(tmp_path, monkeypatch, capsys):
+    """A run too long for the machine's memory: one line naming -T, and no staging directory left."""
+    import markovgames.cli._run as cli_run
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cli_run, "run", no_memory)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "100", "--out", "out", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("markovgames: error: -T: a run of 100 iterations needs more memory")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_case_is_documented():
+    """``docs/errors.md`` has one table row per case, with the message's key parts."""
+    rows = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| `"):
+            case_id = line.split("`")[1]
+            rows[case_id] = line
+    missing = [c.id for c in CASES if c.id not in rows]
+    assert not missing, f"cases missing from docs/errors.md: {missing}"
+    unknown = sorted(set(rows) - {c.id for c in CASES})
+    assert not unknown, f"docs/errors.md lists cases the test does not check: {unknown}"
+    for case in CASES:
+        row = rows[case.id]
+        assert "markovgames: error:" in row and "| 2 |" in row, row
+        for needle in case.expect:
+            assert needle in row, f"docs/errors.md, {case.id}: {needle!r} not in the example message"
+
+
+# ---------------------------------------------------------------------------------------
+# `python tests/test_bad_input_catalogue.py`: the table rows of docs/errors.md
+# ---------------------------------------------------------------------------------------
+def _doc_rows() -> None:  # pragma: no cover - a maintenance helper
+    import contextlib
+    import io
+    import tempfile
+
+    finished = None
+    section = None
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in CASES:
+            workdir = Path(tmp) / case.id
+            workdir.mkdir()
+            if case.needs_run:
+                if finished is None:
+                    finished = Path(tmp) / "finished"
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20", "--out", str(finished), "--quiet"])
+                shutil.copytree(finished, workdir / "run")
+            if case.setup is not None:
+                case.setup(workdir)
+            os.chdir(workdir)
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    code = _call(case.argv)
+            finally:
+                os.chdir(cwd)
+            message = err.getvalue().strip().replace(str(workdir.resolve()) + "/", "").replace(str(workdir) + "/", "")
+            if case.section != section:
+                section = case.section
+                print(f"\n## {section}\n\n| case | what is wrong | command | message | exit |\n|---|---|---|---|---|")
+            argv = list(case.argv)
+            if argv[-len(RUN):] == RUN:
+                argv[-len(RUN):] = ["..."]
+            command = "markovgames " + " ".join(argv)
+            print(f"| `{case.id}` | {case.what} | `{command}` | `{message}` | {code} |")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _doc_rows()
