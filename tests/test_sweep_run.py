@@ -337,3 +337,33 @@ def test_example_config_is_valid():
     plan = plan_sweep(config, path.parent)
     assert len(config.algorithms) == 3 and len(config.etas) == 2 and config.seeds == 5 and len(config.games) == 2
     assert len(plan.runs) == 3 * 2 * 5 * 2 and len(plan.batches()) == 6
+
+
+# ---------------------------------------------------------------------------------------
+# A worker process that dies (SIGKILL) is replaced and its batch retried
+
+
+def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch):
+    import sweep_worker_helpers
+
+    from markovgames.experiments._sweep import _execute_processes, load_sweep_config, plan_sweep
+
+    config_file = tmp_path / "two.toml"
+    config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')
+    config, _ = load_sweep_config(config_file, [])
+    tasks = plan_sweep(config, tmp_path).batches()
+    assert len(tasks) == 2
+    monkeypatch.setenv("MARKOVGAMES_TEST_MARKER", str(tmp_path / "marker"))
+    results, failures = {}, []
+    _execute_processes(
+        tasks,
+        2,
+        2,
+        lambda task, output, attempt: results.__setitem__(task.batch_id, (output, attempt)),
+        lambda task, attempt, detail, final: failures.append((task.batch_id, attempt, final)),
+        execute=sweep_worker_helpers.die_once_then_run,
+    )
+    assert (tmp_path / "marker").exists()  # a worker really died
+    assert set(results) == {t.batch_id for t in tasks}  # and every batch still finished
+    assert failures and not any(final for _, _, final in failures)
+    assert max(attempt for _, attempt in results.values()) >= 2

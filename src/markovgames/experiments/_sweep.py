@@ -632,8 +632,15 @@ def _execute_inline(tasks: list[BatchTask], max_retries: int, on_result: OnResul
 
 
 def _execute_processes(
-    tasks: list[BatchTask], workers: int, max_retries: int, on_result: OnResult, on_failure: OnFailure
+    tasks: list[BatchTask],
+    workers: int,
+    max_retries: int,
+    on_result: OnResult,
+    on_failure: OnFailure,
+    execute: Callable[[BatchTask], BatchOutput] = execute_batch,
 ) -> None:
+    """Run the batches in a pool of worker processes; a batch whose worker dies (the pool breaks)
+    or that raises is submitted again, up to ``max_retries`` times, in a fresh pool if needed."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -651,11 +658,11 @@ def _execute_processes(
         nonlocal pool
         attempts[task.batch_id] += 1
         try:
-            future = pool.submit(execute_batch, task)
+            future = pool.submit(execute, task)
         except (BrokenProcessPool, RuntimeError):
             pool.shutdown(wait=False, cancel_futures=True)
             pool = new_pool()
-            future = pool.submit(execute_batch, task)
+            future = pool.submit(execute, task)
         futures[future] = task
 
     try:
