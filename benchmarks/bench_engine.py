@@ -43,29 +43,13 @@ import jax  # noqa: E402
 
 from markovgames import MarkovGame  # noqa: E402
 from markovgames.dynamics import run, run_batch  # noqa: E402
+from markovgames.games import paper_game  # noqa: E402
 from numpy_loop import run_numpy  # noqa: E402
 
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 METRICS = ("value", "certified_ce_bound", "certified_cce_bound")
 AGREEMENT_TOL = 1e-9
 ETA = 0.2
-
-
-def paper_game() -> MarkovGame:
-    """The paper's game (Mao et al. 2024, appendix "Simulation Details"), SEMANTICS §1."""
-    p0 = np.array([[[0.8, 0.2], [0.0, 1.0]], [[1.0, 0.2], [0.5, 0.8]]])  # [s, a, b]
-    p1 = np.array([[[0.2, 1.0], [0.5, 0.0]], [[0.5, 1.0], [1.0, 0.2]]])
-    rewards = np.zeros((2, 2, 2, 2, 2))
-    transitions = np.zeros((2, 2, 2, 2, 2))
-    for h in range(2):
-        rewards[h, 0], rewards[h, 1] = p0, p1
-        for s in range(2):
-            for a in range(2):
-                for b in range(2):
-                    stay = 0.8 if a == b else 0.2
-                    transitions[h, s, a, b, s] = stay
-                    transitions[h, s, a, b, 1 - s] = 1.0 - stay
-    return MarkovGame(rewards, transitions, 0, name="paper")
 
 
 def medium_game(seed: int = 2024) -> MarkovGame:
