@@ -47,7 +47,7 @@ def test_ray_executor_starts_and_stops_a_local_instance_by_default(tmp_path):
     np.testing.assert_allclose(rows[0]["value"], single.value[-1], rtol=0, atol=1e-12)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def local_ray():
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
@@ -95,3 +95,39 @@ def test_ray_executor_runs_the_sweep_and_a_cli_driver_joins_by_address(tmp_path,
         assert cli_rows[key]["certified_ce_gap"] == pytest.approx(r["certified_ce_gap"], abs=1e-12)
     manifest = json.loads((tmp_path / "cli" / MANIFEST_FILE).read_text())
     assert manifest["executor"]["address"] == local_ray and manifest["executor"]["started_local_cluster"] is False
+
+
+def test_a_ray_worker_that_dies_is_retried_and_counted(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import sweep_worker_helpers
+
+    from markovgames.experiments._sweep import _execute_ray, load_sweep_config, plan_sweep
+
+    config_file = tmp_path / "two.toml"
+    config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')
+    config, _ = load_sweep_config(config_file, [])
+    tasks = plan_sweep(config, tmp_path).batches()
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("MARKOVGAMES_TEST_MARKER", str(marker))
+    results, failures = {}, []
+    # The workers import the tests' helper module from the tests folder.
+    tests_dir = str(Path(sweep_worker_helpers.__file__).resolve().parent)
+    env = {"MARKOVGAMES_TEST_MARKER": str(marker), "PYTHONPATH": tests_dir}
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        _execute_ray(
+            tasks,
+            None,
+            1,
+            2,
+            lambda task, output, attempt: results.__setitem__(task.batch_id, attempt),
+            lambda task, attempt, detail, final: failures.append((attempt, final, detail)),
+            execute=sweep_worker_helpers.die_once_then_run,
+        )
+    finally:
+        ray.shutdown()
+    assert marker.exists()  # a worker was killed
+    assert set(results) == {t.batch_id for t in tasks}
+    assert len(failures) == 1 and not failures[0][1] and "Worker" in failures[0][2]
+    assert sorted(results.values()) == [1, 2]

@@ -8,6 +8,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .._atomic import atomic_write
+
 __all__ = ["Curve", "plot_gap_curves", "log_grid"]
 
 _COLORS = {"smooth_ce": "#1f77b4", "stage_cce": "#d62728", "smooth_cce": "#2ca02c"}
@@ -75,7 +77,8 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
     paths = []
     for suffix in (".png", ".pdf"):
         path = out_stem.with_suffix(suffix)
-        fig.savefig(path, dpi=150)
+        # Atomic: a crash never leaves a truncated figure under the final name.
+        atomic_write(path, lambda fh, fmt=suffix[1:]: fig.savefig(fh, format=fmt, dpi=150))
         paths.append(path)
     plt.close(fig)
     return paths

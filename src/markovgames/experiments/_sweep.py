@@ -695,6 +695,7 @@ def _execute_ray(
     max_retries: int,
     on_result: OnResult,
     on_failure: OnFailure,
+    execute: Callable[[BatchTask], BatchOutput] = execute_batch,
 ) -> dict[str, Any]:
     try:
         import ray
@@ -709,9 +710,10 @@ def _execute_ray(
         started = True
     info = {"ray_version": ray.__version__, "started_local_cluster": started and address is None,
             "cluster_cpus": ray.cluster_resources().get("CPU")}
-    # Ray retries a task whose worker died (max_retries); an exception raised by the task is
-    # retried here, so that every attempt is counted in the manifest.
-    remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(execute_batch)
+    # Every retry happens here, not inside Ray (max_retries=0): a task whose worker died comes back
+    # as WorkerCrashedError and an exception as RayTaskError, and both are resubmitted and counted
+    # in the manifest.
+    remote = ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(execute)
     attempts: dict[str, int] = defaultdict(int)
     refs: dict[Any, BatchTask] = {}
 
