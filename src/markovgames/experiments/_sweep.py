@@ -808,7 +808,13 @@ def run_sweep(
     start_wall = time.perf_counter()
     started_at = _now()
 
-    plan = plan_sweep(config, base_dir)
+    try:
+        plan = plan_sweep(config, base_dir)
+    except SweepConfigError as err:
+        # Name the configuration file too: the bad entry is one of its games.
+        if config_name and not str(err).startswith(config_name):
+            raise SweepConfigError(f"{config_name}: {err}") from None
+        raise
     _prepare_out(out)
     runs_dir = out / RUNS_DIR
     by_id = {r.run_id: r for r in plan.runs}
