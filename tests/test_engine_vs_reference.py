@@ -61,3 +61,18 @@ def test_theory_rates_match_reference(algorithm):
     reference = ref.run_reference(game.rewards, game.transitions, algorithm, "theory", T)
     for i, pol in enumerate(result.policies):
         np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+def test_six_players_match_reference(algorithm):
+    # N = 6 with two actions each (64 joint actions): the largest joint space the suite checks.
+    game = make_random_game(66, 6, 1, 2, (2,) * 6)
+    T = 6
+    result = run(game, algorithm, T=T, eta=0.7)
+    reference = ref.run_reference(game.rewards, game.transitions, algorithm, 0.7, T)
+    for i, pol in enumerate(result.policies):
+        np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
+    offline = ref.metrics_for_prefix(game.rewards, game.transitions, 0, algorithm, reference["policies"], T, 1)
+    np.testing.assert_allclose(result.value[-1], offline["value"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.certified_ce_bound[-1], offline["certified_ce_bound"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.certified_cce_bound[-1], offline["certified_cce_bound"], rtol=0, atol=TOL)
