@@ -27,7 +27,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 
 def _cli(tmp_path: Path, *argv: str) -> None:

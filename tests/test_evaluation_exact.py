@@ -518,7 +518,6 @@ def test_cce_gap_can_be_negative_index_chain(horizon):
 
 def _permute_actions(game, policy, player, perm):
     """Rename player's action perm[k] as k (new action k = old action perm[k])."""
-    n = game.num_players
     r = np.take(game.rewards, perm, axis=3 + player)
     p = np.take(game.transitions, perm, axis=2 + player)
     pols = list(policy.policies)

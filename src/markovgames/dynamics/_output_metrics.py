@@ -25,10 +25,9 @@ the stage-1 prefix. The output after ``T'`` iterations mixes over ``t_0 ~ Unif{1
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
-from ._tensor import joint_expectation, joint_product, marginal_expectation, others_expectation, swap_expectation
+from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
 from ._value_updates import apply_transition
 
 __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
