@@ -10,7 +10,7 @@ import numpy as np
 
 from .._atomic import atomic_write
 
-__all__ = ["Curve", "plot_gap_curves", "log_grid"]
+__all__ = ["Curve", "plot_gap_curves", "log_grid", "save_figure"]
 
 _COLORS = {"smooth_ce": "#1f77b4", "stage_cce": "#d62728", "smooth_cce": "#2ca02c"}
 
@@ -29,6 +29,19 @@ class Curve:
     gap: np.ndarray
     exact_T: np.ndarray | None = None
     exact_gap: np.ndarray | None = None
+
+
+def save_figure(fig, out_stem: Path, dpi: int = 150) -> list[Path]:
+    """Write ``fig`` as ``out_stem``.png and .pdf, atomically (never a truncated figure), and close it."""
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for suffix in (".png", ".pdf"):
+        path = out_stem.with_suffix(suffix)
+        atomic_write(path, lambda fh, fmt=suffix[1:]: fig.savefig(fh, format=fmt, dpi=dpi))
+        paths.append(path)
+    plt.close(fig)
+    return paths
 
 
 def log_grid(T: int, points_per_decade: int = 40) -> np.ndarray:
@@ -74,11 +87,4 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    paths = []
-    for suffix in (".png", ".pdf"):
-        path = out_stem.with_suffix(suffix)
-        # Atomic: a crash never leaves a truncated figure under the final name.
-        atomic_write(path, lambda fh, fmt=suffix[1:]: fig.savefig(fh, format=fmt, dpi=150))
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out_stem)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import atomic_write
+from ._plots import save_figure
 from ._summary import Concept, GroupCurves, group_curves, load_results, tail_mask
 
 __all__ = ["plot_sweep", "figure_stem"]
@@ -107,13 +107,7 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
     ax.set_title(f"{game}: median and IQR over runs{note}", fontsize=10)
     ax_t.set_title(f"{game}: gap × T", fontsize=10)
     ax.legend(fontsize=7, loc="best")
-    paths = []
-    for suffix in (".png", ".pdf"):
-        path = out_stem.with_suffix(suffix)
-        atomic_write(path, lambda fh, fmt=suffix[1:]: fig.savefig(fh, format=fmt, dpi=130))
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out_stem, dpi=130)
 
 
 def plot_sweep(results_dir: str | Path, out: str | Path | None = None, concept: Concept = "auto") -> list[Path]:

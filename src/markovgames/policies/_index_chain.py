@@ -19,6 +19,7 @@ matrix: :class:`~markovgames.policies.IndexKernel` applies it in O(T).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -97,9 +98,9 @@ class IndexChainPolicy:
         return self if T == self.T else IndexChainPolicy(self.kind, tuple(p[:T] for p in self.policies))
 
     # ------------------------------------------------------------------ kernel
-    @property
+    @cached_property
     def kernel(self) -> IndexKernel:
-        """The index kernel ``mu`` (push, pull and sampling in O(T))."""
+        """The index kernel ``mu`` (push, pull and sampling in O(T)); built once per policy."""
         return IndexKernel.of(self)
 
     def start_distribution(self) -> np.ndarray:
