@@ -112,7 +112,8 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         "random",
         help="write a random game",
         description="Write a random game: rewards i.i.d. Uniform[0,1] (or Bernoulli(1/2)), each transition "
-        "row i.i.d. Dirichlet(c * ones(S)). The same seed gives the same game.",
+        "row i.i.d. Dirichlet(c * ones(S)); with --successors K a sparse game whose rows have K distinct "
+        "uniformly drawn successor states with Dirichlet(c * ones(K)) probabilities. The same seed gives the same game.",
     )
     p.add_argument("--players", type=int, required=True, metavar="N")
     p.add_argument("--horizon", type=int, required=True, metavar="H")
@@ -127,6 +128,9 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     p.add_argument("--rewards", choices=REWARD_DISTRIBUTIONS, default="uniform", help="reward law (default uniform)")
     p.add_argument("--initial-state", type=int, default=0, metavar="S0", help="initial state (default 0)")
+    p.add_argument(
+        "--successors", type=int, default=None, metavar="K", help="write a sparse game with K successor states per row"
+    )
     p.add_argument("--name", default=None, help="game name (default: sizes and seed)")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     p.add_argument(
@@ -246,6 +250,8 @@ def cmd_random(args: argparse.Namespace) -> int:
         raise CliError(f"--seed: must be non-negative, got {args.seed}")
     if not args.concentration > 0:
         raise CliError(f"--concentration: must be positive, got {args.concentration}")
+    if args.successors is not None and not 1 <= args.successors <= args.states:
+        raise CliError(f"--successors: must be in 1..--states = {args.states}, got {args.successors}")
     _check_limits(args)
     actions = _parse_actions(args.actions, args.players)
     out = _check_out(args.out, args.force)
@@ -260,6 +266,7 @@ def cmd_random(args: argparse.Namespace) -> int:
         initial_state=args.initial_state,
         name=args.name,
         max_entries=args.max_entries,
+        num_successors=args.successors,
     )
     save_game(game, out)
     print(f"wrote {out} ({game.name}: {_sizes(game)})")
@@ -290,7 +297,16 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     # Time-homogeneity: one set of tables serves every step when nothing depends on h.
     rewards_homogeneous = bool(np.all(game.rewards == game.rewards[:1]))
-    transitions_homogeneous = bool(np.all(game.transitions == game.transitions[:1]))
+    if game.is_sparse:
+        # Large sparse games have no dense array to compare; the canonical form is unique per kernel.
+        canon = game.sparse_transitions.canonical()
+        transitions_homogeneous = bool(
+            np.all(canon.successors == canon.successors[:1]) and np.all(canon.probabilities == canon.probabilities[:1])
+        )
+        probs = game.sparse_transitions.probabilities
+    else:
+        transitions_homogeneous = bool(np.all(game.transitions == game.transitions[:1]))
+        probs = game.transitions
     homogeneous = rewards_homogeneous and transitions_homogeneous
 
     r = game.rewards
@@ -304,7 +320,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     for line in reward_lines:
         console.print(line, markup=False)
 
-    p = game.transitions
+    p = probs
     support = (p > 0).sum(axis=-1)
     num_rows = support.size
     deterministic = int((support == 1).sum())
@@ -313,7 +329,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         + ("the same at every step" if transitions_homogeneous else "depend on the step")
         + f"; {deterministic} of {num_rows} rows deterministic; "
         f"successor states per row: mean {num(support.mean())}, max {int(support.max())}; "
-        f"smallest positive probability {num(p[p > 0].min())}",
+        f"smallest positive probability {num(p[p > 0].min())}"
+        + (f"; stored sparse, {game.sparse_transitions.num_successors} entries per row" if game.is_sparse else ""),
         markup=False,
     )
 

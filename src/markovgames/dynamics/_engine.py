@@ -39,7 +39,7 @@ from ..learners import Learner, blum_mansour, optimistic_hedge
 from ._algorithms import Algorithm
 from ._output_metrics import smooth_metric_step, stacked_targets, stage_index_quantities
 from ._tensor import joint_expectation, joint_product, others_expectation
-from ._value_updates import smooth_q_update, stage_q_update
+from ._value_updates import SparseKernel, smooth_q_update, stage_q_update
 
 __all__ = ["GameArrays", "SmoothCarry", "StageCarry", "init_carry", "compiled_chunk", "make_learner", "stage_prefix_metrics"]
 
@@ -51,7 +51,7 @@ class GameArrays(NamedTuple):
     """The per-run inputs of the compiled loop (batched along axis 0 under ``vmap``)."""
 
     rewards: jax.Array  # (H, N, S, A...)
-    transitions: jax.Array  # (H, S, A..., S)
+    transitions: jax.Array | SparseKernel  # (H, S, A..., S), or sparse (H, S, A..., K) pairs
     initial_state: jax.Array  # () int
     eta: jax.Array  # () learning-rate scale
 

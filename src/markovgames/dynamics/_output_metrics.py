@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
-from ._value_updates import apply_transition
+from ._value_updates import apply_transition, kernel_step
 
 __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
 
@@ -96,7 +96,7 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None
                 if h + 1 < horizon
                 else (zeros, zeros, zeros)
             )
-        value_target, cce_target, ce_target = stacked_targets(rewards[h], transitions[h], *nxt)
+        value_target, cce_target, ce_target = stacked_targets(rewards[h], kernel_step(transitions, h), *nxt)
         jbar = joint_avg[h]
         value_h = joint_expectation(value_target, jbar, num_players)
         cce_h = jnp.stack(

@@ -19,6 +19,7 @@ from ..games import MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
 from ._engine import GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
 from ._schedules import stage_schedule, theory_eta_stage
+from ._value_updates import SparseKernel
 
 __all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "DTYPES"]
 
@@ -141,6 +142,10 @@ class BatchRunResult:
         )
 
 
+def _kernel_form(game: MarkovGame) -> str:
+    return f"sparse (K={game.sparse_transitions.num_successors})" if game.is_sparse else "dense"
+
+
 def _check_checkpoints(checkpoints, T: int) -> np.ndarray | None:
     if checkpoints is None:
         return None
@@ -194,7 +199,7 @@ def _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype,
     )
     for g in games:
         digest.update(np.ascontiguousarray(g.rewards).tobytes())
-        digest.update(np.ascontiguousarray(g.transitions).tobytes())
+        digest.update(g.transition_bytes())
         digest.update(str(g.initial_state).encode())
     return digest.hexdigest()
 
@@ -288,9 +293,17 @@ def _execute(
         def stack(xs):
             return jnp.asarray(np.stack(xs)) if batched else jnp.asarray(xs[0])
 
+        if game0.is_sparse:
+            kernels = [g.sparse_transitions for g in games]
+            transitions = SparseKernel(
+                successors=stack([k.successors.astype(np.int32) for k in kernels]),
+                probabilities=stack([k.probabilities.astype(np_dtype) for k in kernels]),
+            )
+        else:
+            transitions = stack([g.transitions.astype(np_dtype) for g in games])
         game_arrays = GameArrays(
             rewards=stack([g.rewards.astype(np_dtype) for g in games]),
-            transitions=stack([g.transitions.astype(np_dtype) for g in games]),
+            transitions=transitions,
             initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
             eta=stack([np.asarray(e, np_dtype) for e in etas]),
         )
@@ -510,6 +523,11 @@ def run_batch(
             raise TypeError(f"games[{k}] must be a MarkovGame, got {type(g).__name__}")
         if g.shape_key != key:
             raise ValueError(f"games[{k}] has shape (N, H, S, A) = {g.shape_key}, but games[0] has {key}")
+        if _kernel_form(g) != _kernel_form(game_list[0]):
+            raise ValueError(
+                f"games[{k}] has {_kernel_form(g)} transitions, but games[0] has {_kernel_form(game_list[0])} "
+                "(one batch needs one form; convert with MarkovGame.to_sparse or to_dense)"
+            )
     resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list)]
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:

@@ -15,10 +15,28 @@ Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1})``, ``p_h`` shape
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
-__all__ = ["apply_transition", "bellman_target", "smooth_q_update", "stage_q_update"]
+__all__ = ["SparseKernel", "apply_transition", "bellman_target", "smooth_q_update", "stage_q_update", "kernel_step"]
+
+
+class SparseKernel(NamedTuple):
+    """A sparse transition kernel on the device: ``K`` successors per row (:class:`~markovgames.games.SparseTransitions`).
+
+    ``successors`` int32 and ``probabilities`` float, both ``(H, S, A..., K)`` (or one step's
+    ``(S, A..., K)``); a pytree, so ``scan`` slices it by step like a dense array.
+    """
+
+    successors: jax.Array
+    probabilities: jax.Array
+
+
+def kernel_step(transitions, h):
+    """Step ``h`` (an int or a slice) of a dense array or a :class:`SparseKernel`."""
+    return jax.tree_util.tree_map(lambda x: x[h], transitions)
 
 
 #: Below this many multiply-adds the transition contraction is a fused broadcast-and-sum (one small
@@ -26,8 +44,19 @@ __all__ = ["apply_transition", "bellman_target", "smooth_q_update", "stage_q_upd
 FUSED_TRANSITION_MAX_WORK = 4096
 
 
-def apply_transition(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
-    """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``K`` stacked vectors: ``(K, S') -> (K, S, A...)``."""
+def apply_transition(p_h, v_next: jax.Array) -> jax.Array:
+    """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``M`` stacked vectors: ``(M, S') -> (M, S, A...)``.
+
+    ``p_h`` is one step's dense ``(S, A..., S')`` array or :class:`SparseKernel`; the sparse
+    form gathers the ``K`` successors' values of every row: ``O(M S prod(A) K)`` work instead of
+    ``O(M S prod(A) S')``.
+    """
+    if isinstance(p_h, SparseKernel):
+        # Rows of the transposed values, (S, A..., K, M): each gather reads M contiguous numbers.
+        # Validated successors are in range: no index normalisation or clamping in the kernel.
+        gathered = v_next.T.at[p_h.successors].get(mode="promise_in_bounds")
+        moved = jnp.sum(gathered * p_h.probabilities[..., None], axis=-2)  # (S, A..., M)
+        return jnp.moveaxis(moved, -1, 0)
     if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 1) + (v_next.shape[1],))
         return jnp.sum(p_h[None] * v, axis=-1)
@@ -51,5 +80,9 @@ def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array,
     """
     horizon = rewards.shape[0]
     v_avg = v_sum / stage_length
-    later = jax.vmap(bellman_target)(rewards[:-1], transitions[:-1], v_avg[1:]) if horizon > 1 else None
+    later = (
+        jax.vmap(bellman_target)(rewards[:-1], kernel_step(transitions, slice(None, -1)), v_avg[1:])
+        if horizon > 1
+        else None
+    )
     return rewards if later is None else jnp.concatenate([later, rewards[-1:]], axis=0)

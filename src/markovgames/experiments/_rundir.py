@@ -210,7 +210,9 @@ def write_run_directory(
 
     ``checkpoint_extras`` adds fields (e.g. exact gaps) to the record of each checkpoint ``T'``.
     """
-    game_file = "game.json" if result.game.rewards.size + result.game.transitions.size <= _JSON_GAME_ENTRIES else "game.npz"
+    game = result.game
+    kernel_entries = game.sparse_transitions.successors.size * 2 if game.is_sparse else game.transitions.size
+    game_file = "game.json" if game.rewards.size + kernel_entries <= _JSON_GAME_ENTRIES else "game.npz"
     save_game(result.game, staging / game_file)
     np.savez(
         staging / CURVE_FILE,

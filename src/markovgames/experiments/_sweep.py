@@ -87,7 +87,7 @@ def game_content_hash(game: MarkovGame) -> str:
     h = hashlib.sha256()
     h.update(_canonical_json({"shape": [*game.shape_key[:3], list(game.shape_key[3])], "s1": game.initial_state}).encode())
     h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
-    h.update(np.ascontiguousarray(game.transitions, dtype="<f8").tobytes())
+    h.update(game.transition_bytes())
     return h.hexdigest()
 
 

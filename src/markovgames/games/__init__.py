@@ -27,10 +27,11 @@ from ._io import (
     load_game,
     save_game,
 )
-from ._model import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, GameValidationError, MarkovGame
+from ._model import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
     "MarkovGame",
+    "SparseTransitions",
     "GameValidationError",
     "PROBABILITY_TOLERANCE",
     "MAX_GAME_ENTRIES",

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._io import DEFAULT_MAX_FILE_BYTES, GAME_FILE_SUFFIXES, load_game
-from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame
+from ._model import SparseTransitions, MAX_GAME_ENTRIES, GameValidationError, MarkovGame
 
 __all__ = [
     "paper_game",
@@ -367,6 +367,7 @@ def random_game(
     initial_state: int = 0,
     name: str | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    num_successors: int | None = None,
 ) -> MarkovGame:
     """A random Markov game.
 
@@ -376,6 +377,10 @@ def random_game(
     ``Dirichlet(c * ones(S))`` with ``c = transition_concentration``: ``c = 1`` is uniform on the
     simplex, small ``c`` gives nearly deterministic transitions, large ``c`` rows near uniform.
     The rewards are drawn first, then the transitions, in C order, so a seed fixes the game.
+
+    With ``num_successors = K`` the game is sparse (:class:`SparseTransitions`): each row has
+    ``K`` distinct successor states drawn uniformly without replacement, with probabilities
+    ``Dirichlet(c * ones(K))``. This is how large games (``S = 10^4`` and more) are built.
 
     Parameters
     ----------
@@ -393,6 +398,8 @@ def random_game(
         Default ``"random"`` plus the sizes and the seed.
     max_entries : int
         Refuse sizes giving more entries than this, before drawing anything.
+    num_successors : int, optional
+        ``1 <= K <= S``: make a sparse game with ``K`` successors per row.
 
     Returns
     -------
@@ -419,6 +426,11 @@ def random_game(
         raise GameValidationError(f"transition_concentration = {transition_concentration!r} must be positive and finite")
     reward_shape = (horizon, num_players, num_states, *actions)
     transition_shape = (horizon, num_states, *actions, num_states)
+    if num_successors is not None:
+        num_successors = _positive_int(num_successors, "num_successors")
+        if num_successors > num_states:
+            raise GameValidationError(f"num_successors = {num_successors} exceeds num_states = {num_states}")
+        transition_shape = transition_shape[:-1] + (num_successors,)
     for field, shape in (("rewards", reward_shape), ("transitions", transition_shape)):
         if math.prod(shape) > max_entries:
             raise GameValidationError(
@@ -430,26 +442,58 @@ def random_game(
         rewards = rng.random(reward_shape)
     else:
         rewards = rng.integers(0, 2, size=reward_shape).astype(np.float64)
-    rows = rng.dirichlet(np.full(num_states, concentration), size=transition_shape[:-1])
+    rows = rng.dirichlet(np.full(transition_shape[-1], concentration), size=transition_shape[:-1])
     # Renormalise: Dirichlet samples sum to 1 only up to rounding, and a tiny concentration
     # can underflow every coordinate of a row but one.
     rows = rows / rows.sum(axis=-1, keepdims=True)
+    transitions = rows
+    if num_successors is not None:
+        rows = np.where(rows > 0.0, rows, 0.0)
+        transitions = SparseTransitions(_distinct_states(rng, transition_shape, num_states), rows)
 
     if name is None:
         sizes = f"N={num_players},H={horizon},S={num_states},A={'x'.join(map(str, actions))}"
+        if num_successors is not None:
+            sizes += f",K={num_successors}"
         name = f"random({sizes}" + (f",seed={seed})" if seed is not None else ")")
     description = (
         f"Random game: rewards i.i.d. {'Uniform[0,1]' if reward_distribution == 'uniform' else 'Bernoulli(1/2)'}, "
-        f"transition rows i.i.d. Dirichlet({concentration:g} * ones({num_states}))"
+        f"transition rows i.i.d. Dirichlet({concentration:g} * ones({transition_shape[-1]}))"
+        + (f" over {num_successors} distinct uniformly drawn successor states" if num_successors is not None else "")
     )
     return MarkovGame(
         rewards=rewards,
-        transitions=rows,
+        transitions=transitions,
         initial_state=initial_state,
         name=name,
         description=description,
         max_entries=max_entries,
     )
+
+
+def _distinct_states(rng: np.random.Generator, shape: tuple[int, ...], num_states: int) -> np.ndarray:
+    """``shape[:-1]`` rows of ``shape[-1]`` distinct states drawn uniformly from ``0..S-1``."""
+    k = shape[-1]
+    num_rows = math.prod(shape[:-1])
+    if 4 * k > num_states:
+        # Dense regime: the first k of a random permutation of each row.
+        out = np.argsort(rng.random((num_rows, num_states)), axis=-1)[:, :k]
+    else:
+        # Sparse regime (k << S): redraw the duplicates of each row until none is left.
+        out = rng.integers(0, num_states, size=(num_rows, k))
+        while True:
+            ordered = np.sort(out, axis=-1)
+            dup_rows = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=-1))
+            if dup_rows.size == 0:
+                break
+            sub = out[dup_rows]
+            order = np.argsort(sub, axis=-1, kind="stable")
+            sorted_sub = np.take_along_axis(sub, order, axis=-1)
+            repeat = np.zeros_like(sub, dtype=bool)
+            repeat[:, 1:] = sorted_sub[:, 1:] == sorted_sub[:, :-1]
+            np.put_along_axis(sub, order, np.where(repeat, rng.integers(0, num_states, size=sub.shape), sorted_sub), axis=-1)
+            out[dup_rows] = sub
+    return out.reshape(shape).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------

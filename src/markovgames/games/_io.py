@@ -21,6 +21,15 @@ key               meaning
 
 Any other key, or a missing required key, is an error.
 
+A sparse game (:class:`~markovgames.games.SparseTransitions`) replaces ``transitions`` by three
+keys (giving both forms is an error):
+
+==============================  =====================================================================
+``num_successors``              ``K >= 1``, successor entries per row
+``transition_successors``       ``[h][s][a_0]...[a_{N-1}][k]``: integer states in ``0..S-1``
+``transition_probabilities``    ``[h][s][a_0]...[a_{N-1}][k]``: their probabilities, each row summing to 1
+==============================  =====================================================================
+
 In a JSON file the arrays are nested lists. In an ``.npz`` file the same keys are arrays:
 the sizes as 0-d integer arrays, ``num_actions`` a 1-d integer array, ``name`` and
 ``description`` 0-d unicode arrays and ``rewards``/``transitions`` float arrays of the shapes
@@ -60,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
-from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame
+from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
     "GameFileError",
@@ -93,8 +102,10 @@ _REQUIRED_KEYS = (
     "rewards",
     "transitions",
 )
+#: The sparse form's keys, which replace ``transitions``.
+_SPARSE_KEYS = ("num_successors", "transition_successors", "transition_probabilities")
 _OPTIONAL_KEYS = ("description", "format_version")
-_ALLOWED_KEYS = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)
+_ALLOWED_KEYS = frozenset(_REQUIRED_KEYS + _SPARSE_KEYS + _OPTIONAL_KEYS)
 
 # rewards and transitions have N + 3 axes. numpy 1.x allows 32 axes (numpy 2.x allows 64);
 # staying within the smaller bound keeps files portable and the nesting walk shallow.
@@ -124,7 +135,7 @@ def game_to_dict(game: MarkovGame) -> dict[str, Any]:
     dict
         The keys listed in the module docstring, ``format_version`` first.
     """
-    return {
+    out = {
         "format_version": FORMAT_VERSION,
         "name": game.name,
         "description": game.description,
@@ -135,8 +146,15 @@ def game_to_dict(game: MarkovGame) -> dict[str, Any]:
         "initial_state": game.initial_state,
         # tolist() yields Python floats, which json writes repr-exactly.
         "rewards": game.rewards.tolist(),
-        "transitions": game.transitions.tolist(),
     }
+    if game.is_sparse:
+        sparse = game.sparse_transitions
+        out["num_successors"] = sparse.num_successors
+        out["transition_successors"] = sparse.successors.tolist()
+        out["transition_probabilities"] = sparse.probabilities.tolist()
+    else:
+        out["transitions"] = game.transitions.tolist()
+    return out
 
 
 def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRIES) -> MarkovGame:
@@ -172,18 +190,31 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
     num_actions = _check_num_actions(data["num_actions"], num_players)
     initial_state = _check_initial_state(data["initial_state"])
     horizon, num_states = sizes["horizon"], sizes["num_states"]
+    sparse = "transitions" not in data
+    num_successors = _check_size(data["num_successors"], "num_successors") if sparse else None
 
-    reward_shape, transition_shape = _declared_shapes(horizon, num_players, num_states, num_actions)
-    _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries)
+    reward_shape, transition_shape = _declared_shapes(horizon, num_players, num_states, num_actions, num_successors)
+    _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries, sparse)
 
     reward_axes = ["horizon", "num_players", "num_states"] + [f"num_actions[{i}]" for i in range(num_players)]
-    transition_axes = ["horizon", "num_states"] + [f"num_actions[{i}]" for i in range(num_players)] + ["num_states"]
+    transition_axes = ["horizon", "num_states"] + [f"num_actions[{i}]" for i in range(num_players)]
     _check_nested(data["rewards"], "rewards", reward_shape, reward_axes)
-    _check_nested(data["transitions"], "transitions", transition_shape, transition_axes)
+    if sparse:
+        axes = transition_axes + ["num_successors"]
+        _check_nested(data["transition_successors"], "transition_successors", transition_shape, axes, integers=True)
+        _check_nested(data["transition_probabilities"], "transition_probabilities", transition_shape, axes)
+    else:
+        _check_nested(data["transitions"], "transitions", transition_shape, transition_axes + ["num_states"])
 
     # The walk above proved the nesting is a full rectangular array of finite-size numbers.
     rewards = np.array(data["rewards"], dtype=np.float64)
-    transitions = np.array(data["transitions"], dtype=np.float64)
+    if sparse:
+        transitions = SparseTransitions(
+            np.array(data["transition_successors"], dtype=np.int64),
+            np.array(data["transition_probabilities"], dtype=np.float64),
+        )
+    else:
+        transitions = np.array(data["transitions"], dtype=np.float64)
     return MarkovGame(
         rewards=rewards,
         transitions=transitions,
@@ -212,7 +243,16 @@ def _type_name(value: Any) -> str:
 
 
 def _check_keys(keys: set[Any]) -> None:
-    missing = [k for k in _REQUIRED_KEYS if k not in keys]
+    sparse_given = [k for k in _SPARSE_KEYS if k in keys]
+    if sparse_given and "transitions" in keys:
+        raise GameValidationError(
+            f"both 'transitions' and the sparse form's {', '.join(repr(k) for k in sparse_given)} are given; "
+            "a game file has one transition form"
+        )
+    required = _REQUIRED_KEYS
+    if sparse_given:
+        required = tuple(k for k in _REQUIRED_KEYS if k != "transitions") + _SPARSE_KEYS
+    missing = [k for k in required if k not in keys]
     if missing:
         raise GameValidationError(f"missing key(s): {', '.join(repr(k) for k in missing)}")
     unknown = sorted(str(k) for k in keys - _ALLOWED_KEYS)
@@ -275,11 +315,12 @@ def _check_initial_state(value: Any) -> int:
 
 
 def _declared_shapes(
-    horizon: int, num_players: int, num_states: int, num_actions: tuple[int, ...]
+    horizon: int, num_players: int, num_states: int, num_actions: tuple[int, ...], num_successors: int | None = None
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The rewards' shape and the transitions' (or, sparse, each successor array's) shape."""
     return (
         (horizon, num_players, num_states, *num_actions),
-        (horizon, num_states, *num_actions, num_states),
+        (horizon, num_states, *num_actions, num_states if num_successors is None else num_successors),
     )
 
 
@@ -288,12 +329,14 @@ def _check_entry_budget(
     transition_shape: tuple[int, ...],
     num_actions: tuple[int, ...],
     max_entries: int,
+    sparse: bool = False,
 ) -> None:
     # Python ints: the product cannot overflow, so 10**9 x 10**9 declared actions is refused
     # by arithmetic, not by a failed allocation.
     horizon, num_players, num_states = reward_shape[:3]
     described = f"H={horizon}, N={num_players}, S={num_states}, A={list(num_actions)}"
-    for key, shape in (("rewards", reward_shape), ("transitions", transition_shape)):
+    transition_keys = ("transition_successors", "transition_probabilities") if sparse else ("transitions",)
+    for key, shape in (("rewards", reward_shape), *((k, transition_shape) for k in transition_keys)):
         entries = math.prod(shape)
         if entries > max_entries:
             raise GameValidationError(
@@ -303,9 +346,9 @@ def _check_entry_budget(
 
 
 def _check_nested(
-    value: Any, key: str, shape: tuple[int, ...], axis_names: list[str]
+    value: Any, key: str, shape: tuple[int, ...], axis_names: list[str], integers: bool = False
 ) -> None:
-    """Check that ``value`` is a rectangular nested list of numbers of exactly ``shape``."""
+    """Check that ``value`` is a rectangular nested list of numbers (``integers``: ints) of exactly ``shape``."""
     last = len(shape) - 1
 
     def walk(node: Any, depth: int, index: tuple[int, ...]) -> None:
@@ -327,7 +370,7 @@ def _check_nested(
         for k, entry in enumerate(node):
             # Exact type tests: they exclude bool (a subclass of int) and run fast on long rows.
             kind = type(entry)
-            if kind is float:
+            if kind is float and not integers:
                 continue
             if kind is int:
                 try:
@@ -338,7 +381,8 @@ def _check_nested(
                     ) from None
                 continue
             extra = " (nesting too deep)" if isinstance(entry, list) else ""
-            raise GameValidationError(f"{where}[{k}]: expected a number, got {_type_name(entry)}{extra}")
+            wanted = "an integer state" if integers else "a number"
+            raise GameValidationError(f"{where}[{k}]: expected {wanted}, got {_type_name(entry)}{extra}")
 
     walk(value, 0, ())
 
@@ -404,7 +448,7 @@ def load_game(
 
 # MarkovGame names an entry numpy-style, ``rewards[0, 1, 0, 1, 0]``; in a file the entry sits at
 # the nested-list path ``rewards[0][1][0][1][0]``, the notation of every other file error.
-_NUMPY_INDEX = re.compile(r"^(rewards|transitions)\[(\d+(?:, \d+)*)\]")
+_NUMPY_INDEX = re.compile(r"^(rewards|transitions|transition_successors|transition_probabilities)\[(\d+(?:, \d+)*)\]")
 
 
 # numpy >= 2 reprs scalars as ``np.float64(1.5)``; a file's reader wants the number as written.
@@ -485,7 +529,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------- npz
-_NPZ_SCALAR_INT_KEYS = ("num_players", "horizon", "num_states", "initial_state", "format_version")
+_NPZ_SCALAR_INT_KEYS = ("num_players", "horizon", "num_states", "initial_state", "format_version", "num_successors")
 _NPZ_TEXT_KEYS = ("name", "description")
 
 
@@ -563,7 +607,10 @@ def _load_npz(path: Path, *, max_entries: int) -> MarkovGame:
                 raise GameValidationError(
                     f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players"
                 )
-        else:  # rewards, transitions
+        elif key == "transition_successors":
+            if dtype.kind not in "iu":
+                raise GameValidationError(f"{key}: expected an integer array, got dtype {dtype}")
+        else:  # rewards, transitions, transition_probabilities
             if dtype.kind not in "fiu":
                 raise GameValidationError(
                     f"{key}: expected a float array, got dtype {dtype}"
@@ -584,21 +631,31 @@ def _load_npz(path: Path, *, max_entries: int) -> MarkovGame:
             num_players = sizes["num_players"]
             _check_player_count(num_players)
             num_actions = _check_num_actions(small("num_actions").tolist(), num_players)
+            sparse = "transitions" not in headers
+            num_successors = _check_size(small("num_successors")[()], "num_successors") if sparse else None
             reward_shape, transition_shape = _declared_shapes(
-                sizes["horizon"], num_players, sizes["num_states"], num_actions
+                sizes["horizon"], num_players, sizes["num_states"], num_actions, num_successors
             )
-            _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries)
-            for key, expected, axes in (
-                ("rewards", reward_shape, "(H, N, S, A_0, ..., A_(N-1))"),
-                ("transitions", transition_shape, "(H, S, A_0, ..., A_(N-1), S)"),
-            ):
+            _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries, sparse)
+            expected_shapes = [("rewards", reward_shape, "(H, N, S, A_0, ..., A_(N-1))")]
+            if sparse:
+                expected_shapes += [
+                    (key, transition_shape, "(H, S, A_0, ..., A_(N-1), K)")
+                    for key in ("transition_successors", "transition_probabilities")
+                ]
+            else:
+                expected_shapes.append(("transitions", transition_shape, "(H, S, A_0, ..., A_(N-1), S)"))
+            for key, expected, axes in expected_shapes:
                 if headers[key][0] != expected:
                     raise GameValidationError(
                         f"{key}: array shape {headers[key][0]} does not match the declared sizes {axes} = {expected}"
                     )
             # Shapes now equal the declared, budget-checked sizes: loading is bounded.
             rewards = archive["rewards"]
-            transitions = archive["transitions"]
+            if sparse:
+                transitions = SparseTransitions(archive["transition_successors"], archive["transition_probabilities"])
+            else:
+                transitions = archive["transitions"]
     except GameValidationError:
         raise
     except (ValueError, RuntimeError, EOFError, OSError, zipfile.BadZipFile, zlib.error, struct.error) as err:
@@ -659,8 +716,14 @@ def save_game(game: MarkovGame, path: str | os.PathLike[str]) -> Path:
             "num_actions": np.array(game.num_actions, dtype=np.int64),
             "initial_state": np.array(game.initial_state, dtype=np.int64),
             "rewards": np.asarray(game.rewards, dtype=np.float64),
-            "transitions": np.asarray(game.transitions, dtype=np.float64),
         }
+        if game.is_sparse:
+            sparse = game.sparse_transitions
+            arrays["num_successors"] = np.array(sparse.num_successors, dtype=np.int64)
+            arrays["transition_successors"] = sparse.successors
+            arrays["transition_probabilities"] = sparse.probabilities
+        else:
+            arrays["transitions"] = np.asarray(game.transitions, dtype=np.float64)
 
         def write(fh) -> None:
             # A file object, not a name: np.savez would append ".npz" to the temporary name.

@@ -1,0 +1,246 @@
+"""Sparse transitions: the model, both file formats, validation, and the engine (dense = sparse)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from markovgames.dynamics import run, run_batch
+from markovgames.games import (
+    GameFileError,
+    GameValidationError,
+    MarkovGame,
+    SparseTransitions,
+    load_game,
+    paper_game,
+    random_game,
+    save_game,
+)
+
+
+def _sparse_game(seed: int = 3, k: int = 3) -> MarkovGame:
+    return random_game(3, 3, 7, (2, 3, 2), seed_or_rng=seed, num_successors=k)
+
+
+# ----------------------------------------------------------------------------- model
+def test_dense_and_sparse_forms_describe_the_same_kernel():
+    game = _sparse_game()
+    sparse = game.sparse_transitions
+    dense = game.transitions
+    assert dense.shape == (3, 7, 2, 3, 2, 7)
+    np.testing.assert_allclose(dense.sum(axis=-1), 1.0, atol=1e-12)
+    # Every listed successor carries its probability in the dense array, and nothing else does.
+    rows = np.take_along_axis(dense, sparse.successors, axis=-1)
+    np.testing.assert_array_equal(rows, sparse.probabilities)
+    assert ((dense > 0).sum(axis=-1) == 3).all()
+    assert game.is_sparse and not game.to_dense().is_sparse
+    assert game == game.to_dense() == game.to_dense().to_sparse()
+
+
+def test_from_dense_is_canonical_and_round_trips():
+    game = paper_game()
+    sparse = SparseTransitions.from_dense(game.transitions)
+    np.testing.assert_array_equal(sparse.to_dense(game.num_states), game.transitions)
+    # Padding entries (probability 0) point at state 0; positive entries come first, in state order.
+    positive = sparse.probabilities > 0
+    assert (np.where(positive, 0, sparse.successors) == 0).all()
+    assert sparse.num_successors == int((game.transitions > 0).sum(axis=-1).max())
+
+
+def test_equality_ignores_order_and_padding_of_successor_lists():
+    game = _sparse_game(k=2)
+    s = game.sparse_transitions
+    # Reverse each row's order and add a padding column: the same kernel.
+    succ = np.concatenate([s.successors[..., ::-1], np.zeros(s.successors.shape[:-1] + (1,), np.int64)], axis=-1)
+    prob = np.concatenate([s.probabilities[..., ::-1], np.zeros(s.probabilities.shape[:-1] + (1,))], axis=-1)
+    other = MarkovGame(game.rewards, SparseTransitions(succ, prob), game.initial_state, game.name, game.description)
+    assert other == game
+    changed = prob.copy()
+    changed[0, 0, 0, 0, 0, :2] = changed[0, 0, 0, 0, 0, 1::-1]
+    if not np.allclose(changed, prob):
+        assert MarkovGame(game.rewards, SparseTransitions(succ, changed), game.initial_state, game.name, game.description) != game
+
+
+def _arrays(k: int = 2):
+    succ = np.zeros((1, 2, 2, 2, k), np.int64)
+    prob = np.zeros((1, 2, 2, 2, k))
+    succ[..., 0], prob[..., 0] = 0, 0.25
+    succ[..., 1], prob[..., 1] = 1, 0.75
+    return succ, prob
+
+
+def _set(arr, index, value):
+    arr = arr.copy()
+    arr[index] = value
+    return arr
+
+
+def _rewards():
+    return np.full((1, 2, 2, 2, 2), 0.5)
+
+
+@pytest.mark.parametrize(
+    ("edit", "pattern"),
+    [
+        (lambda s, p: (s.astype(float), p), r"transition_successors: expected an integer array, got dtype float64"),
+        (lambda s, p: (s, p[..., :1]), r"transition_probabilities: shape .* differs"),
+        (lambda s, p: (_set(s, (0, 1, 0, 1, 1), -1), p), r"transition_successors\[0, 1, 0, 1, 1\] = -1 is negative"),
+        (lambda s, p: (s, _set(p, (0, 0, 1, 0, 0), np.nan)), r"transition_probabilities\[0, 0, 1, 0, 0\] = nan is not finite"),
+        (lambda s, p: (s, p * 0.9), r"transition_probabilities\[0, 0, 0, 0\] sums to .*, not 1"),
+        (lambda s, p: (np.zeros_like(s), p), r"successor state 0 is listed twice"),
+    ],
+)
+def test_sparse_validation_names_the_field_and_index(edit, pattern):
+    succ, prob = _arrays()
+    succ, prob = edit(succ.copy(), prob.copy())
+    with pytest.raises(GameValidationError, match=pattern):
+        MarkovGame(_rewards(), SparseTransitions(succ, prob))
+
+
+def test_successor_out_of_range_and_shape_against_the_game():
+    succ, prob = _arrays()
+    succ[0, 1, 1, 0, 1] = 2
+    with pytest.raises(GameValidationError, match=r"transition_successors\[0, 1, 1, 0, 1\] = 2 is out of range 0\.\.1"):
+        MarkovGame(_rewards(), SparseTransitions(succ, prob))
+    succ, prob = _arrays()
+    with pytest.raises(GameValidationError, match=r"transition_successors: expected shape"):
+        MarkovGame(np.full((1, 2, 3, 2, 2), 0.5), SparseTransitions(succ, prob))
+
+
+def test_padding_may_repeat_a_successor_at_probability_zero():
+    succ, prob = _arrays(k=4)
+    succ[..., 2:] = 1
+    game = MarkovGame(_rewards(), SparseTransitions(succ, prob))
+    np.testing.assert_allclose(game.transitions[0, 0, 0, 0], [0.25, 0.75])
+
+
+def test_dense_array_of_a_huge_sparse_game_is_refused_not_built():
+    game = random_game(1, 1, 3000, 2, seed_or_rng=0, num_successors=2, max_entries=10**6)
+    with pytest.raises(GameValidationError, match="dense form of this sparse game would have 18000000 entries"):
+        game.transitions
+    assert game.sparse_transitions.successors.shape == (1, 3000, 2, 2)
+
+
+def test_random_sparse_game_rows_have_distinct_successors():
+    game = random_game(2, 2, 50, (3, 2), seed_or_rng=7, num_successors=6)
+    succ = np.sort(game.sparse_transitions.successors, axis=-1)
+    assert (succ[..., 1:] != succ[..., :-1]).all()
+    # The same seed gives the same game; a dense regime (K close to S) also works.
+    assert random_game(2, 2, 50, (3, 2), seed_or_rng=7, num_successors=6) == game
+    full = random_game(1, 1, 5, 2, seed_or_rng=1, num_successors=5)
+    assert (np.sort(full.sparse_transitions.successors, axis=-1) == np.arange(5)).all()
+    with pytest.raises(GameValidationError, match="num_successors = 6 exceeds num_states = 5"):
+        random_game(1, 1, 5, 2, seed_or_rng=1, num_successors=6)
+
+
+# ----------------------------------------------------------------------------- files
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_sparse_file_round_trip_is_exact(tmp_path, suffix):
+    game = _sparse_game()
+    path = save_game(game, tmp_path / f"game{suffix}")
+    loaded = load_game(path)
+    assert loaded.is_sparse and loaded == game
+    np.testing.assert_array_equal(loaded.sparse_transitions.successors, game.sparse_transitions.successors)
+    np.testing.assert_array_equal(loaded.sparse_transitions.probabilities, game.sparse_transitions.probabilities)
+
+
+def test_sparse_json_keys(tmp_path):
+    path = save_game(_sparse_game(k=2), tmp_path / "g.json")
+    data = json.loads(path.read_text())
+    assert "transitions" not in data
+    assert data["num_successors"] == 2
+    assert np.asarray(data["transition_successors"]).shape == (3, 7, 2, 3, 2, 2)
+
+
+def _sparse_dict(tmp_path):
+    path = save_game(_sparse_game(k=2), tmp_path / "g.json")
+    return json.loads(path.read_text())
+
+
+def _load_error(tmp_path, data) -> str:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(GameFileError) as info:
+        load_game(path)
+    message = str(info.value)
+    assert message.startswith(str(path) + ": ")
+    return message[len(str(path)) + 2 :]
+
+
+def test_sparse_file_errors_name_key_and_index(tmp_path):
+    data = _sparse_dict(tmp_path)
+    both = dict(data, transitions=[])
+    assert "both 'transitions' and the sparse form's" in _load_error(tmp_path, both)
+    missing = {k: v for k, v in data.items() if k != "transition_probabilities"}
+    assert _load_error(tmp_path, missing) == "missing key(s): 'transition_probabilities'"
+    wrong_k = dict(data, num_successors=3)
+    assert _load_error(tmp_path, wrong_k).startswith("transition_successors[0][0][0][0][0]: expected 3 entries (num_successors), got 2")
+    float_state = json.loads(json.dumps(data))
+    float_state["transition_successors"][1][2][0][1][0][1] = 1.0
+    assert _load_error(tmp_path, float_state) == "transition_successors[1][2][0][1][0][1]: expected an integer state, got a number (1.0)"
+    out_of_range = json.loads(json.dumps(data))
+    out_of_range["transition_successors"][0][1][1][2][1][0] = 7
+    assert _load_error(tmp_path, out_of_range) == "transition_successors[0][1][1][2][1][0] = 7 is out of range 0..6"
+    bad_row = json.loads(json.dumps(data))
+    bad_row["transition_probabilities"][2][0][0][0][0] = [0.5, 0.25]
+    assert _load_error(tmp_path, bad_row).startswith("transition_probabilities[2][0][0][0][0] sums to 0.75, not 1")
+
+
+def test_sparse_npz_wrong_successor_dtype(tmp_path):
+    path = save_game(_sparse_game(k=2), tmp_path / "g.npz")
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    arrays["transition_successors"] = arrays["transition_successors"].astype(np.float64)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    with pytest.raises(GameFileError, match=r"bad\.npz: transition_successors: expected an integer array, got dtype float64"):
+        load_game(bad)
+
+
+# ---------------------------------------------------------------------------- engine
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("optimistic", [True, False])
+def test_engine_dense_equals_sparse(algorithm, optimistic):
+    sparse = _sparse_game()
+    dense = sparse.to_dense()
+    a = run(sparse, algorithm, T=120, eta=0.3, optimistic=optimistic)
+    b = run(dense, algorithm, T=120, eta=0.3, optimistic=optimistic)
+    for x, y in zip(a.policies, b.policies):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
+    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce"])
+def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
+    games = [_sparse_game(seed) for seed in (1, 2)]
+    batch = run_batch(games, algorithm, T=40, etas=[0.1, 0.4])
+    for k, (g, eta) in enumerate(zip(games, (0.1, 0.4))):
+        single = run(g.to_dense(), algorithm, T=40, eta=eta, record_trajectory=False)
+        np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match=r"games\[1\] has dense transitions, but games\[0\] has sparse \(K=3\)"):
+        run_batch([games[0], games[1].to_dense()], algorithm, T=5)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 4))
+def test_sparse_kernel_contraction_matches_dense(seed, k):
+    """``apply_transition`` on the sparse form equals the dense tensordot on random kernels and values."""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics._value_updates import SparseKernel, apply_transition
+
+    game = random_game(2, 1, 5, (2, 3), seed_or_rng=seed, num_successors=k)
+    rng = np.random.default_rng(seed)
+    values = rng.random((6, 5))
+    with jax.enable_x64(True):
+        sparse = game.sparse_transitions
+        kernel = SparseKernel(jnp.asarray(sparse.successors[0].astype(np.int32)), jnp.asarray(sparse.probabilities[0]))
+        got = np.asarray(apply_transition(kernel, jnp.asarray(values)))
+    expected = np.einsum("sabt,mt->msab", game.transitions[0], values)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
