@@ -11,6 +11,8 @@ Run from the repository root on a machine with a CUDA GPU and JAX installed:
    (kept at the final T only), no trajectory, float64 and float32: run-iterations per second,
    with the same script's figure on the machine's CPU beside it.
 4. A large game (N=2, H=10, S=500, A=(5,5), dense): single-run iterations per second.
+5. The large sparse game of ``benchmarks/bench_scale.py`` (N=2, H=10, S=10^4, A=(5,5), 8 successors
+   per row): single-run iterations per second, metrics on, no trajectory.
 """
 
 from __future__ import annotations
@@ -101,6 +103,17 @@ def large_game(T: int) -> list[dict]:
     return rows
 
 
+def large_sparse_game(T: int) -> list[dict]:
+    rows = []
+    game = random_game(2, 10, 10**4, (5, 5), seed_or_rng=0, num_successors=8)
+    for alg in ALGORITHMS:
+        t_alg = T if alg != "stage_cce" else 10 * T
+        _, secs = timed(lambda: run(game, alg, T=t_alg, eta=0.2, record_trajectory=False, checkpoints=[t_alg]))
+        rows.append({"algorithm": alg, "T": t_alg, "iterations_per_s": t_alg / secs})
+        print(f"  large sparse game {alg:11s}: {t_alg / secs:,.1f} it/s", flush=True)
+    return rows
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -129,6 +142,8 @@ def main() -> int:
         results["throughput"] += throughput([1024], T, "cpu")
     print("4. large game", flush=True)
     results["large_game"] = large_game(50 if quick else 300)
+    print("5. large sparse game", flush=True)
+    results["large_sparse_game"] = large_sparse_game(5 if quick else 50)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

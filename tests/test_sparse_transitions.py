@@ -244,3 +244,19 @@ def test_sparse_kernel_contraction_matches_dense(seed, k):
         got = np.asarray(apply_transition(kernel, jnp.asarray(values)))
     expected = np.einsum("sabt,mt->msab", game.transitions[0], values)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
+
+
+def test_large_games_howto_runs(tmp_path, monkeypatch):
+    """Every ```python block of docs/howto-large-games.md runs, in order, in one namespace."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "howto-large-games.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__docs__"}
+    for k, block in enumerate(blocks):
+        exec(compile(block, f"howto-large-games.md (python block {k + 1})", "exec"), namespace)
+    assert namespace["game"].is_sparse and (tmp_path / "sparse.npz").exists()
+    assert abs(namespace["policy"].T - 20000) == 0

@@ -79,7 +79,17 @@ def evaluate_run_directory(
         if stored.policies is None:
             raise CliError(f"{run_dir}: the run kept no trajectory (--no-trajectory); exact and Monte Carlo evaluation need it")
         kind = "smooth" if get_algorithm(stored.algorithm).value_update == "smooth" else "stage"
-        policy = IndexChainPolicy(kind, stored.policies).prefix(T_prime)
+        if stored.first_kept > 1:
+            if T_prime != stored.T:
+                raise CliError(
+                    f"{run_dir}: the run kept only iterations {stored.first_kept}..{stored.T} (--trajectory-tolerance); "
+                    f"its output policy can be evaluated at -T {stored.T} only"
+                )
+            policy = IndexChainPolicy.from_suffix(kind, stored.policies, stored.first_kept)
+            # The rebuilt policy differs from the true output on the dropped index mass only.
+            report["trajectory_suffix"] = stored.metrics["trajectory_suffix"]
+        else:
+            policy = IndexChainPolicy(kind, stored.policies).prefix(T_prime)
     ce_res = cce_res = None
     if exact:
         ce_res = exact_ce_gap(stored.game, policy, max_work=max_work)

@@ -97,6 +97,14 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         help="save the run's state every K iterations, so that an interrupted run can be resumed",
     )
     p.add_argument("--resume", action="store_true", help="continue an interrupted run of the same configuration")
+    p.add_argument(
+        "--trajectory-tolerance",
+        type=float,
+        default=None,
+        metavar="DELTA",
+        help="keep only the shortest suffix of the trajectory whose dropped index mass (under the output policy's "
+        "kernel) is at most DELTA; metrics.json reports the suffix and the bounds H*DELTA (values) and 2*H*DELTA (gaps)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.set_defaults(handler=_handle_run)
     return p
@@ -105,6 +113,13 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
 def _handle_run(args) -> int:
     if args.exact and args.no_trajectory:
         raise CliError("--exact needs the trajectory; drop --no-trajectory")
+    if args.trajectory_tolerance is not None:
+        if args.no_trajectory:
+            raise CliError("--trajectory-tolerance chooses which part of the trajectory to keep; drop --no-trajectory")
+        if args.exact:
+            raise CliError("--exact evaluates every checkpoint, which needs the whole trajectory; drop --trajectory-tolerance")
+        if not 0.0 <= args.trajectory_tolerance < 1.0:
+            raise CliError(f"--trajectory-tolerance: must be in [0, 1), got {args.trajectory_tolerance}")
     if args.algorithm not in ALGORITHMS:
         raise CliError(f"--algorithm: unknown algorithm {args.algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
     T = parse_T(args.T)
@@ -124,6 +139,7 @@ def _handle_run(args) -> int:
         "dtype": args.dtype,
         "record_trajectory": not args.no_trajectory,
         "checkpoint_every": args.checkpoint_every,
+        "trajectory_tolerance": args.trajectory_tolerance,
     }
     staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
     state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
@@ -141,6 +157,7 @@ def _handle_run(args) -> int:
                 progress=advance,
                 state_file=state_file,
                 state_every=args.checkpoint_every,
+                trajectory_tolerance=args.trajectory_tolerance,
             )
         extras = _exact_checkpoints(result, checkpoints) if args.exact else None
         metrics = write_run_directory(staging, result, checkpoints, config, extras)

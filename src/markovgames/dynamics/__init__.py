@@ -1,6 +1,7 @@
 """The learning dynamics of Mao et al. (2024): algorithms, schedules, and the compiled engine."""
 
 from ._algorithms import ALGORITHMS, Algorithm, LearningRate, get_algorithm, resolve_learning_rate
+from ._index_kernel import IndexKernel, TrajectorySuffix, trajectory_suffix
 from ._run import DTYPES, BatchRunResult, RunResult, run, run_batch
 from ._schedules import (
     StageSchedule,
@@ -20,6 +21,9 @@ __all__ = [
     "resolve_learning_rate",
     "run",
     "run_batch",
+    "IndexKernel",
+    "TrajectorySuffix",
+    "trajectory_suffix",
     "RunResult",
     "BatchRunResult",
     "DTYPES",

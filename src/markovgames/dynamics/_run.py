@@ -18,6 +18,7 @@ from .._atomic import atomic_write
 from ..games import MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
 from ._engine import GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
+from ._index_kernel import TrajectorySuffix, trajectory_suffix
 from ._schedules import stage_schedule, theory_eta_stage
 from ._value_updates import SparseKernel
 
@@ -45,6 +46,8 @@ class RunResult:
         when the trajectory was not kept. May be a read-only memory map of a file.
     identity_residual : max over the run of ``|Q^t_h - (r_h + P_h V^t_{h+1})|`` (smooth algorithms;
         the paper's lemma says it is 0), ``None`` for stage_cce.
+    suffix : with ``trajectory_tolerance``, the kept part of the trajectory (``policies`` then holds
+        iterations ``suffix.first_kept..T``), its dropped index mass and error bounds; else ``None``.
     """
 
     game: MarkovGame
@@ -61,6 +64,7 @@ class RunResult:
     wall_time_s: float
     compile_time_s: float
     prefixes: np.ndarray | None = None
+    suffix: TrajectorySuffix | None = None
 
     def __post_init__(self) -> None:
         if self.prefixes is None:
@@ -106,6 +110,7 @@ class BatchRunResult:
     wall_time_s: float
     compile_time_s: float
     prefixes: np.ndarray | None = None
+    suffix: TrajectorySuffix | None = None
 
     def __post_init__(self) -> None:
         if self.prefixes is None:
@@ -139,6 +144,7 @@ class BatchRunResult:
             wall_time_s=self.wall_time_s,
             compile_time_s=self.compile_time_s,
             prefixes=self.prefixes,
+            suffix=self.suffix,
         )
 
 
@@ -188,13 +194,15 @@ def _smooth_xs(T: int, dtype) -> np.ndarray:
     return np.arange(1, T + 1, dtype=dtype)[:, None]
 
 
-def _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep) -> str:
+def _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept) -> str:
     """A digest of everything that determines a run's numbers and chunking (a saved state must match it)."""
     digest = hashlib.sha256()
     digest.update(
         json.dumps(
             [algorithm.name, optimistic, [float(e) for e in etas], per_stage_theory, T, dtype, record, batched, plan,
              None if keep is None else keep.tolist()]
+            # An untruncated run keeps the digest it always had (saved states stay valid).
+            + ([first_kept] if first_kept != 1 else [])
         ).encode()
     )
     for g in games:
@@ -252,6 +260,7 @@ def _execute(
     checkpoints: Sequence[int] | None = None,
     state_file: Path | None = None,
     state_every: int | None = None,
+    first_kept: int = 1,
 ):
     np_dtype = DTYPES[dtype]
     game0 = games[0]
@@ -259,6 +268,7 @@ def _execute(
     batch = len(games)
     itemsize = np.dtype(np_dtype).itemsize
     per_iter = batch * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record_trajectory else 0))
+    kept = T - first_kept + 1  # trajectory rows kept: iterations first_kept..T
     if state_every is not None:
         if state_every < 1:
             raise ValueError(f"state_every must be >= 1, got {state_every}")
@@ -270,7 +280,9 @@ def _execute(
     record = record_trajectory
     if state_file is not None and record and trajectory_dir is None:
         raise ValueError("saving the run state needs trajectory_dir (the trajectory must be on disk to resume)")
-    fingerprint = _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep)
+    fingerprint = _fingerprint(
+        algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept
+    )
     saved = _load_state(state_file, fingerprint) if state_file is not None and state_file.exists() else None
     policies_out: list[np.ndarray] | None = None
     if record and trajectory_dir is not None:
@@ -281,7 +293,7 @@ def _execute(
                 # Resuming keeps the rows already written.
                 mode="r+" if saved is not None else "w+",
                 dtype=np_dtype,
-                shape=((batch,) if batched else ()) + (T, horizon, num_states, a),
+                shape=((batch,) if batched else ()) + (kept, horizon, num_states, a),
             )
             for i, a in enumerate(num_actions)
         ]
@@ -337,7 +349,9 @@ def _execute(
                     lengths,
                     multipliers,
                 )
-            fn = compiled_chunk(algorithm, optimistic, record, batched, size)
+            # A chunk that lies wholly before the kept suffix records nothing.
+            record_chunk = record and done + size >= first_kept
+            fn = compiled_chunk(algorithm, optimistic, record_chunk, batched, size)
             t0 = time.perf_counter()
             carry, out = fn(game_arrays, carry, sched)
             if keep is not None and "metrics" in out:
@@ -354,13 +368,16 @@ def _execute(
                 compile_time += time.perf_counter() - t0
             if "metrics" in out:
                 metrics.append(out["metrics"])
-            if record:
+            if record_chunk:
+                skip = max(first_kept - 1 - done, 0)  # leading rows of this chunk before the suffix
+                lo = done + skip - (first_kept - 1)  # their destination row in the kept arrays
                 for i, pol in enumerate(out["policies"]):
+                    pol = pol[:, skip:] if batched else pol[skip:]
                     if policies_out is not None:
                         if batched:
-                            policies_out[i][:, done : done + size] = pol
+                            policies_out[i][:, lo : lo + size - skip] = pol
                         else:
-                            policies_out[i][done : done + size] = pol
+                            policies_out[i][lo : lo + size - skip] = pol
                     else:
                         chunks_pol[i].append(pol)
             done += size
@@ -418,6 +435,7 @@ def run(
     checkpoints: Sequence[int] | None = None,
     state_file: str | Path | None = None,
     state_every: int | None = None,
+    trajectory_tolerance: float | None = None,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -439,6 +457,11 @@ def run(
         (atomically); if the file exists when the run starts, the run resumes from it — the
         results are identical to an uninterrupted run. Needs ``trajectory_dir`` when recording.
     state_every : iterations between saves (also caps the chunk length).
+    trajectory_tolerance : keep only the shortest suffix ``first_kept..T`` of the trajectory whose
+        dropped index mass under the output policy's kernel is at most this (``None``: keep all).
+        :attr:`RunResult.suffix` reports ``first_kept``, the dropped mass ``delta`` and the
+        resulting bounds on value (``H delta``) and gap (``2 H delta``) errors of the output
+        policy rebuilt from the suffix. The per-prefix metrics are exact either way.
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -446,6 +469,7 @@ def run(
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
+    suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
     metrics, policies, residual, wall, compile_time = _execute(
         spec,
         bool(optimistic),
@@ -462,6 +486,7 @@ def run(
         checkpoints=keep,
         state_file=None if state_file is None else Path(state_file),
         state_every=state_every,
+        first_kept=1 if suffix is None else suffix.first_kept,
     )
     return RunResult(
         game=game,
@@ -478,7 +503,16 @@ def run(
         wall_time_s=wall,
         compile_time_s=compile_time,
         prefixes=keep,
+        suffix=suffix,
     )
+
+
+def _suffix(spec: Algorithm, T: int, horizon: int, record: bool, tolerance) -> TrajectorySuffix | None:
+    if tolerance is None:
+        return None
+    if not record:
+        raise ValueError("trajectory_tolerance needs record_trajectory=True (it chooses which part to keep)")
+    return trajectory_suffix(spec.name, T, horizon, tolerance)
 
 
 def run_batch(
@@ -496,6 +530,7 @@ def run_batch(
     checkpoints: Sequence[int] | None = None,
     state_file: str | Path | None = None,
     state_every: int | None = None,
+    trajectory_tolerance: float | None = None,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm as one vectorised (``vmap``) computation.
 
@@ -529,6 +564,7 @@ def run_batch(
                 "(one batch needs one form; convert with MarkovGame.to_sparse or to_dense)"
             )
     resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list)]
+    suffix = _suffix(spec, T, key[1], record_trajectory, trajectory_tolerance)
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("stage_cce cannot mix 'theory' and constant learning rates in one batch")
@@ -548,6 +584,7 @@ def run_batch(
         checkpoints=keep,
         state_file=None if state_file is None else Path(state_file),
         state_every=state_every,
+        first_kept=1 if suffix is None else suffix.first_kept,
     )
     return BatchRunResult(
         games=tuple(game_list),
@@ -564,4 +601,5 @@ def run_batch(
         wall_time_s=wall,
         compile_time_s=compile_time,
         prefixes=keep,
+        suffix=suffix,
     )

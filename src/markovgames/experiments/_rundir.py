@@ -234,6 +234,14 @@ def write_run_directory(
         "identity_residual": result.identity_residual,
         "game_file": game_file,
         "trajectory": TRAJECTORY_DIR if result.policies is not None else None,
+        "trajectory_suffix": None
+        if result.suffix is None
+        else {
+            "first_kept": result.suffix.first_kept,
+            "dropped_mass": result.suffix.dropped_mass,
+            "value_error_bound": result.suffix.value_error_bound,
+            "gap_error_bound": result.suffix.gap_error_bound,
+        },
         "config": config,
         "versions": versions(),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -255,6 +263,12 @@ class StoredRun:
     certified_ce_bound: np.ndarray
     certified_cce_bound: np.ndarray
     policies: tuple[np.ndarray, ...] | None
+
+    @property
+    def first_kept(self) -> int:
+        """The first iteration of the stored trajectory (1 unless the run kept a suffix)."""
+        suffix = self.metrics.get("trajectory_suffix")
+        return 1 if not suffix else int(suffix["first_kept"])
 
     @property
     def algorithm(self) -> str:

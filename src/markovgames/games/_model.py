@@ -62,7 +62,7 @@ def _check_finite(arr: np.ndarray, field_name: str) -> None:
         raise GameValidationError(f"{field_name}{list(idx)} = {float(arr[idx])!r} is not finite")
 
 
-def _check_rows(probabilities: np.ndarray, field_name: str, row_axes: str) -> None:
+def _check_rows(probabilities: np.ndarray, field_name: str) -> None:
     """Non-negative entries and rows (last axis) summing to 1, naming the first violation."""
     neg = probabilities < 0.0
     if neg.any():
@@ -73,8 +73,7 @@ def _check_rows(probabilities: np.ndarray, field_name: str, row_axes: str) -> No
     if off.any():
         idx = _first_index(off)
         raise GameValidationError(
-            f"{field_name}{list(idx)} sums to {float(row_sums[idx])!r}, not 1 over {row_axes} "
-            f"(tolerance {PROBABILITY_TOLERANCE:g})"
+            f"{field_name}{list(idx)} sums to {float(row_sums[idx])!r}, not 1 (tolerance {PROBABILITY_TOLERANCE:g})"
         )
 
 
@@ -82,16 +81,16 @@ def _check_rows(probabilities: np.ndarray, field_name: str, row_axes: str) -> No
 class SparseTransitions:
     """A transition kernel as ``K`` (successor, probability) pairs per row (see the module docstring).
 
+    The arrays are only checked for their own consistency here (dtypes, equal shapes, finite
+    non-negative probabilities, rows summing to 1, no successor listed twice);
+    :class:`MarkovGame` checks them against the game's sizes (``successors < S``).
+
     Parameters
     ----------
     successors : array_like of int, shape ``(H, S, A_0, ..., A_{N-1}, K)``
         Successor states in ``0..S-1``.
     probabilities : array_like, shape ``(H, S, A_0, ..., A_{N-1}, K)``
         Their probabilities; each row sums to 1. Padding entries have probability 0.
-
-    The arrays are only checked for their own consistency here (dtypes, equal shapes, finite
-    non-negative probabilities, rows summing to 1, no successor listed twice);
-    :class:`MarkovGame` checks them against the game's sizes (``successors < S``).
     """
 
     successors: np.ndarray
@@ -121,7 +120,7 @@ class SparseTransitions:
         if neg_state.any():
             idx = _first_index(neg_state)
             raise GameValidationError(f"transition_successors{list(idx)} = {int(succ[idx])} is negative")
-        _check_rows(probs, "transition_probabilities", "the successors")
+        _check_rows(probs, "transition_probabilities")
         # A successor listed twice with positive probability is ambiguous input (did the author
         # mean the sum?): refuse it rather than add silently. Padding (probability 0) may repeat.
         k = succ.shape[-1]
@@ -271,7 +270,7 @@ class MarkovGame:
                     f"transitions: expected shape (H, S, A_0, ..., A_(N-1), S) = {expected_t}, got {dense.shape}"
                 )
             _check_finite(dense, "transitions")
-            _check_rows(dense, "transitions", "s'")
+            _check_rows(dense, "transitions")
             dense.setflags(write=False)
         if isinstance(initial_state, bool) or not isinstance(initial_state, (int, np.integer)):
             raise GameValidationError(f"initial_state: expected an integer, got {initial_state!r}")

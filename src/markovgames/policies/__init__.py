@@ -1,7 +1,7 @@
 """Correlated policies: the paper's index-chain output policies and Markov correlated policies."""
 
 from ._index_chain import IndexChainPolicy
-from ._kernel import IndexKernel
+from ..dynamics import IndexKernel
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
 from ._play import PolicyPlayer
 

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 
 from ..dynamics import get_algorithm
-from ._kernel import IndexKernel
+from ..dynamics import IndexKernel
 
 __all__ = ["IndexChainPolicy"]
 
@@ -68,7 +68,33 @@ class IndexChainPolicy:
         if result.policies is None:
             raise ValueError("this run did not keep its trajectory (record_trajectory=False)")
         kind = "smooth" if get_algorithm(result.algorithm).value_update == "smooth" else "stage"
+        first = 1 if getattr(result, "suffix", None) is None else result.suffix.first_kept
+        if first > 1:
+            if T is not None and T != result.T:
+                raise ValueError(
+                    f"this run kept only iterations {first}..{result.T} (trajectory_tolerance); its output policy "
+                    f"is available at T = {result.T} only, not at {T}"
+                )
+            return cls.from_suffix(kind, result.policies, first)
         return cls(kind, result.policies).prefix(result.T if T is None else T)
+
+    @classmethod
+    def from_suffix(cls, kind: str, suffix_policies, first_kept: int) -> "IndexChainPolicy":
+        """The output policy rebuilt from iterations ``first_kept..T`` of a trajectory.
+
+        Wherever the index chain goes below ``first_kept`` it plays ``pi^{first_kept}`` (the rows
+        before it repeat that row). It differs from the full trajectory's policy only when the
+        chain visits a dropped iteration: see :class:`~markovgames.dynamics.TrajectorySuffix`
+        for the resulting bounds. The rebuilt arrays have all ``T`` rows (evaluation needs them).
+        """
+        if first_kept < 1:
+            raise ValueError(f"first_kept must be at least 1, got {first_kept}")
+        padded = []
+        for p in suffix_policies:
+            p = np.asarray(p)
+            head = np.broadcast_to(p[:1], (first_kept - 1,) + p.shape[1:])
+            padded.append(np.concatenate([head, p], axis=0))
+        return cls(kind, tuple(padded))
 
     # ------------------------------------------------------------------ sizes
     @property

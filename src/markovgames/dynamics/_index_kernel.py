@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._rng import as_generator
-from ..dynamics import stage_schedule
+from ._schedules import stage_schedule
 
-__all__ = ["IndexKernel"]
+__all__ = ["IndexKernel", "TrajectorySuffix", "trajectory_suffix"]
 
 #: Largest log-ratio of weights allowed inside one block of the smooth cumulative sums.
 _BLOCK_LOG_RATIO = 300.0
@@ -99,6 +99,13 @@ class IndexKernel:
             object.__setattr__(self, "_ends", ends)
             object.__setattr__(self, "_target", target)
             object.__setattr__(self, "_stage_of", stage_of)
+
+    @classmethod
+    def for_algorithm(cls, algorithm: str, T: int, horizon: int) -> "IndexKernel":
+        """The kernel of the output policy of ``algorithm`` (Algorithm 3 for the smooth ones, 4 for stage_cce)."""
+        from ._algorithms import get_algorithm
+
+        return cls("smooth" if get_algorithm(algorithm).value_update == "smooth" else "stage", T, horizon)
 
     @classmethod
     def of(cls, policy) -> "IndexKernel":
@@ -205,3 +212,72 @@ class IndexKernel:
         lo, hi = self._starts[stage], self._ends[stage]
         j = lo + np.floor(u * (hi - lo)).astype(np.int64)
         return np.minimum(j, hi - 1) + 1
+
+
+@dataclass(frozen=True)
+class TrajectorySuffix:
+    r"""Which part of a trajectory an output policy needs, up to a dropped index mass.
+
+    Attributes
+    ----------
+    first_kept : int
+        The first iteration kept (1 = the whole trajectory); iterations ``first_kept..T`` are kept.
+    dropped_mass : float
+        :math:`\delta`, the probability that the output policy's index chain visits an iteration
+        ``< first_kept`` at some step (exact, computed with the kernel).
+    horizon : int
+        ``H``.
+    """
+
+    first_kept: int
+    dropped_mass: float
+    horizon: int
+
+    @property
+    def value_error_bound(self) -> float:
+        r""":math:`H\delta`: bound on ``|V_i - V~_i|`` for every player, and on every deviation's value.
+
+        The truncated policy plays :math:`\pi^{\text{first\_kept}}` wherever the chain is below
+        ``first_kept``; coupling both policies on one chain, their episodes differ only on an event
+        of probability :math:`\delta`, and a return lies in ``[0, H]``.
+        """
+        return self.horizon * self.dropped_mass
+
+    @property
+    def gap_error_bound(self) -> float:
+        r""":math:`2H\delta`: bound on the change of any CE or CCE gap (value and best deviation each move by ``H delta``)."""
+        return 2.0 * self.horizon * self.dropped_mass
+
+
+def _escape_probability(kernel: IndexKernel, first_kept: int) -> float:
+    """P(the chain visits an index < ``first_kept`` at some step): push the law, killing mass below it."""
+    law = kernel.start_distribution()
+    survived = 1.0
+    for _ in range(kernel.horizon):
+        law = kernel.push(law)
+        law[: first_kept - 1] = 0.0
+        survived = float(law.sum())
+    return max(0.0, 1.0 - survived)
+
+
+def trajectory_suffix(algorithm: str, T: int, horizon: int, tolerance: float) -> TrajectorySuffix:
+    r"""The shortest suffix ``first_kept..T`` of the trajectory whose dropped index mass is ``<= tolerance``.
+
+    The output policy after ``T`` iterations (Algorithms 3 and 4) only ever plays the iterations its
+    index chain visits; dropping the iterations before ``first_kept`` changes it only on the event
+    that the chain goes below ``first_kept`` (probability :attr:`TrajectorySuffix.dropped_mass`).
+    The kernel depends on ``T`` and ``H`` only, so the suffix is known before the run. The escape
+    probability is monotone in ``first_kept``; a bisection finds the largest admissible one in
+    ``O(H T log T)``.
+    """
+    if not (isinstance(tolerance, (int, float)) and 0.0 <= float(tolerance) < 1.0):
+        raise ValueError(f"trajectory tolerance must be a number in [0, 1), got {tolerance!r}")
+    kernel = IndexKernel.for_algorithm(algorithm, T, horizon)
+    lo, hi = 1, T  # escape(lo) = 0 <= tolerance; find the largest m in [lo, hi] with escape(m) <= tolerance
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _escape_probability(kernel, mid) <= tolerance:
+            lo = mid
+        else:
+            hi = mid - 1
+    return TrajectorySuffix(first_kept=lo, dropped_mass=_escape_probability(kernel, lo), horizon=int(horizon))
