@@ -260,3 +260,23 @@ def test_large_games_howto_runs(tmp_path, monkeypatch):
         exec(compile(block, f"howto-large-games.md (python block {k + 1})", "exec"), namespace)
     assert namespace["game"].is_sparse and (tmp_path / "sparse.npz").exists()
     assert abs(namespace["policy"].T - 20000) == 0
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce"])
+def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch):
+    """The loops large games take (steps scanned, successors in a fori_loop) give the same numbers."""
+    from markovgames.dynamics import _engine, _output_metrics, _value_updates
+
+    game = _sparse_game(seed=4, k=3)
+    small = run(game, algorithm, T=60, eta=0.3)
+    monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
+    monkeypatch.setattr(_value_updates, "_UNROLL_SUCCESSORS", 1)
+    _engine.compiled_chunk.cache_clear()
+    try:
+        large = run(game, algorithm, T=60, eta=0.3)
+    finally:
+        _engine.compiled_chunk.cache_clear()
+    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(large, name), getattr(small, name), rtol=0, atol=1e-13)
+    for x, y in zip(large.policies, small.policies):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)

@@ -292,6 +292,9 @@ def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched
 
     def fn(game, carry, sched):
         if algorithm.value_update == "smooth":
+            # Not unrolled: two iterations per trip were 7% faster on the paper game, but XLA
+            # fuses (and contracts multiply-adds) differently in an unrolled body, so a run of T
+            # would no longer be bit-identical to the first T iterations of a longer or chunked run.
             return jax.lax.scan(_smooth_step(algorithm, optimistic, record, game), carry, sched)
         return _stage_chunk(algorithm, optimistic, record, size, game, carry, sched)
 

@@ -25,17 +25,26 @@ the stage-1 prefix. The output after ``T'`` iterations mixes over ``t_0 ~ Unif{1
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
-from ._value_updates import apply_transition, kernel_step
+from ._value_updates import SparseKernel, apply_transition, kernel_step
 
 __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
+
+#: :func:`stage_index_quantities` loops over the steps (rather than unrolling them) when one
+#: step's rewards have more entries than this.
+_SCAN_STEPS_ABOVE_ENTRIES = 4096
 
 
 def stacked_targets(r_h, p_h, *next_values):
     """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S')``), one contraction."""
     num_players = r_h.shape[0]
+    if isinstance(p_h, SparseKernel):
+        # One gather-and-accumulate per quantity, each fused into its consumer. Stacking them
+        # and slicing the result made XLA recompute the gathers per slice: 12x slower (measured).
+        return tuple(r_h + apply_transition(p_h, x) for x in next_values)
     moved = apply_transition(p_h, jnp.concatenate(next_values, axis=0))
     return tuple(r_h + moved[k * num_players : (k + 1) * num_players] for k in range(len(next_values)))
 
@@ -87,17 +96,9 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None
     """
     horizon, num_players, num_states = rewards.shape[:3]
     zeros = jnp.zeros((num_players, num_states), rewards.dtype)
-    out_v, out_b, out_w = [None] * horizon, [None] * horizon, [None] * horizon
-    nxt = (zeros, zeros, zeros)
-    for h in range(horizon - 1, -1, -1):
-        if next_quantities is not None:
-            nxt = (
-                (next_quantities[0][h + 1], next_quantities[1][h + 1], next_quantities[2][h + 1])
-                if h + 1 < horizon
-                else (zeros, zeros, zeros)
-            )
-        value_target, cce_target, ce_target = stacked_targets(rewards[h], kernel_step(transitions, h), *nxt)
-        jbar = joint_avg[h]
+
+    def one_step(r_h, p_h, jbar, nxt):
+        value_target, cce_target, ce_target = stacked_targets(r_h, p_h, *nxt)
         value_h = joint_expectation(value_target, jbar, num_players)
         cce_h = jnp.stack(
             [jnp.max(marginal_expectation(cce_target[i], jbar, i, num_players), axis=-1) for i in range(num_players)]
@@ -108,6 +109,33 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None
                 for i in range(num_players)
             ]
         )
-        out_v[h], out_b[h], out_w[h] = value_h, cce_h, ce_h
-        nxt = (value_h, cce_h, ce_h)
+        return value_h, cce_h, ce_h
+
+    if rewards[0].size > _SCAN_STEPS_ABOVE_ENTRIES:
+        # Large games: a loop over the steps, so that one step's intermediates are live at a time
+        # (unrolled, XLA kept every step's: 1.3 GB of temporaries on a 10^4-state game).
+        def body(nxt, xs):
+            r_h, p_h, jbar, later = xs
+            own = one_step(r_h, p_h, jbar, nxt if next_quantities is None else later)
+            return own, own
+
+        if next_quantities is None:
+            later = (zeros[None].repeat(horizon, 0),) * 3  # unused: the chain refers to itself
+        else:
+            # Step h uses the next stage's quantities at h + 1 (zero beyond the horizon).
+            later = tuple(jnp.concatenate([q[1:], zeros[None]], axis=0) for q in next_quantities)
+        _, out = jax.lax.scan(body, (zeros, zeros, zeros), (rewards, transitions, joint_avg, later), reverse=True)
+        return out
+
+    out_v, out_b, out_w = [None] * horizon, [None] * horizon, [None] * horizon
+    nxt = (zeros, zeros, zeros)
+    for h in range(horizon - 1, -1, -1):
+        if next_quantities is not None:
+            nxt = (
+                (next_quantities[0][h + 1], next_quantities[1][h + 1], next_quantities[2][h + 1])
+                if h + 1 < horizon
+                else (zeros, zeros, zeros)
+            )
+        out_v[h], out_b[h], out_w[h] = one_step(rewards[h], kernel_step(transitions, h), joint_avg[h], nxt)
+        nxt = (out_v[h], out_b[h], out_w[h])
     return jnp.stack(out_v), jnp.stack(out_b), jnp.stack(out_w)

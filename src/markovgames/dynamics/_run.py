@@ -280,7 +280,8 @@ def _execute(
     record = record_trajectory
     if state_file is not None and record and trajectory_dir is None:
         raise ValueError("saving the run state needs trajectory_dir (the trajectory must be on disk to resume)")
-    fingerprint = _fingerprint(
+    # Hashing the game costs time on large games: only a run that saves its state needs it.
+    fingerprint = None if state_file is None else _fingerprint(
         algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept
     )
     saved = _load_state(state_file, fingerprint) if state_file is not None and state_file.exists() else None

@@ -52,15 +52,40 @@ def apply_transition(p_h, v_next: jax.Array) -> jax.Array:
     ``O(M S prod(A) S')``.
     """
     if isinstance(p_h, SparseKernel):
-        # Rows of the transposed values, (S, A..., K, M): each gather reads M contiguous numbers.
-        # Validated successors are in range: no index normalisation or clamping in the kernel.
-        gathered = v_next.T.at[p_h.successors].get(mode="promise_in_bounds")
-        moved = jnp.sum(gathered * p_h.probabilities[..., None], axis=-2)  # (S, A..., M)
-        return jnp.moveaxis(moved, -1, 0)
+        return jnp.moveaxis(_sparse_transition(p_h, v_next.T), -1, 0)
     if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 1) + (v_next.shape[1],))
         return jnp.sum(p_h[None] * v, axis=-1)
     return jnp.tensordot(v_next, p_h, axes=([1], [p_h.ndim - 1]))
+
+
+#: Sparse rows with at most this many entries are summed by an unrolled loop over ``k``, longer
+#: ones by a ``fori_loop`` (same speed, bounded compile time).
+_UNROLL_SUCCESSORS = 16
+
+
+def _sparse_transition(p_h: SparseKernel, values_t: jax.Array) -> jax.Array:
+    """``sum_k p[..., k] values_t[succ[..., k]]``: ``(S', M) -> (S, A..., M)``.
+
+    One successor column at a time: each gather of ``M`` contiguous numbers (a row of the
+    transposed values) fuses into the accumulation, so nothing of size ``S prod(A) K M`` is ever
+    materialised. Gathering all ``K`` at once and reducing was 5x slower and needed a temporary of
+    that size (``benchmarks/README.md``). Validated successors are in range: no index clamping.
+    """
+    succ, prob = p_h.successors, p_h.probabilities
+    num_successors = succ.shape[-1]
+
+    def term(k):
+        s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=-1, keepdims=False)
+        p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=-1, keepdims=False)
+        return p_k[..., None] * values_t.at[s_k].get(mode="promise_in_bounds")
+
+    if num_successors <= _UNROLL_SUCCESSORS:
+        out = term(0)
+        for k in range(1, num_successors):
+            out = out + term(k)
+        return out
+    return jax.lax.fori_loop(1, num_successors, lambda k, acc: acc + term(k), term(0))
 
 
 def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array) -> jax.Array:
