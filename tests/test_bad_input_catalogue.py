@@ -40,6 +40,10 @@ DOC = ROOT / "docs" / "errors.md"
 #: N = H = S = 2, A = (2, 2).
 BASE_GAME = game_to_dict(paper_game())
 
+#: The same game with sparse transitions: transition_successors / transition_probabilities
+#: [h][s][a0][a1][k], K = 2.
+SPARSE_GAME = game_to_dict(paper_game().to_sparse())
+
 RUN = ["--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--quiet"]
 SWEEP_BASE = 'T = 50\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\netas = [0.2]\ncheckpoints = [10, 50]\n'
 
@@ -61,12 +65,12 @@ class Case:
 # ---------------------------------------------------------------------------------------
 # builders
 # ---------------------------------------------------------------------------------------
-def _write_game(name: str, mutate: Callable[[dict], object] | None = None, *, text: str | None = None):
+def _write_game(name: str, mutate: Callable[[dict], object] | None = None, *, text: str | None = None, sparse: bool = False):
     def setup(d: Path) -> None:
         if text is not None:
             (d / name).write_text(text)
             return
-        data = copy.deepcopy(BASE_GAME)
+        data = copy.deepcopy(SPARSE_GAME if sparse else BASE_GAME)
         if mutate is not None:
             mutate(data)
         # json writes float('nan') as NaN and float('inf') as Infinity, as a careless writer would.
@@ -230,6 +234,18 @@ CASES: list[Case] = [
          ("games", "validate", "game.txt"), ("game.txt", "unknown game file type", "'.txt'")),
     Case("game-no-such-file", GAME, "neither a built-in game nor an existing file", None,
          ("run", "--game", "nope.json", *RUN), ("'nope.json'", "neither a built-in game")),
+    Case("game-sparse-successor-out-of-range", GAME, "a sparse game's successor state that is not a state",
+         _write_game("game.json", _set(("transition_successors", 1, 0, 1, 0, 1), 5), sparse=True),
+         ("run", "--game", "game.json", *RUN), ("game.json", "transition_successors[1][0][1][0][1] = 5", "out of range 0..1")),
+    Case("game-sparse-duplicate-successor", GAME, "a sparse row listing one successor twice",
+         _write_game("game.json", _set(("transition_successors", 0, 1, 0, 0), [1, 1]), sparse=True),
+         ("run", "--game", "game.json", *RUN), ("game.json", "transition_successors[0][1][0][0]", "listed twice")),
+    Case("game-sparse-and-dense", GAME, "both the dense and the sparse transition form",
+         _write_game("game.json", _set(("transitions",), BASE_GAME["transitions"]), sparse=True),
+         ("run", "--game", "game.json", *RUN), ("game.json", "both 'transitions' and the sparse form")),
+    Case("games-random-successors", GAME, "more successors per row than states",
+         None, ("games", "random", "--players", "2", "--horizon", "2", "--states", "3", "--actions", "2",
+                "--seed", "1", "--successors", "4", "--out", "g.json"), ("--successors", "1..--states = 3", "got 4")),
     # ---- markovgames run
     Case("run-T-zero", RUN_S, "T < 1", None,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "0", "--out", "out"), ("-T", "at least 1", "got 0")),
@@ -252,6 +268,12 @@ CASES: list[Case] = [
     Case("run-checkpoint-every-zero", RUN_S, "--checkpoint-every < 1", None,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoint-every", "0", "--out", "out"),
          ("--checkpoint-every", "got 0")),
+    Case("run-trajectory-tolerance-range", RUN_S, "--trajectory-tolerance outside [0, 1)", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--trajectory-tolerance", "1.5", "--out", "out"),
+         ("--trajectory-tolerance", "[0, 1)", "got 1.5")),
+    Case("run-trajectory-tolerance-with-exact", RUN_S, "--trajectory-tolerance with --exact (which needs the whole trajectory)",
+         None, ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--trajectory-tolerance", "0.01",
+                "--exact", "--out", "out"), ("--exact", "drop --trajectory-tolerance")),
     Case("run-out-unwritable", RUN_S, "an output directory that cannot be created (its parent is a file)", _a_file,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "afile/out"),
          ("--out afile/out", "afile is not a directory")),
