@@ -75,6 +75,8 @@ def load(tmp_path, text=BASE, overrides=()):
         (("actions = [2, 2]", "actions = [2, 0]"), "sweep.toml: games[1].random.actions[1]: expected a positive integer, got 0"),
         (("actions = [2, 2]}", "actions = [2, 2], colour = 1}"), "sweep.toml: games[1].random: unknown key 'colour'; allowed keys: players"),
         (("players = 2, ", ""), "sweep.toml: games[1].random.players: required key is missing"),
+        (("actions = [2, 2]}", "actions = [2, 2], successors = 4}"), "sweep.toml: games[1].random: successors = 4 exceeds states = 3"),
+        (("actions = [2, 2]}", "actions = [2, 2], successors = 0}"), "sweep.toml: games[1].random.successors: expected a positive integer, got 0"),
         (('"paper",', '{builtin = "nope"},'), "sweep.toml: games[0].builtin: unknown built-in game 'nope'; choose one of:"),
         (('"paper",', '{builtin = "paper", file = "g.json"},'), "sweep.toml: games[0]: give exactly one of builtin, file, random"),
         (('"paper",', "3,"), "sweep.toml: games[0]: expected a built-in game name, a file name, or a table"),

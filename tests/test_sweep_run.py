@@ -367,3 +367,20 @@ def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch)
     assert set(results) == {t.batch_id for t in tasks}  # and every batch still finished
     assert failures and not any(final for _, _, final in failures)
     assert max(attempt for _, attempt in results.values()) >= 2
+
+
+def test_sweep_over_sparse_random_games(tmp_path):
+    config = tmp_path / "sparse.toml"
+    config.write_text(
+        'T = 40\netas = [0.2]\nseeds = 2\nbase_seed = 3\n'
+        'games = [{random = {players = 2, horizon = 2, states = 5, actions = 2, successors = 2}}]\n'
+        'algorithms = ["smooth_cce"]\n'
+    )
+    run_sweep(config, tmp_path / "out", workers=1)
+    rows = [r for r in load_results(tmp_path / "out") if r["checkpoint"] == 40]
+    assert len(rows) == 2 and all(",K=2" in r["game"] for r in rows), [r["game"] for r in rows]
+    for r in rows:
+        game = random_game(2, 2, 5, 2, seed_or_rng=r["game_seed"], num_successors=2)
+        assert game.is_sparse
+        single = run(game, "smooth_cce", T=40, eta=0.2, record_trajectory=False)
+        np.testing.assert_allclose(r["certified_cce_gap"], single.certified_cce_gap[-1], rtol=0, atol=1e-12)

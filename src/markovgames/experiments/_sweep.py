@@ -227,6 +227,8 @@ def _random_label(spec, seed: int | None) -> str:
         text += f",c={spec.transition_concentration:g}"
     if spec.initial_state != 0:
         text += f",s1={spec.initial_state}"
+    if spec.successors is not None:
+        text += f",K={spec.successors}"
     if seed is not None:
         text += f",seed={seed}"
     return text + ")"
@@ -265,6 +267,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int]):
                         reward_distribution=spec.reward_distribution,
                         transition_concentration=spec.transition_concentration,
                         initial_state=spec.initial_state,
+                        num_successors=spec.successors,
                     )
                 except Exception as err:
                     raise SweepConfigError(f"{where}.random: {err}") from None

@@ -105,6 +105,7 @@ class RandomGameSpec(_Strict):
     reward_distribution: str = "uniform"
     transition_concentration: float = 1.0
     initial_state: int = 0
+    successors: int | None = None
 
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
@@ -129,6 +130,11 @@ class RandomGameSpec(_Strict):
             raise ValueError(f"expected a non-negative integer, got {_show(v)}")
         return v
 
+    @field_validator("successors", mode="before")
+    @classmethod
+    def _successors(cls, v: Any) -> int | None:
+        return None if v is None else _positive_int(v)
+
     @field_validator("reward_distribution")
     @classmethod
     def _distribution(cls, v: str) -> str:
@@ -149,6 +155,8 @@ class RandomGameSpec(_Strict):
             raise ValueError(f"actions has {len(self.actions)} entries but players = {self.players}")
         if self.initial_state >= self.states:
             raise ValueError(f"initial_state = {self.initial_state} is not below states = {self.states}")
+        if self.successors is not None and self.successors > self.states:
+            raise ValueError(f"successors = {self.successors} exceeds states = {self.states}")
         return self
 
     @property
