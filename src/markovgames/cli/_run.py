@@ -188,6 +188,7 @@ def _handle_run(args) -> int:
 def _exact_checkpoints(result, checkpoints) -> dict[int, dict]:
     """Exact CE/CCE gaps per checkpoint; a checkpoint too large to evaluate gets nulls and the reason."""
     from ..evaluation import EvaluationTooLarge, exact_ce_gap, exact_cce_gap
+    from ..games import GameValidationError
     from ..policies import IndexChainPolicy
 
     extras = {}
@@ -199,7 +200,8 @@ def _exact_checkpoints(result, checkpoints) -> dict[int, dict]:
                 res = fn(result.game, policy)
                 fields[name] = float(res.gap)
                 fields[name + "_per_player"] = [float(v) for v in res.per_player]
-            except EvaluationTooLarge as err:
+            except (EvaluationTooLarge, GameValidationError) as err:
+                # Too much work, or a sparse game too large for the dense arrays exact evaluation uses.
                 fields[name] = None
                 fields[name + "_per_player"] = None
                 fields[name + "_skipped"] = str(err)
