@@ -200,3 +200,23 @@ def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
     np.testing.assert_array_equal(batch.value[0], full.value[[9, 89]])
     with pytest.raises(ValueError, match="checkpoints must lie in 1..T"):
         run(game, algorithm, T=10, checkpoints=[11])
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_batch_groups_do_not_change_results(algorithm, tmp_path):
+    """A batch split into groups of compiled calls (uneven last group) equals one call, and each run equals its single run."""
+    games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
+    etas = [0.1, 0.15, 0.2, 0.25, 0.3]
+    whole = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=5)
+    grouped = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=2,
+                        trajectory_dir=tmp_path)
+    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(grouped, name), getattr(whole, name), rtol=0, atol=1e-13)
+    for a, b in zip(grouped.policies, whole.policies):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
+    single = run(games[3], algorithm, T=60, eta=0.25, record_trajectory=False)
+    np.testing.assert_allclose(grouped.value[3], single.value, rtol=0, atol=1e-13)
+    if algorithm != "stage_cce":
+        assert grouped.identity_residual.shape == (5,)
+    with pytest.raises(ValueError, match="group_size must be >= 1"):
+        run_batch(games, algorithm, T=5, group_size=0)
