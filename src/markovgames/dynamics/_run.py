@@ -574,7 +574,7 @@ def run_batch(
     trajectory_tolerance: float | None = None,
     group_size: int | None = None,
 ) -> BatchRunResult:
-    """Run a batch of runs of one algorithm as one vectorised (``vmap``) computation.
+    """Run a batch of runs of one algorithm as vectorised (``vmap``) computations.
 
     ``games`` is one game (shared by all runs) or a sequence of games of one shape
     (:attr:`MarkovGame.shape_key`); ``etas`` one learning rate or one per run. The batch size is
