@@ -218,5 +218,5 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
     np.testing.assert_allclose(grouped.value[3], single.value, rtol=0, atol=1e-13)
     if algorithm != "stage_cce":
         assert grouped.identity_residual.shape == (5,)
-    with pytest.raises(ValueError, match="group_size must be >= 1"):
+    with pytest.raises(ValueError, match="group_size must be a positive integer"):
         run_batch(games, algorithm, T=5, group_size=0)

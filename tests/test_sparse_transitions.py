@@ -222,7 +222,7 @@ def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
     for k, (g, eta) in enumerate(zip(games, (0.1, 0.4))):
         single = run(g.to_dense(), algorithm, T=40, eta=eta, record_trajectory=False)
         np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
-    with pytest.raises(ValueError, match=r"games\[1\] has dense transitions, but games\[0\] has sparse \(K=3\)"):
+    with pytest.raises(ValueError, match=r"games\[1\] has dense transitions, but games\[0\] has sparse"):
         run_batch([games[0], games[1].to_dense()], algorithm, T=5)
 
 
@@ -291,3 +291,55 @@ def test_run_exact_skips_a_sparse_game_too_large_for_dense_arrays():
     extras = _exact_checkpoints(result, [5])[5]
     assert extras["exact_ce_gap"] is None and extras["exact_cce_gap"] is None
     assert "dense form of this sparse game" in extras["exact_ce_gap_skipped"]
+
+
+def test_pickle_and_deepcopy_keep_a_sparse_game_validated_and_read_only():
+    import copy
+    import pickle
+
+    game = _sparse_game()
+    for clone in (pickle.loads(pickle.dumps(game)), copy.deepcopy(game)):
+        assert clone == game and clone.is_sparse
+        assert not clone.sparse_transitions.successors.flags.writeable
+        assert not clone.sparse_transitions.probabilities.flags.writeable
+
+
+def test_to_sparse_canonicalises_and_equal_games_hash_equal():
+    game = _sparse_game(k=2)
+    s = game.sparse_transitions
+    wide = MarkovGame(
+        game.rewards,
+        SparseTransitions(np.pad(s.successors, [(0, 0)] * 5 + [(0, 2)]), np.pad(s.probabilities, [(0, 0)] * 5 + [(0, 2)])),
+        game.initial_state, game.name, game.description,
+    )
+    assert wide.sparse_transitions.num_successors == 4
+    assert wide.to_sparse().sparse_transitions.num_successors == 2
+    # -0.0 padding compares equal to 0.0 and gives the same digest.
+    negative = MarkovGame(game.rewards, SparseTransitions(s.successors, np.where(s.probabilities == 0, -0.0, s.probabilities)),
+                          game.initial_state, game.name, game.description)
+    assert negative == game
+    assert negative.transition_bytes() == game.transition_bytes()
+
+
+def test_batch_pads_sparse_games_with_different_successor_counts():
+    a, b = _sparse_game(1, k=2), _sparse_game(2, k=3)
+    batch = run_batch([a, b], "smooth_cce", T=30, etas=[0.2, 0.3])
+    for k, (g, eta) in enumerate(((a, 0.2), (b, 0.3))):
+        single = run(g, "smooth_cce", T=30, eta=eta, record_trajectory=False)
+        np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
+
+
+def test_huge_or_unsigned_wrapping_successors_are_refused(tmp_path):
+    data = _sparse_dict(tmp_path)
+    data["transition_successors"][0][0][0][0][0][0] = 2**64
+    assert _load_error(tmp_path, data) == "transition_successors[0][0][0][0][0][0] = 18446744073709551616 is out of range (a state index)"
+    succ, prob = _arrays()
+    succ = succ.astype(np.uint64)
+    succ[0, 0, 1, 1, 0] = np.uint64(2**64 - 1)
+    with pytest.raises(GameValidationError, match=r"transition_successors\[0, 0, 1, 1, 0\] = 18446744073709551615 is out of range"):
+        SparseTransitions(succ, prob)
+
+
+def test_unknown_key_message_lists_the_sparse_keys(tmp_path):
+    data = dict(_sparse_dict(tmp_path), colour="red")
+    assert "transition_successors" in _load_error(tmp_path, data)

@@ -51,8 +51,14 @@ def test_bounds_and_tolerance_checks():
     assert suffix.value_error_bound == pytest.approx(3 * suffix.dropped_mass)
     assert suffix.gap_error_bound == pytest.approx(6 * suffix.dropped_mass)
     assert trajectory_suffix("smooth_ce", 5000, 3, 0.0).first_kept == 1
-    with pytest.raises(ValueError, match=r"trajectory tolerance must be a number in \[0, 1\)"):
-        trajectory_suffix("smooth_ce", 10, 2, 1.5)
+    assert trajectory_suffix("smooth_ce", 5000, 3, np.float32(1e-3)) == trajectory_suffix("smooth_ce", 5000, 3, float(np.float32(1e-3)))
+    # Tiny tolerances: the dropped mass is summed, never 1 - (kept mass), so it is exact near 0.
+    tiny = trajectory_suffix("smooth_ce", 2000, 50, 1e-14)
+    assert 0 < tiny.dropped_mass <= 1e-14 and tiny.first_kept > 1
+    assert trajectory_suffix("smooth_ce", 100, 30, 1e-18).dropped_mass <= 1e-18
+    for bad in (1.5, True, "0.1"):
+        with pytest.raises(ValueError, match=r"trajectory tolerance must be a number in \[0, 1\)"):
+            trajectory_suffix("smooth_ce", 10, 2, bad)
     with pytest.raises(ValueError, match="needs record_trajectory=True"):
         run(random_game(2, 2, 2, 2, seed_or_rng=0), "smooth_ce", T=10, record_trajectory=False, trajectory_tolerance=0.1)
 

@@ -27,6 +27,7 @@ Sampling the chain (:meth:`IndexKernel.sample_next`) inverts the CDF :math:`P(J\
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -250,14 +251,21 @@ class TrajectorySuffix:
 
 
 def _escape_probability(kernel: IndexKernel, first_kept: int) -> float:
-    """P(the chain visits an index < ``first_kept`` at some step): push the law, killing mass below it."""
+    """P(the chain visits an index < ``first_kept`` at some step), exactly.
+
+    The law of the index is pushed step by step and the mass that lands below ``first_kept`` is
+    removed and added up: the events "first goes below at step h" are disjoint, so the sum has no
+    cancellation (``1 - surviving mass`` would lose everything below 1e-16).
+    """
+    if first_kept <= 1:
+        return 0.0
     law = kernel.start_distribution()
-    survived = 1.0
+    escaped = 0.0
     for _ in range(kernel.horizon):
         law = kernel.push(law)
+        escaped += float(law[: first_kept - 1].sum())
         law[: first_kept - 1] = 0.0
-        survived = float(law.sum())
-    return max(0.0, 1.0 - survived)
+    return escaped
 
 
 def trajectory_suffix(algorithm: str, T: int, horizon: int, tolerance: float) -> TrajectorySuffix:
@@ -266,18 +274,33 @@ def trajectory_suffix(algorithm: str, T: int, horizon: int, tolerance: float) ->
     The output policy after ``T`` iterations (Algorithms 3 and 4) only ever plays the iterations its
     index chain visits; dropping the iterations before ``first_kept`` changes it only on the event
     that the chain goes below ``first_kept`` (probability :attr:`TrajectorySuffix.dropped_mass`).
-    The kernel depends on ``T`` and ``H`` only, so the suffix is known before the run. The escape
-    probability is monotone in ``first_kept``; a bisection finds the largest admissible one in
-    ``O(H T log T)``.
+    The kernel depends on ``T`` and ``H`` only, so the suffix is known before the run.
+
+    The smooth chain never moves up (``mu_t`` lives on ``1..t``), and the stage chain never moves
+    up once it has left stage 1, so for every ``first_kept`` beyond stage 1 the chain has gone below
+    ``first_kept`` at some step exactly when its last index ``j_H`` is below it: one pass of ``H``
+    pushes gives the whole curve, ``O(H T)``. Inside stage 1 (``first_kept <= H``), where the stage
+    chain moves freely, the escape probability is computed by pushing with the dropped mass removed.
     """
-    if not (isinstance(tolerance, (int, float)) and 0.0 <= float(tolerance) < 1.0):
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not 0.0 <= float(tolerance) < 1.0:
         raise ValueError(f"trajectory tolerance must be a number in [0, 1), got {tolerance!r}")
+    tolerance = float(tolerance)
     kernel = IndexKernel.for_algorithm(algorithm, T, horizon)
-    lo, hi = 1, T  # escape(lo) = 0 <= tolerance; find the largest m in [lo, hi] with escape(m) <= tolerance
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _escape_probability(kernel, mid) <= tolerance:
-            lo = mid
-        else:
-            hi = mid - 1
-    return TrajectorySuffix(first_kept=lo, dropped_mass=_escape_probability(kernel, lo), horizon=int(horizon))
+    law = kernel.start_distribution()
+    for _ in range(kernel.horizon):
+        law = kernel.push(law)
+    below = np.cumsum(law)  # below[k] = P(j_H <= k + 1): nonnegative terms, no cancellation
+    # Largest m with P(j_H <= m - 1) <= tolerance.
+    first = min(int(np.searchsorted(below, tolerance, side="right")) + 1, int(T))
+    monotone_from = 1 if kernel.kind == "smooth" else int(stage_schedule(kernel.horizon, T).lengths[0]) + 1
+    if first < monotone_from:
+        # Inside stage 1: the escape probability is monotone in first_kept; search the few candidates.
+        first = 1
+        for m in range(2, min(monotone_from, int(T)) + 1):
+            if _escape_probability(kernel, m) > tolerance:
+                break
+            first = m
+        dropped = _escape_probability(kernel, first)
+    else:
+        dropped = 0.0 if first == 1 else float(below[first - 2])
+    return TrajectorySuffix(first_kept=first, dropped_mass=dropped, horizon=int(horizon))

@@ -156,7 +156,14 @@ class BatchRunResult:
 
 
 def _kernel_form(game: MarkovGame) -> str:
-    return f"sparse (K={game.sparse_transitions.num_successors})" if game.is_sparse else "dense"
+    return "sparse" if game.is_sparse else "dense"
+
+
+def _padded(kernel, width: int):
+    """A :class:`SparseTransitions`' arrays padded to ``width`` successors (state 0 at probability 0): the same kernel."""
+    extra = width - kernel.num_successors
+    pad = [(0, 0)] * (kernel.successors.ndim - 1) + [(0, extra)]
+    return np.pad(kernel.successors, pad), np.pad(kernel.probabilities, pad)
 
 
 def _check_checkpoints(checkpoints, T: int) -> np.ndarray | None:
@@ -203,8 +210,8 @@ def _run_groups(batch: int, per_run_bytes: int, kind: str, group_size: int | Non
             return [(0, batch)]  # accelerators want one wide call
         fit = max(1, _GROUP_BYTES[kind] // max(per_run_bytes, 1))
         group_size = 1 << (fit.bit_length() - 1)  # a power of two: few distinct shapes to compile
-    elif group_size < 1:
-        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    elif isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) or group_size < 1:
+        raise ValueError(f"group_size must be a positive integer, got {group_size!r}")
     group_size = min(group_size, batch)
     return [(lo, min(lo + group_size, batch)) for lo in range(0, batch, group_size)]
 
@@ -336,10 +343,12 @@ def _execute(
             return jnp.asarray(np.stack(xs)) if batched else jnp.asarray(xs[0])
 
         if game0.is_sparse:
-            kernels = [g.sparse_transitions for g in games]
+            # A batch may mix successor counts: shorter rows are padded (exact, probability 0).
+            width = max(g.sparse_transitions.num_successors for g in games)
+            kernels = [_padded(g.sparse_transitions, width) for g in games]
             transitions = SparseKernel(
-                successors=stack([k.successors.astype(np.int32) for k in kernels]),
-                probabilities=stack([k.probabilities.astype(np_dtype) for k in kernels]),
+                successors=stack([succ.astype(np.int32) for succ, _ in kernels]),
+                probabilities=stack([prob.astype(np_dtype) for _, prob in kernels]),
             )
         else:
             transitions = stack([g.transitions.astype(np_dtype) for g in games])
@@ -370,7 +379,7 @@ def _execute(
             game_parts, carry_parts = [game_arrays], [carry]
         del carry  # donated to the compiled calls part by part
         last_saved = done
-        compiled_sizes: set[int] = set()
+        compiled_sizes: set[tuple[int, bool]] = set()
         offset = 0
         for size in plan:
             offset += size
@@ -400,11 +409,11 @@ def _execute(
                 axis_t = 1 if batched else 0
                 out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(rows), axis=axis_t))
             out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
-            if size not in compiled_sizes:
+            if (size, record_chunk) not in compiled_sizes:
                 # The first call of a chunk shape includes its compilation; count it separately
                 # by re-timing a cached call is not possible without re-running, so attribute
                 # the whole first call to compile time (an upper bound).
-                compiled_sizes.add(size)
+                compiled_sizes.add((size, record_chunk))
                 compile_time += time.perf_counter() - t0
             if "metrics" in out:
                 metrics.append(out["metrics"])
@@ -607,7 +616,7 @@ def run_batch(
         if _kernel_form(g) != _kernel_form(game_list[0]):
             raise ValueError(
                 f"games[{k}] has {_kernel_form(g)} transitions, but games[0] has {_kernel_form(game_list[0])} "
-                "(one batch needs one form; convert with MarkovGame.to_sparse or to_dense)"
+                "(one batch needs one form; convert with MarkovGame.to_sparse or MarkovGame.to_dense)"
             )
     resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list)]
     suffix = _suffix(spec, T, key[1], record_trajectory, trajectory_tolerance)

@@ -257,7 +257,7 @@ def _check_keys(keys: set[Any]) -> None:
         raise GameValidationError(f"missing key(s): {', '.join(repr(k) for k in missing)}")
     unknown = sorted(str(k) for k in keys - _ALLOWED_KEYS)
     if unknown:
-        allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS)
+        allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS) + "; or, sparse, " + ", ".join(_SPARSE_KEYS) + " for transitions"
         raise GameValidationError(
             f"unknown key(s): {', '.join(repr(k) for k in unknown)} (allowed: {allowed})"
         )
@@ -373,6 +373,9 @@ def _check_nested(
             if kind is float and not integers:
                 continue
             if kind is int:
+                if integers and not 0 <= entry < 2**62:
+                    # A state index; far beyond any real S, and it must fit an int64 array.
+                    raise GameValidationError(f"{where}[{k}] = {entry} is out of range (a state index)")
                 try:
                     float(entry)
                 except OverflowError:

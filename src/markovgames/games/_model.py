@@ -113,6 +113,9 @@ class SparseTransitions:
             )
         if succ.shape[-1] < 1:
             raise GameValidationError("transition_successors: the number of successors K (last axis) must be at least 1")
+        if succ.dtype.kind == "u" and succ.size and int(succ.max()) > np.iinfo(np.int64).max:
+            idx = _first_index(succ > np.iinfo(np.int64).max)
+            raise GameValidationError(f"transition_successors{list(idx)} = {int(succ[idx])} is out of range")
         succ = np.array(succ, dtype=np.int64, copy=True)
         probs = np.array(probs, dtype=np.float64, copy=True)
         _check_finite(probs, "transition_probabilities")
@@ -136,6 +139,10 @@ class SparseTransitions:
         probs.setflags(write=False)
         object.__setattr__(self, "successors", succ)
         object.__setattr__(self, "probabilities", probs)
+
+    def __reduce__(self):
+        # Rebuild through the constructor: re-validated, and the arrays read-only again.
+        return (SparseTransitions, (self.successors, self.probabilities))
 
     @property
     def num_successors(self) -> int:
@@ -346,9 +353,8 @@ class MarkovGame:
 
     def to_sparse(self) -> "MarkovGame":
         """The same game with :class:`SparseTransitions` (canonical form)."""
-        return MarkovGame(
-            self._rewards, self.sparse_transitions, self._initial_state, self._name, self._description, self._max_entries
-        )
+        sparse = self._sparse.canonical() if self._sparse is not None else SparseTransitions.from_dense(self._dense)
+        return MarkovGame(self._rewards, sparse, self._initial_state, self._name, self._description, self._max_entries)
 
     def to_dense(self) -> "MarkovGame":
         """The same game with a dense transition array."""
@@ -358,9 +364,10 @@ class MarkovGame:
 
     def transition_bytes(self) -> bytes:
         """The kernel's bytes in its stored form (for digests): dense float64, or successors and probabilities."""
+        # "+ 0.0" turns -0.0 into 0.0: games that compare equal hash equal.
         if self._sparse is not None:
-            return b"sparse" + self._sparse.successors.tobytes() + self._sparse.probabilities.tobytes()
-        return np.ascontiguousarray(self._dense, dtype="<f8").tobytes()
+            return b"sparse" + self._sparse.successors.tobytes() + (self._sparse.probabilities + 0.0).tobytes()
+        return np.ascontiguousarray(self._dense + 0.0, dtype="<f8").tobytes()
 
     # ------------------------------------------------------------------ sizes
     @property
