@@ -281,38 +281,60 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
 
 
 @lru_cache(maxsize=None)
-def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched: bool, size: int):
+def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched: bool, size: int, large: bool = False):
     """The jitted function ``(game, carry, sched) -> (carry, outputs)`` running ``size`` iterations.
 
     ``sched`` is the smooth algorithms' ``(size, 1)`` array of iteration numbers, or stage_cce's
     ``(stage, position, lengths, eta_multipliers)`` (see :func:`_stage_chunk`). With ``batched``,
     ``game`` and ``carry`` carry a leading run axis (``vmap``); ``sched`` is shared by all runs,
-    so loop bounds stay unbatched.
+    so loop bounds stay unbatched. ``large``: one step of the game has many entries (it selects
+    compiler options, see :func:`_compiler_options`).
     """
 
     def fn(game, carry, sched):
         if algorithm.value_update == "smooth":
-            # Not unrolled: two iterations per trip were 7% faster on the paper game, but XLA
-            # fuses (and contracts multiply-adds) differently in an unrolled body, so a run of T
-            # would no longer be bit-identical to the first T iterations of a longer or chunked run.
             return jax.lax.scan(_smooth_step(algorithm, optimistic, record, game), carry, sched)
         return _stage_chunk(algorithm, optimistic, record, size, game, carry, sched)
 
     if batched:
         fn = jax.vmap(fn, in_axes=(0, 0, None))
-    return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
+    use_ynn = large and algorithm.value_update == "smooth"
+    return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options(use_ynn))
 
 
-def _compiler_options() -> dict:
-    """Per-function XLA options (the caller's global flags stay untouched).
+#: One step of a game is "large" (see :func:`compiled_chunk`) above this many reward entries.
+LARGE_STEP_ENTRIES = 4096
 
-    On the CPU, XLA's concurrency-optimised scheduler spreads the loop body's many tiny kernels
-    over threads; for this sequential loop that doubles the CPU time for no speed-up
-    (benchmarks/README.md). Other backends do not know the option.
+
+def _compiler_options(use_ynn: bool = False) -> dict:
+    """Per-function XLA options (the caller's global flags stay untouched); each is probed first.
+
+    On the CPU:
+
+    * XLA's concurrency-optimised scheduler spreads the loop body's many tiny kernels over
+      threads; for this sequential loop that doubles the CPU time for no speed-up.
+    * XLA's YNNPACK fusions are switched off except for the smooth algorithms on large games:
+      they made stage_cce 3.6x slower on the medium game and 2.5x slower on the large sparse game,
+      and batches of paper-game runs 2-3x slower, but they speed the smooth algorithms on the
+      large sparse game up by 1.4x (benchmarks/README.md).
+
+    An option this jaxlib does not know is left out (other backends know neither).
     """
-    if jax.default_backend() == "cpu":
-        return {"xla_cpu_enable_concurrency_optimized_scheduler": False}
-    return {}
+    if jax.default_backend() != "cpu":
+        return {}
+    wanted = {"xla_cpu_enable_concurrency_optimized_scheduler": False}
+    if not use_ynn:
+        wanted["xla_cpu_experimental_ynn_fusion_type"] = ""
+    return {key: value for key, value in wanted.items() if _option_supported(key, value)}
+
+
+@lru_cache(maxsize=None)
+def _option_supported(key: str, value) -> bool:
+    try:
+        jax.jit(lambda x: x + 1, compiler_options={key: value}).lower(1.0).compile()
+    except Exception:  # noqa: BLE001 - any refusal means "not supported here"
+        return False
+    return True
 
 
 def stage_prefix_metrics(stage_values, stage1_values, schedule, prefixes):

@@ -17,7 +17,7 @@ import numpy as np
 from .._atomic import atomic_write
 from ..games import MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
-from ._engine import GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
+from ._engine import LARGE_STEP_ENTRIES, GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
 from ._index_kernel import TrajectorySuffix, trajectory_suffix
 from ._schedules import stage_schedule, theory_eta_stage
 from ._value_updates import SparseKernel
@@ -31,11 +31,10 @@ _CHUNK_OUTPUT_BYTES = 256 * 2**20
 _DEFAULT_CHUNK = 65536
 
 #: On the CPU a batch runs as groups of runs, each a separate compiled call dispatched
-#: asynchronously: the calls run concurrently on the cores, and a group whose per-run arrays fit
-#: these many bytes stays in the caches. Measured on the paper game (benchmarks/README.md):
-#: groups of 16 (smooth) and 128 (stage_cce) runs were 2-3x faster than one call of 1024 runs,
-#: and groups of 32 smooth runs fell back to the speed of one call.
-_GROUP_BYTES = {"smooth": 32 * 2**10, "stage": 320 * 2**10}
+#: asynchronously: the calls run concurrently on the cores, and a group's arrays stay in the
+#: caches. Measured on the paper game (benchmarks/README.md): one call of 1024 runs, groups of
+#: 256 and groups of 128 were within 20% of each other; these budgets give 256-run groups there.
+_GROUP_BYTES = {"smooth": 512 * 2**10, "stage": 1024 * 2**10}
 
 
 @dataclass(frozen=True, eq=False)
@@ -379,6 +378,7 @@ def _execute(
             game_parts, carry_parts = [game_arrays], [carry]
         del carry  # donated to the compiled calls part by part
         last_saved = done
+        large = game0.rewards[0].size > LARGE_STEP_ENTRIES
         compiled_sizes: set[tuple[int, bool]] = set()
         offset = 0
         for size in plan:
@@ -397,7 +397,7 @@ def _execute(
                 )
             # A chunk that lies wholly before the kept suffix records nothing.
             record_chunk = record and done + size >= first_kept
-            fn = compiled_chunk(algorithm, optimistic, record_chunk, batched, size)
+            fn = compiled_chunk(algorithm, optimistic, record_chunk, batched, size, large)
             t0 = time.perf_counter()
             # Dispatch every group before waiting for any: the calls run concurrently.
             results = [fn(g, c, sched) for g, c in zip(game_parts, carry_parts)]
@@ -590,9 +590,9 @@ def run_batch(
     the longer of the two (a single game or rate is broadcast).
 
     ``group_size``: runs per compiled call. By default the whole batch on an accelerator, and on
-    the CPU groups whose arrays fit the caches (16 paper-game runs for the smooth algorithms, 128
-    for stage_cce), dispatched together so that they run concurrently on the cores. The results
-    do not depend on it beyond rounding. The other arguments are as for :func:`run`.
+    the CPU groups whose arrays fit the caches (256 paper-game runs), dispatched together so that
+    they run concurrently on the cores. The results do not depend on it beyond rounding. The
+    other arguments are as for :func:`run`.
     """
     spec = get_algorithm(algorithm)
     T = _check_T(T)
