@@ -28,6 +28,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._small_axes import small_max, small_sum
 from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
 from ._value_updates import SparseKernel, apply_transition, kernel_step
 
@@ -77,8 +78,8 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
         d_i = (1.0 - alpha) * running_d[i] + alpha * (policies_h[i][..., :, None] * u_i[..., None, :])
         new_m.append(m_i)
         new_d.append(d_i)
-        cce_h.append(jnp.max(m_i, axis=-1))
-        ce_h.append(jnp.sum(jnp.max(d_i, axis=-1), axis=-1))
+        cce_h.append(small_max(m_i, -1))
+        ce_h.append(small_sum(small_max(d_i, -1), -1))
     value_h = (1.0 - alpha) * running_value + alpha * joint_expectation(value_target, joint_h, num_players)
     return (tuple(new_m), tuple(new_d), value_h), (value_h, jnp.stack(cce_h), jnp.stack(ce_h))
 

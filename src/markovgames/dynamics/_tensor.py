@@ -20,6 +20,8 @@ from functools import lru_cache
 import jax
 import jax.numpy as jnp
 
+from .._small_axes import small_sum
+
 __all__ = ["others_expectation", "joint_product", "joint_expectation", "marginal_expectation", "swap_expectation"]
 
 _LETTERS = string.ascii_letters
@@ -68,7 +70,7 @@ def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
                 shape[k] = policies[k].shape[-1]
                 weighted = weighted * policies[k].reshape(policies[k].shape[:-1] + tuple(shape))
         axes = tuple(num_players - k for k in range(num_players) if k != player)
-        return jnp.sum(weighted, axis=tuple(-a for a in axes))
+        return small_sum(weighted, tuple(-a for a in axes))
     return jnp.einsum(_others_spec(num_players, player), q_i, *others, optimize="greedy")
 
 
@@ -84,7 +86,7 @@ def joint_product(policies) -> jax.Array:
 def joint_expectation(x: jax.Array, joint: jax.Array, num_players: int) -> jax.Array:
     """``sum_a x(., a) J(., a)`` over the trailing ``num_players`` axes (``x`` may have extra leading axes)."""
     axes = tuple(range(-num_players, 0))
-    return jnp.sum(x * joint, axis=axes)
+    return small_sum(x * joint, axes)
 
 
 @lru_cache(maxsize=None)

@@ -20,6 +20,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .._small_axes import small_sum
+
 __all__ = ["SparseKernel", "apply_transition", "bellman_target", "smooth_q_update", "stage_q_update", "kernel_step"]
 
 
@@ -55,7 +57,7 @@ def apply_transition(p_h, v_next: jax.Array) -> jax.Array:
         return jnp.moveaxis(_sparse_transition(p_h, v_next.T), -1, 0)
     if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 1) + (v_next.shape[1],))
-        return jnp.sum(p_h[None] * v, axis=-1)
+        return small_sum(p_h[None] * v, -1)
     return jnp.tensordot(v_next, p_h, axes=([1], [p_h.ndim - 1]))
 
 

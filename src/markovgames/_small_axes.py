@@ -1,0 +1,53 @@
+"""Reductions over very short axes written as sums of slices.
+
+XLA's CPU backend emits a reduction over a minor axis of length 2-4 as a scalar loop; the same
+sum written as additions of slices is elementwise and vectorises over the other axes. On tiny
+games most reductions are over such axes: actions, joint actions, the successor states of a
+two-state game. Float64 smooth single runs on the paper game got 10-15% faster (A/B, CPU time).
+
+Only float64 takes this path: in float32 the slice-by-slice order was measurably less accurate
+(float32 metrics 5.9e-5 from float64 instead of 6.6e-6, above the documented 2e-5), so float32
+keeps XLA's own reductions.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["small_sum", "small_max"]
+
+#: Axes up to this long are reduced by slices; longer ones by ``jnp.sum`` / ``jnp.max``.
+SMALL_AXIS = 4
+
+
+def _axes(x, axis):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return sorted((a % x.ndim for a in axes), reverse=True)
+
+
+def _reduce(x, axis, keepdims, combine, fallback):
+    if x.dtype != jnp.float64:
+        return fallback(x, axis=tuple(_axes(x, axis)), keepdims=keepdims)
+    for a in _axes(x, axis):
+        n = x.shape[a]
+        if n > SMALL_AXIS:
+            x = fallback(x, axis=a, keepdims=True)
+        else:
+            out = jax.lax.index_in_dim(x, 0, axis=a, keepdims=True)
+            for k in range(1, n):
+                out = combine(out, jax.lax.index_in_dim(x, k, axis=a, keepdims=True))
+            x = out
+    if not keepdims:
+        x = jnp.squeeze(x, axis=tuple(_axes(x, axis)))
+    return x
+
+
+def small_sum(x, axis, keepdims: bool = False):
+    """``jnp.sum(x, axis, keepdims=keepdims)``, by slices over axes of length <= ``SMALL_AXIS``."""
+    return _reduce(x, axis, keepdims, jnp.add, jnp.sum)
+
+
+def small_max(x, axis, keepdims: bool = False):
+    """``jnp.max(x, axis, keepdims=keepdims)``, by slices over axes of length <= ``SMALL_AXIS``."""
+    return _reduce(x, axis, keepdims, jnp.maximum, jnp.max)

@@ -1,0 +1,37 @@
+"""Reductions by slices over short axes equal jnp.sum / jnp.max (float64), and float32 keeps XLA's own."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from markovgames._small_axes import small_max, small_sum
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=4),
+    data=st.data(),
+    keepdims=st.booleans(),
+)
+def test_small_reductions_equal_numpy(shape, data, keepdims):
+    ndim = len(shape)
+    axes = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim, unique_by=lambda a: a % ndim))
+    x = np.random.default_rng(len(shape) + sum(shape)).normal(size=shape)
+    with jax.enable_x64(True):
+        got_sum = np.asarray(small_sum(jnp.asarray(x), tuple(axes), keepdims=keepdims))
+        got_max = np.asarray(small_max(jnp.asarray(x), tuple(axes), keepdims=keepdims))
+    np.testing.assert_allclose(got_sum, np.sum(x, axis=tuple(axes), keepdims=keepdims), rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(got_max, np.max(x, axis=tuple(axes), keepdims=keepdims))
+
+
+def test_single_axis_and_float32_path():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    with jax.enable_x64(True):
+        assert small_sum(jnp.asarray(x), -1).shape == (2, 3)
+        np.testing.assert_array_equal(small_sum(jnp.asarray(x), 1, keepdims=True), x.sum(axis=1, keepdims=True))
+    x32 = jnp.asarray(x, dtype=jnp.float32)
+    np.testing.assert_array_equal(small_sum(x32, (0, 2)), x.sum(axis=(0, 2)).astype(np.float32))
