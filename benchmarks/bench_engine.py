@@ -44,6 +44,7 @@ import jax  # noqa: E402
 from markovgames import MarkovGame  # noqa: E402
 from markovgames.dynamics import run, run_batch  # noqa: E402
 from markovgames.games import paper_game  # noqa: E402
+from _timing import best_of  # noqa: E402
 from numpy_loop import run_numpy  # noqa: E402
 
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
@@ -98,17 +99,6 @@ def machine_info() -> dict:
     }
 
 
-def _timed(fn, repeats: int):
-    """Best wall time and best process CPU time of ``repeats`` calls of ``fn``, and the last result."""
-    best_wall, best_cpu, result = float("inf"), float("inf"), None
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        best_wall = min(best_wall, time.perf_counter() - w0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-    return best_wall, best_cpu, result
-
-
 def _check_agreement(engine, baseline, numpy_T: int, label: str) -> float:
     """Assert the engine's prefix metrics at ``numpy_T`` equal the NumPy loop's last row (1e-9)."""
     row = numpy_T - 1
@@ -145,9 +135,9 @@ def bench_single(game, algorithm, T, numpy_T, repeats, label):
     # Interleave engine and NumPy repetitions so both see the same background load; keep the best.
     engine_wall = engine_cpu = np_wall = np_cpu = float("inf")
     for _ in range(repeats):
-        w, c, result = _timed(call, 1)
+        w, c, result = best_of(call, 1)
         engine_wall, engine_cpu = min(engine_wall, w), min(engine_cpu, c)
-        w, c, baseline = _timed(numpy_call, 1)
+        w, c, baseline = best_of(numpy_call, 1)
         np_wall, np_cpu = min(np_wall, w), min(np_cpu, c)
     max_diff = _check_agreement(result, baseline, numpy_T, f"{label}/{algorithm}")
     engine_rate = T / engine_wall
@@ -179,7 +169,7 @@ def bench_batch(game, algorithm, T, batch, repeats, single_reference=None):
         return run_batch(game, algorithm, T=T, etas=[ETA] * batch)
 
     call()  # compile
-    best, _, result = _timed(call, repeats)
+    best, _, result = best_of(call, repeats)
     if single_reference is not None and single_reference.T >= T:
         for key in METRICS:
             diff = np.max(np.abs(getattr(result, key)[:, T - 1] - getattr(single_reference, key)[T - 1]))

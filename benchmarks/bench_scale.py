@@ -115,6 +115,9 @@ import jax.numpy as jnp
 from markovgames.dynamics import run, run_batch, stage_schedule
 from markovgames.games import paper_game, random_game
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import best_of  # noqa: E402
+
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 SECTIONS = ("batch", "medium", "players", "large")
 F64 = 8  # bytes of a float64
@@ -245,18 +248,6 @@ def _wall(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
-
-
-def best_of(fn, repeats: int):
-    """Best wall and best process-CPU time of ``repeats`` calls, and the last result."""
-    best_wall = best_cpu = math.inf
-    result = None
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        best_wall = min(best_wall, time.perf_counter() - w0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-    return best_wall, best_cpu, result
 
 
 def time_single(game, algorithm: str, T: int, repeats: int, eta: float = 0.2) -> dict:
