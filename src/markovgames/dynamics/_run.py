@@ -161,6 +161,8 @@ def _kernel_form(game: MarkovGame) -> str:
 def _padded(kernel, width: int):
     """A :class:`SparseTransitions`' arrays padded to ``width`` successors (state 0 at probability 0): the same kernel."""
     extra = width - kernel.num_successors
+    if extra == 0:
+        return kernel.successors, kernel.probabilities  # no copy: large games are hundreds of MB
     pad = [(0, 0)] * (kernel.successors.ndim - 1) + [(0, extra)]
     return np.pad(kernel.successors, pad), np.pad(kernel.probabilities, pad)
 
