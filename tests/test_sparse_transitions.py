@@ -227,23 +227,30 @@ def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 4))
-def test_sparse_kernel_contraction_matches_dense(seed, k):
-    """``apply_transition`` on the sparse form equals the dense tensordot on random kernels and values."""
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 4), runs=st.sampled_from([1, 3]), states=st.sampled_from([5, 40]))
+def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states):
+    """``apply_transition`` (sparse and dense forms, one run or several side by side, each with
+    its own kernel) equals the per-run einsum of the dense kernel. ``states = 40`` takes the
+    dense matrix-multiply path, ``5`` the fused one."""
     import jax
     import jax.numpy as jnp
 
     from markovgames.dynamics._value_updates import SparseKernel, apply_transition
 
-    game = random_game(2, 1, 5, (2, 3), seed_or_rng=seed, num_successors=k)
+    games = [random_game(2, 1, states, (2, 3), seed_or_rng=seed + r, num_successors=k) for r in range(runs)]
     rng = np.random.default_rng(seed)
-    values = rng.random((6, 5))
+    values = rng.random((6, states, runs))  # (M, S', R): the run axis is last inside the engine
+    expected = np.stack(
+        [np.einsum("sabt,mt->msab", g.transitions[0], values[..., r]) for r, g in enumerate(games)], axis=-1
+    )
     with jax.enable_x64(True):
-        sparse = game.sparse_transitions
-        kernel = SparseKernel(jnp.asarray(sparse.successors[0].astype(np.int32)), jnp.asarray(sparse.probabilities[0]))
-        got = np.asarray(apply_transition(kernel, jnp.asarray(values)))
-    expected = np.einsum("sabt,mt->msab", game.transitions[0], values)
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
+        successors = np.stack([g.sparse_transitions.successors[0] for g in games], axis=-1).astype(np.int32)
+        probabilities = np.stack([g.sparse_transitions.probabilities[0] for g in games], axis=-1)
+        sparse = SparseKernel(jnp.asarray(successors), jnp.asarray(probabilities))
+        dense = jnp.asarray(np.stack([g.transitions[0] for g in games], axis=-1))
+        for kernel in (sparse, dense):
+            got = np.asarray(apply_transition(kernel, jnp.asarray(values)))
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
 
 
 def test_large_games_howto_runs(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-r"""The compiled iteration loop: one ``jax.lax.scan`` over iterations, ``jit``-compiled, ``vmap``-able.
+r"""The compiled iteration loop: one ``jax.lax.scan`` over iterations, ``jit``-compiled, for one run or a batch.
 
 Every player runs its own learner on its own utility vectors only (uncoupled): the loop computes
 ``u^t_i = [Q_i pi_{-i}]`` for each player and hands player ``i``'s learner nothing else.
@@ -25,6 +25,11 @@ value and certified CE and CCE bounds at ``s_1`` for every player; for stage_cce
 policy's quantities only change at stage ends (and during the self-referential stage 1), the carry
 records them per stage and :func:`stage_prefix_metrics` assembles the per-prefix curve. The scan
 also emits (optionally) the policies ``pi^t`` (the trajectory).
+
+Layout: inside the compiled loop every array ends with a run axis ``R`` (``R = 1`` for a single
+run; a batch's runs side by side), so that XLA vectorises over the runs rather than over the
+tiny action axes (benchmarks/README.md). :func:`compiled_chunk` converts at its boundary: its
+callers see one run's arrays, or a batch with the run axis first.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .._small_axes import small_max, small_sum
 from ..learners import Learner, blum_mansour, optimistic_hedge
 from ._algorithms import Algorithm
 from ._output_metrics import smooth_metric_step, stacked_targets, stage_index_quantities
@@ -48,7 +54,7 @@ _UNROLL_HORIZON = 8
 
 
 class GameArrays(NamedTuple):
-    """The per-run inputs of the compiled loop (batched along axis 0 under ``vmap``)."""
+    """The per-run inputs of the compiled loop (shapes of one run; see :func:`compiled_chunk`)."""
 
     rewards: jax.Array  # (H, N, S, A...)
     transitions: jax.Array | SparseKernel  # (H, S, A..., S), or sparse (H, S, A..., K) pairs
@@ -79,17 +85,18 @@ class StageCarry(NamedTuple):
     stage1_values: jax.Array  # (L_1, 3, N)
 
 
-def make_learner(algorithm: Algorithm) -> Learner:
-    return blum_mansour() if algorithm.learner == "bm_log_barrier" else optimistic_hedge()
+def make_learner(algorithm: Algorithm, axis: int = -2) -> Learner:
+    """The algorithm's learner; its action axis is ``-2`` inside the compiled loop (the run axis is last)."""
+    return blum_mansour(axis=axis) if algorithm.learner == "bm_log_barrier" else optimistic_hedge(axis)
 
 
 def init_carry(algorithm: Algorithm, shape_key, dtype, num_stages: int = 0) -> SmoothCarry | StageCarry:
-    """The carry before iteration 1: ``pi^0`` uniform, ``Q = 0``, empty sums.
+    """One run's carry before iteration 1 (no run axis): ``pi^0`` uniform, ``Q = 0``, empty sums.
 
     ``num_stages`` (stage_cce only): the number of stages that start within the run.
     """
     num_players, horizon, num_states, num_actions = shape_key
-    learner = make_learner(algorithm)
+    learner = make_learner(algorithm, axis=-1)
     batch = (horizon, num_states)
     learners = tuple(learner.init(batch, a, dtype) for a in num_actions)
     prediction = tuple(jnp.zeros((*batch, a), dtype) for a in num_actions)
@@ -125,9 +132,19 @@ def _per_player_utilities(q, policies):
     return tuple(others_expectation(q[:, i], policies, i) for i in range(len(policies)))
 
 
+def _at_initial_state(x, initial_state):
+    """``x[:, s_1]`` of every run: ``(N, S, R) -> (N, R)``."""
+    if x.shape[-1] == 1:
+        return jax.lax.dynamic_index_in_dim(x, initial_state[0], axis=1, keepdims=False)
+    # A masked sum rather than a gather: elementwise over the runs, so it vectorises.
+    mask = jnp.arange(x.shape[1])[:, None] == initial_state[None, :]  # (S, R)
+    return small_sum(jnp.where(mask, x, 0.0), 1)
+
+
 def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: GameArrays):
     learner = make_learner(algorithm)
     horizon, num_players, num_states = game.rewards.shape[:3]
+    num_runs = game.rewards.shape[-1]
     dtype = game.rewards.dtype
 
     def step(carry: SmoothCarry, x):
@@ -151,10 +168,12 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
                 pol_h, joint_h, alpha, (m_h, d_h, value_h), (value_target, cce_target, ce_target)
             )
             # The paper's lemma: Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value.
-            residual = jnp.max(jnp.abs(q_new - value_target))
+            # Per run; by slices where axes are short, since a reduction to the minor run axis
+            # is a strided scalar loop on the CPU (it was the batch's most expensive kernel).
+            residual = small_max(jnp.abs(q_new - value_target), tuple(range(q_new.ndim - 1)))
             return (alg_h, *quantities), (q_new, running, residual)
 
-        zeros = jnp.zeros((num_players, num_states), dtype)
+        zeros = jnp.zeros((num_players, num_states, num_runs), dtype)
         xs = (game.rewards, game.transitions, carry.q, policies, carry.running_m, carry.running_d, carry.running_value)
         top, (q, (running_m, running_d, running_value), residual) = jax.lax.scan(
             backward,
@@ -175,12 +194,12 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
             running_m,
             running_d,
             running_value,
-            jnp.maximum(carry.identity_residual, jnp.max(residual)),
+            jnp.maximum(carry.identity_residual, jnp.max(residual, axis=0)),
         )
         s1 = game.initial_state
         _, value, cce, ce = top
-        # One (3, N) output per iteration: value, certified CCE bound, certified CE bound at s_1.
-        out = {"metrics": jnp.stack([value[:, s1], cce[:, s1], ce[:, s1]])}
+        # One (3, N, R) output per iteration: value, certified CCE bound, certified CE bound at s_1.
+        out = {"metrics": jnp.stack([_at_initial_state(x, s1) for x in (value, cce, ce)])}
         if record:
             out["policies"] = policies
         return new_carry, out
@@ -198,13 +217,14 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
     """
     learner = make_learner(algorithm)
     horizon, num_players, num_states = game.rewards.shape[:3]
-    num_actions = game.rewards.shape[3:]
+    num_actions = game.rewards.shape[3:-1]
+    num_runs = game.rewards.shape[-1]
     dtype = game.rewards.dtype
     stage0, position0, lengths, eta_multipliers = sched
     s1 = game.initial_state
 
     def at_start(quantities):
-        return jnp.stack([c[0, :, s1] for c in quantities])  # (3, N)
+        return jnp.stack([_at_initial_state(c[0], s1) for c in quantities])  # (3, N, R)
 
     def iterate(stage1: bool, eta, position0, done0):
         """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities."""
@@ -226,8 +246,8 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
             )
             if record:
                 # All players' policies in one row: one in-place update per iteration, not N.
-                row = jnp.concatenate([p.reshape(-1) for p in policies])[None]
-                buffers = jax.lax.dynamic_update_slice(buffers, row, (done0 + j, jnp.int32(0)))
+                row = jnp.concatenate([p.reshape(-1, num_runs) for p in policies])[None]
+                buffers = jax.lax.dynamic_update_slice(buffers, row, (done0 + j, jnp.int32(0), jnp.int32(0)))
             return c, buffers
 
         return body
@@ -238,11 +258,11 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
         value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players)  # (H, N, S)
         q_next = stage_q_update(game.rewards, game.transitions, value_sum, length)
         next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current)
-        uniform = tuple(jnp.full((horizon, num_states, a), 1.0 / a, dtype) for a in num_actions)
+        uniform = tuple(jnp.full((horizon, num_states, a, num_runs), 1.0 / a, dtype) for a in num_actions)
         # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
         prediction = _per_player_utilities(q_next, uniform) if optimistic else c.prediction
         return c._replace(
-            learners=tuple(learner.init((horizon, num_states), a, dtype) for a in num_actions),
+            learners=tuple(learner.init((horizon, num_states, num_runs), a, dtype) for a in num_actions),
             prediction=prediction,
             q=q_next,
             joint_sum=jnp.zeros_like(c.joint_sum),
@@ -267,7 +287,7 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
         return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers
 
     width = horizon * num_states * sum(num_actions)
-    buffers = jnp.zeros((size, width), dtype) if record else ()
+    buffers = jnp.zeros((size, width, num_runs), dtype) if record else ()
     state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers)
     _, _, _, carry, buffers = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
     if not record:
@@ -275,7 +295,7 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
     policies, offset = [], 0
     for a in num_actions:
         block = horizon * num_states * a
-        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a))
+        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a, num_runs))
         offset += block
     return carry, {"policies": tuple(policies)}
 
@@ -285,19 +305,28 @@ def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched
     """The jitted function ``(game, carry, sched) -> (carry, outputs)`` running ``size`` iterations.
 
     ``sched`` is the smooth algorithms' ``(size, 1)`` array of iteration numbers, or stage_cce's
-    ``(stage, position, lengths, eta_multipliers)`` (see :func:`_stage_chunk`). With ``batched``,
-    ``game`` and ``carry`` carry a leading run axis (``vmap``); ``sched`` is shared by all runs,
-    so loop bounds stay unbatched. ``large``: one step of the game has many entries (it selects
-    compiler options, see :func:`_compiler_options`).
+    ``(stage, position, lengths, eta_multipliers)`` (see :func:`_stage_chunk`). ``game`` and
+    ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do the outputs
+    (after the chunk axis). Inside, the run axis is moved last (see the module docstring);
+    ``sched`` is shared by all runs, so loop bounds are the same for all. ``large``: one step of
+    the game has many entries (it selects compiler options, see :func:`_compiler_options`).
     """
 
-    def fn(game, carry, sched):
-        if algorithm.value_update == "smooth":
-            return jax.lax.scan(_smooth_step(algorithm, optimistic, record, game), carry, sched)
-        return _stage_chunk(algorithm, optimistic, record, size, game, carry, sched)
+    def runs_last(x):
+        return jnp.moveaxis(x, 0, -1) if batched else x[..., None]
 
-    if batched:
-        fn = jax.vmap(fn, in_axes=(0, 0, None))
+    def runs_first(x):
+        return jnp.moveaxis(x, -1, 0) if batched else x[..., 0]
+
+    def fn(game, carry, sched):
+        game, carry = jax.tree_util.tree_map(runs_last, (game, carry))
+        if algorithm.value_update == "smooth":
+            carry, out = jax.lax.scan(_smooth_step(algorithm, optimistic, record, game), carry, sched)
+        else:
+            carry, out = _stage_chunk(algorithm, optimistic, record, size, game, carry, sched)
+        # The outputs are (chunk, ..., R): a batch's run axis goes before the chunk axis.
+        return jax.tree_util.tree_map(runs_first, (carry, out))
+
     use_ynn = large and algorithm.value_update == "smooth"
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options(use_ynn))
 

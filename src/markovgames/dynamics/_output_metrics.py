@@ -40,7 +40,7 @@ _SCAN_STEPS_ABOVE_ENTRIES = 4096
 
 
 def stacked_targets(r_h, p_h, *next_values):
-    """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S')``), one contraction."""
+    """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S', R)``), one contraction."""
     num_players = r_h.shape[0]
     if isinstance(p_h, SparseKernel):
         # One gather-and-accumulate per quantity, each fused into its consumer. Stacking them
@@ -55,17 +55,19 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
 
     Parameters
     ----------
-    policies_h : per-player ``(S, A_i)`` strategies ``pi^t_h``; ``joint_h`` their product ``(S, A...)``.
+    Every array ends with the run axis ``R`` (:mod:`._tensor`).
+
+    policies_h : per-player ``(S, A_i, R)`` strategies ``pi^t_h``; ``joint_h`` their product ``(S, A..., R)``.
     alpha : ``alpha_t``.
-    running : ``(m, d, value)`` after iteration ``t-1``: per-player ``m_i`` ``(S, A_i)`` (the CCE
-        average before the max), per-player ``d_i`` ``(S, A_i, A_i)`` (the CE matrix ``D^{t-1}_h``),
-        and ``value`` ``(N, S)`` (``V^{t-1}_h``).
-    targets : ``(r_h + P_h V^t_{h+1}, r_h + P_h B^t_{h+1}, r_h + P_h W^t_{h+1})``, each ``(N, S, A...)``.
+    running : ``(m, d, value)`` after iteration ``t-1``: per-player ``m_i`` ``(S, A_i, R)`` (the CCE
+        average before the max), per-player ``d_i`` ``(S, A_i, A_i, R)`` (the CE matrix ``D^{t-1}_h``),
+        and ``value`` ``(N, S, R)`` (``V^{t-1}_h``).
+    targets : ``(r_h + P_h V^t_{h+1}, r_h + P_h B^t_{h+1}, r_h + P_h W^t_{h+1})``, each ``(N, S, A..., R)``.
 
     Returns
     -------
     running : the updated ``(m, d, value)``;
-    quantities : ``(value, cce_bound, ce_bound)`` at step ``h`` for index ``t``, each ``(N, S)``.
+    quantities : ``(value, cce_bound, ce_bound)`` at step ``h`` for index ``t``, each ``(N, S, R)``.
     """
     running_m, running_d, running_value = running
     value_target, cce_target, ce_target = targets
@@ -75,11 +77,11 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
         m_i = (1.0 - alpha) * running_m[i] + alpha * others_expectation(cce_target[i], policies_h, i)
         u_i = others_expectation(ce_target[i], policies_h, i)
         # pi^t(a, a_-i) is a product, so sum_{a_-i} pi(a, a_-i) X(b, a_-i) = pi_i(a) [X pi_-i](b).
-        d_i = (1.0 - alpha) * running_d[i] + alpha * (policies_h[i][..., :, None] * u_i[..., None, :])
+        d_i = (1.0 - alpha) * running_d[i] + alpha * (policies_h[i][..., :, None, :] * u_i[..., None, :, :])
         new_m.append(m_i)
         new_d.append(d_i)
-        cce_h.append(small_max(m_i, -1))
-        ce_h.append(small_sum(small_max(d_i, -1), -1))
+        cce_h.append(small_max(m_i, -2))
+        ce_h.append(small_sum(small_max(d_i, -2), -2))
     value_h = (1.0 - alpha) * running_value + alpha * joint_expectation(value_target, joint_h, num_players)
     return (tuple(new_m), tuple(new_d), value_h), (value_h, jnp.stack(cce_h), jnp.stack(ce_h))
 
@@ -87,26 +89,26 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
 def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None):
     r"""Value and certified bounds, at every step, of an index drawn uniformly from one stage.
 
-    ``joint_avg`` (shape ``(H, S, A...)``) is the stage average of the joint product policies.
-    With ``next_quantities`` (a triple of ``(H, N, S)`` arrays: the quantities of the indices the
+    ``joint_avg`` (shape ``(H, S, A..., R)``) is the stage average of the joint product policies.
+    With ``next_quantities`` (a triple of ``(H, N, S, R)`` arrays: the quantities of the indices the
     chain moves to next) the recursion uses them at step ``h+1``; with ``None`` it is
     self-referential (stage 1, whose kernel points to itself) and uses the step-``(h+1)`` result
     just computed.
 
-    Returns a triple ``(value, cce_bound, ce_bound)`` of ``(H, N, S)`` arrays.
+    Returns a triple ``(value, cce_bound, ce_bound)`` of ``(H, N, S, R)`` arrays.
     """
     horizon, num_players, num_states = rewards.shape[:3]
-    zeros = jnp.zeros((num_players, num_states), rewards.dtype)
+    zeros = jnp.zeros((num_players, num_states, rewards.shape[-1]), rewards.dtype)
 
     def one_step(r_h, p_h, jbar, nxt):
         value_target, cce_target, ce_target = stacked_targets(r_h, p_h, *nxt)
         value_h = joint_expectation(value_target, jbar, num_players)
         cce_h = jnp.stack(
-            [jnp.max(marginal_expectation(cce_target[i], jbar, i, num_players), axis=-1) for i in range(num_players)]
+            [jnp.max(marginal_expectation(cce_target[i], jbar, i, num_players), axis=-2) for i in range(num_players)]
         )
         ce_h = jnp.stack(
             [
-                jnp.sum(jnp.max(swap_expectation(jbar, ce_target[i], i, num_players), axis=-1), axis=-1)
+                jnp.sum(jnp.max(swap_expectation(jbar, ce_target[i], i, num_players), axis=-2), axis=-2)
                 for i in range(num_players)
             ]
         )

@@ -1,7 +1,9 @@
 r"""Contractions of joint-action tensors with policies, for any number of players.
 
-Joint-action axes are the trailing ``N`` axes in absolute player order; any leading axes (steps,
-states, ...) are batch axes shared by all operands.
+Every array ends with the run axis ``R`` (the compiled loop runs ``R`` independent runs side by
+side, ``R = 1`` for a single run; runs last so that the compiler vectorises over them). Before
+it come the joint-action axes, the ``N`` axes in absolute player order, and before those any
+leading batch axes (steps, states, ...) shared by all operands. The formulas below omit ``R``.
 
 * :func:`others_expectation` — :math:`[Q_i \pi_{-i}](s, a_i) = \sum_{a_{-i}} Q_i(s, a_i, a_{-i})
   \prod_{k\ne i}\pi_k(s, a_k)`, the utility vector of player ``i`` (paper, Section 2).
@@ -28,16 +30,17 @@ _LETTERS = string.ascii_letters
 
 
 def _action_letters(num_players: int) -> str:
-    if num_players > len(_LETTERS) - 2:
-        raise ValueError(f"at most {len(_LETTERS) - 2} players are supported, got {num_players}")
+    if num_players > len(_LETTERS) - 3:
+        raise ValueError(f"at most {len(_LETTERS) - 3} players are supported, got {num_players}")
     return _LETTERS[:num_players]
 
 
 @lru_cache(maxsize=None)
 def _others_spec(num_players: int, player: int) -> str:
     acts = _action_letters(num_players)
-    inputs = ["..." + acts] + ["..." + acts[k] for k in range(num_players) if k != player]
-    return ",".join(inputs) + "->..." + acts[player]
+    run = _LETTERS[-1]
+    inputs = ["..." + acts + run] + ["..." + acts[k] + run for k in range(num_players) if k != player]
+    return ",".join(inputs) + "->..." + acts[player] + run
 
 
 #: Joint action spaces up to this size are contracted by a broadcast multiply and a sum, which XLA
@@ -48,7 +51,7 @@ FUSED_CONTRACTION_MAX_JOINT = 64
 
 def _joint_size(x: jax.Array, num_players: int) -> int:
     size = 1
-    for a in x.shape[x.ndim - num_players :]:
+    for a in x.shape[x.ndim - num_players - 1 : -1]:
         size *= a
     return size
 
@@ -56,7 +59,7 @@ def _joint_size(x: jax.Array, num_players: int) -> int:
 def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
     """``[Q_i pi_{-i}](., a_i)``: expectation of ``q_i`` over the other players' product policy.
 
-    ``q_i`` has shape ``batch + (A_0, ..., A_{N-1})``; ``policies[k]`` has shape ``batch + (A_k,)``.
+    ``q_i`` has shape ``batch + (A_0, ..., A_{N-1}, R)``; ``policies[k]`` has shape ``batch + (A_k, R)``.
     """
     num_players = len(policies)
     others = [policies[k] for k in range(num_players) if k != player]
@@ -67,34 +70,34 @@ def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
         for k in range(num_players):
             if k != player:
                 shape = [1] * num_players
-                shape[k] = policies[k].shape[-1]
-                weighted = weighted * policies[k].reshape(policies[k].shape[:-1] + tuple(shape))
-        axes = tuple(num_players - k for k in range(num_players) if k != player)
-        return small_sum(weighted, tuple(-a for a in axes))
+                shape[k] = policies[k].shape[-2]
+                p_k = policies[k]
+                weighted = weighted * p_k.reshape(p_k.shape[:-2] + tuple(shape) + p_k.shape[-1:])
+        return small_sum(weighted, tuple(k - num_players - 1 for k in range(num_players) if k != player))
     return jnp.einsum(_others_spec(num_players, player), q_i, *others, optimize="greedy")
 
 
 def joint_product(policies) -> jax.Array:
-    """Joint product distribution ``prod_k pi_k(a_k)``, shape ``batch + (A_0, ..., A_{N-1})``."""
+    """Joint product distribution ``prod_k pi_k(a_k)``, shape ``batch + (A_0, ..., A_{N-1}, R)``."""
     num_players = len(policies)
     joint = policies[0]
     for k in range(1, num_players):
-        joint = joint[..., None] * jnp.expand_dims(policies[k], axis=tuple(range(-k - 1, -1)))
+        joint = joint[..., None, :] * jnp.expand_dims(policies[k], axis=tuple(range(-k - 2, -2)))
     return joint
 
 
 def joint_expectation(x: jax.Array, joint: jax.Array, num_players: int) -> jax.Array:
-    """``sum_a x(., a) J(., a)`` over the trailing ``num_players`` axes (``x`` may have extra leading axes)."""
-    axes = tuple(range(-num_players, 0))
+    """``sum_a x(., a) J(., a)`` over the ``num_players`` joint-action axes (``x`` may have extra leading axes)."""
+    axes = tuple(range(-num_players - 1, -1))
     return small_sum(x * joint, axes)
 
 
 @lru_cache(maxsize=None)
 def _marginal_spec(num_players: int, player: int) -> str:
     acts = _action_letters(num_players)
-    own = _LETTERS[-1]
+    own, run = _LETTERS[-2], _LETTERS[-1]
     x_axes = acts[:player] + own + acts[player + 1 :]
-    return f"...{x_axes},...{acts}->...{own}"
+    return f"...{x_axes}{run},...{acts}{run}->...{own}{run}"
 
 
 def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_players: int) -> jax.Array:
@@ -105,11 +108,11 @@ def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_play
 @lru_cache(maxsize=None)
 def _swap_spec(num_players: int, player: int) -> str:
     acts = _action_letters(num_players)
-    own = _LETTERS[-1]
+    own, run = _LETTERS[-2], _LETTERS[-1]
     x_axes = acts[:player] + own + acts[player + 1 :]
-    return f"...{acts},...{x_axes}->...{acts[player]}{own}"
+    return f"...{acts}{run},...{x_axes}{run}->...{acts[player]}{own}{run}"
 
 
 def swap_expectation(joint: jax.Array, x_i: jax.Array, player: int, num_players: int) -> jax.Array:
-    """``M[a, b] = sum_{a_-i} J(., a, a_-i) x_i(., b, a_-i)``, shape ``batch + (A_i, A_i)``."""
+    """``M[a, b] = sum_{a_-i} J(., a, a_-i) x_i(., b, a_-i)``, shape ``batch + (A_i, A_i, R)``."""
     return jnp.einsum(_swap_spec(num_players, player), joint, x_i, optimize="greedy")

@@ -1,7 +1,8 @@
 r"""Value updates: smooth (Algorithm 1) and stage-based (Algorithm 2).
 
-Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1})``, ``p_h`` shape
-``(S, A_0..A_{N-1}, S')``, per-player next-step values ``v_next`` shape ``(K, S')``.
+Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1}, R)``, ``p_h`` shape
+``(S, A_0..A_{N-1}, S', R)``, per-player next-step values ``v_next`` shape ``(K, S', R)``; ``R``
+is the trailing run axis of the compiled loop (:mod:`._tensor`), omitted in the formulas.
 
 * Smooth (Algorithm 1, value update; eq. (4)):
   :math:`Q^t_h = (1-\alpha_t) Q^{t-1}_h + \alpha_t (r_h + P_h V^t_{h+1})` with
@@ -28,8 +29,8 @@ __all__ = ["SparseKernel", "apply_transition", "bellman_target", "smooth_q_updat
 class SparseKernel(NamedTuple):
     """A sparse transition kernel on the device: ``K`` successors per row (:class:`~markovgames.games.SparseTransitions`).
 
-    ``successors`` int32 and ``probabilities`` float, both ``(H, S, A..., K)`` (or one step's
-    ``(S, A..., K)``); a pytree, so ``scan`` slices it by step like a dense array.
+    ``successors`` int32 and ``probabilities`` float, both ``(H, S, A..., K, R)`` (or one step's
+    ``(S, A..., K, R)``); a pytree, so ``scan`` slices it by step like a dense array.
     """
 
     successors: jax.Array
@@ -41,18 +42,35 @@ def kernel_step(transitions, h):
     return jax.tree_util.tree_map(lambda x: x[h], transitions)
 
 
-#: Below this many multiply-adds the transition contraction is a fused broadcast-and-sum (one small
-#: kernel); above it a matrix multiply, which is faster on larger games.
+#: Below this many multiply-adds per run the transition contraction is a fused broadcast-and-sum
+#: (one small kernel); above it a matrix multiply, which is faster on larger games.
 FUSED_TRANSITION_MAX_WORK = 4096
 
 
 def apply_transition(p_h, v_next: jax.Array) -> jax.Array:
-    """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``M`` stacked vectors: ``(M, S') -> (M, S, A...)``.
+    """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``M`` stacked vectors: ``(M, S', R) -> (M, S, A..., R)``.
 
-    ``p_h`` is one step's dense ``(S, A..., S')`` array or :class:`SparseKernel`; the sparse
+    ``p_h`` is one step's dense ``(S, A..., S', R)`` array or :class:`SparseKernel`; the sparse
     form gathers the ``K`` successors' values of every row: ``O(M S prod(A) K)`` work instead of
-    ``O(M S prod(A) S')``.
+    ``O(M S prod(A) S')``. A single run (``R = 1``) drops the run axis for the contraction, so
+    it compiles exactly as a kernel without one.
     """
+    if v_next.shape[-1] == 1:
+        p_one = jax.tree_util.tree_map(lambda x: x[..., 0], p_h)
+        return _apply_one(p_one, v_next[..., 0])[..., None]
+    if isinstance(p_h, SparseKernel):
+        return _sparse_transition_runs(p_h, v_next)
+    if p_h.size // p_h.shape[-1] * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:  # work per run
+        v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 2) + v_next.shape[1:])
+        return small_sum(p_h[None] * v, -2)
+    # A matrix multiply per run, the run axis as its batch dimension.
+    return jax.lax.dot_general(
+        v_next, p_h, (((1,), (p_h.ndim - 2,)), ((2,), (p_h.ndim - 1,)))
+    ).transpose((1, *range(2, p_h.ndim), 0))
+
+
+def _apply_one(p_h, v_next: jax.Array) -> jax.Array:
+    """:func:`apply_transition` of one run: ``p_h`` ``(S, A..., S')`` or sparse ``(S, A..., K)``, ``(M, S') -> (M, S, A...)``."""
     if isinstance(p_h, SparseKernel):
         return jnp.moveaxis(_sparse_transition(p_h, v_next.T), -1, 0)
     if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
@@ -66,22 +84,7 @@ def apply_transition(p_h, v_next: jax.Array) -> jax.Array:
 _UNROLL_SUCCESSORS = 16
 
 
-def _sparse_transition(p_h: SparseKernel, values_t: jax.Array) -> jax.Array:
-    """``sum_k p[..., k] values_t[succ[..., k]]``: ``(S', M) -> (S, A..., M)``.
-
-    One successor column at a time: each gather of ``M`` contiguous numbers (a row of the
-    transposed values) fuses into the accumulation, so nothing of size ``S prod(A) K M`` is ever
-    materialised. Gathering all ``K`` at once and reducing was 5x slower and needed a temporary of
-    that size (``benchmarks/README.md``). Validated successors are in range: no index clamping.
-    """
-    succ, prob = p_h.successors, p_h.probabilities
-    num_successors = succ.shape[-1]
-
-    def term(k):
-        s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=-1, keepdims=False)
-        p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=-1, keepdims=False)
-        return p_k[..., None] * values_t.at[s_k].get(mode="promise_in_bounds")
-
+def _sum_successors(num_successors: int, term) -> jax.Array:
     if num_successors <= _UNROLL_SUCCESSORS:
         out = term(0)
         for k in range(1, num_successors):
@@ -90,8 +93,44 @@ def _sparse_transition(p_h: SparseKernel, values_t: jax.Array) -> jax.Array:
     return jax.lax.fori_loop(1, num_successors, lambda k, acc: acc + term(k), term(0))
 
 
+def _sparse_transition(p_h: SparseKernel, values_t: jax.Array) -> jax.Array:
+    """``sum_k p[..., k] values_t[succ[..., k]]``: ``(S', M) -> (S, A..., M)`` for one run.
+
+    One successor column at a time: each gather of ``M`` contiguous numbers (a row of the
+    transposed values) fuses into the accumulation, so nothing of size ``S prod(A) K M`` is ever
+    materialised. Gathering all ``K`` at once and reducing was 5x slower and needed a temporary of
+    that size (``benchmarks/README.md``). Validated successors are in range: no index clamping.
+    """
+    succ, prob = p_h.successors, p_h.probabilities
+
+    def term(k):
+        s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=-1, keepdims=False)
+        p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=-1, keepdims=False)
+        return p_k[..., None] * values_t.at[s_k].get(mode="promise_in_bounds")
+
+    return _sum_successors(succ.shape[-1], term)
+
+
+def _sparse_transition_runs(p_h: SparseKernel, v_next: jax.Array) -> jax.Array:
+    """The sparse contraction of ``R > 1`` runs, each with its own kernel: ``(M, S', R) -> (M, S, A..., R)``.
+
+    Run ``r``'s successor ``s'`` is row ``s' R + r`` of the values laid out ``(S' R, M)``.
+    """
+    succ, prob = p_h.successors, p_h.probabilities
+    num_values, num_next, num_runs = v_next.shape
+    table = jnp.transpose(v_next, (1, 2, 0)).reshape(num_next * num_runs, num_values)
+    runs = jnp.arange(num_runs, dtype=succ.dtype)
+
+    def term(k):
+        s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=-2, keepdims=False)  # (S, A..., R)
+        p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=-2, keepdims=False)
+        return p_k[..., None] * table.at[s_k * num_runs + runs].get(mode="promise_in_bounds")
+
+    return jnp.moveaxis(_sum_successors(succ.shape[-2], term), -1, 0)
+
+
 def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array) -> jax.Array:
-    """``r_h + P_h V_{h+1}`` for per-player next values ``v_next`` of shape ``(N, S')``."""
+    """``r_h + P_h V_{h+1}`` for per-player next values ``v_next`` of shape ``(N, S', R)``."""
     return r_h + apply_transition(p_h, v_next)
 
 
@@ -101,7 +140,7 @@ def smooth_q_update(q_prev: jax.Array, target: jax.Array, alpha) -> jax.Array:
 
 
 def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array, stage_length) -> jax.Array:
-    """``Q^{tau+1}`` for all steps from the stage sums ``v_sum[h] = sum_t' [Q^tau_h pi^t'_h]``, shape ``(H, N, S)``.
+    """``Q^{tau+1}`` for all steps from the stage sums ``v_sum[h] = sum_t' [Q^tau_h pi^t'_h]``, shape ``(H, N, S, R)``.
 
     Step ``H-1`` has no successor: ``Q^{tau+1}_{H-1} = r_{H-1}``.
     """

@@ -1,6 +1,6 @@
 r"""Regularised argmax maps on the simplex and the stationary distribution of a stochastic matrix.
 
-Each map solves, along the last axis of ``g``,
+Each map solves, along the action axis of ``g`` (the last one unless ``axis`` says otherwise),
 
 .. math:: x^\star = \arg\max_{x \in \Delta_A} \langle x, g\rangle - \mathcal R(x).
 
@@ -33,9 +33,22 @@ __all__ = ["entropy_argmax", "log_barrier_argmax", "stationary_distribution", "N
 NEWTON_MAX_ITERATIONS = 64
 
 
-def entropy_argmax(g: jax.Array) -> jax.Array:
-    """``softmax(g)`` along the last axis: the negative-entropy regularised argmax."""
-    return jax.nn.softmax(g, axis=-1)
+def _check_axis(axis: int, ndim: int, needed: int = 1) -> int:
+    """The number of trailing axes after the action axis ``axis`` (a negative axis)."""
+    if not isinstance(axis, int) or axis >= 0 or -axis > ndim - needed + 1:
+        raise ValueError(f"axis must be a negative axis of an array of {ndim} dimensions, got {axis!r}")
+    return -axis - 1
+
+
+def _at(tail: int, *index):
+    """``x[..., *index, :, ..., :]`` with ``tail`` trailing full slices (axes after the action axes)."""
+    return (Ellipsis, *index) + (slice(None),) * tail
+
+
+def entropy_argmax(g: jax.Array, axis: int = -1) -> jax.Array:
+    """``softmax(g)`` along ``axis``: the negative-entropy regularised argmax."""
+    _check_axis(axis, g.ndim)
+    return jax.nn.softmax(g, axis=axis)
 
 
 def _log_barrier_two(d1: jax.Array) -> jax.Array:
@@ -45,36 +58,37 @@ def _log_barrier_two(d1: jax.Array) -> jax.Array:
     return jnp.where(d1 < 2.0, 0.5 * (2.0 - d1 + root), 2.0 * d1 / jnp.maximum(root + d1 - 2.0, 1e-300))
 
 
-def log_barrier_argmax(g: jax.Array) -> jax.Array:
-    r"""``argmax_{x in simplex} <x, g> + sum_k log x_k`` along the last axis.
+def log_barrier_argmax(g: jax.Array, axis: int = -1) -> jax.Array:
+    r"""``argmax_{x in simplex} <x, g> + sum_k log x_k`` along ``axis``.
 
     Returns strictly positive ``x`` with ``sum x = 1``; see the module docstring for the method.
     """
-    if g.shape[-1] == 1:
+    _check_axis(axis, g.ndim)
+    if g.shape[axis] == 1:
         return jnp.ones_like(g)
-    c, d, _ = _log_barrier_solve(g)
+    c, d, _ = _log_barrier_solve(g, axis)
     x = 1.0 / (c + d)
     # Division leaves sum(x) within a few ulps of 1; renormalise so it is 1 to rounding.
-    return x / jnp.sum(x, axis=-1, keepdims=True)
+    return x / jnp.sum(x, axis=axis, keepdims=True)
 
 
-def _log_barrier_solve(g: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _log_barrier_solve(g: jax.Array, axis: int = -1) -> tuple[jax.Array, jax.Array, jax.Array]:
     r"""The multiplier of :func:`log_barrier_argmax` and the work it took.
 
     Returns ``(c, d, iterations)``: ``d = max g - g`` (shape of ``g``), ``c = lambda - max g``
-    (shape ``g.shape[:-1] + (1,)``), so that ``x_k = 1/(c + d_k)`` before the final
+    (shape of ``g`` with ``axis`` of length 1), so that ``x_k = 1/(c + d_k)`` before the final
     renormalisation, and the number of Newton iterations the ``while_loop`` ran (``0`` for
-    ``A <= 2``). Without ``vmap`` the loop runs until every row has converged, so the count is
-    the batch's maximum; under ``vmap`` it is per row. Requires ``A >= 2``.
+    ``A <= 2``). The loop runs until every row has converged, and a converged row is not
+    updated again, so each row's result does not depend on the other rows. Requires ``A >= 2``.
     """
-    num_actions = g.shape[-1]
-    gmax = jnp.max(g, axis=-1, keepdims=True)
+    num_actions = g.shape[axis]
+    gmax = jnp.max(g, axis=axis, keepdims=True)
     d = gmax - g  # >= 0, and 0 at the argmax
     if num_actions == 2:
         # With d sorted, the nonzero gap is the sum of the two gaps (one of them is 0).
-        return _log_barrier_two(jnp.sum(d, axis=-1, keepdims=True)), d, jnp.zeros((), jnp.int32)
+        return _log_barrier_two(jnp.sum(d, axis=axis, keepdims=True)), d, jnp.zeros((), jnp.int32)
     upper = jnp.asarray(float(num_actions), g.dtype)
-    lower = jnp.maximum(1.0, num_actions - jnp.mean(d, axis=-1, keepdims=True))
+    lower = jnp.maximum(1.0, num_actions - jnp.mean(d, axis=axis, keepdims=True))
     c0 = lower
     tiny = jnp.finfo(g.dtype).eps
 
@@ -83,48 +97,57 @@ def _log_barrier_solve(g: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         return (k < NEWTON_MAX_ITERATIONS) & jnp.any(active)
 
     def body(carry):
-        k, c, _ = carry
+        k, c, active = carry
         inv = 1.0 / (c + d)
-        f = jnp.sum(inv, axis=-1, keepdims=True) - 1.0
-        fprime = jnp.sum(inv * inv, axis=-1, keepdims=True)
+        f = jnp.sum(inv, axis=axis, keepdims=True) - 1.0
+        fprime = jnp.sum(inv * inv, axis=axis, keepdims=True)
         c_new = jnp.clip(c + f / fprime, lower, upper)
         # Monotone convergence from the left: stop once steps are at rounding level. In exact
         # arithmetic every step is positive; a step that is not is rounding noise at the root
         # (for larger A the noise in f can exceed the relative-step threshold, and without this
         # test the iterates cycled at rounding level up to NEWTON_MAX_ITERATIONS).
         delta = jnp.abs(c_new - c) / c_new
-        return k + 1, c_new, (delta > 4.0 * tiny) & (c_new > c)
+        # A converged row keeps its root while others go on: no row depends on its neighbours.
+        return k + 1, jnp.where(active, c_new, c), active & (delta > 4.0 * tiny) & (c_new > c)
 
     init = (jnp.zeros((), jnp.int32), c0, jnp.ones(c0.shape, bool))
     iterations, c, _ = jax.lax.while_loop(cond, body, init)
     return c, d, iterations
 
 
-def stationary_distribution(q: jax.Array) -> jax.Array:
-    r"""Stationary distribution ``pi = q^T pi`` of row-stochastic ``q`` (shape ``(..., A, A)``).
+def stationary_distribution(q: jax.Array, axis: int = -1) -> jax.Array:
+    r"""Stationary distribution ``pi = q^T pi`` of row-stochastic ``q``.
 
-    GTH elimination, unrolled over the static size ``A``; exact closed form for ``A <= 2``.
-    Requires an irreducible chain (true for strictly positive rows).
+    ``q`` has its two matrix axes (row, column) at ``axis - 1`` and ``axis`` (shape
+    ``(..., A, A)`` for the default ``axis=-1``); the result has the column axis removed, the
+    distribution along the row axis' place. GTH elimination, unrolled over the static size
+    ``A``; exact closed form for ``A <= 2``. Requires an irreducible chain (true for strictly
+    positive rows).
     """
-    num = q.shape[-1]
+    tail = _check_axis(axis, q.ndim, needed=2)
+    num = q.shape[axis]
     if num == 1:
-        return jnp.ones(q.shape[:-1], q.dtype)
+        return jnp.ones(q.shape[: q.ndim - tail - 1] + q.shape[q.ndim - tail :], q.dtype)
+    row_axis = axis - 1
     if num == 2:
         # pi_0 q01 = pi_1 q10: no subtraction needed.
-        p01 = q[..., 0, 1]
-        p10 = q[..., 1, 0]
+        p01 = q[_at(tail, 0, 1)]
+        p10 = q[_at(tail, 1, 0)]
         total = p01 + p10
-        return jnp.stack([p10 / total, p01 / total], axis=-1)
+        return jnp.stack([p10 / total, p01 / total], axis=row_axis + 1)
     p = q
     # Forward elimination (censoring states num-1, ..., 1): GTH never subtracts, so no cancellation.
     for k in range(num - 1, 0, -1):
-        s = jnp.sum(p[..., k, :k], axis=-1)
-        col = p[..., :k, k] / s[..., None]
-        p = p.at[..., :k, :k].add(col[..., :, None] * p[..., k, None, :k])
-        p = p.at[..., :k, k].set(col)
+        s = jnp.sum(p[_at(tail, k, slice(None, k))], axis=axis)
+        col = p[_at(tail, slice(None, k), k)] / jnp.expand_dims(s, row_axis + 1)
+        row = p[_at(tail, k, slice(None, k))]
+        p = p.at[_at(tail, slice(None, k), slice(None, k))].add(
+            jnp.expand_dims(col, axis) * jnp.expand_dims(row, row_axis)
+        )
+        p = p.at[_at(tail, slice(None, k), k)].set(col)
     # Back substitution: x_0 = 1, x_k = sum_{i<k} x_i p[i, k].
-    xs = [jnp.ones(q.shape[:-2], q.dtype)]
+    xs = [jnp.ones_like(p[_at(tail, 0, 0)])]
     for k in range(1, num):
-        xs.append(sum(xs[i] * p[..., i, k] for i in range(k)))
-    x = jnp.stack(xs, axis=-1)
-    return x / jnp.sum(x, axis=-1, keepdims=True)
+        xs.append(sum(xs[i] * p[_at(tail, i, k)] for i in range(k)))
+    x = jnp.stack(xs, axis=row_axis + 1)
+    return x / jnp.sum(x, axis=row_axis + 1, keepdims=True)
