@@ -585,7 +585,7 @@ def run_batch(
     trajectory_tolerance: float | None = None,
     group_size: int | None = None,
 ) -> BatchRunResult:
-    """Run a batch of runs of one algorithm as vectorised (``vmap``) computations.
+    """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
     ``games`` is one game (shared by all runs) or a sequence of games of one shape
     (:attr:`MarkovGame.shape_key`); ``etas`` one learning rate or one per run. The batch size is

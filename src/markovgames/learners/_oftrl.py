@@ -1,7 +1,8 @@
 r"""Per-state no-regret learners as pairs of pure functions (optax style).
 
 A :class:`Learner` runs one independent copy per index of its state arrays other than the
-action axis (e.g. per step ``h`` and state ``s``, and per run in the compiled loop); all its functions are pure and vectorise with ``jax.vmap``.
+action axis (e.g. per step ``h`` and state ``s``, and per run in the compiled loop); all its
+functions are pure and also vectorise with ``jax.vmap``.
 
 Weighted optimistic FTRL (Syrgkanis et al. 2015; Mao et al. 2024, eq. (3) and Algorithm 1)
 plays
