@@ -149,3 +149,44 @@ def test_blum_mansour_with_identical_rows_plays_that_row():
     state = state._replace(cumulative=jnp.tile(u, (3, 1)))
     pi = np.asarray(learner.play(state, jnp.zeros(3), 2.0, 1.0))
     np.testing.assert_allclose(pi, _lb(2.0 * np.asarray(u)), atol=1e-14)
+
+
+@pytest.mark.parametrize("make", [optimistic_hedge, log_barrier_oftrl, blum_mansour], ids=["hedge", "log_barrier", "bm"])
+@pytest.mark.parametrize("num_actions", [2, 3, 5])
+def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_actions):
+    """The compiled loop keeps a run axis after the action axis (``axis=-2``): every state,
+    strategy and utility must be the default layout's (``axis=-1``) with the axes moved,
+    bit for bit, over a few optimistic iterations with different rates per run."""
+    runs, states = 4, 3
+    rng = np.random.default_rng(num_actions)
+    last, trailing = make(), make(axis=-2)
+    # In the default layout a per-run rate broadcasts against (S, R, A) or BM's (S, R, A, A).
+    eta_shape = (runs, 1, 1) if make is blum_mansour else (runs, 1)
+    s_last = last.init((states, runs), num_actions, jnp.float64)
+    s_trail = trailing.init((states, runs), num_actions, jnp.float64)
+    assert jax.tree_util.tree_map(lambda x: x.shape[-1], s_trail) == jax.tree_util.tree_map(lambda _: runs, s_trail)
+    eta = rng.uniform(0.1, 3.0, runs)
+    prediction = np.zeros((states, runs, num_actions))
+    for t in range(1, 6):
+        rho = (t - 1) / (2 + t - 1)
+        pi_last = last.play(s_last, jnp.asarray(prediction), jnp.asarray(eta).reshape(eta_shape), rho)
+        pi_trail = trailing.play(s_trail, jnp.asarray(np.moveaxis(prediction, -1, -2)), jnp.asarray(eta), rho)
+        np.testing.assert_array_equal(np.moveaxis(np.asarray(pi_trail), -2, -1), np.asarray(pi_last))
+        utility = rng.normal(size=(states, runs, num_actions))
+        s_last = last.observe(s_last, pi_last, jnp.asarray(utility), rho)
+        s_trail = trailing.observe(s_trail, pi_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho)
+        prediction = utility
+    for a, b in zip(jax.tree_util.tree_leaves(s_last), jax.tree_util.tree_leaves(s_trail)):
+        # The trailing layout has the run axis last: (S, A[, A], R) against (S, R, A[, A]).
+        np.testing.assert_array_equal(np.moveaxis(np.asarray(b), -1, 1), np.asarray(a))
+
+
+def test_log_barrier_rows_do_not_depend_on_their_neighbours():
+    """Newton's loop runs until every row converges; a converged row must not move again, so a
+    row's result is the same alone and next to rows that need more iterations."""
+    rng = np.random.default_rng(11)
+    hard = rng.normal(size=(64, 7)) * np.logspace(-3, 3, 64)[:, None]
+    for k in range(0, 64, 9):
+        alone = _lb(hard[k : k + 1])
+        together = _lb(hard)[k : k + 1]
+        np.testing.assert_array_equal(alone, together)
