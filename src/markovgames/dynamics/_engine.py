@@ -255,7 +255,7 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
     def end_of_stage(c: StageCarry, stage, length):
         # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
         # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
-        value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players)  # (H, N, S)
+        value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players)  # (H, N, S, R)
         q_next = stage_q_update(game.rewards, game.transitions, value_sum, length)
         next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current)
         uniform = tuple(jnp.full((horizon, num_states, a, num_runs), 1.0 / a, dtype) for a in num_actions)
