@@ -14,7 +14,6 @@ iterations at H = 50, the stationary distribution at 50 actions; a few minutes i
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from fractions import Fraction
@@ -190,20 +189,14 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
     from markovgames.dynamics._engine import GameArrays, _smooth_step, init_carry
 
     spec = get_algorithm(algorithm)
-    # Inside the compiled loop every array ends with the run axis (here one run).
-    with_run_axis = functools.partial(jax.tree_util.tree_map, lambda x: x[..., None])
-    without_run_axis = functools.partial(jax.tree_util.tree_map, lambda x: x[..., 0])
-    arrays = with_run_axis(
-        GameArrays(jnp.asarray(game.rewards), jnp.asarray(game.transitions), jnp.asarray(0, jnp.int32), jnp.asarray(eta))
-    )
-    carry = with_run_axis(init_carry(spec, game.shape_key, np.float64))
-    step = _smooth_step(spec, True, True, arrays)
+    arrays = GameArrays(jnp.asarray(game.rewards), jnp.asarray(game.transitions), jnp.asarray(0, jnp.int32), jnp.asarray(eta))
+    carry = init_carry(spec, game.shape_key, np.float64)
+    step = _smooth_step(spec, True, True, arrays, run_axes=0)  # one run: no run axis
     hs = jnp.asarray(steps)
 
     def traced(c, x):
         new, out = step(c, x)
-        c_new, out = new, without_run_axis(out)
-        new = without_run_axis(new)
+        c_new = new
         policies = out["policies"]
         emit = {
             "u": tuple(u[hs, 0] for u in new.prediction),  # optimistic: prediction = u^t
@@ -218,7 +211,7 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
 
     xs = jnp.arange(1, T + 1, dtype=jnp.float64)[:, None]
     carry, emitted = jax.jit(lambda c, x: jax.lax.scan(traced, c, x))(carry, xs)
-    return without_run_axis(carry), jax.tree_util.tree_map(np.asarray, emitted)
+    return carry, jax.tree_util.tree_map(np.asarray, emitted)
 
 
 def _engine_exact_errors(algorithm: str, H: int, emitted, sample_ts) -> float:

@@ -26,10 +26,11 @@ policy's quantities only change at stage ends (and during the self-referential s
 records them per stage and :func:`stage_prefix_metrics` assembles the per-prefix curve. The scan
 also emits (optionally) the policies ``pi^t`` (the trajectory).
 
-Layout: inside the compiled loop every array ends with a run axis ``R`` (``R = 1`` for a single
-run; a batch's runs side by side), so that XLA vectorises over the runs rather than over the
-tiny action axes (benchmarks/README.md). :func:`compiled_chunk` converts at its boundary: its
-callers see one run's arrays, or a batch with the run axis first.
+Layout: inside the compiled loop every array of a batch ends with the run axis ``R`` (the runs
+side by side), so that XLA vectorises over the runs rather than over the tiny action axes
+(benchmarks/README.md); :func:`compiled_chunk` moves it there from the first axis, where its
+callers keep it. A single run's arrays have no run axis: ``run_axes`` (0 or 1, static) tells
+every function which layout it gets (:mod:`._tensor`).
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ class StageCarry(NamedTuple):
     stage1_values: jax.Array  # (L_1, 3, N)
 
 
-def make_learner(algorithm: Algorithm, axis: int = -2) -> Learner:
-    """The algorithm's learner; its action axis is ``-2`` inside the compiled loop (the run axis is last)."""
+def make_learner(algorithm: Algorithm, run_axes: int) -> Learner:
+    """The algorithm's learner; its action axis comes before the ``run_axes`` trailing run axes."""
+    axis = -1 - run_axes
     return blum_mansour(axis=axis) if algorithm.learner == "bm_log_barrier" else optimistic_hedge(axis)
 
 
@@ -96,7 +98,7 @@ def init_carry(algorithm: Algorithm, shape_key, dtype, num_stages: int = 0) -> S
     ``num_stages`` (stage_cce only): the number of stages that start within the run.
     """
     num_players, horizon, num_states, num_actions = shape_key
-    learner = make_learner(algorithm, axis=-1)
+    learner = make_learner(algorithm, run_axes=0)
     batch = (horizon, num_states)
     learners = tuple(learner.init(batch, a, dtype) for a in num_actions)
     prediction = tuple(jnp.zeros((*batch, a), dtype) for a in num_actions)
@@ -127,13 +129,15 @@ def init_carry(algorithm: Algorithm, shape_key, dtype, num_stages: int = 0) -> S
     )
 
 
-def _per_player_utilities(q, policies):
+def _per_player_utilities(q, policies, run_axes: int):
     """``u_i = [Q_i pi_{-i}]`` for every player over all ``(h, s)``: player ``i`` sees only its own."""
-    return tuple(others_expectation(q[:, i], policies, i) for i in range(len(policies)))
+    return tuple(others_expectation(q[:, i], policies, i, run_axes) for i in range(len(policies)))
 
 
-def _at_initial_state(x, initial_state):
+def _at_initial_state(x, initial_state, run_axes: int):
     """``x[:, s_1]`` of every run: ``(N, S, R) -> (N, R)``."""
+    if not run_axes:
+        return jax.lax.dynamic_index_in_dim(x, initial_state, axis=1, keepdims=False)
     if x.shape[-1] == 1:
         return jax.lax.dynamic_index_in_dim(x, initial_state[0], axis=1, keepdims=False)
     # A masked sum rather than a gather: elementwise over the runs, so it vectorises.
@@ -141,10 +145,10 @@ def _at_initial_state(x, initial_state):
     return small_sum(jnp.where(mask, x, 0.0), 1)
 
 
-def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: GameArrays):
-    learner = make_learner(algorithm)
+def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: GameArrays, run_axes: int):
+    learner = make_learner(algorithm, run_axes)
     horizon, num_players, num_states = game.rewards.shape[:3]
-    num_runs = game.rewards.shape[-1]
+    runs = game.rewards.shape[game.rewards.ndim - run_axes :]
     dtype = game.rewards.dtype
 
     def step(carry: SmoothCarry, x):
@@ -159,21 +163,22 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
             r_h, p_h, q_h, pol_h, m_h, d_h, value_h = xs
             alg_next, value_next, cce_next, ce_next = nxt
             q_target, value_target, cce_target, ce_target = stacked_targets(
-                r_h, p_h, alg_next, value_next, cce_next, ce_next
+                r_h, p_h, (alg_next, value_next, cce_next, ce_next), run_axes
             )
             q_new = smooth_q_update(q_h, q_target, alpha)
-            joint_h = joint_product(pol_h)
-            alg_h = joint_expectation(q_new, joint_h, num_players)  # V^t_h of the algorithm
+            joint_h = joint_product(pol_h, run_axes)
+            alg_h = joint_expectation(q_new, joint_h, num_players, run_axes)  # V^t_h of the algorithm
             running, quantities = smooth_metric_step(
-                pol_h, joint_h, alpha, (m_h, d_h, value_h), (value_target, cce_target, ce_target)
+                pol_h, joint_h, alpha, (m_h, d_h, value_h), (value_target, cce_target, ce_target), run_axes
             )
             # The paper's lemma: Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value.
             # Per run; by slices where axes are short, since a reduction to the minor run axis
             # is a strided scalar loop on the CPU (it was the batch's most expensive kernel).
-            residual = small_max(jnp.abs(q_new - value_target), tuple(range(q_new.ndim - 1)))
+            gap = jnp.abs(q_new - value_target)
+            residual = small_max(gap, tuple(range(q_new.ndim - 1))) if run_axes else jnp.max(gap)
             return (alg_h, *quantities), (q_new, running, residual)
 
-        zeros = jnp.zeros((num_players, num_states, num_runs), dtype)
+        zeros = jnp.zeros((num_players, num_states, *runs), dtype)
         xs = (game.rewards, game.transitions, carry.q, policies, carry.running_m, carry.running_d, carry.running_value)
         top, (q, (running_m, running_d, running_value), residual) = jax.lax.scan(
             backward,
@@ -182,7 +187,7 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
             reverse=True,
             unroll=horizon if horizon <= _UNROLL_HORIZON else 1,
         )
-        utilities = _per_player_utilities(q, policies)
+        utilities = _per_player_utilities(q, policies, run_axes)
         learners = tuple(
             learner.observe(carry.learners[i], policies[i], utilities[i], rho) for i in range(num_players)
         )
@@ -199,7 +204,7 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
         s1 = game.initial_state
         _, value, cce, ce = top
         # One (3, N, R) output per iteration: value, certified CCE bound, certified CE bound at s_1.
-        out = {"metrics": jnp.stack([_at_initial_state(x, s1) for x in (value, cce, ce)])}
+        out = {"metrics": jnp.stack([_at_initial_state(x, s1, run_axes) for x in (value, cce, ce)])}
         if record:
             out["policies"] = policies
         return new_carry, out
@@ -207,7 +212,9 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
     return step
 
 
-def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched):
+def _stage_chunk(
+    algorithm: Algorithm, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched, run_axes: int
+):
     """``size`` iterations of Algorithm 2, looping over stage segments rather than testing every iteration.
 
     ``sched = (stage, position, lengths, eta_multipliers)``: the 0-based stage and the iterations
@@ -215,16 +222,16 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
     iterations in an inner loop with no branch, and does the stage-end work (value update,
     learner restart, output-policy quantities) once per stage, so no iteration pays for a test.
     """
-    learner = make_learner(algorithm)
+    learner = make_learner(algorithm, run_axes)
     horizon, num_players, num_states = game.rewards.shape[:3]
-    num_actions = game.rewards.shape[3:-1]
-    num_runs = game.rewards.shape[-1]
+    num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
+    runs = game.rewards.shape[game.rewards.ndim - run_axes :]
     dtype = game.rewards.dtype
     stage0, position0, lengths, eta_multipliers = sched
     s1 = game.initial_state
 
     def at_start(quantities):
-        return jnp.stack([_at_initial_state(c[0], s1) for c in quantities])  # (3, N, R)
+        return jnp.stack([_at_initial_state(c[0], s1, run_axes) for c in quantities])  # (3, N, R)
 
     def iterate(stage1: bool, eta, position0, done0):
         """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities."""
@@ -232,13 +239,13 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
         def body(j, state):
             c, buffers = state
             policies = tuple(learner.play(c.learners[i], c.prediction[i], eta, 1.0) for i in range(num_players))
-            utilities = _per_player_utilities(c.q, policies)
+            utilities = _per_player_utilities(c.q, policies, run_axes)
             learners = tuple(learner.observe(c.learners[i], policies[i], utilities[i], 1.0) for i in range(num_players))
-            joint_sum = c.joint_sum + joint_product(policies)  # (H, S, A...)
+            joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
             if stage1:
                 position = position0 + j + 1
-                current = stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None)
+                current = stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None, run_axes)
                 stage1_values = stage1_values.at[position - 1].set(at_start(current))
             prediction = utilities if optimistic else c.prediction
             c = c._replace(
@@ -246,8 +253,9 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
             )
             if record:
                 # All players' policies in one row: one in-place update per iteration, not N.
-                row = jnp.concatenate([p.reshape(-1, num_runs) for p in policies])[None]
-                buffers = jax.lax.dynamic_update_slice(buffers, row, (done0 + j, jnp.int32(0), jnp.int32(0)))
+                row = jnp.concatenate([p.reshape((-1, *runs)) for p in policies])[None]
+                start = (done0 + j,) + (jnp.int32(0),) * (1 + run_axes)
+                buffers = jax.lax.dynamic_update_slice(buffers, row, start)
             return c, buffers
 
         return body
@@ -255,14 +263,16 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
     def end_of_stage(c: StageCarry, stage, length):
         # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
         # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
-        value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players)  # (H, N, S, R)
-        q_next = stage_q_update(game.rewards, game.transitions, value_sum, length)
-        next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current)
-        uniform = tuple(jnp.full((horizon, num_states, a, num_runs), 1.0 / a, dtype) for a in num_actions)
+        value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players, run_axes)  # (H, N, S, R)
+        q_next = stage_q_update(game.rewards, game.transitions, value_sum, length, run_axes)
+        next_current = stage_index_quantities(
+            game.rewards, game.transitions, c.joint_sum / length, c.current, run_axes
+        )
+        uniform = tuple(jnp.full((horizon, num_states, a, *runs), 1.0 / a, dtype) for a in num_actions)
         # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
-        prediction = _per_player_utilities(q_next, uniform) if optimistic else c.prediction
+        prediction = _per_player_utilities(q_next, uniform, run_axes) if optimistic else c.prediction
         return c._replace(
-            learners=tuple(learner.init((horizon, num_states, num_runs), a, dtype) for a in num_actions),
+            learners=tuple(learner.init((horizon, num_states, *runs), a, dtype) for a in num_actions),
             prediction=prediction,
             q=q_next,
             joint_sum=jnp.zeros_like(c.joint_sum),
@@ -287,7 +297,7 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
         return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers
 
     width = horizon * num_states * sum(num_actions)
-    buffers = jnp.zeros((size, width, num_runs), dtype) if record else ()
+    buffers = jnp.zeros((size, width, *runs), dtype) if record else ()
     state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers)
     _, _, _, carry, buffers = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
     if not record:
@@ -295,7 +305,7 @@ def _stage_chunk(algorithm: Algorithm, optimistic: bool, record: bool, size: int
     policies, offset = [], 0
     for a in num_actions:
         block = horizon * num_states * a
-        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a, num_runs))
+        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a, *runs))
         offset += block
     return carry, {"policies": tuple(policies)}
 
@@ -307,25 +317,29 @@ def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched
     ``sched`` is the smooth algorithms' ``(size, 1)`` array of iteration numbers, or stage_cce's
     ``(stage, position, lengths, eta_multipliers)`` (see :func:`_stage_chunk`). ``game`` and
     ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do the outputs
-    (after the chunk axis). Inside, the run axis is moved last (see the module docstring);
+    (after the chunk axis). Inside, a batch's run axis is moved last (see the module docstring);
     ``sched`` is shared by all runs, so loop bounds are the same for all. ``large``: one step of
     the game has many entries (it selects compiler options, see :func:`_compiler_options`).
     """
+    run_axes = 1 if batched else 0
 
     def runs_last(x):
-        return jnp.moveaxis(x, 0, -1) if batched else x[..., None]
+        return jnp.moveaxis(x, 0, -1)
 
     def runs_first(x):
-        return jnp.moveaxis(x, -1, 0) if batched else x[..., 0]
+        return jnp.moveaxis(x, -1, 0)
 
     def fn(game, carry, sched):
-        game, carry = jax.tree_util.tree_map(runs_last, (game, carry))
+        if batched:
+            game, carry = jax.tree_util.tree_map(runs_last, (game, carry))
         if algorithm.value_update == "smooth":
-            carry, out = jax.lax.scan(_smooth_step(algorithm, optimistic, record, game), carry, sched)
+            carry, out = jax.lax.scan(_smooth_step(algorithm, optimistic, record, game, run_axes), carry, sched)
         else:
-            carry, out = _stage_chunk(algorithm, optimistic, record, size, game, carry, sched)
-        # The outputs are (chunk, ..., R): a batch's run axis goes before the chunk axis.
-        return jax.tree_util.tree_map(runs_first, (carry, out))
+            carry, out = _stage_chunk(algorithm, optimistic, record, size, game, carry, sched, run_axes)
+        if batched:
+            # The outputs are (chunk, ..., R): the run axis goes before the chunk axis.
+            carry, out = jax.tree_util.tree_map(runs_first, (carry, out))
+        return carry, out
 
     use_ynn = large and algorithm.value_update == "smooth"
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options(use_ynn))

@@ -39,23 +39,24 @@ __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
 _SCAN_STEPS_ABOVE_ENTRIES = 4096
 
 
-def stacked_targets(r_h, p_h, *next_values):
+def stacked_targets(r_h, p_h, next_values, run_axes: int):
     """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S', R)``), one contraction."""
     num_players = r_h.shape[0]
     if isinstance(p_h, SparseKernel):
         # One gather-and-accumulate per quantity, each fused into its consumer. Stacking them
         # and slicing the result made XLA recompute the gathers per slice: 12x slower (measured).
-        return tuple(r_h + apply_transition(p_h, x) for x in next_values)
-    moved = apply_transition(p_h, jnp.concatenate(next_values, axis=0))
+        return tuple(r_h + apply_transition(p_h, x, run_axes) for x in next_values)
+    moved = apply_transition(p_h, jnp.concatenate(next_values, axis=0), run_axes)
     return tuple(r_h + moved[k * num_players : (k + 1) * num_players] for k in range(len(next_values)))
 
 
-def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
+def smooth_metric_step(policies_h, joint_h, alpha, running, targets, run_axes: int):
     r"""One step ``h`` of the Algorithm-3 recursions at iteration ``t`` (running averages over ``j <= t``).
 
     Parameters
     ----------
-    Every array ends with the run axis ``R`` (:mod:`._tensor`).
+    Every array of a batch ends with the run axis ``R``; a single run's have none (``run_axes``,
+    :mod:`._tensor`).
 
     policies_h : per-player ``(S, A_i, R)`` strategies ``pi^t_h``; ``joint_h`` their product ``(S, A..., R)``.
     alpha : ``alpha_t``.
@@ -72,21 +73,23 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets):
     running_m, running_d, running_value = running
     value_target, cce_target, ce_target = targets
     num_players = len(policies_h)
+    action = -1 - run_axes  # the action axis of a policy, and of a CE matrix's "played" axis b
     new_m, new_d, cce_h, ce_h = [], [], [], []
     for i in range(num_players):
-        m_i = (1.0 - alpha) * running_m[i] + alpha * others_expectation(cce_target[i], policies_h, i)
-        u_i = others_expectation(ce_target[i], policies_h, i)
+        m_i = (1.0 - alpha) * running_m[i] + alpha * others_expectation(cce_target[i], policies_h, i, run_axes)
+        u_i = others_expectation(ce_target[i], policies_h, i, run_axes)
         # pi^t(a, a_-i) is a product, so sum_{a_-i} pi(a, a_-i) X(b, a_-i) = pi_i(a) [X pi_-i](b).
-        d_i = (1.0 - alpha) * running_d[i] + alpha * (policies_h[i][..., :, None, :] * u_i[..., None, :, :])
+        outer = jnp.expand_dims(policies_h[i], action) * jnp.expand_dims(u_i, action - 1)
+        d_i = (1.0 - alpha) * running_d[i] + alpha * outer
         new_m.append(m_i)
         new_d.append(d_i)
-        cce_h.append(small_max(m_i, -2))
-        ce_h.append(small_sum(small_max(d_i, -2), -2))
-    value_h = (1.0 - alpha) * running_value + alpha * joint_expectation(value_target, joint_h, num_players)
+        cce_h.append(small_max(m_i, action))
+        ce_h.append(small_sum(small_max(d_i, action), action))
+    value_h = (1.0 - alpha) * running_value + alpha * joint_expectation(value_target, joint_h, num_players, run_axes)
     return (tuple(new_m), tuple(new_d), value_h), (value_h, jnp.stack(cce_h), jnp.stack(ce_h))
 
 
-def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None):
+def stage_index_quantities(rewards, transitions, joint_avg, next_quantities, run_axes: int):
     r"""Value and certified bounds, at every step, of an index drawn uniformly from one stage.
 
     ``joint_avg`` (shape ``(H, S, A..., R)``) is the stage average of the joint product policies.
@@ -98,17 +101,22 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities=None
     Returns a triple ``(value, cce_bound, ce_bound)`` of ``(H, N, S, R)`` arrays.
     """
     horizon, num_players, num_states = rewards.shape[:3]
-    zeros = jnp.zeros((num_players, num_states, rewards.shape[-1]), rewards.dtype)
+    runs = rewards.shape[rewards.ndim - run_axes :]
+    zeros = jnp.zeros((num_players, num_states, *runs), rewards.dtype)
+    action = -1 - run_axes
 
     def one_step(r_h, p_h, jbar, nxt):
-        value_target, cce_target, ce_target = stacked_targets(r_h, p_h, *nxt)
-        value_h = joint_expectation(value_target, jbar, num_players)
+        value_target, cce_target, ce_target = stacked_targets(r_h, p_h, nxt, run_axes)
+        value_h = joint_expectation(value_target, jbar, num_players, run_axes)
         cce_h = jnp.stack(
-            [jnp.max(marginal_expectation(cce_target[i], jbar, i, num_players), axis=-2) for i in range(num_players)]
+            [
+                jnp.max(marginal_expectation(cce_target[i], jbar, i, num_players, run_axes), axis=action)
+                for i in range(num_players)
+            ]
         )
         ce_h = jnp.stack(
             [
-                jnp.sum(jnp.max(swap_expectation(jbar, ce_target[i], i, num_players), axis=-2), axis=-2)
+                jnp.sum(jnp.max(swap_expectation(jbar, ce_target[i], i, num_players, run_axes), axis=action), axis=action)
                 for i in range(num_players)
             ]
         )

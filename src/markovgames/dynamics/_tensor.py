@@ -1,9 +1,12 @@
 r"""Contractions of joint-action tensors with policies, for any number of players.
 
-Every array ends with the run axis ``R`` (the compiled loop runs ``R`` independent runs side by
-side, ``R = 1`` for a single run; runs last so that the compiler vectorises over them). Before
-it come the joint-action axes, the ``N`` axes in absolute player order, and before those any
-leading batch axes (steps, states, ...) shared by all operands. The formulas below omit ``R``.
+A batch of runs ends every array with the run axis ``R`` (the compiled loop runs ``R``
+independent runs side by side, runs last so that the compiler vectorises over them); a single
+run has no run axis. ``run_axes`` (0 or 1, static) says which: every function takes it. Before
+the run axis come the joint-action axes, the ``N`` axes in absolute player order, and before
+those any leading batch axes (steps, states, ...) shared by all operands. The formulas below
+omit ``R``. (A length-1 run axis for single runs made XLA's fusions on large games 1.2-1.7x
+slower, benchmarks/README.md.)
 
 * :func:`others_expectation` — :math:`[Q_i \pi_{-i}](s, a_i) = \sum_{a_{-i}} Q_i(s, a_i, a_{-i})
   \prod_{k\ne i}\pi_k(s, a_k)`, the utility vector of player ``i`` (paper, Section 2).
@@ -16,6 +19,7 @@ leading batch axes (steps, states, ...) shared by all operands. The formulas bel
 
 from __future__ import annotations
 
+import math
 import string
 from functools import lru_cache
 
@@ -35,10 +39,20 @@ def _action_letters(num_players: int) -> str:
     return _LETTERS[:num_players]
 
 
+def _run_letters(run_axes: int) -> str:
+    return _LETTERS[-1] if run_axes else ""
+
+
+def _action_axes(ndim: int, num_players: int, run_axes: int) -> tuple[int, ...]:
+    """The positions of the ``num_players`` joint-action axes of an ``ndim``-dimensional array."""
+    first = ndim - run_axes - num_players
+    return tuple(range(first, first + num_players))
+
+
 @lru_cache(maxsize=None)
-def _others_spec(num_players: int, player: int) -> str:
+def _others_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
-    run = _LETTERS[-1]
+    run = _run_letters(run_axes)
     inputs = ["..." + acts + run] + ["..." + acts[k] + run for k in range(num_players) if k != player]
     return ",".join(inputs) + "->..." + acts[player] + run
 
@@ -49,14 +63,7 @@ def _others_spec(num_players: int, player: int) -> str:
 FUSED_CONTRACTION_MAX_JOINT = 64
 
 
-def _joint_size(x: jax.Array, num_players: int) -> int:
-    size = 1
-    for a in x.shape[x.ndim - num_players - 1 : -1]:
-        size *= a
-    return size
-
-
-def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
+def others_expectation(q_i: jax.Array, policies, player: int, run_axes: int) -> jax.Array:
     """``[Q_i pi_{-i}](., a_i)``: expectation of ``q_i`` over the other players' product policy.
 
     ``q_i`` has shape ``batch + (A_0, ..., A_{N-1}, R)``; ``policies[k]`` has shape ``batch + (A_k, R)``.
@@ -65,54 +72,57 @@ def others_expectation(q_i: jax.Array, policies, player: int) -> jax.Array:
     others = [policies[k] for k in range(num_players) if k != player]
     if not others:
         return q_i
-    if _joint_size(q_i, num_players) <= FUSED_CONTRACTION_MAX_JOINT:
+    action_axes = _action_axes(q_i.ndim, num_players, run_axes)
+    if math.prod(q_i.shape[a] for a in action_axes) <= FUSED_CONTRACTION_MAX_JOINT:
         weighted = q_i
         for k in range(num_players):
             if k != player:
-                shape = [1] * num_players
-                shape[k] = policies[k].shape[-2]
+                # pi_k with singleton axes at the other players' action positions.
                 p_k = policies[k]
-                weighted = weighted * p_k.reshape(p_k.shape[:-2] + tuple(shape) + p_k.shape[-1:])
-        return small_sum(weighted, tuple(k - num_players - 1 for k in range(num_players) if k != player))
-    return jnp.einsum(_others_spec(num_players, player), q_i, *others, optimize="greedy")
+                own = p_k.ndim - 1 - run_axes
+                shape = p_k.shape[:own] + tuple(p_k.shape[own] if j == k else 1 for j in range(num_players))
+                weighted = weighted * p_k.reshape(shape + p_k.shape[own + 1 :])
+        return small_sum(weighted, tuple(action_axes[k] for k in range(num_players) if k != player))
+    return jnp.einsum(_others_spec(num_players, player, run_axes), q_i, *others, optimize="greedy")
 
 
-def joint_product(policies) -> jax.Array:
+def joint_product(policies, run_axes: int) -> jax.Array:
     """Joint product distribution ``prod_k pi_k(a_k)``, shape ``batch + (A_0, ..., A_{N-1}, R)``."""
     num_players = len(policies)
     joint = policies[0]
     for k in range(1, num_players):
-        joint = joint[..., None, :] * jnp.expand_dims(policies[k], axis=tuple(range(-k - 2, -2)))
+        p_k = policies[k]
+        own = p_k.ndim - 1 - run_axes  # batch axes before it
+        joint = jnp.expand_dims(joint, joint.ndim - run_axes) * jnp.expand_dims(p_k, tuple(range(own, own + k)))
     return joint
 
 
-def joint_expectation(x: jax.Array, joint: jax.Array, num_players: int) -> jax.Array:
+def joint_expectation(x: jax.Array, joint: jax.Array, num_players: int, run_axes: int) -> jax.Array:
     """``sum_a x(., a) J(., a)`` over the ``num_players`` joint-action axes (``x`` may have extra leading axes)."""
-    axes = tuple(range(-num_players - 1, -1))
-    return small_sum(x * joint, axes)
+    return small_sum(x * joint, _action_axes(x.ndim, num_players, run_axes))
 
 
 @lru_cache(maxsize=None)
-def _marginal_spec(num_players: int, player: int) -> str:
+def _marginal_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
-    own, run = _LETTERS[-2], _LETTERS[-1]
+    own, run = _LETTERS[-2], _run_letters(run_axes)
     x_axes = acts[:player] + own + acts[player + 1 :]
     return f"...{x_axes}{run},...{acts}{run}->...{own}{run}"
 
 
-def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_players: int) -> jax.Array:
+def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_players: int, run_axes: int) -> jax.Array:
     """``sum_{a_-i} x_i(., b, a_-i) J_{-i}(., a_-i)`` where ``J_{-i}`` marginalises ``J`` over player ``i``."""
-    return jnp.einsum(_marginal_spec(num_players, player), x_i, joint, optimize="greedy")
+    return jnp.einsum(_marginal_spec(num_players, player, run_axes), x_i, joint, optimize="greedy")
 
 
 @lru_cache(maxsize=None)
-def _swap_spec(num_players: int, player: int) -> str:
+def _swap_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
-    own, run = _LETTERS[-2], _LETTERS[-1]
+    own, run = _LETTERS[-2], _run_letters(run_axes)
     x_axes = acts[:player] + own + acts[player + 1 :]
     return f"...{acts}{run},...{x_axes}{run}->...{acts[player]}{own}{run}"
 
 
-def swap_expectation(joint: jax.Array, x_i: jax.Array, player: int, num_players: int) -> jax.Array:
+def swap_expectation(joint: jax.Array, x_i: jax.Array, player: int, num_players: int, run_axes: int) -> jax.Array:
     """``M[a, b] = sum_{a_-i} J(., a, a_-i) x_i(., b, a_-i)``, shape ``batch + (A_i, A_i, R)``."""
-    return jnp.einsum(_swap_spec(num_players, player), joint, x_i, optimize="greedy")
+    return jnp.einsum(_swap_spec(num_players, player, run_axes), joint, x_i, optimize="greedy")

@@ -2,7 +2,8 @@ r"""Value updates: smooth (Algorithm 1) and stage-based (Algorithm 2).
 
 Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1}, R)``, ``p_h`` shape
 ``(S, A_0..A_{N-1}, S', R)``, per-player next-step values ``v_next`` shape ``(K, S', R)``; ``R``
-is the trailing run axis of the compiled loop (:mod:`._tensor`), omitted in the formulas.
+is the trailing run axis of a batch in the compiled loop, absent for a single run
+(``run_axes``, :mod:`._tensor`), omitted in the formulas.
 
 * Smooth (Algorithm 1, value update; eq. (4)):
   :math:`Q^t_h = (1-\alpha_t) Q^{t-1}_h + \alpha_t (r_h + P_h V^t_{h+1})` with
@@ -16,6 +17,7 @@ is the trailing run axis of the compiled loop (:mod:`._tensor`), omitted in the 
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -30,7 +32,7 @@ class SparseKernel(NamedTuple):
     """A sparse transition kernel on the device: ``K`` successors per row (:class:`~markovgames.games.SparseTransitions`).
 
     ``successors`` int32 and ``probabilities`` float, both ``(H, S, A..., K, R)`` (or one step's
-    ``(S, A..., K, R)``); a pytree, so ``scan`` slices it by step like a dense array.
+    ``(S, A..., K, R)``; no ``R`` for a single run); a pytree, so ``scan`` slices it by step like a dense array.
     """
 
     successors: jax.Array
@@ -47,14 +49,16 @@ def kernel_step(transitions, h):
 FUSED_TRANSITION_MAX_WORK = 4096
 
 
-def apply_transition(p_h, v_next: jax.Array) -> jax.Array:
+def apply_transition(p_h, v_next: jax.Array, run_axes: int) -> jax.Array:
     """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``M`` stacked vectors: ``(M, S', R) -> (M, S, A..., R)``.
 
     ``p_h`` is one step's dense ``(S, A..., S', R)`` array or :class:`SparseKernel`; the sparse
     form gathers the ``K`` successors' values of every row: ``O(M S prod(A) K)`` work instead of
-    ``O(M S prod(A) S')``. A single run (``R = 1``) drops the run axis for the contraction, so
-    it compiles exactly as a kernel without one.
+    ``O(M S prod(A) S')``. A batch of one run (``R = 1``) drops the run axis for the contraction,
+    so it compiles exactly as a single run's.
     """
+    if not run_axes:
+        return _apply_one(p_h, v_next)
     if v_next.shape[-1] == 1:
         p_one = jax.tree_util.tree_map(lambda x: x[..., 0], p_h)
         return _apply_one(p_one, v_next[..., 0])[..., None]
@@ -129,9 +133,9 @@ def _sparse_transition_runs(p_h: SparseKernel, v_next: jax.Array) -> jax.Array:
     return jnp.moveaxis(_sum_successors(succ.shape[-2], term), -1, 0)
 
 
-def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array) -> jax.Array:
+def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array, run_axes: int) -> jax.Array:
     """``r_h + P_h V_{h+1}`` for per-player next values ``v_next`` of shape ``(N, S', R)``."""
-    return r_h + apply_transition(p_h, v_next)
+    return r_h + apply_transition(p_h, v_next, run_axes)
 
 
 def smooth_q_update(q_prev: jax.Array, target: jax.Array, alpha) -> jax.Array:
@@ -139,7 +143,7 @@ def smooth_q_update(q_prev: jax.Array, target: jax.Array, alpha) -> jax.Array:
     return (1.0 - alpha) * q_prev + alpha * target
 
 
-def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array, stage_length) -> jax.Array:
+def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array, stage_length, run_axes: int) -> jax.Array:
     """``Q^{tau+1}`` for all steps from the stage sums ``v_sum[h] = sum_t' [Q^tau_h pi^t'_h]``, shape ``(H, N, S, R)``.
 
     Step ``H-1`` has no successor: ``Q^{tau+1}_{H-1} = r_{H-1}``.
@@ -147,7 +151,9 @@ def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array,
     horizon = rewards.shape[0]
     v_avg = v_sum / stage_length
     later = (
-        jax.vmap(bellman_target)(rewards[:-1], kernel_step(transitions, slice(None, -1)), v_avg[1:])
+        jax.vmap(functools.partial(bellman_target, run_axes=run_axes))(
+            rewards[:-1], kernel_step(transitions, slice(None, -1)), v_avg[1:]
+        )
         if horizon > 1
         else None
     )
