@@ -280,16 +280,21 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
     from markovgames.dynamics import _engine, _output_metrics, _value_updates
 
     game = _sparse_game(seed=4, k=3)
+    games = [game, _sparse_game(seed=5, k=3)]
     small = run(game, algorithm, T=60, eta=0.3)
+    small_batch = run_batch(games, algorithm, T=60, etas=[0.3, 0.2])
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
     monkeypatch.setattr(_value_updates, "_UNROLL_SUCCESSORS", 1)
     _engine.compiled_chunk.cache_clear()
     try:
         large = run(game, algorithm, T=60, eta=0.3)
+        large_batch = run_batch(games, algorithm, T=60, etas=[0.3, 0.2])
     finally:
         _engine.compiled_chunk.cache_clear()
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(large, name), getattr(small, name), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(getattr(large_batch, name), getattr(small_batch, name), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(getattr(large_batch, name)[0], getattr(small, name), rtol=0, atol=1e-13)
     for x, y in zip(large.policies, small.policies):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
 

@@ -311,15 +311,14 @@ def _stage_chunk(
 
 
 @lru_cache(maxsize=None)
-def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched: bool, size: int, large: bool = False):
+def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched: bool, size: int):
     """The jitted function ``(game, carry, sched) -> (carry, outputs)`` running ``size`` iterations.
 
     ``sched`` is the smooth algorithms' ``(size, 1)`` array of iteration numbers, or stage_cce's
     ``(stage, position, lengths, eta_multipliers)`` (see :func:`_stage_chunk`). ``game`` and
     ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do the outputs
     (after the chunk axis). Inside, a batch's run axis is moved last (see the module docstring);
-    ``sched`` is shared by all runs, so loop bounds are the same for all. ``large``: one step of
-    the game has many entries (it selects compiler options, see :func:`_compiler_options`).
+    ``sched`` is shared by all runs, so loop bounds are the same for all.
     """
     run_axes = 1 if batched else 0
 
@@ -341,33 +340,27 @@ def compiled_chunk(algorithm: Algorithm, optimistic: bool, record: bool, batched
             carry, out = jax.tree_util.tree_map(runs_first, (carry, out))
         return carry, out
 
-    use_ynn = large and algorithm.value_update == "smooth"
-    return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options(use_ynn))
+    return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
 
 
-#: One step of a game is "large" (see :func:`compiled_chunk`) above this many reward entries.
-LARGE_STEP_ENTRIES = 4096
-
-
-def _compiler_options(use_ynn: bool = False) -> dict:
+def _compiler_options() -> dict:
     """Per-function XLA options (the caller's global flags stay untouched); each is probed first.
 
     On the CPU:
 
     * XLA's concurrency-optimised scheduler spreads the loop body's many tiny kernels over
       threads; for this sequential loop that doubles the CPU time for no speed-up.
-    * XLA's YNNPACK fusions are switched off except for the smooth algorithms on large games:
-      they made stage_cce 3.6x slower on the medium game and 2.5x slower on the large sparse game,
-      and batches of paper-game runs 2-3x slower, but they speed the smooth algorithms on the
-      large sparse game up by 1.4x (benchmarks/README.md).
+    * XLA's YNNPACK fusions are switched off: they made stage_cce 3.6x slower on the medium game
+      and 2.5x slower on the large sparse game, batches of paper-game runs 2-3x slower, and, since
+      the sparse contraction gathers one number per row (:mod:`._value_updates`), the smooth
+      algorithms on the large sparse game 1.2-1.4x slower; on a dense game with 1000 states they
+      make no measurable difference (benchmarks/README.md).
 
     An option this jaxlib does not know is left out (other backends know neither).
     """
     if jax.default_backend() != "cpu":
         return {}
-    wanted = {"xla_cpu_enable_concurrency_optimized_scheduler": False}
-    if not use_ynn:
-        wanted["xla_cpu_experimental_ynn_fusion_type"] = ""
+    wanted = {"xla_cpu_enable_concurrency_optimized_scheduler": False, "xla_cpu_experimental_ynn_fusion_type": ""}
     return {key: value for key, value in wanted.items() if _option_supported(key, value)}
 
 

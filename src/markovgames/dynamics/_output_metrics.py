@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from .._small_axes import small_max, small_sum
 from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
-from ._value_updates import SparseKernel, apply_transition, kernel_step
+from ._value_updates import SparseKernel, apply_transition, kernel_step, sparse_transition_parts
 
 __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
 
@@ -43,9 +43,10 @@ def stacked_targets(r_h, p_h, next_values, run_axes: int):
     """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S', R)``), one contraction."""
     num_players = r_h.shape[0]
     if isinstance(p_h, SparseKernel):
-        # One gather-and-accumulate per quantity, each fused into its consumer. Stacking them
-        # and slicing the result made XLA recompute the gathers per slice: 12x slower (measured).
-        return tuple(r_h + apply_transition(p_h, x, run_axes) for x in next_values)
+        # One gather-and-accumulate per vector; each quantity's are stacked on their own, so no
+        # consumer slices (and recomputes) an accumulation it does not use.
+        parts = sparse_transition_parts(p_h, jnp.concatenate(next_values, axis=0), run_axes)
+        return tuple(r_h + jnp.stack(parts[k * num_players : (k + 1) * num_players]) for k in range(len(next_values)))
     moved = apply_transition(p_h, jnp.concatenate(next_values, axis=0), run_axes)
     return tuple(r_h + moved[k * num_players : (k + 1) * num_players] for k in range(len(next_values)))
 

@@ -17,7 +17,7 @@ import numpy as np
 from .._atomic import atomic_write
 from ..games import MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
-from ._engine import LARGE_STEP_ENTRIES, GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
+from ._engine import GameArrays, compiled_chunk, init_carry, stage_prefix_metrics
 from ._index_kernel import TrajectorySuffix, trajectory_suffix
 from ._schedules import stage_schedule, theory_eta_stage
 from ._value_updates import SparseKernel
@@ -348,13 +348,13 @@ def _execute(
             width = max(g.sparse_transitions.num_successors for g in games)
             kernels = [_padded(g.sparse_transitions, width) for g in games]
             transitions = SparseKernel(
-                successors=stack([succ.astype(np.int32) for succ, _ in kernels]),
-                probabilities=stack([prob.astype(np_dtype) for _, prob in kernels]),
+                successors=stack([succ.astype(np.int32, copy=False) for succ, _ in kernels]),
+                probabilities=stack([prob.astype(np_dtype, copy=False) for _, prob in kernels]),
             )
         else:
-            transitions = stack([g.transitions.astype(np_dtype) for g in games])
+            transitions = stack([g.transitions.astype(np_dtype, copy=False) for g in games])
         game_arrays = GameArrays(
-            rewards=stack([g.rewards.astype(np_dtype) for g in games]),
+            rewards=stack([g.rewards.astype(np_dtype, copy=False) for g in games]),
             transitions=transitions,
             initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
             eta=stack([np.asarray(e, np_dtype) for e in etas]),
@@ -380,7 +380,6 @@ def _execute(
             game_parts, carry_parts = [game_arrays], [carry]
         del carry  # donated to the compiled calls part by part
         last_saved = done
-        large = game0.rewards[0].size > LARGE_STEP_ENTRIES
         compiled_sizes: set[tuple[int, bool]] = set()
         offset = 0
         for size in plan:
@@ -399,7 +398,7 @@ def _execute(
                 )
             # A chunk that lies wholly before the kept suffix records nothing.
             record_chunk = record and done + size >= first_kept
-            fn = compiled_chunk(algorithm, optimistic, record_chunk, batched, size, large)
+            fn = compiled_chunk(algorithm, optimistic, record_chunk, batched, size)
             t0 = time.perf_counter()
             # Dispatch every group before waiting for any: the calls run concurrently.
             results = [fn(g, c, sched) for g, c in zip(game_parts, carry_parts)]

@@ -54,16 +54,15 @@ def apply_transition(p_h, v_next: jax.Array, run_axes: int) -> jax.Array:
 
     ``p_h`` is one step's dense ``(S, A..., S', R)`` array or :class:`SparseKernel`; the sparse
     form gathers the ``K`` successors' values of every row: ``O(M S prod(A) K)`` work instead of
-    ``O(M S prod(A) S')``. A batch of one run (``R = 1``) drops the run axis for the contraction,
-    so it compiles exactly as a single run's.
+    ``O(M S prod(A) S')``. A dense batch of one run (``R = 1``) drops the run axis for the
+    contraction, so it compiles exactly as a single run's.
     """
-    if not run_axes:
-        return _apply_one(p_h, v_next)
-    if v_next.shape[-1] == 1:
-        p_one = jax.tree_util.tree_map(lambda x: x[..., 0], p_h)
-        return _apply_one(p_one, v_next[..., 0])[..., None]
     if isinstance(p_h, SparseKernel):
-        return _sparse_transition_runs(p_h, v_next)
+        return jnp.stack(sparse_transition_parts(p_h, v_next, run_axes))
+    if not run_axes:
+        return _dense_one(p_h, v_next)
+    if v_next.shape[-1] == 1:
+        return _dense_one(p_h[..., 0], v_next[..., 0])[..., None]
     if p_h.size // p_h.shape[-1] * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:  # work per run
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 2) + v_next.shape[1:])
         return small_sum(p_h[None] * v, -2)
@@ -73,10 +72,8 @@ def apply_transition(p_h, v_next: jax.Array, run_axes: int) -> jax.Array:
     ).transpose((1, *range(2, p_h.ndim), 0))
 
 
-def _apply_one(p_h, v_next: jax.Array) -> jax.Array:
-    """:func:`apply_transition` of one run: ``p_h`` ``(S, A..., S')`` or sparse ``(S, A..., K)``, ``(M, S') -> (M, S, A...)``."""
-    if isinstance(p_h, SparseKernel):
-        return jnp.moveaxis(_sparse_transition(p_h, v_next.T), -1, 0)
+def _dense_one(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
+    """:func:`apply_transition` of one run's dense ``p_h`` ``(S, A..., S')``: ``(M, S') -> (M, S, A...)``."""
     if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 1) + (v_next.shape[1],))
         return small_sum(p_h[None] * v, -1)
@@ -88,49 +85,48 @@ def _apply_one(p_h, v_next: jax.Array) -> jax.Array:
 _UNROLL_SUCCESSORS = 16
 
 
-def _sum_successors(num_successors: int, term) -> jax.Array:
-    if num_successors <= _UNROLL_SUCCESSORS:
-        out = term(0)
-        for k in range(1, num_successors):
-            out = out + term(k)
-        return out
-    return jax.lax.fori_loop(1, num_successors, lambda k, acc: acc + term(k), term(0))
+def sparse_transition_parts(p_h: SparseKernel, values: jax.Array, run_axes: int) -> list[jax.Array]:
+    """``[sum_k p[..., k] values[m, succ[..., k]] for m]``: ``(M, S', R) -> M x (S, A..., R)``.
 
-
-def _sparse_transition(p_h: SparseKernel, values_t: jax.Array) -> jax.Array:
-    """``sum_k p[..., k] values_t[succ[..., k]]``: ``(S', M) -> (S, A..., M)`` for one run.
-
-    One successor column at a time: each gather of ``M`` contiguous numbers (a row of the
-    transposed values) fuses into the accumulation, so nothing of size ``S prod(A) K M`` is ever
-    materialised. Gathering all ``K`` at once and reducing was 5x slower and needed a temporary of
-    that size (``benchmarks/README.md``). Validated successors are in range: no index clamping.
+    One successor column and one stacked vector at a time: each gather of one number per row
+    fuses into the accumulation, so nothing of size ``S prod(A) K`` is ever materialised, and the
+    accumulations of the ``M`` vectors fuse into few loops over the rows. Gathering all ``K`` at
+    once and reducing was 5x slower and needed a temporary of that size; gathering rows of ``M``
+    numbers from the transposed ``(S', M)`` table was 1.6x slower (``benchmarks/README.md``).
+    In a batch, run ``r`` has its own kernel: its successor ``s'`` is entry ``s' R + r`` of the
+    flattened ``(S', R)`` vector. Validated successors are in range: no index clamping.
     """
     succ, prob = p_h.successors, p_h.probabilities
+    k_axis = -1 - run_axes
+    if run_axes:
+        num_runs = values.shape[-1]
+        runs = jnp.arange(num_runs, dtype=succ.dtype)
 
-    def term(k):
-        s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=-1, keepdims=False)
-        p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=-1, keepdims=False)
-        return p_k[..., None] * values_t.at[s_k].get(mode="promise_in_bounds")
+    def accumulate(vector):
+        flat = vector.reshape(-1)
 
-    return _sum_successors(succ.shape[-1], term)
+        def term(k):
+            s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=k_axis, keepdims=False)
+            p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=k_axis, keepdims=False)
+            return p_k * _gather(flat, s_k * num_runs + runs if run_axes else s_k)
+
+        num_successors = succ.shape[k_axis]
+        if num_successors <= _UNROLL_SUCCESSORS:
+            out = term(0)
+            for k in range(1, num_successors):
+                out = out + term(k)
+            return out
+        return jax.lax.fori_loop(1, num_successors, lambda k, acc: acc + term(k), term(0))
+
+    return [accumulate(values[m]) for m in range(values.shape[0])]
 
 
-def _sparse_transition_runs(p_h: SparseKernel, v_next: jax.Array) -> jax.Array:
-    """The sparse contraction of ``R > 1`` runs, each with its own kernel: ``(M, S', R) -> (M, S, A..., R)``.
-
-    Run ``r``'s successor ``s'`` is row ``s' R + r`` of the values laid out ``(S' R, M)``.
-    """
-    succ, prob = p_h.successors, p_h.probabilities
-    num_values, num_next, num_runs = v_next.shape
-    table = jnp.transpose(v_next, (1, 2, 0)).reshape(num_next * num_runs, num_values)
-    runs = jnp.arange(num_runs, dtype=succ.dtype)
-
-    def term(k):
-        s_k = jax.lax.dynamic_index_in_dim(succ, k, axis=-2, keepdims=False)  # (S, A..., R)
-        p_k = jax.lax.dynamic_index_in_dim(prob, k, axis=-2, keepdims=False)
-        return p_k[..., None] * table.at[s_k * num_runs + runs].get(mode="promise_in_bounds")
-
-    return jnp.moveaxis(_sum_successors(succ.shape[-2], term), -1, 0)
+def _gather(vector: jax.Array, index: jax.Array) -> jax.Array:
+    """``vector[index]`` for in-range indices (no wrapping of negative ones, no clamping)."""
+    numbers = jax.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    return jax.lax.gather(
+        vector, index[..., None], numbers, (1,), mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    )
 
 
 def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array, run_axes: int) -> jax.Array:
