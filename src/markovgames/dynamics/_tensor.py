@@ -112,6 +112,10 @@ def _marginal_spec(num_players: int, player: int, run_axes: int) -> str:
 
 def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_players: int, run_axes: int) -> jax.Array:
     """``sum_{a_-i} x_i(., b, a_-i) J_{-i}(., a_-i)`` where ``J_{-i}`` marginalises ``J`` over player ``i``."""
+    axes = _action_axes(joint.ndim, num_players, run_axes)
+    if math.prod(joint.shape[a] for a in axes) <= FUSED_CONTRACTION_MAX_JOINT:
+        others = small_sum(joint, axes[player], keepdims=True)  # J_{-i}, a singleton at player i's axis
+        return small_sum(x_i * others, tuple(a for k, a in enumerate(axes) if k != player))
     return jnp.einsum(_marginal_spec(num_players, player, run_axes), x_i, joint, optimize="greedy")
 
 
@@ -125,4 +129,11 @@ def _swap_spec(num_players: int, player: int, run_axes: int) -> str:
 
 def swap_expectation(joint: jax.Array, x_i: jax.Array, player: int, num_players: int, run_axes: int) -> jax.Array:
     """``M[a, b] = sum_{a_-i} J(., a, a_-i) x_i(., b, a_-i)``, shape ``batch + (A_i, A_i, R)``."""
+    axes = _action_axes(joint.ndim, num_players, run_axes)
+    if math.prod(joint.shape[a] for a in axes) <= FUSED_CONTRACTION_MAX_JOINT:
+        own = axes[player]
+        # (..., a, b, ...) with a from J and b from x_i, then the other players' axes summed out
+        # (those after player i's shift by one, past the new b axis).
+        product = jnp.expand_dims(joint, own + 1) * jnp.expand_dims(x_i, own)
+        return small_sum(product, tuple(a if k < player else a + 1 for k, a in enumerate(axes) if k != player))
     return jnp.einsum(_swap_spec(num_players, player, run_axes), joint, x_i, optimize="greedy")
