@@ -136,7 +136,7 @@ PLAYERS_T = {  # per N = 2..6: the rate falls with the joint action count 2^N
     "stage_cce": (2_000_000, 800_000, 500_000, 400_000, 200_000),
     "smooth_cce": (400_000, 300_000, 120_000, 40_000, 25_000),
 }
-LARGE_T = {"smooth_ce": 8, "stage_cce": 200, "smooth_cce": 8}
+LARGE_T = {"smooth_ce": 16, "stage_cce": 200, "smooth_cce": 16}
 
 QUICK_BATCH_SIZE = 16
 QUICK_BATCH_T = {a: 100 for a in ALGORITHMS}
