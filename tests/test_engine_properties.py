@@ -220,3 +220,29 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
         assert grouped.identity_residual.shape == (5,)
     with pytest.raises(ValueError, match="group_size must be a positive integer"):
         run_batch(games, algorithm, T=5, group_size=0)
+
+
+@pytest.mark.parametrize("algorithm", ["smooth_ce", "smooth_cce"])
+def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
+    """Short float64 horizons carry one array per step through the loop (``split_steps``);
+    forcing the scanned form with stacked arrays gives the same runs, single and batched."""
+    from markovgames.dynamics import _engine
+
+    games = [make_paper_game(), make_random_game(11, 3, 3, 2, (2, 3, 2))]
+    per_step = [run(g, algorithm, T=150, eta=0.3) for g in games]
+    batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
+    assert _engine.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
+    monkeypatch.setattr(_engine, "_UNROLL_HORIZON", 0)
+    _engine.compiled_chunk.cache_clear()
+    try:
+        assert not _engine.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
+        scanned = [run(g, algorithm, T=150, eta=0.3) for g in games]
+        scanned_batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
+    finally:
+        _engine.compiled_chunk.cache_clear()
+    for a, b in [*zip(per_step, scanned), (batch, scanned_batch)]:
+        for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-13)
+        for x, y in zip(a.policies, b.policies):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(a.identity_residual, b.identity_residual, rtol=0, atol=1e-13)

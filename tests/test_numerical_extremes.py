@@ -186,17 +186,20 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
     """Run the engine's own per-iteration step (``_smooth_step``) and emit, at every ``t``, the
     utilities, learner states and policies at the steps ``steps`` (state 0), plus simplex and
     finiteness summaries over all steps and the per-prefix metrics. float64."""
-    from markovgames.dynamics._engine import GameArrays, _smooth_step, init_carry
+    from markovgames.dynamics._engine import GameArrays, _smooth_step, init_carry, split_steps, splits_steps, stack_steps
 
     spec = get_algorithm(algorithm)
     arrays = GameArrays(jnp.asarray(game.rewards), jnp.asarray(game.transitions), jnp.asarray(0, jnp.int32), jnp.asarray(eta))
+    # Short horizons carry one array per step inside the loop (as compiled_chunk does).
+    split = splits_steps(arrays.rewards)
     carry = init_carry(spec, game.shape_key, np.float64)
+    carry = split_steps(carry) if split else carry
     step = _smooth_step(spec, True, True, arrays, run_axes=0)  # one run: no run axis
     hs = jnp.asarray(steps)
 
     def traced(c, x):
-        new, out = step(c, x)
-        c_new = new
+        c_new, out = step(c, x)
+        new = stack_steps(c_new) if split else c_new
         policies = out["policies"]
         emit = {
             "u": tuple(u[hs, 0] for u in new.prediction),  # optimistic: prediction = u^t
@@ -211,7 +214,7 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
 
     xs = jnp.arange(1, T + 1, dtype=jnp.float64)[:, None]
     carry, emitted = jax.jit(lambda c, x: jax.lax.scan(traced, c, x))(carry, xs)
-    return carry, jax.tree_util.tree_map(np.asarray, emitted)
+    return (stack_steps(carry) if split else carry), jax.tree_util.tree_map(np.asarray, emitted)
 
 
 def _engine_exact_errors(algorithm: str, H: int, emitted, sample_ts) -> float:
