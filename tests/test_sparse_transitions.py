@@ -360,3 +360,22 @@ def test_huge_or_unsigned_wrapping_successors_are_refused(tmp_path):
 def test_unknown_key_message_lists_the_sparse_keys(tmp_path):
     data = dict(_sparse_dict(tmp_path), colour="red")
     assert "transition_successors" in _load_error(tmp_path, data)
+
+
+def test_sparse_batch_too_large_for_int32_indices_is_refused():
+    """A batch's runs gather from one flattened ``(S' R)`` vector with int32 indices: a call whose
+    ``S' R`` exceeds int32 is refused with a clear error, not silently wrapped (shapes only)."""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics._value_updates import SparseKernel, apply_transition
+
+    succ = jax.ShapeDtypeStruct((3, 2, 1, 50_000), jnp.int32)
+    prob = jax.ShapeDtypeStruct((3, 2, 1, 50_000), jnp.float32)
+
+    def contract(values):
+        return jax.eval_shape(lambda s, p, v: apply_transition(SparseKernel(s, p), v, 1), succ, prob, values)
+
+    assert contract(jax.ShapeDtypeStruct((2, 40_000, 50_000), jnp.float32)).shape == (2, 3, 2, 50_000)
+    with pytest.raises(ValueError, match=r"50000 sparse runs with 50000 states each .* smaller run_batch group_size"):
+        contract(jax.ShapeDtypeStruct((2, 50_000, 50_000), jnp.float32))

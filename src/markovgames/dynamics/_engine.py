@@ -64,6 +64,10 @@ class GameArrays(NamedTuple):
 
 
 class SmoothCarry(NamedTuple):
+    """The smooth algorithms' loop state, with one run's shapes as :func:`compiled_chunk`'s callers
+    see it (inside the loop, a short float64 game's per-step arrays are tuples over ``h``:
+    :func:`split_steps`)."""
+
     learners: tuple
     prediction: tuple  # per player (H, S, A_i): u^{t-1}
     q: jax.Array  # (H, N, S, A...)

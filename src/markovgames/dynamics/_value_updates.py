@@ -100,6 +100,11 @@ def sparse_transition_parts(p_h: SparseKernel, values: jax.Array, run_axes: int)
     k_axis = -1 - run_axes
     if run_axes:
         num_runs = values.shape[-1]
+        if values.shape[-2] * num_runs > jnp.iinfo(succ.dtype).max:
+            raise ValueError(
+                f"a compiled call of {num_runs} sparse runs with {values.shape[-2]} states each indexes more "
+                f"successor values than {succ.dtype} can address; use a smaller run_batch group_size"
+            )
         runs = jnp.arange(num_runs, dtype=succ.dtype)
 
     def accumulate(vector):
