@@ -49,6 +49,11 @@ def _action_axes(ndim: int, num_players: int, run_axes: int) -> tuple[int, ...]:
     return tuple(range(first, first + num_players))
 
 
+def _fused(x: jax.Array, action_axes: tuple[int, ...]) -> bool:
+    """Whether ``x``'s joint action space is small enough for a broadcast multiply and sum."""
+    return math.prod(x.shape[a] for a in action_axes) <= FUSED_CONTRACTION_MAX_JOINT
+
+
 @lru_cache(maxsize=None)
 def _others_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
@@ -73,7 +78,7 @@ def others_expectation(q_i: jax.Array, policies, player: int, run_axes: int) -> 
     if not others:
         return q_i
     action_axes = _action_axes(q_i.ndim, num_players, run_axes)
-    if math.prod(q_i.shape[a] for a in action_axes) <= FUSED_CONTRACTION_MAX_JOINT:
+    if _fused(q_i, action_axes):
         weighted = q_i
         for k in range(num_players):
             if k != player:
@@ -113,7 +118,7 @@ def _marginal_spec(num_players: int, player: int, run_axes: int) -> str:
 def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_players: int, run_axes: int) -> jax.Array:
     """``sum_{a_-i} x_i(., b, a_-i) J_{-i}(., a_-i)`` where ``J_{-i}`` marginalises ``J`` over player ``i``."""
     axes = _action_axes(joint.ndim, num_players, run_axes)
-    if math.prod(joint.shape[a] for a in axes) <= FUSED_CONTRACTION_MAX_JOINT:
+    if _fused(joint, axes):
         others = small_sum(joint, axes[player], keepdims=True)  # J_{-i}, a singleton at player i's axis
         return small_sum(x_i * others, tuple(a for k, a in enumerate(axes) if k != player))
     return jnp.einsum(_marginal_spec(num_players, player, run_axes), x_i, joint, optimize="greedy")
@@ -130,7 +135,7 @@ def _swap_spec(num_players: int, player: int, run_axes: int) -> str:
 def swap_expectation(joint: jax.Array, x_i: jax.Array, player: int, num_players: int, run_axes: int) -> jax.Array:
     """``M[a, b] = sum_{a_-i} J(., a, a_-i) x_i(., b, a_-i)``, shape ``batch + (A_i, A_i, R)``."""
     axes = _action_axes(joint.ndim, num_players, run_axes)
-    if math.prod(joint.shape[a] for a in axes) <= FUSED_CONTRACTION_MAX_JOINT:
+    if _fused(joint, axes):
         own = axes[player]
         # (..., a, b, ...) with a from J and b from x_i, then the other players' axes summed out
         # (those after player i's shift by one, past the new b axis).
