@@ -226,36 +226,57 @@ def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
         run_batch([games[0], games[1].to_dense()], algorithm, T=5)
 
 
-@settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 4), runs=st.sampled_from([0, 1, 3]), states=st.sampled_from([5, 40]))
-def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states):
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    k=st.integers(1, 4),
+    runs=st.sampled_from([0, 1, 3]),
+    states=st.sampled_from([5, 40]),
+    block=st.sampled_from([None, 1, 2, 3]),
+)
+def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
     """``apply_transition`` (sparse and dense forms; a single run without a run axis, or a batch
     of one or several runs side by side, each with its own kernel) equals the per-run einsum of
-    the dense kernel. ``states = 40`` takes the dense matrix-multiply path, ``5`` the fused one."""
+    the dense kernel, at either step of a two-step kernel. ``states = 40`` takes the dense
+    matrix-multiply path, ``5`` the fused one; ``block`` forces the sparse contraction to go by
+    blocks of that many states (5 and 40 states leave a shorter last block for 2 and 3), as it
+    does on large games, rather than the whole step at once (``None``)."""
     import jax
     import jax.numpy as jnp
 
-    from markovgames.dynamics._value_updates import SparseKernel, apply_transition
+    from markovgames.dynamics import _value_updates
+    from markovgames.dynamics._value_updates import SparseKernel, apply_transition, kernel_step
 
     run_axes = 1 if runs else 0  # runs = 0: a single run, whose arrays have no run axis
-    games = [random_game(2, 1, states, (2, 3), seed_or_rng=seed + r, num_successors=k) for r in range(max(runs, 1))]
+    games = [random_game(2, 2, states, (2, 3), seed_or_rng=seed + r, num_successors=k) for r in range(max(runs, 1))]
     rng = np.random.default_rng(seed)
     values = rng.random((6, states, len(games)))  # (M, S', R): the run axis is last inside the engine
-    expected = np.stack(
-        [np.einsum("sabt,mt->msab", g.transitions[0], values[..., r]) for r, g in enumerate(games)], axis=-1
-    )
-    with jax.enable_x64(True):
-        successors = np.stack([g.sparse_transitions.successors[0] for g in games], axis=-1).astype(np.int32)
-        probabilities = np.stack([g.sparse_transitions.probabilities[0] for g in games], axis=-1)
+    if block is not None:
+        # Bytes of one state's successor rows: A_0 A_1 K R entries of an int32 and a float64.
+        state_bytes = 2 * 3 * k * max(runs, 1) * 12
+        block_bytes = block * state_bytes
+    else:
+        block_bytes = _value_updates._SPARSE_BLOCK_BYTES
+    with jax.enable_x64(True), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_value_updates, "_SPARSE_BLOCK_BYTES", block_bytes)
+        successors = np.stack([g.sparse_transitions.successors for g in games], axis=-1).astype(np.int32)
+        probabilities = np.stack([g.sparse_transitions.probabilities for g in games], axis=-1)
         sparse = SparseKernel(jnp.asarray(successors), jnp.asarray(probabilities))
-        dense = jnp.asarray(np.stack([g.transitions[0] for g in games], axis=-1))
-        for kernel in (sparse, dense):
-            if not run_axes:
-                kernel, v, want = jax.tree_util.tree_map(lambda x: x[..., 0], kernel), values[..., 0], expected[..., 0]
-            else:
-                v, want = values, expected
-            got = np.asarray(apply_transition(kernel, jnp.asarray(v), run_axes))
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+        dense = jnp.asarray(np.stack([g.transitions for g in games], axis=-1))
+        for h in range(2):
+            expected = np.stack(
+                [np.einsum("sabt,mt->msab", g.transitions[h], values[..., r]) for r, g in enumerate(games)], axis=-1
+            )
+            for kernel in (sparse, dense):
+                if not run_axes:
+                    kernel, v, want = jax.tree_util.tree_map(lambda x: x[..., 0], kernel), values[..., 0], expected[..., 0]
+                else:
+                    v, want = values, expected
+                # The step as a Python int (unrolled loops) and as a traced one (scanned loops).
+                got = np.asarray(apply_transition(kernel_step(kernel, h), jnp.asarray(v), run_axes))
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+                traced = jax.jit(lambda step: apply_transition(kernel_step(kernel, step), jnp.asarray(v), run_axes))
+                np.testing.assert_allclose(np.asarray(traced(h)), want, rtol=0, atol=1e-14)
 
 
 def test_large_games_howto_runs(tmp_path, monkeypatch):
@@ -276,7 +297,8 @@ def test_large_games_howto_runs(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce"])
 def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch):
-    """The loops large games take (steps scanned, successors in a fori_loop) give the same numbers."""
+    """The loops large games take (steps scanned, successors in a fori_loop, each step's sparse
+    contraction in blocks of states, with a shorter last block) give the same numbers."""
     from markovgames.dynamics import _engine, _output_metrics, _value_updates
 
     game = _sparse_game(seed=4, k=3)
@@ -285,6 +307,10 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
     small_batch = run_batch(games, algorithm, T=60, etas=[0.3, 0.2])
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
     monkeypatch.setattr(_value_updates, "_UNROLL_SUCCESSORS", 1)
+    monkeypatch.setattr(_engine, "_UNROLL_HORIZON", 0)
+    # One state's rows take 432 bytes in a single run and 864 in the batch of two: blocks of 2
+    # states (3 blocks and a last one of 1 of the 7 states) and of 1 state.
+    monkeypatch.setattr(_value_updates, "_SPARSE_BLOCK_BYTES", 900)
     _engine.compiled_chunk.cache_clear()
     try:
         large = run(game, algorithm, T=60, eta=0.3)
@@ -368,13 +394,13 @@ def test_sparse_batch_too_large_for_int32_indices_is_refused():
     import jax
     import jax.numpy as jnp
 
-    from markovgames.dynamics._value_updates import SparseKernel, apply_transition
+    from markovgames.dynamics._value_updates import SparseKernel, apply_transition, kernel_step
 
-    succ = jax.ShapeDtypeStruct((3, 2, 1, 50_000), jnp.int32)
-    prob = jax.ShapeDtypeStruct((3, 2, 1, 50_000), jnp.float32)
+    succ = jax.ShapeDtypeStruct((1, 3, 2, 1, 50_000), jnp.int32)  # one step
+    prob = jax.ShapeDtypeStruct((1, 3, 2, 1, 50_000), jnp.float32)
 
     def contract(values):
-        return jax.eval_shape(lambda s, p, v: apply_transition(SparseKernel(s, p), v, 1), succ, prob, values)
+        return jax.eval_shape(lambda s, p, v: apply_transition(kernel_step(SparseKernel(s, p), 0), v, 1), succ, prob, values)
 
     assert contract(jax.ShapeDtypeStruct((2, 40_000, 50_000), jnp.float32)).shape == (2, 3, 2, 50_000)
     with pytest.raises(ValueError, match=r"50000 sparse runs with 50000 states each .* smaller run_batch group_size"):

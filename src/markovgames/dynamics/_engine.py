@@ -46,7 +46,7 @@ from ..learners import Learner, blum_mansour, optimistic_hedge
 from ._algorithms import Algorithm
 from ._output_metrics import smooth_metric_step, stacked_targets, stage_index_quantities
 from ._tensor import joint_expectation, joint_product, others_expectation
-from ._value_updates import SparseKernel, kernel_step, smooth_q_update, stage_q_update
+from ._value_updates import SparseKernel, kernel_step, scanned_step, smooth_q_update, stage_q_update, step_inputs
 
 __all__ = ["GameArrays", "SmoothCarry", "StageCarry", "init_carry", "compiled_chunk", "make_learner", "stage_prefix_metrics"]
 
@@ -210,9 +210,9 @@ def _smooth_step(algorithm: Algorithm, optimistic: bool, record: bool, game: Gam
             running_m, running_d = tuple(zip(*running_m)), tuple(zip(*running_d))  # per player, per step
             stacked_q = jnp.stack(q)
         else:
-            xs = (game.rewards, game.transitions, carry.q, policies, carry.running_m, carry.running_d, carry.running_value)
+            xs = (game.rewards, step_inputs(game.transitions), carry.q, policies, carry.running_m, carry.running_d, carry.running_value)
             top, (q, (running_m, running_d, running_value), residual) = jax.lax.scan(
-                backward,
+                lambda nxt, xs: backward(nxt, (xs[0], scanned_step(game.transitions, xs[1]), *xs[2:])),
                 (zeros, zeros, zeros, zeros),
                 xs,
                 reverse=True,

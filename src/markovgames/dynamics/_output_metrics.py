@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from .._small_axes import small_max, small_sum
 from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
-from ._value_updates import SparseKernel, apply_transition, kernel_step, sparse_transition_parts
+from ._value_updates import SparseStep, apply_transition, kernel_step, scanned_step, sparse_transition_parts, step_inputs
 
 __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
 
@@ -42,7 +42,7 @@ _SCAN_STEPS_ABOVE_ENTRIES = 4096
 def stacked_targets(r_h, p_h, next_values, run_axes: int):
     """``r_h + P_h X`` for several stacked next-step quantities ``X`` (each ``(N, S', R)``), one contraction."""
     num_players = r_h.shape[0]
-    if isinstance(p_h, SparseKernel):
+    if isinstance(p_h, SparseStep):
         # One gather-and-accumulate per vector; each quantity's are stacked on their own, so no
         # consumer slices (and recomputes) an accumulation it does not use.
         parts = sparse_transition_parts(p_h, jnp.concatenate(next_values, axis=0), run_axes)
@@ -128,7 +128,7 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities, run
         # (unrolled, XLA kept every step's: 1.3 GB of temporaries on a 10^4-state game).
         def body(nxt, xs):
             r_h, p_h, jbar, later = xs
-            own = one_step(r_h, p_h, jbar, nxt if next_quantities is None else later)
+            own = one_step(r_h, scanned_step(transitions, p_h), jbar, nxt if next_quantities is None else later)
             return own, own
 
         if next_quantities is None:
@@ -136,7 +136,7 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities, run
         else:
             # Step h uses the next stage's quantities at h + 1 (zero beyond the horizon).
             later = tuple(jnp.concatenate([q[1:], zeros[None]], axis=0) for q in next_quantities)
-        _, out = jax.lax.scan(body, (zeros, zeros, zeros), (rewards, transitions, joint_avg, later), reverse=True)
+        _, out = jax.lax.scan(body, (zeros, zeros, zeros), (rewards, step_inputs(transitions), joint_avg, later), reverse=True)
         return out
 
     out_v, out_b, out_w = [None] * horizon, [None] * horizon, [None] * horizon
