@@ -99,6 +99,61 @@ def test_existing_output_directory_is_refused_unless_overwrite(tmp_path, capsys)
     assert not (out / "something").exists() and (out / "metrics.json").exists()
 
 
+@pytest.mark.parametrize("command", [["run", "--algorithm", "smooth_cce", "-T", "10"], ["solve", "--concept", "ce"]])
+@pytest.mark.parametrize("out", [".", "..", "sub/.."])
+def test_output_directory_containing_the_working_directory_is_refused(tmp_path, monkeypatch, capsys, command, out):
+    """A run replaces its whole output directory: ``--out .`` (or an ancestor of the working
+    directory), even with ``--overwrite``, is refused before any work and deletes nothing (it
+    once emptied the working directory and then failed)."""
+    here = tmp_path / "here"
+    (here / "sub").mkdir(parents=True)
+    (here / "precious.txt").write_text("keep me")
+    monkeypatch.chdir(here)
+    argv = [command[0], "--game", "paper", *command[1:], "--out", out, "--overwrite", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out}: is the current directory or contains it" in err and err.count("\n") == 1
+    assert (here / "precious.txt").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here"]  # no staging directory either
+
+
+def test_learning_rate_beyond_what_the_dtype_resolves_is_refused(tmp_path, capsys):
+    """A learning rate whose logits ``eta (T + H)`` the dtype cannot resolve is refused up front,
+    naming ``--eta`` and the largest rate allowed (once such a run printed NaN and exited 0)."""
+    from markovgames.dynamics import max_learning_rate
+
+    limit = max_learning_rate(1000, 2, "float64")
+    for eta, dtype in ((1e18, "float64"), (2 * max_learning_rate(1000, 2, "float32"), "float32")):
+        argv = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "1000", "--eta", str(eta),
+                "--dtype", dtype, "--out", str(tmp_path / "o"), "--quiet"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("markovgames: error: --eta:") and "at most" in err
+    assert not (tmp_path / "o").exists()
+    assert f"{limit:.3g}" in str(pytest.raises(ValueError, run, make_paper_game(), "stage_cce", 1000, 1e18).value)
+
+
+def test_runs_too_large_for_memory_or_disk_are_refused_up_front(tmp_path, monkeypatch, capsys):
+    """The per-prefix curves must fit in memory and the trajectory on the output's disk: checked
+    before the run (a T of 2e9 once ran until it ran out of memory)."""
+    import collections
+    import os
+
+    from markovgames.cli import _run as cli_run
+
+    page = 4096
+    monkeypatch.setattr(os, "sysconf", lambda name: page if name == "SC_PAGE_SIZE" else 2**30 // page)  # 1 GiB
+    argv = ["run", "--game", "paper", "--algorithm", "stage_cce", "--out", str(tmp_path / "o"), "--quiet"]
+    assert main(argv + ["-T", "1e8", "--no-trajectory"]) == 2  # 2 x 1e8 x 3 x 2 x 8 bytes = 9.6 GB
+    assert "-T: keeping the value and the certified bounds of all 100000000 prefixes" in capsys.readouterr().err
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(cli_run.shutil, "disk_usage", lambda path: usage(2**20, 0, 2**20))  # 1 MiB free
+    assert main(argv + ["-T", "1e5"]) == 2  # trajectory: 1e5 x H S (A_0 + A_1) x 8 bytes = 12.8 MB
+    assert "-T: the trajectory of 100000 iterations takes" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main(argv + ["-T", "1000"]) == 0  # small runs pass both checks
+
+
 def test_console_script_exit_code_and_no_traceback(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", "x", "-T", "5", "--out", str(tmp_path / "o")],

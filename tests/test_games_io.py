@@ -283,6 +283,22 @@ def test_byte_limit(tmp_path):
     assert "more than the limit of 100 bytes" in _load_error(npz, max_bytes=100)
 
 
+def test_default_byte_limit_is_for_json_only(tmp_path, monkeypatch):
+    """By default a JSON file over the limit is refused, but an ``.npz`` one is not: its arrays
+    are bounded by ``max_entries`` on their declared shapes (large games are ``.npz`` files of
+    several hundred MiB, over the JSON limit)."""
+    from markovgames.games import _io
+
+    json_path = save_game(paper_game(), tmp_path / "g.json")
+    npz = save_game(paper_game(), tmp_path / "g.npz")
+    monkeypatch.setattr(_io, "DEFAULT_MAX_FILE_BYTES", min(json_path.stat().st_size, npz.stat().st_size) - 1)
+    assert "more than the limit of" in _load_error(json_path)
+    assert load_game(npz) == paper_game()
+    assert "more than the limit of" in _load_error(npz, max_bytes=10)
+    with pytest.raises(GameFileError, match="max_entries"):
+        load_game(npz, max_entries=4)
+
+
 # -------------------------------------------------------------- JSON: structure
 
 
@@ -438,6 +454,12 @@ def test_astronomical_declared_sizes(tmp_path):
     data = _paper_dict()
     data["num_actions"] = [10**9, 10**9]
     assert "give 8000000000000000000 entries" in _load_error(_write_json(tmp_path / "g.json", data))
+    data["num_actions"] = [10**200, 10**200]  # echoed by their length, not in full
+    assert "A=[100... (201 digits), 100... (201 digits)]) give 800... (401 digits) entries" in _load_error(
+        _write_json(tmp_path / "g.json", data)
+    )
+    data["num_actions"], data["format_version"] = [2, 2], True
+    assert _load_error(_write_json(tmp_path / "g.json", data)).startswith("format_version = true is not supported")
 
 
 def test_max_entries_user_settable(tmp_path):

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from conftest import make_paper_game, make_random_game
 from markovgames import MarkovGame
-from markovgames.dynamics import get_algorithm, oftrl_decay, run_batch
+from markovgames.dynamics import get_algorithm, max_learning_rate, oftrl_decay, run_batch
 from markovgames.learners import (
     blum_mansour,
     log_barrier_argmax,
@@ -449,7 +449,9 @@ _ENGINE_CASES = [("smooth_ce", _ENGINE_SHAPES[0])] + [
 )
 def test_engine_extreme_learning_rates_and_rewards(algorithm, shape):
     games = _extreme_games(shape)
-    etas = [1e-4, 1e-2, 1.0, 1e3]
+    # Up to the largest rate a run accepts: logits eta (T + H) of 8 / eps, where XLA's two
+    # roundings of a softmax's logits differ by a few units (the softmax and the log barrier clamp).
+    etas = [1e-4, 1e-2, 1.0, 1e3, max_learning_rate(120, shape[1])]
     batch_games = [g for g in games for _ in etas]
     batch_etas = etas * len(games)
     result = run_batch(batch_games, algorithm, T=120, etas=batch_etas, record_trajectory=True)

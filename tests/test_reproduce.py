@@ -34,7 +34,13 @@ def test_reproduce_writes_everything(tmp_path):
     for stem in ("figure1_gap", "figure2_gap_times_T", "figure3_optimism"):
         assert {f"{stem}.png", f"{stem}.pdf"} <= names
     assert {"curves.csv", "curves.parquet", "exact_gaps.csv", "exact_gaps.parquet", "REPORT.md", "summary.json"} <= names
-    assert len(result.claims) == 4 and all(isinstance(c["holds"], bool) for c in result.claims)
+    assert len(result.claims) == 4
+    # At T = 200 the last two decades do not reach back to T' = 10: the slope claims are undecided,
+    # and the report says why rather than "does not hold".
+    assert [c["holds"] for c in result.claims[:3]] == [None, None, None]
+    assert isinstance(result.claims[3]["holds"], bool)
+    report = (out / "REPORT.md").read_text()
+    assert report.count("**undecided**") == 3 and "T = 200 is too short" in report
     with open(out / "curves.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     table = pq.read_table(out / "curves.parquet").to_pylist()
@@ -52,6 +58,27 @@ def test_reproduce_writes_everything(tmp_path):
                 assert row["exact_ce_gap"] >= -1e-12
     report = (out / "REPORT.md").read_text()
     assert "## Verdicts" in report and ("**holds**" in report or "**does not hold**" in report)
+    assert "figure3_optimism" in report and "exact_gaps" in report
+
+
+def test_reproduce_leaves_no_file_of_an_earlier_one_and_lists_only_its_own(tmp_path):
+    """Rerun into the same directory without exact gaps and baselines: the earlier run's
+    ``exact_gaps`` and ``figure3`` (of another T) are gone, and the report lists neither."""
+    out = tmp_path / "repro"
+    reproduce(out, T=100, exact=True, baselines=True)
+    assert {"exact_gaps.csv", "figure3_optimism.png"} <= {p.name for p in out.iterdir()}
+    result = reproduce(out, T=120, exact=False, baselines=False)
+    names = {p.name for p in out.iterdir()}
+    assert not any(n.startswith(("exact_gaps", "figure3")) for n in names), names
+    assert names == {p.name for p in result.files}
+    files_section = (out / "REPORT.md").read_text().split("## Files")[1]
+    assert "figure3" not in files_section and "exact_gaps" not in files_section
+
+
+def test_reproduce_decides_the_slope_claims_from_T_1000(tmp_path):
+    result = reproduce(tmp_path / "r", T=1000, exact=False, baselines=False)
+    assert all(isinstance(c["holds"], bool) and not c.get("undecided") for c in result.claims)
+    assert "**undecided**" not in (tmp_path / "r" / "REPORT.md").read_text()
 
 
 def test_reproduce_cli_rejects_bad_T(tmp_path, capsys):

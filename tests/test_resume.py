@@ -81,3 +81,66 @@ def test_cli_kill_9_and_resume(tmp_path):
         np.testing.assert_array_equal(a, b)
     metrics = json.loads((out / "metrics.json").read_text())
     assert [c["T"] for c in metrics["checkpoints"]] == [1, 1000, 100000, 300000]
+
+
+def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, monkeypatch, capsys):
+    """``--resume`` after the game file changed is refused with exit 2, and the interrupted run's
+    saved state stays for a later ``--resume`` (it was once deleted with the refusal)."""
+    import contextlib
+
+    from markovgames.cli import _run as cli_run
+    from markovgames.games import save_game
+
+    game_file = save_game(make_paper_game(), tmp_path / "g.json")
+    out = tmp_path / "run"
+    args = ["run", "--game", str(game_file), "--algorithm", "stage_cce", "-T", "2000", "--checkpoint-every", "100",
+            "--out", str(out), "--quiet"]
+
+    @contextlib.contextmanager
+    def interrupted(total, description, enabled):
+        def advance(done):
+            if done >= 500:
+                raise KeyboardInterrupt
+
+        yield advance
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cli_run, "iteration_progress", interrupted)
+        assert main(args) == 130
+    state = staging_directory(out) / "state.npz"
+    assert state.exists() and not out.exists()
+    changed = json.loads(game_file.read_text())
+    changed["rewards"][0][0][0][0][0] = 0.5
+    game_file.write_text(json.dumps(changed))
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "belongs to a different run" in err and "is kept" in err and "--overwrite" in err
+    assert state.exists() and not out.exists()
+    assert main(args + ["--overwrite"]) == 0  # starting over replaces it
+    assert out.exists() and not staging_directory(out).exists()
+
+
+def test_cli_sigterm_is_an_interruption(tmp_path):
+    """SIGTERM ends a run as Ctrl-C does: exit 130, the saved state kept for ``--resume``; a run
+    without saved state leaves no partial directory behind."""
+    for checkpointed in (True, False):
+        out = tmp_path / f"run{checkpointed}"
+        args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(out), "--quiet",
+                "--no-trajectory"] + (["--checkpoint-every", "10000"] if checkpointed else [])
+        proc = subprocess.Popen([sys.executable, "-m", "markovgames", *args], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        staging = staging_directory(out)
+        wanted = staging / "state.npz" if checkpointed else staging
+        deadline = time.time() + 120
+        while not wanted.exists() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run finished before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "interrupted" in err
+        assert not out.exists()
+        assert staging.exists() == checkpointed
+    resume = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(tmp_path / "runTrue"),
+              "--quiet", "--no-trajectory", "--checkpoint-every", "10000", "--resume"]
+    assert main(resume) == 0 and (tmp_path / "runTrue" / "metrics.json").exists()

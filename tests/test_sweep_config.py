@@ -66,6 +66,8 @@ def load(tmp_path, text=BASE, overrides=()):
         (("etas = [0.1, 0.2]", "etas = [0.1, -2]"), "sweep.toml: etas[1]: a learning rate is a positive number or 'theory', got -2"),
         (("etas = [0.1, 0.2]", 'etas = [0.1, "fast"]'), "sweep.toml: etas[1]: a learning rate is a positive number or 'theory'"),
         (("etas = [0.1, 0.2]", "etas = [0.1, 0.1]"), "sweep.toml: etas: repeated learning rate"),
+        (("etas = [0.1, 0.2]", "etas = [0.1, 1e300]"), "sweep.toml: etas[1]: learning rate 1e+300 is too large for T = 100 in float64 (at most 3.6e+14"),
+        (("optimistic = [true, false]}", "optimistic = [true, false], etas = [1e15]}"), "sweep.toml: algorithms[2].etas[0]: learning rate 1e+15 is too large"),
         (("seeds = 3", "seeds = -1"), "sweep.toml: seeds: expected a positive integer, got -1"),
         (("T = 100", "T = 100\ncheckpoints = [10, 500]"), "sweep.toml: checkpoints: 500 is beyond T = 100"),
         (("T = 100", "T = 100\ncheckpoints = \"every\""), "sweep.toml: checkpoints: expected 'log', 'decades' or a list"),

@@ -384,3 +384,22 @@ def test_sweep_over_sparse_random_games(tmp_path):
         assert game.is_sparse
         single = run(game, "smooth_cce", T=40, eta=0.2, record_trajectory=False)
         np.testing.assert_allclose(r["certified_cce_gap"], single.certified_cce_gap[-1], rtol=0, atol=1e-12)
+
+
+def test_unreachable_ray_address_is_refused_at_once(tmp_path, capsys):
+    """``--address`` where no Ray cluster answers is one error line naming it (``ray.init`` would
+    retry for minutes and ignore Ctrl-C); Ray need not be installed for the check."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(_sweep.SweepConfigError, match=rf"^--address {address}: no Ray cluster answers there"):
+            _sweep._check_reachable(address, timeout=5.0)
+    with socket.socket() as server:  # and a listening one passes
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        _sweep._check_reachable(f"127.0.0.1:{server.getsockname()[1]}", timeout=5.0)
+    for address in (None, "auto", "local"):
+        _sweep._check_reachable(address)

@@ -26,11 +26,13 @@ class CliError(Exception):
         return self.message
 
 
-def check_output_directory(out, option: str = "--out") -> None:
+def check_output_directory(out, option: str = "--out", replaces: bool = False) -> None:
     """Refuse an output directory that cannot be created, before any work is done.
 
     ``out`` may exist (then it must be a directory; what may be in it is the command's
-    business) or not (then its nearest existing ancestor must be a writable directory).
+    business) or not (then its nearest existing ancestor must be a writable directory). With
+    ``replaces`` (a command that replaces the whole directory when done), it must not be the
+    working directory or one that contains it.
     Without this check the failure would surface late, naming a temporary path the user
     never gave.
 
@@ -43,6 +45,12 @@ def check_output_directory(out, option: str = "--out") -> None:
     from pathlib import Path
 
     out = Path(out)
+    here = Path.cwd().resolve()
+    if replaces and (out.resolve() == here or out.resolve() in here.parents):
+        raise CliError(
+            f"{option} {out}: is the current directory or contains it; the command replaces its whole "
+            "output directory, so name a new one (e.g. runs/NAME)"
+        )
     if out.exists():
         if not out.is_dir():
             raise CliError(f"{option} {out}: exists and is not a directory")

@@ -35,7 +35,7 @@ def add_evaluate_parser(subparsers):
     p.add_argument("-T", dest="T", default=None, help="the prefix T' to evaluate (default: the run's T)")
     p.add_argument("--exact", action="store_true", help="compute the exact CE and CCE gaps")
     p.add_argument("--max-work", type=float, default=DEFAULT_MAX_WORK, help="refuse exact evaluations above this work estimate")
-    p.add_argument("--monte-carlo", type=int, default=None, metavar="N", help="also estimate values from N sampled episodes")
+    p.add_argument("--monte-carlo", default=None, metavar="N", help="also estimate values from N sampled episodes (1e5 allowed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo sampler (default 0)")
     p.add_argument("--out", default=None, help="where to write the JSON (default: RUN_DIR/evaluation.json)")
     p.add_argument("--quiet", action="store_true", help="no table")
@@ -109,15 +109,18 @@ def evaluate_run_directory(
         if monte_carlo < 2:
             raise CliError(f"--monte-carlo: need at least 2 episodes, got {monte_carlo}")
         mc = {"episodes": int(monte_carlo), "seed": int(seed)}
-        est = monte_carlo_value(stored.game, policy, monte_carlo, seed)
+        # Independent streams for the value and the two deviations, and for different seeds
+        # (seed, seed + 1, seed + 2 would share streams with the next seeds' estimates).
+        value_stream, ce_stream, cce_stream = np.random.SeedSequence(seed).spawn(3)
+        est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream)
         mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
         if ce_res is not None:
             i = ce_res.player
-            dev = monte_carlo_value(stored.game, policy, monte_carlo, seed + 1, ce_res.modification)
+            dev = monte_carlo_value(stored.game, policy, monte_carlo, ce_stream, ce_res.modification)
             mc["ce_deviation_player"] = i
             mc["ce_deviation_value_mean"], mc["ce_deviation_value_stderr"] = float(dev.mean[i]), float(dev.stderr[i])
             j = cce_res.player
-            dev = monte_carlo_value(stored.game, policy, monte_carlo, seed + 2, cce_res.deviation)
+            dev = monte_carlo_value(stored.game, policy, monte_carlo, cce_stream, cce_res.deviation)
             mc["cce_deviation_player"] = j
             mc["cce_deviation_value_mean"], mc["cce_deviation_value_stderr"] = float(dev.mean[j]), float(dev.stderr[j])
         report["monte_carlo"] = mc
@@ -127,6 +130,11 @@ def evaluate_run_directory(
 
 def _handle(args) -> int:
     T_prime = None if args.T is None else parse_T(args.T)
+    episodes = None if args.monte_carlo is None else parse_T(args.monte_carlo, "--monte-carlo")
+    if args.seed < 0:
+        raise CliError(f"--seed: must be a non-negative integer, got {args.seed}")
+    if not args.max_work > 0:  # also refuses nan
+        raise CliError(f"--max-work: must be a positive number, got {args.max_work}")
     run_dir = Path(args.run_dir)
     out = Path(args.out) if args.out else run_dir / "evaluation.json"
     # Checked before the (possibly long) evaluation; the write names --out, not its temporary file.
@@ -135,7 +143,7 @@ def _handle(args) -> int:
     if args.out and not out.parent.is_dir():
         raise CliError(f"--out {out}: {out.parent} is not an existing directory")
     report = evaluate_run_directory(
-        run_dir, T_prime, exact=args.exact, monte_carlo=args.monte_carlo, seed=args.seed, max_work=args.max_work
+        run_dir, T_prime, exact=args.exact, monte_carlo=episodes, seed=args.seed, max_work=args.max_work
     )
     try:
         atomic_write_text(out, json.dumps(report, indent=2) + "\n")

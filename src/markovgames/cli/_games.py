@@ -33,6 +33,7 @@ from ..games import (
     BUILTIN_GAMES,
     DEFAULT_MAX_FILE_BYTES,
     GAME_FILE_SUFFIXES,
+    GameValidationError,
     MAX_GAME_ENTRIES,
     REWARD_DISTRIBUTIONS,
     MarkovGame,
@@ -144,9 +145,10 @@ def _add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-bytes",
         type=int,
-        default=DEFAULT_MAX_FILE_BYTES,
+        default=None,
         metavar="N",
-        help="refuse game files larger than N bytes (default %(default)s)",
+        help=f"refuse game files larger than N bytes (default: {DEFAULT_MAX_FILE_BYTES} for JSON; "
+        ".npz files are bounded by --max-entries)",
     )
     p.add_argument(
         "--max-entries",
@@ -252,10 +254,24 @@ def cmd_random(args: argparse.Namespace) -> int:
         raise CliError(f"--concentration: must be positive, got {args.concentration}")
     if args.successors is not None and not 1 <= args.successors <= args.states:
         raise CliError(f"--successors: must be in 1..--states = {args.states}, got {args.successors}")
+    if not 0 <= args.initial_state < args.states:
+        raise CliError(f"--initial-state: must be in 0..{args.states - 1} (--states {args.states}), got {args.initial_state}")
     _check_limits(args)
     actions = _parse_actions(args.actions, args.players)
     out = _check_out(args.out, args.force)
-    game = random_game(
+    try:
+        game = _random_game(args, actions)
+    except GameValidationError as err:
+        if "max_entries" in str(err):  # the only limit the user sets here: name its option
+            raise CliError(f"{err} (--max-entries {args.max_entries})") from None
+        raise
+    save_game(game, out)
+    print(f"wrote {out} ({game.name}: {_sizes(game)})")
+    return 0
+
+
+def _random_game(args: argparse.Namespace, actions):
+    return random_game(
         args.players,
         args.horizon,
         args.states,
@@ -268,9 +284,6 @@ def cmd_random(args: argparse.Namespace) -> int:
         max_entries=args.max_entries,
         num_successors=args.successors,
     )
-    save_game(game, out)
-    print(f"wrote {out} ({game.name}: {_sizes(game)})")
-    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     _enable_compilation_cache()
+    previous = _terminate_as_interrupt()
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
@@ -104,7 +106,27 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
+            message = f"{message}; {note}"
         if isinstance(err, OSError) and err.filename and str(err.filename) not in message:
             message = f"{err.filename}: {message}"
         print(f"markovgames: error: {message}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_interrupt():
+    """Treat SIGTERM (``kill``, a scheduler's stop) as Ctrl-C, so that a command cleans up as
+    after an interruption (an interrupted run keeps its saved state and drops its partial files)
+    instead of dying where it stands. Returns the handler it replaced (``None`` off the main thread)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt) or signal.SIG_DFL

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..dynamics import max_learning_rate
 from ..experiments import reproduce
+from ..games import paper_game
 from ._errors import CliError, check_output_directory
 from ._run import parse_T
 
@@ -38,6 +40,9 @@ def _handle(args) -> int:
         raise CliError(f"--eta: expected a positive number, got {args.eta!r}") from None
     if not eta > 0 or eta == float("inf"):
         raise CliError(f"--eta: must be a positive finite number, got {args.eta!r}")
+    limit = max_learning_rate(T, paper_game().horizon)
+    if eta > limit:
+        raise CliError(f"--eta: {eta:g} is too large for -T {T}; at most {limit:.3g}")
     check_output_directory(args.out)
     # A reproduction replaces its own files in place; it must not mix them into a run or a sweep.
     for foreign in ("metrics.json", "manifest.json"):
@@ -59,7 +64,9 @@ def _handle(args) -> int:
     )
     out = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     for claim in result.claims:
-        mark = "[green]holds[/green]" if claim["holds"] else "[red]does not hold[/red]"
+        mark = {True: "[green]holds[/green]", False: "[red]does not hold[/red]", None: "[yellow]undecided[/yellow]"}[
+            claim["holds"]
+        ]
         out.print(f"- {claim['claim']}: {mark} ({claim['evidence']} gaps)")
     out.print(f"Report: {result.out_dir / 'REPORT.md'}")
     return 0

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shutil
 import sys
+from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ..dynamics import ALGORITHMS, DTYPES, run
+from ..dynamics import ALGORITHMS, DTYPES, max_learning_rate, run
 from ..experiments import (
     CONFIG_FILE,
     STATE_FILE,
@@ -22,7 +25,7 @@ from ..experiments import (
     prepare_output_directory,
     write_run_directory,
 )
-from ..games import resolve_game
+from ..games import BUILTIN_GAMES, resolve_game
 from ._errors import CliError, check_output_directory
 from ._progress import iteration_progress
 
@@ -32,22 +35,24 @@ __all__ = ["add_run_parser", "parse_eta", "parse_T", "MAX_T"]
 MAX_T = 2**31 - 1
 
 
-def parse_T(text: str) -> int:
-    """``-T``: a positive integer; ``1e5`` style is accepted when it is an exact integer."""
+def parse_T(text: str, option: str = "-T") -> int:
+    """``-T`` (or another count ``option``): a positive integer; ``1e5`` style is accepted when it
+    is an exact integer."""
     try:
         value = int(text)
     except ValueError:
         try:
             f = float(text)
         except ValueError:
-            raise CliError(f"-T: expected a positive integer, got {text!r}") from None
+            raise CliError(f"{option}: expected a positive integer, got {text!r}") from None
         if not math.isfinite(f) or f != int(f):
-            raise CliError(f"-T: expected a positive integer, got {text!r}") from None
+            raise CliError(f"{option}: expected a positive integer, got {text!r}") from None
         value = int(f)
     if value < 1:
-        raise CliError(f"-T: must be at least 1, got {value}")
+        raise CliError(f"{option}: must be at least 1, got {value}")
     if value > MAX_T:
-        raise CliError(f"-T: {text} is more than the largest supported T = {MAX_T}")
+        what = "T" if option == "-T" else "value"
+        raise CliError(f"{option}: {text} is more than the largest supported {what} = {MAX_T}")
     return value
 
 
@@ -128,9 +133,17 @@ def _handle_run(args) -> int:
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     game = resolve_game(args.game)
-    check_output_directory(args.out)
+    if isinstance(eta, float) and eta > max_learning_rate(T, game.horizon, args.dtype):
+        raise CliError(
+            f"--eta: {eta:g} is too large for -T {T} in {args.dtype}; at most "
+            f"{max_learning_rate(T, game.horizon, args.dtype):.3g} (the learners' logits eta (T + H) must stay "
+            f"where {args.dtype} resolves them)"
+        )
+    check_output_directory(args.out, replaces=True)
+    _check_resources(game, T, args)
     config = {
-        "game": args.game,
+        # A file's path as written, normalised ("./g.json" and "g.json" are one game to --resume).
+        "game": args.game if args.game in BUILTIN_GAMES else os.path.normpath(args.game),
         "algorithm": args.algorithm,
         "T": T,
         "eta": eta,
@@ -141,9 +154,10 @@ def _handle_run(args) -> int:
         "checkpoint_every": args.checkpoint_every,
         "trajectory_tolerance": args.trajectory_tolerance,
     }
-    staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
-    state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
+    staging = state_file = None
     try:
+        staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
+        state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
         with iteration_progress(T, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
             result = run(
                 game,
@@ -166,23 +180,51 @@ def _handle_run(args) -> int:
         for scratch in (STATE_FILE, CONFIG_FILE):
             (staging / scratch).unlink(missing_ok=True)
         finalize_output_directory(staging, args.out)
-    except KeyboardInterrupt:
-        # With a saved state the run can be resumed; without one the staging area is garbage.
+    except BaseException as err:
+        # A saved state lets the run be resumed (after an interruption, a crash, or a --resume
+        # refused because the game changed); without one the staging area is garbage.
+        if staging is None:
+            raise  # refused before anything was created
         if state_file is None or not state_file.exists():
             shutil.rmtree(staging, ignore_errors=True)
-        raise
-    except MemoryError:
-        # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
-        shutil.rmtree(staging, ignore_errors=True)
-        raise CliError(
-            f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T"
-        ) from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        elif not isinstance(err, KeyboardInterrupt):
+            err.add_note(f"the saved state in {staging} is kept: fix the cause and --resume, or --overwrite to start over")
+        if isinstance(err, MemoryError):
+            # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
+            raise CliError(
+                f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T"
+            ) from None
         raise
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
+
+
+def _check_resources(game, T: int, args) -> None:
+    """Refuse up front a T whose per-prefix curves cannot fit in memory, or whose trajectory
+    cannot fit on the output's disk, rather than failing (or being killed) hours later."""
+    itemsize = np.dtype(DTYPES[args.dtype]).itemsize
+    curves = 2 * T * 3 * game.num_players * itemsize  # values and both bounds per prefix, and a copy
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):  # not every platform tells
+        memory = None
+    if memory and curves > memory:
+        raise CliError(
+            f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
+            f"{curves / 2**30:,.1f} GiB, more than this machine's {memory / 2**30:,.1f} GiB; choose a smaller T"
+        )
+    if not args.no_trajectory and args.trajectory_tolerance is None:
+        trajectory = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
+        ancestor = Path(args.out).absolute().parent
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+        free = shutil.disk_usage(ancestor).free
+        if trajectory > free:
+            raise CliError(
+                f"-T: the trajectory of {T} iterations takes {trajectory / 2**30:,.1f} GiB, more than the "
+                f"{free / 2**30:,.1f} GiB free under {ancestor}; use --no-trajectory or --trajectory-tolerance"
+            )
 
 
 def _exact_checkpoints(result, checkpoints) -> dict[int, dict]:
@@ -241,4 +283,12 @@ def _print_checkpoints(metrics: dict, out) -> None:
             *exact_cells,
         )
     console.print(table)
+    # Say why an exact gap is missing (once per reason), rather than only a dash in the table.
+    skipped = {}
+    for c in metrics["checkpoints"]:
+        for k in ("exact_ce_gap", "exact_cce_gap"):
+            if c.get(k + "_skipped"):
+                skipped.setdefault(c[k + "_skipped"].splitlines()[0], []).append(f"T={c['T']} {k[6:-4].upper()}")
+    for reason, where in skipped.items():
+        console.print(f"exact gap skipped ({', '.join(where)}): {reason}", markup=False)
     console.print(f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)")

@@ -41,7 +41,7 @@ def add_solve_parser(subparsers):
 
 def _handle(args) -> int:
     game = resolve_game(args.game)
-    check_output_directory(args.out)
+    check_output_directory(args.out, replaces=True)
     staging = prepare_output_directory(args.out, args.overwrite)
     try:
         solution = solve_equilibrium(game, args.concept, args.objective)

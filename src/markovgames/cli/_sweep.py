@@ -101,7 +101,7 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
 
 def _handle_sweep(args) -> int:
     from ..experiments._sweep import RUNS_DIR, plan_sweep, run_sweep, sweep_output_dir
-    from ..experiments._sweep_config import load_sweep_config
+    from ..experiments._sweep_config import SweepConfigError, load_sweep_config
 
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
     if args.address is not None and args.executor != "ray":
@@ -111,15 +111,26 @@ def _handle_sweep(args) -> int:
     out = Path(args.out) if args.out else sweep_output_dir(config, config_path.parent, config_path.stem)
     check_output_directory(out)
     if args.dry_run:
-        plan = plan_sweep(config, config_path.parent)
+        try:
+            plan = plan_sweep(config, config_path.parent)
+        except SweepConfigError as err:  # a game entry's error: name the configuration file too
+            raise SweepConfigError(f"{config_path.name}: {err}") from None
         runs_dir = out / RUNS_DIR
         pending = [r for r in plan.run_ids if not (runs_dir / f"{r}.json").exists()]
         batches = plan.batches(pending)
-        print(f"{config_path.name}: {len(plan.runs)} runs on {len(plan.games)} games; {len(pending)} pending in {len(batches)} batches -> {out}")
+        games = len({g["sha256"] for g in plan.games})  # an entry listed twice is one game
+
+        def count(n, noun, plural):
+            return f"{n} {noun if n == 1 else plural}"
+
+        print(
+            f"{config_path.name}: {count(len(plan.runs), 'run', 'runs')} on {count(games, 'game', 'games')}; "
+            f"{len(pending)} pending in {count(len(batches), 'batch', 'batches')} -> {out}"
+        )
         for b in batches:
             n, h, s, a = b.shape_key
             opt = "" if b.optimistic else " (non-opt.)"
-            print(f"  batch {b.batch_id}: {b.algorithm}{opt}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {len(b)} runs")
+            print(f"  batch {b.batch_id}: {b.algorithm}{opt}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}")
         return 0
     with _sweep_progress(not args.quiet) as update:
         report = run_sweep(
@@ -173,6 +184,8 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
 def _handle_plot(args) -> int:
     from ..experiments._sweep_plot import plot_sweep
 
+    if args.out is not None:
+        check_output_directory(args.out)  # before the figures, naming --out
     paths = plot_sweep(args.results, args.out, args.concept)
     for path in paths:
         print(f"wrote {path}")
@@ -201,6 +214,12 @@ def _handle_summarize(args) -> int:
 
     from ..experiments._summary import SUMMARY_COLUMNS, summarize_results, summary_cells, write_summary_markdown
 
+    if args.markdown is not None:  # checked before the work, naming --markdown
+        target = Path(args.markdown)
+        if target.is_dir():
+            raise CliError(f"--markdown {target}: is a directory; give the path of the Markdown file to write")
+        if not target.parent.is_dir():
+            raise CliError(f"--markdown {target}: {target.parent} is not an existing directory")
     rows = summarize_results(args.results, args.concept)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
     table = Table(title=f"{args.results}: certified gaps at T (median over runs)")

@@ -2,7 +2,7 @@
 
 from ._algorithms import ALGORITHMS, Algorithm, LearningRate, get_algorithm, resolve_learning_rate
 from ._index_kernel import IndexKernel, TrajectorySuffix, trajectory_suffix
-from ._run import DTYPES, BatchRunResult, RunResult, run, run_batch
+from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
 from ._schedules import (
     StageSchedule,
     oftrl_decay,
@@ -21,6 +21,7 @@ __all__ = [
     "resolve_learning_rate",
     "run",
     "run_batch",
+    "max_learning_rate",
     "IndexKernel",
     "TrajectorySuffix",
     "trajectory_suffix",

@@ -22,7 +22,7 @@ from ._index_kernel import TrajectorySuffix, trajectory_suffix
 from ._schedules import stage_schedule, theory_eta_stage
 from ._value_updates import SparseKernel
 
-__all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "DTYPES"]
+__all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "max_learning_rate", "DTYPES"]
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
 
@@ -230,6 +230,39 @@ def _smooth_xs(T: int, dtype) -> np.ndarray:
     return np.arange(1, T + 1, dtype=dtype)[:, None]
 
 
+#: The learners' logits may be at most this many of their dtype's relative ulps from exact
+#: (see :func:`max_learning_rate`).
+_LOGIT_LIMIT_ULPS = 8.0
+
+
+def max_learning_rate(T: int, horizon: int, dtype: str = "float64") -> float:
+    """The largest learning rate a run of ``T`` iterations on a ``horizon``-step game accepts in ``dtype``.
+
+    A learner's logits are ``eta`` times its (normalised) cumulative utility plus the prediction:
+    at most ``eta (T + H)`` in size, since utilities lie in ``[0, H]`` and the normalised sum of
+    ``t`` of them is below ``t H / (H + 1)``. XLA may compute a logit twice (for the max and for
+    the exponential of a softmax) with different roundings, so a logit of size ``L`` is known to
+    ``L eps`` only; once that is of order 1 the policies are noise, and from about 745 every term
+    of a softmax can underflow (a NaN policy). The limit keeps ``eta (T + H) eps`` at most
+    ``8``: ``3.6e16 / (T + H)`` in float64 and ``6.7e7 / (T + H)`` in float32, far beyond the
+    paper's rates.
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+    return _LOGIT_LIMIT_ULPS / float(np.finfo(DTYPES[dtype]).eps) / (T + horizon)
+
+
+def _check_logit_range(eta: float, T: int, horizon: int, dtype: str) -> None:
+    """Refuse a learning rate above :func:`max_learning_rate`."""
+    limit = max_learning_rate(T, horizon, dtype)
+    if eta > limit:
+        hint = " (or float64)" if dtype != "float64" else ""
+        raise ValueError(
+            f"learning rate {eta:g} is too large for {T} iterations in {dtype}: the learners' logits would reach "
+            f"eta (T + H) = {eta * (T + horizon):.3g}, more than {dtype} resolves; use eta <= {limit:.3g}{hint}"
+        )
+
+
 def _fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept) -> str:
     """A digest of everything that determines a run's numbers and chunking (a saved state must match it)."""
     digest = hashlib.sha256()
@@ -302,6 +335,7 @@ def _execute(
     np_dtype = DTYPES[dtype]
     game0 = games[0]
     num_players, horizon, num_states, num_actions = game0.shape_key
+    _check_logit_range(max(etas), T, horizon, dtype)
     batch = len(games)
     itemsize = np.dtype(np_dtype).itemsize
     per_iter = batch * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record_trajectory else 0))
@@ -453,6 +487,14 @@ def _execute(
     wall = time.perf_counter() - start_wall
     axis = 1 if batched else 0
     stacked = np.concatenate(metrics, axis=axis)  # (..., T, 3, N): value, CCE bound, CE bound
+    if not np.all(np.isfinite(stacked)):
+        # Not expected within _check_logit_range's bound; never hand out NaN as a result.
+        rows = np.nonzero(~np.isfinite(stacked).reshape(*stacked.shape[: axis + 1], -1).all(axis=-1))[-1]
+        prefixes = np.arange(1, T + 1) if keep is None else keep
+        raise FloatingPointError(
+            f"the run's values and bounds are not finite from T' = {int(prefixes[rows.min()])} on "
+            f"(eta = {max(etas):g}, {dtype}); please report this with the game and the settings"
+        )
     metric_arrays = {
         "value": stacked[..., 0, :],
         "cce_bound": stacked[..., 1, :],

@@ -82,7 +82,7 @@ class EvaluationTooLarge(ValueError):
         self.what, self.work, self.limit, self.estimate = what, int(work), int(limit), estimate
         super().__init__(
             f"{what} refused: estimated work {format_count(int(work))} ({detail}) exceeds the limit "
-            f"max_work={float(limit):.3g}; pass a larger max_work to compute it anyway"
+            f"max_work={float(limit):.3g}; pass a larger max_work (markovgames evaluate --max-work) to compute it anyway"
         )
 
 

@@ -20,7 +20,8 @@ class Curve:
     """One line of a convergence figure.
 
     ``T`` and ``gap`` are the certified curve (dense); ``exact_T`` / ``exact_gap`` optional exact
-    points drawn as markers.
+    points drawn as markers. ``key`` picks the colour (one per algorithm), ``linestyle`` the line
+    (e.g. dashed for a non-optimistic baseline beside its optimistic run).
     """
 
     label: str
@@ -29,6 +30,7 @@ class Curve:
     gap: np.ndarray
     exact_T: np.ndarray | None = None
     exact_gap: np.ndarray | None = None
+    linestyle: str = "-"
 
 
 def save_figure(fig, out_stem: Path, dpi: int = 150) -> list[Path]:
@@ -68,7 +70,7 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
         color = _COLORS.get(c.key)
         y = c.gap * c.T if times_T else c.gap
         positive = y > 0
-        ax.plot(c.T[positive], y[positive], color=color, linewidth=1.6, label=f"{c.label} (certified)")
+        ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)")
         if c.exact_T is not None and len(c.exact_T):
             ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
             pos = ye > 0

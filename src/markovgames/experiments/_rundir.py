@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write_text
-from ..dynamics import RunResult
+from ..dynamics import RunResult, get_algorithm, resolve_learning_rate
 from ..games import MarkovGame, load_game, save_game
 
 __all__ = [
@@ -143,8 +143,8 @@ CONFIG_FILE = "config.json"
 def staging_directory(out: Path) -> Path:
     """Where a run into ``out`` is assembled: ``.<name>.partial`` beside it (a fixed name, so that
     an interrupted run can be found and resumed)."""
-    out = Path(out)
-    return out.absolute().parent / f".{out.name}.partial"
+    out = Path(out).resolve()  # "." or "runs/.." name their directory only once resolved
+    return out.parent / f".{out.name}.partial"
 
 
 def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
@@ -154,7 +154,13 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
     ``config`` is returned as it is; a staging directory left by a run that saved no state is
     garbage and is replaced. ``config`` is written into a fresh staging directory.
     """
-    out = Path(out)
+    given, out = Path(out), Path(out).resolve()
+    if out == Path.cwd().resolve() or out in Path.cwd().resolve().parents:
+        # The run replaces the whole directory when it is done: never the one we stand in.
+        raise RunDirectoryError(
+            f"{given}: is the current directory or contains it; a run replaces its whole output "
+            "directory, so name a new one (e.g. runs/NAME)"
+        )
     if out.exists() and not out.is_dir():
         raise RunDirectoryError(f"{out}: exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:
@@ -175,9 +181,17 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
                 saved = json.loads((staging / CONFIG_FILE).read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 saved = None
-            if config is not None and saved != json.loads(json.dumps(config)):
+            wanted = json.loads(json.dumps(config))
+            if config is not None and saved != wanted:
+                saved = saved if isinstance(saved, dict) else {}
+                differ = [
+                    f"{key}: {saved.get(key)!r} there, {wanted.get(key)!r} now"
+                    for key in sorted(set(saved) | set(wanted))
+                    if saved.get(key) != wanted.get(key)
+                ]
                 raise RunDirectoryError(
-                    f"{staging}: the interrupted run there has a different configuration; use --overwrite to start over"
+                    f"{staging}: the interrupted run there has a different configuration "
+                    f"({'; '.join(differ) or 'unreadable'}); use --overwrite to start over"
                 )
             return staging
         if saved_state and not overwrite:
@@ -193,7 +207,7 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
 
 def finalize_output_directory(tmp: Path, out: Path) -> None:
     """Move the complete temporary directory into place (replacing ``out`` if allowed earlier)."""
-    out = Path(out)
+    out = Path(out).resolve()
     if out.exists():
         shutil.rmtree(out)
     os.replace(tmp, out)
@@ -225,6 +239,9 @@ def write_run_directory(
         "algorithm": result.algorithm,
         "optimistic": result.optimistic,
         "eta": result.eta,
+        # The number behind "theory" for the smooth algorithms (Theorem 1's constant rate); None
+        # for stage_cce's, whose rate 1/(N max(1, ln L_tau)^4) changes from stage to stage.
+        "eta_value": _eta_value(result),
         "T": result.T,
         "dtype": result.dtype,
         "checkpoints": [
@@ -250,6 +267,11 @@ def write_run_directory(
     }
     atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
     return metrics
+
+
+def _eta_value(result: RunResult) -> float | None:
+    scale, per_stage = resolve_learning_rate(result.eta, get_algorithm(result.algorithm), result.game)
+    return None if per_stage else float(scale)
 
 
 @dataclass(frozen=True, eq=False)

@@ -691,6 +691,25 @@ def _execute_processes(
         pool.shutdown(wait=not futures, cancel_futures=True)
 
 
+def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
+    """Refuse a Ray ``host:port`` (or ``ray://host:port``) nobody answers at, before ``ray.init``
+    (which retries an unreachable cluster for minutes and ignores Ctrl-C meanwhile)."""
+    import socket
+
+    if address is None or address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # a form Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise SweepConfigError(
+            f"--address {address}: no Ray cluster answers there ({err.strerror or err}); start one "
+            "(ray start --head) or leave --address out to run a local one"
+        ) from None
+
+
 def _execute_ray(
     tasks: list[BatchTask],
     address: str | None,
@@ -706,6 +725,7 @@ def _execute_ray(
         raise SweepConfigError("--executor ray: Ray is not installed; pip install 'markovgames[ray]'") from None
     started = False
     if not ray.is_initialized():
+        _check_reachable(address)
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address is None and workers is not None:
             kwargs["num_cpus"] = workers

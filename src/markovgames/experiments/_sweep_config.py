@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..dynamics import ALGORITHMS
+from ..dynamics import ALGORITHMS, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 
 __all__ = [
@@ -361,6 +361,23 @@ class SweepConfig(_Strict):
             beyond = [c for c in self.checkpoints if c > self.T]
             if beyond:
                 raise ValueError(f"checkpoints: {beyond[0]} is beyond T = {self.T}")
+        return self
+
+    @model_validator(mode="after")
+    def _etas_within_precision(self) -> "SweepConfig":
+        # Before any run: a rate the dtype cannot resolve would stop the sweep midway. The
+        # horizon is not known before the games are built; each run checks T + H itself.
+        limit = max_learning_rate(self.T, 0, self.dtype)
+        lists = [("etas", self.etas)] + [
+            (f"algorithms[{k}].etas", a.etas) for k, a in enumerate(self.algorithms) if a.etas is not None
+        ]
+        for key, etas in lists:
+            for j, eta in enumerate(etas):
+                if eta != "theory" and eta > limit:
+                    raise ValueError(
+                        f"{key}[{j}]: learning rate {eta:g} is too large for T = {self.T} in {self.dtype} "
+                        f"(at most {limit:.3g}; see markovgames.dynamics.max_learning_rate)"
+                    )
         return self
 
 

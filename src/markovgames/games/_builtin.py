@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._io import DEFAULT_MAX_FILE_BYTES, GAME_FILE_SUFFIXES, load_game
+from ._io import GAME_FILE_SUFFIXES, load_game
 from ._model import SparseTransitions, MAX_GAME_ENTRIES, GameValidationError, MarkovGame
 
 __all__ = [
@@ -531,10 +531,11 @@ def get_builtin(name: str) -> MarkovGame:
 def resolve_game(
     spec: str | Path,
     *,
-    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
 ) -> MarkovGame:
-    """Return the built-in game named ``spec``, or else load the game file at path ``spec``.
+    """Return the built-in game named ``spec``, or else load the game file at path ``spec``
+    (``max_bytes`` and ``max_entries`` as in :func:`~markovgames.games.load_game`).
 
     A built-in name wins over a file of the same name (write ``./NAME.json`` for the file).
 

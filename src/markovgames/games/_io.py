@@ -85,7 +85,9 @@ __all__ = [
 #: The format version this module writes and the only one it reads.
 FORMAT_VERSION = 1
 
-#: Default refusal limit on a game file's size in bytes (256 MiB); callers may raise it.
+#: Default refusal limit on a JSON game file's size in bytes (256 MiB; parsing JSON takes many
+#: times the file's size in memory); callers may raise it. A ``.npz`` file has no default byte
+#: limit: its arrays' declared shapes are checked against ``max_entries`` before any is read.
 DEFAULT_MAX_FILE_BYTES = 256 * 2**20
 
 #: File suffixes understood by :func:`load_game` and :func:`save_game` (case-insensitive).
@@ -225,6 +227,21 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
     )
 
 
+def _short(number: int) -> str:
+    """An integer as written, or for one of more than 30 digits its leading digits and length."""
+    text = str(int(number))
+    return text if len(text) <= 30 else f"{text[:3]}... ({len(text)} digits)"
+
+
+def _shown(value: Any) -> str:
+    """``value`` as JSON writes it (``true``, not ``True``), at most 40 characters."""
+    try:
+        text = json.dumps(value.item() if isinstance(value, np.generic) else value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -238,7 +255,7 @@ def _type_name(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
     if isinstance(value, (int, float)):
-        return f"a number ({value!r})"
+        return f"a number ({_shown(value)})"
     return type(value).__name__
 
 
@@ -271,7 +288,7 @@ def _is_int(value: Any) -> bool:
 def _check_format_version(value: Any) -> None:
     if not _is_int(value) or int(value) != FORMAT_VERSION:
         raise GameValidationError(
-            f"format_version = {value!r} is not supported (this reader understands version {FORMAT_VERSION})"
+            f"format_version = {_shown(value)} is not supported (this reader understands version {FORMAT_VERSION})"
         )
 
 
@@ -334,13 +351,16 @@ def _check_entry_budget(
     # Python ints: the product cannot overflow, so 10**9 x 10**9 declared actions is refused
     # by arithmetic, not by a failed allocation.
     horizon, num_players, num_states = reward_shape[:3]
-    described = f"H={horizon}, N={num_players}, S={num_states}, A={list(num_actions)}"
+    described = (
+        f"H={_short(horizon)}, N={_short(num_players)}, S={_short(num_states)}, "
+        f"A=[{', '.join(_short(a) for a in num_actions)}]"
+    )
     transition_keys = ("transition_successors", "transition_probabilities") if sparse else ("transitions",)
     for key, shape in (("rewards", reward_shape), *((k, transition_shape) for k in transition_keys)):
         entries = math.prod(shape)
         if entries > max_entries:
             raise GameValidationError(
-                f"{key}: the declared sizes ({described}) give {entries} entries, "
+                f"{key}: the declared sizes ({described}) give {_short(entries)} entries, "
                 f"more than max_entries = {max_entries} (raise max_entries to allow)"
             )
 
@@ -406,7 +426,7 @@ def _suffix(path: Path) -> str:
 def load_game(
     path: str | os.PathLike[str],
     *,
-    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
 ) -> MarkovGame:
     """Read a game from a ``.json`` or ``.npz`` file (chosen by the suffix, case-insensitive).
@@ -414,8 +434,11 @@ def load_game(
     Parameters
     ----------
     path : str or os.PathLike
-    max_bytes : int
-        Refuse files larger than this many bytes (default 256 MiB).
+    max_bytes : int, optional
+        Refuse files larger than this many bytes. By default a JSON file is refused above
+        :data:`DEFAULT_MAX_FILE_BYTES` (256 MiB) and a ``.npz`` file is bounded by ``max_entries``
+        alone (the large games of ``docs/howto-large-games.md`` are ``.npz`` files of several
+        hundred MiB).
     max_entries : int
         Refuse a game whose ``rewards`` or ``transitions`` would have more entries than this;
         checked on the declared sizes, before any array is allocated.
@@ -435,13 +458,14 @@ def load_game(
         size = path.stat().st_size
     except OSError as err:
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
-    if size > max_bytes:
+    limit = max_bytes if max_bytes is not None else (DEFAULT_MAX_FILE_BYTES if suffix == ".json" else None)
+    if limit is not None and size > limit:
         raise GameFileError(
-            f"{path}: file is {size} bytes, more than the limit of {max_bytes} bytes (raise max_bytes to allow)"
+            f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)"
         )
     try:
         if suffix == ".json":
-            return _load_json(path, max_bytes=max_bytes, max_entries=max_entries)
+            return _load_json(path, max_bytes=limit, max_entries=max_entries)
         return _load_npz(path, max_entries=max_entries)
     except GameFileError:
         raise
@@ -498,6 +522,8 @@ def _load_json(path: Path, *, max_bytes: int, max_entries: int) -> MarkovGame:
         raise GameFileError(f"{path}: not a game file: JSON nesting too deep to parse") from None
     except GameValidationError as err:
         raise GameFileError(_file_message(path, err)) from None
+    except ValueError as err:  # e.g. an integer of thousands of digits, which Python refuses to parse
+        raise GameFileError(f"{path}: not valid JSON for a game: {str(err).splitlines()[0].split('; use ')[0]}") from None
     if not isinstance(data, dict):
         raise GameFileError(f"{path}: top level: expected a JSON object, got {_type_name(data)}")
     return game_from_dict(data, max_entries=max_entries)

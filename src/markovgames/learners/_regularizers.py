@@ -48,7 +48,12 @@ def _at(tail: int, *index):
 def entropy_argmax(g: jax.Array, axis: int = -1) -> jax.Array:
     """``softmax(g)`` along ``axis``: the negative-entropy regularised argmax."""
     _check_axis(axis, g.ndim)
-    return jax.nn.softmax(g, axis=axis)
+    # XLA may compute g twice, once for the max and once for the exponential, with different
+    # roundings (fused multiply-adds in one kernel only), so that g - max(g) comes out a few ulps
+    # of g above 0. For logits of 1e19 (a huge learning rate) that was exp(2048) = inf and a NaN
+    # policy. Clamped, the largest term is exp(0) = 1, as in exact arithmetic.
+    unnormalized = jnp.exp(jnp.minimum(g - jnp.max(g, axis=axis, keepdims=True), 0.0))
+    return unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True)
 
 
 def _log_barrier_two(d1: jax.Array) -> jax.Array:
@@ -83,7 +88,9 @@ def _log_barrier_solve(g: jax.Array, axis: int = -1) -> tuple[jax.Array, jax.Arr
     """
     num_actions = g.shape[axis]
     gmax = jnp.max(g, axis=axis, keepdims=True)
-    d = gmax - g  # >= 0, and 0 at the argmax
+    # >= 0, and 0 at the argmax; clamped since XLA may compute g twice with different roundings
+    # (see entropy_argmax), and a negative d of a huge g could make c + d <= 0.
+    d = jnp.maximum(gmax - g, 0.0)
     if num_actions == 2:
         # With d sorted, the nonzero gap is the sum of the two gaps (one of them is 0).
         return _log_barrier_two(jnp.sum(d, axis=axis, keepdims=True)), d, jnp.zeros((), jnp.int32)
