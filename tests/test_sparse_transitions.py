@@ -238,8 +238,8 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
     """``apply_transition`` (sparse and dense forms; a single run without a run axis, or a batch
     of one or several runs side by side, each with its own kernel) equals the per-run einsum of
     the dense kernel, at either step of a two-step kernel. ``states = 40`` takes the dense
-    matrix-multiply path, ``5`` the fused one; ``block`` forces the sparse contraction to go by
-    blocks of that many states (5 and 40 states leave a shorter last block for 2 and 3), as it
+    matrix-multiply path, ``5`` the fused one; ``block`` forces the sparse contraction to go in
+    pieces of about that many states (of unequal sizes where they do not divide 5 or 40), as it
     does on large games, rather than the whole step at once (``None``)."""
     import jax
     import jax.numpy as jnp
@@ -254,11 +254,11 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
     if block is not None:
         # Bytes of one state's successor rows: A_0 A_1 K R entries of an int32 and a float64.
         state_bytes = 2 * 3 * k * max(runs, 1) * 12
-        block_bytes = block * state_bytes
+        piece_bytes = block * state_bytes
     else:
-        block_bytes = _value_updates._SPARSE_BLOCK_BYTES
+        piece_bytes = _value_updates._SPARSE_PIECE_BYTES
     with jax.enable_x64(True), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_value_updates, "_SPARSE_BLOCK_BYTES", block_bytes)
+        patch.setattr(_value_updates, "_SPARSE_PIECE_BYTES", piece_bytes)
         successors = np.stack([g.sparse_transitions.successors for g in games], axis=-1).astype(np.int32)
         probabilities = np.stack([g.sparse_transitions.probabilities for g in games], axis=-1)
         sparse = SparseKernel(jnp.asarray(successors), jnp.asarray(probabilities))
@@ -298,7 +298,7 @@ def test_large_games_howto_runs(tmp_path, monkeypatch):
 @pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce"])
 def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch):
     """The loops large games take (steps scanned, successors in a fori_loop, each step's sparse
-    contraction in blocks of states, with a shorter last block) give the same numbers."""
+    contraction in pieces of states) give the same numbers."""
     from markovgames.dynamics import _engine, _output_metrics, _value_updates
 
     game = _sparse_game(seed=4, k=3)
@@ -308,9 +308,9 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
     monkeypatch.setattr(_value_updates, "_UNROLL_SUCCESSORS", 1)
     monkeypatch.setattr(_engine, "_UNROLL_HORIZON", 0)
-    # One state's rows take 432 bytes in a single run and 864 in the batch of two: blocks of 2
-    # states (3 blocks and a last one of 1 of the 7 states) and of 1 state.
-    monkeypatch.setattr(_value_updates, "_SPARSE_BLOCK_BYTES", 900)
+    # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 7 states
+    # go in 4 pieces (of 1 or 2 states) and in 7.
+    monkeypatch.setattr(_value_updates, "_SPARSE_PIECE_BYTES", 900)
     _engine.compiled_chunk.cache_clear()
     try:
         large = run(game, algorithm, T=60, eta=0.3)

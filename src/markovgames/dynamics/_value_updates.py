@@ -123,9 +123,12 @@ def _dense_one(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
 #: ones by a ``fori_loop`` (same speed, bounded compile time).
 _UNROLL_SUCCESSORS = 16
 
-#: A step's successor indices and probabilities are read in blocks of states of about this many
-#: bytes, every stacked vector's accumulation per block, when the step holds more than two blocks.
-_SPARSE_BLOCK_BYTES = 1 << 19
+#: On the CPU, a step whose successor indices and probabilities take more than this many bytes is
+#: contracted in pieces of states of about this size (see :func:`sparse_transition_parts`).
+_SPARSE_PIECE_BYTES = 3 << 20
+
+#: At most this many pieces per step (each is a kernel of its own: this bounds the compile time).
+_MAX_SPARSE_PIECES = 64
 
 
 def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -> list[jax.Array]:
@@ -137,11 +140,15 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
     gathering rows of ``M`` numbers from the transposed ``(S', M)`` table was 1.6x slower
     (``benchmarks/README.md``).
 
-    On the CPU, a large step is done in blocks of states (:data:`_SPARSE_BLOCK_BYTES`): all ``M``
-    vectors' accumulations of one block, read in place from the whole kernel, are written into
-    one ``(M, S, A..., R)`` buffer. The step's indices and probabilities then come from memory once
-    rather than once per vector (8 times on a 2-player game's 4 stacked quantities): 1.45x
-    faster on a 10^4-state game, where they do not fit in the cache.
+    On the CPU, a large step is cut into pieces of states (:data:`_SPARSE_PIECE_BYTES`), each
+    read in place from the whole kernel and contracted with all ``M`` vectors by a kernel of its
+    own; the pieces' results are concatenated. A piece's indices and probabilities stay in the
+    cache while its ``M`` accumulations read them, so they come from memory once rather than
+    once per vector (8 times on a 2-player game's 4 stacked quantities), and the independent
+    pieces run on all cores. On the 10^4-state benchmark game (two cores, interleaved A/B)
+    smooth_cce went from 5.9-6.9 to 7.2-7.8 it/s, smooth_ce from 4.0 to 4.5, stage_cce from 32-33
+    to 37-39; a loop over blocks of states, which XLA ran on one core, made smooth_cce slower
+    (5.0-5.4), although it took 14% less CPU time (``benchmarks/README.md``).
 
     In a batch, run ``r`` has its own kernel: its successor ``s'`` is entry ``s' R + r`` of the
     flattened ``(S', R)`` vector. Validated successors are in range: no index clamping.
@@ -174,30 +181,22 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
 
     num_states = succ_all.shape[1]
     row_shape = succ_all.shape[2:]  # (A..., K, R)
-    state_bytes = math.prod(row_shape) * (succ_all.dtype.itemsize + prob_all.dtype.itemsize)
-    block = max(1, _SPARSE_BLOCK_BYTES // state_bytes)
-    # Blocks are for a CPU's caches; a GPU is better fed by one kernel over the whole step.
-    if num_states <= 2 * block or jax.default_backend() != "cpu":
+    step_bytes = num_states * math.prod(row_shape) * (succ_all.dtype.itemsize + prob_all.dtype.itemsize)
+    pieces = min(-(-step_bytes // _SPARSE_PIECE_BYTES), _MAX_SPARSE_PIECES, num_states)
+    # Pieces are for a CPU's caches and cores; a GPU is better fed by one kernel over the whole step.
+    if pieces <= 1 or jax.default_backend() != "cpu":
         succ, prob = succ_all[p_h.step], prob_all[p_h.step]
         return [accumulate(succ, prob, flat) for flat in flats]
-
     zero = jnp.zeros((), jnp.int32)
     step = jnp.asarray(p_h.step, jnp.int32)
-
-    def block_into(out, start, size):
-        start = jnp.asarray(start, jnp.int32)
-        corner = (step, start) + (zero,) * len(row_shape)
-        succ = jax.lax.dynamic_slice(succ_all, corner, (1, size, *row_shape))[0]
-        prob = jax.lax.dynamic_slice(prob_all, corner, (1, size, *row_shape))[0]
-        parts = jnp.stack([accumulate(succ, prob, flat) for flat in flats])
-        return jax.lax.dynamic_update_slice(out, parts, (zero, start) + (zero,) * (parts.ndim - 2))
-
-    out_shape = (len(flats), num_states, *row_shape[:-1 - run_axes], *row_shape[len(row_shape) - run_axes :])
-    out = jnp.zeros(out_shape, prob_all.dtype)
-    full = num_states // block
-    out = jax.lax.fori_loop(0, full, lambda b, o: block_into(o, b * block, block), out)
-    if num_states > full * block:
-        out = block_into(out, full * block, num_states - full * block)
+    bounds = [num_states * k // pieces for k in range(pieces + 1)]
+    outs = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        corner = (step, jnp.int32(lo)) + (zero,) * len(row_shape)
+        succ = jax.lax.dynamic_slice(succ_all, corner, (1, hi - lo, *row_shape))[0]
+        prob = jax.lax.dynamic_slice(prob_all, corner, (1, hi - lo, *row_shape))[0]
+        outs.append(jnp.stack([accumulate(succ, prob, flat) for flat in flats]))
+    out = jnp.concatenate(outs, axis=1)
     return [out[m] for m in range(len(flats))]
 
 
