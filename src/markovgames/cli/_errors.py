@@ -44,9 +44,10 @@ def check_output_directory(out, option: str = "--out", replaces: bool = False) -
     import os
     from pathlib import Path
 
+    from ..experiments import encloses_working_directory
+
     out = Path(out)
-    here = Path.cwd().resolve()
-    if replaces and (out.resolve() == here or out.resolve() in here.parents):
+    if replaces and encloses_working_directory(out):
         raise CliError(
             f"{option} {out}: is the current directory or contains it; the command replaces its whole "
             "output directory, so name a new one (e.g. runs/NAME)"

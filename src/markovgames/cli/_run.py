@@ -133,11 +133,11 @@ def _handle_run(args) -> int:
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     game = resolve_game(args.game)
-    if isinstance(eta, float) and eta > max_learning_rate(T, game.horizon, args.dtype):
+    largest = max_learning_rate(T, game.horizon, args.dtype)
+    if isinstance(eta, float) and eta > largest:
         raise CliError(
-            f"--eta: {eta:g} is too large for -T {T} in {args.dtype}; at most "
-            f"{max_learning_rate(T, game.horizon, args.dtype):.3g} (the learners' logits eta (T + H) must stay "
-            f"where {args.dtype} resolves them)"
+            f"--eta: {eta:g} is too large for -T {T} in {args.dtype}; at most {largest:.3g} (the learners' "
+            f"logits eta (T + H) must stay where {args.dtype} resolves them)"
         )
     check_output_directory(args.out, replaces=True)
     _check_resources(game, T, args)
@@ -185,15 +185,15 @@ def _handle_run(args) -> int:
         # refused because the game changed); without one the staging area is garbage.
         if staging is None:
             raise  # refused before anything was created
+        if isinstance(err, MemoryError):
+            # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
+            err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
         if state_file is None or not state_file.exists():
             shutil.rmtree(staging, ignore_errors=True)
         elif not isinstance(err, KeyboardInterrupt):
             err.add_note(f"the saved state in {staging} is kept: fix the cause and --resume, or --overwrite to start over")
-        if isinstance(err, MemoryError):
-            # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
-            raise CliError(
-                f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T"
-            ) from None
+        if isinstance(err, CliError):
+            raise err from None
         raise
     if not args.quiet:
         _print_checkpoints(metrics, args.out)

@@ -37,6 +37,7 @@ __all__ = [
     "StoredRun",
     "load_run_directory",
     "RunDirectoryError",
+    "encloses_working_directory",
     "prepare_output_directory",
     "finalize_output_directory",
     "staging_directory",
@@ -147,6 +148,12 @@ def staging_directory(out: Path) -> Path:
     return out.parent / f".{out.name}.partial"
 
 
+def encloses_working_directory(path) -> bool:
+    """Whether ``path`` is the working directory or one that contains it (a run must not replace it)."""
+    here, path = Path.cwd().resolve(), Path(path).resolve()
+    return path == here or path in here.parents
+
+
 def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
     """Check ``out`` can be written and return the staging directory beside it.
 
@@ -155,7 +162,7 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
     garbage and is replaced. ``config`` is written into a fresh staging directory.
     """
     given, out = Path(out), Path(out).resolve()
-    if out == Path.cwd().resolve() or out in Path.cwd().resolve().parents:
+    if encloses_working_directory(out):
         # The run replaces the whole directory when it is done: never the one we stand in.
         raise RunDirectoryError(
             f"{given}: is the current directory or contains it; a run replaces its whole output "
