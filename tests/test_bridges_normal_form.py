@@ -333,3 +333,59 @@ def test_joint_distribution_and_product_policies():
     assert idx.T == 1 and idx.num_actions == (2, 3)
     with pytest.raises(ValueError, match="probability vector"):
         product_policy([np.array([0.5, 0.6]), y])
+
+
+# Gambit's own catalog file e01.nfg (catalog/gamefiles in the Gambit repository): strategy names
+# followed by a payoff list. Gambit's reader picks the body's form by its first token, whatever
+# the header gave; this reader once took names to mean an outcome list and refused the file.
+_E01 = """NFG 1 R "Selten (IJGT, 75), Figure 1, normal form" { "Player 1" "Player 2" "Player 3" }
+
+{ { "1" "2" }
+{ "1" "2" }
+{ "1" "2" }
+}
+
+1 1 1 3 2 2 4 4 0 3 2 2 1 1 1 0 0 0 0 0 1 0 0 0
+"""
+
+_COUNTS_WITH_OUTCOMES = """NFG 1 R "counts + outcome list" { "P1" "P2" } { 2 2 }
+
+{
+{ "" 2, 0 }
+{ "" 0, 1 }
+{ "" 0, 1 }
+{ "" 1, 0 }
+}
+1 2 3 4
+"""
+
+
+def test_nfg_body_form_goes_by_its_first_token():
+    e01 = parse_nfg(_E01)
+    assert e01.strategy_names == (("1", "2"),) * 3
+    # Contingencies in Gambit's order, player 1 fastest: (0,0,0), (1,0,0), (0,1,0), ...
+    np.testing.assert_array_equal(e01.payoffs[:, 0, 0, 0], [1, 1, 1])
+    np.testing.assert_array_equal(e01.payoffs[:, 1, 0, 0], [3, 2, 2])
+    np.testing.assert_array_equal(e01.payoffs[:, 0, 1, 0], [4, 4, 0])
+    np.testing.assert_array_equal(e01.payoffs[:, 0, 1, 1], [0, 0, 1])
+    np.testing.assert_array_equal(e01.payoffs[:, 1, 1, 1], [0, 0, 0])
+    counts = parse_nfg(_COUNTS_WITH_OUTCOMES)
+    np.testing.assert_array_equal(counts.payoffs[0], [[2, 0], [0, 1]])
+    np.testing.assert_array_equal(counts.payoffs[1], [[0, 1], [1, 0]])
+
+
+def test_nfg_strings_escape_only_quotes_as_gambit_does():
+    """Gambit's lexer knows one escape, a backslash before a quote; other backslashes stand for
+    themselves (they were doubled on writing), and a string cannot end with one."""
+    title = 'a\\b "q" c\\"d'
+    nfg = NormalFormGame(np.zeros((2, 1, 1)), title=title, player_names=("x\\y", "z"))
+    text = format_nfg(nfg)
+    assert 'NFG 1 R "a\\b \\"q\\" c\\\\"d"' in text
+    back = parse_nfg(text)
+    assert back.title == title and back.player_names == ("x\\y", "z")
+    # What Gambit writes for a backslash is read as a backslash.
+    assert parse_nfg('NFG 1 R "a\\b" { "P" } { 1 }\n0\n').title == "a\\b"
+    with pytest.raises(ValueError, match="cannot end with a backslash"):
+        format_nfg(NormalFormGame(np.zeros((2, 1, 1)), title="ends with \\"))
+    with pytest.raises(TypeError, match="expected the text of a .nfg file"):
+        parse_nfg(None)

@@ -359,3 +359,55 @@ def test_negative_cce_gap_is_clipped_by_openspiel():
     np.testing.assert_allclose(theirs.unclipped, ours.per_player, atol=1e-15)
     np.testing.assert_array_equal(theirs.deviation_incentives, [0.0, 0.0])
     assert theirs.dist_value == 0.0
+
+
+def test_exported_games_and_states_pickle(tmp_path):
+    """Exported games and their states pickle (for worker processes): a game is exported again on
+    loading, also in a fresh process; a state is its moves replayed, OpenSpiel's history included."""
+    import pickle
+    import subprocess
+    import sys
+
+    game = make_paper_game()
+    os_game = osb.export_game(game)
+    again = pickle.loads(pickle.dumps(os_game))
+    assert again.markov_game == game and str(again) == str(os_game)
+    state = os_game.new_initial_state()
+    state.apply_actions([0, 1])
+    state.apply_action(1)
+    for st in (os_game.new_initial_state(), state):  # a decision node, then a chance node
+        copy = pickle.loads(pickle.dumps(st))
+        assert str(copy) == str(st) and copy.history() == st.history() and copy.returns() == st.returns()
+        assert copy.is_chance_node() == st.is_chance_node()
+    state.apply_actions([1, 1])
+    path = tmp_path / "state.pkl"
+    path.write_bytes(pickle.dumps(state))
+    code = (
+        "import pickle, sys; st = pickle.loads(open(sys.argv[1], 'rb').read()); "
+        "print(st.markov_state, st.step, st.returns())"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+    assert out.split() == [str(state.markov_state), str(state.step), *str(state.returns()).split()]
+
+
+def test_correlation_device_refuses_a_policy_of_another_shape():
+    """A policy of another game's shape is refused, for the exported game and its turn-based form
+    (it once built a device with illegal actions, or silently one for the wrong game)."""
+    small = make_random_game(3, 2, 1, 1, (2, 2))
+    other = make_random_game(3, 2, 1, 1, (3, 3))
+    policy = IndexChainPolicy.from_run(run(other, "smooth_cce", T=5, eta=0.2))
+    exported = osb.export_game(small)
+    turn_based = pyspiel.convert_to_turn_based(exported)
+    for os_game in (exported, turn_based):
+        with pytest.raises(ValueError, match=r"the policy has \(N, H, S, A\) = .* but the game has"):
+            osb.correlation_device(os_game, policy)
+
+
+def test_import_game_names_bad_arguments():
+    game = pyspiel.load_game("matrix_pd")
+    with pytest.raises(TypeError, match="import_game: expected a pyspiel.Game, got NoneType"):
+        osb.import_game(None, lambda s: 0)
+    with pytest.raises(TypeError, match="state_key must return a hashable key, got a list"):
+        osb.import_game(game, lambda s: [1])
+    with pytest.raises(ValueError, match="bounds must be .* a pair of numbers"):
+        osb.import_game(game, lambda s: 0, bounds=(0,))

@@ -150,3 +150,21 @@ def test_mediator_hides_the_index_and_deviations_are_applied():
     assert set(rec) == {"player_0", "player_1"} and 1 <= med.index <= 5
     assert decode_observation(obs["player_0"]) == (0, 0)
     assert all(np.shape(o) == (2,) for o in obs.values())  # observations are (h, s) only
+
+
+def test_play_episodes_refuses_a_policy_of_another_game_and_bad_arguments():
+    """The mediator's policy must have the environment's (N, H, S, A): a policy for a longer game
+    once ran silently and returned meaningless means. Bad counts and unknown agents are named."""
+    game = make_paper_game()
+    env = MarkovGameParallelEnv(game)
+    longer = make_random_game(5, 2, 3, 4, (2, 2))
+    policy = IndexChainPolicy.from_run(run(longer, "smooth_cce", T=5, eta=0.2))
+    with pytest.raises(ValueError, match=r"policy has \(N, H, S, A\) = \(2, 3, 4, \(2, 2\)\) but the environment's game"):
+        play_episodes(env, Mediator(policy), 10, seed=0)
+    own = Mediator(IndexChainPolicy.from_run(run(game, "smooth_cce", T=5, eta=0.2)))
+    for count in (0, 2.5, "3"):
+        with pytest.raises(ValueError, match="num_episodes must be a positive integer"):
+            play_episodes(env, own, count, seed=0)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"unknown agents \['player_9'\]"):
+        env.step({"player_0": 0, "player_1": 0, "player_9": 0})

@@ -84,7 +84,10 @@ def fit_rescaling(values, bounds="auto") -> AffineRescaling:
         if bounds == "auto" and lo >= 0.0 and hi <= 1.0:
             return AffineRescaling()
     else:
-        lo, hi = (float(b) for b in bounds)
+        try:
+            lo, hi = (float(b) for b in bounds)
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds must be 'auto', 'minmax', None or a pair of numbers (lo, hi), got {bounds!r}") from None
         if not hi > lo:
             raise ValueError(f"bounds: need lo < hi, got ({lo}, {hi})")
         if arr.size and (arr.min() < lo or arr.max() > hi):

@@ -143,8 +143,15 @@ def play_episodes(
     -------
     EpisodeReturns
     """
-    if num_episodes < 1:
-        raise ValueError(f"num_episodes must be positive, got {num_episodes}")
+    if isinstance(num_episodes, bool) or not isinstance(num_episodes, (int, np.integer)) or num_episodes < 1:
+        raise ValueError(f"num_episodes must be a positive integer, got {num_episodes!r}")
+    game = getattr(env, "game", None)  # MarkovGameParallelEnv's; other environments are not checked
+    if game is not None:
+        policy = mediator.policy
+        got = (policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
+        want = (game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
+        if got != want:
+            raise ValueError(f"the mediator's policy has (N, H, S, A) = {got} but the environment's game has {want}")
     deviations = dict(deviations or {})
     agents = list(getattr(env, "possible_agents", mediator.agents))
     unknown = set(deviations) - set(agents)

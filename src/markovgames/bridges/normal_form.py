@@ -337,7 +337,8 @@ def nash_equilibria(game_or_payoffs, method: str = "support_enumeration", **kwar
 # ---------------------------------------------------------------------------------------
 # Gambit .nfg
 # ---------------------------------------------------------------------------------------
-_TOKEN = re.compile(r'\s*(?:(?P<quoted>"(?:[^"\\]|\\.)*")|(?P<brace>[{}])|(?P<comma>,)|(?P<word>[^\s{}",]+))', re.S)
+# Gambit's lexer knows one escape, \" for a quote; any other backslash is itself.
+_TOKEN = re.compile(r'\s*(?:(?P<quoted>"(?:[^"\\]|\\"|\\(?!"))*")|(?P<brace>[{}])|(?P<comma>,)|(?P<word>[^\s{}",]+))', re.S)
 
 
 def _tokens(text: str) -> list[tuple[str, str, int]]:
@@ -355,7 +356,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         start = m.start(kind)
         if kind == "quoted":
             raw = m.group(kind)[1:-1]
-            out.append(("string", re.sub(r"\\(.)", r"\1", raw), start))
+            out.append(("string", raw.replace('\\"', '"'), start))
         elif kind == "brace":
             out.append((m.group(kind), m.group(kind), start))
         elif kind == "word":
@@ -388,6 +389,8 @@ def parse_nfg(text: str) -> NormalFormGame:
     NFGFormatError
         With the offset of the offending token.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_nfg: expected the text of a .nfg file (a str), got {type(text).__name__}")
     toks = _tokens(text)
     k = 0
 
@@ -450,7 +453,9 @@ def parse_nfg(text: str) -> NormalFormGame:
     n = len(players)
     size = math.prod(num_actions)
     payoffs = np.zeros((n, *num_actions))
-    if strategy_names is None:
+    # The body's form goes by its first token, as in Gambit's reader: '{' opens an outcome list,
+    # a number starts a payoff list (whether the strategies were counted or named).
+    if (tok := peek()) is None or tok[0] != "{":
         rest = toks[k:]
         if len(rest) != n * size:
             raise NFGFormatError(
@@ -506,7 +511,12 @@ def read_nfg(path: str | os.PathLike[str]) -> NormalFormGame:
 
 
 def _quote(s: str) -> str:
-    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """``s`` as a Gambit string: only a quote is escaped (``\\"``); a backslash stands for itself,
+    so a string cannot end with one (Gambit would read its closing quote as escaped)."""
+    s = str(s)
+    if s.endswith("\\"):
+        raise ValueError(f"{s!r}: a .nfg string cannot end with a backslash")
+    return '"' + s.replace('"', '\\"') + '"'
 
 
 def _fmt_number(x: float, exact: bool) -> str:

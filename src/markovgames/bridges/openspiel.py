@@ -172,6 +172,10 @@ def _bases():
             perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
             return _Observer(self._markov_game, perfect_recall)
 
+        def __reduce__(self):
+            # The class is made per game at run time: pickle the game, and export it again on loading.
+            return export_game, (self._markov_game, self._game_type.short_name)
+
     class MarkovGameOpenSpielState(pyspiel.State):
         """A state of an exported game: step, Markov state, pending joint action (at chance nodes), history."""
 
@@ -249,6 +253,10 @@ def _bases():
         def returns(self):
             return list(self._d.returns)
 
+        def __reduce__(self):
+            # Rebuilt by replaying its moves on the unpickled game (OpenSpiel's history included).
+            return _replay_state, (self.get_game(), self._history, self._state, self._pending)
+
         def __str__(self):
             hist = "|".join(f"{s}:{','.join(map(str, a))}" for s, a in self._history)
             pending = "" if self._pending is None else f" pending={','.join(map(str, self._pending))}"
@@ -320,6 +328,18 @@ def _default_short_name(game: MarkovGame) -> str:
 
 def _same_game(a: MarkovGame, b: MarkovGame) -> bool:
     return a == b  # name, description, initial state and arrays
+
+
+def _replay_state(os_game, history, state: int, pending):
+    """The state of ``os_game`` reached by ``history`` (``((s_h, joint_h), ...)``), then ``state``
+    and, at a chance node, the ``pending`` joint action (how exported states are unpickled)."""
+    st = os_game.new_initial_state()
+    for k, (_, joint) in enumerate(history):
+        st.apply_actions(list(joint))
+        st.apply_action(history[k + 1][0] if k + 1 < len(history) else state)
+    if pending is not None:
+        st.apply_actions(list(pending))
+    return st
 
 
 def export_game(game: MarkovGame, short_name: str | None = None):
@@ -524,7 +544,19 @@ def import_game(
     -------
     ImportedGame
     """
-    _pyspiel()
+    pyspiel = _pyspiel()
+    if not isinstance(os_game, pyspiel.Game):
+        raise TypeError(f"import_game: expected a pyspiel.Game, got {type(os_game).__name__}")
+    user_state_key = state_key
+
+    def state_key(st):  # the user's, with its result checked (it keys dicts and sets below)
+        key = user_state_key(st)
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(f"state_key must return a hashable key, got a {type(key).__name__}: {key!r}") from None
+        return key
+
     num_players = int(os_game.num_players())
     root_list = [(int(h), st) for h, st in ([(0, os_game.new_initial_state())] if roots is None else roots)]
     if not root_list:
@@ -867,6 +899,9 @@ def correlation_device(os_game, policy, *, max_size: int = 10_000, max_nodes: in
         information state (``player i`` at step ``h`` in state ``s`` plays ``per_player[i][h, s]``).
     """
     pyspiel = _pyspiel()
+    exported = _exported_markov_game(os_game)
+    if exported is not None:
+        _check_policy(exported, policy)
     infos = _decision_infostates(os_game, max_nodes)
     cells = {(h, s) for _, h, s in infos.values()}
     comps = policy_components(policy, cells=cells if isinstance(policy, MarkovCorrelatedPolicy) else None, max_size=max_size)
@@ -915,6 +950,17 @@ class OpenSpielCorrDist:
     def gap(self) -> float:
         """The max over players of :attr:`unclipped`: markovgames' convention for the gap."""
         return float(self.unclipped.max())
+
+
+def _exported_markov_game(os_game) -> MarkovGame | None:
+    """The :class:`~markovgames.MarkovGame` behind an exported game or its turn-based form (``None``
+    for any other game)."""
+    game = getattr(os_game, "markov_game", None)
+    if isinstance(game, MarkovGame):
+        return game
+    inner = re.search(r"game=([A-Za-z_][A-Za-z0-9_]*)\(", str(os_game))
+    cls = _REGISTRY.get(inner.group(1)) if inner else None
+    return None if cls is None else cls._markov_game
 
 
 def _check_policy(game: MarkovGame, policy) -> None:

@@ -132,6 +132,9 @@ class MarkovGameParallelEnv(ParallelEnv):
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
+        unknown = sorted(set(actions) - set(self.possible_agents), key=str)
+        if unknown:
+            raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(self.possible_agents)}")
         game = self.game
         joint = []
         for agent in self.possible_agents:
