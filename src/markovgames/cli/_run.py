@@ -23,6 +23,7 @@ from ..experiments import (
     finalize_output_directory,
     parse_checkpoints,
     prepare_output_directory,
+    staging_directory,
     write_run_directory,
 )
 from ..games import BUILTIN_GAMES, resolve_game
@@ -155,6 +156,8 @@ def _handle_run(args) -> int:
         "trajectory_tolerance": args.trajectory_tolerance,
     }
     staging = state_file = None
+    planned = staging_directory(args.out)
+    found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
     try:
         staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
         state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
@@ -184,7 +187,11 @@ def _handle_run(args) -> int:
         # A saved state lets the run be resumed (after an interruption, a crash, or a --resume
         # refused because the game changed); without one the staging area is garbage.
         if staging is None:
-            raise  # refused before anything was created
+            # Refused, or interrupted while the staging directory was being made: remove only
+            # one this call created.
+            if not found and planned.exists() and not (planned / STATE_FILE).exists():
+                shutil.rmtree(planned, ignore_errors=True)
+            raise
         if isinstance(err, MemoryError):
             # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
             err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
