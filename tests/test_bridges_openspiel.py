@@ -399,7 +399,7 @@ def test_correlation_device_refuses_a_policy_of_another_shape():
     exported = osb.export_game(small)
     turn_based = pyspiel.convert_to_turn_based(exported)
     for os_game in (exported, turn_based):
-        with pytest.raises(ValueError, match=r"the policy has \(N, H, S, A\) = .* but the game has"):
+        with pytest.raises(ValueError, match=r"policy has \(N, H, S, A\) = .* but the game has"):
             osb.correlation_device(os_game, policy)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..evaluation import check_policy
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy, PolicyPlayer
 
 __all__ = ["Mediator", "EpisodeReturns", "play_episodes", "agent_name", "decode_observation"]
@@ -147,11 +148,7 @@ def play_episodes(
         raise ValueError(f"num_episodes must be a positive integer, got {num_episodes!r}")
     game = getattr(env, "game", None)  # MarkovGameParallelEnv's; other environments are not checked
     if game is not None:
-        policy = mediator.policy
-        got = (policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
-        want = (game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
-        if got != want:
-            raise ValueError(f"the mediator's policy has (N, H, S, A) = {got} but the environment's game has {want}")
+        check_policy(game, mediator.policy)
     deviations = dict(deviations or {})
     agents = list(getattr(env, "possible_agents", mediator.agents))
     unknown = set(deviations) - set(agents)

@@ -71,6 +71,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..evaluation import check_policy
 from ..games import MarkovGame
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
 from ._deps import require
@@ -901,7 +902,7 @@ def correlation_device(os_game, policy, *, max_size: int = 10_000, max_nodes: in
     pyspiel = _pyspiel()
     exported = _exported_markov_game(os_game)
     if exported is not None:
-        _check_policy(exported, policy)
+        check_policy(exported, policy)
     infos = _decision_infostates(os_game, max_nodes)
     cells = {(h, s) for _, h, s in infos.values()}
     comps = policy_components(policy, cells=cells if isinstance(policy, MarkovCorrelatedPolicy) else None, max_size=max_size)
@@ -963,17 +964,6 @@ def _exported_markov_game(os_game) -> MarkovGame | None:
     return None if cls is None else cls._markov_game
 
 
-def _check_policy(game: MarkovGame, policy) -> None:
-    if not isinstance(game, MarkovGame):
-        raise TypeError(f"expected a MarkovGame, got {type(game).__name__}")
-    if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
-        raise TypeError(f"expected an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
-    got = (policy.num_players, policy.horizon, policy.num_states, policy.num_actions)
-    want = (game.num_players, game.horizon, game.num_states, game.num_actions)
-    if got != want:
-        raise ValueError(f"the policy has (N, H, S, A) = {got} but the game has {want}")
-
-
 def _corr_dist_info(concept: str, info, size: int) -> OpenSpielCorrDist:
     return OpenSpielCorrDist(
         concept=concept,
@@ -992,7 +982,7 @@ def openspiel_cce_dist(game: MarkovGame, policy, *, max_size: int = 10_000) -> O
     not the index), so ``unclipped`` equals :func:`~markovgames.evaluation.exact_cce_gap`'s
     ``per_player`` for any horizon; OpenSpiel's own numbers are clipped at 0 and summed over players.
     """
-    _check_policy(game, policy)
+    check_policy(game, policy)
     pyspiel = _pyspiel()
     turn_based = pyspiel.convert_to_turn_based(export_game(game))
     device = correlation_device(turn_based, policy, max_size=max_size)
@@ -1012,7 +1002,7 @@ def openspiel_ce_dist(game: MarkovGame, policy, *, max_size: int = 10_000) -> Op
         For ``H > 1``: OpenSpiel's CE is then the normal-form CE of the whole game (the deviator sees
         its whole recommended policy), a different notion, and determinisation is exponential.
     """
-    _check_policy(game, policy)
+    check_policy(game, policy)
     if game.horizon != 1:
         raise ValueError(
             "openspiel_ce_dist: OpenSpiel's ce_dist is the normal-form CE of the whole game (the deviator "

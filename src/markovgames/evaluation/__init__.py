@@ -21,6 +21,7 @@ certified gaps being the index-revealing bounds reported by :func:`markovgames.d
 
 from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
 from ._ce import CEGapResult, StrategyModification, exact_ce_gap
+from ._common import check_policy
 from ..policies import IndexKernel
 from ._monte_carlo import MonteCarloEstimate, monte_carlo_value
 from ._sampling import Episodes, sample_episodes
@@ -28,6 +29,7 @@ from ._value import policy_value
 from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work
 
 __all__ = [
+    "check_policy",
     "policy_value",
     "exact_ce_gap",
     "exact_cce_gap",

@@ -25,15 +25,12 @@ def check_policy(game: MarkovGame, policy) -> None:
     """Raise ``TypeError``/``ValueError`` unless ``policy`` is an output or Markov policy of ``game``'s shape."""
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
-    if isinstance(policy, IndexChainPolicy):
-        got = (policy.num_players, policy.horizon, policy.num_states, policy.num_actions)
-    elif isinstance(policy, MarkovCorrelatedPolicy):
-        got = (policy.num_players, policy.horizon, policy.num_states, policy.num_actions)
-    else:
+    if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
         raise TypeError(
             f"policy must be an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}"
         )
-    want = (game.num_players, game.horizon, game.num_states, game.num_actions)
+    got = (policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
+    want = (game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
     if got != want:
         raise ValueError(f"policy has (N, H, S, A) = {got} but the game has {want}")
 
