@@ -13,6 +13,10 @@ Run from the repository root on a machine with a CUDA GPU and JAX installed:
 4. A large game (N=2, H=10, S=500, A=(5,5), dense): single-run iterations per second.
 5. The large sparse game of ``benchmarks/bench_scale.py`` (N=2, H=10, S=10^4, A=(5,5), 8 successors
    per row): single-run iterations per second, metrics on, no trajectory.
+6. Where the batch's time goes: float64 run-iterations/s and milliseconds per iteration for batch
+   sizes from 1 to 10^6 (a per-iteration time that does not grow with ``B`` is a latency floor:
+   kernel launches and loop control, not memory traffic), and a ``jax.profiler`` trace of one
+   batch call summarised as kernels per iteration and the kernels that take the most time.
 """
 
 from __future__ import annotations
@@ -114,6 +118,74 @@ def large_sparse_game(T: int) -> list[dict]:
     return rows
 
 
+def batch_scaling(Bs: list[int], T: int) -> list[dict]:
+    """Float64 run-iterations/s and ms per iteration against the batch size (section 6)."""
+    rows = []
+    game = paper_game()
+    for alg in ("smooth_ce", "stage_cce"):
+        for B in Bs:
+            etas = list(np.linspace(0.05, 0.5, B))
+            _, secs = timed(lambda: run_batch(game, alg, T=T, etas=etas, checkpoints=[T]))
+            rows.append({"algorithm": alg, "B": B, "T": T, "seconds": secs,
+                         "run_iterations_per_s": B * T / secs, "ms_per_iteration": 1e3 * secs / T})
+            print(f"  {alg:11s} float64 B={B:>8d} T={T}: {B * T / secs:.3e} run-it/s, "
+                  f"{1e3 * secs / T:.3f} ms per iteration", flush=True)
+    return rows
+
+
+def profile_summary(B: int, T: int, top: int = 12) -> dict:
+    """Trace one batch call per algorithm with ``jax.profiler``; count and rank the device kernels.
+
+    The trace's Chrome-format events (``*.trace.json.gz``) are grouped by name; events on the host
+    thread of Python calls (names starting with ``$``) are left out. Returns per algorithm the
+    events per iteration and the ``top`` names by total time; where the profiler cannot run
+    (no CUPTI, say) the reason is recorded instead.
+    """
+    import collections
+    import glob
+    import gzip
+    import tempfile
+
+    game = paper_game()
+    out = {}
+    for alg in ALGORITHMS:
+        etas = list(np.linspace(0.05, 0.5, B))
+        call = lambda: run_batch(game, alg, T=T, etas=etas, checkpoints=[T])  # noqa: E731
+        try:
+            call()  # compile outside the trace
+            with tempfile.TemporaryDirectory() as tmp:
+                jax.profiler.start_trace(tmp)
+                try:
+                    call()
+                finally:
+                    jax.profiler.stop_trace()
+                files = glob.glob(os.path.join(tmp, "plugins", "profile", "*", "*.trace.json.gz"))
+                if not files:
+                    raise RuntimeError("the profiler wrote no trace.json.gz")
+                events = json.load(gzip.open(files[0]))["traceEvents"]
+        except Exception as err:  # noqa: BLE001 - the profile is a diagnostic; report why it is missing
+            out[alg] = {"error": f"{type(err).__name__}: {err}"}
+            print(f"  profile {alg}: unavailable ({type(err).__name__}: {err})", flush=True)
+            continue
+        pids = {e["pid"]: e.get("args", {}).get("name", "") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+        kernels = [e for e in events if e.get("ph") == "X" and not e["name"].startswith("$")]
+        device = [e for e in kernels if "gpu" in pids.get(e["pid"], "").lower() or "device" in pids.get(e["pid"], "").lower()]
+        chosen = device or kernels
+        total = collections.Counter()
+        count = collections.Counter()
+        for e in chosen:
+            total[e["name"]] += e.get("dur", 0)
+            count[e["name"]] += 1
+        rows = [{"name": n[:120], "total_ms": t / 1e3, "per_iteration": count[n] / T} for n, t in total.most_common(top)]
+        out[alg] = {"B": B, "T": T, "device_events": bool(device), "events_per_iteration": len(chosen) / T,
+                    "busy_ms": sum(total.values()) / 1e3, "top": rows}
+        print(f"  profile {alg} B={B} T={T}: {len(chosen) / T:.1f} {'device' if device else 'host'} events per iteration, "
+              f"{sum(total.values()) / 1e3:.1f} ms busy in all", flush=True)
+        for r in rows:
+            print(f"    {r['total_ms']:9.2f} ms  {r['per_iteration']:6.2f}/it  {r['name']}", flush=True)
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -144,6 +216,9 @@ def main() -> int:
     results["large_game"] = large_game(50 if quick else 300)
     print("5. large sparse game", flush=True)
     results["large_sparse_game"] = large_sparse_game(5 if quick else 50)
+    print("6. where the batch's time goes", flush=True)
+    results["batch_scaling"] = batch_scaling([1, 100, 10_000] if quick else [1, 100, 10_000, 100_000, 1_000_000], 50 if quick else 200)
+    results["profile"] = profile_summary(1000 if quick else 100_000, 50 if quick else 200)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
