@@ -53,9 +53,9 @@ class SparseKernel(NamedTuple):
 class SparseStep(NamedTuple):
     """Step ``step`` (an int, or a traced integer scalar) of a :class:`SparseKernel`, not sliced out.
 
-    The contraction reads the step's rows where they lie: a copy of the step (``S prod(A) K``
-    numbers, which on a large game is read several times anyway) would cost as much memory
-    traffic as the contraction's own reads.
+    The contraction slices what it reads itself (:func:`sparse_transition_parts`): on the CPU a
+    cache-sized piece of the step at a time, rather than a copy of the whole step (``S prod(A) K``
+    numbers), which would cost as much memory traffic as the contraction's own reads.
     """
 
     kernel: SparseKernel
@@ -141,11 +141,12 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
     (``benchmarks/README.md``).
 
     On the CPU, a large step is cut into pieces of states (:data:`_SPARSE_PIECE_BYTES`), each
-    read in place from the whole kernel and contracted with all ``M`` vectors by a kernel of its
-    own; the pieces' results are concatenated. A piece's indices and probabilities stay in the
-    cache while its ``M`` accumulations read them, so they come from memory once rather than
-    once per vector (8 times on a 2-player game's 4 stacked quantities), and the independent
-    pieces run on all cores. On the 10^4-state benchmark game (two cores, interleaved A/B)
+    contracted with all ``M`` vectors; the pieces' results are concatenated. XLA copies each
+    piece's indices and probabilities out of the kernel and fuses the pieces' contractions into
+    one concatenation kernel that computes them one piece after another (split over threads
+    along the vector axis): a piece's indices and probabilities stay in the cache while its
+    ``M`` accumulations read them, so they come from memory once rather than once per vector
+    (8 times on a 2-player game's 4 stacked quantities). On the 10^4-state benchmark game (two cores, interleaved A/B)
     smooth_cce went from 5.9-6.9 to 7.2-7.8 it/s, smooth_ce from 4.0 to 4.5, stage_cce from 32-33
     to 37-39; a loop over blocks of states, which XLA ran on one core, made smooth_cce slower
     (5.0-5.4), although it took 14% less CPU time (``benchmarks/README.md``).
