@@ -70,6 +70,9 @@ def test_lift_rescales_affinely_and_returns_the_map():
     assert wide.scale == pytest.approx(1 / 40) and wide.offset == pytest.approx(0.5)
     with pytest.raises(ValueError, match="contain"):
         lift(CHICKEN, bounds=(-5, 5))
+    # No rescaling (payoffs taken as rewards): refused, with the numbers written plainly.
+    with pytest.raises(ValueError, match=r"the rescaled values span \[-10, 1\], not inside \[0, 1\]"):
+        lift(CHICKEN, bounds=None)
     # The same game as the library's built-in chicken (same textbook map).
     from markovgames.games import chicken
 

@@ -162,3 +162,65 @@ def test_console_script_exit_code_and_no_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_size_limit_options_on_every_command_that_reads_a_game(tmp_path, capsys, monkeypatch):
+    """``--max-entries`` / ``--max-bytes`` exist on run, solve, evaluate and sweep, and a refusal names them."""
+    monkeypatch.chdir(tmp_path)
+    save_game(make_paper_game(), "g.json")  # 32 reward entries, 64 transition entries
+    assert main(["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "r", "--quiet"]) == 0
+    (tmp_path / "sweep.toml").write_text('T = 10\ngames = [{file = "g.json"}]\nalgorithms = ["smooth_cce"]\n')
+    commands = {
+        "run": ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "r2", "--quiet"],
+        "solve": ["solve", "--game", "g.json", "--concept", "ce", "--out", "lp", "--quiet"],
+        "evaluate": ["evaluate", "r", "--quiet"],
+        "sweep": ["sweep", "sweep.toml", "--out", "sw", "--dry-run"],
+    }
+    for name, args in commands.items():
+        capsys.readouterr()
+        assert main([*args, "--max-entries", "10"]) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("markovgames: error:") and "(raise the limit with --max-entries)" in err, (name, err)
+        assert main([*args, "--max-bytes", "100"]) == 2, name
+        err = capsys.readouterr().err
+        assert "more than the limit of 100 bytes (raise the limit with --max-bytes)" in err, (name, err)
+        assert main([*args, "--max-entries", "0"]) == 2, name
+        assert "--max-entries: must be positive" in capsys.readouterr().err, name
+    assert not any((tmp_path / d).exists() for d in ("r2", "lp", "sw"))  # refused before any output
+    # Generous limits are accepted.
+    assert main([*commands["evaluate"], "--max-entries", "1000", "--max-bytes", "1000000"]) == 0
+
+
+def test_unknown_option_points_to_the_subcommands_help(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["games", "show", "paper", "--bogus"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "markovgames: error: unrecognized arguments: --bogus (see 'markovgames games show --help')"
+    with pytest.raises(SystemExit):
+        main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "5", "--out", "x", "--nope"])
+    assert "(see 'markovgames run --help')" in capsys.readouterr().err
+
+
+def test_solve_refuses_a_bad_objective_naming_the_option(tmp_path, capsys):
+    out = tmp_path / "lp"
+    assert main(["solve", "--game", "paper", "--concept", "ce", "--objective", "nope", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("markovgames: error: --objective: expected 'welfare'")
+    assert main(["solve", "--game", "paper", "--concept", "ce", "--objective", "player:7", "--out", str(out)]) == 2
+    assert "--objective 'player:7': player 7 is out of range 0..1" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
+    """``markovgames sweep ... --dry-run | head -1``: no 'Broken pipe' error, the exit code of SIGPIPE."""
+    config = tmp_path / "sweep.toml"
+    config.write_text('T = 10\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce", "smooth_ce"]\n')
+    code = "import sys; from markovgames.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "sweep", str(config), "--out", str(tmp_path / "sw"), "--dry-run"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader goes away before the command writes
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141 and err == ""

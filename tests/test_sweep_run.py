@@ -318,7 +318,7 @@ def test_dry_run_shows_the_plan(tmp_path, capsys):
     config.write_text(CONFIG)
     assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "8 runs on 2 games; 8 pending in 3 batches" in text and text.count("batch ") == 3
+    assert "8 runs on 2 distinct games; 8 pending in 3 batches" in text and text.count("batch ") == 3
     assert not (tmp_path / "out").exists()
 
 
@@ -360,12 +360,14 @@ def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch)
         2,
         2,
         lambda task, output, attempt: results.__setitem__(task.batch_id, (output, attempt)),
-        lambda task, attempt, detail, final: failures.append((task.batch_id, attempt, final)),
+        lambda task, attempt, detail, final: failures.append((task.batch_id, attempt, final, detail)),
         execute=sweep_worker_helpers.die_once_then_run,
     )
     assert (tmp_path / "marker").exists()  # a worker really died
     assert set(results) == {t.batch_id for t in tasks}  # and every batch still finished
-    assert failures and not any(final for _, _, final in failures)
+    assert failures and not any(final for _, _, final, _ in failures)
+    # The failure says what usually kills a worker: a script without a main guard.
+    assert all('if __name__ == "__main__":' in detail for *_, detail in failures)
     assert max(attempt for _, attempt in results.values()) >= 2
 
 

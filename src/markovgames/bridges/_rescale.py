@@ -103,7 +103,7 @@ def to_unit_interval(values, rescaling: AffineRescaling, *, what: str = "payoffs
     out = rescaling.apply(values)
     if out.size and (out.min() < -1e-12 or out.max() > 1.0 + 1e-12):
         raise ValueError(
-            f"{what}: the rescaled values span [{out.min()!r}, {out.max()!r}], not inside [0, 1]; "
+            f"{what}: the rescaled values span [{float(out.min()):.6g}, {float(out.max()):.6g}], not inside [0, 1]; "
             "pass bounds that contain every value (or bounds='minmax')"
         )
     return np.clip(out, 0.0, 1.0)

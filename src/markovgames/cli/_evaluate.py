@@ -18,8 +18,10 @@ from .._atomic import atomic_write_text
 from ..dynamics import get_algorithm
 from ..evaluation import DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
 from ..experiments import load_run_directory, versions
+from ..games import MAX_GAME_ENTRIES
 from ..policies import IndexChainPolicy
 from ._errors import CliError
+from ._games import add_game_limits, check_game_limits
 from ._run import parse_T
 
 __all__ = ["add_evaluate_parser", "evaluate_run_directory"]
@@ -39,6 +41,7 @@ def add_evaluate_parser(subparsers):
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo sampler (default 0)")
     p.add_argument("--out", default=None, help="where to write the JSON (default: RUN_DIR/evaluation.json)")
     p.add_argument("--quiet", action="store_true", help="no table")
+    add_game_limits(p)
     p.set_defaults(handler=_handle)
     return p
 
@@ -49,10 +52,11 @@ def _floats(x) -> list[float]:
 
 def evaluate_run_directory(
     run_dir, T_prime: int | None = None, *, exact: bool = False, monte_carlo: int | None = None, seed: int = 0,
-    max_work: float = DEFAULT_MAX_WORK,
+    max_work: float = DEFAULT_MAX_WORK, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES,
 ) -> dict:
-    """The fields of ``evaluation.json`` for a run directory (see the module docstring)."""
-    stored = load_run_directory(run_dir)
+    """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
+    and ``max_entries`` bound the run's game file as in :func:`~markovgames.games.load_game`."""
+    stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
     T = stored.T
     T_prime = T if T_prime is None else T_prime
     if not 1 <= T_prime <= T:
@@ -133,6 +137,7 @@ def _handle(args) -> int:
     episodes = None if args.monte_carlo is None else parse_T(args.monte_carlo, "--monte-carlo")
     if args.seed < 0:
         raise CliError(f"--seed: must be a non-negative integer, got {args.seed}")
+    check_game_limits(args)
     if not args.max_work > 0:  # also refuses nan
         raise CliError(f"--max-work: must be a positive number, got {args.max_work}")
     run_dir = Path(args.run_dir)
@@ -143,7 +148,8 @@ def _handle(args) -> int:
     if args.out and not out.parent.is_dir():
         raise CliError(f"--out {out}: {out.parent} is not an existing directory")
     report = evaluate_run_directory(
-        run_dir, T_prime, exact=args.exact, monte_carlo=episodes, seed=args.seed, max_work=args.max_work
+        run_dir, T_prime, exact=args.exact, monte_carlo=episodes, seed=args.seed, max_work=args.max_work,
+        max_bytes=args.max_bytes, max_entries=args.max_entries,
     )
     try:
         atomic_write_text(out, json.dumps(report, indent=2) + "\n")

@@ -45,7 +45,7 @@ from ..games import (
 )
 from ._errors import CliError
 
-__all__ = ["add_games_parser"]
+__all__ = ["add_games_parser", "add_game_limits", "check_game_limits"]
 
 # `games show` prints per-(h, s) tables only below these sizes unless --full is given;
 # beyond them a table per state is too long to read and a summary says more.
@@ -86,7 +86,7 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("game", metavar="NAME|FILE", help="a built-in game name or a .json/.npz game file")
     p.add_argument("--full", action="store_true", help="print the tables even for large games")
     p.add_argument("--precision", type=int, default=4, metavar="DIGITS", help="significant digits (default 4)")
-    _add_limits(p)
+    add_game_limits(p)
     p.set_defaults(handler=cmd_show)
 
     p = sub.add_parser(
@@ -95,7 +95,7 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         description="Read a .json or .npz game file with every check; print a one-line verdict.",
     )
     p.add_argument("file", metavar="FILE")
-    _add_limits(p)
+    add_game_limits(p)
     p.set_defaults(handler=cmd_validate)
 
     p = sub.add_parser(
@@ -106,7 +106,7 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("game", metavar="NAME", help="a built-in game name (or a game file to convert)")
     p.add_argument("--out", required=True, metavar="FILE", help="output file, .json or .npz")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
-    _add_limits(p)
+    add_game_limits(p)
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser(
@@ -141,7 +141,8 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     return games
 
 
-def _add_limits(p: argparse.ArgumentParser) -> None:
+def add_game_limits(p: argparse.ArgumentParser) -> None:
+    """The ``--max-bytes`` and ``--max-entries`` options of a command that reads a game file."""
     p.add_argument(
         "--max-bytes",
         type=int,
@@ -182,7 +183,8 @@ def _check_out(path_text: str, force: bool) -> Path:
     return path
 
 
-def _check_limits(args: argparse.Namespace) -> None:
+def check_game_limits(args: argparse.Namespace) -> None:
+    """Refuse a non-positive ``--max-bytes`` or ``--max-entries``."""
     for option in ("max_bytes", "max_entries"):
         value = getattr(args, option, None)
         if value is not None and value < 1:
@@ -212,7 +214,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``games validate FILE``: load with every check and print a one-line verdict."""
-    _check_limits(args)
+    check_game_limits(args)
     game = load_game(args.file, max_bytes=args.max_bytes, max_entries=args.max_entries)
     print(f"{args.file}: valid ({_sizes(game)})")
     return 0
@@ -220,7 +222,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``games export NAME --out FILE``: write a built-in game (or convert a file)."""
-    _check_limits(args)
+    check_game_limits(args)
     out = _check_out(args.out, args.force)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     save_game(game, out)
@@ -256,14 +258,14 @@ def cmd_random(args: argparse.Namespace) -> int:
         raise CliError(f"--successors: must be in 1..--states = {args.states}, got {args.successors}")
     if not 0 <= args.initial_state < args.states:
         raise CliError(f"--initial-state: must be in 0..{args.states - 1} (--states {args.states}), got {args.initial_state}")
-    _check_limits(args)
+    check_game_limits(args)
     actions = _parse_actions(args.actions, args.players)
     out = _check_out(args.out, args.force)
     try:
         game = _random_game(args, actions)
     except GameValidationError as err:
-        if "max_entries" in str(err):  # the only limit the user sets here: name its option
-            raise CliError(f"{err} (--max-entries {args.max_entries})") from None
+        if "max_entries" in str(err) and "to allow" not in str(err):  # else the entry point names the option
+            raise CliError(f"{err} (raise the limit with --max-entries)") from None
         raise
     save_game(game, out)
     print(f"wrote {out} ({game.name}: {_sizes(game)})")
@@ -288,7 +290,7 @@ def _random_game(args: argparse.Namespace, actions):
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``games show NAME|FILE``: sizes, a summary, and for small games per-(h, s) tables."""
-    _check_limits(args)
+    check_game_limits(args)
     if args.precision < 1:
         raise CliError(f"--precision: must be at least 1, got {args.precision}")
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)

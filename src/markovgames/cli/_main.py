@@ -90,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markovgames`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse reports these from the top-level parser; point to the subcommand's own --help.
+        _command_parser(parser, argv).error(f"unrecognized arguments: {' '.join(unknown)}")
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
@@ -98,10 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     _enable_compilation_cache()
     previous = _terminate_as_interrupt()
     try:
-        return int(handler(args) or 0)
+        code = int(handler(args) or 0)
+        sys.stdout.flush()  # here, so that a closed pipe is caught below rather than at exit
+        return code
     except KeyboardInterrupt:
         print("markovgames: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``markovgames ... | head``): stop quietly, as a Unix tool does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except _user_error_types() as err:
         if args.debug:
             raise
@@ -110,11 +120,28 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{message}; {note}"
         if isinstance(err, OSError) and err.filename and str(err.filename) not in message:
             message = f"{err.filename}: {message}"
+        # The library names its keyword arguments; on the command line they are options.
+        for keyword in ("max_entries", "max_bytes"):
+            message = message.replace(f"(raise {keyword} to allow)", f"(raise the limit with --{keyword.replace('_', '-')})")
         print(f"markovgames: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that ``argv`` names: ``markovgames games show`` for
+    ``["games", "show", ...]``, the top-level parser when no command is named."""
+    current = parser
+    for token in argv:
+        sub = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or token not in sub.choices:
+            if token.startswith("-") or sub is None:
+                continue
+            break
+        current = sub.choices[token]
+    return current
 
 
 def _terminate_as_interrupt():

@@ -27,6 +27,7 @@ from ..experiments import (
     write_run_directory,
 )
 from ..games import BUILTIN_GAMES, resolve_game
+from ._games import add_game_limits, check_game_limits
 from ._errors import CliError, check_output_directory
 from ._progress import iteration_progress
 
@@ -112,6 +113,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "kernel) is at most DELTA; metrics.json reports the suffix and the bounds H*DELTA (values) and 2*H*DELTA (gaps)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    add_game_limits(p)
     p.set_defaults(handler=_handle_run)
     return p
 
@@ -133,7 +135,8 @@ def _handle_run(args) -> int:
     checkpoints = parse_checkpoints(args.checkpoints, T)
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
-    game = resolve_game(args.game)
+    check_game_limits(args)
+    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     largest = max_learning_rate(T, game.horizon, args.dtype)
     if isinstance(eta, float) and eta > largest:
         raise CliError(

@@ -13,8 +13,9 @@ from .._atomic import atomic_write_text
 from ..evaluation import exact_ce_gap, exact_cce_gap
 from ..experiments import finalize_output_directory, prepare_output_directory, versions
 from ..games import resolve_game, save_game
-from ..solvers import solve_equilibrium
-from ._errors import check_output_directory
+from ._games import add_game_limits, check_game_limits
+from ..solvers import check_objective, solve_equilibrium
+from ._errors import CliError, check_output_directory
 
 __all__ = ["add_solve_parser"]
 
@@ -35,12 +36,18 @@ def add_solve_parser(subparsers):
     p.add_argument("--out", required=True, help="output directory (policy.npz, solution.json, the game)")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--quiet", action="store_true")
+    add_game_limits(p)
     p.set_defaults(handler=_handle)
     return p
 
 
 def _handle(args) -> int:
-    game = resolve_game(args.game)
+    check_game_limits(args)
+    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    try:  # checked before any output is prepared; the message names the option
+        check_objective(args.objective, game.num_players)
+    except ValueError as err:
+        raise CliError(f"--{err}") from None
     check_output_directory(args.out, replaces=True)
     staging = prepare_output_directory(args.out, args.overwrite)
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ._errors import CliError, check_output_directory
+from ._games import add_game_limits, check_game_limits
 
 __all__ = ["add_sweep_parser", "add_plot_parser", "add_summarize_parser"]
 
@@ -59,6 +60,7 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--workers", default=None, help="local worker processes (default: min(2, cpu count)); 1 runs inline")
     p.add_argument("--dry-run", action="store_true", help="validate and show the plan (runs, batches, pending) without running")
     p.add_argument("--quiet", action="store_true", help="no progress display and no closing line")
+    add_game_limits(p)
     p.set_defaults(handler=_handle_sweep)
     return p
 
@@ -106,13 +108,14 @@ def _handle_sweep(args) -> int:
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
     if args.address is not None and args.executor != "ray":
         raise CliError("--address: needs --executor ray")
+    check_game_limits(args)
     config_path = Path(args.config)
     config, raw = load_sweep_config(config_path, args.overrides)
     out = Path(args.out) if args.out else sweep_output_dir(config, config_path.parent, config_path.stem)
     check_output_directory(out)
     if args.dry_run:
         try:
-            plan = plan_sweep(config, config_path.parent)
+            plan = plan_sweep(config, config_path.parent, max_bytes=args.max_bytes, max_entries=args.max_entries)
         except SweepConfigError as err:  # a game entry's error: name the configuration file too
             raise SweepConfigError(f"{config_path.name}: {err}") from None
         runs_dir = out / RUNS_DIR
@@ -124,7 +127,7 @@ def _handle_sweep(args) -> int:
             return f"{n} {noun if n == 1 else plural}"
 
         print(
-            f"{config_path.name}: {count(len(plan.runs), 'run', 'runs')} on {count(games, 'game', 'games')}; "
+            f"{config_path.name}: {count(len(plan.runs), 'run', 'runs')} on {count(games, 'distinct game', 'distinct games')}; "
             f"{len(pending)} pending in {count(len(batches), 'batch', 'batches')} -> {out}"
         )
         for b in batches:
@@ -144,6 +147,8 @@ def _handle_sweep(args) -> int:
             progress=update,
             raw_config=raw,
             config_name=config_path.name,
+            max_bytes=args.max_bytes,
+            max_entries=args.max_entries,
         )
     if report.failures:
         print(

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._atomic import atomic_write_text
 from ..dynamics import RunResult, get_algorithm, resolve_learning_rate
-from ..games import MarkovGame, load_game, save_game
+from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
 
 __all__ = [
     "parse_checkpoints",
@@ -308,8 +308,11 @@ class StoredRun:
         return int(self.metrics["T"])
 
 
-def load_run_directory(path: str | Path) -> StoredRun:
-    """Read a run directory written by :func:`write_run_directory` (memory-mapped trajectory)."""
+def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
+    """Read a run directory written by :func:`write_run_directory` (memory-mapped trajectory).
+
+    ``max_bytes`` and ``max_entries`` bound its game file as in :func:`~markovgames.games.load_game`.
+    """
     path = Path(path)
     metrics_path = path / METRICS_FILE
     if not metrics_path.is_file():
@@ -321,7 +324,7 @@ def load_run_directory(path: str | Path) -> StoredRun:
     for key in ("algorithm", "T", "game_file"):
         if key not in metrics:
             raise RunDirectoryError(f"{metrics_path}: missing field {key!r}")
-    game = load_game(path / metrics["game_file"])
+    game = load_game(path / metrics["game_file"], max_bytes=max_bytes, max_entries=max_entries)
     with np.load(path / CURVE_FILE, allow_pickle=False) as curve:
         value = np.array(curve["value"])
         ce = np.array(curve["certified_ce_bound"])

@@ -59,7 +59,10 @@ def load_results(results_dir: str | Path) -> list[dict[str, Any]]:
         raise ResultsError(f"{path}: not a sweep results file (missing columns: {', '.join(sorted(missing))})")
     rows = table.to_pylist()
     if not rows:
-        raise ResultsError(f"{path}: holds no results")
+        raise ResultsError(
+            f"{path}: holds no results: no run of the sweep has finished (run 'markovgames sweep' again; "
+            "its manifest.json lists the failed batches)"
+        )
     return rows
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from ..dynamics import get_algorithm, resolve_learning_rate, run_batch
-from ..games import MarkovGame, get_builtin, load_game, random_game
+from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
 
 __all__ = [
@@ -234,7 +234,7 @@ def _random_label(spec, seed: int | None) -> str:
     return text + ")"
 
 
-def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int]):
+def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
     """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
     built = []
     for index, entry in enumerate(config.games):
@@ -249,7 +249,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int]):
             if not path.exists():
                 raise SweepConfigError(f"{where}: {entry.file!r} is neither a built-in game nor an existing game file")
             try:
-                game = load_game(path)
+                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
             except Exception as err:  # GameFileError and friends: name the entry
                 raise SweepConfigError(f"{where}: {err}") from None
             built.append((index, entry.label or entry.file, "file", None, None, game))
@@ -268,6 +268,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int]):
                         transition_concentration=spec.transition_concentration,
                         initial_state=spec.initial_state,
                         num_successors=spec.successors,
+                        max_entries=max_entries,
                     )
                 except Exception as err:
                     raise SweepConfigError(f"{where}.random: {err}") from None
@@ -283,12 +284,15 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int]):
     return out
 
 
-def plan_sweep(config: SweepConfig, base_dir: str | Path = ".") -> SweepPlan:
-    """Expand a configuration into its runs (games are built here; files relative to ``base_dir``)."""
+def plan_sweep(
+    config: SweepConfig, base_dir: str | Path = ".", *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES
+) -> SweepPlan:
+    """Expand a configuration into its runs (games are built here; files relative to ``base_dir``;
+    ``max_bytes`` and ``max_entries`` bound the games as in :func:`~markovgames.games.load_game`)."""
     base_dir = Path(base_dir)
     checkpoints = tuple(resolved_checkpoints(config))
     game_seeds = derive_game_seeds(config.base_seed, config.seeds)
-    games = _build_games(config, base_dir, game_seeds)
+    games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
     runs: list[PlannedRun] = []
     seen: set[str] = set()
     hashes: dict[int, str] = {}
@@ -634,6 +638,15 @@ def _execute_inline(tasks: list[BatchTask], max_retries: int, on_result: OnResul
             break
 
 
+#: Added to a batch's failure when its worker process died. The usual cause in a script is
+#: a missing main guard: workers are started with "spawn", which imports the script again.
+_DEAD_WORKER_HINT = (
+    "A worker process died. Called from a script, run_sweep must be under "
+    "`if __name__ == \"__main__\":` (worker processes import the script again); otherwise the "
+    "worker may have run out of memory (try fewer --workers).\n"
+)
+
+
 def _execute_processes(
     tasks: list[BatchTask],
     workers: int,
@@ -681,6 +694,8 @@ def _execute_processes(
                 except Exception as err:
                     final = attempt > max_retries
                     detail = "".join(traceback.format_exception(err, limit=5))
+                    if isinstance(err, BrokenProcessPool):
+                        detail += _DEAD_WORKER_HINT
                     on_failure(task, attempt, detail, final)
                     if not final:
                         submit(task)
@@ -798,6 +813,8 @@ def run_sweep(
     progress: Callable[[SweepProgress], None] | None = None,
     raw_config: dict[str, Any] | None = None,
     config_name: str | None = None,
+    max_bytes: int | None = None,
+    max_entries: int = MAX_GAME_ENTRIES,
 ) -> SweepReport:
     """Run (or resume) a sweep into ``out``.
 
@@ -813,6 +830,7 @@ def run_sweep(
     workers : local worker processes (default ``min(2, cpu_count)``); for a local Ray instance
         that this call starts, its CPU count.
     progress : called after every finished batch with a :class:`SweepProgress`.
+    max_bytes, max_entries : bound the grid's games as in :func:`~markovgames.games.load_game`.
     """
     if executor not in EXECUTORS:
         raise SweepConfigError(f"--executor: unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
@@ -832,7 +850,7 @@ def run_sweep(
     started_at = _now()
 
     try:
-        plan = plan_sweep(config, base_dir)
+        plan = plan_sweep(config, base_dir, max_bytes=max_bytes, max_entries=max_entries)
     except SweepConfigError as err:
         # Name the configuration file too: the bad entry is one of its games.
         if config_name and not str(err).startswith(config_name):

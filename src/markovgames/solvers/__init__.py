@@ -8,12 +8,14 @@ from ._lp import (
     EquilibriumSolverError,
     SolverStatus,
     StageIncentives,
+    check_objective,
     solve_equilibrium,
     stage_game_incentives,
 )
 
 __all__ = [
     "solve_equilibrium",
+    "check_objective",
     "stage_game_incentives",
     "EquilibriumSolution",
     "StageIncentives",

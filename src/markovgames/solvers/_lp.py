@@ -216,6 +216,17 @@ class StageIncentives:
 
 
 # ----------------------------------------------------------------------------- helpers
+def check_objective(objective: str, num_players: int) -> str:
+    """The canonical form of a :func:`solve_equilibrium` objective for ``num_players`` players.
+
+    Raises
+    ------
+    ValueError
+        Naming ``objective`` and what is wrong with it.
+    """
+    return _parse_objective(objective, num_players)[0]
+
+
 def _parse_objective(objective: str, num_players: int) -> tuple[str, int | None]:
     if not isinstance(objective, str):
         raise ValueError(f"objective: expected a string, got {objective!r}")
