@@ -434,7 +434,8 @@ def random_game(
     for field, shape in (("rewards", reward_shape), ("transitions", transition_shape)):
         if math.prod(shape) > max_entries:
             raise GameValidationError(
-                f"{field}: the sizes give {math.prod(shape)} entries, more than max_entries = {max_entries}"
+                f"{field}: the sizes give {math.prod(shape)} entries, more than max_entries = {max_entries} "
+                "(raise max_entries to allow)"
             )
     rng, seed = _as_rng(seed_or_rng)
 
