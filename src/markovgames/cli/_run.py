@@ -27,8 +27,8 @@ from ..experiments import (
     write_run_directory,
 )
 from ..games import BUILTIN_GAMES, resolve_game
-from ._games import add_game_limits, check_game_limits
 from ._errors import CliError, check_output_directory
+from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
 
 __all__ = ["add_run_parser", "parse_eta", "parse_T", "MAX_T"]

@@ -13,9 +13,9 @@ from .._atomic import atomic_write_text
 from ..evaluation import exact_ce_gap, exact_cce_gap
 from ..experiments import finalize_output_directory, prepare_output_directory, versions
 from ..games import resolve_game, save_game
-from ._games import add_game_limits, check_game_limits
 from ..solvers import check_objective, solve_equilibrium
 from ._errors import CliError, check_output_directory
+from ._games import add_game_limits, check_game_limits
 
 __all__ = ["add_solve_parser"]
 

@@ -54,8 +54,8 @@ class SparseStep(NamedTuple):
     """Step ``step`` (an int, or a traced integer scalar) of a :class:`SparseKernel`, not sliced out.
 
     The contraction slices what it reads itself (:func:`sparse_transition_parts`): on the CPU a
-    cache-sized piece of the step at a time, rather than a copy of the whole step (``S prod(A) K``
-    numbers), which would cost as much memory traffic as the contraction's own reads.
+    cache-sized piece of the step at a time (XLA copies each piece, which then stays in the cache
+    while all the stacked vectors read it), on a GPU the whole step.
     """
 
     kernel: SparseKernel
