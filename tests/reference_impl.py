@@ -366,6 +366,188 @@ def _run_stage_cce(rewards, transitions, H, N, S, A, eta, T, optimistic):
 
 
 # ----------------------------------------------------------------------------------------------
+# Any learner with either value update ("LEARNER+UPDATE"), with literal learners
+# ----------------------------------------------------------------------------------------------
+#
+# Each learner below is one copy for one (player, step, state), fed in order. Weighted sums are
+# raw: the smooth update passes the explicit integer weight w_t of the current iteration
+# (the stage update passes 1), so nothing here uses the library's normalised form.
+
+
+class LiteralOFTRL:
+    """OFTRL with raw weighted sums: plays argmax(eta (sum_j w_j u^j + w_t m) / w_t)."""
+
+    def __init__(self, num_actions, argmax):
+        self.total = np.zeros(num_actions)  # sum_j w_j u^j
+        self.argmax = argmax
+
+    def play(self, m, w_t, eta):
+        return self.argmax(eta * (self.total + w_t * m) / w_t)
+
+    def observe(self, u, w_t):
+        self.total = self.total + w_t * u
+
+
+class LiteralRMPlus:
+    """Predictive regret matching+ (Farina, Kroer and Sandholm 2021) on raw weighted regrets:
+    R^t = [R^{t-1} + w_t (u^t - <u^t, x^t>)]^+, x^t = [R^{t-1} + w_t (m - <m, x^{t-1}>)]^+ normalised
+    (uniform when zero)."""
+
+    def __init__(self, num_actions):
+        self.regret = np.zeros(num_actions)
+        self.last = np.full(num_actions, 1.0 / num_actions)
+
+    def play(self, m, w_t, eta):
+        theta = np.maximum(self.regret + w_t * (m - np.dot(m, self.last)), 0.0)
+        total = theta.sum()
+        x = theta / total if total > 0 else np.full(len(theta), 1.0 / len(theta))
+        self.last = x
+        return x
+
+    def observe(self, u, w_t):
+        self.regret = np.maximum(self.regret + w_t * (u - np.dot(u, self.last)), 0.0)
+
+
+def literal_stationary_distribution(q: np.ndarray) -> np.ndarray:
+    """The stationary distribution the library documents for a possibly reducible chain: let k* be
+    the highest state from which no lower-numbered state is reachable (0 if none); the unique
+    stationary distribution of the closed class of states reachable from k*, zero elsewhere.
+    Reachability by breadth-first search over the positive entries; the class's distribution by
+    least squares (:func:`stationary_distribution`)."""
+    A = q.shape[0]
+
+    def reachable(k):
+        seen, todo = {k}, [k]
+        while todo:
+            i = todo.pop()
+            for j in range(A):
+                if q[i, j] > 0 and j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        return seen
+
+    k_star = max(k for k in range(A) if min(reachable(k)) == k)
+    members = sorted(reachable(k_star))
+    pi = np.zeros(A)
+    sub = q[np.ix_(members, members)]
+    pi[members] = stationary_distribution(sub / sub.sum(axis=1, keepdims=True))
+    return pi
+
+
+class LiteralBlumMansour:
+    """The Blum–Mansour reduction: copy a plays row q^a from prediction pi^{t-1}(a) m and observes
+    pi^t(a) u; pi^t is the stationary distribution of the rows."""
+
+    def __init__(self, num_actions, make_base):
+        self.bases = [make_base() for _ in range(num_actions)]
+        self.last = np.full(num_actions, 1.0 / num_actions)
+
+    def play(self, m, w_t, eta):
+        rows = np.array([base.play(self.last[a] * m, w_t, eta) for a, base in enumerate(self.bases)])
+        self.last = literal_stationary_distribution(rows)
+        return self.last
+
+    def observe(self, u, w_t):
+        for a, base in enumerate(self.bases):
+            base.observe(self.last[a] * u, w_t)
+
+
+def make_literal_learner(name: str, num_actions: int):
+    """A fresh literal learner called ``name`` (``hedge``, ``logbarrier``, ``rm-plus``, ``bm-...``)."""
+    if name.startswith("bm-"):
+        return LiteralBlumMansour(num_actions, lambda: make_literal_learner(name[3:], num_actions))
+    if name == "hedge":
+        return LiteralOFTRL(num_actions, softmax)
+    if name == "logbarrier":
+        return LiteralOFTRL(num_actions, log_barrier_argmax)
+    if name == "rm-plus":
+        return LiteralRMPlus(num_actions)
+    raise ValueError(name)
+
+
+def run_reference_composition(rewards, transitions, learner, update, eta, T, optimistic=True) -> dict:
+    """Run ``learner`` with the ``update`` ("smooth" or "stage") value update literally for T iterations.
+
+    Returns ``policies`` (list over players of (T+1, H, S, A_i), index 0 the uniform pi^0). The
+    value updates are those of :func:`run_reference` (Algorithm 1's smooth update, Algorithm 2's
+    stages); only the per-state learner differs.
+    """
+    rewards, transitions, H, N, S, A = _dims(rewards, transitions)
+    joint = _joint_actions(A)
+    pols = _uniform_policies(T, H, S, A)
+    if update == "smooth":
+        eta_val = 1.0 / (256.0 * N * H * math.sqrt(H * max(A))) if eta == "theory" else float(eta)
+        copies = {(i, h, s): make_literal_learner(learner, A[i]) for i in range(N) for h in range(H) for s in range(S)}
+        Q = np.zeros((H, N, S) + A)
+        last_u = {key: np.zeros(A[key[0]]) for key in copies}  # u^{t-1}, u^0 = 0
+        for t in range(1, T + 1):
+            w_t = weight(H, t)
+            for (i, h, s), copy in copies.items():
+                m = last_u[(i, h, s)] if optimistic else np.zeros(A[i])
+                pols[i][t, h, s] = copy.play(m, w_t, eta_val)
+            al = alpha(H, t)
+            Qn = np.zeros_like(Q)
+            for h in range(H - 1, -1, -1):
+                Vnext = np.zeros((N, S))
+                if h + 1 < H:
+                    for n in range(N):
+                        for sp in range(S):
+                            Vnext[n, sp] = _expect_joint(Qn[h + 1, n, sp], _pols_at(pols, t, h + 1, sp), A)
+                for n in range(N):
+                    for s in range(S):
+                        for a in joint:
+                            target = rewards[(h, n, s) + a] + sum(
+                                transitions[(h, s) + a + (sp,)] * Vnext[n, sp] for sp in range(S)
+                            )
+                            Qn[(h, n, s) + a] = (1.0 - al) * Q[(h, n, s) + a] + al * target
+            Q = Qn
+            for (i, h, s), copy in copies.items():
+                u = _utility_vector(Q[h, i, s], _pols_at(pols, t, h, s), i, A)
+                copy.observe(u, w_t)
+                last_u[(i, h, s)] = u
+        return {"policies": pols}
+    if update != "stage":
+        raise ValueError(update)
+    Qtau = np.zeros((H, N, S) + A)  # Q^1 = 0
+    t_start, L = 1, H
+    copies = None
+    for t in range(1, T + 1):
+        eta_tau = 1.0 / (N * max(1.0, math.log(L)) ** 4) if eta == "theory" else float(eta)
+        if t == t_start:
+            # A new stage: fresh learners; the prediction starts from the uniform policy's utility.
+            copies = {(i, h, s): make_literal_learner(learner, A[i]) for i in range(N) for h in range(H) for s in range(S)}
+            uniform = [np.full(A[k], 1.0 / A[k]) for k in range(N)]
+            last_u = {
+                (i, h, s): _utility_vector(Qtau[h, i, s], uniform, i, A) for i in range(N) for h in range(H) for s in range(S)
+            }
+        for (i, h, s), copy in copies.items():
+            m = last_u[(i, h, s)] if optimistic else np.zeros(A[i])
+            pols[i][t, h, s] = copy.play(m, 1, eta_tau / H)
+        for (i, h, s), copy in copies.items():
+            u = _utility_vector(Qtau[h, i, s], _pols_at(pols, t, h, s), i, A)
+            copy.observe(u, 1)
+            last_u[(i, h, s)] = u
+        if t - t_start + 1 >= L:
+            Qnew = np.zeros_like(Qtau)
+            for h in range(H):
+                for n in range(N):
+                    for s in range(S):
+                        for a in joint:
+                            total = 0.0
+                            for tp in range(t_start, t + 1):
+                                cont = 0.0
+                                if h + 1 < H:
+                                    for sp in range(S):
+                                        vnext = _expect_joint(Qtau[h + 1, n, sp], _pols_at(pols, tp, h + 1, sp), A)
+                                        cont += transitions[(h, s) + a + (sp,)] * vnext
+                                total += rewards[(h, n, s) + a] + cont
+                            Qnew[(h, n, s) + a] = total / L
+            Qtau = Qnew
+            t_start, L = t + 1, ((H + 1) * L) // H
+    return {"policies": pols}
+
+
+# ----------------------------------------------------------------------------------------------
 # Output policies (Algorithms 3 and 4) as index kernels
 # ----------------------------------------------------------------------------------------------
 
@@ -375,6 +557,8 @@ def output_policy_kernel(algorithm, T, H):
     with ``mu[t, j]`` = P(next index j | current index t); row and column 0 unused (zero)."""
     t0 = np.zeros(T + 1)
     mu = np.zeros((T + 1, T + 1))
+    # A composition "LEARNER+UPDATE" (or the update's name) has its update's output policy.
+    algorithm = {"smooth": "smooth_ce", "stage": "stage_cce"}.get(algorithm.rpartition("+")[2], algorithm)
     if algorithm in ("smooth_ce", "smooth_cce"):
         t0[T] = 1.0
         for t in range(1, T + 1):

@@ -226,16 +226,16 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
 def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
     """Short float64 horizons carry one array per step through the loop (``split_steps``);
     forcing the scanned form with stacked arrays gives the same runs, single and batched."""
-    from markovgames.dynamics import _engine
+    from markovgames.dynamics import _engine, _smooth
 
     games = [make_paper_game(), make_random_game(11, 3, 3, 2, (2, 3, 2))]
     per_step = [run(g, algorithm, T=150, eta=0.3) for g in games]
     batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
-    assert _engine.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
-    monkeypatch.setattr(_engine, "_UNROLL_HORIZON", 0)
+    assert _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
+    monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
     _engine.compiled_chunk.cache_clear()
     try:
-        assert not _engine.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
+        assert not _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
         scanned = [run(g, algorithm, T=150, eta=0.3) for g in games]
         scanned_batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
     finally:

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 import reference_impl as ref
 from markovgames.learners import (
+    BUILTIN_LEARNERS,
+    OFTRLState,
+    SwapState,
     blum_mansour,
     entropy_argmax,
     log_barrier_argmax,
-    log_barrier_oftrl,
     optimistic_hedge,
     stationary_distribution,
 )
@@ -109,15 +111,19 @@ def test_entropy_argmax_is_softmax():
     np.testing.assert_allclose(x, expected, rtol=1e-14)
 
 
-@pytest.mark.parametrize("make", [optimistic_hedge, log_barrier_oftrl, blum_mansour])
+LEARNERS = [spec.build for spec in BUILTIN_LEARNERS.values()]
+LEARNER_IDS = list(BUILTIN_LEARNERS)
+
+
+@pytest.mark.parametrize("make", LEARNERS, ids=LEARNER_IDS)
 def test_learner_is_pure_and_starts_uniform(make):
-    learner = make()
-    state = learner.init((2, 3), 4, jnp.float64)
-    x = learner.play(state, jnp.zeros((2, 3, 4)), 0.5, 0.0)
+    learner = make(-1)
+    state = learner.init((2, 3, 4), jnp.float64)
+    x, state = learner.play(state, jnp.zeros((2, 3, 4)), 0.5, 0.0)
     np.testing.assert_allclose(np.asarray(x), 0.25, atol=1e-15)
     before = jax.tree_util.tree_map(np.array, state)
     u = jnp.asarray(np.random.default_rng(0).random((2, 3, 4)))
-    new = learner.observe(state, x, u, 0.0)
+    new = learner.observe(state, u, 0.0)
     # The old state is untouched (no mutation) and the new one differs.
     for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(state)):
         np.testing.assert_array_equal(a, np.asarray(b))
@@ -133,25 +139,26 @@ def test_oftrl_decay_implements_normalised_weighted_sum():
     learner = optimistic_hedge()
     rng = np.random.default_rng(3)
     us = rng.random((T + 1, 5))
-    state = learner.init((), 5, jnp.float64)
+    state = learner.init((5,), jnp.float64)
     for t in range(1, T + 1):
         rho = (t - 1) / (H + t - 1)
-        state = learner.observe(state, None, jnp.asarray(us[t]), rho)
+        state = learner.observe(state, jnp.asarray(us[t]), rho)
         raw = sum(ref.weight(H, j) * us[j] for j in range(1, t + 1)) / ref.weight(H, t)
         np.testing.assert_allclose(np.asarray(state.cumulative), raw, rtol=1e-13)
 
 
 def test_blum_mansour_with_identical_rows_plays_that_row():
     learner = blum_mansour()
-    state = learner.init((), 3, jnp.float64)
+    state = learner.init((3,), jnp.float64)
     u = jnp.asarray([0.2, 0.5, 0.9])
     # All base learners see the same cumulative utility: every row equals q, and so does pi.
-    state = state._replace(cumulative=jnp.tile(u, (3, 1)))
-    pi = np.asarray(learner.play(state, jnp.zeros(3), 2.0, 1.0))
+    state = state._replace(base=OFTRLState(jnp.tile(u, (3, 1))))
+    pi, _ = learner.play(state, jnp.zeros(3), 2.0, 1.0)
+    pi = np.asarray(pi)
     np.testing.assert_allclose(pi, _lb(2.0 * np.asarray(u)), atol=1e-14)
 
 
-@pytest.mark.parametrize("make", [optimistic_hedge, log_barrier_oftrl, blum_mansour], ids=["hedge", "log_barrier", "bm"])
+@pytest.mark.parametrize("make", LEARNERS, ids=LEARNER_IDS)
 @pytest.mark.parametrize("num_actions", [2, 3, 5])
 def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_actions):
     """The compiled loop keeps a run axis after the action axis (``axis=-2``): every state,
@@ -159,22 +166,23 @@ def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_ac
     bit for bit, over a few optimistic iterations with different rates per run."""
     runs, states = 4, 3
     rng = np.random.default_rng(num_actions)
-    last, trailing = make(), make(axis=-2)
+    last, trailing = make(-1), make(-2)
     # In the default layout a per-run rate broadcasts against (S, R, A) or BM's (S, R, A, A).
-    eta_shape = (runs, 1, 1) if make is blum_mansour else (runs, 1)
-    s_last = last.init((states, runs), num_actions, jnp.float64)
-    s_trail = trailing.init((states, runs), num_actions, jnp.float64)
+    swap = isinstance(last.init((states, runs, num_actions), jnp.float64), SwapState)
+    eta_shape = (runs, 1, 1) if swap else (runs, 1)
+    s_last = last.init((states, runs, num_actions), jnp.float64)
+    s_trail = trailing.init((states, num_actions, runs), jnp.float64)
     assert jax.tree_util.tree_map(lambda x: x.shape[-1], s_trail) == jax.tree_util.tree_map(lambda _: runs, s_trail)
     eta = rng.uniform(0.1, 3.0, runs)
     prediction = np.zeros((states, runs, num_actions))
     for t in range(1, 6):
         rho = (t - 1) / (2 + t - 1)
-        pi_last = last.play(s_last, jnp.asarray(prediction), jnp.asarray(eta).reshape(eta_shape), rho)
-        pi_trail = trailing.play(s_trail, jnp.asarray(np.moveaxis(prediction, -1, -2)), jnp.asarray(eta), rho)
+        pi_last, s_last = last.play(s_last, jnp.asarray(prediction), jnp.asarray(eta).reshape(eta_shape), rho)
+        pi_trail, s_trail = trailing.play(s_trail, jnp.asarray(np.moveaxis(prediction, -1, -2)), jnp.asarray(eta), rho)
         np.testing.assert_array_equal(np.moveaxis(np.asarray(pi_trail), -2, -1), np.asarray(pi_last))
         utility = rng.normal(size=(states, runs, num_actions))
-        s_last = last.observe(s_last, pi_last, jnp.asarray(utility), rho)
-        s_trail = trailing.observe(s_trail, pi_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho)
+        s_last = last.observe(s_last, jnp.asarray(utility), rho)
+        s_trail = trailing.observe(s_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho)
         prediction = utility
     for a, b in zip(jax.tree_util.tree_leaves(s_last), jax.tree_util.tree_leaves(s_trail)):
         # The trailing layout has the run axis last: (S, A[, A], R) against (S, R, A[, A]).

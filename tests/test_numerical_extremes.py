@@ -29,6 +29,8 @@ from conftest import make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import get_algorithm, max_learning_rate, oftrl_decay, run_batch
 from markovgames.learners import (
+    OFTRLState,
+    SwapState,
     blum_mansour,
     log_barrier_argmax,
     optimistic_hedge,
@@ -120,12 +122,12 @@ def _learner_recursion(H: int, starts, ends, values, dtype=jnp.float64):
         def body(t, st_):
             tf = t.astype(dtype)
             u = jnp.concatenate([value, (tf * 2.0**-24)[None]]).astype(dtype)
-            return learner.observe(st_, None, u, oftrl_decay(tf, H))
+            return learner.observe(st_, u, oftrl_decay(tf, H))
 
         state = jax.lax.fori_loop(first, last + 1, body, state)
         return state, state.cumulative
 
-    state = learner.init((), values.shape[1] + 1, dtype)
+    state = learner.init((values.shape[1] + 1,), dtype)
     xs = (jnp.asarray(starts), jnp.asarray(ends), jnp.asarray(values, dtype))
     _, out = jax.jit(lambda s, x: jax.lax.scan(block, s, x))(state, xs)
     return np.asarray(out, np.float64)
@@ -182,19 +184,25 @@ def test_float32_recursion_error_is_as_documented():
 # ----------------------------------------------------------------------------------------------
 
 
+def _cumulative(state):
+    """The normalised cumulative utility of an OFTRL state or of a Blum–Mansour state's base learners."""
+    return state.base.cumulative if isinstance(state, SwapState) else state.cumulative
+
+
 def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 0.2):
     """Run the engine's own per-iteration step (``_smooth_step``) and emit, at every ``t``, the
     utilities, learner states and policies at the steps ``steps`` (state 0), plus simplex and
     finiteness summaries over all steps and the per-prefix metrics. float64."""
-    from markovgames.dynamics._engine import GameArrays, _smooth_step, init_carry, split_steps, splits_steps, stack_steps
+    from markovgames.dynamics._smooth import SMOOTH, _smooth_step, split_steps, splits_steps, stack_steps
+    from markovgames.dynamics._value_update import GameArrays
 
     spec = get_algorithm(algorithm)
     arrays = GameArrays(jnp.asarray(game.rewards), jnp.asarray(game.transitions), jnp.asarray(0, jnp.int32), jnp.asarray(eta))
     # Short horizons carry one array per step inside the loop (as compiled_chunk does).
     split = splits_steps(arrays.rewards)
-    carry = init_carry(spec, game.shape_key, np.float64)
+    carry = SMOOTH.init_carry(spec.learner, game.shape_key, np.float64, None)
     carry = split_steps(carry) if split else carry
-    step = _smooth_step(spec, True, True, arrays, run_axes=0)  # one run: no run axis
+    step = _smooth_step(spec.learner, True, True, arrays, run_axes=0)  # one run: no run axis
     hs = jnp.asarray(steps)
 
     def traced(c, x):
@@ -203,7 +211,7 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
         policies = out["policies"]
         emit = {
             "u": tuple(u[hs, 0] for u in new.prediction),  # optimistic: prediction = u^t
-            "G": tuple(state.cumulative[hs, 0] for state in new.learners),
+            "G": tuple(_cumulative(state)[hs, 0] for state in new.learners),
             "pi": tuple(p[hs, 0] for p in policies),
             "simplex": jnp.max(jnp.stack([jnp.max(jnp.abs(p.sum(-1) - 1.0)) for p in policies])),
             "min": jnp.min(jnp.stack([jnp.min(p) for p in policies])),
@@ -367,8 +375,8 @@ _PROPERTY_WORST = [0]
 
 _SWAP = blum_mansour()
 _HEDGE = optimistic_hedge()
-_swap_play = jax.jit(_SWAP.play)  # eta is traced: one compilation per action count
-_hedge_play = jax.jit(_HEDGE.play)
+_swap_play = jax.jit(lambda *args: _SWAP.play(*args)[0])  # eta is traced: one compilation per action count
+_hedge_play = jax.jit(lambda *args: _HEDGE.play(*args)[0])
 
 
 def test_learners_stay_on_simplex_for_extreme_states():
@@ -387,10 +395,10 @@ def test_learners_stay_on_simplex_for_extreme_states():
             batch = len(cumulative)
             prediction = jnp.asarray(rng.random((batch, num_actions)) * 1e3)
             last = jnp.asarray(rng.dirichlet(np.ones(num_actions), size=batch))
-            swap_state = _SWAP.init((batch,), num_actions, jnp.float64)._replace(
-                cumulative=jnp.asarray(cumulative), last_strategy=last
+            swap_state = _SWAP.init((batch, num_actions), jnp.float64)._replace(
+                base=OFTRLState(jnp.asarray(cumulative)), last_strategy=last
             )
-            hedge_state = _HEDGE.init((batch,), num_actions, jnp.float64)._replace(
+            hedge_state = _HEDGE.init((batch, num_actions), jnp.float64)._replace(
                 cumulative=jnp.asarray(cumulative[:, 0])
             )
             for eta in (1e-4, 1e-2, 1.0, 1e3):

@@ -244,8 +244,8 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
     import jax
     import jax.numpy as jnp
 
-    from markovgames.dynamics import _value_updates
-    from markovgames.dynamics._value_updates import SparseKernel, apply_transition, kernel_step
+    from markovgames.dynamics import _transitions
+    from markovgames.dynamics._transitions import SparseKernel, apply_transition, kernel_step
 
     run_axes = 1 if runs else 0  # runs = 0: a single run, whose arrays have no run axis
     games = [random_game(2, 2, states, (2, 3), seed_or_rng=seed + r, num_successors=k) for r in range(max(runs, 1))]
@@ -256,9 +256,9 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
         state_bytes = 2 * 3 * k * max(runs, 1) * 12
         piece_bytes = block * state_bytes
     else:
-        piece_bytes = _value_updates._SPARSE_PIECE_BYTES
+        piece_bytes = _transitions._SPARSE_PIECE_BYTES
     with jax.enable_x64(True), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_value_updates, "_SPARSE_PIECE_BYTES", piece_bytes)
+        patch.setattr(_transitions, "_SPARSE_PIECE_BYTES", piece_bytes)
         successors = np.stack([g.sparse_transitions.successors for g in games], axis=-1).astype(np.int32)
         probabilities = np.stack([g.sparse_transitions.probabilities for g in games], axis=-1)
         sparse = SparseKernel(jnp.asarray(successors), jnp.asarray(probabilities))
@@ -299,18 +299,18 @@ def test_large_games_howto_runs(tmp_path, monkeypatch):
 def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch):
     """The loops large games take (steps scanned, successors in a fori_loop, each step's sparse
     contraction in pieces of states) give the same numbers."""
-    from markovgames.dynamics import _engine, _output_metrics, _value_updates
+    from markovgames.dynamics import _engine, _output_metrics, _smooth, _transitions
 
     game = _sparse_game(seed=4, k=3)
     games = [game, _sparse_game(seed=5, k=3)]
     small = run(game, algorithm, T=60, eta=0.3)
     small_batch = run_batch(games, algorithm, T=60, etas=[0.3, 0.2])
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
-    monkeypatch.setattr(_value_updates, "_UNROLL_SUCCESSORS", 1)
-    monkeypatch.setattr(_engine, "_UNROLL_HORIZON", 0)
+    monkeypatch.setattr(_transitions, "_UNROLL_SUCCESSORS", 1)
+    monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
     # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 7 states
     # go in 4 pieces (of 1 or 2 states) and in 7.
-    monkeypatch.setattr(_value_updates, "_SPARSE_PIECE_BYTES", 900)
+    monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 900)
     _engine.compiled_chunk.cache_clear()
     try:
         large = run(game, algorithm, T=60, eta=0.3)
@@ -394,7 +394,7 @@ def test_sparse_batch_too_large_for_int32_indices_is_refused():
     import jax
     import jax.numpy as jnp
 
-    from markovgames.dynamics._value_updates import SparseKernel, apply_transition, kernel_step
+    from markovgames.dynamics._transitions import SparseKernel, apply_transition, kernel_step
 
     succ = jax.ShapeDtypeStruct((1, 3, 2, 1, 50_000), jnp.int32)  # one step
     prob = jax.ShapeDtypeStruct((1, 3, 2, 1, 50_000), jnp.float32)

@@ -15,6 +15,9 @@ from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value
 from markovgames.games import random_game
 from markovgames.policies import IndexChainPolicy
 
+#: The output policy's index kernel of each of the paper's algorithms.
+KIND = {"smooth_ce": "smooth", "smooth_cce": "smooth", "stage_cce": "stage"}
+
 
 def _brute_force_escape(kind: str, T: int, H: int, first_kept: int) -> float:
     """P(the index chain visits an iteration < first_kept), by enumerating every index path."""
@@ -36,9 +39,9 @@ def _brute_force_escape(kind: str, T: int, H: int, first_kept: int) -> float:
 @pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce"])
 @pytest.mark.parametrize(("T", "H"), [(6, 2), (7, 3), (9, 1)])
 def test_dropped_mass_equals_path_enumeration(algorithm, T, H):
-    kind = "smooth" if algorithm == "smooth_ce" else "stage"
+    kind = KIND[algorithm]
     for tol in (0.0, 0.01, 0.2, 0.6):
-        suffix = trajectory_suffix(algorithm, T, H, tol)
+        suffix = trajectory_suffix(kind, T, H, tol)
         assert suffix.dropped_mass <= tol + 1e-15
         assert suffix.dropped_mass == pytest.approx(_brute_force_escape(kind, T, H, suffix.first_kept), abs=1e-13)
         # Shortest: keeping one iteration fewer would exceed the tolerance.
@@ -47,18 +50,18 @@ def test_dropped_mass_equals_path_enumeration(algorithm, T, H):
 
 
 def test_bounds_and_tolerance_checks():
-    suffix = trajectory_suffix("smooth_cce", 5000, 3, 1e-3)
+    suffix = trajectory_suffix("smooth", 5000, 3, 1e-3)
     assert suffix.value_error_bound == pytest.approx(3 * suffix.dropped_mass)
     assert suffix.gap_error_bound == pytest.approx(6 * suffix.dropped_mass)
-    assert trajectory_suffix("smooth_ce", 5000, 3, 0.0).first_kept == 1
-    assert trajectory_suffix("smooth_ce", 5000, 3, np.float32(1e-3)) == trajectory_suffix("smooth_ce", 5000, 3, float(np.float32(1e-3)))
+    assert trajectory_suffix("smooth", 5000, 3, 0.0).first_kept == 1
+    assert trajectory_suffix("smooth", 5000, 3, np.float32(1e-3)) == trajectory_suffix("smooth", 5000, 3, float(np.float32(1e-3)))
     # Tiny tolerances: the dropped mass is summed, never 1 - (kept mass), so it is exact near 0.
-    tiny = trajectory_suffix("smooth_ce", 2000, 50, 1e-14)
+    tiny = trajectory_suffix("smooth", 2000, 50, 1e-14)
     assert 0 < tiny.dropped_mass <= 1e-14 and tiny.first_kept > 1
-    assert trajectory_suffix("smooth_ce", 100, 30, 1e-18).dropped_mass <= 1e-18
+    assert trajectory_suffix("smooth", 100, 30, 1e-18).dropped_mass <= 1e-18
     for bad in (1.5, True, "0.1"):
         with pytest.raises(ValueError, match=r"trajectory tolerance must be a number in \[0, 1\)"):
-            trajectory_suffix("smooth_ce", 10, 2, bad)
+            trajectory_suffix("smooth", 10, 2, bad)
     with pytest.raises(ValueError, match="needs record_trajectory=True"):
         run(random_game(2, 2, 2, 2, seed_or_rng=0), "smooth_ce", T=10, record_trajectory=False, trajectory_tolerance=0.1)
 
@@ -68,7 +71,7 @@ def test_kept_rows_are_the_full_runs_rows_and_bounds_hold(algorithm, tmp_path):
     game = random_game(2, 3, 2, 2, seed_or_rng=11)
     T = 2400
     full = run(game, algorithm, T=T, eta=0.3)
-    first = trajectory_suffix(algorithm, T, game.horizon, 0.05).first_kept
+    first = trajectory_suffix(KIND[algorithm], T, game.horizon, 0.05).first_kept
     chunk = (first - 1) // 2 + 3
     # The suffix starts inside a chunk, and some chunks lie wholly before it.
     assert chunk < first - 1 and (first - 1) % chunk != 0

@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.table import Table
 
 from .._atomic import atomic_write_text
-from ..dynamics import get_algorithm
 from ..evaluation import DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
 from ..experiments import load_run_directory, versions
 from ..games import MAX_GAME_ENTRIES
@@ -82,7 +81,7 @@ def evaluate_run_directory(
     if needs_policy:
         if stored.policies is None:
             raise CliError(f"{run_dir}: the run kept no trajectory (--no-trajectory); exact and Monte Carlo evaluation need it")
-        kind = "smooth" if get_algorithm(stored.algorithm).value_update == "smooth" else "stage"
+        kind = stored.index_kernel
         if stored.first_kept > 1:
             if T_prime != stored.T:
                 raise CliError(

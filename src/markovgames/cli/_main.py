@@ -29,6 +29,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ._algorithms import add_algorithms_parser
+    from ._certify import add_certify_parser
     from ._evaluate import add_evaluate_parser
     from ._games import add_games_parser
     from ._reproduce import add_reproduce_parser
@@ -46,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce_parser(sub)
     add_games_parser(sub)
     add_run_parser(sub)
+    add_algorithms_parser(sub)
     add_evaluate_parser(sub)
+    add_certify_parser(sub)
     add_solve_parser(sub)
     add_sweep_parser(sub)
     add_plot_parser(sub)

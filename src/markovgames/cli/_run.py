@@ -16,7 +16,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ..dynamics import ALGORITHMS, DTYPES, max_learning_rate, run
+from ..dynamics import DTYPES, get_algorithm, max_learning_rate, run
 from ..experiments import (
     CONFIG_FILE,
     STATE_FILE,
@@ -75,10 +75,17 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "run",
         help="run a learning dynamic and write metrics.json, the curve and the trajectory",
-        description="Run smooth_ce (Algorithm 1), stage_cce (Algorithm 2) or smooth_cce on a game.",
+        description="Run a learning dynamic on a game: the paper's smooth_ce (Algorithm 1), stage_cce "
+        "(Algorithm 2) or smooth_cce, any LEARNER+UPDATE composition, or your own learner "
+        "(see 'markovgames algorithms list').",
     )
     p.add_argument("--game", required=True, help="a built-in game name (see 'games list') or a .json/.npz file")
-    p.add_argument("--algorithm", required=True, help=f"one of: {', '.join(ALGORITHMS)}")
+    p.add_argument(
+        "--algorithm",
+        required=True,
+        help="smooth_ce, stage_cce, smooth_cce, LEARNER+UPDATE (e.g. rm-plus+smooth), or path/file.py:NAME "
+        "or package.module:NAME (see 'markovgames algorithms list')",
+    )
     p.add_argument("-T", dest="T", required=True, help="number of iterations")
     p.add_argument("--eta", default="0.2", help="learning rate: a positive number (default 0.2) or 'theory'")
     p.add_argument(
@@ -128,8 +135,10 @@ def _handle_run(args) -> int:
             raise CliError("--exact evaluates every checkpoint, which needs the whole trajectory; drop --trajectory-tolerance")
         if not 0.0 <= args.trajectory_tolerance < 1.0:
             raise CliError(f"--trajectory-tolerance: must be in [0, 1), got {args.trajectory_tolerance}")
-    if args.algorithm not in ALGORITHMS:
-        raise CliError(f"--algorithm: unknown algorithm {args.algorithm!r}; choose one of: {', '.join(ALGORITHMS)}")
+    try:
+        algorithm = get_algorithm(args.algorithm)
+    except ValueError as err:
+        raise CliError(f"--algorithm: {err}") from None
     T = parse_T(args.T)
     eta = parse_eta(args.eta)
     checkpoints = parse_checkpoints(args.checkpoints, T)
@@ -167,7 +176,7 @@ def _handle_run(args) -> int:
         with iteration_progress(T, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
             result = run(
                 game,
-                args.algorithm,
+                algorithm,
                 T=T,
                 eta=eta,
                 optimistic=not args.no_optimism,

@@ -1,9 +1,16 @@
-"""The learning dynamics of Mao et al. (2024): algorithms, schedules, and the compiled engine."""
+"""The learning dynamics: algorithms as compositions of a learner and a value update, and the compiled engine.
 
-from ._algorithms import ALGORITHMS, Algorithm, LearningRate, get_algorithm, resolve_learning_rate
-from ._index_kernel import IndexKernel, TrajectorySuffix, trajectory_suffix
-from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
-from ._schedules import (
+* :class:`Algorithm`, :func:`get_algorithm`: a per-state learner (:mod:`markovgames.learners`)
+  and a value update (:data:`SMOOTH`, Algorithm 1 with Algorithm 3's output policy; :data:`STAGE`,
+  Algorithm 2 with Algorithm 4's), found by name (``LEARNER+UPDATE``, the paper's ``smooth_ce``,
+  ``stage_cce``, ``smooth_cce``, a user's ``file.py:NAME``, installed plugins).
+* :func:`run`, :func:`run_batch`: the compiled loop, with the output policy's value and certified
+  CE/CCE bounds for every prefix.
+* :func:`certify`: the same per-prefix values and bounds for any policy sequence.
+* The schedules (step sizes, weights, stages, theory learning rates).
+"""
+
+from .._schedules import (
     StageSchedule,
     oftrl_decay,
     smooth_step_size,
@@ -12,22 +19,58 @@ from ._schedules import (
     theory_eta_smooth,
     theory_eta_stage,
 )
+from ..policies import IndexKernel, TrajectorySuffix, trajectory_suffix
+from ._algorithms import (
+    ALGORITHMS,
+    ENTRY_POINT_GROUP,
+    VALUE_UPDATES,
+    Algorithm,
+    LearningRate,
+    Registry,
+    absolute_reference,
+    get_algorithm,
+    get_learner,
+    get_value_update,
+    registered,
+    resolve_learning_rate,
+)
+from ._certify import CertifiedCurve, certify
+from ._checkpoint import RunStateError
+from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
+from ._smooth import SMOOTH
+from ._stage import STAGE
+from ._trajectory import TrajectoryFileError
+from ._value_update import ValueUpdate
 
 __all__ = [
-    "ALGORITHMS",
     "Algorithm",
-    "LearningRate",
+    "ALGORITHMS",
+    "VALUE_UPDATES",
+    "ENTRY_POINT_GROUP",
+    "SMOOTH",
+    "STAGE",
+    "ValueUpdate",
+    "Registry",
     "get_algorithm",
+    "get_learner",
+    "get_value_update",
+    "registered",
+    "absolute_reference",
+    "LearningRate",
     "resolve_learning_rate",
     "run",
     "run_batch",
+    "certify",
+    "CertifiedCurve",
     "max_learning_rate",
+    "RunResult",
+    "BatchRunResult",
+    "RunStateError",
+    "TrajectoryFileError",
+    "DTYPES",
     "IndexKernel",
     "TrajectorySuffix",
     "trajectory_suffix",
-    "RunResult",
-    "BatchRunResult",
-    "DTYPES",
     "StageSchedule",
     "stage_schedule",
     "stage_lengths",

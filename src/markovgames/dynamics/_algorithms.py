@@ -1,76 +1,407 @@
-"""The three learning dynamics of Mao et al. (2024) and their non-optimistic baselines (SEMANTICS §3)."""
+r"""Algorithms as compositions: a per-state learner and a value update, found by name in one registry.
+
+An :class:`Algorithm` is a :class:`~markovgames.learners.LearnerSpec` (what every player runs at
+every step and state) and a :class:`~markovgames.dynamics.ValueUpdate` (how the ``Q`` estimates
+move, with its output policy); optimism and the learning rate are settings of a run
+(:func:`~markovgames.dynamics.run`). Names, resolved by :func:`get_algorithm`:
+
+* ``LEARNER+UPDATE``: a learner (``markovgames algorithms list``; ``bm-NAME`` is the Blum–Mansour
+  reduction over any external-regret learner ``NAME``) and ``smooth`` or ``stage``;
+* the paper's names, aliases of compositions: ``smooth_ce`` = ``bm-logbarrier+smooth``
+  (Algorithm 1), ``smooth_cce`` = ``hedge+smooth`` (Section 5's "Smooth OFTRL CCE"),
+  ``stage_cce`` = ``hedge+stage`` (Algorithm 2);
+* a user's algorithm or learner by reference: ``path/to/file.py:NAME`` or ``package.module:NAME``
+  (an :class:`Algorithm`, or a ``LearnerSpec`` followed by ``+UPDATE``);
+* the names that installed packages register in the entry-point group ``markovgames.algorithms``
+  (each entry point an :class:`Algorithm` or a ``LearnerSpec`` of the same name).
+
+An unknown name is an error that lists the choices; nothing falls back to another algorithm.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
 import math
+import re
+import sys
+import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from ..games import MarkovGame
-from ._schedules import theory_eta_smooth
+from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
+from ._smooth import SMOOTH
+from ._stage import STAGE
+from ._value_update import ValueUpdate
 
-__all__ = ["Algorithm", "ALGORITHMS", "get_algorithm", "LearningRate", "resolve_learning_rate"]
+__all__ = [
+    "Algorithm",
+    "ALGORITHMS",
+    "VALUE_UPDATES",
+    "ENTRY_POINT_GROUP",
+    "get_algorithm",
+    "get_learner",
+    "get_value_update",
+    "registered",
+    "Registry",
+    "absolute_reference",
+    "LearningRate",
+    "resolve_learning_rate",
+]
+
+#: The entry-point group through which installed packages register algorithms and learners.
+ENTRY_POINT_GROUP = "markovgames.algorithms"
+
+#: The value updates by name.
+VALUE_UPDATES: dict[str, ValueUpdate] = {u.name: u for u in (SMOOTH, STAGE)}
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+\-]*")
+_SWAP_PREFIX = "bm-"
 
 
 @dataclass(frozen=True)
 class Algorithm:
-    """A learning dynamic: a per-state learner, a value update and an output policy.
+    """A learning dynamic: a per-state learner and a value update (with its output policy).
 
-    Attributes
+    Names are checked when it is built: an unknown learner or value update is a ``ValueError``
+    that lists the choices.
+
+    Parameters
     ----------
-    name : the public name (``smooth_ce``, ``stage_cce``, ``smooth_cce``).
-    learner : ``"bm_log_barrier"`` (Blum–Mansour over log-barrier OFTRL) or ``"hedge"`` (negative entropy).
-    value_update : ``"smooth"`` (``alpha_t``, Algorithm 1) or ``"stage"`` (``L_tau``, Algorithm 2).
-    concept : the equilibrium whose gap the paper reports for it (``"ce"`` or ``"cce"``).
-    description : one line for listings.
+    learner : LearnerSpec or str
+        The learner, or its name (``hedge``, ``logbarrier``, ``rm-plus``, ``bm-...``; see
+        ``markovgames algorithms list``).
+    value_update : ValueUpdate or str
+        :data:`~markovgames.dynamics.SMOOTH` (Algorithm 1, output policy Algorithm 3) or
+        :data:`~markovgames.dynamics.STAGE` (Algorithm 2, output policy Algorithm 4), or
+        ``"smooth"`` / ``"stage"``.
+    name : str, optional
+        Its name in results and listings; ``LEARNER+UPDATE`` by default.
+    description : str
+        One line for listings.
     """
 
-    name: str
-    learner: Literal["bm_log_barrier", "hedge"]
-    value_update: Literal["smooth", "stage"]
-    concept: Literal["ce", "cce"]
-    description: str
+    learner: LearnerSpec
+    value_update: ValueUpdate
+    name: str = ""
+    description: str = ""
+    #: Where a user's algorithm (or its learner) was loaded from: the reference ``path.py:NAME``
+    #: or ``module:NAME`` as given, or an installed package's entry point; ``None`` for built-ins.
+    source: str | None = None
+    #: The SHA-256 of the file it was loaded from (``None`` for built-ins and packages).
+    source_sha256: str | None = None
+
+    def __post_init__(self) -> None:
+        learner = self.learner if isinstance(self.learner, LearnerSpec) else get_learner(self.learner)
+        update = self.value_update if isinstance(self.value_update, ValueUpdate) else get_value_update(self.value_update)
+        object.__setattr__(self, "learner", learner)
+        object.__setattr__(self, "value_update", update)
+        if not self.name:
+            object.__setattr__(self, "name", f"{learner.name}+{update.name}")
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"algorithm name {self.name!r}: use letters, digits, '-', '_', '.' and '+', starting with a letter")
+
+    @property
+    def composition(self) -> str:
+        """``LEARNER+UPDATE``."""
+        return f"{self.learner.name}+{self.value_update.name}"
+
+    @property
+    def concept(self) -> Literal["ce", "cce"]:
+        """The equilibrium its dynamics aim at: ``"ce"`` for a swap-regret learner, else ``"cce"``."""
+        return "ce" if self.learner.swap_regret else "cce"
 
     @property
     def output_policy(self) -> str:
         """``"algorithm3"`` (smooth index chain, ``t_0 = T``) or ``"algorithm4"`` (stage mixture)."""
-        return "algorithm3" if self.value_update == "smooth" else "algorithm4"
+        return "algorithm3" if self.value_update.index_kernel == "smooth" else "algorithm4"
+
+    @property
+    def identity(self) -> str:
+        """What distinguishes its numbers from another algorithm's: the name, and for a user's
+        algorithm the content of its file (a saved run state must match it)."""
+        if self.source is None:
+            return self.name
+        return f"{self.name}@{self.source_sha256 or self.source}"
 
 
+#: The paper's three algorithms, by the names the paper's simulations use (aliases of compositions).
 ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
-        Algorithm(
-            "smooth_ce",
-            "bm_log_barrier",
-            "smooth",
-            "ce",
-            "Algorithm 1: BM-OFTRL (log-barrier) with smooth value updates -> CE",
-        ),
-        Algorithm(
-            "stage_cce",
-            "hedge",
-            "stage",
-            "cce",
-            "Algorithm 2: optimistic Hedge with stage-based value updates -> CCE",
-        ),
-        Algorithm(
-            "smooth_cce",
-            "hedge",
-            "smooth",
-            "cce",
-            "Section 5's 'Smooth OFTRL CCE': optimistic Hedge with smooth value updates -> CCE",
-        ),
+        Algorithm(BM_LOGBARRIER, SMOOTH, "smooth_ce", "Algorithm 1: BM-OFTRL with smooth value updates -> CE"),
+        Algorithm(HEDGE, STAGE, "stage_cce", "Algorithm 2: optimistic Hedge, stage-based value updates -> CCE"),
+        Algorithm(HEDGE, SMOOTH, "smooth_cce", "Section 5's 'Smooth OFTRL CCE' -> CCE"),
     )
 }
 
 
-def get_algorithm(name: str) -> Algorithm:
-    """Look up an algorithm by name; the error lists the choices."""
-    try:
+# ---------------------------------------------------------------------------------------
+# Lookup
+# ---------------------------------------------------------------------------------------
+
+
+def get_value_update(name: str) -> ValueUpdate:
+    """The value update called ``name`` (``"smooth"`` or ``"stage"``); the error lists the choices."""
+    if isinstance(name, ValueUpdate):
+        return name
+    if isinstance(name, str) and name in VALUE_UPDATES:
+        return VALUE_UPDATES[name]
+    raise ValueError(f"unknown value update {name!r}{_suggest(name, VALUE_UPDATES)}; choose one of: {', '.join(VALUE_UPDATES)}")
+
+
+def get_learner(name: str, base_dir: str | Path | None = None) -> LearnerSpec:
+    """The learner called ``name``: a built-in one, ``bm-NAME`` over an external-regret learner,
+    one registered by an installed package, or a reference ``path.py:NAME`` / ``module:NAME`` to a
+    ``LearnerSpec`` (a relative path is taken from ``base_dir``, by default the working
+    directory). The error lists the choices."""
+    if isinstance(name, LearnerSpec):
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"a learner is a LearnerSpec or a name, got {type(name).__name__}")
+    if name in BUILTIN_LEARNERS:
+        return BUILTIN_LEARNERS[name]
+    if _is_reference(name):
+        found, _ = _load_reference(name, base_dir)
+        if not isinstance(found, LearnerSpec):
+            raise ValueError(f"learner {name!r}: {_describe(found)} is not a markovgames.learners.LearnerSpec")
+        return found
+    plugins = registered()
+    if name in plugins.learners:
+        return plugins.learners[name]
+    if name.startswith(_SWAP_PREFIX) and len(name) > len(_SWAP_PREFIX):
+        base = name[len(_SWAP_PREFIX) :]
+        known = {**BUILTIN_LEARNERS, **plugins.learners}
+        if base in known and not known[base].swap_regret:
+            return swap_regret(known[base])
+    choices = [*BUILTIN_LEARNERS, *plugins.learners]
+    raise ValueError(
+        f"unknown learner {name!r}{_suggest(name, choices)}; choose one of: {', '.join(choices)} "
+        "(or bm-NAME over an external-regret learner, or a reference path.py:NAME or module:NAME)"
+    )
+
+
+def get_algorithm(name: "str | Algorithm", base_dir: str | Path | None = None) -> Algorithm:
+    """The algorithm called ``name`` (see the module docstring for the forms); the error lists the choices.
+
+    A relative file reference is taken from ``base_dir`` (by default the working directory).
+    """
+    if isinstance(name, Algorithm):
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"an algorithm is an Algorithm or a name, got {type(name).__name__}")
+    if name in ALGORITHMS:
         return ALGORITHMS[name]
-    except KeyError:
-        raise ValueError(f"unknown algorithm {name!r}; choose one of: {', '.join(ALGORITHMS)}") from None
+    learner_part, plus, update_part = name.rpartition("+")
+    if plus and update_part in VALUE_UPDATES and learner_part:
+        if _is_reference(learner_part):
+            found, digest = _load_reference(learner_part, base_dir)
+            if not isinstance(found, LearnerSpec):
+                raise ValueError(f"learner {learner_part!r}: {_describe(found)} is not a markovgames.learners.LearnerSpec")
+            return Algorithm(found, VALUE_UPDATES[update_part], source=learner_part, source_sha256=digest)
+        return Algorithm(get_learner(learner_part), VALUE_UPDATES[update_part])
+    if plus and learner_part and _is_reference(learner_part) and not _is_reference(update_part):
+        get_value_update(update_part)  # "path.py:NAME+UPDATE" with an unknown update: say so
+    if _is_reference(name):
+        found, digest = _load_reference(name, base_dir)
+        if isinstance(found, LearnerSpec):
+            raise ValueError(
+                f"algorithm {name!r}: {found.name!r} is a learner; add the value update: {name}+smooth or {name}+stage"
+            )
+        if not isinstance(found, Algorithm):
+            raise ValueError(f"algorithm {name!r}: {_describe(found)} is not a markovgames.dynamics.Algorithm")
+        return dataclasses.replace(found, source=name, source_sha256=digest) if found.source is None else found
+    plugins = registered()
+    if name in plugins.algorithms:
+        return plugins.algorithms[name]
+    if plus and learner_part:
+        # "LEARNER+UPDATE" with an unknown update: say which part is wrong.
+        get_value_update(update_part)
+    choices = [*ALGORITHMS, *plugins.algorithms]
+    raise ValueError(
+        f"unknown algorithm {name!r}{_suggest(name, choices)}; choose one of: {', '.join(choices)}, "
+        f"or LEARNER+UPDATE with LEARNER one of {', '.join([*BUILTIN_LEARNERS, *plugins.learners])} and UPDATE one of "
+        f"{', '.join(VALUE_UPDATES)}, or a reference path.py:NAME or module:NAME (see 'markovgames algorithms list')"
+    )
+
+
+def _suggest(name, choices) -> str:
+    close = difflib.get_close_matches(str(name), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _describe(obj) -> str:
+    return f"a {type(obj).__name__}"
+
+
+# ---------------------------------------------------------------------------------------
+# References to a user's file or module
+# ---------------------------------------------------------------------------------------
+
+
+def _is_reference(name: str) -> bool:
+    return ":" in name
+
+
+#: Files already loaded, by resolved path and content digest: loading one file twice would make
+#: two different learner objects (and two compilations) of one algorithm.
+_LOADED_FILES: dict[tuple[str, str], object] = {}
+
+
+def _is_file_target(target: str) -> bool:
+    return target.endswith(".py") or "/" in target or "\\" in target
+
+
+def absolute_reference(name: str, base_dir: str | Path) -> str:
+    """``name`` with a relative file reference (``path.py:NAME``, alone or before ``+UPDATE``)
+    made absolute from ``base_dir``; any other name unchanged."""
+    learner_part, plus, update_part = name.rpartition("+")
+    if not (plus and update_part in VALUE_UPDATES):
+        learner_part, plus, update_part = name, "", ""
+    target, colon, attribute = learner_part.rpartition(":")
+    if not colon or not _is_file_target(target) or Path(target).is_absolute():
+        return name
+    return f"{Path(base_dir).absolute() / target}:{attribute}{plus}{update_part}"
+
+
+def _load_reference(ref: str, base_dir: str | Path | None = None):
+    """``(object, sha256 or None)``: the object ``NAME`` of ``path.py:NAME`` or ``package.module:NAME``;
+    errors name the reference and what is wrong."""
+    target, _, attribute = ref.rpartition(":")
+    if not target or not attribute.isidentifier():
+        raise ValueError(f"{ref!r}: a reference is path/to/file.py:NAME or package.module:NAME, with NAME a Python name")
+    if _is_file_target(target):
+        path = Path(target)
+        module, digest = _load_file(ref, path if base_dir is None or path.is_absolute() else Path(base_dir) / path)
+    else:
+        module, digest = _import_module(ref, target)
+    if not hasattr(module, attribute):
+        offered = sorted(k for k, v in vars(module).items() if isinstance(v, (Algorithm, LearnerSpec)))
+        hint = f"; it defines {', '.join(offered)}" if offered else "; it defines no Algorithm or LearnerSpec"
+        raise ValueError(f"{ref!r}: {target} has no attribute {attribute!r}{hint}")
+    return getattr(module, attribute), digest
+
+
+def _load_file(ref: str, path: Path):
+    if not path.exists():
+        raise ValueError(f"{ref!r}: no such file {path}")
+    if not path.is_file():
+        raise ValueError(f"{ref!r}: {path} is not a regular file")
+    try:
+        source = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"{ref!r}: cannot read {path}: {err.strerror}") from None
+    digest = hashlib.sha256(source).hexdigest()
+    key = (str(path.resolve()), digest)
+    if key in _LOADED_FILES:
+        return _LOADED_FILES[key], digest
+    module_name = f"markovgames_user_{digest[:16]}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{ref!r}: {path} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would: dataclasses and pickling look modules up here.
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
+        del sys.modules[module_name]
+        raise ValueError(f"{ref!r}: loading {path} failed: {_where(err, path)}") from None
+    _LOADED_FILES[key] = module
+    return module, digest
+
+
+def _import_module(ref: str, target: str):
+    try:
+        module = importlib.import_module(target)
+    except ModuleNotFoundError as err:
+        if err.name and target.startswith(err.name):
+            raise ValueError(f"{ref!r}: no module named {err.name!r} (is the package installed?)") from None
+        raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
+    except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
+        raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
+    digest = None
+    file = getattr(module, "__file__", None)
+    if file and Path(file).is_file():
+        digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+    return module, digest
+
+
+def _where(err: BaseException, path: Path | None) -> str:
+    """``file, line N: Type: message`` of the innermost frame in ``path`` (or the last frame)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if isinstance(err, SyntaxError) and err.lineno is not None:
+        return f"line {err.lineno}: SyntaxError: {err.msg}"
+    chosen = [f for f in frames if path is not None and Path(f.filename) == path] or frames[-1:]
+    place = f"line {chosen[-1].lineno}: " if chosen else ""
+    return f"{place}{type(err).__name__}: {err}".splitlines()[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Installed packages
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Registry:
+    """What installed packages register in the entry-point group ``markovgames.algorithms``.
+
+    Attributes
+    ----------
+    algorithms, learners : by name.
+    errors : ``(entry point, package, message)`` for each entry point that failed to load or is
+        not an Algorithm or LearnerSpec of its own name; shown by ``markovgames algorithms list``.
+    """
+
+    algorithms: dict[str, Algorithm]
+    learners: dict[str, LearnerSpec]
+    errors: tuple[tuple[str, str, str], ...]
+
+
+_REGISTRY: Registry | None = None
+
+
+def registered(refresh: bool = False) -> Registry:
+    """The algorithms and learners of installed packages (loaded once; ``refresh`` loads again)."""
+    global _REGISTRY
+    if _REGISTRY is not None and not refresh:
+        return _REGISTRY
+    algorithms: dict[str, Algorithm] = {}
+    learners: dict[str, LearnerSpec] = {}
+    errors: list[tuple[str, str, str]] = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        package = ep.dist.name if getattr(ep, "dist", None) is not None else "?"
+        try:
+            obj = ep.load()
+        except Exception as err:  # noqa: BLE001 - a broken plugin must not break the others
+            errors.append((ep.name, package, f"failed to load {ep.value}: {type(err).__name__}: {err}".splitlines()[0]))
+            continue
+        builtin = ep.name in ALGORITHMS or ep.name in BUILTIN_LEARNERS or ep.name in VALUE_UPDATES
+        if builtin:
+            errors.append((ep.name, package, "a built-in name; it cannot be replaced"))
+        elif not isinstance(obj, (Algorithm, LearnerSpec)):
+            errors.append((ep.name, package, f"{ep.value} is {_describe(obj)}, not an Algorithm or LearnerSpec"))
+        elif obj.name != ep.name:
+            errors.append((ep.name, package, f"{ep.value} is named {obj.name!r}, not {ep.name!r}"))
+        elif isinstance(obj, Algorithm):
+            version = getattr(ep.dist, "version", None) if getattr(ep, "dist", None) is not None else None
+            source = f"{ep.value} ({package}{f' {version}' if version else ''})"
+            algorithms[ep.name] = dataclasses.replace(obj, source=obj.source or source)
+        else:
+            learners[ep.name] = obj
+    _REGISTRY = Registry(algorithms, learners, tuple(errors))
+    return _REGISTRY
+
+
+# ---------------------------------------------------------------------------------------
+# Learning rates
+# ---------------------------------------------------------------------------------------
 
 
 #: A learning rate: a positive number (constant) or ``"theory"`` (the paper's theorem rates).
@@ -80,17 +411,16 @@ LearningRate = float | Literal["theory"]
 def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float, bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
-    For a constant rate: ``(eta, False)``. For ``"theory"``: smooth algorithms get Theorem 1's
-    ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the same);
-    ``stage_cce`` gets ``(1.0, True)``: the per-stage rate ``1/(N max(1, ln L_tau)^4)`` is applied
-    iteration by iteration.
+    For a constant rate: ``(eta, False)``. For ``"theory"``, the value update's theorem rate
+    (proved for the paper's compositions, used for every learner): the smooth update gets
+    Theorem 1's ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the
+    same); the stage-based update gets ``(1.0, True)``: the per-stage rate
+    ``1/(N max(1, ln L_tau)^4)`` is applied iteration by iteration.
     """
     if isinstance(eta, str):
         if eta != "theory":
             raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
-        if algorithm.value_update == "stage":
-            return 1.0, True
-        return theory_eta_smooth(game.num_players, game.horizon, max(game.num_actions)), False
+        return algorithm.value_update.theory_rate(game.num_players, game.horizon, max(game.num_actions))
     if isinstance(eta, bool) or not isinstance(eta, (int, float)):
         raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
     eta = float(eta)

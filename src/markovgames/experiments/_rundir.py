@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write_text
-from ..dynamics import RunResult, get_algorithm, resolve_learning_rate
+from ..dynamics import RunResult, get_algorithm, get_value_update, resolve_learning_rate
 from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
 
 __all__ = [
@@ -241,9 +241,16 @@ def write_run_directory(
         certified_ce_bound=result.certified_ce_bound,
         certified_cce_bound=result.certified_cce_bound,
     )
+    spec = result.spec
     metrics = {
         "game": result.game.name,
         "algorithm": result.algorithm,
+        # What the algorithm is made of; "value_update" names the output policy's index kernel
+        # (smooth: Algorithm 3, stage: Algorithm 4), which is all that evaluating the run needs.
+        "learner": spec.learner.name,
+        "value_update": spec.value_update.name,
+        "concept": spec.concept,
+        "algorithm_source": None if spec.source is None else {"reference": spec.source, "sha256": spec.source_sha256},
         "optimistic": result.optimistic,
         "eta": result.eta,
         # The number behind "theory" for the smooth algorithms (Theorem 1's constant rate); None
@@ -277,7 +284,7 @@ def write_run_directory(
 
 
 def _eta_value(result: RunResult) -> float | None:
-    scale, per_stage = resolve_learning_rate(result.eta, get_algorithm(result.algorithm), result.game)
+    scale, per_stage = resolve_learning_rate(result.eta, result.spec, result.game)
     return None if per_stage else float(scale)
 
 
@@ -302,6 +309,16 @@ class StoredRun:
     @property
     def algorithm(self) -> str:
         return self.metrics["algorithm"]
+
+    @property
+    def index_kernel(self) -> str:
+        """The output policy's index kernel: ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4)."""
+        try:
+            # A directory written before "value_update" was recorded names a built-in algorithm.
+            update = self.metrics.get("value_update") or get_algorithm(self.metrics["algorithm"]).value_update
+            return get_value_update(update).index_kernel
+        except ValueError as err:
+            raise RunDirectoryError(f"{self.path / METRICS_FILE}: {err}") from None
 
     @property
     def T(self) -> int:

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
-from ..dynamics import get_algorithm, resolve_learning_rate, run_batch
+from ..dynamics import absolute_reference, get_algorithm, resolve_learning_rate, run_batch
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
 
@@ -121,17 +121,21 @@ class PlannedRun:
     game_index: int
     game_seed: int | None
     seed_index: int | None
-    algorithm: str
+    algorithm: str  # as the configuration names it
     optimistic: bool
     eta: float | str
     eta_value: float | None
     T: int
     checkpoints: tuple[int, ...]
     dtype: str
+    reference: str  # what a worker resolves (a user's file with its absolute path)
+    value_update: str
+    concept: str
 
     @property
     def batch_key(self) -> tuple:
-        stage_theory = self.algorithm == "stage_cce" and self.eta == "theory"
+        # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
+        stage_theory = self.value_update == "stage" and self.eta == "theory"
         return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory)
 
 
@@ -140,7 +144,7 @@ class BatchTask:
     """One task: the runs of one batch, with their games (picklable; sent to a worker)."""
 
     batch_id: str
-    algorithm: str
+    algorithm: str  # as the configuration names it
     optimistic: bool
     T: int
     checkpoints: tuple[int, ...]
@@ -148,6 +152,8 @@ class BatchTask:
     run_ids: tuple[str, ...]
     games: tuple[MarkovGame, ...]
     etas: tuple[float | str, ...]
+    reference: str  # what the worker resolves
+    concept: str
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -212,6 +218,8 @@ class SweepPlan:
                         run_ids=ids,
                         games=tuple(r.game for r in chunk),
                         etas=tuple(r.eta for r in chunk),
+                        reference=first.reference,
+                        concept=first.concept,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -314,8 +322,13 @@ def plan_sweep(
                 reward_distribution=r.reward_distribution, transition_concentration=r.transition_concentration,
                 initial_state=r.initial_state,
             )
-        for alg in config.algorithms:
-            spec_alg = get_algorithm(alg.name)
+        for alg_index, alg in enumerate(config.algorithms):
+            # A user's file is taken from the configuration's directory; workers get its absolute path.
+            reference = absolute_reference(alg.name, base_dir)
+            try:
+                spec_alg = get_algorithm(reference)
+            except ValueError as err:
+                raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
             for optimistic in alg.optimistic or config.optimistic:
                 for eta in alg.etas or config.etas:
                     spec = {
@@ -328,6 +341,9 @@ def plan_sweep(
                         "checkpoints": list(checkpoints),
                         "dtype": config.dtype,
                     }
+                    if spec_alg.source_sha256 is not None:
+                        # A user's learner: its file's content is part of the run's identity.
+                        spec["algorithm_sha256"] = spec_alg.source_sha256
                     rid = run_id_of(spec)
                     if rid in seen:  # the same run listed twice: run it once
                         continue
@@ -338,7 +354,8 @@ def plan_sweep(
                             run_id=rid, spec=spec, game=game, game_label=label, game_kind=kind, game_index=index,
                             game_seed=seed, seed_index=k, algorithm=alg.name, optimistic=bool(optimistic), eta=eta,
                             eta_value=None if per_stage else float(scale), T=config.T, checkpoints=checkpoints,
-                            dtype=config.dtype,
+                            dtype=config.dtype, reference=reference, value_update=spec_alg.value_update.name,
+                            concept=spec_alg.concept,
                         )
                     )
     return SweepPlan(config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows))
@@ -351,7 +368,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
     """Run one batch (in a worker process, a Ray worker, or inline): one ``run_batch`` call."""
     result = run_batch(
         list(task.games),
-        task.algorithm,
+        task.reference,
         T=task.T,
         etas=list(task.etas),
         optimistic=task.optimistic,
@@ -447,7 +464,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         "seed_index": run.seed_index,
         "shape": {"N": run.game.num_players, "H": run.game.horizon, "S": run.game.num_states, "A": list(run.game.num_actions)},
         "algorithm": run.algorithm,
-        "concept": get_algorithm(run.algorithm).concept,
+        "concept": run.concept,
         "optimistic": run.optimistic,
         "eta": run.eta,
         "eta_value": run.eta_value,
@@ -959,7 +976,7 @@ def run_sweep(
                 "run_ids": list(task.run_ids),
             }
         )
-        concept = get_algorithm(task.algorithm).concept
+        concept = task.concept
         final_gaps = np.max(
             (output.certified_ce_bound if concept == "ce" else output.certified_cce_bound)[:, -1] - output.value[:, -1], axis=-1
         )

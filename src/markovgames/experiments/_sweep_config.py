@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..dynamics import ALGORITHMS, max_learning_rate
+from ..dynamics import get_algorithm, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 
 __all__ = [
@@ -243,8 +243,11 @@ class AlgorithmSpec(_Strict):
 
 
 def _check_algorithm(name: str) -> str:
-    if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; choose one of: {', '.join(ALGORITHMS)}")
+    if ":" in name:
+        # A reference to a user's file or module: resolved when the sweep is planned (a file is
+        # relative to the configuration file's directory).
+        return name
+    get_algorithm(name)  # an unknown name is an error listing the choices
     return name
 
 

@@ -1,15 +1,39 @@
-"""Per-state no-regret learners (pure ``init``/``play``/``observe`` functions) and their argmax maps."""
+r"""Per-state no-regret learners: pure ``init``/``play``/``observe`` functions and their specifications.
 
-from ._oftrl import Learner, OFTRLState, SwapState, blum_mansour, log_barrier_oftrl, oftrl, optimistic_hedge
+A :class:`Learner` is three pure functions over a ``NamedTuple`` state (see
+:mod:`markovgames.learners._learner` for the protocol the compiled loop follows); a
+:class:`LearnerSpec` names one and says how to build it for an action axis. The built-in ones
+(:data:`BUILTIN_LEARNERS`): optimistic Hedge, log-barrier OFTRL, predictive regret matching+,
+and the Blum–Mansour swap-regret reduction over each (:func:`swap_regret`). A learner written
+by a user with these pieces runs in the same compiled loop (docs: "Write your own learner").
+"""
+
+from ._builtin import BM_HEDGE, BM_LOGBARRIER, BM_RM_PLUS, BUILTIN_LEARNERS, HEDGE, LOGBARRIER, RM_PLUS, swap_regret
+from ._learner import Learner, LearnerSpec, insert_axis
+from ._oftrl import OFTRLState, log_barrier_oftrl, oftrl, optimistic_hedge
 from ._regularizers import NEWTON_MAX_ITERATIONS, entropy_argmax, log_barrier_argmax, stationary_distribution
+from ._rm_plus import RegretMatchingState, predictive_regret_matching_plus
+from ._swap import SwapState, blum_mansour
 
 __all__ = [
     "Learner",
+    "LearnerSpec",
+    "insert_axis",
+    "BUILTIN_LEARNERS",
+    "HEDGE",
+    "LOGBARRIER",
+    "RM_PLUS",
+    "BM_HEDGE",
+    "BM_LOGBARRIER",
+    "BM_RM_PLUS",
+    "swap_regret",
     "OFTRLState",
+    "RegretMatchingState",
     "SwapState",
     "oftrl",
     "optimistic_hedge",
     "log_barrier_oftrl",
+    "predictive_regret_matching_plus",
     "blum_mansour",
     "entropy_argmax",
     "log_barrier_argmax",

@@ -19,7 +19,8 @@ Each map solves, along the action axis of ``g`` (the last one unless ``axis`` sa
 
 The stationary distribution of the Blum–Mansour reduction is computed by GTH elimination
 (Grassmann, Taksar and Heyman 1985): it uses no subtractions, so it is accurate to machine
-precision for every irreducible chain (the log-barrier rows are strictly positive).
+precision for every irreducible chain (the log-barrier rows are strictly positive); reducible
+chains (rows with zeros) get one of their stationary distributions.
 """
 
 from __future__ import annotations
@@ -123,13 +124,23 @@ def _log_barrier_solve(g: jax.Array, axis: int = -1) -> tuple[jax.Array, jax.Arr
 
 
 def stationary_distribution(q: jax.Array, axis: int = -1) -> jax.Array:
-    r"""Stationary distribution ``pi = q^T pi`` of row-stochastic ``q``.
+    r"""A stationary distribution ``pi = q^T pi`` of row-stochastic ``q``.
 
     ``q`` has its two matrix axes (row, column) at ``axis - 1`` and ``axis`` (shape
     ``(..., A, A)`` for the default ``axis=-1``); the result has the column axis removed, the
     distribution along the row axis' place. GTH elimination, unrolled over the static size
-    ``A``; exact closed form for ``A <= 2``. Requires an irreducible chain (true for strictly
-    positive rows).
+    ``A``; exact closed form for ``A <= 2``.
+
+    For an irreducible chain (every row strictly positive, as log-barrier rows are) the
+    stationary distribution is unique. A reducible chain (rows with zeros, as regret matching
+    and underflowing softmax rows give) may have several; this returns a definite one: let
+    ``k*`` be the highest state from which no lower-numbered state can be reached (``0`` if
+    there is no other); every state reachable from ``k*`` can reach ``k*`` back, so they form one
+    closed communicating class, and the result is its unique stationary distribution (zero
+    elsewhere). GTH finds ``k*`` as the highest state that, once the states above it are
+    censored, leads to no lower state (``s_k = 0`` below), and starts its back substitution
+    there. Any stationary distribution serves the Blum–Mansour reduction (Blum and Mansour
+    2007), whose guarantee needs only ``pi = q^T pi``.
     """
     tail = _check_axis(axis, q.ndim, needed=2)
     num = q.shape[axis]
@@ -137,24 +148,38 @@ def stationary_distribution(q: jax.Array, axis: int = -1) -> jax.Array:
         return jnp.ones(q.shape[: q.ndim - tail - 1] + q.shape[q.ndim - tail :], q.dtype)
     row_axis = axis - 1
     if num == 2:
-        # pi_0 q01 = pi_1 q10: no subtraction needed.
+        # pi_0 q01 = pi_1 q10: no subtraction needed. With q01 = q10 = 0 both states are
+        # absorbing; the general rule below then takes state 1.
         p01 = q[_at(tail, 0, 1)]
         p10 = q[_at(tail, 1, 0)]
         total = p01 + p10
-        return jnp.stack([p10 / total, p01 / total], axis=row_axis + 1)
+        moves = total > 0
+        safe = jnp.where(moves, total, 1.0)
+        return jnp.stack([jnp.where(moves, p10 / safe, 0.0), jnp.where(moves, p01 / safe, 1.0)], axis=row_axis + 1)
     p = q
     # Forward elimination (censoring states num-1, ..., 1): GTH never subtracts, so no cancellation.
+    # closed[k]: state k reaches no lower state in the chain censored to 0..k (s_k = 0).
+    closed = {}
     for k in range(num - 1, 0, -1):
         s = jnp.sum(p[_at(tail, k, slice(None, k))], axis=axis)
-        col = p[_at(tail, slice(None, k), k)] / jnp.expand_dims(s, row_axis + 1)
+        closed[k] = s <= 0
+        # Where s = 0 the row is 0 too (entries are >= 0), so the update below adds nothing; the
+        # division by 1 instead of 0 only keeps the unused column finite.
+        col = p[_at(tail, slice(None, k), k)] / jnp.expand_dims(jnp.where(closed[k], 1.0, s), row_axis + 1)
         row = p[_at(tail, k, slice(None, k))]
         p = p.at[_at(tail, slice(None, k), slice(None, k))].add(
             jnp.expand_dims(col, axis) * jnp.expand_dims(row, row_axis)
         )
         p = p.at[_at(tail, slice(None, k), k)].set(col)
-    # Back substitution: x_0 = 1, x_k = sum_{i<k} x_i p[i, k].
-    xs = [jnp.ones_like(p[_at(tail, 0, 0)])]
+    # Back substitution from the start state (the highest closed one, else 0): x_start = 1,
+    # x_k = sum_{i<k} x_i p[i, k] above it, 0 below it.
+    above = {num - 1: jnp.zeros_like(closed[num - 1])}  # above[k]: some state > k is closed
+    for k in range(num - 2, -1, -1):
+        above[k] = above[k + 1] | closed[k + 1]
+    one = jnp.ones_like(p[_at(tail, 0, 0)])
+    xs = [jnp.where(above[0], 0.0, one)]
     for k in range(1, num):
-        xs.append(sum(xs[i] * p[_at(tail, i, k)] for i in range(k)))
+        reached = sum(xs[i] * p[_at(tail, i, k)] for i in range(k))
+        xs.append(jnp.where(above[k], 0.0, jnp.where(closed[k], one, reached)))
     x = jnp.stack(xs, axis=row_axis + 1)
     return x / jnp.sum(x, axis=row_axis + 1, keepdims=True)

@@ -1,8 +1,12 @@
-"""Correlated policies: the paper's index-chain output policies and Markov correlated policies."""
+"""Correlated policies: the paper's index-chain output policies, their index kernels, and Markov correlated policies.
+
+NumPy only: this package (and :mod:`markovgames.evaluation` and :mod:`markovgames.solvers` above it)
+imports without JAX.
+"""
 
 from ._index_chain import IndexChainPolicy
-from ..dynamics import IndexKernel
+from ._index_kernel import IndexKernel, TrajectorySuffix, trajectory_suffix
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
 from ._play import PolicyPlayer
 
-__all__ = ["IndexChainPolicy", "IndexKernel", "MarkovCorrelatedPolicy", "PolicyPlayer", "DISTRIBUTION_TOLERANCE"]
+__all__ = ["IndexChainPolicy", "IndexKernel", "TrajectorySuffix", "trajectory_suffix", "MarkovCorrelatedPolicy", "PolicyPlayer", "DISTRIBUTION_TOLERANCE"]

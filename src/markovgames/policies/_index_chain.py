@@ -24,8 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..dynamics import get_algorithm
-from ..dynamics import IndexKernel
+from ._index_kernel import IndexKernel
 
 __all__ = ["IndexChainPolicy"]
 
@@ -67,7 +66,7 @@ class IndexChainPolicy:
         """The output policy of a :class:`~markovgames.dynamics.RunResult` after ``T`` (default all) iterations."""
         if result.policies is None:
             raise ValueError("this run did not keep its trajectory (record_trajectory=False)")
-        kind = "smooth" if get_algorithm(result.algorithm).value_update == "smooth" else "stage"
+        kind = result.spec.value_update.index_kernel
         first = 1 if getattr(result, "suffix", None) is None else result.suffix.first_kept
         if first > 1:
             if T is not None and T != result.T:
@@ -84,7 +83,7 @@ class IndexChainPolicy:
 
         Wherever the index chain goes below ``first_kept`` it plays ``pi^{first_kept}`` (the rows
         before it repeat that row). It differs from the full trajectory's policy only when the
-        chain visits a dropped iteration: see :class:`~markovgames.dynamics.TrajectorySuffix`
+        chain visits a dropped iteration: see :class:`~markovgames.policies.TrajectorySuffix`
         for the resulting bounds. The rebuilt arrays have all ``T`` rows (evaluation needs them).
         """
         if first_kept < 1:

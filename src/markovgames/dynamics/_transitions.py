@@ -1,23 +1,15 @@
-r"""Value updates: smooth (Algorithm 1) and stage-based (Algorithm 2).
+r"""Transition contractions: ``[P_h V](s, a)`` for dense and sparse kernels, one run or a batch.
 
 Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1}, R)``, ``p_h`` shape
 ``(S, A_0..A_{N-1}, S', R)``, per-player next-step values ``v_next`` shape ``(K, S', R)``; ``R``
 is the trailing run axis of a batch in the compiled loop, absent for a single run
-(``run_axes``, :mod:`._tensor`), omitted in the formulas.
-
-* Smooth (Algorithm 1, value update; eq. (4)):
-  :math:`Q^t_h = (1-\alpha_t) Q^{t-1}_h + \alpha_t (r_h + P_h V^t_{h+1})` with
-  :math:`V^t_{h+1}(s') = \langle Q^t_{h+1}(s', \cdot), \pi^t_{h+1}(s', \cdot)\rangle`, computed for
-  ``h = H-1, ..., 0`` so that step ``h+1`` is already updated.
-* Stage-based (Algorithm 2):
-  :math:`Q^{\tau+1}_h = \frac1{L_\tau}\sum_{t'\in\text{stage}\,\tau} (r_h + P_h[Q^\tau_{h+1}\pi^{t'}_{h+1}])
-  = r_h + P_h \bar v_{h+1}` where :math:`\bar v_{h+1}` is the stage average of
-  :math:`[Q^\tau_{h+1}\pi^{t'}_{h+1}]` (the operator is affine, so averaging first is exact).
+(``run_axes``, :mod:`._tensor`), omitted in the formulas. The value updates
+(:mod:`._smooth`, :mod:`._stage`) and the output policy's recursions (:mod:`._output_metrics`)
+all go through :func:`apply_transition`: every Bellman target is :math:`r_h + P_h V_{h+1}`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import NamedTuple
 
@@ -31,8 +23,6 @@ __all__ = [
     "SparseStep",
     "apply_transition",
     "bellman_target",
-    "smooth_q_update",
-    "stage_q_update",
     "kernel_step",
     "step_inputs",
     "scanned_step",
@@ -212,28 +202,3 @@ def _gather(vector: jax.Array, index: jax.Array) -> jax.Array:
 def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array, run_axes: int) -> jax.Array:
     """``r_h + P_h V_{h+1}`` for per-player next values ``v_next`` of shape ``(N, S', R)``."""
     return r_h + apply_transition(p_h, v_next, run_axes)
-
-
-def smooth_q_update(q_prev: jax.Array, target: jax.Array, alpha) -> jax.Array:
-    """``(1 - alpha_t) Q^{t-1}_h + alpha_t target`` (Algorithm 1, value update)."""
-    return (1.0 - alpha) * q_prev + alpha * target
-
-
-def stage_q_update(rewards: jax.Array, transitions: jax.Array, v_sum: jax.Array, stage_length, run_axes: int) -> jax.Array:
-    """``Q^{tau+1}`` for all steps from the stage sums ``v_sum[h] = sum_t' [Q^tau_h pi^t'_h]``, shape ``(H, N, S, R)``.
-
-    Step ``H-1`` has no successor: ``Q^{tau+1}_{H-1} = r_{H-1}``.
-    """
-    horizon = rewards.shape[0]
-    if horizon == 1:
-        return rewards
-    v_avg = v_sum / stage_length
-    if isinstance(transitions, SparseKernel):
-        # A loop over the steps: each reads its rows in place (:class:`SparseStep`).
-        later = jax.lax.map(
-            lambda h: bellman_target(rewards[h], kernel_step(transitions, h), v_avg[h + 1], run_axes),
-            jnp.arange(horizon - 1),
-        )
-    else:
-        later = jax.vmap(functools.partial(bellman_target, run_axes=run_axes))(rewards[:-1], transitions[:-1], v_avg[1:])
-    return jnp.concatenate([later, rewards[-1:]], axis=0)

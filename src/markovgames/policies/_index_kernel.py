@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._rng import as_generator
-from ._schedules import stage_schedule
+from .._schedules import stage_schedule
 
 __all__ = ["IndexKernel", "TrajectorySuffix", "trajectory_suffix"]
 
@@ -100,13 +100,6 @@ class IndexKernel:
             object.__setattr__(self, "_ends", ends)
             object.__setattr__(self, "_target", target)
             object.__setattr__(self, "_stage_of", stage_of)
-
-    @classmethod
-    def for_algorithm(cls, algorithm: str, T: int, horizon: int) -> "IndexKernel":
-        """The kernel of the output policy of ``algorithm`` (Algorithm 3 for the smooth ones, 4 for stage_cce)."""
-        from ._algorithms import get_algorithm
-
-        return cls("smooth" if get_algorithm(algorithm).value_update == "smooth" else "stage", T, horizon)
 
     @classmethod
     def of(cls, policy) -> "IndexKernel":
@@ -268,7 +261,7 @@ def _escape_probability(kernel: IndexKernel, first_kept: int) -> float:
     return escaped
 
 
-def trajectory_suffix(algorithm: str, T: int, horizon: int, tolerance: float) -> TrajectorySuffix:
+def trajectory_suffix(kind: str, T: int, horizon: int, tolerance: float) -> TrajectorySuffix:
     r"""The shortest suffix ``first_kept..T`` of the trajectory whose dropped index mass is ``<= tolerance``.
 
     The output policy after ``T`` iterations (Algorithms 3 and 4) only ever plays the iterations its
@@ -281,11 +274,13 @@ def trajectory_suffix(algorithm: str, T: int, horizon: int, tolerance: float) ->
     ``first_kept`` at some step exactly when its last index ``j_H`` is below it: one pass of ``H``
     pushes gives the whole curve, ``O(H T)``. Inside stage 1 (``first_kept <= H``), where the stage
     chain moves freely, the escape probability is computed by pushing with the dropped mass removed.
+
+    ``kind`` is the output policy's kernel: ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4).
     """
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not 0.0 <= float(tolerance) < 1.0:
         raise ValueError(f"trajectory tolerance must be a number in [0, 1), got {tolerance!r}")
     tolerance = float(tolerance)
-    kernel = IndexKernel.for_algorithm(algorithm, T, horizon)
+    kernel = IndexKernel(kind, T, horizon)
     law = kernel.start_distribution()
     for _ in range(kernel.horizon):
         law = kernel.push(law)

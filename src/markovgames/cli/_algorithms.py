@@ -1,0 +1,81 @@
+"""``markovgames algorithms list``: the learners, value updates and algorithm names, one line each.
+
+An algorithm is ``LEARNER+UPDATE`` (any learner with either value update); the paper's three
+names are aliases of compositions; installed packages add theirs through the entry-point group
+``markovgames.algorithms``; a user's own is ``--algorithm path/to/file.py:NAME``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_algorithms_parser"]
+
+
+def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    algorithms = subparsers.add_parser(
+        "algorithms",
+        help="list the learners, value updates and algorithm names",
+        description="The algorithms that 'run' and sweeps accept: LEARNER+UPDATE compositions, the "
+        "paper's names, and those of installed packages.",
+    )
+    sub = algorithms.add_subparsers(dest="algorithms_command", metavar="SUBCOMMAND", required=True)
+    p = sub.add_parser(
+        "list",
+        help="list learners, value updates, aliases and installed algorithms, one line each",
+        description="List the learners, the value updates, the paper's algorithm names and the algorithms "
+        "of installed packages, one line each with its citation.",
+    )
+    p.set_defaults(handler=cmd_list)
+    return algorithms
+
+
+def _lines(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows of cells aligned in columns (the last cell is free text)."""
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]) - 1)] if rows else []
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
+
+
+def listing() -> str:
+    """The text of ``markovgames algorithms list``."""
+    from ..dynamics import ALGORITHMS, ENTRY_POINT_GROUP, VALUE_UPDATES, registered
+    from ..learners import BUILTIN_LEARNERS
+
+    plugins = registered()
+    learners = {**BUILTIN_LEARNERS, **plugins.learners}
+
+    def learner_row(spec, package=""):
+        kind = "swap regret" if spec.swap_regret else "external regret"
+        cite = f" [{spec.citation}]" if spec.citation else ""
+        return (spec.name, kind, f"{spec.description}{cite}{package}")
+
+    out = ["Learners (one copy per player, step and state; bm-NAME is the Blum–Mansour reduction over NAME):"]
+    out += _lines([learner_row(s) for s in BUILTIN_LEARNERS.values()] + [
+        learner_row(s, " (installed)") for s in plugins.learners.values()
+    ])
+    out += ["", "Value updates (each with its output policy):"]
+    out += _lines([(u.name, f"{u.description} [{u.citation}]") for u in VALUE_UPDATES.values()])
+    out += ["", "Algorithms: any LEARNER+UPDATE, e.g. rm-plus+smooth. The paper's names are aliases:"]
+    out += _lines([(a.name, f"= {a.composition}", a.description) for a in ALGORITHMS.values()])
+    out += ["", f"Installed packages (entry-point group {ENTRY_POINT_GROUP}):"]
+    rows = [(a.name, f"= {a.composition}", f"{a.description} [{a.source}]".replace(" []", "")) for a in plugins.algorithms.values()]
+    if rows:
+        out += _lines(rows)
+    elif not plugins.learners and not plugins.errors:
+        out.append("  none")
+    if plugins.learners and not rows:
+        out.append(f"  learners only: {', '.join(plugins.learners)} (listed above)")
+    for name, package, message in plugins.errors:
+        out.append(f"  {name} ({package}): not loaded: {message}")
+    out += [
+        "",
+        "Your own: --algorithm path/to/file.py:NAME or package.module:NAME (an Algorithm, or a",
+        "LearnerSpec followed by +smooth or +stage); see the guide 'Write your own learner'.",
+        f"{len(learners)} learners x {len(VALUE_UPDATES)} value updates, each with or without optimism (--no-optimism).",
+    ]
+    return "\n".join(out)
+
+
+def cmd_list(args) -> int:
+    print(listing())
+    return 0

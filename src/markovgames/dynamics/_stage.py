@@ -1,0 +1,305 @@
+r"""The stage-based value update (Mao et al. 2024, Algorithm 2) and its output policy (Algorithm 4).
+
+Stages of lengths :math:`L_1 = H`, :math:`L_{\tau+1} = \lfloor(1 + 1/H) L_\tau\rfloor`; ``Q^1 = 0``.
+Per iteration ``t`` of stage :math:`\tau`:
+
+1. ``pi^t_i, state_i = play(state_i, prediction_i, eta_tau / H, 1)`` (prediction
+   :math:`[Q^\tau \pi^{t-1}_{-i}]`, or :math:`[Q^\tau \mathrm{uniform}_{-i}]` right after a value update);
+2. ``u^t_i = [Q^tau_i pi^t_{-i}]`` is observed; the stage sum of the joint product policies grows;
+3. at the stage's last iteration:
+   :math:`Q^{\tau+1}_h = \frac1{L_\tau}\sum_{t'\in\text{stage}} (r_h + P_h[Q^\tau_{h+1}\pi^{t'}_{h+1}])
+   = r_h + P_h \bar v_{h+1}` with :math:`\bar v_{h+1}` the stage average of
+   :math:`[Q^\tau_{h+1}\pi^{t'}_{h+1}]` (the operator is affine, so averaging first is exact); the
+   learners restart, and the output policy's quantities for the next stage are computed. A final
+   partial stage gets no value update.
+
+The output policy (Algorithm 4) draws ``t_0 ~ Unif{1..T}`` and moves uniformly over the stage
+before the current one (stage 1 over itself), so its quantities only change at stage ends (and
+during the self-referential stage 1): the carry records them per stage and
+:meth:`StageUpdate.prefix_metrics` assembles the per-prefix curve after the loop.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._schedules import StageSchedule, stage_schedule, theory_eta_stage
+from ..learners import LearnerSpec
+from ._output_metrics import stage_index_quantities
+from ._tensor import joint_expectation, joint_product
+from ._transitions import SparseKernel, bellman_target, kernel_step
+from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities
+
+__all__ = ["STAGE", "StageUpdate", "StageCarry", "stage_q_update", "stage_prefix_metrics"]
+
+
+def stage_q_update(rewards: jax.Array, transitions, v_sum: jax.Array, stage_length, run_axes: int) -> jax.Array:
+    """``Q^{tau+1}`` for all steps from the stage sums ``v_sum[h] = sum_t' [Q^tau_h pi^t'_h]``, shape ``(H, N, S, R)``.
+
+    Step ``H-1`` has no successor: ``Q^{tau+1}_{H-1} = r_{H-1}``.
+    """
+    horizon = rewards.shape[0]
+    if horizon == 1:
+        return rewards
+    v_avg = v_sum / stage_length
+    if isinstance(transitions, SparseKernel):
+        # A loop over the steps: each reads its rows in place (:class:`SparseStep`).
+        later = jax.lax.map(
+            lambda h: bellman_target(rewards[h], kernel_step(transitions, h), v_avg[h + 1], run_axes),
+            jnp.arange(horizon - 1),
+        )
+    else:
+        later = jax.vmap(lambda r, p, v: bellman_target(r, p, v, run_axes))(rewards[:-1], transitions[:-1], v_avg[1:])
+    return jnp.concatenate([later, rewards[-1:]], axis=0)
+
+
+class StageCarry(NamedTuple):
+    """The stage update's loop state (one run's shapes). Certifying a given policy sequence uses
+    the same state with no learners, predictions or ``Q`` (empty tuples)."""
+
+    learners: tuple
+    prediction: tuple  # per player (H, S, A_i)
+    q: jax.Array | tuple  # (H, N, S, A...): Q^tau
+    joint_sum: jax.Array  # (H, S, A...): sum over the stage of the joint product policies
+    current: tuple  # (value, cce, ce), each (H, N, S): quantities of an index of the current stage
+    # (value, CCE bound, CE bound) at (h=0, s_1) of an index of stage k (row k; row 0 unused),
+    # filled when stage k-1 ends: the per-prefix curve is assembled from them after the loop.
+    stage_values: jax.Array  # (num_stages + 2, 3, N): the last stage's end writes row num_stages + 1
+    # Stage 1 refers to itself, so its quantities change with the prefix T' <= L_1: row T' - 1.
+    stage1_values: jax.Array  # (L_1, 3, N)
+
+
+class _Schedule(NamedTuple):
+    """The stages of a run: the NumPy schedule and the per-stage tables the loop reads."""
+
+    stages: StageSchedule
+    lengths: np.ndarray  # int32, per stage
+    eta_multipliers: np.ndarray  # per stage: Theorem 2's rate, or 1 for a constant rate
+
+
+#: ``iteration(c, j) -> (c, policies)``: the policies of the chunk's iteration ``j`` and the
+#: state after whatever producing them changes (learners play and observe; or a given sequence).
+_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple]]
+
+
+def _stage_loop(size: int, game: GameArrays, carry: StageCarry, sched, run_axes: int, iteration_for, stage_end, record: bool):
+    """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
+    every iteration.
+
+    ``sched = (stage, position, lengths, eta_multipliers)``: the 0-based stage and the iterations
+    already done in it at the chunk's start, and per-stage tables. Each stage's iterations run in an
+    inner loop with no branch (``iteration_for(eta, done)`` makes the body of one iteration at the
+    chunk's offset ``done``), and the stage-end work once per stage: the output policy's quantities
+    of the next stage here, and ``stage_end(c, stage, length) -> c`` (the value update and the
+    learners' restart, for a run), so no iteration pays for a test.
+    """
+    horizon = game.rewards.shape[0]
+    num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
+    num_states = game.rewards.shape[2]
+    runs = game.rewards.shape[game.rewards.ndim - run_axes :]
+    dtype = game.rewards.dtype
+    stage0, position0, lengths, eta_multipliers = sched
+
+    def at_start(quantities):
+        return jnp.stack([at_initial_state(c[0], game.initial_state, run_axes) for c in quantities])  # (3, N, R)
+
+    def body_for(stage1: bool, eta, position0, done0):
+        """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities."""
+        iteration = iteration_for(eta, done0)
+
+        def body(j, state):
+            c, buffers = state
+            c, policies = iteration(c, j)
+            joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
+            current, stage1_values = c.current, c.stage1_values
+            if stage1:
+                position = position0 + j + 1
+                current = stage_index_quantities(game.rewards, game.transitions, joint_sum / position, None, run_axes)
+                stage1_values = stage1_values.at[position - 1].set(at_start(current))
+            c = c._replace(joint_sum=joint_sum, current=current, stage1_values=stage1_values)
+            if record:
+                # All players' policies in one row: one in-place update per iteration, not N.
+                row = jnp.concatenate([p.reshape((-1, *runs)) for p in policies])[None]
+                start = (done0 + j,) + (jnp.int32(0),) * (1 + run_axes)
+                buffers = jax.lax.dynamic_update_slice(buffers, row, start)
+            return c, buffers
+
+        return body
+
+    def end_of_stage(c: StageCarry, stage, length):
+        c = stage_end(c, stage, length)
+        next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current, run_axes)
+        return c._replace(
+            joint_sum=jnp.zeros_like(c.joint_sum),
+            current=next_current,
+            # Stage `stage + 1` (1-based) ended: its indices' successors form stage `stage + 2`.
+            stage_values=c.stage_values.at[stage + 2].set(at_start(next_current)),
+        )
+
+    def segment(state):
+        stage, position, done, c, buffers = state
+        length = lengths[stage]
+        count = jnp.minimum(length - position, size - done)
+        eta = game.eta * eta_multipliers[stage] / horizon
+        # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
+        # buffer it passes through.
+        in_first = jnp.where(stage == 0, count, 0)
+        c, buffers = jax.lax.fori_loop(0, in_first, body_for(True, eta, position, done), (c, buffers))
+        c, buffers = jax.lax.fori_loop(in_first, count, body_for(False, eta, position, done), (c, buffers))
+        position, done = position + count, done + count
+        finished = position == length
+        c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
+        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers
+
+    width = horizon * num_states * sum(num_actions)
+    buffers = jnp.zeros((size, width, *runs), dtype) if record else ()
+    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers)
+    _, _, _, carry, buffers = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    if not record:
+        return carry, {}
+    policies, offset = [], 0
+    for a in num_actions:
+        block = horizon * num_states * a
+        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a, *runs))
+        offset += block
+    return carry, {"policies": tuple(policies)}
+
+
+def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, prefixes):
+    r"""Per-prefix (value, CCE bound, CE bound) at ``s_1`` of Algorithm 4's output from per-stage records.
+
+    The output after ``T'`` iterations mixes over ``t_0 ~ Unif{1..T'}`` the quantities of ``t_0``'s
+    stage: for ``T' <= L_1`` every ``t_0`` is in stage 1, whose quantities are those of the stage-1
+    prefix ``T'``; beyond, stage 1 contributes ``L_1`` times its final quantities and each later
+    stage ``k`` contributes (its iterations up to ``T'``) times ``stage_values[k]``.
+
+    ``stage_values`` (..., K+1, 3, N), ``stage1_values`` (..., L_1, 3, N) (NumPy, leading batch axes
+    allowed), ``schedule`` a :class:`~markovgames.dynamics.StageSchedule`, ``prefixes`` 1-based.
+    Returns (..., P, 3, N).
+    """
+    prefixes = np.asarray(prefixes, dtype=np.int64)
+    first = int(schedule.lengths[0])
+    starts = schedule.starts
+    ends = starts + schedule.lengths - 1
+    out = np.empty(stage_values.shape[:-3] + (len(prefixes),) + stage_values.shape[-2:], stage_values.dtype)
+    in_first = prefixes <= first
+    if np.any(in_first):
+        out[..., in_first, :, :] = np.take(stage1_values, prefixes[in_first] - 1, axis=-3)
+    later = prefixes[~in_first]
+    if later.size:
+        # counts[p, k]: iterations of stage k (0-based over the stages >= 2) that are <= T'_p.
+        counts = np.clip(np.minimum(later[:, None], ends[None, 1:]) - starts[None, 1:] + 1, 0, None).astype(stage_values.dtype)
+        weighted = np.einsum("pk,...kcn->...pcn", counts, stage_values[..., 2 : len(starts) + 1, :, :])
+        final_first = stage1_values[..., first - 1 : first, :, :]
+        out[..., ~in_first, :, :] = (first * final_first + weighted) / later[:, None, None].astype(stage_values.dtype)
+    return out
+
+
+class StageUpdate(ValueUpdate):
+    """Algorithm 2's stage-based value update with Algorithm 4's output policy (see the module docstring)."""
+
+    name = "stage"
+    index_kernel = "stage"
+    per_iteration_metrics = False
+    description = "stages L_1 = H, L_(k+1) = floor((1 + 1/H) L_k); output policy Algorithm 4"
+    citation = "Mao et al., L4DC 2024, Algorithms 2 and 4"
+
+    def theory_rate(self, num_players, horizon, max_actions):
+        # Theorem 2's rate 1/(N max(1, ln L_tau)^4) changes per stage: the schedule carries it.
+        return 1.0, True
+
+    def schedule(self, T, horizon, num_players, per_stage_theory):
+        stages = stage_schedule(horizon, T)
+        multipliers = theory_eta_stage(num_players, stages.lengths) if per_stage_theory else np.ones(len(stages.lengths))
+        return _Schedule(stages, stages.lengths.astype(np.int32), multipliers)
+
+    def chunk_inputs(self, schedule, done, size, dtype):
+        # Where the chunk starts: 0-based stage and iterations already done in it.
+        return (
+            np.int32(schedule.stages.stage[done] - 1),
+            np.int32(schedule.stages.position[done] - 1),
+            schedule.lengths,
+            schedule.eta_multipliers.astype(dtype),
+        )
+
+    def init_carry(self, learner, shape_key, dtype, schedule):
+        num_players, horizon, num_states, num_actions = shape_key
+        built = learner_for(learner, run_axes=0)
+        return self.init_certify_carry(shape_key, dtype, schedule)._replace(
+            learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
+            prediction=tuple(jnp.zeros((horizon, num_states, a), dtype) for a in num_actions),
+            q=jnp.zeros((horizon, num_players, num_states, *num_actions), dtype),
+        )
+
+    def run_chunk(self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, run_axes):
+        built = learner_for(learner, run_axes)
+        horizon, num_players, num_states = game.rewards.shape[:3]
+        num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
+        runs = game.rewards.shape[game.rewards.ndim - run_axes :]
+        dtype = game.rewards.dtype
+
+        def iteration_for(eta, done0):
+            def iteration(c: StageCarry, j):
+                played = [built.play(c.learners[i], c.prediction[i], eta, 1.0) for i in range(num_players)]
+                policies = tuple(p for p, _ in played)
+                utilities = per_player_utilities(c.q, policies, run_axes)
+                learners = tuple(built.observe(state, utilities[i], 1.0) for i, (_, state) in enumerate(played))
+                prediction = utilities if optimistic else c.prediction
+                return c._replace(learners=learners, prediction=prediction), policies
+
+            return iteration
+
+        def stage_end(c: StageCarry, stage, length):
+            # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
+            # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
+            value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players, run_axes)  # (H, N, S, R)
+            q_next = stage_q_update(game.rewards, game.transitions, value_sum, length, run_axes)
+            uniform = tuple(jnp.full((horizon, num_states, a, *runs), 1.0 / a, dtype) for a in num_actions)
+            # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
+            prediction = per_player_utilities(q_next, uniform, run_axes) if optimistic else c.prediction
+            return c._replace(
+                learners=tuple(built.init((horizon, num_states, a, *runs), dtype) for a in num_actions),
+                prediction=prediction,
+                q=q_next,
+            )
+
+        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record)
+
+    def prefix_metrics(self, carry, schedule, prefixes):
+        return stage_prefix_metrics(np.asarray(carry.stage_values), np.asarray(carry.stage1_values), schedule.stages, prefixes)
+
+    def init_certify_carry(self, shape_key, dtype, schedule):
+        num_players, horizon, num_states, num_actions = shape_key
+
+        def per_step():
+            # Distinct buffers: the carry is donated to the compiled loop, and a buffer may be donated once.
+            return jnp.zeros((horizon, num_players, num_states), dtype)
+
+        return StageCarry(
+            learners=(),
+            prediction=(),
+            q=(),
+            joint_sum=jnp.zeros((horizon, num_states, *num_actions), dtype),
+            current=(per_step(), per_step(), per_step()),
+            stage_values=jnp.zeros((len(schedule.lengths) + 2, 3, num_players), dtype),
+            stage1_values=jnp.zeros((horizon, 3, num_players), dtype),
+        )
+
+    def certify_chunk(self, size, game, carry, sched, policies, run_axes):
+        def iteration_for(eta, done0):
+            del eta
+
+            def iteration(c: StageCarry, j):
+                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies)
+
+            return iteration
+
+        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, lambda c, stage, length: c, record=False)
+
+
+#: The stage-based value update.
+STAGE = StageUpdate()

@@ -1,0 +1,133 @@
+r"""What a value update is to the engine, and the pieces every value update's loop shares.
+
+A value update (Mao et al. 2024: smooth, Algorithm 1; stage-based, Algorithm 2) owns
+
+* its **schedule**: the step sizes or stages, known before the run (NumPy, :meth:`ValueUpdate.schedule`);
+* its **step**: the compiled iterations that play every player's learner, update the ``Q``
+  estimates, and carry the output policy's value and certified bounds for every prefix
+  (:meth:`ValueUpdate.run_chunk`), and the same recursions over a given policy sequence
+  (:meth:`ValueUpdate.certify_chunk`);
+* its **output policy**: the index kernel of Algorithm 3 or 4 (:attr:`ValueUpdate.index_kernel`,
+  see :class:`markovgames.policies.IndexKernel`).
+
+The two built-in ones are :data:`markovgames.dynamics.SMOOTH` and :data:`markovgames.dynamics.STAGE`.
+
+Layout: inside the compiled loop every array of a batch ends with the run axis ``R``; a single
+run's arrays have none (``run_axes`` 0 or 1, static; :mod:`._tensor`). Loop states ("carries")
+are built with one run's shapes and no run axis; the engine moves a batch's leading run axis
+last around the compiled call (:mod:`._engine`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .._small_axes import small_sum
+from ..learners import Learner, LearnerSpec
+from ._tensor import others_expectation
+from ._transitions import SparseKernel
+
+__all__ = ["ValueUpdate", "GameArrays", "per_player_utilities", "at_initial_state", "learner_for"]
+
+
+class GameArrays(NamedTuple):
+    """The per-run inputs of the compiled loop (shapes of one run; a batch adds a run axis)."""
+
+    rewards: jax.Array  # (H, N, S, A...)
+    transitions: jax.Array | SparseKernel  # (H, S, A..., S), or sparse (H, S, A..., K) pairs
+    initial_state: jax.Array  # () int
+    eta: jax.Array  # () learning-rate scale
+
+
+def learner_for(spec: LearnerSpec, run_axes: int) -> Learner:
+    """The learner of ``spec`` whose action axis comes before the ``run_axes`` trailing run axes."""
+    return spec.learner(-1 - run_axes)
+
+
+def per_player_utilities(q, policies, run_axes: int):
+    """``u_i = [Q_i pi_{-i}]`` for every player over all ``(h, s)``: player ``i`` sees only its own."""
+    return tuple(others_expectation(q[:, i], policies, i, run_axes) for i in range(len(policies)))
+
+
+def at_initial_state(x, initial_state, run_axes: int):
+    """``x[:, s_1]`` of every run: ``(N, S, R) -> (N, R)``."""
+    if not run_axes:
+        return jax.lax.dynamic_index_in_dim(x, initial_state, axis=1, keepdims=False)
+    if x.shape[-1] == 1:
+        return jax.lax.dynamic_index_in_dim(x, initial_state[0], axis=1, keepdims=False)
+    # A masked sum rather than a gather: elementwise over the runs, so it vectorises.
+    mask = jnp.arange(x.shape[1])[:, None] == initial_state[None, :]  # (S, R)
+    return small_sum(jnp.where(mask, x, 0.0), 1)
+
+
+class ValueUpdate:
+    """A value update: its schedule, its compiled step and its output policy (see the module docstring).
+
+    Subclasses are stateless singletons: they compare and hash by identity, so compiled loops
+    are cached per value update.
+
+    Attributes
+    ----------
+    name : its name in ``LEARNER+UPDATE``.
+    index_kernel : the output policy's index kernel, ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4).
+    description, citation : for listings.
+    per_iteration_metrics : whether the chunks emit every prefix's metrics.
+    """
+
+    name: str
+    index_kernel: str
+    description: str
+    citation: str
+    #: Whether :meth:`run_chunk` emits the per-prefix metrics of every iteration (else
+    #: :meth:`prefix_metrics` assembles them after the loop).
+    per_iteration_metrics: bool
+
+    def theory_rate(self, num_players: int, horizon: int, max_actions: int) -> tuple[float, bool]:
+        """``(eta_scale, per_stage)`` for the learning rate ``"theory"``: a constant rate, or
+        ``(1.0, True)`` when the rate changes per stage (the schedule then carries it)."""
+        raise NotImplementedError
+
+    def schedule(self, T: int, horizon: int, num_players: int, per_stage_theory: bool) -> Any:
+        """What the loop needs to know of the iterations ``1..T`` before it starts (NumPy)."""
+        raise NotImplementedError
+
+    def chunk_inputs(self, schedule, done: int, size: int, dtype) -> Any:
+        """The compiled chunk's ``sched`` argument for iterations ``done + 1 .. done + size``."""
+        raise NotImplementedError
+
+    def init_carry(self, learner: LearnerSpec, shape_key, dtype, schedule) -> NamedTuple:
+        """One run's loop state before iteration 1 (no run axis)."""
+        raise NotImplementedError
+
+    def run_chunk(self, learner: LearnerSpec, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched, run_axes: int):
+        """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
+
+        ``outputs`` may hold ``"metrics"`` (``(size, 3, N[, R])``: value, certified CCE bound and
+        certified CE bound at ``s_1`` after each iteration) and, with ``record``, ``"policies"``
+        (per player ``(size, H, S, A_i[, R])``).
+        """
+        raise NotImplementedError
+
+    def prefix_metrics(self, carry, schedule, prefixes):
+        """The per-prefix ``(..., P, 3, N)`` metrics assembled after the loop from the final
+        carry (NumPy, leading run axes allowed), or ``None`` when the chunks emitted them."""
+        raise NotImplementedError
+
+    def identity_residual(self, carry):
+        """The run's largest ``|Q^t_h - (r_h + P_h V^t_{h+1})|`` where the update promises 0, else ``None``."""
+        return None
+
+    def init_certify_carry(self, shape_key, dtype, schedule) -> NamedTuple:
+        """One run's state for :meth:`certify_chunk` before the first policy."""
+        raise NotImplementedError
+
+    def certify_chunk(self, size: int, game: GameArrays, carry, sched, policies, run_axes: int):
+        """The output policy's recursions over ``size`` given policies (per player
+        ``(size, H, S, A_i[, R])``): ``(carry, outputs)`` as :meth:`run_chunk`, without learners."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<value update {self.name!r}>"

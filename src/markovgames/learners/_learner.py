@@ -1,0 +1,123 @@
+r"""The learner interface: three pure functions (optax style), and a named specification of them.
+
+A :class:`Learner` runs one independent copy per entry of its arrays other than the action
+axis: per step ``h`` and state ``s`` of a Markov game, and per run of a batch in the compiled
+loop. Its state is a pytree (a ``NamedTuple`` of arrays) that its functions return and never
+mutate, so it jits, vectorises and is saved and resumed like any other array.
+
+The compiled loop calls, at every iteration ``t`` and for every player ``i`` separately (each
+learner sees only its own player's utilities: the dynamics are uncoupled):
+
+1. ``strategy, state = play(state, prediction, eta, decay)``: the strategy :math:`\pi^t_i`,
+   from the prediction :math:`m^t` of the next utility (the last utility :math:`u^{t-1}` for
+   optimistic dynamics, ``0`` without optimism), the learning rate ``eta`` and the decay
+   :math:`\rho_t` of the value update's weights (``markovgames.dynamics``: the smooth update
+   weighs utility ``j`` by :math:`w_j` and feeds :math:`\rho_t = w_{t-1}/w_t`, so a learner that
+   keeps its sums as :math:`G^t = \rho_t G^{t-1} + u^t` keeps :math:`\sum_{j\le t} w_j u^j / w_t`;
+   the stage-based update feeds ``decay = 1``). ``play`` may record in the state what it needs
+   of its own play (regret matching its strategy, the Blum–Mansour reduction its rows).
+2. ``state = observe(state, utility, decay)``: the utility vector
+   :math:`u^t_i = [Q^t_i \pi^t_{-i}]` of the strategy just played.
+
+The stage-based update restarts every learner (``init``) at the start of each stage.
+
+Shapes: ``init(shape, dtype)`` receives the shape of a strategy; strategies, predictions and
+utilities all have that shape; the action axis is the learner's ``axis`` (negative; ``-1`` for a
+single run, ``-2`` inside a batch, whose run axis is last) and every other axis holds an
+independent copy. ``eta`` is a scalar or broadcasts against a strategy (one rate per run: shape
+``(R,)`` against the trailing run axis); ``decay`` is a scalar.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import jax
+
+__all__ = ["Learner", "LearnerSpec", "insert_axis"]
+
+
+class Learner(NamedTuple):
+    """A no-regret learner as pure functions (see the module docstring for the protocol).
+
+    ``init(shape, dtype) -> state``
+        The state before iteration 1 (or at the start of a stage), for strategies of ``shape``.
+    ``play(state, prediction, eta, decay) -> (strategy, state)``
+        The strategy :math:`\\pi^t` (a probability vector along the action axis) and the state
+        with whatever ``play`` records of its own play.
+    ``observe(state, utility, decay) -> state``
+        Feed the utility vector :math:`u^t` of the strategy the last ``play`` returned.
+    """
+
+    init: Callable[..., NamedTuple]
+    play: Callable[..., tuple[jax.Array, NamedTuple]]
+    observe: Callable[..., NamedTuple]
+
+
+#: A learner's name: letters, digits, ``-``, ``_`` and ``.``, starting with a letter (it is
+#: joined to a value update's name by ``+`` and must not look like a file reference ``path:NAME``).
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A named per-state learner: how to build its pure functions, and what it is.
+
+    Built-in and user-written learners are the same kind of object; combine one with a value
+    update in :class:`markovgames.dynamics.Algorithm` to run it.
+
+    Parameters
+    ----------
+    name : str
+        Its name in listings and in ``LEARNER+UPDATE`` (letters, digits, ``-``, ``_``, ``.``).
+    build : callable
+        ``build(axis) -> Learner``: the learner whose action axis is ``axis`` (negative). It is
+        called once per compilation, outside the compiled code.
+    description : str
+        One line for ``markovgames algorithms list``.
+    citation : str
+        Where the learner comes from.
+    swap_regret : bool
+        Whether it minimises swap regret (its dynamics aim at a correlated equilibrium, so the CE
+        gap is its headline number) rather than external regret (coarse correlated equilibrium).
+    """
+
+    name: str
+    build: Callable[[int], Learner]
+    description: str = ""
+    citation: str = ""
+    swap_regret: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(
+                f"learner name {self.name!r}: use letters, digits, '-', '_' and '.', starting with a letter"
+            )
+        if not callable(self.build):
+            raise TypeError(f"learner {self.name!r}: build must be callable build(axis) -> Learner, got {self.build!r}")
+        if not isinstance(self.swap_regret, bool):
+            raise TypeError(f"learner {self.name!r}: swap_regret must be True or False, got {self.swap_regret!r}")
+
+    def learner(self, axis: int = -1) -> Learner:
+        """The learner's functions for action axis ``axis``, checked to be a :class:`Learner`."""
+        built = self.build(axis)
+        if not isinstance(built, Learner):
+            raise TypeError(
+                f"learner {self.name!r}: build(axis) must return a markovgames.learners.Learner "
+                f"(init, play, observe), got {type(built).__name__}"
+            )
+        return built
+
+
+def insert_axis(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...]:
+    """``shape`` with a new axis of ``size`` just before the axis ``axis`` (negative) of ``shape``.
+
+    For a learner that keeps a matrix per strategy (the Blum–Mansour reduction keeps one row per
+    recommended action): ``insert_axis((S, A, R), -2, A) == (S, A, A, R)``.
+    """
+    if not isinstance(axis, int) or axis >= 0 or -axis > len(shape):
+        raise ValueError(f"axis must be a negative axis of a shape of {len(shape)} dimensions, got {axis!r}")
+    cut = len(shape) + axis
+    return (*shape[:cut], size, *shape[cut:])
