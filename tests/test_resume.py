@@ -144,3 +144,107 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
     resume = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(tmp_path / "runTrue"),
               "--quiet", "--no-trajectory", "--checkpoint-every", "10000", "--resume"]
     assert main(resume) == 0 and (tmp_path / "runTrue" / "metrics.json").exists()
+
+
+def _interrupted_cli_run(tmp_path, monkeypatch, algorithm="smooth_ce"):
+    """A CLI run interrupted after 600 of 2000 iterations, its state saved every 100: the
+    arguments and the staging directory."""
+    import contextlib
+
+    from markovgames.cli import _run as cli_run
+
+    out = tmp_path / "run"
+    args = ["run", "--game", "paper", "--algorithm", algorithm, "-T", "2000", "--checkpoint-every", "100",
+            "--out", str(out), "--quiet"]
+
+    @contextlib.contextmanager
+    def interrupted(total, description, enabled):
+        def advance(done):
+            if done >= 600:
+                raise KeyboardInterrupt
+
+        yield advance
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cli_run, "iteration_progress", interrupted)
+        assert main(args) == 130
+    staging = staging_directory(out)
+    assert (staging / "state.npz").exists()
+    return args, staging
+
+
+def _truncate(path, keep):
+    data = path.read_bytes()
+    path.write_bytes(data[:keep(len(data))])
+
+
+def _flip(path, offset):
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def _retype(path):
+    np.save(path, np.load(path).astype(np.float32))
+
+
+def _write_garbage(path):
+    path.write_bytes(b"not a zip file at all")
+
+
+def _foreign_state(path):
+    # A well-formed state file with one array of the wrong shape.
+    with np.load(path) as data:
+        arrays = {k: np.array(data[k]) for k in data.files}
+    arrays["leaf_0"] = np.zeros((3, 3))
+    np.savez(path, **arrays)
+
+
+TAMPERING = {
+    # family: (file, change, what the message must say)
+    "trajectory truncated": ("trajectory/policy_0.npy", lambda p: _truncate(p, lambda n: n - 100), "truncated or padded"),
+    "trajectory header only": ("trajectory/policy_1.npy", lambda p: _truncate(p, lambda n: 128), "truncated or padded"),
+    "trajectory padded": ("trajectory/policy_0.npy", lambda p: p.write_bytes(p.read_bytes() + b"\0" * 64), "truncated or padded"),
+    "trajectory retyped": ("trajectory/policy_1.npy", _retype, "holds float32"),
+    "trajectory altered": ("trajectory/policy_0.npy", lambda p: _flip(p, 128 + 8 * 37), "differ from what the interrupted run wrote"),
+    "trajectory missing": ("trajectory/policy_1.npy", lambda p: p.unlink(), "missing or not a regular file"),
+    "trajectory not npy": ("trajectory/policy_0.npy", lambda p: p.write_bytes(b"\x93NUMPY garbage"), "not a readable .npy file"),
+    "state truncated": ("state.npz", lambda p: _truncate(p, lambda n: n // 2), "not a readable run state"),
+    "state garbage": ("state.npz", _write_garbage, "not a readable run state"),
+    "state of another shape": ("state.npz", _foreign_state, "state array 0 is"),
+}
+
+
+@pytest.mark.parametrize("family", list(TAMPERING))
+def test_resume_checks_every_file_it_reuses(tmp_path, monkeypatch, capsys, family):
+    """A tampered, truncated or retyped file of an interrupted run is refused by ``--resume`` with
+    exit 2 and one line naming the file; the saved state is kept, nothing is padded or reused."""
+    name, change, message = TAMPERING[family]
+    args, staging = _interrupted_cli_run(tmp_path, monkeypatch)
+    target = staging / name
+    change(target)
+    before = {p.name: p.read_bytes() for p in staging.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("markovgames: error: ") and len(err.strip().splitlines()) == 1, err
+    assert target.name in err and message in err, err
+    assert "is kept" in err
+    # Nothing was changed by the refusal: the files are as they were, the output does not exist.
+    assert {p.name: p.read_bytes() for p in staging.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "run").exists()
+
+
+def test_resume_after_a_refusal_and_a_repair_still_gives_the_uninterrupted_run(tmp_path, monkeypatch):
+    args, staging = _interrupted_cli_run(tmp_path, monkeypatch)
+    target = staging / "trajectory" / "policy_0.npy"
+    original = target.read_bytes()
+    _flip(target, 200)
+    assert main(args + ["--resume"]) == 2
+    target.write_bytes(original)
+    assert main(args + ["--resume"]) == 0
+    stored = load_run_directory(tmp_path / "run")
+    reference = run(make_paper_game(), "smooth_ce", T=2000, eta=0.2)
+    np.testing.assert_array_equal(stored.value, reference.value)
+    for a, b in zip(stored.policies, reference.policies):
+        np.testing.assert_array_equal(a, b)
