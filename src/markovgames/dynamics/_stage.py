@@ -184,18 +184,23 @@ def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, p
     prefixes = np.asarray(prefixes, dtype=np.int64)
     first = int(schedule.lengths[0])
     starts = schedule.starts
-    ends = starts + schedule.lengths - 1
     out = np.empty(stage_values.shape[:-3] + (len(prefixes),) + stage_values.shape[-2:], stage_values.dtype)
     in_first = prefixes <= first
     if np.any(in_first):
         out[..., in_first, :, :] = np.take(stage1_values, prefixes[in_first] - 1, axis=-3)
     later = prefixes[~in_first]
     if later.size:
-        # counts[p, k]: iterations of stage k (0-based over the stages >= 2) that are <= T'_p.
-        counts = np.clip(np.minimum(later[:, None], ends[None, 1:]) - starts[None, 1:] + 1, 0, None).astype(stage_values.dtype)
-        weighted = np.einsum("pk,...kcn->...pcn", counts, stage_values[..., 2 : len(starts) + 1, :, :])
+        # O(P + K): the full stages 2..m-1 before T''s stage m through a cumulative sum of
+        # L_k * stage_values[k], and stage m's first T' - start_m + 1 iterations.
+        num = len(starts)
+        values = stage_values[..., 2 : num + 1, :, :]  # stages 2..K (1-based)
+        weighted = np.cumsum(schedule.lengths[1:].astype(stage_values.dtype)[:, None, None] * values, axis=-3)
+        before = np.concatenate([np.zeros_like(weighted[..., :1, :, :]), weighted[..., :-1, :, :]], axis=-3)
+        stage = np.searchsorted(starts, later, side="right") - 2  # 0-based among stages 2..K
+        inside = (later - starts[stage + 1] + 1).astype(stage_values.dtype)[:, None, None]
         final_first = stage1_values[..., first - 1 : first, :, :]
-        out[..., ~in_first, :, :] = (first * final_first + weighted) / later[:, None, None].astype(stage_values.dtype)
+        total = first * final_first + np.take(before, stage, axis=-3) + inside * np.take(values, stage, axis=-3)
+        out[..., ~in_first, :, :] = total / later[:, None, None].astype(stage_values.dtype)
     return out
 
 

@@ -1,0 +1,113 @@
+"""Benchmark: what users run. The command line's start-up, ``markovgames run`` with its defaults,
+and the cost of every prefix's metrics against checkpoints only.
+
+* **start-up**: wall time of ``markovgames --version`` and ``markovgames games list`` (best of
+  ``--repeats`` fresh processes).
+* **default run**: ``markovgames run --game paper --algorithm ALG -T T --out DIR --quiet`` with
+  its defaults (trajectory kept on disk, ``metrics.json`` and ``curve.npz`` with every prefix), at
+  ``T = 10^4`` and ``T = 2 x 10^5``; the *marginal* rate is ``(2e5 - 1e4) / (time(2e5) - time(1e4))``,
+  which removes start-up and compilation (the compile cache is warmed first; best of ``--repeats``).
+* **every prefix against checkpoints only** (library, one process): ``run(game, ALG, T,
+  record_trajectory=False)`` (every prefix's metrics) against the same with ``checkpoints=[T]``,
+  interleaved, best of ``--repeats`` each, after compiling calls: the ratio of the two times.
+
+Usage::
+
+    python benchmarks/bench_cli.py [--repeats 5] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
+
+
+def _wall(cmd, env, cwd) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr}")
+    return elapsed
+
+
+def startup(repeats: int, env, cwd) -> dict:
+    cli = [sys.executable, "-m", "markovgames"]
+    out = {}
+    for label, args in (("--version", ["--version"]), ("games list", ["games", "list"])):
+        out[label] = min(_wall(cli + args, env, cwd) for _ in range(repeats))
+    return out
+
+
+def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) -> dict:
+    times = {}
+    for T in (small, large):
+        cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", algorithm, "-T", str(T),
+               "--out", "runs/bench", "--overwrite", "--quiet"]
+        _wall(cmd, env, cwd)  # fills the compile cache
+        times[T] = min(_wall(cmd, env, cwd) for _ in range(repeats))
+        shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
+    return {"time_small_s": times[small], "time_large_s": times[large], "marginal_it_s": (large - small) / (times[large] - times[small])}
+
+
+def prefix_cost(algorithm: str, T: int, repeats: int) -> dict:
+    from markovgames.dynamics import run
+    from markovgames.games import paper_game
+
+    game = paper_game()
+    every = lambda: run(game, algorithm, T=T, eta=0.2, record_trajectory=False)  # noqa: E731
+    checkpoint = lambda: run(game, algorithm, T=T, eta=0.2, record_trajectory=False, checkpoints=[T])  # noqa: E731
+    every(), checkpoint()  # compile
+    best = {"every": float("inf"), "checkpoint": float("inf")}
+    for _ in range(repeats):
+        for key, call in (("every", every), ("checkpoint", checkpoint)):
+            start = time.perf_counter()
+            call()
+            best[key] = min(best[key], time.perf_counter() - start)
+    return {
+        "every_prefix_it_s": T / best["every"],
+        "checkpoint_only_it_s": T / best["checkpoint"],
+        "cost_ratio": best["every"] / best["checkpoint"],
+    }
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--small-T", type=int, default=10_000)
+    parser.add_argument("--large-T", type=int, default=200_000)
+    parser.add_argument("--library-T", type=int, default=1_000_000, help="iterations of the every-prefix comparison")
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    results: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, MARKOVGAMES_CACHE_DIR=str(Path(tmp) / "cache"))
+        results["startup_s"] = startup(args.repeats, env, tmp)
+        results["default_run"] = {a: default_run(a, args.repeats, env, tmp, args.small_T, args.large_T) for a in args.algorithms}
+    results["every_prefix"] = {a: prefix_cost(a, args.library_T, args.repeats) for a in args.algorithms}
+    print("| start-up | seconds |\n|---|---:|")
+    for label, seconds in results["startup_s"].items():
+        print(f"| markovgames {label} | {seconds:.2f} |")
+    print(f"\n| markovgames run (defaults) | T = {args.small_T:.0e} s | T = {args.large_T:.0e} s | marginal it/s |\n|---|---:|---:|---:|")
+    for a, r in results["default_run"].items():
+        print(f"| {a} | {r['time_small_s']:.2f} | {r['time_large_s']:.2f} | {r['marginal_it_s']:,.0f} |")
+    print(f"\n| library, T = {args.library_T:.0e} | every prefix it/s | checkpoint only it/s | cost |\n|---|---:|---:|---:|")
+    for a, r in results["every_prefix"].items():
+        print(f"| {a} | {r['every_prefix_it_s']:,.0f} | {r['checkpoint_only_it_s']:,.0f} | {r['cost_ratio']:.2f}x |")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    main()
