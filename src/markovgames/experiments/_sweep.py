@@ -229,6 +229,8 @@ def _random_label(spec, seed: int | None) -> str:
         text += f",s1={spec.initial_state}"
     if spec.successors is not None:
         text += f",K={spec.successors}"
+    if spec.zero_sum:
+        text += ",zero-sum"
     if seed is not None:
         text += f",seed={seed}"
     return text + ")"
@@ -269,6 +271,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
                         initial_state=spec.initial_state,
                         num_successors=spec.successors,
                         max_entries=max_entries,
+                        zero_sum=spec.zero_sum,
                     )
                 except Exception as err:
                     raise SweepConfigError(f"{where}.random: {err}") from None
@@ -314,6 +317,8 @@ def plan_sweep(
                 reward_distribution=r.reward_distribution, transition_concentration=r.transition_concentration,
                 initial_state=r.initial_state,
             )
+            if r.zero_sum:  # only when set, so that the ids of earlier sweeps' runs stay the same
+                game_spec["zero_sum"] = True
         for alg in config.algorithms:
             spec_alg = get_algorithm(alg.name)
             for optimistic in alg.optimistic or config.optimistic:

@@ -106,6 +106,7 @@ class RandomGameSpec(_Strict):
     transition_concentration: float = 1.0
     initial_state: int = 0
     successors: int | None = None
+    zero_sum: bool = False
 
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
@@ -135,6 +136,13 @@ class RandomGameSpec(_Strict):
     def _successors(cls, v: Any) -> int | None:
         return None if v is None else _positive_int(v)
 
+    @field_validator("zero_sum", mode="before")
+    @classmethod
+    def _zero_sum(cls, v: Any) -> bool:
+        if not isinstance(v, bool):
+            raise ValueError(f"expected true or false, got {_show(v)}")
+        return v
+
     @field_validator("reward_distribution")
     @classmethod
     def _distribution(cls, v: str) -> str:
@@ -157,6 +165,8 @@ class RandomGameSpec(_Strict):
             raise ValueError(f"initial_state = {self.initial_state} is not below states = {self.states}")
         if self.successors is not None and self.successors > self.states:
             raise ValueError(f"successors = {self.successors} exceeds states = {self.states}")
+        if self.zero_sum and self.players != 2:
+            raise ValueError(f"zero_sum = true needs players = 2 (a zero-sum game has two players), got {self.players}")
         return self
 
     @property
