@@ -1,4 +1,4 @@
-"""The ``games`` subcommand: list, show, validate, export and generate Markov games.
+"""The ``games`` subcommand: list, show, validate, hash, export and generate Markov games.
 
 ``markovgames games list``
     The built-in games with their sizes ``N, H, S, A`` and a one-line description.
@@ -7,6 +7,9 @@
     distribution ``P_h(. | s, a)`` of every joint action ``a``, per step ``h`` and state ``s``.
 ``markovgames games validate FILE``
     Reads the file with every check of :func:`markovgames.games.load_game`.
+``markovgames games hash NAME|FILE``
+    Prints the game's content hash, the ``sha256`` of sweep manifests and results
+    (:func:`markovgames.experiments.game_content_hash`).
 ``markovgames games export NAME --out FILE``
     Writes a built-in game (or converts a game file) to ``.json`` or ``.npz``.
 ``markovgames games random --players N --horizon H --states S --actions 2,3 --seed K --out FILE``
@@ -97,6 +100,17 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("file", metavar="FILE")
     add_game_limits(p)
     p.set_defaults(handler=cmd_validate)
+
+    p = sub.add_parser(
+        "hash",
+        help="print a game's content hash (the sha256 of sweep manifests and results)",
+        description="Print the SHA-256 content hash of a built-in game or a game file: the 'sha256' that sweep "
+        "manifests, run files and results.parquet use for the game. It covers the sizes, the initial state, the "
+        "rewards and the transitions (not the name or the description); see docs/howto-sweep.md.",
+    )
+    p.add_argument("game", metavar="NAME|FILE", help="a built-in game name or a .json/.npz game file")
+    add_game_limits(p)
+    p.set_defaults(handler=cmd_hash)
 
     p = sub.add_parser(
         "export",
@@ -223,6 +237,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     check_game_limits(args)
     game = load_game(args.file, max_bytes=args.max_bytes, max_entries=args.max_entries)
     print(f"{args.file}: valid ({_sizes(game)})")
+    return 0
+
+
+def cmd_hash(args: argparse.Namespace) -> int:
+    """``games hash NAME|FILE``: print the content hash that sweeps record for the game."""
+    from ..experiments import game_content_hash
+
+    check_game_limits(args)
+    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    print(f"{game_content_hash(game)}  {args.game}")
     return 0
 
 

@@ -20,6 +20,7 @@ from ..dynamics import ALGORITHMS, DTYPES, max_learning_rate, run
 from ..experiments import (
     CONFIG_FILE,
     STATE_FILE,
+    exact_checkpoint_gaps,
     finalize_output_directory,
     parse_checkpoints,
     prepare_output_directory,
@@ -179,7 +180,7 @@ def _handle_run(args) -> int:
                 state_every=args.checkpoint_every,
                 trajectory_tolerance=args.trajectory_tolerance,
             )
-        extras = _exact_checkpoints(result, checkpoints) if args.exact else None
+        extras = exact_checkpoint_gaps(result, checkpoints) if args.exact else None
         metrics = write_run_directory(staging, result, checkpoints, config, extras)
         # Release the memory maps before the directory is moved; the saved state is not a result.
         del result
@@ -235,30 +236,6 @@ def _check_resources(game, T: int, args) -> None:
                 f"-T: the trajectory of {T} iterations takes {trajectory / 2**30:,.1f} GiB, more than the "
                 f"{free / 2**30:,.1f} GiB free under {ancestor}; use --no-trajectory or --trajectory-tolerance"
             )
-
-
-def _exact_checkpoints(result, checkpoints) -> dict[int, dict]:
-    """Exact CE/CCE gaps per checkpoint; a checkpoint too large to evaluate gets nulls and the reason."""
-    from ..evaluation import EvaluationTooLarge, exact_ce_gap, exact_cce_gap
-    from ..games import GameValidationError
-    from ..policies import IndexChainPolicy
-
-    extras = {}
-    for T_prime in checkpoints:
-        policy = IndexChainPolicy.from_run(result, T_prime)
-        fields: dict = {}
-        for name, fn in (("exact_ce_gap", exact_ce_gap), ("exact_cce_gap", exact_cce_gap)):
-            try:
-                res = fn(result.game, policy)
-                fields[name] = float(res.gap)
-                fields[name + "_per_player"] = [float(v) for v in res.per_player]
-            except (EvaluationTooLarge, GameValidationError) as err:
-                # Too much work, or a sparse game too large for the dense arrays exact evaluation uses.
-                fields[name] = None
-                fields[name + "_per_player"] = None
-                fields[name + "_skipped"] = str(err)
-        extras[T_prime] = fields
-    return extras
 
 
 def _print_checkpoints(metrics: dict, out) -> None:

@@ -36,6 +36,8 @@ import numpy as np
 from .._atomic import atomic_write, atomic_write_text
 from ..dynamics import get_algorithm, resolve_learning_rate, run_batch
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
+from ._summary import PROVENANCE_KEY
 from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
 
 __all__ = [
@@ -63,6 +65,7 @@ RESULTS_FILE = "results.parquet"
 MANIFEST_FILE = "manifest.json"
 RUNS_DIR = "runs"
 MANIFEST_FORMAT = "markovgames-sweep/1"
+RESULTS_FORMAT = "markovgames-results/1"
 RUN_FILE_FORMAT = 1
 EXECUTORS = ("local", "ray")
 
@@ -128,11 +131,12 @@ class PlannedRun:
     T: int
     checkpoints: tuple[int, ...]
     dtype: str
+    exact: bool = False
 
     @property
     def batch_key(self) -> tuple:
         stage_theory = self.algorithm == "stage_cce" and self.eta == "theory"
-        return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory)
+        return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory, self.exact)
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,6 +152,7 @@ class BatchTask:
     run_ids: tuple[str, ...]
     games: tuple[MarkovGame, ...]
     etas: tuple[float | str, ...]
+    exact: bool = False
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -171,6 +176,7 @@ class BatchOutput:
     compile_time_s: float
     host: str
     pid: int
+    exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,6 +218,7 @@ class SweepPlan:
                         run_ids=ids,
                         games=tuple(r.game for r in chunk),
                         etas=tuple(r.eta for r in chunk),
+                        exact=first.exact,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -333,6 +340,8 @@ def plan_sweep(
                         "checkpoints": list(checkpoints),
                         "dtype": config.dtype,
                     }
+                    if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
+                        spec["exact"] = True
                     rid = run_id_of(spec)
                     if rid in seen:  # the same run listed twice: run it once
                         continue
@@ -343,7 +352,7 @@ def plan_sweep(
                             run_id=rid, spec=spec, game=game, game_label=label, game_kind=kind, game_index=index,
                             game_seed=seed, seed_index=k, algorithm=alg.name, optimistic=bool(optimistic), eta=eta,
                             eta_value=None if per_stage else float(scale), T=config.T, checkpoints=checkpoints,
-                            dtype=config.dtype,
+                            dtype=config.dtype, exact=config.exact,
                         )
                     )
     return SweepPlan(config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows))
@@ -360,10 +369,13 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         T=task.T,
         etas=list(task.etas),
         optimistic=task.optimistic,
-        record_trajectory=False,
+        record_trajectory=task.exact,  # exact gaps need each run's trajectory
         dtype=task.dtype,
         checkpoints=list(task.checkpoints),
     )
+    exact = None
+    if task.exact:
+        exact = tuple(exact_checkpoint_gaps(result.run(b), task.checkpoints) for b in range(len(task)))
     return BatchOutput(
         batch_id=task.batch_id,
         run_ids=task.run_ids,
@@ -375,6 +387,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         compile_time_s=float(result.compile_time_s),
         host=socket.gethostname(),
         pid=os.getpid(),
+        exact=exact,
     )
 
 
@@ -440,6 +453,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                 "certified_cce_bound": [float(x) for x in cce],
                 "certified_ce_gap": float(np.max(ce - value)),
                 "certified_cce_gap": float(np.max(cce - value)),
+                **({} if output.exact is None else output.exact[b][int(T_prime)]),
             }
         )
     return {
@@ -525,9 +539,20 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "batch_id": doc["batch"]["id"],
                 "batch_size": doc["batch"]["size"],
                 "batch_wall_time_s": doc["batch"]["wall_time_s"],
+                "dtype": doc["dtype"],
+                "game_sha256": doc["spec"]["game"]["sha256"],
+                "exact_ce_gap": rec.get("exact_ce_gap"),
+                "exact_cce_gap": rec.get("exact_cce_gap"),
+                "exact_skipped": _skipped(rec),
             }
         )
     return rows
+
+
+def _skipped(record: dict[str, Any]) -> str | None:
+    """Why an asked-for exact gap is missing at a checkpoint (``None``: computed, or not asked for)."""
+    reasons = [f"{name}: {record[name + '_skipped']}" for name in EXACT_FIELDS if record.get(name + "_skipped")]
+    return "; ".join(reasons) or None
 
 
 def _results_schema():
@@ -564,6 +589,11 @@ def _results_schema():
             ("batch_id", pa.string()),
             ("batch_size", pa.int64()),
             ("batch_wall_time_s", pa.float64()),
+            ("dtype", pa.string()),
+            ("game_sha256", pa.string()),
+            ("exact_ce_gap", pa.float64()),
+            ("exact_cce_gap", pa.float64()),
+            ("exact_skipped", pa.string()),
         ]
     )
 
@@ -589,9 +619,37 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
         count += 1
     schema = _results_schema()
     table = pa.Table.from_pylist(rows, schema=schema)
+    # Provenance in the file itself, so that a copied table still says where it came from.
+    table = table.replace_schema_metadata({PROVENANCE_KEY: _canonical_json(_provenance(out, plan)).encode("utf-8")})
     path = out / RESULTS_FILE
     atomic_write(path, lambda fh: pq.write_table(table, fh))
     return path, count
+
+
+def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
+    """What ``results.parquet`` carries in its metadata: versions, the validated configuration,
+    the games and their content hashes, the checkpoints (from ``plan``, else from the manifest)."""
+    from ._rundir import versions
+
+    try:
+        manifest = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    manifest = manifest if isinstance(manifest, dict) else {}
+    if plan is not None:
+        config, games, checkpoints = plan.config.model_dump(mode="json"), list(plan.games), list(plan.checkpoints)
+    else:
+        config, games, checkpoints = manifest.get("config"), manifest.get("games"), manifest.get("checkpoints")
+    raw = manifest.get("raw_config")
+    return {
+        "format": RESULTS_FORMAT,
+        "versions": versions(),
+        "config": config,
+        "raw_config": raw,
+        "games": games,
+        "checkpoints": checkpoints,
+        "created": _now(),
+    }
 
 
 def _prepare_out(out: Path) -> None:

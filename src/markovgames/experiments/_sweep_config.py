@@ -306,6 +306,14 @@ class SweepConfig(_Strict):
     max_retries: int = 1
     max_batch_size: int | None = None
     out: str | None = None
+    exact: bool = False
+
+    @field_validator("exact", mode="before")
+    @classmethod
+    def _exact(cls, v: Any) -> bool:
+        if not isinstance(v, bool):
+            raise ValueError(f"expected true or false, got {_show(v)}")
+        return v
 
     @field_validator("games", "algorithms", mode="before")
     @classmethod
