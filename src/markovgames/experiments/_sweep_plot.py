@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -378,9 +379,11 @@ def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem
         raise ResultsError(f"--window {window[0]:g},{window[1]:g}: no run has two checkpoints with a positive gap there")
     fig, ax = plt.subplots(figsize=(7.2, 1.2 + 0.55 * len(labels)), constrained_layout=True)
     rng = np.random.default_rng(0)  # jitter of the points only
+    # matplotlib >= 3.10 says orientation=, older versions vert= (deprecated since 3.11).
+    horizontal = {"orientation": "horizontal"} if "orientation" in inspect.signature(ax.boxplot).parameters else {"vert": False}
     for k, label in enumerate(labels):
         v = dist[label]
-        ax.boxplot([v], positions=[k], vert=False, widths=0.5, showfliers=False)
+        ax.boxplot([v], positions=[k], widths=0.5, showfliers=False, **horizontal)
         ax.plot(v, k + rng.uniform(-0.18, 0.18, v.size), "o", markersize=3, alpha=0.5, color="#1f77b4")
         ax.annotate(f"median {np.median(v):+.2f} ({v.size} runs)", (1.0, k), xycoords=("axes fraction", "data"),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
