@@ -144,3 +144,47 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
     resume = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(tmp_path / "runTrue"),
               "--quiet", "--no-trajectory", "--checkpoint-every", "10000", "--resume"]
     assert main(resume) == 0 and (tmp_path / "runTrue" / "metrics.json").exists()
+
+
+def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, monkeypatch, capsys):
+    import contextlib
+
+    from markovgames.cli import _run as cli_run
+
+    @contextlib.contextmanager
+    def interrupted(total, description, enabled):
+        def advance(done):
+            if done >= 500:
+                raise KeyboardInterrupt
+
+        yield advance
+
+    monkeypatch.setattr(cli_run, "iteration_progress", interrupted)
+    for saved in (True, False):
+        out = tmp_path / f"run{saved}"
+        args = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "2000", "--out", str(out), "--quiet"]
+        assert main(args + (["--checkpoint-every", "100"] if saved else [])) == 130
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("markovgames: interrupted")
+        if saved:
+            assert f"saved in {staging_directory(out)}" in err and "run the same command with --resume" in err
+        else:
+            assert err == "markovgames: interrupted" and not staging_directory(out).exists()
+
+
+def test_cli_resume_of_a_finished_run_says_it_is_complete(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["run", "--game", "paper", "--algorithm", "smooth_cce", "-T", "300", "--checkpoint-every", "100",
+            "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 0
+    assert capsys.readouterr().out.strip() == f"{out}: this run is complete (metrics.json holds all 300 iterations); nothing to resume"
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    changed = list(args)
+    changed[changed.index("-T") + 1] = "400"
+    assert main(changed + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "holds a finished run with a different configuration (T: 300 there, 400 now" in err and "--overwrite" in err
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before

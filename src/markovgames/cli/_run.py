@@ -162,6 +162,9 @@ def _handle_run(args) -> int:
     staging = state_file = None
     planned = staging_directory(args.out)
     found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
+    if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and _finished(args.out, config):
+        print(f"{args.out}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
+        return 0
     try:
         staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
         state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
@@ -201,7 +204,9 @@ def _handle_run(args) -> int:
             err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
         if state_file is None or not state_file.exists():
             shutil.rmtree(staging, ignore_errors=True)
-        elif not isinstance(err, KeyboardInterrupt):
+        elif isinstance(err, KeyboardInterrupt):
+            err.add_note(f"the run's state is saved in {staging}: run the same command with --resume to continue it")
+        else:
             err.add_note(f"the saved state in {staging} is kept: fix the cause and --resume, or --overwrite to start over")
         if isinstance(err, CliError):
             raise err from None
@@ -209,6 +214,30 @@ def _handle_run(args) -> int:
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
+
+
+def _finished(out, config: dict) -> bool:
+    """Whether ``out`` holds a finished run of ``config`` (for ``--resume`` of a run that is done).
+
+    A finished run of another configuration is refused, naming what differs.
+    """
+    import json
+
+    try:
+        metrics = json.loads((Path(out) / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    saved = metrics.get("config") if isinstance(metrics, dict) else None
+    if not isinstance(saved, dict):
+        return False
+    wanted = json.loads(json.dumps(config))
+    differ = [f"{k}: {saved.get(k)!r} there, {wanted.get(k)!r} now" for k in sorted(set(saved) | set(wanted)) if saved.get(k) != wanted.get(k)]
+    if differ:
+        raise CliError(
+            f"{out}: holds a finished run with a different configuration ({'; '.join(differ)}); there is nothing "
+            "to resume: use --overwrite to replace it, or another --out"
+        )
+    return True
 
 
 def _check_resources(game, T: int, args) -> None:
