@@ -203,4 +203,4 @@ def _print(report: dict, out: Path) -> None:
                 )
                 table.add_row(name, *cells, "")
     console.print(table)
-    console.print(f"wrote {out}")
+    console.print(f"wrote {out}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup

@@ -306,5 +306,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
             if c.get(k + "_skipped"):
                 skipped.setdefault(c[k + "_skipped"].splitlines()[0], []).append(f"T={c['T']} {k[6:-4].upper()}")
     for reason, where in skipped.items():
-        console.print(f"exact gap skipped ({', '.join(where)}): {reason}", markup=False)
-    console.print(f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)")
+        console.print(f"exact gap skipped ({', '.join(where)}): {reason}", markup=False, soft_wrap=True)
+    console.print(
+        f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
+        soft_wrap=True,
+        markup=False,
+    )

@@ -286,5 +286,5 @@ def _handle_summarize(args) -> int:
     console.print(table)
     if args.markdown:
         path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}", window=window)
-        console.print(f"wrote {path}")
+        console.print(f"wrote {path}", soft_wrap=True, markup=False)
     return 0

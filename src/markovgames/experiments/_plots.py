@@ -71,11 +71,13 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
 
     fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
     T_max = max(float(c.T[-1]) for c in curves)
+    # "(certified)" tells the lines from the exact points; a figure without exact points says it once, in its title.
+    mixed = any(c.exact_T is not None and len(c.exact_T) for c in curves)
     for c in curves:
         color = _COLORS.get(c.key)
         y = c.gap * c.T if times_T else c.gap
         positive = y > 0
-        ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)")
+        ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)" if mixed else c.label)
         if c.exact_T is not None and len(c.exact_T):
             ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
             pos = ye > 0
