@@ -5,7 +5,7 @@ from ._plots import Curve, log_grid, plot_gap_curves
 from ._reproduce import PAPER_ALGORITHMS, Reproduction, fit_loglog_slope, reproduce, theorem_bounds
 from ._summary import ResultsError, SummaryRow, load_results, results_provenance, run_slope, summarize_results, summary_markdown
 from ._sweep import SweepError, SweepPlan, SweepReport, consolidate_results, game_content_hash, plan_sweep, run_sweep
-from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config
+from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, parse_sweep_config
 from ._sweep_plot import ACROSS_PARAMETERS, gap_times_T_across, plot_sweep, slope_distributions
 from ._rundir import (
     RunDirectoryError,
@@ -52,6 +52,7 @@ __all__ = [
     "SweepConfig",
     "SweepConfigError",
     "load_sweep_config",
+    "parse_sweep_config",
     "SweepPlan",
     "SweepReport",
     "SweepError",

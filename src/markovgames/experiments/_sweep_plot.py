@@ -335,7 +335,7 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
         runs = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
         ax.errorbar(
             s.x, med, yerr=[med - lo, hi - med], fmt=markers[d % len(markers)] + ("-" if s.optimistic else "--"),
-            color=color, capsize=3, linewidth=1.4, markersize=5,
+            color=color, capsize=3, linewidth=1.4, markersize=5, alpha=0.45 + 0.55 * (d + 1) / len(decades),
             label=f"{s.label}, T'={s.decade:,} [{runs} runs per point]",
         )
     ax.set_yscale("log")
