@@ -265,7 +265,7 @@ def test_plot_cli_draws_the_study_figures(study, tmp_path, capsys):
     assert main(["plot", str(study / "out"), "--out", str(out), "--x", "horizon", "--decades", "10,1e2",
                  "--window", "1e1,2e2"]) == 0
     written = capsys.readouterr().out
-    for name in ("gap_times_T_vs_horizon.png", "slopes_1e1-200.png", "gaps_zs-H1.png", "gaps_big.pdf"):
+    for name in ("gap_times_T_vs_horizon.png", "slopes_1e1-2e2.png", "gaps_zs-H1.png", "gaps_big.pdf"):
         assert (out / name).stat().st_size > 1000 and name in written
     assert main(["summarize", str(study / "out"), "--window", "10,200"]) == 0
     assert "log-log slope" in capsys.readouterr().out

@@ -143,6 +143,9 @@ def plot_sweep(
 ) -> list[Path]:
     """Draw a sweep's figures into ``out`` (default ``results_dir/figures``); return the files.
 
+    One figure per game (``gaps_<game>``) is always drawn; ``window`` and ``x`` add the studies
+    across games.
+
     Parameters
     ----------
     results_dir : a sweep directory (or its ``results.parquet``).
@@ -155,8 +158,6 @@ def plot_sweep(
         (``gap_times_T_vs_<x>``).
     decades : the checkpoints ``T'`` of that figure (default: the last three decades ``10^k >= 10``
         that every run has).
-
-    One figure per game (``gaps_<game>``) is always drawn.
     """
     window = check_window(window)
     results_dir = Path(results_dir)
@@ -186,9 +187,10 @@ def plot_sweep(
 
 
 def _short(value: float) -> str:
-    """``1000.0`` -> ``1e3``, ``2500.0`` -> ``2500`` (file names)."""
-    exponent = int(round(np.log10(value)))
-    return f"1e{exponent}" if value == 10.0**exponent else f"{value:g}"
+    """``1000.0`` -> ``1e3``, ``20000.0`` -> ``2e4``, ``2500.0`` -> ``2500`` (file names)."""
+    exponent = int(np.floor(np.log10(value)))
+    mantissa = value / 10.0**exponent
+    return f"{int(mantissa)}e{exponent}" if mantissa == int(mantissa) else f"{value:g}"
 
 
 # ---------------------------------------------------------------------------------------
