@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,6 +21,17 @@ from markovgames.experiments import load_run_directory, staging_directory
 
 class _Stop(Exception):
     pass
+
+
+@contextlib.contextmanager
+def _interrupted_at_500(total, description, enabled):
+    """A progress bar that interrupts the run (as Ctrl-C) once 500 iterations are done."""
+
+    def advance(done):
+        if done >= 500:
+            raise KeyboardInterrupt
+
+    yield advance
 
 
 def _stop_after(limit):
@@ -86,8 +98,6 @@ def test_cli_kill_9_and_resume(tmp_path):
 def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, monkeypatch, capsys):
     """``--resume`` after the game file changed is refused with exit 2, and the interrupted run's
     saved state stays for a later ``--resume`` (it was once deleted with the refusal)."""
-    import contextlib
-
     from markovgames.cli import _run as cli_run
     from markovgames.games import save_game
 
@@ -95,17 +105,8 @@ def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, m
     out = tmp_path / "run"
     args = ["run", "--game", str(game_file), "--algorithm", "stage_cce", "-T", "2000", "--checkpoint-every", "100",
             "--out", str(out), "--quiet"]
-
-    @contextlib.contextmanager
-    def interrupted(total, description, enabled):
-        def advance(done):
-            if done >= 500:
-                raise KeyboardInterrupt
-
-        yield advance
-
     with monkeypatch.context() as patch:
-        patch.setattr(cli_run, "iteration_progress", interrupted)
+        patch.setattr(cli_run, "iteration_progress", _interrupted_at_500)
         assert main(args) == 130
     state = staging_directory(out) / "state.npz"
     assert state.exists() and not out.exists()
@@ -147,19 +148,9 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
 
 
 def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, monkeypatch, capsys):
-    import contextlib
-
     from markovgames.cli import _run as cli_run
 
-    @contextlib.contextmanager
-    def interrupted(total, description, enabled):
-        def advance(done):
-            if done >= 500:
-                raise KeyboardInterrupt
-
-        yield advance
-
-    monkeypatch.setattr(cli_run, "iteration_progress", interrupted)
+    monkeypatch.setattr(cli_run, "iteration_progress", _interrupted_at_500)
     for saved in (True, False):
         out = tmp_path / f"run{saved}"
         args = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "2000", "--out", str(out), "--quiet"]

@@ -78,6 +78,13 @@ def _positive_int(value: Any, where: str = "") -> int:
     return value
 
 
+def _strict_bool(value: Any) -> bool:
+    """TOML's ``true``/``false`` only (pydantic would also take 1, "yes", ...)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {_show(value)}")
+    return value
+
+
 def _positive_finite(value: Any) -> bool:
     """A number (not a boolean) > 0 that is a finite float64: TOML integers are unbounded, and
     ``math.isfinite(10**400)`` raises OverflowError, which pydantic would not report."""
@@ -139,9 +146,7 @@ class RandomGameSpec(_Strict):
     @field_validator("zero_sum", mode="before")
     @classmethod
     def _zero_sum(cls, v: Any) -> bool:
-        if not isinstance(v, bool):
-            raise ValueError(f"expected true or false, got {_show(v)}")
-        return v
+        return _strict_bool(v)
 
     @field_validator("reward_distribution")
     @classmethod
@@ -311,9 +316,7 @@ class SweepConfig(_Strict):
     @field_validator("exact", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
-        if not isinstance(v, bool):
-            raise ValueError(f"expected true or false, got {_show(v)}")
-        return v
+        return _strict_bool(v)
 
     @field_validator("games", "algorithms", mode="before")
     @classmethod
