@@ -151,6 +151,33 @@ def _interrupted_run(d: Path) -> None:
     (staging / "config.json").write_text('{"algorithm": "stage_cce", "T": 1000}\n')
 
 
+def _finished_run(d: Path) -> None:
+    (d / "out").mkdir()
+    config = {"game": "paper", "algorithm": "smooth_ce", "T": 1000, "eta": 0.2, "optimistic": True,
+              "checkpoints": [1, 10, 100, 1000], "dtype": "float64", "record_trajectory": True,
+              "checkpoint_every": None, "trajectory_tolerance": None}
+    (d / "out" / "metrics.json").write_text(json.dumps({"algorithm": "smooth_ce", "T": 1000, "config": config}))
+
+
+def _earlier_evaluation(d: Path) -> None:
+    (d / "run" / "evaluation.json").write_text('{"T": 20}\n')
+
+
+def _results(d: Path) -> None:
+    """A sweep directory ``sw`` whose results.parquet has one run with checkpoints 1, 10, 100."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {"run_id": "r", "game": "g", "game_seed": None, "N": 2, "H": 2, "S": 2, "A": "2x2", "algorithm": "smooth_cce",
+         "concept": "cce", "optimistic": True, "eta": "0.2", "eta_value": 0.2, "T": 100, "checkpoint": c,
+         "certified_ce_gap": 1.0 / c, "certified_cce_gap": 1.0 / c}
+        for c in (1, 10, 100)
+    ]
+    (d / "sw").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), d / "sw" / "results.parquet")
+
+
 # ---------------------------------------------------------------------------------------
 # the catalogue
 # ---------------------------------------------------------------------------------------
@@ -160,6 +187,7 @@ SWEEP_S = "markovgames sweep"
 EVAL_S = "markovgames evaluate"
 SOLVE_S = "markovgames solve"
 REPRO_S = "markovgames reproduce"
+PLOT_S = "markovgames plot and summarize"
 ARGS_S = "Any command"
 
 CASES: list[Case] = [
@@ -249,6 +277,9 @@ CASES: list[Case] = [
     Case("games-random-successors", GAME, "more successors per row than states",
          None, ("games", "random", "--players", "2", "--horizon", "2", "--states", "3", "--actions", "2",
                 "--seed", "1", "--successors", "4", "--out", "g.json"), ("--successors", "1..--states = 3", "got 4")),
+    Case("games-random-zero-sum-players", GAME, "a zero-sum game asked for more than two players",
+         None, ("games", "random", "--players", "3", "--horizon", "2", "--states", "3", "--actions", "2",
+                "--seed", "1", "--zero-sum", "--out", "g.json"), ("--zero-sum", "two players", "--players 3")),
     # ---- markovgames run
     Case("run-T-zero", RUN_S, "T < 1", None,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "0", "--out", "out"), ("-T", "at least 1", "got 0")),
@@ -294,6 +325,9 @@ CASES: list[Case] = [
     Case("run-resume-different-config", RUN_S, "--resume of an interrupted run with another configuration", _interrupted_run,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoint-every", "5", "--resume", "--out", "out"),
          (".out.partial", "different configuration")),
+    Case("run-resume-finished-different-config", RUN_S, "--resume of a finished run with another configuration",
+         _finished_run, ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--resume", "--out", "out"),
+         ("out", "finished run with a different configuration", "T: 1000 there, 10 now", "nothing to resume")),
     # ---- markovgames sweep
     Case("sweep-unknown-key", SWEEP_S, "an unknown configuration key", _toml(SWEEP_BASE + "colour = 1\n"),
          ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "unknown key 'colour'", "allowed keys"), subprocess=True),
@@ -342,6 +376,9 @@ CASES: list[Case] = [
          _both(_toml(SWEEP_BASE), _a_file), ("sweep", "sweep.toml", "--out", "afile/sw"), ("--out afile/sw", "afile is not a directory")),
     Case("sweep-out-holds-a-run", SWEEP_S, "an output directory that already holds a run, not a sweep",
          _both(_toml(SWEEP_BASE), _another_run("sw")), ("sweep", "sweep.toml", "--out", "sw"), ("--out sw", "not a sweep directory")),
+    Case("sweep-zero-sum-players", SWEEP_S, "a zero-sum random game with more than two players",
+         _sweep('games = ["paper"]', "games = [{random = {players = 3, horizon = 2, states = 2, actions = 2, zero_sum = true}}]"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "games[0].random", "zero_sum = true needs players = 2")),
     # ---- markovgames evaluate
     Case("evaluate-not-a-run", EVAL_S, "a directory that is not a run directory", lambda d: (d / "somewhere").mkdir(),
          ("evaluate", "somewhere"), ("somewhere", "not a run directory", "metrics.json")),
@@ -355,6 +392,8 @@ CASES: list[Case] = [
     Case("evaluate-out-unwritable", EVAL_S, "an output file whose directory is a file", _a_file,
          ("evaluate", "run", "--out", "afile/evaluation.json"), ("--out afile/evaluation.json", "afile is not an existing directory"),
          needs_run=True),
+    Case("evaluate-earlier-evaluation", EVAL_S, "an earlier evaluation.json in the run directory", _earlier_evaluation,
+         ("evaluate", "run"), ("run/evaluation.json", "exists", "--overwrite"), needs_run=True),
     # ---- markovgames solve
     Case("solve-bad-objective", SOLVE_S, "an unknown objective", None,
          ("solve", "--game", "paper", "--concept", "ce", "--objective", "nope", "--out", "out"), ("objective", "'nope'")),
@@ -369,6 +408,15 @@ CASES: list[Case] = [
          ("reproduce", "-T", "10", "--out", "afile/out"), ("--out afile/out", "afile is not a directory")),
     Case("reproduce-out-holds-a-run", REPRO_S, "an output directory that already holds a run", _another_run(),
          ("reproduce", "-T", "10", "--out", "out"), ("--out out", "metrics.json", "another run")),
+    # ---- markovgames plot and summarize
+    Case("plot-window-reversed", PLOT_S, "a slope window whose ends are reversed", _results,
+         ("plot", "sw", "--window", "1e5,1e3"), ("--window", "1 <= LOW < HIGH", "'1e5,1e3'")),
+    Case("summarize-window-not-numbers", PLOT_S, "a slope window that is not two numbers", _results,
+         ("summarize", "sw", "--window", "1e3"), ("--window", "LOW,HIGH", "'1e3'")),
+    Case("plot-decades-not-a-checkpoint", PLOT_S, "a decade that is not a checkpoint of the runs", _results,
+         ("plot", "sw", "--x", "horizon", "--decades", "50"), ("--decades", "T' = 50", "10, 100")),
+    Case("plot-decades-without-x", PLOT_S, "--decades without --x", _results,
+         ("plot", "sw", "--decades", "10"), ("--decades", "add --x")),
     # ---- argparse
     Case("args-missing-option", ARGS_S, "a required option is missing", None,
          ("run", "--game", "paper", "-T", "10", "--out", "out"), ("--algorithm", "required")),
@@ -376,6 +424,12 @@ CASES: list[Case] = [
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--dtype", "float16", "--out", "out"),
          ("--dtype", "'float16'")),
     Case("args-unknown-command", ARGS_S, "an unknown command", None, ("runn",), ("'runn'",)),
+    Case("args-misspelt-option", ARGS_S, "a misspelt option (named first, not reported as a missing one)", None,
+         ("run", "--game", "paper", "--algoritm", "smooth_ce", "-T", "10", "--out", "out"),
+         ("unrecognized arguments: --algoritm", "did you mean --algorithm?"), subprocess=True),
+    Case("args-misspelt-short-option", ARGS_S, "a short option in the wrong case", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-t", "10", "--out", "out"),
+         ("unrecognized arguments: -t", "did you mean -T?")),
 ]
 
 

@@ -44,15 +44,36 @@ def test_evaluate_writes_evaluation_json(run_dir, capsys):
     assert np.all(np.abs(z) < 4)
     exact_dev = report["value"][mc["ce_deviation_player"]] + report["exact_ce_gap_per_player"][mc["ce_deviation_player"]]
     assert abs(mc["ce_deviation_value_mean"] - exact_dev) < 4 * mc["ce_deviation_value_stderr"]
-    assert "exact CE gap" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "exact CE gap" in shown
+    # The deviations' Monte Carlo values sit in their player's column, not in "max over players".
+    for kind, name in (("ce", "MC value of the best CE modification"), ("cce", "MC value of the best CCE deviation")):
+        line = next(line for line in shown.splitlines() if name in line)
+        cells = [c.strip() for c in line.strip().strip("│┃|").split("│")]
+        player = mc[f"{kind}_deviation_player"]
+        assert cells[1 + player].startswith(f"{mc[f'{kind}_deviation_value_mean']:.5f} ±"), cells
+        assert cells[-1] == "" and all(c == "" for k, c in enumerate(cells[1:-1]) if k != player), cells
+        assert "(player" not in line
+
+
+def test_evaluate_does_not_overwrite_an_earlier_evaluation(run_dir, tmp_path, capsys):
+    target = tmp_path / "evaluation.json"
+    assert main(["evaluate", str(run_dir), "-T", "30", "--out", str(target), "--quiet"]) == 0
+    first = target.read_text()
+    assert main(["evaluate", str(run_dir), "-T", "300", "--out", str(target), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {target}: exists (an earlier evaluation); use --overwrite" in err
+    assert target.read_text() == first
+    assert main(["evaluate", str(run_dir), "-T", "300", "--out", str(target), "--quiet", "--overwrite"]) == 0
+    assert json.loads(target.read_text())["T"] == 300
 
 
 def test_evaluate_errors(run_dir, tmp_path, capsys):
-    assert main(["evaluate", str(run_dir), "-T", "301"]) == 2
+    assert main(["evaluate", str(run_dir), "-T", "301", "--overwrite"]) == 2
     assert "T' in 1..300" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
-    assert main(["evaluate", str(run_dir), "--exact", "--max-work", "10"]) == 2
+    assert main(["evaluate", str(run_dir), "--exact", "--max-work", "10", "--overwrite"]) == 2
     assert "max_work" in capsys.readouterr().err
 
 

@@ -84,3 +84,60 @@ def test_reproduce_decides_the_slope_claims_from_T_1000(tmp_path):
 def test_reproduce_cli_rejects_bad_T(tmp_path, capsys):
     assert main(["reproduce", "--out", str(tmp_path / "r"), "-T", "0"]) == 2
     assert "-T" in capsys.readouterr().err
+
+
+def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(tmp_path, monkeypatch):
+    """The report's numbers on the iterates' cycle, checked against the swing computed here from the
+    baseline's own trajectory; Figure 3 has its title prefix and no "(certified)" in every entry."""
+    from markovgames.dynamics import run
+    from markovgames.experiments import _plots
+    from markovgames.experiments._reproduce import SWING_ONSET
+
+    figures = {}
+    real_save = _plots.save_figure
+
+    def capture(fig, stem, dpi=150):
+        ax = fig.axes[0]
+        figures[stem.name] = (ax.get_title(), [t.get_text() for t in ax.get_legend().get_texts()])
+        return real_save(fig, stem, dpi)
+
+    monkeypatch.setattr(_plots, "save_figure", capture)
+    T = 5000
+    result = reproduce(tmp_path / "r", T=T, exact=False, baselines=True)
+    title, legend = figures["figure3_optimism"]
+    assert title == "Figure 3: optimism on and off (certified gaps)"
+    assert not any("(certified)" in entry for entry in legend) and "Smooth OFTRL CCE [no optimism]" in legend
+    assert figures["figure1_gap"][0].startswith("Figure 1:") and figures["figure2_gap_times_T"][0].startswith("Figure 2:")
+
+    cycle = result.summary["iterate_cycles"]["smooth_cce (no optimism)"]
+    assert cycle is not None and 1500 <= cycle["onset_T"] <= 4000  # the jump near 3.5e3
+    base = run(paper_game(), "smooth_cce", T=T, eta=0.2, optimistic=False)
+    pols = [np.asarray(p) for p in base.policies]
+
+    def swing(T_prime):  # the documented definition, written out here
+        lo = int(np.ceil(0.9 * T_prime)) - 1
+        return max(float((p[lo:T_prime].max(axis=0) - p[lo:T_prime].min(axis=0)).max()) for p in pols)
+
+    assert swing(cycle["onset_T"]) >= SWING_ONSET > cycle["settled_swing"] == pytest.approx(swing(cycle["settled_T"]))
+    # The onset is the first point of the 20-per-decade log grid past the settled point with a swing >= 0.01.
+    from markovgames.experiments import log_grid
+
+    between = [int(t) for t in log_grid(T, 20) if cycle["settled_T"] <= t < cycle["onset_T"]]
+    assert between and all(swing(t) < SWING_ONSET for t in between)
+    gap = base.certified_cce_gap
+    assert cycle["dip_T"] == cycle["settled_T"] + int(np.argmin(gap[cycle["settled_T"] - 1:]))
+    assert cycle["largest_gap_times_T_after_dip"] > 5 * cycle["dip_gap_times_T"]  # the jump
+    assert result.summary["iterate_cycles"]["smooth_cce"] is None  # with optimism: no cycle
+    report = (tmp_path / "r" / "REPORT.md").read_text()
+    section = report.split("## Why the non-optimistic curves jump")[1].split("\n## ")[0]
+    assert f"cycle from T' = {cycle['onset_T']:,} on" in section
+    assert f"smallest value {cycle['dip_gap']:.4g} at T' = {cycle['dip_T']:,}" in section
+    assert "The optimistic prediction damps the cycle." in section
+
+
+def test_reproduce_output_never_wraps_a_path(tmp_path, capsys):
+    out = tmp_path / ("a_rather_long_directory_name_" * 6) / "reproduction"
+    assert main(["reproduce", "--out", str(out), "-T", "20", "--no-exact", "--no-baselines"]) == 0
+    captured = capsys.readouterr()
+    assert f"Report: {out / 'REPORT.md'}" in captured.out.splitlines()
+    assert any(line.endswith(f"-> {out}/") for line in captured.err.splitlines())

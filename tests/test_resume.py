@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,6 +21,17 @@ from markovgames.experiments import load_run_directory, staging_directory
 
 class _Stop(Exception):
     pass
+
+
+@contextlib.contextmanager
+def _interrupted_at_500(total, description, enabled):
+    """A progress bar that interrupts the run (as Ctrl-C) once 500 iterations are done."""
+
+    def advance(done):
+        if done >= 500:
+            raise KeyboardInterrupt
+
+    yield advance
 
 
 def _stop_after(limit):
@@ -86,8 +98,6 @@ def test_cli_kill_9_and_resume(tmp_path):
 def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, monkeypatch, capsys):
     """``--resume`` after the game file changed is refused with exit 2, and the interrupted run's
     saved state stays for a later ``--resume`` (it was once deleted with the refusal)."""
-    import contextlib
-
     from markovgames.cli import _run as cli_run
     from markovgames.games import save_game
 
@@ -95,17 +105,8 @@ def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, m
     out = tmp_path / "run"
     args = ["run", "--game", str(game_file), "--algorithm", "stage_cce", "-T", "2000", "--checkpoint-every", "100",
             "--out", str(out), "--quiet"]
-
-    @contextlib.contextmanager
-    def interrupted(total, description, enabled):
-        def advance(done):
-            if done >= 500:
-                raise KeyboardInterrupt
-
-        yield advance
-
     with monkeypatch.context() as patch:
-        patch.setattr(cli_run, "iteration_progress", interrupted)
+        patch.setattr(cli_run, "iteration_progress", _interrupted_at_500)
         assert main(args) == 130
     state = staging_directory(out) / "state.npz"
     assert state.exists() and not out.exists()
@@ -248,3 +249,37 @@ def test_resume_after_a_refusal_and_a_repair_still_gives_the_uninterrupted_run(t
     np.testing.assert_array_equal(stored.value, reference.value)
     for a, b in zip(stored.policies, reference.policies):
         np.testing.assert_array_equal(a, b)
+
+
+def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, monkeypatch, capsys):
+    from markovgames.cli import _run as cli_run
+
+    monkeypatch.setattr(cli_run, "iteration_progress", _interrupted_at_500)
+    for saved in (True, False):
+        out = tmp_path / f"run{saved}"
+        args = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "2000", "--out", str(out), "--quiet"]
+        assert main(args + (["--checkpoint-every", "100"] if saved else [])) == 130
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("markovgames: interrupted")
+        if saved:
+            assert f"saved in {staging_directory(out)}" in err and "run the same command with --resume" in err
+        else:
+            assert err == "markovgames: interrupted" and not staging_directory(out).exists()
+
+
+def test_cli_resume_of_a_finished_run_says_it_is_complete(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["run", "--game", "paper", "--algorithm", "smooth_cce", "-T", "300", "--checkpoint-every", "100",
+            "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 0
+    assert capsys.readouterr().out.strip() == f"{out}: this run is complete (metrics.json holds all 300 iterations); nothing to resume"
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    changed = list(args)
+    changed[changed.index("-T") + 1] = "400"
+    assert main(changed + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "holds a finished run with a different configuration (T: 300 there, 400 now" in err and "--overwrite" in err
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before

@@ -327,11 +327,11 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
 
 def test_run_exact_skips_a_sparse_game_too_large_for_dense_arrays():
     """``run --exact`` records why it skipped, rather than failing after the run."""
-    from markovgames.cli._run import _exact_checkpoints
+    from markovgames.experiments import exact_checkpoint_gaps
 
     game = random_game(1, 1, 3000, 2, seed_or_rng=0, num_successors=2, max_entries=10**6)
     result = run(game, "smooth_cce", T=5)
-    extras = _exact_checkpoints(result, [5])[5]
+    extras = exact_checkpoint_gaps(result, [5])[5]
     assert extras["exact_ce_gap"] is None and extras["exact_cce_gap"] is None
     assert "dense form of this sparse game" in extras["exact_ce_gap_skipped"]
 

@@ -9,6 +9,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from markovgames.experiments._sweep import derive_game_seeds, game_content_hash, plan_sweep
 from markovgames.experiments._sweep_config import (
@@ -119,6 +121,25 @@ def test_valid_config_and_defaults(tmp_path):
     assert resolved_checkpoints(explicit) == [5, 50, 100]  # T is always kept
     theory = parse_sweep_config({**_raw(tmp_path), "etas": "theory", "optimistic": False})
     assert theory.etas == ["theory"] and theory.optimistic == [False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(T=st.integers(1, 10**9), per_decade=st.sampled_from([1, 3, 10, 40]))
+def test_log_checkpoints_hold_every_decade(T, per_decade):
+    """The "log" grid contains every 10^k <= T (and T), whatever the rounding of its other points."""
+    from markovgames.experiments import log_grid
+
+    grid = set(int(x) for x in log_grid(T, per_decade))
+    decades = [10**k for k in range(10) if 10**k <= T]
+    assert set(decades) <= grid and T in grid and min(grid) >= 1 and max(grid) == T
+
+
+def test_sweep_log_checkpoints_hold_every_decade(tmp_path):
+    # T = 12345 and 3e4: the log-spaced points alone miss 10 000 (the reported "checkpoint == 10000 matched nothing").
+    for T in (12345, 30000, 100000):
+        config = parse_sweep_config({**_raw(tmp_path), "T": T})
+        cps = resolved_checkpoints(config)
+        assert {1, 10, 100, 1000, 10000} <= set(cps) and cps[-1] == T
 
 
 def _raw(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 from markovgames.cli import main
 from markovgames.dynamics import run
 from markovgames.experiments import _sweep
-from markovgames.experiments._summary import load_results, summarize_results, summary_markdown
+from markovgames.experiments._summary import result_rows, summarize_results, summary_markdown
 from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, plan_sweep, run_sweep
 from markovgames.experiments._sweep_config import load_sweep_config
 from markovgames.games import random_game
@@ -82,7 +82,7 @@ def test_sweep_writes_runs_results_and_manifest(small_sweep):
 
 def test_sweep_results_equal_single_runs(small_sweep):
     root, config, _, _ = small_sweep
-    rows = load_results(root / "out")
+    rows = result_rows(root / "out")
     checkpoints = sorted({r["checkpoint"] for r in rows})
     picks = [("smooth_ce", "0.1", 0), ("stage_cce", "theory", 1)]
     for algorithm, eta, seed_index in picks:
@@ -132,7 +132,7 @@ def test_summarize_table_and_markdown(small_sweep, capsys):
     assert text.count("| r2x3 |") == 4  # smooth_ce x 2 etas, stage_cce x 2 etas
     summary = summarize_results(root / "out")
     assert [(s.algorithm, s.eta) for s in summary] == [("smooth_ce", "0.1"), ("smooth_ce", "0.2"), ("stage_cce", "0.2"), ("stage_cce", "theory")]
-    rows = load_results(root / "out")
+    rows = result_rows(root / "out")
     for s in summary:
         finals = [r["gap"] for r in rows if r["algorithm"] == s.algorithm and r["eta"] == s.eta and r["checkpoint"] == 60]
         assert s.runs == 2 and s.T == 60 and s.final_gap == pytest.approx(float(np.median(finals)), rel=1e-15)
@@ -379,7 +379,7 @@ def test_sweep_over_sparse_random_games(tmp_path):
         'algorithms = ["smooth_cce"]\n'
     )
     run_sweep(config, tmp_path / "out", workers=1)
-    rows = [r for r in load_results(tmp_path / "out") if r["checkpoint"] == 40]
+    rows = [r for r in result_rows(tmp_path / "out") if r["checkpoint"] == 40]
     assert len(rows) == 2 and all(",K=2" in r["game"] for r in rows), [r["game"] for r in rows]
     for r in rows:
         game = random_game(2, 2, 5, 2, seed_or_rng=r["game_seed"], num_successors=2)

@@ -1,7 +1,8 @@
 """``markovgames evaluate RUN_DIR``: value, certified and exact gaps, Monte Carlo, of a saved run.
 
 ``markovgames evaluate RUN_DIR [-T T'] [--exact] [--monte-carlo N --seed S]`` prints a table and
-writes ``evaluation.json`` (into ``RUN_DIR`` unless ``--out`` says otherwise).
+writes ``evaluation.json`` (into ``RUN_DIR`` unless ``--out`` says otherwise; an existing file is
+replaced only with ``--overwrite``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def add_evaluate_parser(subparsers):
     p.add_argument("--monte-carlo", default=None, metavar="N", help="also estimate values from N sampled episodes (1e5 allowed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo sampler (default 0)")
     p.add_argument("--out", default=None, help="where to write the JSON (default: RUN_DIR/evaluation.json)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing evaluation file")
     p.add_argument("--quiet", action="store_true", help="no table")
     add_game_limits(p)
     p.set_defaults(handler=_handle)
@@ -146,6 +148,11 @@ def _handle(args) -> int:
         raise CliError(f"--out {out}: is a directory; give the path of the JSON file to write")
     if args.out and not out.parent.is_dir():
         raise CliError(f"--out {out}: {out.parent} is not an existing directory")
+    if out.exists() and not args.overwrite:
+        raise CliError(
+            f"{'--out ' if args.out else ''}{out}: exists (an earlier evaluation); use --overwrite to replace it, "
+            "or --out to write elsewhere"
+        )
     report = evaluate_run_directory(
         run_dir, T_prime, exact=args.exact, monte_carlo=episodes, seed=args.seed, max_work=args.max_work,
         max_bytes=args.max_bytes, max_entries=args.max_entries,
@@ -186,16 +193,13 @@ def _print(report: dict, out: Path) -> None:
             *(f"{m:.5f} ± {s:.1e}" for m, s in zip(mc["value_mean"], mc["value_stderr"])),
             "",
         )
-        if "ce_deviation_value_mean" in mc:
-            table.add_row(
-                f"MC value of best CE modification (player {mc['ce_deviation_player']})",
-                *("" for _ in range(n)),
-                f"{mc['ce_deviation_value_mean']:.5f} ± {mc['ce_deviation_value_stderr']:.1e}",
-            )
-            table.add_row(
-                f"MC value of best CCE deviation (player {mc['cce_deviation_player']})",
-                *("" for _ in range(n)),
-                f"{mc['cce_deviation_value_mean']:.5f} ± {mc['cce_deviation_value_stderr']:.1e}",
-            )
+        # A deviation's value is its player's: it goes in that player's column, not "max over players".
+        for kind, name in (("ce", "MC value of the best CE modification"), ("cce", "MC value of the best CCE deviation")):
+            if f"{kind}_deviation_value_mean" in mc:
+                cells = [""] * n
+                cells[mc[f"{kind}_deviation_player"]] = (
+                    f"{mc[f'{kind}_deviation_value_mean']:.5f} ± {mc[f'{kind}_deviation_value_stderr']:.1e}"
+                )
+                table.add_row(name, *cells, "")
     console.print(table)
-    console.print(f"wrote {out}")
+    console.print(f"wrote {out}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup

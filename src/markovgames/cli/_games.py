@@ -1,4 +1,4 @@
-"""The ``games`` subcommand: list, show, validate, export and generate Markov games.
+"""The ``games`` subcommand: list, show, validate, hash, export and generate Markov games.
 
 ``markovgames games list``
     The built-in games with their sizes ``N, H, S, A`` and a one-line description.
@@ -7,11 +7,15 @@
     distribution ``P_h(. | s, a)`` of every joint action ``a``, per step ``h`` and state ``s``.
 ``markovgames games validate FILE``
     Reads the file with every check of :func:`markovgames.games.load_game`.
+``markovgames games hash NAME|FILE``
+    Prints the game's content hash, the ``sha256`` of sweep manifests and results
+    (:func:`markovgames.experiments.game_content_hash`).
 ``markovgames games export NAME --out FILE``
     Writes a built-in game (or converts a game file) to ``.json`` or ``.npz``.
 ``markovgames games random --players N --horizon H --states S --actions 2,3 --seed K --out FILE``
     Writes :func:`markovgames.games.random_game` (rewards i.i.d. Uniform[0, 1], transition rows
-    i.i.d. Dirichlet(c * ones(S))).
+    i.i.d. Dirichlet(c * ones(S))); ``--zero-sum`` makes a two-player constant-sum game,
+    ``r_1 = 1 - r_0``.
 
 Handlers have the signature ``(args) -> int`` and raise :class:`CliError` or
 :class:`~markovgames.games.GameValidationError` on user errors; the entry point turns them into
@@ -98,6 +102,17 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.set_defaults(handler=cmd_validate)
 
     p = sub.add_parser(
+        "hash",
+        help="print a game's content hash (the sha256 of sweep manifests and results)",
+        description="Print the SHA-256 content hash of a built-in game or a game file: the 'sha256' that sweep "
+        "manifests, run files and results.parquet use for the game. It covers the sizes, the initial state, the "
+        "rewards and the transitions (not the name or the description); see docs/howto-sweep.md.",
+    )
+    p.add_argument("game", metavar="NAME|FILE", help="a built-in game name or a .json/.npz game file")
+    add_game_limits(p)
+    p.set_defaults(handler=cmd_hash)
+
+    p = sub.add_parser(
         "export",
         help="write a built-in game (or convert a game file) to .json or .npz",
         description="Write a built-in game, or a game file converted, to FILE (.json or .npz by suffix).",
@@ -113,7 +128,8 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         help="write a random game",
         description="Write a random game: rewards i.i.d. Uniform[0,1] (or Bernoulli(1/2)), each transition "
         "row i.i.d. Dirichlet(c * ones(S)); with --successors K a sparse game whose rows have K distinct "
-        "uniformly drawn successor states with Dirichlet(c * ones(K)) probabilities. The same seed gives the same game.",
+        "uniformly drawn successor states with Dirichlet(c * ones(K)) probabilities; with --zero-sum a two-player "
+        "constant-sum game, player 1's rewards being 1 minus player 0's. The same seed gives the same game.",
     )
     p.add_argument("--players", type=int, required=True, metavar="N")
     p.add_argument("--horizon", type=int, required=True, metavar="H")
@@ -130,6 +146,11 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--initial-state", type=int, default=0, metavar="S0", help="initial state (default 0)")
     p.add_argument(
         "--successors", type=int, default=None, metavar="K", help="write a sparse game with K successor states per row"
+    )
+    p.add_argument(
+        "--zero-sum",
+        action="store_true",
+        help="a two-player constant-sum game: player 1's rewards are 1 minus player 0's (needs --players 2)",
     )
     p.add_argument("--name", default=None, help="game name (default: sizes and seed)")
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
@@ -219,6 +240,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hash(args: argparse.Namespace) -> int:
+    """``games hash NAME|FILE``: print the content hash that sweeps record for the game."""
+    from ..experiments import game_content_hash
+
+    check_game_limits(args)
+    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    print(f"{game_content_hash(game)}  {args.game}")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """``games export NAME --out FILE``: write a built-in game (or convert a file)."""
     check_game_limits(args)
@@ -257,6 +288,8 @@ def cmd_random(args: argparse.Namespace) -> int:
         raise CliError(f"--successors: must be in 1..--states = {args.states}, got {args.successors}")
     if not 0 <= args.initial_state < args.states:
         raise CliError(f"--initial-state: must be in 0..{args.states - 1} (--states {args.states}), got {args.initial_state}")
+    if args.zero_sum and args.players != 2:
+        raise CliError(f"--zero-sum: a zero-sum game has two players, got --players {args.players}")
     check_game_limits(args)
     actions = _parse_actions(args.actions, args.players)
     out = _check_out(args.out, args.force)
@@ -279,6 +312,7 @@ def _random_game(args: argparse.Namespace, actions):
         name=args.name,
         max_entries=args.max_entries,
         num_successors=args.successors,
+        zero_sum=args.zero_sum,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -21,10 +22,60 @@ EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line (argparse itself also exits with 2)."""
+    """argparse whose usage errors are one line (argparse itself also exits with 2).
+
+    A misspelt option (``--algoritm``, ``-t``) is named first, with the option it resembles,
+    rather than reported as the required option it was meant to be.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        # Remembered for error(): argparse checks required options before it reports unknown ones.
+        self._arguments = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):  # noqa: D401 - argparse API
+        if message.startswith("the following arguments are required"):
+            unknown = unrecognized_options(self, getattr(self, "_arguments", []))
+            if unknown:
+                message = unrecognized_message(self, unknown)
         self.exit(EXIT_USAGE, f"markovgames: error: {message} (see '{self.prog} --help')\n")
+
+
+_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+(e[-+]?\d+)?$", re.IGNORECASE)
+
+
+def unrecognized_options(parser: argparse.ArgumentParser, arguments: list[str]) -> list[str]:
+    """The options in ``arguments`` that ``parser`` does not know (negative numbers and values are not options)."""
+    known = parser._option_string_actions
+    long_options = [o for o in known if o.startswith("--")]
+    out = []
+    for token in arguments:
+        if token == "--":
+            break
+        if not token.startswith("-") or token == "-" or _NUMBER.match(token):
+            continue
+        name = token.split("=", 1)[0]
+        if name in known:
+            continue
+        if name.startswith("--") and parser.allow_abbrev and sum(o.startswith(name) for o in long_options) == 1:
+            continue  # an abbreviation argparse accepts
+        if not name.startswith("--") and name[:2] in known:
+            continue  # a short option with its value attached (-T10)
+        out.append(name)
+    return out
+
+
+def unrecognized_message(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """``unrecognized arguments: --algoritm (did you mean --algorithm?)``."""
+    import difflib
+
+    options = [o for o in parser._option_string_actions if o not in ("-h", "--help")]
+    parts = []
+    for name in unknown:
+        same_letters = [o for o in options if o.lower() == name.lower()]
+        close = same_letters or difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+        parts.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return f"unrecognized arguments: {' '.join(parts)}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse reports these from the top-level parser; point to the subcommand's own --help.
-        _command_parser(parser, argv).error(f"unrecognized arguments: {' '.join(unknown)}")
+        command = _command_parser(parser, argv)
+        options = unrecognized_options(command, unknown)
+        command.error(unrecognized_message(command, options) if options else f"unrecognized arguments: {' '.join(unknown)}")
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
@@ -108,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         code = int(handler(args) or 0)
         sys.stdout.flush()  # here, so that a closed pipe is caught below rather than at exit
         return code
-    except KeyboardInterrupt:
-        print("markovgames: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        # A handler's note says what was kept, e.g. how to resume a run that saved its state.
+        notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
+        print(f"markovgames: interrupted{notes}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (``markovgames ... | head``): stop quietly, as a Unix tool does.

@@ -58,7 +58,10 @@ def _handle(args) -> int:
             console.print(f"  {label}: done ({total:,} {'iterations' if 'exact' not in label else 'checkpoints'})")
 
     if show:
-        console.print(f"Reproducing Mao et al. (2024), Section 5: T = {T:,}, eta = {eta} -> {args.out}/")
+        # soft_wrap: a path is never broken across lines (off a terminal rich wraps at 80 columns).
+        console.print(
+            f"Reproducing Mao et al. (2024), Section 5: T = {T:,}, eta = {eta} -> {args.out}/", soft_wrap=True, markup=False
+        )
     result = reproduce(
         args.out, T=T, eta=eta, exact=not args.no_exact, baselines=not args.no_baselines, progress=progress
     )
@@ -68,5 +71,5 @@ def _handle(args) -> int:
             claim["holds"]
         ]
         out.print(f"- {claim['claim']}: {mark} ({claim['evidence']} gaps)")
-    out.print(f"Report: {result.out_dir / 'REPORT.md'}")
+    out.print(f"Report: {result.out_dir / 'REPORT.md'}", soft_wrap=True, markup=False)
     return 0

@@ -20,6 +20,7 @@ from ..dynamics import DTYPES, get_algorithm, max_learning_rate, run
 from ..experiments import (
     CONFIG_FILE,
     STATE_FILE,
+    exact_checkpoint_gaps,
     finalize_output_directory,
     parse_checkpoints,
     prepare_output_directory,
@@ -170,6 +171,9 @@ def _handle_run(args) -> int:
     staging = state_file = None
     planned = staging_directory(args.out)
     found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
+    if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and _finished(args.out, config):
+        print(f"{args.out}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
+        return 0
     try:
         staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
         state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
@@ -188,7 +192,7 @@ def _handle_run(args) -> int:
                 state_every=args.checkpoint_every,
                 trajectory_tolerance=args.trajectory_tolerance,
             )
-        extras = _exact_checkpoints(result, checkpoints) if args.exact else None
+        extras = exact_checkpoint_gaps(result, checkpoints) if args.exact else None
         metrics = write_run_directory(staging, result, checkpoints, config, extras)
         # Release the memory maps before the directory is moved; the saved state is not a result.
         del result
@@ -209,7 +213,9 @@ def _handle_run(args) -> int:
             err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
         if state_file is None or not state_file.exists():
             shutil.rmtree(staging, ignore_errors=True)
-        elif not isinstance(err, KeyboardInterrupt):
+        elif isinstance(err, KeyboardInterrupt):
+            err.add_note(f"the run's state is saved in {staging}: run the same command with --resume to continue it")
+        else:
             err.add_note(f"the saved state in {staging} is kept: fix the cause and --resume, or --overwrite to start over")
         if isinstance(err, CliError):
             raise err from None
@@ -217,6 +223,30 @@ def _handle_run(args) -> int:
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
+
+
+def _finished(out, config: dict) -> bool:
+    """Whether ``out`` holds a finished run of ``config`` (for ``--resume`` of a run that is done).
+
+    A finished run of another configuration is refused, naming what differs.
+    """
+    import json
+
+    try:
+        metrics = json.loads((Path(out) / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    saved = metrics.get("config") if isinstance(metrics, dict) else None
+    if not isinstance(saved, dict):
+        return False
+    wanted = json.loads(json.dumps(config))
+    differ = [f"{k}: {saved.get(k)!r} there, {wanted.get(k)!r} now" for k in sorted(set(saved) | set(wanted)) if saved.get(k) != wanted.get(k)]
+    if differ:
+        raise CliError(
+            f"{out}: holds a finished run with a different configuration ({'; '.join(differ)}); there is nothing "
+            "to resume: use --overwrite to replace it, or another --out"
+        )
+    return True
 
 
 def _check_resources(game, T: int, args) -> None:
@@ -244,30 +274,6 @@ def _check_resources(game, T: int, args) -> None:
                 f"-T: the trajectory of {T} iterations takes {trajectory / 2**30:,.1f} GiB, more than the "
                 f"{free / 2**30:,.1f} GiB free under {ancestor}; use --no-trajectory or --trajectory-tolerance"
             )
-
-
-def _exact_checkpoints(result, checkpoints) -> dict[int, dict]:
-    """Exact CE/CCE gaps per checkpoint; a checkpoint too large to evaluate gets nulls and the reason."""
-    from ..evaluation import EvaluationTooLarge, exact_ce_gap, exact_cce_gap
-    from ..games import GameValidationError
-    from ..policies import IndexChainPolicy
-
-    extras = {}
-    for T_prime in checkpoints:
-        policy = IndexChainPolicy.from_run(result, T_prime)
-        fields: dict = {}
-        for name, fn in (("exact_ce_gap", exact_ce_gap), ("exact_cce_gap", exact_cce_gap)):
-            try:
-                res = fn(result.game, policy)
-                fields[name] = float(res.gap)
-                fields[name + "_per_player"] = [float(v) for v in res.per_player]
-            except (EvaluationTooLarge, GameValidationError) as err:
-                # Too much work, or a sparse game too large for the dense arrays exact evaluation uses.
-                fields[name] = None
-                fields[name + "_per_player"] = None
-                fields[name + "_skipped"] = str(err)
-        extras[T_prime] = fields
-    return extras
 
 
 def _print_checkpoints(metrics: dict, out) -> None:
@@ -309,5 +315,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
             if c.get(k + "_skipped"):
                 skipped.setdefault(c[k + "_skipped"].splitlines()[0], []).append(f"T={c['T']} {k[6:-4].upper()}")
     for reason, where in skipped.items():
-        console.print(f"exact gap skipped ({', '.join(where)}): {reason}", markup=False)
-    console.print(f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)")
+        console.print(f"exact gap skipped ({', '.join(where)}): {reason}", markup=False, soft_wrap=True)
+    console.print(
+        f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
+        soft_wrap=True,
+        markup=False,
+    )

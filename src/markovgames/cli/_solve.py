@@ -81,5 +81,5 @@ def _handle(args) -> int:
             f"{args.concept.upper()} ({args.objective}) of {game.name}: value {np.round(solution.value, 6).tolist()}, "
             f"welfare {solution.welfare:.6f}; exact CE gap {ce.gap:.2e}, exact CCE gap {cce.gap:.2e}"
         )
-        console.print(f"wrote {args.out}/solution.json and policy.npz")
+        console.print(f"wrote {args.out}/solution.json and policy.npz", soft_wrap=True, markup=False)
     return 0

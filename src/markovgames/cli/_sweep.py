@@ -4,14 +4,16 @@
 
     markovgames sweep CONFIG.toml [--set KEY=VALUE ...] [--out DIR] [--executor local|ray]
                       [--address ADDR] [--workers K] [--dry-run] [--quiet]
-    markovgames plot RESULTS_DIR [--out DIR] [--concept ce|cce|auto]
-    markovgames summarize RESULTS_DIR [--markdown FILE] [--concept ce|cce|auto]
+    markovgames plot RESULTS_DIR [--out DIR] [--concept ce|cce|auto] [--window LOW,HIGH]
+                     [--x horizon|states|players|actions|eta [--decades T1,T2,...]]
+    markovgames summarize RESULTS_DIR [--markdown FILE] [--concept ce|cce|auto] [--window LOW,HIGH]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 from pathlib import Path
 from typing import Callable, Iterator
@@ -165,6 +167,35 @@ def _handle_sweep(args) -> int:
     return 0
 
 
+def _parse_window(text: str | None) -> tuple[float, float] | None:
+    """``--window LOW,HIGH`` (e.g. ``1e3,1e5``): the checkpoints a slope is fitted on."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise CliError(f"--window: expected LOW,HIGH (two numbers, e.g. 1e3,1e5), got {text!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and 1 <= low < high):
+        raise CliError(f"--window: expected 1 <= LOW < HIGH, got {text!r}")
+    return low, high
+
+
+def _parse_decades(text: str | None) -> list[int] | None:
+    """``--decades 1e3,1e4``: checkpoints ``T'`` (exact integers)."""
+    if text is None:
+        return None
+    from ._run import parse_T
+
+    return [parse_T(p.strip(), "--decades") for p in text.split(",")]
+
+
+_WINDOW_HELP = (
+    "fit the log-log slopes on the checkpoints T' in [LOW, HIGH], e.g. 1e3,1e5 (default: the last two decades "
+    "of each run); summarize and plot use the same slope"
+)
+
+
 # ---------------------------------------------------------------------------------------
 # plot
 # ---------------------------------------------------------------------------------------
@@ -182,6 +213,20 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
         choices=["auto", "ce", "cce"],
         help="which certified gap: each algorithm's own (auto: CE for smooth_ce, CCE otherwise), or CE / CCE for all",
     )
+    p.add_argument("--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP + "; also draws the distribution of the per-run slopes")
+    p.add_argument(
+        "--x",
+        default=None,
+        choices=["horizon", "states", "players", "actions", "eta"],
+        help="also draw gap x T' at --decades against this grid parameter, pooled over games and seeds "
+        "(actions: the largest A_i)",
+    )
+    p.add_argument(
+        "--decades",
+        default=None,
+        metavar="T1,T2",
+        help="the checkpoints T' of the --x figure (default: the last three decades 10^k the runs share)",
+    )
     p.set_defaults(handler=_handle_plot)
     return p
 
@@ -189,9 +234,13 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
 def _handle_plot(args) -> int:
     from ..experiments._sweep_plot import plot_sweep
 
+    window = _parse_window(args.window)
+    decades = _parse_decades(args.decades)
+    if decades is not None and args.x is None:
+        raise CliError("--decades: chooses the checkpoints of the --x figure; add --x")
     if args.out is not None:
         check_output_directory(args.out)  # before the figures, naming --out
-    paths = plot_sweep(args.results, args.out, args.concept)
+    paths = plot_sweep(args.results, args.out, args.concept, window=window, x=args.x, decades=decades)
     for path in paths:
         print(f"wrote {path}")
     return 0
@@ -209,6 +258,7 @@ def add_summarize_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")
     p.add_argument("--markdown", default=None, metavar="FILE", help="also write the table as Markdown to FILE")
     p.add_argument("--concept", default="auto", choices=["auto", "ce", "cce"], help="which certified gap (default: auto)")
+    p.add_argument("--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP)
     p.set_defaults(handler=_handle_summarize)
     return p
 
@@ -225,7 +275,8 @@ def _handle_summarize(args) -> int:
             raise CliError(f"--markdown {target}: is a directory; give the path of the Markdown file to write")
         if not target.parent.is_dir():
             raise CliError(f"--markdown {target}: {target.parent} is not an existing directory")
-    rows = summarize_results(args.results, args.concept)
+    window = _parse_window(args.window)
+    rows = summarize_results(args.results, args.concept, window)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
     table = Table(title=f"{args.results}: certified gaps at T (median over runs)")
     for k, name in enumerate(SUMMARY_COLUMNS):
@@ -234,6 +285,6 @@ def _handle_summarize(args) -> int:
         table.add_row(*summary_cells(r))
     console.print(table)
     if args.markdown:
-        path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}")
-        console.print(f"wrote {path}")
+        path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}", window=window)
+        console.print(f"wrote {path}", soft_wrap=True, markup=False)
     return 0

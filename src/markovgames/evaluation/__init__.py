@@ -10,6 +10,8 @@ and for Markov correlated policies (:class:`~markovgames.policies.MarkovCorrelat
   index-chain policies, backward induction for Markov ones);
 * :func:`exact_cce_gap` — the exact CCE gap over deviations that observe states and past actions
   but not the hidden index, with a best deviation (may be negative; never clipped);
+* :func:`nash_gap` — the exact Nash gap of a product Markov policy (each player's best response to
+  the others' Markov policies, by backward induction), with the best responses;
 * :func:`estimate_work` / :class:`EvaluationTooLarge` — sizes of those problems and the refusal
   when they are too large;
 * :func:`sample_episodes` / :func:`monte_carlo_value` — vectorised simulation, optionally with
@@ -21,8 +23,9 @@ certified gaps being the index-revealing bounds reported by :func:`markovgames.d
 
 from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
 from ._ce import CEGapResult, StrategyModification, exact_ce_gap
-from ._common import check_policy
+from ._common import check_policy, check_product_policy
 from ..policies import IndexKernel
+from ._nash import NashGapResult, nash_gap
 from ._monte_carlo import MonteCarloEstimate, monte_carlo_value
 from ._sampling import Episodes, sample_episodes
 from ._value import policy_value
@@ -30,9 +33,12 @@ from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_
 
 __all__ = [
     "check_policy",
+    "check_product_policy",
     "policy_value",
     "exact_ce_gap",
     "exact_cce_gap",
+    "nash_gap",
+    "NashGapResult",
     "CEGapResult",
     "CCEGapResult",
     "StrategyModification",

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
+from ..policies import DISTRIBUTION_TOLERANCE, IndexChainPolicy, MarkovCorrelatedPolicy
 
 __all__ = [
     "check_policy",
+    "check_product_policy",
     "others_expectation",
     "joint_expectation",
     "reachable_states",
@@ -33,6 +34,56 @@ def check_policy(game: MarkovGame, policy) -> None:
     want = (game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
     if got != want:
         raise ValueError(f"policy has (N, H, S, A) = {got} but the game has {want}")
+
+
+def check_product_policy(game: MarkovGame, policies) -> tuple[np.ndarray, ...]:
+    """Check a product Markov policy of ``game`` and return it as float64 arrays, one per player.
+
+    ``policies[i]`` must have shape ``(H, S, A_i)``, finite entries, and each row
+    ``policies[i][h, s]`` must be a distribution: entries at least ``-DISTRIBUTION_TOLERANCE`` and a
+    sum within ``DISTRIBUTION_TOLERANCE`` of 1 (:data:`~markovgames.policies.DISTRIBUTION_TOLERANCE`,
+    the tolerance of :class:`~markovgames.policies.MarkovCorrelatedPolicy`). As there, entries
+    within the tolerance below 0 are set to 0 and each row is renormalised.
+
+    Raises
+    ------
+    TypeError
+        ``game`` is not a :class:`~markovgames.games.MarkovGame`, or ``policies`` not a sequence.
+    ValueError
+        Naming ``policies[i]`` and the index at fault.
+    """
+    if not isinstance(game, MarkovGame):
+        raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
+    if isinstance(policies, np.ndarray) or not isinstance(policies, (list, tuple)):
+        raise TypeError(f"policies must be a list or tuple of per-player arrays (H, S, A_i), got {type(policies).__name__}")
+    if len(policies) != game.num_players:
+        raise ValueError(f"policies: expected {game.num_players} arrays (one per player), got {len(policies)}")
+    out = []
+    for i, p in enumerate(policies):
+        want = (game.horizon, game.num_states, game.num_actions[i])
+        try:
+            arr = np.array(p, dtype=np.float64, copy=True)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"policies[{i}]: not an array of numbers ({err})") from None
+        if arr.shape != want:
+            raise ValueError(f"policies[{i}]: expected shape (H, S, A_{i}) = {want}, got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            idx = tuple(int(k) for k in np.argwhere(~np.isfinite(arr))[0])
+            raise ValueError(f"policies[{i}]{list(idx)} = {float(arr[idx])!r} is not finite")
+        if np.any(arr < -DISTRIBUTION_TOLERANCE):
+            idx = tuple(int(k) for k in np.argwhere(arr < -DISTRIBUTION_TOLERANCE)[0])
+            raise ValueError(f"policies[{i}]{list(idx)} = {float(arr[idx])!r} is negative")
+        sums = arr.sum(axis=-1)
+        bad = np.abs(sums - 1.0) > DISTRIBUTION_TOLERANCE
+        if bad.any():
+            h, s = (int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(
+                f"policies[{i}][{h}, {s}] sums to {float(sums[h, s])!r}, not 1 (tolerance {DISTRIBUTION_TOLERANCE:g})"
+            )
+        arr = np.clip(arr, 0.0, None)
+        arr /= arr.sum(axis=-1, keepdims=True)
+        out.append(arr)
+    return tuple(out)
 
 
 def step_factors(policy: IndexChainPolicy, h: int) -> list[np.ndarray]:

@@ -47,9 +47,14 @@ def save_figure(fig, out_stem: Path, dpi: int = 150) -> list[Path]:
 
 
 def log_grid(T: int, points_per_decade: int = 40) -> np.ndarray:
-    """Roughly log-spaced integers in ``1..T`` (always including ``T``)."""
+    """Roughly log-spaced integers in ``1..T``, always including ``T`` and every decade ``10^k <= T``.
+
+    The decades are added exactly (``10**k`` in integers), so that ``T' = 1000`` is a point of the
+    grid whatever ``T`` and the rounding of the log-spaced points.
+    """
     grid = np.unique(np.round(np.logspace(0, np.log10(T), int(np.log10(T) * points_per_decade) + 2)).astype(np.int64))
-    return np.unique(np.append(grid[(grid >= 1) & (grid <= T)], T))
+    decades = [10**k for k in range(len(str(int(T)))) if 10**k <= T]
+    return np.unique(np.concatenate([grid[(grid >= 1) & (grid <= T)], decades, [T]]).astype(np.int64))
 
 
 def _guide(ax, T_max: float, anchor: float, power: float, label: str, style: str) -> None:
@@ -66,11 +71,13 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
 
     fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
     T_max = max(float(c.T[-1]) for c in curves)
+    # "(certified)" tells the lines from the exact points; a figure without exact points says it once, in its title.
+    mixed = any(c.exact_T is not None and len(c.exact_T) for c in curves)
     for c in curves:
         color = _COLORS.get(c.key)
         y = c.gap * c.T if times_T else c.gap
         positive = y > 0
-        ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)")
+        ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)" if mixed else c.label)
         if c.exact_T is not None and len(c.exact_T):
             ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
             pos = ye > 0

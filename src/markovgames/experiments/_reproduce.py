@@ -52,6 +52,76 @@ FLATNESS_FACTOR = 2.0
 MIN_T_FOR_SLOPE_CLAIMS = 1000
 
 
+#: The iterates' *swing* at ``T'`` is the largest range (max - min) of any action probability
+#: ``pi^t_{h,i}(a|s)`` over the window ``t`` in ``[SWING_WINDOW T', T']``. A cycle starts where the
+#: swing reaches ``SWING_ONSET`` after its smallest value (the iterates most settled).
+SWING_WINDOW = 0.9
+SWING_ONSET = 0.01
+
+
+def iterate_swing(policies, T_points) -> np.ndarray:
+    """The swing of the iterates at each ``T'`` of ``T_points`` (see :data:`SWING_WINDOW`).
+
+    ``policies`` are a run's per-player trajectories ``(T, H, S, A_i)``.
+    """
+    out = []
+    for T_prime in T_points:
+        lo = max(0, int(math.ceil(SWING_WINDOW * T_prime)) - 1)
+        out.append(max(float(np.ptp(np.asarray(p[lo:T_prime]), axis=0).max()) for p in policies))
+    return np.array(out)
+
+
+def iterate_cycle(result: RunResult, concept: str) -> dict | None:
+    """Where a run's iterates start to cycle, and what it does to the gap of its output policy.
+
+    Returns ``None`` when the trajectory was not kept or no cycle starts (the swing never reaches
+    :data:`SWING_ONSET` after its minimum). Otherwise, on a log grid of 20 points per decade, the
+    point ``settled_T`` of the smallest swing and the first later point ``onset_T`` where the swing
+    reaches the threshold, the cycle's ``period`` there (median
+    spacing of the maxima of the most swinging probability), the swing at each decade, and the
+    certified gap's dip (``dip_T``, its smallest value after ``settled_T``) and its largest
+    ``gap x T'`` after the dip.
+    """
+    if result.policies is None:
+        return None
+    T = result.T
+    grid = log_grid(T, 20)
+    grid = grid[grid >= 10]
+    swing = iterate_swing(result.policies, grid)
+    if swing.size == 0:
+        return None
+    k_min = int(np.argmin(swing))
+    after = np.flatnonzero(swing[k_min:] >= SWING_ONSET)
+    if after.size == 0:
+        return None
+    onset = int(grid[k_min + after[0]])
+    # The most swinging probability around the onset, and the spacing of its maxima there.
+    lo = max(0, int(math.ceil(SWING_WINDOW * onset)) - 1)
+    window = np.concatenate([np.asarray(p[lo:onset]).reshape(onset - lo, -1) for p in result.policies], axis=1)
+    series = window[:, int(np.argmax(np.ptp(window, axis=0)))]
+    rising = np.diff(series) > 0
+    peaks = np.flatnonzero(rising[:-1] & ~rising[1:])
+    period = float(np.median(np.diff(peaks))) if peaks.size >= 2 else None
+    gap = _gap(result, concept)
+    settled = int(grid[k_min])
+    dip = settled + int(np.argmin(gap[settled - 1 :]))
+    worst = dip + int(np.argmax(gap[dip - 1 :] * np.arange(dip, T + 1)))
+    # The swing at 1, 2, 5 x 10^k from the settled point on (and at T).
+    marks = sorted({m * 10**k for k in range(len(str(T))) for m in (1, 2, 5) if settled <= m * 10**k <= T} | {T})
+    return {
+        "settled_T": settled,
+        "settled_swing": float(swing[k_min]),
+        "onset_T": onset,
+        "period": period,
+        "swing_at": {str(c): float(v) for c, v in zip(marks, iterate_swing(result.policies, marks))},
+        "dip_T": dip,
+        "dip_gap": float(gap[dip - 1]),
+        "dip_gap_times_T": float(gap[dip - 1] * dip),
+        "largest_gap_times_T_after_dip": float(gap[worst - 1] * worst),
+        "largest_at_T": worst,
+    }
+
+
 def fit_loglog_slope(T: np.ndarray, gap: np.ndarray) -> float:
     """Least-squares slope of ``log gap`` against ``log T`` (``nan`` if any gap is not positive)."""
     T = np.asarray(T, dtype=np.float64)
@@ -152,8 +222,9 @@ def reproduce(
     for alg, optimistic in plan:
         label = alg if optimistic else f"{alg} (no optimism)"
         cb = None if progress is None else (lambda done, label=label: progress(label, done, T))
+        # With the baselines every run keeps its trajectory: the report explains their curves from the iterates.
         runs[(alg, optimistic)] = run(
-            game, alg, T=T, eta=eta, optimistic=optimistic, record_trajectory=exact and optimistic, progress=cb
+            game, alg, T=T, eta=eta, optimistic=optimistic, record_trajectory=exact or baselines, progress=cb
         )
 
     # ---- exact gaps at decades (optimistic runs only: they are the paper's algorithms)
@@ -214,10 +285,19 @@ def reproduce(
                 base_curves.append(
                     Curve(f"{label} [{tag}]", alg, grid.astype(float), gap[grid - 1], linestyle="-" if optimistic else "--")
                 )
-        files += plot_gap_curves(base_curves, out / "figure3_optimism", times_T=False, title="Optimism on and off (certified gaps)")
+        files += plot_gap_curves(
+            base_curves, out / "figure3_optimism", times_T=False, title="Figure 3: optimism on and off (certified gaps)"
+        )
 
     # ---- claims and report
     claims, summary = _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
+    if baselines:
+        # Smooth algorithms only: stage_cce's iterates restart at every stage.
+        summary["iterate_cycles"] = {
+            f"{alg}{'' if optimistic else ' (no optimism)'}": iterate_cycle(res, concept_of[alg])
+            for (alg, optimistic), res in runs.items()
+            if res.policies is not None and res.spec.value_update == "smooth"
+        }
     summary.update(
         {
             "T": T,
@@ -365,6 +445,56 @@ def _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
     return claims, summary
 
 
+def _cycles_section(cycles: dict, concept_of: dict) -> list[str]:
+    """Why the non-optimistic curves jump: their iterates start to cycle (numbers from the runs)."""
+    lines = [
+        "",
+        "## Why the non-optimistic curves jump",
+        "",
+        "The iterates' *swing* at T' is the largest range (max - min) of any action probability "
+        f"pi^t_(h,i)(a|s) over t in [{SWING_WINDOW:g} T', T']. A cycle starts where it reaches {SWING_ONSET:g} "
+        "after its smallest value. (stage_cce's iterates restart at every stage, so their swing does not "
+        "measure a cycle; only the smooth algorithms are examined.)",
+        "",
+    ]
+    found = False
+    damped: list[bool] = []
+    for alg, concept in concept_of.items():
+        c = cycles.get(f"{alg} (no optimism)")
+        if c is None:
+            continue
+        found = True
+        swings = ", ".join(f"{_fmt(v)} at {int(t):,}" for t, v in c["swing_at"].items() if int(t) >= c["settled_T"])
+        period = f", with a period of about {c['period']:.0f} iterations," if c["period"] else ""
+        lines.append(
+            f"- {alg} without optimism: the iterates settle (swing {_fmt(c['settled_swing'])} at T' = "
+            f"{c['settled_T']:,}), then cycle from T' = {c['onset_T']:,} on{period} with a growing swing "
+            f"({swings}). Its certified {concept.upper()} gap reaches its smallest value {_fmt(c['dip_gap'])} at "
+            f"T' = {c['dip_T']:,} (gap x T' = {_fmt(c['dip_gap_times_T'])}), and then gap x T' rises to "
+            f"{_fmt(c['largest_gap_times_T_after_dip'])} at T' = {c['largest_at_T']:,}."
+        )
+        if alg in cycles:  # the optimistic run kept its trajectory too
+            damped.append(cycles[alg] is None)
+            lines.append(
+                "  With optimism its iterates do not cycle (their swing stays below the threshold)."
+                if cycles[alg] is None
+                else f"  With optimism its iterates cycle too, from T' = {cycles[alg]['onset_T']:,}."
+            )
+    if not found:
+        return lines + ["No non-optimistic run's iterates start to cycle within T."]
+    lines += [
+        "",
+        "So the jumps are real, and they come from the iterates, not from the evaluation: without the optimistic "
+        "prediction these are follow-the-regularised-leader dynamics (multiplicative weights for smooth_cce, "
+        "log-barrier learners behind the Blum-Mansour reduction for smooth_ce), which circle around an interior "
+        "equilibrium with a growing amplitude, as multiplicative weights do in matching-pennies-like games "
+        "(Bailey and Piliouras, EC 2018), until they swing between nearly pure strategies. The output policy averages the iterates with weights alpha_T^j that favour the last "
+        "iterations, so it no longer cancels the swings: its gap stops falling like 1/T."
+        + (" The optimistic prediction damps the cycle." if damped and all(damped) else ""),
+    ]
+    return lines
+
+
 def _fmt(x) -> str:
     if x is None:
         return "–"
@@ -436,6 +566,8 @@ def _report(game, runs, exact_rows, claims, summary, checkpoints, concept_of, la
             on = _gap(runs[(alg, True)], concept)[-1]
             off = _gap(runs[(alg, False)], concept)[-1]
             lines.append(f"| {alg} | {_fmt(on)} | {_fmt(off)} |")
+    if "iterate_cycles" in summary:
+        lines += _cycles_section(summary["iterate_cycles"], concept_of)
     tb = summary["theorem_bounds"]
     lines += [
         "",

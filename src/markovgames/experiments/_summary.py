@@ -23,10 +23,16 @@ __all__ = [
     "GroupCurves",
     "SummaryRow",
     "load_results",
+    "result_rows",
+    "results_provenance",
+    "PROVENANCE_KEY",
     "group_curves",
     "summarize_results",
     "summary_markdown",
-    "tail_mask",
+    "slope_mask",
+    "run_slope",
+    "check_window",
+    "window_text",
     "CONCEPTS",
 ]
 
@@ -38,8 +44,12 @@ class ResultsError(ValueError):
     """A results directory cannot be read; the message names the path."""
 
 
-def load_results(results_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of ``results_dir/results.parquet`` (or of a ``.parquet`` file given directly)."""
+#: The key of ``results.parquet``'s key-value metadata that holds its provenance (JSON).
+PROVENANCE_KEY = b"markovgames"
+
+
+def _read_results_table(results_dir: str | Path):
+    """The checked ``pyarrow.Table`` of ``results_dir/results.parquet`` (or of a ``.parquet`` file)."""
     import pyarrow.parquet as pq
 
     from ._sweep import RESULTS_FILE
@@ -57,21 +67,95 @@ def load_results(results_dir: str | Path) -> list[dict[str, Any]]:
     missing = needed - set(table.schema.names)
     if missing:
         raise ResultsError(f"{path}: not a sweep results file (missing columns: {', '.join(sorted(missing))})")
-    rows = table.to_pylist()
-    if not rows:
+    if table.num_rows == 0:
         raise ResultsError(
             f"{path}: holds no results: no run of the sweep has finished (run 'markovgames sweep' again; "
             "its manifest.json lists the failed batches)"
         )
-    return rows
+    return path, table
 
 
-def tail_mask(checkpoints: np.ndarray, T: int) -> np.ndarray:
-    """The checkpoints a slope is fitted on: the last two decades (``T' >= T/100``).
+def result_rows(results_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``results_dir/results.parquet`` (or of a ``.parquet`` file given directly) as dicts."""
+    return _read_results_table(results_dir)[1].to_pylist()
 
-    With fewer than three checkpoints there, those with ``T' >= sqrt(T)``; failing that, all.
+
+def results_provenance(results_dir: str | Path) -> dict[str, Any]:
+    """The provenance stored in ``results.parquet``'s metadata: versions, the validated
+    configuration, the games with their content hashes, the checkpoints (``{}`` for a file
+    written before the table carried it)."""
+    return _provenance(*_read_results_table(results_dir))
+
+
+def _provenance(path: Path, table) -> dict[str, Any]:
+    import json
+
+    raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise ResultsError(f"{path}: unreadable provenance metadata ({err})") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: unreadable provenance metadata (not a JSON object)")
+    return data
+
+
+def load_results(results_dir: str | Path):
+    """A sweep's results as a ``pandas.DataFrame``: one row per run and checkpoint.
+
+    Parameters
+    ----------
+    results_dir : str or Path
+        A sweep directory, or its ``results.parquet`` (a copy anywhere works: the file describes
+        itself).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of ``results.parquet`` (``docs/howto-sweep.md``): the run's configuration
+        (game label, kind, seed and content hash, ``N, H, S, A``, algorithm, optimism, learning
+        rate, ``T``, dtype), the checkpoint ``T'`` and its metrics. ``df.attrs`` holds the
+        provenance stored in the file's metadata: ``versions``, ``config`` (the validated
+        configuration), ``raw_config``, ``games`` (label, kind, seed, shape and ``sha256`` of
+        every game), ``checkpoints`` and ``created``.
+
+    Raises
+    ------
+    ResultsError
+        No results file, an unreadable one, or one without results.
+    """
+    path, table = _read_results_table(results_dir)
+    frame = table.to_pandas()
+    frame.attrs.update(_provenance(path, table))
+    return frame
+
+
+def check_window(window) -> tuple[float, float] | None:
+    """``None`` or a window ``(low, high)`` of checkpoints with ``1 <= low < high``, as floats."""
+    if window is None:
+        return None
+    try:
+        low, high = (float(w) for w in window)
+    except (TypeError, ValueError):
+        raise ValueError(f"window: expected (low, high), got {window!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and 1 <= low < high):
+        raise ValueError(f"window: expected 1 <= low < high, got ({low:g}, {high:g})")
+    return low, high
+
+
+def slope_mask(checkpoints: np.ndarray, T: int, window: tuple[float, float] | None = None) -> np.ndarray:
+    """The checkpoints a slope is fitted on: those in ``window = (low, high)`` (inclusive), or by
+    default the last two decades (``T' >= T/100``).
+
+    Default only: with fewer than three checkpoints there, those with ``T' >= sqrt(T)``; failing
+    that, all.
     """
     checkpoints = np.asarray(checkpoints)
+    if window is not None:
+        low, high = check_window(window)
+        return (checkpoints >= low) & (checkpoints <= high)
     for lower in (T / 100.0, math.sqrt(T), 0.0):
         mask = checkpoints >= lower
         if mask.sum() >= 3 or lower == 0.0:
@@ -79,8 +163,16 @@ def tail_mask(checkpoints: np.ndarray, T: int) -> np.ndarray:
     return np.ones_like(checkpoints, dtype=bool)  # pragma: no cover
 
 
-def _slope(checkpoints: np.ndarray, gap: np.ndarray, T: int) -> float:
-    mask = tail_mask(checkpoints, T) & np.isfinite(gap) & (gap > 0)
+def run_slope(checkpoints: np.ndarray, gap: np.ndarray, T: int, window: tuple[float, float] | None = None) -> float:
+    """The slope of one run: the least-squares slope of ``log gap`` against ``log T'`` over the
+    checkpoints of :func:`slope_mask` where the gap is positive (``nan`` with fewer than two).
+
+    This is the one definition of "slope" of ``summarize`` and ``plot``; a group's slope is the
+    median of its runs' slopes (:meth:`GroupCurves.slope`).
+    """
+    checkpoints = np.asarray(checkpoints)
+    gap = np.asarray(gap, dtype=np.float64)
+    mask = slope_mask(checkpoints, T, window) & np.isfinite(gap) & (gap > 0)
     if mask.sum() < 2:
         return float("nan")
     return fit_loglog_slope(checkpoints[mask], gap[mask])
@@ -120,14 +212,18 @@ class GroupCurves:
     def quantile(self, q: float) -> np.ndarray:
         return np.quantile(self.gap, q, axis=0)
 
-    @property
-    def median_slope(self) -> float:
-        """The fitted log-log slope of the median curve over the tail (see :func:`tail_mask`)."""
-        return _slope(self.checkpoints, self.median, self.T)
+    def run_slopes(self, window: tuple[float, float] | None = None) -> np.ndarray:
+        """Every run's slope (:func:`run_slope`) over ``window`` (default: the last two decades)."""
+        return np.array([run_slope(self.checkpoints, g, self.T, window) for g in self.gap])
 
-    @property
-    def run_slopes(self) -> np.ndarray:
-        return np.array([_slope(self.checkpoints, g, self.T) for g in self.gap])
+    def slope(self, window: tuple[float, float] | None = None) -> float:
+        """The group's slope: the median over its runs of :func:`run_slope` (``nan`` if none is finite).
+
+        The summary table and the figures' legends both show this number.
+        """
+        slopes = self.run_slopes(window)
+        finite = slopes[np.isfinite(slopes)]
+        return float(np.median(finite)) if finite.size else float("nan")
 
 
 def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[GroupCurves]:
@@ -186,18 +282,22 @@ class SummaryRow:
     final_gap_q75: float
     gap_times_T: float
     slope: float
-    slope_of_median: float
 
 
-def summarize_results(results_dir: str | Path, concept: Concept = "auto") -> list[SummaryRow]:
-    """One :class:`SummaryRow` per game, algorithm, optimism and learning rate."""
-    rows = load_results(results_dir)
+def summarize_results(
+    results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None
+) -> list[SummaryRow]:
+    """One :class:`SummaryRow` per game, algorithm, optimism and learning rate.
+
+    ``window = (low, high)``: fit the slopes on the checkpoints in ``[low, high]`` (default: the
+    last two decades of each run; see :func:`run_slope`).
+    """
+    window = check_window(window)
+    rows = result_rows(results_dir)
     out = []
     for g in group_curves(rows, concept):
         final = g.gap[:, -1]
         T_last = int(g.checkpoints[-1])
-        slopes = g.run_slopes
-        finite = slopes[np.isfinite(slopes)]
         out.append(
             SummaryRow(
                 game=g.game, algorithm=g.algorithm, optimistic=g.optimistic, eta=g.eta, concept=g.concept,
@@ -206,8 +306,7 @@ def summarize_results(results_dir: str | Path, concept: Concept = "auto") -> lis
                 final_gap_q25=float(np.quantile(final, 0.25)),
                 final_gap_q75=float(np.quantile(final, 0.75)),
                 gap_times_T=float(np.median(final * T_last)),
-                slope=float(np.median(finite)) if finite.size else float("nan"),
-                slope_of_median=g.median_slope,
+                slope=g.slope(window),
             )
         )
     return out
@@ -239,8 +338,15 @@ def summary_cells(row: SummaryRow) -> list[str]:
     ]
 
 
-def summary_markdown(rows: list[SummaryRow], title: str | None = None) -> str:
-    """The summary as a Markdown table (medians over seeds; slopes over the last two decades)."""
+def window_text(window: tuple[float, float] | None) -> str:
+    """How a slope window reads in tables and legends."""
+    if window is None:
+        return "the last two decades of checkpoints"
+    return f"the checkpoints T' in [{window[0]:g}, {window[1]:g}]"
+
+
+def summary_markdown(rows: list[SummaryRow], title: str | None = None, window: tuple[float, float] | None = None) -> str:
+    """The summary as a Markdown table (medians over seeds; slopes over ``window``, default the last two decades)."""
     lines = []
     if title:
         lines += [f"# {title}", ""]
@@ -253,14 +359,16 @@ def summary_markdown(rows: list[SummaryRow], title: str | None = None) -> str:
         "",
         "Certified gaps of the output policy at the last checkpoint T, median over the runs (random-game seeds) "
         "of each row, with the interquartile range; gap × T is the median of gap(T) × T; the slope is the median "
-        "over runs of the least-squares log-log slope of gap versus T' over the last two decades of checkpoints "
+        f"over runs of the least-squares log-log slope of gap versus T' over {window_text(window)} "
         "(-1 is the paper's O(1/T) rate, -0.5 the classic O(1/sqrt(T))).",
         "",
     ]
     return "\n".join(lines)
 
 
-def write_summary_markdown(rows: list[SummaryRow], path: str | Path, title: str | None = None) -> Path:
+def write_summary_markdown(
+    rows: list[SummaryRow], path: str | Path, title: str | None = None, window: tuple[float, float] | None = None
+) -> Path:
     path = Path(path)
-    atomic_write_text(path, summary_markdown(rows, title))
+    atomic_write_text(path, summary_markdown(rows, title, window))
     return path

@@ -36,6 +36,8 @@ import numpy as np
 from .._atomic import atomic_write, atomic_write_text
 from ..dynamics import absolute_reference, get_algorithm, resolve_learning_rate, run_batch
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
+from ._summary import PROVENANCE_KEY
 from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
 
 __all__ = [
@@ -63,6 +65,7 @@ RESULTS_FILE = "results.parquet"
 MANIFEST_FILE = "manifest.json"
 RUNS_DIR = "runs"
 MANIFEST_FORMAT = "markovgames-sweep/1"
+RESULTS_FORMAT = "markovgames-results/1"
 RUN_FILE_FORMAT = 1
 EXECUTORS = ("local", "ray")
 
@@ -131,12 +134,13 @@ class PlannedRun:
     reference: str  # what a worker resolves (a user's file with its absolute path)
     value_update: str
     concept: str
+    exact: bool = False
 
     @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
         stage_theory = self.value_update == "stage" and self.eta == "theory"
-        return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory)
+        return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory, self.exact)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,6 +158,7 @@ class BatchTask:
     etas: tuple[float | str, ...]
     reference: str  # what the worker resolves
     concept: str
+    exact: bool = False
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -177,6 +182,7 @@ class BatchOutput:
     compile_time_s: float
     host: str
     pid: int
+    exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,6 +226,7 @@ class SweepPlan:
                         etas=tuple(r.eta for r in chunk),
                         reference=first.reference,
                         concept=first.concept,
+                        exact=first.exact,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -237,6 +244,8 @@ def _random_label(spec, seed: int | None) -> str:
         text += f",s1={spec.initial_state}"
     if spec.successors is not None:
         text += f",K={spec.successors}"
+    if spec.zero_sum:
+        text += ",zero-sum"
     if seed is not None:
         text += f",seed={seed}"
     return text + ")"
@@ -277,6 +286,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
                         initial_state=spec.initial_state,
                         num_successors=spec.successors,
                         max_entries=max_entries,
+                        zero_sum=spec.zero_sum,
                     )
                 except Exception as err:
                     raise SweepConfigError(f"{where}.random: {err}") from None
@@ -322,6 +332,8 @@ def plan_sweep(
                 reward_distribution=r.reward_distribution, transition_concentration=r.transition_concentration,
                 initial_state=r.initial_state,
             )
+            if r.zero_sum:  # only when set, so that the ids of earlier sweeps' runs stay the same
+                game_spec["zero_sum"] = True
         for alg_index, alg in enumerate(config.algorithms):
             # A user's file is taken from the configuration's directory; workers get its absolute path.
             reference = absolute_reference(alg.name, base_dir)
@@ -344,6 +356,8 @@ def plan_sweep(
                     if spec_alg.source_sha256 is not None:
                         # A user's learner: its file's content is part of the run's identity.
                         spec["algorithm_sha256"] = spec_alg.source_sha256
+                    if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
+                        spec["exact"] = True
                     rid = run_id_of(spec)
                     if rid in seen:  # the same run listed twice: run it once
                         continue
@@ -355,7 +369,7 @@ def plan_sweep(
                             game_seed=seed, seed_index=k, algorithm=alg.name, optimistic=bool(optimistic), eta=eta,
                             eta_value=None if per_stage else float(scale), T=config.T, checkpoints=checkpoints,
                             dtype=config.dtype, reference=reference, value_update=spec_alg.value_update.name,
-                            concept=spec_alg.concept,
+                            concept=spec_alg.concept, exact=config.exact,
                         )
                     )
     return SweepPlan(config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows))
@@ -372,10 +386,13 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         T=task.T,
         etas=list(task.etas),
         optimistic=task.optimistic,
-        record_trajectory=False,
+        record_trajectory=task.exact,  # exact gaps need each run's trajectory
         dtype=task.dtype,
         checkpoints=list(task.checkpoints),
     )
+    exact = None
+    if task.exact:
+        exact = tuple(exact_checkpoint_gaps(result.run(b), task.checkpoints) for b in range(len(task)))
     return BatchOutput(
         batch_id=task.batch_id,
         run_ids=task.run_ids,
@@ -387,6 +404,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         compile_time_s=float(result.compile_time_s),
         host=socket.gethostname(),
         pid=os.getpid(),
+        exact=exact,
     )
 
 
@@ -452,6 +470,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                 "certified_cce_bound": [float(x) for x in cce],
                 "certified_ce_gap": float(np.max(ce - value)),
                 "certified_cce_gap": float(np.max(cce - value)),
+                **({} if output.exact is None else output.exact[b][int(T_prime)]),
             }
         )
     return {
@@ -537,9 +556,20 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "batch_id": doc["batch"]["id"],
                 "batch_size": doc["batch"]["size"],
                 "batch_wall_time_s": doc["batch"]["wall_time_s"],
+                "dtype": doc["dtype"],
+                "game_sha256": doc["spec"]["game"]["sha256"],
+                "exact_ce_gap": rec.get("exact_ce_gap"),
+                "exact_cce_gap": rec.get("exact_cce_gap"),
+                "exact_skipped": _skipped(rec),
             }
         )
     return rows
+
+
+def _skipped(record: dict[str, Any]) -> str | None:
+    """Why an asked-for exact gap is missing at a checkpoint (``None``: computed, or not asked for)."""
+    reasons = [f"{name}: {record[name + '_skipped']}" for name in EXACT_FIELDS if record.get(name + "_skipped")]
+    return "; ".join(reasons) or None
 
 
 def _results_schema():
@@ -576,6 +606,11 @@ def _results_schema():
             ("batch_id", pa.string()),
             ("batch_size", pa.int64()),
             ("batch_wall_time_s", pa.float64()),
+            ("dtype", pa.string()),
+            ("game_sha256", pa.string()),
+            ("exact_ce_gap", pa.float64()),
+            ("exact_cce_gap", pa.float64()),
+            ("exact_skipped", pa.string()),
         ]
     )
 
@@ -601,9 +636,37 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
         count += 1
     schema = _results_schema()
     table = pa.Table.from_pylist(rows, schema=schema)
+    # Provenance in the file itself, so that a copied table still says where it came from.
+    table = table.replace_schema_metadata({PROVENANCE_KEY: _canonical_json(_provenance(out, plan)).encode("utf-8")})
     path = out / RESULTS_FILE
     atomic_write(path, lambda fh: pq.write_table(table, fh))
     return path, count
+
+
+def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
+    """What ``results.parquet`` carries in its metadata: versions, the validated configuration,
+    the games and their content hashes, the checkpoints (from ``plan``, else from the manifest)."""
+    from ._rundir import versions
+
+    try:
+        manifest = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    manifest = manifest if isinstance(manifest, dict) else {}
+    if plan is not None:
+        config, games, checkpoints = plan.config.model_dump(mode="json"), list(plan.games), list(plan.checkpoints)
+    else:
+        config, games, checkpoints = manifest.get("config"), manifest.get("games"), manifest.get("checkpoints")
+    raw = manifest.get("raw_config")
+    return {
+        "format": RESULTS_FORMAT,
+        "versions": versions(),
+        "config": config,
+        "raw_config": raw,
+        "games": games,
+        "checkpoints": checkpoints,
+        "created": _now(),
+    }
 
 
 def _prepare_out(out: Path) -> None:

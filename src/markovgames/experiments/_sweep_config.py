@@ -78,6 +78,13 @@ def _positive_int(value: Any, where: str = "") -> int:
     return value
 
 
+def _strict_bool(value: Any) -> bool:
+    """TOML's ``true``/``false`` only (pydantic would also take 1, "yes", ...)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {_show(value)}")
+    return value
+
+
 def _positive_finite(value: Any) -> bool:
     """A number (not a boolean) > 0 that is a finite float64: TOML integers are unbounded, and
     ``math.isfinite(10**400)`` raises OverflowError, which pydantic would not report."""
@@ -106,6 +113,7 @@ class RandomGameSpec(_Strict):
     transition_concentration: float = 1.0
     initial_state: int = 0
     successors: int | None = None
+    zero_sum: bool = False
 
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
@@ -135,6 +143,11 @@ class RandomGameSpec(_Strict):
     def _successors(cls, v: Any) -> int | None:
         return None if v is None else _positive_int(v)
 
+    @field_validator("zero_sum", mode="before")
+    @classmethod
+    def _zero_sum(cls, v: Any) -> bool:
+        return _strict_bool(v)
+
     @field_validator("reward_distribution")
     @classmethod
     def _distribution(cls, v: str) -> str:
@@ -157,6 +170,8 @@ class RandomGameSpec(_Strict):
             raise ValueError(f"initial_state = {self.initial_state} is not below states = {self.states}")
         if self.successors is not None and self.successors > self.states:
             raise ValueError(f"successors = {self.successors} exceeds states = {self.states}")
+        if self.zero_sum and self.players != 2:
+            raise ValueError(f"zero_sum = true needs players = 2 (a zero-sum game has two players), got {self.players}")
         return self
 
     @property
@@ -299,6 +314,12 @@ class SweepConfig(_Strict):
     max_retries: int = 1
     max_batch_size: int | None = None
     out: str | None = None
+    exact: bool = False
+
+    @field_validator("exact", mode="before")
+    @classmethod
+    def _exact(cls, v: Any) -> bool:
+        return _strict_bool(v)
 
     @field_validator("games", "algorithms", mode="before")
     @classmethod

@@ -368,6 +368,7 @@ def random_game(
     name: str | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
     num_successors: int | None = None,
+    zero_sum: bool = False,
 ) -> MarkovGame:
     """A random Markov game.
 
@@ -381,6 +382,15 @@ def random_game(
     With ``num_successors = K`` the game is sparse (:class:`SparseTransitions`): each row has
     ``K`` distinct successor states drawn uniformly without replacement, with probabilities
     ``Dirichlet(c * ones(K))``. This is how large games (``S = 10^4`` and more) are built.
+
+    With ``zero_sum=True`` (two players only) the game is constant-sum: player 0's rewards are
+    drawn as above, ``rewards[h, 0, s, a]`` i.i.d., and ``rewards[h, 1] = 1 - rewards[h, 0]``
+    everywhere, so every reward stays in ``[0, 1]`` (for ``"uniform"`` both players' rewards are
+    ``Uniform[0, 1]``, for ``"bernoulli"`` both are ``Bernoulli(1/2)``) and
+    ``r_0 + r_1 = 1``. Subtracting the constant ``1/2`` from both gives a zero-sum game with the
+    same best responses, equilibria and gaps; player 0's value plus player 1's is ``H`` under
+    every policy. Only ``H x S x |A|`` reward entries are drawn (then the transitions), so a seed
+    gives a different game than without ``zero_sum``.
 
     Parameters
     ----------
@@ -400,6 +410,8 @@ def random_game(
         Refuse sizes giving more entries than this, before drawing anything.
     num_successors : int, optional
         ``1 <= K <= S``: make a sparse game with ``K`` successors per row.
+    zero_sum : bool
+        Make a two-player constant-sum game, ``r_1 = 1 - r_0``.
 
     Returns
     -------
@@ -421,6 +433,10 @@ def random_game(
         raise GameValidationError(
             f"reward_distribution = {reward_distribution!r} is not one of {', '.join(REWARD_DISTRIBUTIONS)}"
         )
+    if not isinstance(zero_sum, (bool, np.bool_)):
+        raise GameValidationError(f"zero_sum: expected True or False, got {zero_sum!r}")
+    if zero_sum and num_players != 2:
+        raise GameValidationError(f"zero_sum: a zero-sum game has two players, got num_players = {num_players}")
     concentration = float(transition_concentration)
     if not (math.isfinite(concentration) and concentration > 0.0):
         raise GameValidationError(f"transition_concentration = {transition_concentration!r} must be positive and finite")
@@ -439,10 +455,14 @@ def random_game(
             )
     rng, seed = _as_rng(seed_or_rng)
 
+    # Constant-sum: draw player 0's rewards only; player 1's are their complement.
+    drawn = (horizon, 1, *reward_shape[2:]) if zero_sum else reward_shape
     if reward_distribution == "uniform":
-        rewards = rng.random(reward_shape)
+        rewards = rng.random(drawn)
     else:
-        rewards = rng.integers(0, 2, size=reward_shape).astype(np.float64)
+        rewards = rng.integers(0, 2, size=drawn).astype(np.float64)
+    if zero_sum:
+        rewards = np.concatenate([rewards, 1.0 - rewards], axis=1)
     rows = rng.dirichlet(np.full(transition_shape[-1], concentration), size=transition_shape[:-1])
     # Renormalise: Dirichlet samples sum to 1 only up to rounding, and a tiny concentration
     # can underflow every coordinate of a row but one.
@@ -456,9 +476,12 @@ def random_game(
         sizes = f"N={num_players},H={horizon},S={num_states},A={'x'.join(map(str, actions))}"
         if num_successors is not None:
             sizes += f",K={num_successors}"
+        if zero_sum:
+            sizes += ",zero-sum"
         name = f"random({sizes}" + (f",seed={seed})" if seed is not None else ")")
     description = (
-        f"Random game: rewards i.i.d. {'Uniform[0,1]' if reward_distribution == 'uniform' else 'Bernoulli(1/2)'}, "
+        ("Random two-player constant-sum game (r_1 = 1 - r_0): player 0's " if zero_sum else "Random game: ")
+        + f"rewards i.i.d. {'Uniform[0,1]' if reward_distribution == 'uniform' else 'Bernoulli(1/2)'}, "
         f"transition rows i.i.d. Dirichlet({concentration:g} * ones({transition_shape[-1]}))"
         + (f" over {num_successors} distinct uniformly drawn successor states" if num_successors is not None else "")
     )

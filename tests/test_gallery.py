@@ -1,0 +1,54 @@
+"""The gallery's studies (examples/*.py) run at a small size, and the gallery page shows their figures."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GALLERY = ROOT / "docs" / "gallery.md"
+
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
+
+
+def _run(script: str, *args: str, cwd: Path) -> str:
+    env = dict(os.environ, MARKOVGAMES_CACHE_DIR="off", PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_open_question_study_runs_small(tmp_path):
+    out = _run("open_question.py", "--games", "2", "-T", "1000", "--out", "sw", cwd=tmp_path)
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("general-sum: 2 games, T = 1,000: median gap x T")
+    assert lines[1].startswith("zero-sum: 2 games") and "grew more than 2x over [T/100, T] in" in lines[1]
+    figures = {p.name for p in (tmp_path / "sw" / "figures").iterdir()}
+    assert {"gaps_general-sum.png", "gaps_zero-sum.png", "slopes_1e1-1e3.png"} <= figures
+
+
+def test_horizon_study_runs_small(tmp_path):
+    out = _run("horizon.py", "--horizons", "1,2", "--games", "2", "-T", "300", "--out", "sw", cwd=tmp_path)
+    lines = out.strip().splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == ["H = 1", "H = 2"]
+    assert re.match(r"gap x T grows like H\^-?\d+\.\d\d over these horizons", lines[2])
+    assert (tmp_path / "sw" / "figures" / "gap_times_T_vs_horizon.png").stat().st_size > 1000
+
+
+def test_gallery_page_shows_every_study_and_its_committed_figures():
+    text = GALLERY.read_text(encoding="utf-8")
+    for script in sorted((ROOT / "examples").glob("*.py")):
+        assert f"examples/{script.name}" in text, f"{script.name} is not in the gallery"
+    images = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
+    assert len(images) >= 4
+    for image in images:
+        path = ROOT / "docs" / image
+        assert path.suffix == ".png" and path.is_file(), image
+        assert path.stat().st_size < 300_000, f"{image} is not small"
