@@ -58,3 +58,12 @@ def test_gallery_page_shows_every_study_and_its_committed_figures():
         path = ROOT / "docs" / image
         assert path.suffix == ".png" and path.is_file(), image
         assert path.stat().st_size < 300_000, f"{image} is not small"
+
+
+def test_last_iterate_study_runs_small(tmp_path):
+    out = _run("last_iterate.py", "--games", "2", "-T", "500", "--out", "sw", cwd=tmp_path)
+    lines = out.strip().splitlines()
+    assert len(lines) == 5 and lines[-1] == "wrote sw/figures/last_iterate.png"
+    assert [line.split(":")[0] for line in lines[:4]] == ["smooth_cce", "smooth_cce (no optimism)", "stage_cce", "stage_cce (no optimism)"]
+    assert all("median Nash gap of the last iterate" in line for line in lines[:4])
+    assert (tmp_path / "sw" / "figures" / "last_iterate.png").stat().st_size > 1000

@@ -102,6 +102,12 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="add exact CE and CCE gaps to every checkpoint where the game is small enough",
     )
+    p.add_argument(
+        "--last-iterate",
+        action="store_true",
+        help="also evaluate, at every checkpoint T', the last iterate pi^T' itself: its value and its Nash gap "
+        "(exact, inside the compiled loop)",
+    )
     p.add_argument("--dtype", default="float64", choices=sorted(DTYPES), help="floating point precision")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory (or an interrupted run)")
     p.add_argument(
@@ -167,6 +173,7 @@ def _handle_run(args) -> int:
         "record_trajectory": not args.no_trajectory,
         "checkpoint_every": args.checkpoint_every,
         "trajectory_tolerance": args.trajectory_tolerance,
+        "last_iterate": args.last_iterate,
     }
     staging = state_file = None
     planned = staging_directory(args.out)
@@ -191,6 +198,7 @@ def _handle_run(args) -> int:
                 state_file=state_file,
                 state_every=args.checkpoint_every,
                 trajectory_tolerance=args.trajectory_tolerance,
+                last_iterate=checkpoints if args.last_iterate else False,
             )
         extras = exact_checkpoint_gaps(result, checkpoints) if args.exact else None
         metrics = write_run_directory(staging, result, checkpoints, config, extras)
@@ -292,6 +300,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
     if has_exact:
         table.add_column("exact CE gap", justify="right")
         table.add_column("exact CCE gap", justify="right")
+    has_last = any("last_iterate_nash_gap" in c for c in metrics["checkpoints"])
+    if has_last:
+        table.add_column("last iterate: Nash gap", justify="right")
     for c in metrics["checkpoints"]:
         exact_cells = []
         if has_exact:
@@ -306,6 +317,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
             f"{c['certified_ce_gap'] * c['T']:.4g}",
             f"{c['certified_cce_gap'] * c['T']:.4g}",
             *exact_cells,
+            *([f"{c['last_iterate_nash_gap']:.3e}"] if has_last else []),
         )
     console.print(table)
     # Say why an exact gap is missing (once per reason), rather than only a dash in the table.

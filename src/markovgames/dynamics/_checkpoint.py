@@ -38,15 +38,18 @@ class SavedState(NamedTuple):
     leaves: list[np.ndarray]
     metrics: np.ndarray | None
     trajectory: list  # [row, count, [sha256 per player]] per chunk written
+    last_iterate: np.ndarray | None
 
 
-def fingerprint(algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept) -> str:
+def fingerprint(
+    algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept, last_iterate
+) -> str:
     """A digest of everything that determines a run's numbers and chunking (a saved state must match it)."""
     digest = hashlib.sha256()
     digest.update(
         json.dumps(
             [algorithm.identity, optimistic, [float(e) for e in etas], per_stage_theory, T, dtype, record, batched, plan,
-             None if keep is None else keep.tolist(), first_kept]
+             None if keep is None else keep.tolist(), first_kept, None if last_iterate is None else last_iterate.tolist()]
         ).encode()
     )
     for g in games:
@@ -64,22 +67,24 @@ class StateFile:
         self.fingerprint = fingerprint
         self.every = every
 
-    def save(self, done: int, carry, metrics: list, axis: int, trajectory: list) -> None:
+    def save(self, done: int, carry, metrics: list, axis: int, trajectory: list, last_iterate: list) -> None:
         """Write the loop state after ``done`` iterations atomically."""
         leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(carry)]
         arrays = {f"leaf_{k}": leaf for k, leaf in enumerate(leaves)}
         if metrics:
             arrays["metrics"] = np.concatenate(metrics, axis=axis)
+        if last_iterate:
+            arrays["last_iterate"] = np.concatenate(last_iterate, axis=axis)
         meta = {"format": _FORMAT, "fingerprint": self.fingerprint, "done": int(done), "num_leaves": len(leaves), "trajectory": trajectory}
         atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(json.dumps(meta)), **arrays))
 
-    def load(self, template, metrics_shape, kept_rows) -> SavedState | None:
+    def load(self, template, metrics_shape, kept_rows, last_iterate_shape) -> SavedState | None:
         """The saved state, checked against this run; ``None`` when there is no file.
 
         ``template`` is this run's initial loop state (its leaves give the shapes and dtypes);
-        ``metrics_shape(done)`` the shape the saved metrics must have after ``done`` iterations
-        (``None``: none saved); ``kept_rows(done)`` the trajectory rows written by then (``None``:
-        no trajectory files).
+        ``metrics_shape(done)`` and ``last_iterate_shape(done)`` the shapes the saved metrics and
+        last-iterate values must have after ``done`` iterations (``None``: none saved);
+        ``kept_rows(done)`` the trajectory rows written by then (``None``: no trajectory files).
         """
         if not self.path.exists():
             return None
@@ -98,6 +103,7 @@ class StateFile:
                 done = meta.get("done")
                 leaves = [np.array(data[f"leaf_{k}"]) for k in range(len(expected))]
                 metrics = np.array(data["metrics"]) if "metrics" in data.files else None
+                last = np.array(data["last_iterate"]) if "last_iterate" in data.files else None
         except RunStateError:
             raise
         except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
@@ -109,15 +115,15 @@ class StateFile:
                 raise RunStateError(f"{self.path}: state array {k} is {leaf.dtype} {leaf.shape}, this run's is {want.dtype} {want.shape}")
             if np.issubdtype(leaf.dtype, np.floating) and not np.all(np.isfinite(leaf)):
                 raise RunStateError(f"{self.path}: state array {k} holds values that are not finite")
-        want_metrics = metrics_shape(done)
-        found_metrics = None if metrics is None else metrics.shape
-        if found_metrics != want_metrics:
-            raise RunStateError(f"{self.path}: metrics of shape {found_metrics}, expected {want_metrics} after {done} iterations")
-        if metrics is not None and not np.all(np.isfinite(metrics)):
-            raise RunStateError(f"{self.path}: metrics hold values that are not finite")
+        for name, array, want in (("metrics", metrics, metrics_shape(done)), ("last_iterate", last, last_iterate_shape(done))):
+            found = None if array is None else array.shape
+            if found != want:
+                raise RunStateError(f"{self.path}: {name} of shape {found}, expected {want} after {done} iterations")
+            if array is not None and not np.all(np.isfinite(array)):
+                raise RunStateError(f"{self.path}: {name} hold values that are not finite")
         trajectory = meta.get("trajectory")
         _check_records(self.path, trajectory, kept_rows(done))
-        return SavedState(done, leaves, metrics, trajectory)
+        return SavedState(done, leaves, metrics, trajectory, last)
 
 
 def _check_records(path: Path, records, rows: int | None) -> None:

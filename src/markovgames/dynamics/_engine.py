@@ -41,10 +41,15 @@ def _runs_first(x):
 
 
 @lru_cache(maxsize=None)
-def compiled_chunk(learner: LearnerSpec, value_update: ValueUpdate, optimistic: bool, record: bool, batched: bool, size: int):
-    """The jitted function ``(game, carry, sched) -> (carry, outputs)`` running ``size`` iterations.
+def compiled_chunk(
+    learner: LearnerSpec, value_update: ValueUpdate, optimistic: bool, record: bool, batched: bool, size: int,
+    last_iterate: bool = False,
+):
+    """The jitted function ``(game, carry, sched, mask) -> (carry, outputs)`` running ``size`` iterations.
 
-    ``sched`` is the value update's :meth:`~markovgames.dynamics.ValueUpdate.chunk_inputs`.
+    ``sched`` is the value update's :meth:`~markovgames.dynamics.ValueUpdate.chunk_inputs`; with
+    ``last_iterate``, ``mask`` is the ``(size,)`` boolean mask of the iterations whose last iterate
+    is evaluated (else ``None``).
     ``game`` and ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do
     the outputs (after the chunk axis). Inside, a batch's run axis is moved last (see the module
     docstring); ``sched`` is shared by all runs, so loop bounds are the same for all. Cached per
@@ -53,10 +58,12 @@ def compiled_chunk(learner: LearnerSpec, value_update: ValueUpdate, optimistic: 
     """
     run_axes = 1 if batched else 0
 
-    def fn(game, carry, sched):
+    def fn(game, carry, sched, mask):
         if batched:
             game, carry = jax.tree_util.tree_map(_runs_last, (game, carry))
-        carry, out = value_update.run_chunk(learner, optimistic, record, size, game, carry, sched, run_axes)
+        carry, out = value_update.run_chunk(
+            learner, optimistic, record, size, game, carry, sched, mask if last_iterate else None, run_axes
+        )
         if batched:
             # The outputs are (chunk, ..., R): the run axis goes before the chunk axis.
             carry, out = jax.tree_util.tree_map(_runs_first, (carry, out))

@@ -51,6 +51,7 @@ class LoopOutput(NamedTuple):
     """What the loop produced."""
 
     metrics: np.ndarray  # (..., P, 3, N): value, certified CCE bound, certified CE bound per prefix
+    last_iterate: np.ndarray | None  # (..., P, 2, N): the last iterate's value and best-response values
     policies: tuple[np.ndarray, ...] | None
     identity_residual: np.ndarray | None
     wall_time_s: float
@@ -119,11 +120,14 @@ def run_loop(
     state: StateFile | None,
     group_size: int | None,
     progress: Callable[[int], None] | None,
+    last_iterate: np.ndarray | None = None,
 ) -> LoopOutput:
     """Run ``job`` chunk by chunk (see the module docstring).
 
     ``keep``: the prefixes whose metrics are kept (``None``: all). ``record``: keep the trajectory
     (iterations ``first_kept..T``), in ``trajectory_dir`` if given, else in memory.
+    ``last_iterate``: the prefixes at which the product policy ``pi^t`` itself is also evaluated
+    (sorted, unique), or ``None``.
     """
     update, learner = job.algorithm.value_update, job.algorithm.learner
     np_dtype = DTYPES[job.dtype]
@@ -153,6 +157,9 @@ def run_loop(
                 if not update.per_iteration_metrics or metric_rows(done) == 0
                 else (*lead, metric_rows(done), 3, num_players),
                 kept_rows=lambda done: max(0, done - first_kept + 1) if record and trajectory_dir is not None else None,
+                last_iterate_shape=lambda done: None
+                if last_iterate is None or np.count_nonzero(last_iterate <= done) == 0
+                else (*lead, int(np.count_nonzero(last_iterate <= done)), 2, num_players),
             )
         sink = None
         if record:
@@ -163,12 +170,15 @@ def run_loop(
                 sink = FileTrajectory(trajectory_dir, shapes, np_dtype, job.batched, None if saved is None else saved.trajectory)
         done = 0
         metrics: list[np.ndarray] = []
+        last: list[np.ndarray] = []
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
             carry = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in saved.leaves])
             done = saved.done
             if saved.metrics is not None:
                 metrics.append(saved.metrics)
+            if saved.last_iterate is not None:
+                last.append(saved.last_iterate)
         if job.batched:
             per_run = sum(leaf[0].nbytes for leaf in jax.tree_util.tree_leaves((carry, game_arrays)))
             groups = run_groups(batch, per_run, update.name, group_size)
@@ -184,6 +194,8 @@ def run_loop(
             out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
             if "metrics" in out:
                 metrics.append(out["metrics"])
+            if "last_iterate" in out:
+                last.append(out["last_iterate"])
             if record_chunk:
                 skip = max(first_kept - 1 - chunk_done, 0)  # leading rows of this chunk before the suffix
                 row = chunk_done + skip - (first_kept - 1)  # their destination row in the kept arrays
@@ -200,23 +212,31 @@ def run_loop(
             sched = update.chunk_inputs(schedule, done, size, np_dtype)
             # A chunk that lies wholly before the kept suffix records nothing.
             record_chunk = record and done + size >= first_kept
-            fn = compiled_chunk(learner, update, job.optimistic, record_chunk, job.batched, size)
+            def rows_of(prefixes):
+                return prefixes[(prefixes > done) & (prefixes <= done + size)] - done - 1
+
+            mask = None
+            if last_iterate is not None:
+                mask = np.zeros(size, bool)
+                mask[rows_of(last_iterate)] = True
+            fn = compiled_chunk(learner, update, job.optimistic, record_chunk, job.batched, size, last_iterate is not None)
             calls = []
             for g, c in zip(game_parts, carry_parts):
                 key = (size, record_chunk, jax.tree_util.tree_leaves(c)[0].shape)
                 if key not in executables:
                     t0 = time.perf_counter()
-                    executables[key] = fn.lower(g, c, sched).compile()
+                    executables[key] = fn.lower(g, c, sched, mask).compile()
                     compile_time += time.perf_counter() - t0
                 calls.append(executables[key])
             # Dispatch every group before waiting for any: the calls run concurrently.
-            results = [call(g, c, sched) for call, g, c in zip(calls, game_parts, carry_parts)]
+            results = [call(g, c, sched, mask) for call, g, c in zip(calls, game_parts, carry_parts)]
             carry_parts = [r[0] for r in results]
             out = _join([r[1] for r in results])
+            # Keep only the checkpoint rows, selected on the device before the copy to the host.
             if keep is not None and "metrics" in out:
-                # Keep only the checkpoint rows, selected on the device before the copy to the host.
-                rows = keep[(keep > done) & (keep <= done + size)] - done - 1
-                out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(rows), axis=axis_t))
+                out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(rows_of(keep)), axis=axis_t))
+            if mask is not None:
+                out = dict(out, last_iterate=jnp.take(out["last_iterate"], jnp.asarray(rows_of(last_iterate)), axis=axis_t))
             if pending is not None:
                 drain(pending)  # the previous chunk's outputs, while this one runs
             pending = (done, size, record_chunk, out)
@@ -226,7 +246,7 @@ def run_loop(
                 pending = None
                 if isinstance(sink, FileTrajectory):
                     sink.flush()
-                state.save(done, _join(carry_parts), metrics, axis_t, sink.records() if sink is not None else [])
+                state.save(done, _join(carry_parts), metrics, axis_t, sink.records() if sink is not None else [], last)
                 last_saved = done
         if pending is not None:
             drain(pending)
@@ -246,4 +266,5 @@ def run_loop(
             f"(eta = {max(job.etas):g}, {job.dtype}); please report this with the game and the settings"
         )
     policies = None if sink is None else sink.result()
-    return LoopOutput(stacked, policies, residual, time.perf_counter() - start_wall, compile_time)
+    last_iterate_values = np.concatenate(last, axis=axis_t) if last_iterate is not None else None
+    return LoopOutput(stacked, last_iterate_values, policies, residual, time.perf_counter() - start_wall, compile_time)

@@ -29,10 +29,10 @@ import jax
 import jax.numpy as jnp
 
 from .._small_axes import small_max, small_sum
-from ._tensor import joint_expectation, marginal_expectation, others_expectation, swap_expectation
+from ._tensor import joint_expectation, joint_product, marginal_expectation, others_expectation, swap_expectation
 from ._transitions import SparseStep, apply_transition, kernel_step, scanned_step, sparse_transition_parts, step_inputs
 
-__all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities"]
+__all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities", "product_policy_values"]
 
 #: :func:`stage_index_quantities` loops over the steps (rather than unrolling them) when one
 #: step's rewards have more entries than this.
@@ -151,3 +151,46 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities, run
         out_v[h], out_b[h], out_w[h] = one_step(rewards[h], kernel_step(transitions, h), joint_avg[h], nxt)
         nxt = (out_v[h], out_b[h], out_w[h])
     return jnp.stack(out_v), jnp.stack(out_b), jnp.stack(out_w)
+
+
+def product_policy_values(rewards, transitions, policies, initial_state_values, run_axes: int):
+    r"""Value and best-response value at every state of the product Markov policy ``policies``
+    (per player ``(H, S, A_i[, R])``: the last iterate :math:`\pi^t` itself, no index chain).
+
+    Backward induction: :math:`V_h(s) = [(r_h + P_h V_{h+1}) \pi_h](s)` and, per player ``i``,
+    :math:`B_{h,i}(s) = \max_b [(r_{h,i} + P_h B_{h+1,i}) \pi_{h,-i}](s, b)` (player ``i``'s best
+    response to the others' policy), with ``V_H = B_H = 0``: the single-index case of the value
+    and certified CCE recursions. The Nash gap is :math:`\max_i (B_i - V_i)` at ``s_1``.
+
+    ``initial_state_values(x)`` picks ``x[:, s_1]`` of every run; returns ``(2, N[, R])``: the
+    values and the best-response values at ``s_1``.
+    """
+    horizon, num_players, num_states = rewards.shape[:3]
+    runs = rewards.shape[rewards.ndim - run_axes :]
+    action = -1 - run_axes
+    zeros = jnp.zeros((num_players, num_states, *runs), rewards.dtype)
+
+    def one_step(r_h, p_h, pol_h, nxt):
+        value_target, br_target = stacked_targets(r_h, p_h, nxt, run_axes)
+        value_h = joint_expectation(value_target, joint_product(pol_h, run_axes), num_players, run_axes)
+        br_h = jnp.stack(
+            [small_max(others_expectation(br_target[i], pol_h, i, run_axes), action) for i in range(num_players)]
+        )
+        return value_h, br_h
+
+    if horizon > _UNROLL_STEPS:
+        def body(nxt, xs):
+            r_h, p_h, pol_h = xs
+            own = one_step(r_h, scanned_step(transitions, p_h), pol_h, nxt)
+            return own, None
+
+        top, _ = jax.lax.scan(body, (zeros, zeros), (rewards, step_inputs(transitions), policies), reverse=True)
+    else:
+        top = (zeros, zeros)
+        for h in range(horizon - 1, -1, -1):
+            top = one_step(rewards[h], kernel_step(transitions, h), tuple(p[h] for p in policies), top)
+    return jnp.stack([initial_state_values(top[0]), initial_state_values(top[1])])
+
+
+#: :func:`product_policy_values` unrolls its steps up to this horizon and scans beyond.
+_UNROLL_STEPS = 8

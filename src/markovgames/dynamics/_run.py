@@ -40,6 +40,13 @@ class PrefixCurves:
         """``max_i (cce_bound_i - V_i)`` per prefix (and per run of a batch)."""
         return np.max(self.certified_cce_bound - self.value, axis=-1)
 
+    @property
+    def last_iterate_nash_gap(self) -> np.ndarray | None:
+        """``max_i (best response_i - V_i)`` of the last iterate ``pi^{T'}`` per prefix of
+        ``last_iterate_prefixes`` (``None`` unless the run evaluated it: ``last_iterate``)."""
+        best = getattr(self, "last_iterate_best_response", None)
+        return None if best is None else np.max(best - self.last_iterate_value, axis=-1)
+
     def row(self, T_prime: int) -> int:
         """The row of the per-prefix arrays that holds prefix ``T'``."""
         rows = np.flatnonzero(self.prefixes == T_prime)
@@ -67,6 +74,12 @@ class RunResult(PrefixCurves):
     suffix : with ``trajectory_tolerance``, the kept part of the trajectory (``policies`` then holds
         iterations ``suffix.first_kept..T``), its dropped index mass and error bounds; else ``None``.
     spec : the :class:`Algorithm` that ran (``algorithm`` is its name).
+    last_iterate_value, last_iterate_best_response : (L, N), one row per prefix of
+        ``last_iterate_prefixes``, when the run evaluated the last iterate: the value at ``s_1`` of
+        the product policy ``pi^{T'}`` itself (the last iterate, not the output policy) and each
+        player's best-response value against the others' part of it (exact, backward induction);
+        ``None`` otherwise. :attr:`last_iterate_nash_gap` is their gap.
+    last_iterate_prefixes : (L,) the prefixes ``T'`` of those rows, or ``None``.
     """
 
     game: MarkovGame
@@ -85,6 +98,9 @@ class RunResult(PrefixCurves):
     prefixes: np.ndarray | None = None
     suffix: TrajectorySuffix | None = None
     spec: Algorithm | None = None
+    last_iterate_value: np.ndarray | None = None
+    last_iterate_best_response: np.ndarray | None = None
+    last_iterate_prefixes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.prefixes is None:
@@ -114,6 +130,9 @@ class BatchRunResult(PrefixCurves):
     prefixes: np.ndarray | None = None
     suffix: TrajectorySuffix | None = None
     spec: Algorithm | None = None
+    last_iterate_value: np.ndarray | None = None
+    last_iterate_best_response: np.ndarray | None = None
+    last_iterate_prefixes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.prefixes is None:
@@ -143,6 +162,9 @@ class BatchRunResult(PrefixCurves):
             prefixes=self.prefixes,
             suffix=self.suffix,
             spec=self.spec,
+            last_iterate_value=None if self.last_iterate_value is None else self.last_iterate_value[index],
+            last_iterate_best_response=None if self.last_iterate_best_response is None else self.last_iterate_best_response[index],
+            last_iterate_prefixes=self.last_iterate_prefixes,
         )
 
 
@@ -213,6 +235,7 @@ def _execute(
     state_file: Path | None,
     state_every: int | None,
     first_kept: int,
+    last_iterate: np.ndarray | None,
     group_size: int | None = None,
 ):
     """Check what the plan depends on, make the plan and the state file, and run the loop."""
@@ -232,12 +255,12 @@ def _execute(
         # Hashing the game costs time on large games: only a run that saves its state needs it.
         digest = fingerprint(
             job.algorithm, job.optimistic, job.games, job.etas, job.per_stage_theory, job.T, job.dtype, record,
-            job.batched, plan, keep, first_kept,
+            job.batched, plan, keep, first_kept, last_iterate,
         )
         state = StateFile(state_file, digest, state_every or 1)
     return run_loop(
         job, plan, keep=keep, record=record, trajectory_dir=trajectory_dir, first_kept=first_kept, state=state,
-        group_size=group_size, progress=progress,
+        group_size=group_size, progress=progress, last_iterate=last_iterate,
     )
 
 
@@ -257,6 +280,7 @@ def run(
     state_file: str | Path | None = None,
     state_every: int | None = None,
     trajectory_tolerance: float | None = None,
+    last_iterate: bool | Sequence[int] = False,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -287,6 +311,10 @@ def run(
         :attr:`RunResult.suffix` reports ``first_kept``, the dropped mass ``delta`` and the
         resulting bounds on value (``H delta``) and gap (``2 H delta``) errors of the output
         policy rebuilt from the suffix. The per-prefix metrics are exact either way.
+    last_iterate : also evaluate the product policy ``pi^{T'}`` itself, inside the compiled loop:
+        its value and each player's best-response value (exact), in
+        :attr:`RunResult.last_iterate_value` and ``last_iterate_best_response``; ``True`` at the
+        kept prefixes (``checkpoints``, or every prefix), or at the given prefixes.
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -295,6 +323,7 @@ def run(
     keep = _check_checkpoints(checkpoints, T)
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
+    last = _last_iterate_prefixes(last_iterate, keep, T)
     job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, batched=False)
     out = _execute(
         job,
@@ -306,6 +335,7 @@ def run(
         state_file=None if state_file is None else Path(state_file),
         state_every=state_every,
         first_kept=1 if suffix is None else suffix.first_kept,
+        last_iterate=last,
     )
     return RunResult(
         game=game,
@@ -324,7 +354,22 @@ def run(
         prefixes=keep,
         suffix=suffix,
         spec=spec,
+        last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
+        last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
+        last_iterate_prefixes=last,
     )
+
+
+def _last_iterate_prefixes(last_iterate, keep: np.ndarray | None, T: int) -> np.ndarray | None:
+    """The prefixes at which the last iterate is evaluated: ``True`` means the kept ones."""
+    if last_iterate is False or last_iterate is None:
+        return None
+    if last_iterate is True:
+        return np.arange(1, T + 1, dtype=np.int64) if keep is None else keep
+    try:
+        return _check_checkpoints(last_iterate, T)
+    except ValueError as err:
+        raise ValueError(f"last_iterate: {err}") from None
 
 
 def _suffix(spec: Algorithm, T: int, horizon: int, record: bool, tolerance) -> TrajectorySuffix | None:
@@ -352,6 +397,7 @@ def run_batch(
     state_every: int | None = None,
     trajectory_tolerance: float | None = None,
     group_size: int | None = None,
+    last_iterate: bool | Sequence[int] = False,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
@@ -390,6 +436,7 @@ def run_batch(
             )
     resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list)]
     suffix = _suffix(spec, T, key[1], record_trajectory, trajectory_tolerance)
+    last = _last_iterate_prefixes(last_iterate, keep, T)
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("the stage-based update cannot mix 'theory' and constant learning rates in one batch")
@@ -404,6 +451,7 @@ def run_batch(
         state_file=None if state_file is None else Path(state_file),
         state_every=state_every,
         first_kept=1 if suffix is None else suffix.first_kept,
+        last_iterate=last,
         group_size=group_size,
     )
     return BatchRunResult(
@@ -423,4 +471,7 @@ def run_batch(
         prefixes=keep,
         suffix=suffix,
         spec=spec,
+        last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
+        last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
+        last_iterate_prefixes=last,
     )

@@ -28,7 +28,7 @@ import numpy as np
 from .._schedules import theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
-from ._output_metrics import smooth_metric_step, stacked_targets
+from ._output_metrics import product_policy_values, smooth_metric_step, stacked_targets
 from ._tensor import joint_expectation, joint_product
 from ._transitions import kernel_step, scanned_step, step_inputs
 from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities
@@ -168,14 +168,28 @@ def _metrics_out(top_quantities, initial_state, run_axes: int) -> jax.Array:
     return jnp.stack([at_initial_state(x, initial_state, run_axes) for x in top_quantities])
 
 
-def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, game: GameArrays, run_axes: int):
-    """One iteration of the smooth dynamics: ``(carry, [t]) -> (carry, outputs)``."""
+def _last_iterate(game: GameArrays, policies, flag, run_axes: int):
+    """The product policy's ``(2, N[, R])`` values and best-response values at ``s_1`` where ``flag``, else zeros."""
+    runs = game.rewards.shape[game.rewards.ndim - run_axes :]
+
+    def values():
+        return product_policy_values(
+            game.rewards, game.transitions, policies, lambda x: at_initial_state(x, game.initial_state, run_axes), run_axes
+        )
+
+    return jax.lax.cond(flag, values, lambda: jnp.zeros((2, game.rewards.shape[1], *runs), game.rewards.dtype))
+
+
+def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last_iterate: bool, game: GameArrays, run_axes: int):
+    """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
+    ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see :meth:`ValueUpdate.run_chunk`)."""
     learner = learner_for(learner_spec, run_axes)
     horizon, num_players = game.rewards.shape[:2]
     split = splits_steps(game.rewards)
 
     def step(carry: SmoothCarry, x):
-        alpha, rho = _step_size(x[0], horizon)
+        t, flag = x if last_iterate else (x, None)
+        alpha, rho = _step_size(t[0], horizon)
         played = [learner.play(carry.learners[i], carry.prediction[i], game.eta, rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
@@ -220,6 +234,8 @@ def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, game
         out = {"metrics": _metrics_out(top[1:], game.initial_state, run_axes)}
         if record:
             out["policies"] = policies
+        if last_iterate:
+            out["last_iterate"] = _last_iterate(game, policies, flag, run_axes)
         return new_carry, out
 
     return step
@@ -288,8 +304,9 @@ class SmoothUpdate(ValueUpdate):
             identity_residual=jnp.zeros((), dtype),
         )
 
-    def run_chunk(self, learner, optimistic, record, size, game, carry, sched, run_axes):
-        return _scan_split(_smooth_step(learner, optimistic, record, game, run_axes), game, carry, sched)
+    def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
+        step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes)
+        return _scan_split(step, game, carry, sched if last_iterate is None else (sched, last_iterate))
 
     def prefix_metrics(self, carry, schedule, prefixes):
         return None

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._schedules import StageSchedule, stage_schedule, theory_eta_stage
 from ..learners import LearnerSpec
-from ._output_metrics import stage_index_quantities
+from ._output_metrics import product_policy_values, stage_index_quantities
 from ._tensor import joint_expectation, joint_product
 from ._transitions import SparseKernel, bellman_target, kernel_step
 from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities
@@ -86,7 +86,9 @@ class _Schedule(NamedTuple):
 _Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple]]
 
 
-def _stage_loop(size: int, game: GameArrays, carry: StageCarry, sched, run_axes: int, iteration_for, stage_end, record: bool):
+def _stage_loop(
+    size: int, game: GameArrays, carry: StageCarry, sched, run_axes: int, iteration_for, stage_end, record: bool, last_iterate=None
+):
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
 
@@ -95,7 +97,9 @@ def _stage_loop(size: int, game: GameArrays, carry: StageCarry, sched, run_axes:
     inner loop with no branch (``iteration_for(eta, done)`` makes the body of one iteration at the
     chunk's offset ``done``), and the stage-end work once per stage: the output policy's quantities
     of the next stage here, and ``stage_end(c, stage, length) -> c`` (the value update and the
-    learners' restart, for a run), so no iteration pays for a test.
+    learners' restart, for a run), so no iteration pays for a test. ``last_iterate`` (a
+    ``(size,)`` mask, or ``None``): the product policy's values at the marked iterations
+    (:meth:`ValueUpdate.run_chunk`).
     """
     horizon = game.rewards.shape[0]
     num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
@@ -104,15 +108,18 @@ def _stage_loop(size: int, game: GameArrays, carry: StageCarry, sched, run_axes:
     dtype = game.rewards.dtype
     stage0, position0, lengths, eta_multipliers = sched
 
+    def at_s1(x):
+        return at_initial_state(x, game.initial_state, run_axes)
+
     def at_start(quantities):
-        return jnp.stack([at_initial_state(c[0], game.initial_state, run_axes) for c in quantities])  # (3, N, R)
+        return jnp.stack([at_s1(c[0]) for c in quantities])  # (3, N, R)
 
     def body_for(stage1: bool, eta, position0, done0):
         """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities."""
         iteration = iteration_for(eta, done0)
 
         def body(j, state):
-            c, buffers = state
+            c, buffers, last = state
             c, policies = iteration(c, j)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
@@ -126,7 +133,14 @@ def _stage_loop(size: int, game: GameArrays, carry: StageCarry, sched, run_axes:
                 row = jnp.concatenate([p.reshape((-1, *runs)) for p in policies])[None]
                 start = (done0 + j,) + (jnp.int32(0),) * (1 + run_axes)
                 buffers = jax.lax.dynamic_update_slice(buffers, row, start)
-            return c, buffers
+            if last_iterate is not None:
+                values = jax.lax.cond(
+                    last_iterate[done0 + j],
+                    lambda: product_policy_values(game.rewards, game.transitions, policies, at_s1, run_axes),
+                    lambda: jnp.zeros(last.shape[1:], dtype),
+                )
+                last = jax.lax.dynamic_update_slice(last, values[None], (done0 + j,) + (jnp.int32(0),) * (2 + run_axes))
+            return c, buffers, last
 
         return body
 
@@ -141,32 +155,35 @@ def _stage_loop(size: int, game: GameArrays, carry: StageCarry, sched, run_axes:
         )
 
     def segment(state):
-        stage, position, done, c, buffers = state
+        stage, position, done, c, buffers, last = state
         length = lengths[stage]
         count = jnp.minimum(length - position, size - done)
         eta = game.eta * eta_multipliers[stage] / horizon
         # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
         # buffer it passes through.
         in_first = jnp.where(stage == 0, count, 0)
-        c, buffers = jax.lax.fori_loop(0, in_first, body_for(True, eta, position, done), (c, buffers))
-        c, buffers = jax.lax.fori_loop(in_first, count, body_for(False, eta, position, done), (c, buffers))
+        c, buffers, last = jax.lax.fori_loop(0, in_first, body_for(True, eta, position, done), (c, buffers, last))
+        c, buffers, last = jax.lax.fori_loop(in_first, count, body_for(False, eta, position, done), (c, buffers, last))
         position, done = position + count, done + count
         finished = position == length
         c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
-        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers
+        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last
 
     width = horizon * num_states * sum(num_actions)
     buffers = jnp.zeros((size, width, *runs), dtype) if record else ()
-    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers)
-    _, _, _, carry, buffers = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    num_players = game.rewards.shape[1]
+    last = jnp.zeros((size, 2, num_players, *runs), dtype) if last_iterate is not None else ()
+    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last)
+    _, _, _, carry, buffers, last = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    out = {} if last_iterate is None else {"last_iterate": last}
     if not record:
-        return carry, {}
+        return carry, out
     policies, offset = [], 0
     for a in num_actions:
         block = horizon * num_states * a
         policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a, *runs))
         offset += block
-    return carry, {"policies": tuple(policies)}
+    return carry, {**out, "policies": tuple(policies)}
 
 
 def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, prefixes):
@@ -240,7 +257,7 @@ class StageUpdate(ValueUpdate):
             q=jnp.zeros((horizon, num_players, num_states, *num_actions), dtype),
         )
 
-    def run_chunk(self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, run_axes):
+    def run_chunk(self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
         built = learner_for(learner, run_axes)
         horizon, num_players, num_states = game.rewards.shape[:3]
         num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
@@ -272,7 +289,7 @@ class StageUpdate(ValueUpdate):
                 q=q_next,
             )
 
-        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record)
+        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate)
 
     def prefix_metrics(self, carry, schedule, prefixes):
         return stage_prefix_metrics(np.asarray(carry.stage_values), np.asarray(carry.stage1_values), schedule.stages, prefixes)

@@ -102,12 +102,18 @@ class ValueUpdate:
         """One run's loop state before iteration 1 (no run axis)."""
         raise NotImplementedError
 
-    def run_chunk(self, learner: LearnerSpec, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched, run_axes: int):
+    def run_chunk(
+        self, learner: LearnerSpec, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched,
+        last_iterate, run_axes: int,
+    ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 
         ``outputs`` may hold ``"metrics"`` (``(size, 3, N[, R])``: value, certified CCE bound and
         certified CE bound at ``s_1`` after each iteration) and, with ``record``, ``"policies"``
-        (per player ``(size, H, S, A_i[, R])``).
+        (per player ``(size, H, S, A_i[, R])``). ``last_iterate`` is ``None`` or a ``(size,)``
+        boolean mask: at the iterations it marks, ``outputs["last_iterate"]`` (``(size, 2, N[, R])``)
+        holds the value and the best-response values of the product policy ``pi^t`` itself
+        (:func:`~._output_metrics.product_policy_values`; zeros elsewhere).
         """
         raise NotImplementedError
 

@@ -33,6 +33,7 @@ __all__ = [
     "default_checkpoints",
     "versions",
     "checkpoint_records",
+    "last_iterate_fields",
     "write_run_directory",
     "StoredRun",
     "load_run_directory",
@@ -107,9 +108,23 @@ def versions() -> dict[str, str]:
     }
 
 
+def last_iterate_fields(value, best_response) -> dict[str, Any]:
+    """A checkpoint's last-iterate fields: the value of the product policy ``pi^{T'}`` per player,
+    its Nash gap (max over players of best response minus value) and the per-player gaps."""
+    gaps = np.asarray(best_response) - np.asarray(value)
+    return {
+        "last_iterate_value": [float(x) for x in value],
+        "last_iterate_nash_gap": float(np.max(gaps)),
+        "last_iterate_nash_gap_per_player": [float(x) for x in gaps],
+    }
+
+
 def checkpoint_records(result: RunResult, checkpoints: list[int]) -> list[dict[str, Any]]:
-    """The per-checkpoint records of ``metrics.json`` (field names as documented)."""
+    """The per-checkpoint records of ``metrics.json`` (field names as documented); the last-iterate
+    fields are added when the run evaluated the last iterate."""
     records = []
+    last = getattr(result, "last_iterate_value", None)
+    last_rows = {} if last is None else {int(t): k for k, t in enumerate(result.last_iterate_prefixes)}
     for T_prime in checkpoints:
         row = result.row(T_prime)
         value = result.value[row]
@@ -125,6 +140,11 @@ def checkpoint_records(result: RunResult, checkpoints: list[int]) -> list[dict[s
                 "certified_cce_gap": float(np.max(cce - value)),
                 "certified_ce_gap_per_player": [float(x) for x in ce - value],
                 "certified_cce_gap_per_player": [float(x) for x in cce - value],
+                **(
+                    last_iterate_fields(last[last_rows[T_prime]], result.last_iterate_best_response[last_rows[T_prime]])
+                    if T_prime in last_rows
+                    else {}
+                ),
             }
         )
     return records

@@ -37,6 +37,7 @@ from .._atomic import atomic_write, atomic_write_text
 from ..dynamics import absolute_reference, get_algorithm, resolve_learning_rate, run_batch
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
+from ._rundir import last_iterate_fields
 from ._summary import PROVENANCE_KEY
 from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
 
@@ -135,12 +136,16 @@ class PlannedRun:
     value_update: str
     concept: str
     exact: bool = False
+    last_iterate: bool = False
 
     @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
         stage_theory = self.value_update == "stage" and self.eta == "theory"
-        return (self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory, self.exact)
+        return (
+            self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory,
+            self.exact, self.last_iterate,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,6 +164,7 @@ class BatchTask:
     reference: str  # what the worker resolves
     concept: str
     exact: bool = False
+    last_iterate: bool = False
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -183,6 +189,7 @@ class BatchOutput:
     host: str
     pid: int
     exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
+    last_iterate: np.ndarray | None = None  # (B, P, 2, N): the last iterate's value and best-response values
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,6 +234,7 @@ class SweepPlan:
                         reference=first.reference,
                         concept=first.concept,
                         exact=first.exact,
+                        last_iterate=first.last_iterate,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -358,6 +366,8 @@ def plan_sweep(
                         spec["algorithm_sha256"] = spec_alg.source_sha256
                     if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
                         spec["exact"] = True
+                    if config.last_iterate:  # likewise
+                        spec["last_iterate"] = True
                     rid = run_id_of(spec)
                     if rid in seen:  # the same run listed twice: run it once
                         continue
@@ -369,7 +379,7 @@ def plan_sweep(
                             game_seed=seed, seed_index=k, algorithm=alg.name, optimistic=bool(optimistic), eta=eta,
                             eta_value=None if per_stage else float(scale), T=config.T, checkpoints=checkpoints,
                             dtype=config.dtype, reference=reference, value_update=spec_alg.value_update.name,
-                            concept=spec_alg.concept, exact=config.exact,
+                            concept=spec_alg.concept, exact=config.exact, last_iterate=config.last_iterate,
                         )
                     )
     return SweepPlan(config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows))
@@ -389,6 +399,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         record_trajectory=task.exact,  # exact gaps need each run's trajectory
         dtype=task.dtype,
         checkpoints=list(task.checkpoints),
+        last_iterate=task.last_iterate,
     )
     exact = None
     if task.exact:
@@ -405,6 +416,9 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         host=socket.gethostname(),
         pid=os.getpid(),
         exact=exact,
+        last_iterate=None
+        if result.last_iterate_value is None
+        else np.stack([result.last_iterate_value, result.last_iterate_best_response], axis=-2),
     )
 
 
@@ -471,6 +485,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                 "certified_ce_gap": float(np.max(ce - value)),
                 "certified_cce_gap": float(np.max(cce - value)),
                 **({} if output.exact is None else output.exact[b][int(T_prime)]),
+                **({} if output.last_iterate is None else last_iterate_fields(*output.last_iterate[b, k])),
             }
         )
     return {
@@ -561,6 +576,8 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "exact_ce_gap": rec.get("exact_ce_gap"),
                 "exact_cce_gap": rec.get("exact_cce_gap"),
                 "exact_skipped": _skipped(rec),
+                "last_iterate_value": rec.get("last_iterate_value"),
+                "last_iterate_nash_gap": rec.get("last_iterate_nash_gap"),
             }
         )
     return rows
@@ -611,6 +628,8 @@ def _results_schema():
             ("exact_ce_gap", pa.float64()),
             ("exact_cce_gap", pa.float64()),
             ("exact_skipped", pa.string()),
+            ("last_iterate_value", pa.list_(pa.float64())),
+            ("last_iterate_nash_gap", pa.float64()),
         ]
     )
 

@@ -315,8 +315,9 @@ class SweepConfig(_Strict):
     max_batch_size: int | None = None
     out: str | None = None
     exact: bool = False
+    last_iterate: bool = False
 
-    @field_validator("exact", mode="before")
+    @field_validator("exact", "last_iterate", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
         return _strict_bool(v)
