@@ -19,6 +19,7 @@ value) is checked in the loop: the carry keeps the largest residual.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax
@@ -31,7 +32,16 @@ from ..learners import LearnerSpec
 from ._output_metrics import product_policy_values, smooth_metric_step, stacked_targets
 from ._tensor import joint_expectation, joint_product
 from ._transitions import kernel_step, scanned_step, step_inputs
-from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities
+from ._value_update import (
+    SEQUENTIAL_BUFFER_BYTES,
+    GameArrays,
+    ValueUpdate,
+    at_initial_state,
+    blocked_scan,
+    learner_for,
+    per_player_utilities,
+    sequential_block,
+)
 
 __all__ = ["SMOOTH", "SmoothUpdate", "SmoothCarry", "SmoothMetricsCarry", "smooth_q_update"]
 
@@ -263,12 +273,26 @@ def _certify_step(game: GameArrays, run_axes: int):
     return step
 
 
-def _scan_split(step, game: GameArrays, carry, xs):
-    """``lax.scan`` of ``step`` with the carry in the per-step form where :func:`splits_steps`."""
+def _scan_split(step, game: GameArrays, carry, xs, per_iteration_bytes: int):
+    """The scan of ``step`` over ``xs``, with the carry in the per-step form where
+    :func:`splits_steps`, in blocks where that keeps the inner loop on XLA's sequential path
+    (:func:`~._value_update.blocked_scan`; ``per_iteration_bytes``: the largest output's size)."""
     split = splits_steps(game.rewards)
     carry = split_steps(carry) if split else carry
-    carry, out = jax.lax.scan(step, carry, xs)
+    block = sequential_block(game, carry, per_iteration_bytes)
+    carry, out = blocked_scan(step, carry, xs, block)
     return (stack_steps(carry) if split else carry), out
+
+
+def _largest_output_bytes(game: GameArrays, record: bool, run_axes: int) -> int:
+    """The bytes per iteration of the largest per-iteration output: the metrics ``(3, N[, R])``,
+    or with ``record`` a player's policy ``(H, S, A_i[, R])``."""
+    rewards = game.rewards
+    runs = math.prod(rewards.shape[rewards.ndim - run_axes :])
+    horizon, num_players, num_states = rewards.shape[:3]
+    actions = rewards.shape[3 : rewards.ndim - run_axes]
+    sizes = [3 * num_players] + ([horizon * num_states * max(actions)] if record else [])
+    return max(sizes) * runs * rewards.dtype.itemsize
 
 
 class SmoothUpdate(ValueUpdate):
@@ -306,7 +330,8 @@ class SmoothUpdate(ValueUpdate):
 
     def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
         step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes)
-        return _scan_split(step, game, carry, sched if last_iterate is None else (sched, last_iterate))
+        xs = sched if last_iterate is None else (sched, last_iterate)
+        return _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
 
     def prefix_metrics(self, carry, schedule, prefixes):
         return None
@@ -323,7 +348,8 @@ class SmoothUpdate(ValueUpdate):
         )
 
     def certify_chunk(self, size, game, carry, sched, policies, run_axes):
-        return _scan_split(_certify_step(game, run_axes), game, carry, (sched, policies))
+        # The policies come in whole (a chunk): the inner loop cannot stay small.
+        return _scan_split(_certify_step(game, run_axes), game, carry, (sched, policies), SEQUENTIAL_BUFFER_BYTES + 1)
 
 
 #: The smooth value update.

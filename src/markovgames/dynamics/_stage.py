@@ -21,6 +21,7 @@ during the self-referential stage 1): the carry records them per stage and
 
 from __future__ import annotations
 
+import math
 from typing import Callable, NamedTuple
 
 import jax
@@ -32,7 +33,7 @@ from ..learners import LearnerSpec
 from ._output_metrics import product_policy_values, stage_index_quantities
 from ._tensor import joint_expectation, joint_product
 from ._transitions import SparseKernel, bellman_target, kernel_step
-from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities
+from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities, sequential_block
 
 __all__ = ["STAGE", "StageUpdate", "StageCarry", "stage_q_update", "stage_prefix_metrics"]
 
@@ -86,6 +87,15 @@ class _Schedule(NamedTuple):
 _Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple]]
 
 
+def _record(buffers, policies, row, runs):
+    """Write iteration ``row``'s policies into the trajectory buffer ``(size, width[, R])``.
+
+    All players' policies in one row: one in-place update per iteration, not N.
+    """
+    values = jnp.concatenate([p.reshape((-1, *runs)) for p in policies])[None]
+    return jax.lax.dynamic_update_slice(buffers, values, (row,) + (jnp.int32(0),) * (1 + len(runs)))
+
+
 def _stage_loop(
     size: int, game: GameArrays, carry: StageCarry, sched, run_axes: int, iteration_for, stage_end, record: bool, last_iterate=None
 ):
@@ -114,8 +124,10 @@ def _stage_loop(
     def at_start(quantities):
         return jnp.stack([at_s1(c[0]) for c in quantities])  # (3, N, R)
 
-    def body_for(stage1: bool, eta, position0, done0):
-        """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities."""
+    def body_for(stage1: bool, eta, position0, done0, base, mask):
+        """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities.
+        Iteration ``j`` of the segment writes its outputs at row ``j - base`` of the buffers it
+        is given, and reads its last-iterate flag at ``mask[j - base]``."""
         iteration = iteration_for(eta, done0)
 
         def body(j, state):
@@ -129,20 +141,48 @@ def _stage_loop(
                 stage1_values = stage1_values.at[position - 1].set(at_start(current))
             c = c._replace(joint_sum=joint_sum, current=current, stage1_values=stage1_values)
             if record:
-                # All players' policies in one row: one in-place update per iteration, not N.
-                row = jnp.concatenate([p.reshape((-1, *runs)) for p in policies])[None]
-                start = (done0 + j,) + (jnp.int32(0),) * (1 + run_axes)
-                buffers = jax.lax.dynamic_update_slice(buffers, row, start)
+                buffers = _record(buffers, policies, j - base, runs)
             if last_iterate is not None:
                 values = jax.lax.cond(
-                    last_iterate[done0 + j],
+                    mask[j - base],
                     lambda: product_policy_values(game.rewards, game.transitions, policies, at_s1, run_axes),
                     lambda: jnp.zeros(last.shape[1:], dtype),
                 )
-                last = jax.lax.dynamic_update_slice(last, values[None], (done0 + j,) + (jnp.int32(0),) * (2 + run_axes))
+                last = jax.lax.dynamic_update_slice(last, values[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
             return c, buffers, last
 
         return body
+
+    def iterations(lo, hi, stage1: bool, eta, position, done, state):
+        """Iterations ``lo..hi-1`` of the segment that starts at the chunk's offset ``done``.
+
+        Where they record outputs, in blocks of ``block`` iterations: an inner loop writes a
+        block's outputs into small buffers, so that it stays on XLA's sequential path
+        (:func:`~._value_update.sequential_block`), and an outer loop copies each block into
+        the chunk's buffers (padded by a block, so a partial last block never lands short).
+        """
+        if block == 1:
+            return jax.lax.fori_loop(lo, hi, body_for(stage1, eta, position, done, -done, padded_mask), state)
+
+        def one_block(k, state):
+            c, buffers, last = state
+            start = lo + k * block
+            at = (done + start,)
+            small = (
+                jnp.zeros((block, *buffers.shape[1:]), dtype) if record else (),
+                jnp.zeros((block, *last.shape[1:]), dtype) if last_iterate is not None else (),
+            )
+            mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if last_iterate is not None else None
+            c, rows, values = jax.lax.fori_loop(
+                start, jnp.minimum(start + block, hi), body_for(stage1, eta, position, done, start, mask), (c, *small)
+            )
+            if record:
+                buffers = jax.lax.dynamic_update_slice(buffers, rows, at + (jnp.int32(0),) * (1 + run_axes))
+            if last_iterate is not None:
+                last = jax.lax.dynamic_update_slice(last, values, at + (jnp.int32(0),) * (2 + run_axes))
+            return c, buffers, last
+
+        return jax.lax.fori_loop(0, (hi - lo + block - 1) // block, one_block, state)
 
     def end_of_stage(c: StageCarry, stage, length):
         c = stage_end(c, stage, length)
@@ -162,20 +202,28 @@ def _stage_loop(
         # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
         # buffer it passes through.
         in_first = jnp.where(stage == 0, count, 0)
-        c, buffers, last = jax.lax.fori_loop(0, in_first, body_for(True, eta, position, done), (c, buffers, last))
-        c, buffers, last = jax.lax.fori_loop(in_first, count, body_for(False, eta, position, done), (c, buffers, last))
+        c, buffers, last = iterations(0, in_first, True, eta, position, done, (c, buffers, last))
+        c, buffers, last = iterations(in_first, count, False, eta, position, done, (c, buffers, last))
         position, done = position + count, done + count
         finished = position == length
         c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
         return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last
 
     width = horizon * num_states * sum(num_actions)
-    buffers = jnp.zeros((size, width, *runs), dtype) if record else ()
     num_players = game.rewards.shape[1]
-    last = jnp.zeros((size, 2, num_players, *runs), dtype) if last_iterate is not None else ()
+    itemsize = jnp.dtype(dtype).itemsize * math.prod(runs)
+    outputs = ([width * itemsize] if record else []) + ([2 * num_players * itemsize] if last_iterate is not None else [])
+    # The per-stage records are only touched at stage ends, outside the inner loops.
+    touched = carry._replace(stage_values=(), stage1_values=())
+    block = sequential_block(game, touched, max(outputs)) if outputs else 1
+    pad = block if block > 1 else 0
+    buffers = jnp.zeros((size + pad, width, *runs), dtype) if record else ()
+    last = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if last_iterate is not None else ()
+    padded_mask = None if last_iterate is None else jnp.concatenate([last_iterate, jnp.zeros(pad, bool)])
     state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last)
     _, _, _, carry, buffers, last = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
-    out = {} if last_iterate is None else {"last_iterate": last}
+    buffers = buffers[:size] if record else buffers
+    out = {} if last_iterate is None else {"last_iterate": last[:size]}
     if not record:
         return carry, out
     policies, offset = [], 0

@@ -30,7 +30,17 @@ from ..learners import Learner, LearnerSpec
 from ._tensor import others_expectation
 from ._transitions import SparseKernel
 
-__all__ = ["ValueUpdate", "GameArrays", "per_player_utilities", "at_initial_state", "learner_for"]
+__all__ = ["ValueUpdate", "GameArrays", "per_player_utilities", "at_initial_state", "learner_for", "sequential_block", "blocked_scan"]
+
+#: XLA's CPU runtime runs a loop body's kernels one after the other on the calling thread when
+#: every buffer they touch has at most this many bytes; a body that touches a larger buffer (a
+#: chunk's stacked outputs, a trajectory buffer) goes through its concurrent executor, which costs
+#: about half a microsecond of scheduling per iteration: more than a whole paper-game iteration's
+#: arithmetic (benchmarks/README.md). The threshold is a constant of XLA's ThunkExecutor.
+SEQUENTIAL_BUFFER_BYTES = 512
+
+#: The most iterations an inner loop of :func:`blocked_scan` runs.
+_MAX_BLOCK = 16
 
 
 class GameArrays(NamedTuple):
@@ -61,6 +71,40 @@ def at_initial_state(x, initial_state, run_axes: int):
     # A masked sum rather than a gather: elementwise over the runs, so it vectorises.
     mask = jnp.arange(x.shape[1])[:, None] == initial_state[None, :]  # (S, R)
     return small_sum(jnp.where(mask, x, 0.0), 1)
+
+
+def sequential_block(game: GameArrays, carry, per_iteration_bytes: int) -> int:
+    """How many iterations an inner loop may stack its outputs for and stay on XLA's sequential
+    path: 1 where that path is out of reach anyway (a game array or a loop-state array above
+    :data:`SEQUENTIAL_BUFFER_BYTES`, as on larger games and in batches), else the most iterations
+    whose stacked outputs of ``per_iteration_bytes`` (the largest output's) fit in it."""
+    leaves = jax.tree_util.tree_leaves((game, carry))
+    if any(leaf.size * leaf.dtype.itemsize > SEQUENTIAL_BUFFER_BYTES for leaf in leaves):
+        return 1
+    return max(1, min(_MAX_BLOCK, SEQUENTIAL_BUFFER_BYTES // max(per_iteration_bytes, 1)))
+
+
+def blocked_scan(step, carry, xs, block: int):
+    """``jax.lax.scan(step, carry, xs)`` as an outer scan over blocks of ``block`` iterations, each
+    an inner scan: the same iterations in the same order (the same numbers), but the inner loop,
+    whose stacked outputs are small, runs on XLA's sequential path (:func:`sequential_block`).
+    The iterations beyond the last whole block run in a scan of their own."""
+    size = jax.tree_util.tree_leaves(xs)[0].shape[0]
+    blocks = size // block if block > 1 else 0
+    if blocks == 0:
+        return jax.lax.scan(step, carry, xs)
+    whole = blocks * block
+
+    def outer(c, xb):
+        return jax.lax.scan(step, c, xb)
+
+    head = jax.tree_util.tree_map(lambda x: x[:whole].reshape(blocks, block, *x.shape[1:]), xs)
+    carry, out = jax.lax.scan(outer, carry, head)
+    out = jax.tree_util.tree_map(lambda o: o.reshape(whole, *o.shape[2:]), out)
+    if whole == size:
+        return carry, out
+    carry, tail = jax.lax.scan(step, carry, jax.tree_util.tree_map(lambda x: x[whole:], xs))
+    return carry, jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), out, tail)
 
 
 class ValueUpdate:
