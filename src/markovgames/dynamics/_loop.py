@@ -167,7 +167,10 @@ def run_loop(
                 sink = MemoryTrajectory(num_players, job.batched)
             else:
                 shapes = [(*lead, kept, horizon, num_states, a) for a in num_actions]
-                sink = FileTrajectory(trajectory_dir, shapes, np_dtype, job.batched, None if saved is None else saved.trajectory)
+                sink = FileTrajectory(
+                    trajectory_dir, shapes, np_dtype, job.batched, None if saved is None else saved.trajectory,
+                    digests=state is not None,
+                )
         done = 0
         metrics: list[np.ndarray] = []
         last: list[np.ndarray] = []

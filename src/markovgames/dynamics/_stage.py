@@ -249,24 +249,33 @@ def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, p
     prefixes = np.asarray(prefixes, dtype=np.int64)
     first = int(schedule.lengths[0])
     starts = schedule.starts
-    out = np.empty(stage_values.shape[:-3] + (len(prefixes),) + stage_values.shape[-2:], stage_values.dtype)
-    in_first = prefixes <= first
-    if np.any(in_first):
-        out[..., in_first, :, :] = np.take(stage1_values, prefixes[in_first] - 1, axis=-3)
-    later = prefixes[~in_first]
+    lead, cells = stage_values.shape[:-3], stage_values.shape[-2:]
+    dtype = stage_values.dtype
+    # (value, bound, bound) x players as one axis of 3N cells, prefixes sorted (they are unique
+    # and increasing): the prefixes in stage 1 are a head, the others a tail.
+    flat = stage_values.reshape(*lead, stage_values.shape[-3], -1)
+    first_flat = stage1_values.reshape(*lead, stage1_values.shape[-3], -1)
+    out = np.empty((*lead, len(prefixes), flat.shape[-1]), dtype)
+    head = int(np.searchsorted(prefixes, first, side="right"))
+    out[..., :head, :] = first_flat[..., prefixes[:head] - 1, :]
+    later = prefixes[head:]
     if later.size:
         # O(P + K): the full stages 2..m-1 before T''s stage m through a cumulative sum of
         # L_k * stage_values[k], and stage m's first T' - start_m + 1 iterations.
         num = len(starts)
-        values = stage_values[..., 2 : num + 1, :, :]  # stages 2..K (1-based)
-        weighted = np.cumsum(schedule.lengths[1:].astype(stage_values.dtype)[:, None, None] * values, axis=-3)
-        before = np.concatenate([np.zeros_like(weighted[..., :1, :, :]), weighted[..., :-1, :, :]], axis=-3)
+        values = flat[..., 2 : num + 1, :]  # stages 2..K (1-based)
+        weighted = np.cumsum(schedule.lengths[1:].astype(dtype)[:, None] * values, axis=-2)
+        # before[k]: L_1 times stage 1's final quantities plus the full stages 2..k+1.
+        before = first * first_flat[..., first - 1 : first, :] + np.concatenate(
+            [np.zeros_like(weighted[..., :1, :]), weighted[..., :-1, :]], axis=-2
+        )
         stage = np.searchsorted(starts, later, side="right") - 2  # 0-based among stages 2..K
-        inside = (later - starts[stage + 1] + 1).astype(stage_values.dtype)[:, None, None]
-        final_first = stage1_values[..., first - 1 : first, :, :]
-        total = first * final_first + np.take(before, stage, axis=-3) + inside * np.take(values, stage, axis=-3)
-        out[..., ~in_first, :, :] = total / later[:, None, None].astype(stage_values.dtype)
-    return out
+        inside = (later - starts[stage + 1] + 1).astype(dtype)[:, None]
+        tail = out[..., head:, :]
+        np.multiply(inside, values[..., stage, :], out=tail)
+        tail += before[..., stage, :]
+        tail /= later.astype(dtype)[:, None]
+    return out.reshape(*lead, len(prefixes), *cells)
 
 
 class StageUpdate(ValueUpdate):

@@ -53,11 +53,13 @@ class FileTrajectory:
 
     ``shapes`` are the files' full shapes. With ``records`` (a resumed run's saved records) the
     files must exist and hold exactly what the records say (:meth:`verify`); they are then
-    reopened for writing after the recorded rows. Without, the files are created.
+    reopened for writing after the recorded rows. Without, the files are created. ``digests``:
+    record a digest of every chunk (a run that saves its state needs them to resume).
     """
 
-    def __init__(self, directory: Path, shapes, dtype, batched: bool, records: list | None = None):
+    def __init__(self, directory: Path, shapes, dtype, batched: bool, records: list | None = None, digests: bool = True):
         self.directory = Path(directory)
+        self._digests = digests
         self._batched = batched
         self._dtype = np.dtype(dtype)
         self._shapes = [tuple(int(n) for n in s) for s in shapes]
@@ -84,8 +86,10 @@ class FileTrajectory:
                 mm[:, row : row + count] = policy
             else:
                 mm[row : row + count] = policy
-            digests.append(hashlib.sha256(policy.tobytes()).hexdigest())
-        self._records.append([int(row), int(count), digests])
+            if self._digests:
+                digests.append(hashlib.sha256(policy.tobytes()).hexdigest())
+        if self._digests:
+            self._records.append([int(row), int(count), digests])
 
     def records(self) -> list:
         """``[row, count, [sha256 per player]]`` of every chunk written, in order."""
