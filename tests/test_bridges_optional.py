@@ -27,6 +27,19 @@ def test_importing_the_library_imports_no_bridge():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+def test_the_numpy_layers_import_without_jax():
+    """Policies (with their index kernels), evaluation and the LP solver are NumPy and SciPy only:
+    a user who evaluates saved policies does not load JAX."""
+    code = (
+        "import sys\n"
+        "import markovgames, markovgames.games, markovgames.policies, markovgames.evaluation, markovgames.solvers\n"
+        "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))\n"
+        "assert 'jax' not in sys.modules\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_normal_form_bridge_needs_no_optional_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "nashpy", None)
     from markovgames.bridges import normal_form
