@@ -23,7 +23,7 @@ from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
 from ._ce import CEGapResult, StrategyModification, exact_ce_gap
 from ._common import check_policy
 from ..policies import IndexKernel
-from ._monte_carlo import MonteCarloEstimate, monte_carlo_value
+from ._monte_carlo import DEFAULT_BATCH, MonteCarloEstimate, monte_carlo_value
 from ._sampling import Episodes, sample_episodes
 from ._value import policy_value
 from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work
@@ -43,6 +43,7 @@ __all__ = [
     "WorkEstimate",
     "DEFAULT_MAX_WORK",
     "monte_carlo_value",
+    "DEFAULT_BATCH",
     "sample_episodes",
     "MonteCarloEstimate",
     "Episodes",
