@@ -331,6 +331,50 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
+# 5. evaluate trusts nothing it reads
+# ---------------------------------------------------------------------------------------
+def _rows(value: float, where=(slice(None),)) -> np.ndarray:
+    """The run's trajectory shape (T = 20, H = S = A_i = 2), uniform rows, ``value`` at ``where``."""
+    array = np.full((20, 2, 2, 2), 0.5)
+    array[where] = value
+    return array
+
+
+POLICIES = {
+    # member: (the array saved as trajectory/policy_0.npy, what the message says)
+    "zeros": (np.zeros((20, 2, 2, 2)), "sums to 0.0, not 1"),
+    "nan": (_rows(np.nan, (7, 1, 0, 0)), "entry [7][1][0][0] (iteration 8, step 1, state 0, action 0) = nan is not finite"),
+    "infinity": (_rows(np.inf, (0, 0, 1, 1)), "= inf is not finite"),
+    "negative": (_rows(-0.5, (19, 1, 1, 0)), "entry [19][1][1][0] (iteration 20, step 1, state 1, action 0) = -0.5 is negative"),
+    "sum-1.1": (_rows(0.6, (4, 0, 0, 1)), "row [4][0][0] (iteration 5, step 0, state 0) sums to 1.1, not 1"),
+    "integers": (np.ones((20, 2, 2, 2), dtype=np.int64), "got dtype int64"),
+    "float32-in-a-float64-run": (np.full((20, 2, 2, 2), 0.5, dtype=np.float32), "got dtype float32"),
+    "big-endian": (np.full((20, 2, 2, 2), 0.5, dtype=">f8"), "got dtype >f8"),
+    "fortran-order": (np.asfortranarray(np.full((20, 2, 2, 2), 0.5)), "in Fortran order"),
+    "too-few-actions": (np.full((20, 2, 2, 1), 1.0), "got dtype float64 with shape (20, 2, 2, 1)"),
+    "longer-than-T": (np.full((30, 2, 2, 2), 0.5), "with shape (30, 2, 2, 2)"),
+}
+
+
+@pytest.mark.parametrize("member", sorted(POLICIES))
+def test_stored_policies_that_are_not_policies_are_refused(tmp_path, finished_run, capsys, member):
+    """Each kind of bad trajectory, for exact and for Monte Carlo evaluation: one line naming the
+    file and the entry, and no evaluation.json (it once gave exit 0 with NaN or wrong "exact" gaps)."""
+    array, needle = POLICIES[member]
+    run = _copy_run(finished_run, tmp_path)
+    np.save(run / "trajectory" / "policy_0.npy", array)
+    for extra in (["--exact"], ["--monte-carlo", "50"], ["-T", "10", "--exact"]):
+        if member == "negative" and extra[0] == "-T":
+            continue  # the bad row (iteration 20) is not among the first 10: that prefix is fine
+        code = main(["evaluate", str(run), "--quiet", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.splitlines()) == 1 and "policy_0.npy" in err and needle in err, (extra, err)
+        assert not (run / "evaluation.json").exists()
+    if member == "negative":  # rows outside the evaluated prefix are not read, let alone refused
+        assert main(["evaluate", str(run), "--quiet", "-T", "10", "--exact"]) == 0
+
+
+# ---------------------------------------------------------------------------------------
 # 6. A bug says it is one; bad input never reaches the user as a traceback
 # ---------------------------------------------------------------------------------------
 def test_an_internal_error_says_so_and_where_its_traceback_is(tmp_path, monkeypatch, capsys):

@@ -18,7 +18,7 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["NotRegularFileError", "open_regular", "read_bounded", "FileTooLargeError", "read_npy_header"]
+__all__ = ["NotRegularFileError", "open_regular", "read_bounded", "read_limited", "FileTooLargeError", "read_npy_header"]
 
 #: The longest ``.npy`` header accepted (numpy's own default limit for a safe load).
 MAX_NPY_HEADER = 10_000
@@ -75,8 +75,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of the regular file ``path``, refusing one of more than ``max_bytes`` bytes.
 
-    Reads in chunks (``read(n)`` would preallocate ``n`` bytes even for a small file) and stops
-    one byte past the bound, whatever the file's stated size.
+    Stops one byte past the bound (:func:`read_limited`), whatever the file's stated size.
 
     Raises
     ------
@@ -85,17 +84,24 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     NotRegularFileError, OSError
         As :func:`open_regular`.
     """
+    with open_regular(path) as fh:
+        data = read_limited(fh, max_bytes)
+    if len(data) > max_bytes:
+        raise FileTooLargeError(errno.EFBIG, f"more than the limit of {max_bytes} bytes", str(Path(path)))
+    return data
+
+
+def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:
+    """At most ``max_bytes + 1`` bytes of the open file ``fh`` (one more than the bound tells a
+    longer file), in chunks: ``read(n)`` would preallocate ``n`` bytes even for a small file."""
     chunks: list[bytes] = []
     total = 0
-    with open_regular(path) as fh:
-        while total <= max_bytes:
-            chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    if total > max_bytes:
-        raise FileTooLargeError(errno.EFBIG, f"more than the limit of {max_bytes} bytes", str(Path(path)))
+    while total <= max_bytes:
+        chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
     return b"".join(chunks)
 
 

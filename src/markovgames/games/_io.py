@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
-from .._files import open_regular, read_npy_header
+from .._files import open_regular, read_limited, read_npy_header
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
@@ -496,7 +496,8 @@ def _file_message(path: Path, err: Exception) -> str:
 
 def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGame:
     try:
-        raw = _read_bounded(fh, max_bytes)
+        # The size check can be stale (the file may grow), hence the bound.
+        raw = read_limited(fh, max_bytes)
     except OSError as err:
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
     if len(raw) > max_bytes:
@@ -531,23 +532,6 @@ def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGam
     if not isinstance(data, dict):
         raise GameFileError(f"{path}: top level: expected a JSON object, got {_type_name(data)}")
     return game_from_dict(data, max_entries=max_entries)
-
-
-def _read_bounded(fh, max_bytes: int) -> bytes:
-    """Read at most ``max_bytes + 1`` bytes of the open file ``fh``, in chunks.
-
-    The size check can be stale (the file may grow), hence the bound; chunks, because
-    ``read(n)`` preallocates ``n`` bytes even for a small file.
-    """
-    chunks: list[bytes] = []
-    total = 0
-    while total <= max_bytes:
-        chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
