@@ -108,7 +108,15 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
 
 
 def _handle_sweep(args) -> int:
-    from ..experiments._sweep import DEFAULT_MAX_RUNS, RUNS_DIR, plan_sweep, run_sweep, sweep_output_dir
+    from ..experiments._sweep import (
+        DEFAULT_MAX_RUNS,
+        RUNS_DIR,
+        check_batch_memory,
+        default_workers,
+        plan_sweep,
+        run_sweep,
+        sweep_output_dir,
+    )
     from ..experiments._sweep_config import SweepConfigError, load_sweep_config
 
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
@@ -125,6 +133,7 @@ def _handle_sweep(args) -> int:
             plan = plan_sweep(
                 config, config_path.parent, max_bytes=args.max_bytes, max_entries=args.max_entries, max_runs=max_runs
             )
+            check_batch_memory(plan, 1 if args.executor == "ray" else (workers or default_workers()))
         except SweepConfigError as err:  # a game entry's error: name the configuration file too
             raise SweepConfigError(f"{config_path.name}: {err}") from None
         runs_dir = out / RUNS_DIR

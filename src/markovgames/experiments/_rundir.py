@@ -25,6 +25,7 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import platform
 import shutil
@@ -606,7 +607,7 @@ def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
             )
         offset = fh.tell()
         size = os.fstat(fh.fileno()).st_size
-        needed = offset + int(np.prod(shape)) * wanted.itemsize
+        needed = offset + math.prod(shape) * wanted.itemsize
         if size != needed:
             raise RunDirectoryError(f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})")
         return np.memmap(fh, dtype=wanted, mode="r", offset=offset, shape=shape)

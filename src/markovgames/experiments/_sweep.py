@@ -53,6 +53,7 @@ __all__ = [
     "plan_sweep",
     "grid_size",
     "check_grid_size",
+    "check_batch_memory",
     "DEFAULT_MAX_RUNS",
     "sweep_output_dir",
     "execute_batch",
@@ -351,7 +352,7 @@ def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_e
         )
 
 
-def _check_memory(plan: SweepPlan, concurrent: int) -> None:
+def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
     """Refuse a ``T`` whose batches cannot run side by side in this machine's memory.
 
     A batch's memory grows with ``T`` (the engine keeps per-iteration arrays, such as the smooth
@@ -999,7 +1000,7 @@ def run_sweep(
             raise SweepConfigError(f"{config_name}: {err}") from None
         raise
     try:
-        _check_memory(plan, 1 if executor == "ray" else (workers or default_workers()))
+        check_batch_memory(plan, 1 if executor == "ray" else (workers or default_workers()))
     except SweepConfigError as err:
         raise SweepConfigError(f"{config_name}: {err}" if config_name else str(err)) from None
     if executor == "ray":
