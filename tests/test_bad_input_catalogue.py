@@ -18,6 +18,7 @@ from the current messages.
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 import shutil
@@ -178,6 +179,87 @@ def _results(d: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows), d / "sw" / "results.parquet")
 
 
+def _fifo(name: str):
+    return lambda d: os.mkfifo(d / name)
+
+
+def _device(name: str, device: str = "/dev/zero"):
+    return lambda d: (d / name).symlink_to(device)
+
+
+def _symlink_to_directory(d: Path) -> None:
+    (d / "real").mkdir()
+    (d / "out").symlink_to("real")
+
+
+def _foreign_directory(d: Path) -> None:
+    (d / "out").mkdir()
+    (d / "out" / "notes.txt").write_text("not a run\n")
+
+
+#: Lock file descriptors held by a case's setup (another process's lock, as it were); closed
+#: after the case by :func:`_release_held_locks`.
+_HELD: list[int] = []
+
+
+def _busy(name: str):
+    """Hold the lock of the directory ``name`` (an flock on ``.NAME.lock``, as a running command would)."""
+
+    def setup(d: Path) -> None:
+        fd = os.open(d / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _HELD.append(fd)
+
+    return setup
+
+
+@pytest.fixture(autouse=True)
+def _release_held_locks():
+    yield
+    while _HELD:
+        os.close(_HELD.pop())
+
+
+def _in_run(change: Callable[[Path], None]):
+    """Change the finished run copied to ./run (cases with ``needs_run``)."""
+    return lambda d: change(d / "run")
+
+
+def _policy(player: int, array) -> Callable[[Path], None]:
+    return _in_run(lambda run: np.save(run / "trajectory" / f"policy_{player}.npy", array))
+
+
+def _metrics(edit: Callable[[dict], object]) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        metrics = json.loads((run / "metrics.json").read_text())
+        edit(metrics)
+        (run / "metrics.json").write_text(json.dumps(metrics))
+
+    return _in_run(change)
+
+
+def _truncate(relative: str, keep: float = 0.5) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        path = run / relative
+        data = path.read_bytes()
+        path.write_bytes(data[: int(len(data) * keep)])
+
+    return _in_run(change)
+
+
+def _foreign_curve(run: Path) -> None:
+    np.savez(run / "curve.npz", a=np.zeros(3))
+    metrics = json.loads((run / "metrics.json").read_text())
+    del metrics["sha256"]  # as a directory written before checksums were recorded
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
+#: The finished run of the catalogue (paper game, smooth_ce, T = 20): its trajectory's shape.
+RUN_POLICY_SHAPE = (20, 2, 2, 2)
+_NAN_POLICY = np.full(RUN_POLICY_SHAPE, 0.5)
+_NAN_POLICY[3, 1, 0, 1] = np.nan
+
+
 # ---------------------------------------------------------------------------------------
 # the catalogue
 # ---------------------------------------------------------------------------------------
@@ -271,6 +353,10 @@ CASES: list[Case] = [
     Case("game-sparse-and-dense", GAME, "both the dense and the sparse transition form",
          _write_game("game.json", _set(("transitions",), BASE_GAME["transitions"]), sparse=True),
          ("run", "--game", "game.json", *RUN), ("game.json", "both 'transitions' and the sparse form")),
+    Case("game-fifo", GAME, "a game file that is a FIFO (it would block the reader)", _fifo("game.json"),
+         ("run", "--game", "game.json", *RUN), ("game.json", "not a regular file (a FIFO)")),
+    Case("game-device", GAME, "a game file that is a device (/dev/zero never ends)", _device("game.npz"),
+         ("games", "validate", "game.npz"), ("game.npz", "not a regular file (a character device)")),
     Case("games-random-initial-state", GAME, "an initial state outside the states",
          None, ("games", "random", "--players", "2", "--horizon", "2", "--states", "3", "--actions", "2",
                 "--seed", "1", "--initial-state", "5", "--out", "g.json"), ("--initial-state", "0..2", "got 5")),
@@ -322,6 +408,19 @@ CASES: list[Case] = [
          ("--out afile", "not a directory")),
     Case("run-out-holds-another-run", RUN_S, "an output directory that already holds a different run", _another_run(),
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"), ("out", "not empty", "--overwrite")),
+    Case("run-overwrite-not-a-run", RUN_S, "--overwrite of a directory that holds no markovgames run (no marker file)",
+         _foreign_directory, ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--overwrite"),
+         ("out", "holds no markovgames run", ".markovgames", "--overwrite replaces only")),
+    Case("run-out-symlink", RUN_S, "an output directory that is a symbolic link (never followed)", _symlink_to_directory,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--overwrite"),
+         ("out", "is a symbolic link")),
+    Case("run-out-busy", RUN_S, "an output directory another command is writing to (it holds the lock)", _busy("out"),
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"),
+         ("--out out", "another markovgames command is writing to this directory", ".out.lock")),
+    Case("run-checkpoints-too-many", RUN_S, "more checkpoints than a run reports (10000)", None,
+         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20000", "--checkpoints",
+          ",".join(map(str, range(1, 10002))), "--out", "out"),
+         ("--checkpoints", "10001 checkpoints", "limit of 10000")),
     Case("run-resume-different-config", RUN_S, "--resume of an interrupted run with another configuration", _interrupted_run,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoint-every", "5", "--resume", "--out", "out"),
          (".out.partial", "different configuration")),
@@ -334,11 +433,33 @@ CASES: list[Case] = [
     Case("sweep-unknown-nested-key", SWEEP_S, "an unknown key in a nested table",
          _sweep('games = ["paper"]', "games = [{random = {players = 2, horizon = 1, states = 2, actions = 2, colour = 1}}]"),
          ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "games[0].random", "unknown key 'colour'")),
+    Case("sweep-T-float", SWEEP_S, "T written as a float (a count is an integer, as in game files)", _sweep("T = 50", "T = 50.0"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "got 50.0", "a float")),
+    Case("sweep-grid-too-large", SWEEP_S, "a grid of more runs than --max-runs (checked before it is expanded)",
+         _sweep('games = ["paper"]', "games = [{random = {players = 2, horizon = 2, states = 2, actions = 2}}]\nseeds = 1000000000"),
+         ("sweep", "sweep.toml", "--out", "sw"),
+         ("sweep.toml", "the grid has 1000000000 runs", "more than --max-runs = 100000", "raise the limit with --max-runs")),
+    Case("sweep-random-games-too-large", SWEEP_S, "random games that together need more memory than the machine has",
+         _sweep('games = ["paper"]', "games = [{random = {players = 2, horizon = 1, states = 4096, actions = 64, "
+                "successors = 1}}]\nseeds = 100000"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "games[0]", "the grid's random games take", "more than this machine's")),
+    Case("sweep-T-memory", SWEEP_S, "a T whose batches need more memory than the machine has",
+         _sweep("T = 50", "T = 2147483647"), ("sweep", "sweep.toml", "--out", "sw"),
+         ("sweep.toml", "T: a batch of 2147483647 iterations takes about", "more than this machine's")),
+    Case("sweep-checkpoints-too-many", SWEEP_S, "more checkpoints than a run reports (10000)",
+         _toml(SWEEP_BASE.replace("T = 50", "T = 20000").replace("[10, 50]", str(list(range(1, 10002))))),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "checkpoints", "10001 checkpoints", "limit of 10000")),
+    Case("sweep-nested-too-deep", SWEEP_S, "arrays nested thousands deep", _toml("a = " + "[" * 5000 + "]" * 5000 + "\n"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "invalid TOML", "nested too deep")),
+    Case("sweep-config-fifo", SWEEP_S, "a configuration that is a FIFO", _fifo("sweep.toml"),
+         ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "not a regular file (a FIFO)")),
+    Case("sweep-out-busy", SWEEP_S, "a sweep directory another command is writing to", _both(_toml(SWEEP_BASE), _busy("sw")),
+         ("sweep", "sweep.toml", "--out", "sw"), ("--out sw", "another markovgames command is writing to this directory")),
     Case("sweep-wrong-type", SWEEP_S, "a value of the wrong type", _sweep("T = 50", 'T = "ten"'),
          ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "'ten'")),
     Case("sweep-T-zero", SWEEP_S, "T < 1", _sweep("T = 50", "T = 0"),
          ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "got 0")),
-    Case("sweep-T-too-large", SWEEP_S, "T beyond what the compiled loop can count", _sweep("T = 50", "T = 1e30"),
+    Case("sweep-T-too-large", SWEEP_S, "T beyond what the compiled loop can count", _sweep("T = 50", "T = 10_000_000_000"),
          ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "T:", "largest supported T")),
     Case("sweep-eta-huge-integer", SWEEP_S, "a learning rate too large for a float", _sweep("etas = [0.2]", "etas = [1" + "0" * 400 + "]"),
          ("sweep", "sweep.toml", "--out", "sw"), ("sweep.toml", "etas[0]", "learning rate")),
@@ -394,11 +515,45 @@ CASES: list[Case] = [
          needs_run=True),
     Case("evaluate-earlier-evaluation", EVAL_S, "an earlier evaluation.json in the run directory", _earlier_evaluation,
          ("evaluate", "run"), ("run/evaluation.json", "exists", "--overwrite"), needs_run=True),
+    Case("evaluate-policy-not-a-distribution", EVAL_S, "a stored policy row that is not a probability vector (zeros)",
+         _policy(0, np.zeros(RUN_POLICY_SHAPE)), ("evaluate", "run", "--exact"),
+         ("run/trajectory/policy_0.npy", "row [0][0][0] (iteration 1, step 0, state 0)", "sums to 0.0, not 1"), needs_run=True),
+    Case("evaluate-policy-nan", EVAL_S, "a stored policy entry that is NaN", _policy(1, _NAN_POLICY),
+         ("evaluate", "run", "--monte-carlo", "100"), ("run/trajectory/policy_1.npy", "entry [3][1][0][1]", "= nan is not finite"),
+         needs_run=True),
+    Case("evaluate-policy-integer", EVAL_S, "a stored policy of the wrong dtype (integers)",
+         _policy(0, np.ones(RUN_POLICY_SHAPE, dtype=np.int64)), ("evaluate", "run", "--exact"),
+         ("run/trajectory/policy_0.npy", "expected a float64 array", "got dtype int64"), needs_run=True),
+    Case("evaluate-trajectory-too-short", EVAL_S, "a trajectory shorter than the run's T (T' beyond the trajectory)",
+         _policy(0, np.full((10, 2, 2, 2), 0.5)), ("evaluate", "run", "--exact"),
+         ("run/trajectory/policy_0.npy", "shape (20, 2, 2, 2)", "got dtype float64 with shape (10, 2, 2, 2)"), needs_run=True),
+    Case("evaluate-trajectory-truncated", EVAL_S, "a truncated trajectory file", _truncate("trajectory/policy_1.npy"),
+         ("evaluate", "run", "--exact"), ("run/trajectory/policy_1.npy", "truncated"), needs_run=True),
+    Case("evaluate-curve-damaged", EVAL_S, "a curve.npz that is not the one the run wrote (its SHA-256 differs)",
+         _truncate("curve.npz"), ("evaluate", "run"), ("run/curve.npz", "SHA-256 differs from the one metrics.json records"),
+         needs_run=True),
+    Case("evaluate-curve-foreign", EVAL_S, "a curve.npz with other arrays (in a directory that records no checksums)",
+         _in_run(_foreign_curve), ("evaluate", "run"),
+         ("run/curve.npz", "expected the arrays value, certified_ce_bound, certified_cce_bound"), needs_run=True),
+    Case("evaluate-metrics-nested-too-deep", EVAL_S, "a metrics.json nested thousands deep",
+         _in_run(lambda run: (run / "metrics.json").write_text("[" * 100000 + "]" * 100000)), ("evaluate", "run"),
+         ("run/metrics.json", "nested too deep"), needs_run=True),
+    Case("evaluate-game-file-outside", EVAL_S, "a metrics.json whose game_file points outside the run directory",
+         _metrics(lambda m: m.update(game_file="../game.json")), ("evaluate", "run"),
+         ("run/metrics.json", "game_file", "expected game.json or game.npz"), needs_run=True),
+    Case("evaluate-metrics-fifo", EVAL_S, "a metrics.json that is a FIFO",
+         _in_run(lambda run: ((run / "metrics.json").unlink(), os.mkfifo(run / "metrics.json"))), ("evaluate", "run"),
+         ("run/metrics.json", "not a regular file (a FIFO)"), needs_run=True),
+    Case("evaluate-run-busy", EVAL_S, "a run directory another command is writing to (it holds the lock)", _busy("run"),
+         ("evaluate", "run"), ("run", "another markovgames command is writing to this directory"), needs_run=True),
     # ---- markovgames solve
     Case("solve-bad-objective", SOLVE_S, "an unknown objective", None,
          ("solve", "--game", "paper", "--concept", "ce", "--objective", "nope", "--out", "out"), ("objective", "'nope'")),
     Case("solve-out-unwritable", SOLVE_S, "an output directory that cannot be created (its parent is a file)", _a_file,
          ("solve", "--game", "paper", "--concept", "ce", "--out", "afile/out"), ("--out afile/out", "afile is not a directory")),
+    Case("solve-overwrite-not-a-run", SOLVE_S, "--overwrite of a directory that holds no markovgames run (no marker file)",
+         _foreign_directory, ("solve", "--game", "paper", "--concept", "ce", "--out", "out", "--overwrite"),
+         ("out", "holds no markovgames run")),
     Case("solve-out-holds-another-run", SOLVE_S, "an output directory that already holds a different run", _another_run(),
          ("solve", "--game", "paper", "--concept", "ce", "--out", "out"), ("out", "not empty", "--overwrite")),
     # ---- markovgames reproduce
@@ -536,7 +691,8 @@ def test_running_out_of_memory_is_a_user_error(tmp_path, monkeypatch, capsys):
     code = main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "100", "--out", "out", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("markovgames: error: -T: a run of 100 iterations needs more memory")
-    assert list(tmp_path.iterdir()) == []
+    # Only the (empty) lock file of the output directory stays: no output, no staging directory.
+    assert [p.name for p in tmp_path.iterdir()] == [".out.lock"]
 
 
 def test_every_case_is_documented():

@@ -178,6 +178,17 @@ def test_read_error_names_the_path(tmp_path):
         read_nfg(path)
 
 
+def test_only_regular_files_are_read(tmp_path):
+    """A FIFO would block the reader and a device never ends: refused before a byte is read."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.nfg")
+    (tmp_path / "zero.nfg").symlink_to("/dev/zero")
+    for name, kind in (("pipe.nfg", "a FIFO"), ("zero.nfg", "a character device")):
+        with pytest.raises(NFGFormatError, match=rf"{name}: cannot read: not a regular file \({kind}\)"):
+            read_nfg(tmp_path / name)
+
+
 def _openspiel_payoffs(game) -> np.ndarray:
     """Payoffs of an OpenSpiel one-shot game, by playing every joint action."""
     n = game.num_players()

@@ -88,6 +88,8 @@ def test_invalid_game_file_names_file_field_and_index(tmp_path, capsys):
 
 
 def test_existing_output_directory_is_refused_unless_overwrite(tmp_path, capsys):
+    """A non-empty directory is replaced only with --overwrite, and only if it holds a run (its
+    marker file): --overwrite never deletes a directory markovgames did not write."""
     out = tmp_path / "run"
     out.mkdir()
     (out / "something").write_text("another run")
@@ -95,8 +97,14 @@ def test_existing_output_directory_is_refused_unless_overwrite(tmp_path, capsys)
     assert main(argv) == 2
     assert "not empty" in capsys.readouterr().err
     assert (out / "something").exists()
+    assert main(argv + ["--overwrite"]) == 2
+    assert "holds no markovgames run" in capsys.readouterr().err
+    assert (out / "something").exists()
+    (out / "something").unlink()
+    assert main(argv) == 0
+    (out / "evaluation.json").write_text("{}")  # a file beside the run's own is replaced with it
     assert main(argv + ["--overwrite"]) == 0
-    assert not (out / "something").exists() and (out / "metrics.json").exists()
+    assert not (out / "evaluation.json").exists() and (out / "metrics.json").exists()
 
 
 @pytest.mark.parametrize("command", [["run", "--algorithm", "smooth_cce", "-T", "10"], ["solve", "--concept", "ce"]])

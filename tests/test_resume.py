@@ -123,8 +123,8 @@ def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, m
 
 
 def test_cli_sigterm_is_an_interruption(tmp_path):
-    """SIGTERM ends a run as Ctrl-C does: exit 130, the saved state kept for ``--resume``; a run
-    without saved state leaves no partial directory behind."""
+    """SIGTERM ends a run as Ctrl-C does, with its own exit status 143 (128 + SIGTERM): the saved
+    state kept for ``--resume``; a run without saved state leaves no partial directory behind."""
     for checkpointed in (True, False):
         out = tmp_path / f"run{checkpointed}"
         args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(out), "--quiet",
@@ -139,7 +139,7 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
         assert proc.poll() is None, "the run finished before it could be stopped"
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130 and "interrupted" in err
+        assert proc.returncode == 143 and "terminated" in err
         assert not out.exists()
         assert staging.exists() == checkpointed
     resume = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(tmp_path / "runTrue"),

@@ -34,11 +34,15 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(err, OSError) and err.errno is not None:
+            # A write's error (a full disk, a quota) names no file, a rename's the temporary one:
+            # name the file the caller asked for.
+            raise OSError(err.errno, err.strerror, str(path)) from None
         raise
 
 

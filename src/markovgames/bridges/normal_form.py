@@ -46,7 +46,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..games import MarkovGame, normal_form_game
+from .._files import read_bounded
+from ..games import DEFAULT_MAX_FILE_BYTES, MarkovGame, normal_form_game
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
 from ._deps import require
 from ._rescale import AffineRescaling, fit_rescaling, to_unit_interval
@@ -501,9 +502,12 @@ def read_nfg(path: str | os.PathLike[str]) -> NormalFormGame:
     """Read a Gambit ``.nfg`` file (see :func:`parse_nfg`); errors start with the path."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # A regular file of bounded size, as every game file: a FIFO or a device would hang.
+        text = read_bounded(path, DEFAULT_MAX_FILE_BYTES).decode("utf-8")
     except OSError as err:
         raise NFGFormatError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise NFGFormatError(f"{path}: not UTF-8 text (invalid byte at offset {err.start})") from None
     try:
         return parse_nfg(text)
     except NFGFormatError as err:

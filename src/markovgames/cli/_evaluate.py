@@ -7,7 +7,9 @@ replaced only with ``--overwrite``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from .._atomic import atomic_write_text
-from ..evaluation import DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
+from .._lock import directory_lock
+from ..evaluation import DEFAULT_BATCH, DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
 from ..experiments import load_run_directory, versions
 from ..games import MAX_GAME_ENTRIES
 from ..policies import IndexChainPolicy
@@ -90,10 +93,12 @@ def evaluate_run_directory(
                     f"{run_dir}: the run kept only iterations {stored.first_kept}..{stored.T} (--trajectory-tolerance); "
                     f"its output policy can be evaluated at -T {stored.T} only"
                 )
+            stored.check_trajectory()  # an output policy is evaluated only if it is one
             policy = IndexChainPolicy.from_suffix(kind, stored.policies, stored.first_kept)
             # The rebuilt policy differs from the true output on the dropped index mass only.
             report["trajectory_suffix"] = stored.metrics["trajectory_suffix"]
         else:
+            stored.check_trajectory(rows=T_prime)  # the rows the prefix T' uses
             policy = IndexChainPolicy(kind, stored.policies).prefix(T_prime)
     ce_res = cce_res = None
     if exact:
@@ -117,20 +122,35 @@ def evaluate_run_directory(
         # Independent streams for the value and the two deviations, and for different seeds
         # (seed, seed + 1, seed + 2 would share streams with the next seeds' estimates).
         value_stream, ce_stream, cce_stream = np.random.SeedSequence(seed).spawn(3)
-        est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream)
+        batch = _monte_carlo_batch(stored.game)
+        est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream, batch_size=batch)
         mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
         if ce_res is not None:
             i = ce_res.player
-            dev = monte_carlo_value(stored.game, policy, monte_carlo, ce_stream, ce_res.modification)
+            dev = monte_carlo_value(stored.game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch)
             mc["ce_deviation_player"] = i
             mc["ce_deviation_value_mean"], mc["ce_deviation_value_stderr"] = float(dev.mean[i]), float(dev.stderr[i])
             j = cce_res.player
-            dev = monte_carlo_value(stored.game, policy, monte_carlo, cce_stream, cce_res.deviation)
+            dev = monte_carlo_value(stored.game, policy, monte_carlo, cce_stream, cce_res.deviation, batch_size=batch)
             mc["cce_deviation_player"] = j
             mc["cce_deviation_value_mean"], mc["cce_deviation_value_stderr"] = float(dev.mean[j]), float(dev.stderr[j])
         report["monte_carlo"] = mc
     report["versions"] = versions()
     return report
+
+
+#: The memory one batch of sampled episodes may take: the episode count itself then sizes nothing.
+MONTE_CARLO_BATCH_BYTES = 64 * 2**20
+
+
+def _monte_carlo_batch(game) -> int:
+    """Episodes per batch: the library's default, fewer where an episode's arrays are large.
+
+    An episode keeps its states, recommended and played actions and rewards (``H (3 N + 1) + 1``
+    numbers) and draws each step's actions from ``A_i`` probabilities; twice that, for temporaries.
+    """
+    per_episode = 16 * (game.horizon * (3 * game.num_players + 1) + 1 + sum(game.num_actions))
+    return max(1, min(DEFAULT_BATCH, MONTE_CARLO_BATCH_BYTES // per_episode))
 
 
 def _handle(args) -> int:
@@ -153,17 +173,34 @@ def _handle(args) -> int:
             f"{'--out ' if args.out else ''}{out}: exists (an earlier evaluation); use --overwrite to replace it, "
             "or --out to write elsewhere"
         )
+    metrics_before = _identity(run_dir / "metrics.json")
     report = evaluate_run_directory(
         run_dir, T_prime, exact=args.exact, monte_carlo=episodes, seed=args.seed, max_work=args.max_work,
         max_bytes=args.max_bytes, max_entries=args.max_entries,
     )
-    try:
-        atomic_write_text(out, json.dumps(report, indent=2) + "\n")
-    except OSError as err:
-        raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
+    # Into the run directory: under its lock (one writer; 'run --overwrite' replaces it under the
+    # same lock), and only if it is still the directory that was evaluated. Waits a little for
+    # another evaluation's write; the evaluation itself held no lock.
+    into_run = out.absolute().parent.resolve() == run_dir.resolve()
+    with directory_lock(run_dir, str(run_dir), timeout=2.0) if into_run else contextlib.nullcontext():
+        if into_run and _identity(run_dir / "metrics.json") != metrics_before:
+            raise CliError(f"{run_dir}: the run directory was replaced while it was evaluated; evaluate it again")
+        try:
+            atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+        except OSError as err:
+            raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
     if not args.quiet:
         _print(report, out)
     return 0
+
+
+def _identity(path: Path) -> tuple | None:
+    """What tells a file apart from its replacement: device, inode, size and modification time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _print(report: dict, out: Path) -> None:

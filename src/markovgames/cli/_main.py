@@ -1,8 +1,11 @@
 """The ``markovgames`` command: a thin layer over the library.
 
 User errors (a bad game file, an unknown algorithm, an impossible value, an unwritable output
-directory) print one line ``markovgames: error: ...`` on stderr and exit with code 2, without a
-traceback unless ``--debug`` is given. Anything else is a bug and shows its traceback.
+directory, an input too large for memory) print one line ``markovgames: error: ...`` on stderr
+and exit with code 2, without a traceback unless ``--debug`` is given. Anything else is a bug:
+one line says so and names the file its traceback was written to, and the exit code is 70
+(``EX_SOFTWARE``). Ctrl-C exits with 130 and SIGTERM with 143 (``128 +`` the signal), after the
+same clean-up.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from ._errors import CliError
 __all__ = ["main", "build_parser"]
 
 EXIT_USAGE = 2
+#: A bug (an error that is not the input's fault): sysexits.h's EX_SOFTWARE.
+EXIT_INTERNAL = 70
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,13 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
+    from .._lock import DirectoryBusyError
     from ..evaluation import EvaluationTooLarge
     from ..experiments import RunDirectoryError
     from ..games import GameValidationError
     from ..solvers import EquilibriumSolverError
 
     # ValueError covers the library's own argument checks (T < 1, eta <= 0, unknown algorithm, ...).
-    return (CliError, GameValidationError, RunDirectoryError, EvaluationTooLarge, EquilibriumSolverError, ValueError, OSError)
+    return (
+        CliError, GameValidationError, RunDirectoryError, EvaluationTooLarge, EquilibriumSolverError, DirectoryBusyError,
+        ValueError, OSError,
+    )
 
 
 def _enable_compilation_cache() -> None:
@@ -156,6 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     _enable_compilation_cache()
+    # Text that UTF-8 cannot encode (a game name with a lone surrogate, which JSON allows; a path
+    # given in bytes that are not UTF-8) is printed escaped, as on stderr, rather than failing
+    # after the work is done.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     previous = _terminate_as_interrupt()
     try:
         code = int(handler(args) or 0)
@@ -164,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as err:
         # A handler's note says what was kept, e.g. how to resume a run that saved its state.
         notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
+        if isinstance(err, _Terminated):
+            print(f"markovgames: terminated{notes}", file=sys.stderr)
+            return 128 + signal.SIGTERM
         print(f"markovgames: interrupted{notes}", file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -175,18 +192,62 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if isinstance(err, OSError) and err.strerror:  # "path: No space left on device", not "[Errno 28] ..."
+            message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
         for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
             message = f"{message}; {note}"
-        if isinstance(err, OSError) and err.filename and str(err.filename) not in message:
-            message = f"{err.filename}: {message}"
         # The library names its keyword arguments; on the command line they are options.
-        for keyword in ("max_entries", "max_bytes"):
+        for keyword in ("max_entries", "max_bytes", "max_runs"):
             message = message.replace(f"(raise {keyword} to allow)", f"(raise the limit with --{keyword.replace('_', '-')})")
+        message = message.replace("than max_runs = ", "than --max-runs = ")
         print(f"markovgames: error: {message}", file=sys.stderr)
         return EXIT_USAGE
+    except MemoryError:
+        if args.debug:
+            raise
+        # Sizes are checked before anything large is allocated; what is left is an input just
+        # within the limits on a machine with less free memory than it needs.
+        print(
+            "markovgames: error: out of memory: the input needs more memory than is free on this machine; "
+            "use smaller sizes (or free memory)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    except Exception as err:
+        if args.debug:
+            raise
+        where = _write_traceback(err, argv)
+        print(
+            f"markovgames: internal error (a bug, not a problem with the input): {type(err).__name__}: "
+            f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}; "
+            + (f"the traceback is in {where}; " if where else "")
+            + "please report it (rerun with --debug to see the traceback here)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _write_traceback(err: BaseException, argv: list[str]) -> str | None:
+    """Write the traceback of a bug, with the command and the versions, to a new file in the
+    system's temporary directory; return its path (``None`` if it cannot be written)."""
+    import platform
+    import tempfile
+    import traceback
+
+    from .. import __version__
+
+    try:
+        fd, path = tempfile.mkstemp(prefix="markovgames-error-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(f"markovgames {__version__}, Python {platform.python_version()}, {platform.platform()}\n")
+            fh.write(f"command: markovgames {' '.join(argv)}\n\n")
+            fh.write("".join(traceback.format_exception(err)))
+        return path
+    except OSError:
+        return None
 
 
 def _command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
@@ -213,6 +274,10 @@ def _terminate_as_interrupt():
         return None
 
     def interrupt(signum, frame):
-        raise KeyboardInterrupt
+        raise _Terminated
 
     return signal.signal(signal.SIGTERM, interrupt) or signal.SIG_DFL
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, cleaned up after as Ctrl-C is, then reported with its own exit status (143)."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
+from .._lock import directory_lock
 from ..dynamics import max_learning_rate
 from ..experiments import reproduce
 from ..games import paper_game
@@ -62,9 +64,19 @@ def _handle(args) -> int:
         console.print(
             f"Reproducing Mao et al. (2024), Section 5: T = {T:,}, eta = {eta} -> {args.out}/", soft_wrap=True, markup=False
         )
-    result = reproduce(
-        args.out, T=T, eta=eta, exact=not args.no_exact, baselines=not args.no_baselines, progress=progress
-    )
+    created = not Path(args.out).exists()
+    with directory_lock(args.out, f"--out {args.out}"):
+        for foreign in ("metrics.json", "manifest.json"):  # again, under the lock
+            if (Path(args.out) / foreign).exists():
+                raise CliError(f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory")
+        try:
+            result = reproduce(
+                args.out, T=T, eta=eta, exact=not args.no_exact, baselines=not args.no_baselines, progress=progress
+            )
+        except BaseException:
+            if created:  # interrupted or failed: a directory this call made holds nothing finished
+                shutil.rmtree(args.out, ignore_errors=True)
+            raise
     out = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     for claim in result.claims:
         mark = {True: "[green]holds[/green]", False: "[red]does not hold[/red]", None: "[yellow]undecided[/yellow]"}[

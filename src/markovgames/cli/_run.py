@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shutil
@@ -16,10 +17,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from .._lock import directory_lock
+from .._resources import format_bytes, physical_memory
 from ..dynamics import DTYPES, get_algorithm, max_learning_rate, run
 from ..experiments import (
     CONFIG_FILE,
     STATE_FILE,
+    check_output_directory_state,
     exact_checkpoint_gaps,
     finalize_output_directory,
     parse_checkpoints,
@@ -175,6 +179,11 @@ def _handle_run(args) -> int:
         "trajectory_tolerance": args.trajectory_tolerance,
         "last_iterate": args.last_iterate,
     }
+    # Refused here, before the lock is taken, a bad --out leaves nothing behind; the checks are
+    # repeated under the lock, which keeps a second writer out of the directory.
+    check_output_directory_state(args.out, args.overwrite, args.resume, config)
+    lock = contextlib.ExitStack()
+    lock.enter_context(directory_lock(args.out, f"--out {args.out}"))
     staging = state_file = None
     planned = staging_directory(args.out)
     found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
@@ -219,6 +228,9 @@ def _handle_run(args) -> int:
         if isinstance(err, MemoryError):
             # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
             err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
+        elif isinstance(err, OSError) and not err.filename:
+            # A full disk (ENOSPC), a quota or a file size limit while the run writes its files.
+            err = CliError(f"{staging}: cannot write the run: {err.strerror or err}")
         if state_file is None or not state_file.exists():
             shutil.rmtree(staging, ignore_errors=True)
         elif isinstance(err, KeyboardInterrupt):
@@ -228,6 +240,8 @@ def _handle_run(args) -> int:
         if isinstance(err, CliError):
             raise err from None
         raise
+    finally:
+        lock.close()
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
@@ -262,14 +276,11 @@ def _check_resources(game, T: int, args) -> None:
     cannot fit on the output's disk, rather than failing (or being killed) hours later."""
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
     curves = 2 * T * 3 * game.num_players * itemsize  # values and both bounds per prefix, and a copy
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, OSError, ValueError):  # not every platform tells
-        memory = None
+    memory = physical_memory()
     if memory and curves > memory:
         raise CliError(
             f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
-            f"{curves / 2**30:,.1f} GiB, more than this machine's {memory / 2**30:,.1f} GiB; choose a smaller T"
+            f"{format_bytes(curves)}, more than this machine's {format_bytes(memory)}; choose a smaller T"
         )
     if not args.no_trajectory and args.trajectory_tolerance is None:
         trajectory = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
@@ -279,8 +290,8 @@ def _check_resources(game, T: int, args) -> None:
         free = shutil.disk_usage(ancestor).free
         if trajectory > free:
             raise CliError(
-                f"-T: the trajectory of {T} iterations takes {trajectory / 2**30:,.1f} GiB, more than the "
-                f"{free / 2**30:,.1f} GiB free under {ancestor}; use --no-trajectory or --trajectory-tolerance"
+                f"-T: the trajectory of {T} iterations takes {format_bytes(trajectory)}, more than the "
+                f"{format_bytes(free)} free under {ancestor}; use --no-trajectory or --trajectory-tolerance"
             )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -10,8 +11,15 @@ import numpy as np
 from rich.console import Console
 
 from .._atomic import atomic_write_text
+from .._lock import directory_lock
 from ..evaluation import exact_ce_gap, exact_cce_gap
-from ..experiments import finalize_output_directory, prepare_output_directory, versions
+from ..experiments import (
+    check_output_directory_state,
+    finalize_output_directory,
+    prepare_output_directory,
+    versions,
+    write_marker,
+)
 from ..games import resolve_game, save_game
 from ..solvers import check_objective, solve_equilibrium
 from ._errors import CliError, check_output_directory
@@ -49,7 +57,14 @@ def _handle(args) -> int:
     except ValueError as err:
         raise CliError(f"--{err}") from None
     check_output_directory(args.out, replaces=True)
-    staging = prepare_output_directory(args.out, args.overwrite)
+    check_output_directory_state(args.out, args.overwrite)  # before the lock: a refusal leaves nothing
+    lock = contextlib.ExitStack()
+    lock.enter_context(directory_lock(args.out, f"--out {args.out}"))
+    try:
+        staging = prepare_output_directory(args.out, args.overwrite)
+    except BaseException:
+        lock.close()
+        raise
     try:
         solution = solve_equilibrium(game, args.concept, args.objective)
         ce = exact_ce_gap(game, solution.policy)
@@ -71,10 +86,13 @@ def _handle(args) -> int:
             "versions": versions(),
         }
         atomic_write_text(staging / "solution.json", json.dumps(record, indent=2) + "\n")
+        write_marker(staging, "solve")
         finalize_output_directory(staging, args.out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        lock.close()
     if not args.quiet:
         console = Console(file=sys.stdout)
         console.print(

@@ -62,6 +62,12 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--workers", default=None, help="local worker processes (default: min(2, cpu count)); 1 runs inline")
     p.add_argument("--dry-run", action="store_true", help="validate and show the plan (runs, batches, pending) without running")
     p.add_argument("--quiet", action="store_true", help="no progress display and no closing line")
+    p.add_argument(
+        "--max-runs",
+        default=None,
+        metavar="N",
+        help="refuse a grid of more than N runs, checked before it is expanded (default 100000)",
+    )
     add_game_limits(p)
     p.set_defaults(handler=_handle_sweep)
     return p
@@ -104,10 +110,19 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
 
 
 def _handle_sweep(args) -> int:
-    from ..experiments._sweep import RUNS_DIR, plan_sweep, run_sweep, sweep_output_dir
+    from ..experiments._sweep import (
+        DEFAULT_MAX_RUNS,
+        RUNS_DIR,
+        check_batch_memory,
+        default_workers,
+        plan_sweep,
+        run_sweep,
+        sweep_output_dir,
+    )
     from ..experiments._sweep_config import SweepConfigError, load_sweep_config
 
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
+    max_runs = DEFAULT_MAX_RUNS if args.max_runs is None else _positive_int("--max-runs", args.max_runs)
     if args.address is not None and args.executor != "ray":
         raise CliError("--address: needs --executor ray")
     check_game_limits(args)
@@ -117,7 +132,10 @@ def _handle_sweep(args) -> int:
     check_output_directory(out)
     if args.dry_run:
         try:
-            plan = plan_sweep(config, config_path.parent, max_bytes=args.max_bytes, max_entries=args.max_entries)
+            plan = plan_sweep(
+                config, config_path.parent, max_bytes=args.max_bytes, max_entries=args.max_entries, max_runs=max_runs
+            )
+            check_batch_memory(plan, 1 if args.executor == "ray" else (workers or default_workers()))
         except SweepConfigError as err:  # a game entry's error: name the configuration file too
             raise SweepConfigError(f"{config_path.name}: {err}") from None
         runs_dir = out / RUNS_DIR
@@ -151,6 +169,7 @@ def _handle_sweep(args) -> int:
             config_name=config_path.name,
             max_bytes=args.max_bytes,
             max_entries=args.max_entries,
+            max_runs=max_runs,
         )
     if report.failures:
         print(

@@ -26,7 +26,7 @@ from ._ce import CEGapResult, StrategyModification, exact_ce_gap
 from ._common import check_policy, check_product_policy
 from ..policies import IndexKernel
 from ._nash import NashGapResult, nash_gap
-from ._monte_carlo import MonteCarloEstimate, monte_carlo_value
+from ._monte_carlo import DEFAULT_BATCH, MonteCarloEstimate, monte_carlo_value
 from ._sampling import Episodes, sample_episodes
 from ._value import policy_value
 from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work
@@ -49,6 +49,7 @@ __all__ = [
     "WorkEstimate",
     "DEFAULT_MAX_WORK",
     "monte_carlo_value",
+    "DEFAULT_BATCH",
     "sample_episodes",
     "MonteCarloEstimate",
     "Episodes",

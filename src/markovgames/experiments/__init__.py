@@ -20,7 +20,12 @@ from ._rundir import (
     staging_directory,
     STATE_FILE,
     CONFIG_FILE,
+    MARKER_FILE,
+    MAX_CHECKPOINTS,
+    check_output_directory_state,
+    policy_row_tolerance,
     versions,
+    write_marker,
     write_run_directory,
 )
 
@@ -46,7 +51,12 @@ __all__ = [
     "staging_directory",
     "STATE_FILE",
     "CONFIG_FILE",
+    "MARKER_FILE",
+    "MAX_CHECKPOINTS",
+    "check_output_directory_state",
+    "policy_row_tolerance",
     "versions",
+    "write_marker",
     "write_run_directory",
     # sweeps
     "SweepConfig",

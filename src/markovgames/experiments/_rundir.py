@@ -6,27 +6,42 @@ Layout of ``DIR``::
     curve.npz             the same per-prefix arrays for every T' = 1..T (value, certified bounds)
     game.json | game.npz  the game that was run (so the run can be evaluated without its source)
     trajectory/policy_{i}.npy   pi^t for t = 1..T, shape (T, H, S, A_i), row t-1 (if kept)
+    .markovgames          the marker that the directory holds a markovgames run (or solution)
 
 A directory is written under a temporary name next to ``DIR`` and renamed into place only when
 complete, so an interrupted or failed run never leaves a directory that looks finished.
+``--overwrite`` replaces only a directory that holds the marker, and never through a symbolic link.
+
+:func:`load_run_directory` trusts nothing it reads: every file must be a regular file of a
+bounded size; ``metrics.json``'s fields must have their types and ranges and name only the files
+a run writes; the game file and ``curve.npz`` must match the SHA-256 that ``metrics.json``
+records for them; the arrays must have the shapes, dtypes and finite values the run implies; and
+:meth:`StoredRun.check_trajectory` checks that every policy row used is a probability vector.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import hashlib
 import json
+import math
 import os
 import platform
 import shutil
+import struct
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write_text
-from ..dynamics import RunResult, get_algorithm, get_value_update, resolve_learning_rate
-from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
+from .._atomic import atomic_write, atomic_write_text
+from .._files import open_regular, read_bounded, read_npy_header
+from ..dynamics import DTYPES, VALUE_UPDATES, RunResult, get_algorithm, get_value_update, resolve_learning_rate
+from ..games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game, save_game
 
 __all__ = [
     "parse_checkpoints",
@@ -44,6 +59,11 @@ __all__ = [
     "staging_directory",
     "STATE_FILE",
     "CONFIG_FILE",
+    "MARKER_FILE",
+    "MAX_CHECKPOINTS",
+    "write_marker",
+    "check_output_directory_state",
+    "policy_row_tolerance",
 ]
 
 METRICS_FILE = "metrics.json"
@@ -51,6 +71,16 @@ CURVE_FILE = "curve.npz"
 TRAJECTORY_DIR = "trajectory"
 #: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
 _JSON_GAME_ENTRIES = 200_000
+#: The marker of a directory written by ``markovgames run`` or ``solve``: ``--overwrite`` replaces
+#: nothing else.
+MARKER_FILE = ".markovgames"
+MARKER_FORMAT = "markovgames-output/1"
+#: The most checkpoints a run (or each run of a sweep) reports: each is a record in memory and on disk.
+MAX_CHECKPOINTS = 10_000
+#: ``metrics.json`` (and an interrupted run's ``config.json``) larger than this is refused unread.
+_MAX_JSON_BYTES = 64 * 2**20
+#: The game files a run directory may name (``metrics.json``'s ``game_file``).
+_GAME_FILES = ("game.json", "game.npz")
 
 
 class RunDirectoryError(ValueError):
@@ -75,6 +105,8 @@ def parse_checkpoints(text: str | None, T: int) -> list[int]:
     items = [p.strip() for p in text.split(",")]
     if not items or any(not p for p in items):
         raise ValueError(f"--checkpoints: expected comma-separated positive integers, got {text!r}")
+    if len(items) > MAX_CHECKPOINTS:
+        raise ValueError(f"--checkpoints: {len(items)} checkpoints, more than the limit of {MAX_CHECKPOINTS}")
     values = []
     for p in items:
         try:
@@ -174,14 +206,19 @@ def encloses_working_directory(path) -> bool:
     return path == here or path in here.parents
 
 
-def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
-    """Check ``out`` can be written and return the staging directory beside it.
+def check_output_directory_state(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> None:
+    """Refuse an output directory that :func:`prepare_output_directory` would refuse, writing nothing.
 
-    With ``resume``, an interrupted run's staging directory whose saved ``config.json`` equals
-    ``config`` is returned as it is; a staging directory left by a run that saved no state is
-    garbage and is replaced. ``config`` is written into a fresh staging directory.
+    A command checks this before it takes the directory's lock (so that a refusal leaves no
+    trace), and :func:`prepare_output_directory` checks it again under the lock.
     """
-    given, out = Path(out), Path(out).resolve()
+    given = Path(out)
+    if given.is_symlink():
+        # --overwrite would delete the link's target, and a run would be written beside it.
+        raise RunDirectoryError(
+            f"{given}: is a symbolic link; a run replaces its whole output directory, so name the directory itself"
+        )
+    out = given.resolve()
     if encloses_working_directory(out):
         # The run replaces the whole directory when it is done: never the one we stand in.
         raise RunDirectoryError(
@@ -190,8 +227,68 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
         )
     if out.exists() and not out.is_dir():
         raise RunDirectoryError(f"{out}: exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise RunDirectoryError(f"{out}: directory is not empty (it may hold another run); use --overwrite to replace it")
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise RunDirectoryError(f"{out}: directory is not empty (it may hold another run); use --overwrite to replace it")
+        _check_marker(out)
+    staging = staging_directory(out)
+    if os.path.lexists(staging):
+        if staging.is_symlink() or not staging.is_dir():
+            raise RunDirectoryError(f"{staging}: exists and is not a directory that a run left; remove it or choose another --out")
+        saved_state = (staging / STATE_FILE).exists()
+        if saved_state and resume:
+            if config is not None:
+                try:
+                    saved = json.loads(read_bounded(staging / CONFIG_FILE, _MAX_JSON_BYTES).decode("utf-8"))
+                except (OSError, ValueError, RecursionError):
+                    saved = None
+                wanted = json.loads(json.dumps(config))
+                if saved != wanted:
+                    saved = saved if isinstance(saved, dict) else {}
+                    differ = [
+                        f"{key}: {saved.get(key)!r} there, {wanted.get(key)!r} now"
+                        for key in sorted(set(saved) | set(wanted))
+                        if saved.get(key) != wanted.get(key)
+                    ]
+                    raise RunDirectoryError(
+                        f"{staging}: the interrupted run there has a different configuration "
+                        f"({'; '.join(differ) or 'unreadable'}); use --overwrite to start over"
+                    )
+        elif saved_state and not overwrite:
+            raise RunDirectoryError(
+                f"{out}: an interrupted run was found in {staging}; use --resume to continue it or --overwrite to start over"
+            )
+
+
+def _check_marker(out: Path) -> None:
+    """Refuse to replace a non-empty directory that holds no marker of a markovgames run."""
+    marker = out / MARKER_FILE
+    try:
+        doc = json.loads(read_bounded(marker, 4096).decode("utf-8")) if not marker.is_symlink() else None
+    except (OSError, ValueError, RecursionError):
+        doc = None
+    if not isinstance(doc, dict) or doc.get("format") != MARKER_FORMAT:
+        raise RunDirectoryError(
+            f"{out}: holds no markovgames run (no {MARKER_FILE} marker); --overwrite replaces only a directory "
+            "written by 'markovgames run' or 'solve', so remove it yourself or choose another --out"
+        )
+
+
+def write_marker(directory: Path, kind: str) -> None:
+    """Mark ``directory`` as written by markovgames (``kind``: ``"run"`` or ``"solve"``)."""
+    atomic_write_text(Path(directory) / MARKER_FILE, json.dumps({"format": MARKER_FORMAT, "kind": kind}) + "\n")
+
+
+def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
+    """Check ``out`` can be written and return the staging directory beside it.
+
+    With ``resume``, an interrupted run's staging directory whose saved ``config.json`` equals
+    ``config`` is returned as it is; a staging directory left by a run that saved no state is
+    garbage and is replaced. ``config`` is written into a fresh staging directory. The caller
+    holds the directory's lock (:func:`markovgames._lock.directory_lock`).
+    """
+    check_output_directory_state(out, overwrite, resume, config)
+    out = Path(out).resolve()
     parent = out.absolute().parent
     if not parent.exists():
         try:
@@ -202,29 +299,8 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
         raise RunDirectoryError(f"{out}: parent directory {parent} is not writable")
     staging = staging_directory(out)
     if staging.exists():
-        saved_state = (staging / STATE_FILE).exists()
-        if saved_state and resume:
-            try:
-                saved = json.loads((staging / CONFIG_FILE).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                saved = None
-            wanted = json.loads(json.dumps(config))
-            if config is not None and saved != wanted:
-                saved = saved if isinstance(saved, dict) else {}
-                differ = [
-                    f"{key}: {saved.get(key)!r} there, {wanted.get(key)!r} now"
-                    for key in sorted(set(saved) | set(wanted))
-                    if saved.get(key) != wanted.get(key)
-                ]
-                raise RunDirectoryError(
-                    f"{staging}: the interrupted run there has a different configuration "
-                    f"({'; '.join(differ) or 'unreadable'}); use --overwrite to start over"
-                )
+        if resume and (staging / STATE_FILE).exists():
             return staging
-        if saved_state and not overwrite:
-            raise RunDirectoryError(
-                f"{out}: an interrupted run was found in {staging}; use --resume to continue it or --overwrite to start over"
-            )
         shutil.rmtree(staging)
     staging.mkdir(mode=_default_mode(directory=True))
     if config is not None:
@@ -234,8 +310,13 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
 
 def finalize_output_directory(tmp: Path, out: Path) -> None:
     """Move the complete temporary directory into place (replacing ``out`` if allowed earlier)."""
-    out = Path(out).resolve()
+    given = Path(out)
+    if given.is_symlink():  # made one since the check: never delete through it
+        raise RunDirectoryError(f"{given}: is a symbolic link; a run replaces its whole output directory, so name the directory itself")
+    out = given.resolve()
     if out.exists():
+        if any(out.iterdir()):
+            _check_marker(out)
         shutil.rmtree(out)
     os.replace(tmp, out)
 
@@ -255,12 +336,20 @@ def write_run_directory(
     kernel_entries = game.sparse_transitions.successors.size * 2 if game.is_sparse else game.transitions.size
     game_file = "game.json" if game.rewards.size + kernel_entries <= _JSON_GAME_ENTRIES else "game.npz"
     save_game(result.game, staging / game_file)
-    np.savez(
-        staging / CURVE_FILE,
-        value=result.value,
-        certified_ce_bound=result.certified_ce_bound,
-        certified_cce_bound=result.certified_cce_bound,
-    )
+    curve = staging / CURVE_FILE
+    try:
+        atomic_write(
+            curve,
+            # A file object, not a name: np.savez would append ".npz" to the temporary name.
+            lambda fh: np.savez(
+                fh,
+                value=result.value,
+                certified_ce_bound=result.certified_ce_bound,
+                certified_cce_bound=result.certified_cce_bound,
+            ),
+        )
+    except OSError as err:
+        raise RunDirectoryError(f"{curve}: cannot write: {err.strerror or err}") from None
     spec = result.spec
     metrics = {
         "game": result.game.name,
@@ -284,6 +373,8 @@ def write_run_directory(
         ],
         "identity_residual": result.identity_residual,
         "game_file": game_file,
+        # What evaluate checks the files against: a damaged or replaced file is refused, not used.
+        "sha256": {name: _sha256(staging / name) for name in (game_file, CURVE_FILE)},
         "trajectory": TRAJECTORY_DIR if result.policies is not None else None,
         "trajectory_suffix": None
         if result.suffix is None
@@ -300,7 +391,18 @@ def write_run_directory(
         "compile_time_s": result.compile_time_s,
     }
     atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    write_marker(staging, "run")
     return metrics
+
+
+def _sha256(path: Path, fh=None) -> str:
+    """The SHA-256 of a file's bytes (of the open ``fh``, from its start, if given)."""
+    digest = hashlib.sha256()
+    with (open_regular(path) if fh is None else contextlib.nullcontext(fh)) as f:
+        f.seek(0)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _eta_value(result: RunResult) -> float | None:
@@ -308,9 +410,19 @@ def _eta_value(result: RunResult) -> float | None:
     return None if per_stage else float(scale)
 
 
+def policy_row_tolerance(dtype: str, num_actions: int) -> float:
+    """How far from 1 a stored policy row ``pi^t_h(s, .)`` of ``num_actions`` entries may sum.
+
+    ``PROBABILITY_TOLERANCE`` (``1e-9``, the game files' tolerance), or ``8 A eps`` of the run's
+    dtype if that is larger: the engine normalises each row in that precision (a float32 row of
+    4 actions sums to 1 within about ``2e-7``).
+    """
+    return max(PROBABILITY_TOLERANCE, 8 * num_actions * float(np.finfo(DTYPES[dtype]).eps))
+
+
 @dataclass(frozen=True, eq=False)
 class StoredRun:
-    """A run read back from its directory."""
+    """A run read back from its directory (checked by :func:`load_run_directory`)."""
 
     path: Path
     metrics: dict[str, Any]
@@ -344,32 +456,237 @@ class StoredRun:
     def T(self) -> int:
         return int(self.metrics["T"])
 
+    @property
+    def dtype(self) -> str:
+        return self.metrics.get("dtype", "float64")
+
+    def check_trajectory(self, rows: int | None = None) -> None:
+        """Check that the first ``rows`` stored policies (default all) are probability vectors.
+
+        Every entry finite and non-negative, every row ``pi^t_{h,i}(s, .)`` summing to 1 within
+        :func:`policy_row_tolerance`: an output policy is evaluated only if it is one. Reads the
+        rows in blocks of about 64 MiB.
+
+        Raises
+        ------
+        RunDirectoryError
+            Naming the file and the entry ``[t - first_kept][h][s][a]`` at fault.
+        """
+        if self.policies is None:
+            return
+        for i, p in enumerate(self.policies):
+            where = self.path / self.metrics["trajectory"] / f"policy_{i}.npy"
+            tolerance = policy_row_tolerance(self.dtype, p.shape[-1])
+            stop = p.shape[0] if rows is None else min(rows, p.shape[0])
+            step = max(1, (64 << 20) // max(1, p[0].nbytes))
+            for start in range(0, stop, step):
+                block = np.asarray(p[start : min(stop, start + step)], dtype=np.float64)
+
+                def at(mask) -> tuple[str, tuple[int, ...]]:
+                    """``[t][h][s]([a])`` of the first hit, and what it is (iteration, step, state, action)."""
+                    idx = tuple(int(k) for k in np.argwhere(mask)[0])
+                    idx = (idx[0] + start,) + idx[1:]
+                    parts = [f"iteration {idx[0] + self.first_kept}", f"step {idx[1]}", f"state {idx[2]}"]
+                    parts += [f"action {idx[3]}"] if len(idx) > 3 else []
+                    return "".join(f"[{k}]" for k in idx) + f" ({', '.join(parts)})", idx
+
+                bad = ~np.isfinite(block)
+                if bad.any():
+                    text, idx = at(bad)
+                    raise RunDirectoryError(f"{where}: entry {text} = {float(p[idx])!r} is not finite")
+                neg = block < 0.0
+                if neg.any():
+                    text, idx = at(neg)
+                    raise RunDirectoryError(f"{where}: entry {text} = {float(p[idx])!r} is negative")
+                sums = block.sum(axis=-1)
+                off = np.abs(sums - 1.0) > tolerance
+                if off.any():
+                    text, idx = at(off)
+                    raise RunDirectoryError(
+                        f"{where}: row {text} sums to {float(sums[(idx[0] - start,) + idx[1:]])!r}, not 1 "
+                        f"(tolerance {tolerance:.3g})"
+                    )
+
+
+def _field(metrics: dict, key: str, where: Path, check, expected: str, default: Any = ...):
+    """``metrics[key]`` if ``check`` accepts it; else a RunDirectoryError naming the file and field."""
+    if key not in metrics:
+        if default is not ...:
+            return default
+        raise RunDirectoryError(f"{where}: missing field {key!r}")
+    value = metrics[key]
+    if not check(value):
+        shown = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+        raise RunDirectoryError(f"{where}: {key}: expected {expected}, got {shown}")
+    return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return bool(np.isfinite(float(value)) and value >= 0)
+    except OverflowError:  # an integer beyond float64
+        return False
+
+
+def _read_metrics(metrics_path: Path) -> dict[str, Any]:
+    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names)."""
+    try:
+        metrics = json.loads(read_bounded(metrics_path, _MAX_JSON_BYTES).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunDirectoryError(f"{metrics_path}: unreadable: {err}") from None
+    except RecursionError:
+        raise RunDirectoryError(f"{metrics_path}: unreadable: JSON nested too deep to parse") from None
+    except OSError as err:
+        raise RunDirectoryError(f"{metrics_path}: cannot read: {err.strerror or err}") from None
+    except ValueError as err:  # an integer of thousands of digits
+        raise RunDirectoryError(f"{metrics_path}: unreadable: {str(err).splitlines()[0]}") from None
+    if not isinstance(metrics, dict):
+        raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
+    algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
+    update = _field(metrics, "value_update", metrics_path, lambda v: v is None or v in VALUE_UPDATES, f"one of {', '.join(VALUE_UPDATES)}", None)
+    if update is None:
+        # A directory written before "value_update" was recorded: its algorithm is a built-in name.
+        try:
+            get_algorithm(algorithm)
+        except ValueError as err:
+            raise RunDirectoryError(f"{metrics_path}: algorithm: {err}") from None
+    T = _field(metrics, "T", metrics_path, lambda v: _is_int(v) and 1 <= v <= 2**31 - 1, "a positive integer")
+    _field(metrics, "dtype", metrics_path, lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}", "float64")
+    _field(metrics, "game_file", metrics_path, lambda v: v in _GAME_FILES, f"{' or '.join(_GAME_FILES)}")
+    _field(metrics, "trajectory", metrics_path, lambda v: v in (None, TRAJECTORY_DIR), f"{TRAJECTORY_DIR!r} or null", None)
+    suffix = _field(metrics, "trajectory_suffix", metrics_path, lambda v: v is None or isinstance(v, dict), "an object or null", None)
+    if suffix is not None:
+        where = metrics_path
+        _field(suffix, "first_kept", where, lambda v: _is_int(v) and 1 <= v <= T, f"an iteration in 1..T = {T}")
+        for key in ("dropped_mass", "value_error_bound", "gap_error_bound"):
+            _field(suffix, key, where, _is_number, "a finite non-negative number")
+    sums = _field(metrics, "sha256", metrics_path, lambda v: isinstance(v, dict), "an object", {})
+    for name, digest in sums.items():
+        if name not in _GAME_FILES + (CURVE_FILE,) or not (isinstance(digest, str) and len(digest) == 64):
+            raise RunDirectoryError(f"{metrics_path}: sha256: unexpected entry {json.dumps(name)[:40]}")
+    return metrics
+
+
+def _check_sha256(path: Path, fh, digest: str | None, metrics_path: Path) -> None:
+    if digest is not None and _sha256(path, fh) != digest:
+        raise RunDirectoryError(
+            f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
+        )
+
+
+def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` data at ``fh``'s position, reading no array data."""
+    try:
+        return read_npy_header(fh)
+    except (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile) as err:
+        raise RunDirectoryError(f"{where}: not a valid .npy array ({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+
+
+def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path) -> tuple[np.ndarray, ...]:
+    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read."""
+    names = ("value", "certified_ce_bound", "certified_cce_bound")
+    try:
+        fh = open_regular(path)
+    except OSError as err:
+        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
+    with fh:
+        # Three float64 arrays and their headers; anything much larger is not this run's curve.
+        limit = 3 * T * num_players * 8 + 65536
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise RunDirectoryError(f"{path}: {size} bytes, more than the {limit} a curve of T = {T} takes: not this run's curve")
+        _check_sha256(path, fh, digest, metrics_path)
+        fh.seek(0)
+        arrays = []
+        try:
+            with zipfile.ZipFile(fh) as archive:
+                members = sorted(archive.namelist())
+                if members != sorted(f"{n}.npy" for n in names):
+                    raise RunDirectoryError(f"{path}: expected the arrays {', '.join(names)}, found {', '.join(members)[:200] or 'none'}")
+                for name in names:
+                    where = f"{path}: {name}"
+                    with archive.open(f"{name}.npy") as member:
+                        shape, fortran, dtype = _npy_header(member, where)
+                        if shape != (T, num_players) or dtype.kind != "f":
+                            raise RunDirectoryError(
+                                f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
+                            )
+                        data = member.read(T * num_players * dtype.itemsize + 1)
+                    if len(data) != T * num_players * dtype.itemsize:
+                        raise RunDirectoryError(f"{where}: holds {len(data)} bytes of data, not the {T * num_players * dtype.itemsize} its shape needs")
+                    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+                    if not np.isfinite(array).all():
+                        raise RunDirectoryError(f"{where}: holds a value that is not finite")
+                    arrays.append(np.array(array))
+        except RunDirectoryError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, ValueError, NotImplementedError, struct.error) as err:
+            raise RunDirectoryError(f"{path}: not a valid .npz (zip) archive ({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+    return tuple(arrays)
+
+
+def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Memory-map ``trajectory/policy_i.npy`` after checking its header and its size against ``shape``."""
+    try:
+        fh = open_regular(path)
+    except OSError as err:
+        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
+    with fh:
+        got, fortran, dt = _npy_header(fh, str(path))
+        wanted = np.dtype(DTYPES[dtype])
+        if got != shape or dt != wanted or fortran:
+            raise RunDirectoryError(
+                f"{path}: expected a {wanted} array of shape {shape} (the run's T, H, S and A_i; C order), "
+                f"got dtype {dt} with shape {got}{' in Fortran order' if fortran else ''}"
+            )
+        offset = fh.tell()
+        size = os.fstat(fh.fileno()).st_size
+        needed = offset + math.prod(shape) * wanted.itemsize
+        if size != needed:
+            raise RunDirectoryError(f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})")
+        return np.memmap(fh, dtype=wanted, mode="r", offset=offset, shape=shape)
+
 
 def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
     """Read a run directory written by :func:`write_run_directory` (memory-mapped trajectory).
 
+    Every file is checked before it is used (see the module docstring); the trajectory's values
+    are checked by :meth:`StoredRun.check_trajectory`, for the rows an evaluation uses.
     ``max_bytes`` and ``max_entries`` bound its game file as in :func:`~markovgames.games.load_game`.
+
+    Raises
+    ------
+    RunDirectoryError, GameValidationError
+        Naming the file (and the field or entry) at fault.
     """
     path = Path(path)
     metrics_path = path / METRICS_FILE
-    if not metrics_path.is_file():
+    if not os.path.lexists(metrics_path):
         raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
-    try:
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise RunDirectoryError(f"{metrics_path}: unreadable: {err}") from None
-    for key in ("algorithm", "T", "game_file"):
-        if key not in metrics:
-            raise RunDirectoryError(f"{metrics_path}: missing field {key!r}")
-    game = load_game(path / metrics["game_file"], max_bytes=max_bytes, max_entries=max_entries)
-    with np.load(path / CURVE_FILE, allow_pickle=False) as curve:
-        value = np.array(curve["value"])
-        ce = np.array(curve["certified_ce_bound"])
-        cce = np.array(curve["certified_cce_bound"])
+    metrics = _read_metrics(metrics_path)
+    T, sums = metrics["T"], metrics.get("sha256", {})
+    game_path = path / metrics["game_file"]
+    if sums.get(metrics["game_file"]) is not None:
+        try:
+            with open_regular(game_path) as fh:
+                _check_sha256(game_path, fh, sums[metrics["game_file"]], metrics_path)
+        except OSError as err:
+            raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
+    game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
+    value, ce, cce = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path)
     policies = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
+        first = 1 if not metrics.get("trajectory_suffix") else metrics["trajectory_suffix"]["first_kept"]
+        dtype = metrics.get("dtype", "float64")
         policies = tuple(
-            np.load(traj / f"policy_{i}.npy", mmap_mode="r", allow_pickle=False) for i in range(game.num_players)
+            _map_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
+            for i, a in enumerate(game.num_actions)
         )
     return StoredRun(path, metrics, game, value, ce, cce, policies)

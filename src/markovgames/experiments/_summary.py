@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._atomic import atomic_write_text
+from .._files import open_regular
 from ..dynamics import ALGORITHMS
 from ._reproduce import fit_loglog_slope
 
@@ -60,7 +61,12 @@ def _read_results_table(results_dir: str | Path):
     if not path.exists():
         raise ResultsError(f"{path}: no such results file (run 'markovgames sweep' first)")
     try:
-        table = pq.read_table(path)
+        fh = open_regular(path)  # a FIFO or a device would hang the reader
+    except OSError as err:
+        raise ResultsError(f"{path}: cannot read results: {err.strerror or err}") from None
+    try:
+        with fh:
+            table = pq.read_table(fh)
     except Exception as err:  # ArrowInvalid and friends
         raise ResultsError(f"{path}: cannot read results: {err}") from None
     needed = {"run_id", "game", "algorithm", "optimistic", "eta", "T", "checkpoint", "certified_ce_gap", "certified_cce_gap", "concept"}

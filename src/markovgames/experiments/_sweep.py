@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import platform
 import socket
@@ -34,6 +35,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
+from .._files import read_bounded
+from .._lock import directory_lock
+from .._resources import format_bytes, physical_memory
 from ..dynamics import absolute_reference, get_algorithm, resolve_learning_rate, run_batch
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
@@ -50,6 +54,10 @@ __all__ = [
     "SweepProgress",
     "SweepReport",
     "plan_sweep",
+    "grid_size",
+    "check_grid_size",
+    "check_batch_memory",
+    "DEFAULT_MAX_RUNS",
     "sweep_output_dir",
     "execute_batch",
     "run_sweep",
@@ -69,6 +77,16 @@ MANIFEST_FORMAT = "markovgames-sweep/1"
 RESULTS_FORMAT = "markovgames-results/1"
 RUN_FILE_FORMAT = 1
 EXECUTORS = ("local", "ray")
+#: The most runs a grid may have unless the caller allows more (``--max-runs``): the plan keeps
+#: every run (about 2 KiB each) and its game in memory, and the manifest lists them all.
+DEFAULT_MAX_RUNS = 100_000
+#: Unless ``max_batch_size`` says otherwise, a batch is cut so that its per-checkpoint results
+#: (value and both bounds, per run, checkpoint and player) take at most this many bytes.
+BATCH_RESULT_BYTES = 256 * 2**20
+#: A run file or manifest larger than this is not one this module wrote (it is not read).
+_MAX_JSON_BYTES = 256 * 2**20
+#: Rows of results.parquet converted and written at a time (consolidation streams the run files).
+_ROWS_PER_WRITE = 50_000
 
 
 class SweepError(RuntimeError):
@@ -213,10 +231,13 @@ class SweepPlan:
         for r in self.runs:
             if wanted is None or r.run_id in wanted:
                 groups[r.batch_key].append(r)
-        limit = self.config.max_batch_size
         tasks = []
         for members in groups.values():
-            chunks = [members] if limit is None else [members[k : k + limit] for k in range(0, len(members), limit)]
+            limit = self.config.max_batch_size
+            if limit is None:
+                per_run = 3 * len(self.checkpoints) * members[0].game.num_players * 8
+                limit = max(1, BATCH_RESULT_BYTES // per_run)
+            chunks = [members[k : k + limit] for k in range(0, len(members), limit)]
             for chunk in chunks:
                 first = chunk[0]
                 ids = tuple(r.run_id for r in chunk)
@@ -310,11 +331,89 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
     return out
 
 
+def grid_size(config: SweepConfig) -> tuple[int, str]:
+    """The number of runs a configuration asks for (before identical runs are merged), and how it
+    is made up, computed from the configuration alone: nothing is expanded."""
+    games = sum(config.seeds if g.random is not None and g.random.seed is None else 1 for g in config.games)
+    per_game = sum(len(a.optimistic or config.optimistic) * len(a.etas or config.etas) for a in config.algorithms)
+    seeded = any(g.random is not None and g.random.seed is None for g in config.games)
+    made_of = f"{games} games" + (f", seeds = {config.seeds} per random entry," if seeded else "")
+    settings = "setting" if per_game == 1 else "settings"
+    return games * per_game, f"{made_of} x {per_game} {settings} of algorithm, optimism and learning rate"
+
+
+def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_entries: int = MAX_GAME_ENTRIES) -> None:
+    """Refuse, before anything is expanded or allocated, a grid of more than ``max_runs`` runs, and
+    random games that could not all be held in memory together.
+
+    Raises
+    ------
+    SweepConfigError
+        Naming the counts (the caller prefixes the configuration file).
+    """
+    runs, made_of = grid_size(config)
+    if runs > max_runs:
+        raise SweepConfigError(f"the grid has {runs} runs ({made_of}), more than max_runs = {max_runs} (raise max_runs to allow)")
+    if config.seeds > max_runs:  # the manifest lists every seed, used or not
+        raise SweepConfigError(f"seeds: {config.seeds} is more than max_runs = {max_runs} (raise max_runs to allow)")
+    total, entries = 0, []
+    for index, entry in enumerate(config.games):
+        spec = entry.random
+        if spec is None:
+            continue
+        joint = math.prod(spec.action_tuple)
+        rewards = spec.horizon * spec.players * spec.states * joint
+        kernel = spec.horizon * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
+        if max(rewards, kernel) > max_entries:
+            continue  # each such game is refused when it is built, with its sizes named
+        kernel *= 1 if spec.successors is None else 2  # successors and probabilities
+        count = config.seeds if spec.seed is None else 1
+        total += 8 * count * (rewards + kernel)
+        entries.append(f"games[{index}]")
+    memory = physical_memory()
+    if memory and total > memory:
+        raise SweepConfigError(
+            f"{', '.join(entries)}: the grid's random games take {format_bytes(total)} together (all are kept while "
+            f"the sweep runs), more than this machine's {format_bytes(memory)}; use fewer seeds or smaller games"
+        )
+
+
+def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
+    """Refuse a ``T`` whose batches cannot run side by side in this machine's memory.
+
+    A batch's memory grows with ``T`` (the engine keeps per-iteration arrays, such as the smooth
+    algorithms' weights); it is estimated as ``markovgames run`` estimates a run of ``T``
+    iterations (values and both certified bounds per prefix, and a copy: ``2 T 3 N`` numbers),
+    which is above what a batch takes, for ``concurrent`` batches at once (the local workers).
+    """
+    memory = physical_memory()
+    if not memory or not plan.runs:
+        return
+    T = plan.config.T
+    itemsize = np.dtype(plan.config.dtype).itemsize
+    players = max(r.game.num_players for r in plan.runs)
+    concurrent = max(1, min(concurrent, len(plan.batches())))
+    per_batch = 2 * T * 3 * players * itemsize
+    if per_batch * concurrent > memory:
+        at_once = f", and {concurrent} run at once ({format_bytes(per_batch * concurrent)})" if concurrent > 1 else ""
+        raise SweepConfigError(
+            f"T: a batch of {T} iterations takes about {format_bytes(per_batch)}{at_once}: more than this "
+            f"machine's {format_bytes(memory)}; choose a smaller T" + (" or fewer --workers" if concurrent > 1 else "")
+        )
+
+
 def plan_sweep(
-    config: SweepConfig, base_dir: str | Path = ".", *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES
+    config: SweepConfig,
+    base_dir: str | Path = ".",
+    *,
+    max_bytes: int | None = None,
+    max_entries: int = MAX_GAME_ENTRIES,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> SweepPlan:
     """Expand a configuration into its runs (games are built here; files relative to ``base_dir``;
-    ``max_bytes`` and ``max_entries`` bound the games as in :func:`~markovgames.games.load_game`)."""
+    ``max_bytes`` and ``max_entries`` bound the games as in :func:`~markovgames.games.load_game`,
+    ``max_runs`` the grid as in :func:`check_grid_size`, which runs first)."""
+    check_grid_size(config, max_runs, max_entries)
     base_dir = Path(base_dir)
     checkpoints = tuple(resolved_checkpoints(config))
     game_seeds = derive_game_seeds(config.base_seed, config.seeds)
@@ -520,8 +619,8 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
 
 def _read_run_file(path: Path, run_id: str) -> dict[str, Any] | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = json.loads(read_bounded(path, _MAX_JSON_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # missing, damaged or foreign: the run is done again
         return None
     if not isinstance(doc, dict) or doc.get("run_id") != run_id or not isinstance(doc.get("records"), list):
         return None
@@ -641,24 +740,34 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
 
     out = Path(out)
     runs_dir = out / RUNS_DIR
-    rows: list[dict[str, Any]] = []
-    count = 0
     if plan is not None:
         items = [(runs_dir / f"{r.run_id}.json", r.run_id, r) for r in plan.runs]
     else:
         items = [(p, p.stem, None) for p in sorted(runs_dir.glob("*.json")) if not p.name.startswith(".")]
-    for path, rid, run in items:
-        doc = _read_run_file(path, rid) if path.exists() else None
-        if doc is None:
-            continue
-        rows.extend(_result_rows(doc, run))
-        count += 1
     schema = _results_schema()
-    table = pa.Table.from_pylist(rows, schema=schema)
     # Provenance in the file itself, so that a copied table still says where it came from.
-    table = table.replace_schema_metadata({PROVENANCE_KEY: _canonical_json(_provenance(out, plan)).encode("utf-8")})
+    schema = schema.with_metadata({PROVENANCE_KEY: _canonical_json(_provenance(out, plan)).encode("utf-8")})
+    count = 0
+
+    def write(fh) -> None:
+        # Row groups of a bounded number of rows: the memory does not grow with the sweep.
+        nonlocal count
+        rows: list[dict[str, Any]] = []
+        with pq.ParquetWriter(fh, schema) as writer:
+            for path, rid, run in items:
+                doc = _read_run_file(path, rid) if path.exists() else None
+                if doc is None:
+                    continue
+                rows.extend(_result_rows(doc, run))
+                count += 1
+                if len(rows) >= _ROWS_PER_WRITE:
+                    writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+                    rows = []
+            if rows or not count:
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+
     path = out / RESULTS_FILE
-    atomic_write(path, lambda fh: pq.write_table(table, fh))
+    atomic_write(path, write)
     return path, count
 
 
@@ -668,8 +777,8 @@ def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
     from ._rundir import versions
 
     try:
-        manifest = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = json.loads(read_bounded(out / MANIFEST_FILE, _MAX_JSON_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         manifest = {}
     manifest = manifest if isinstance(manifest, dict) else {}
     if plan is not None:
@@ -688,11 +797,16 @@ def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
     }
 
 
-def _prepare_out(out: Path) -> None:
+def _check_out(out: Path) -> None:
+    """Refuse a sweep directory that is not a directory or holds something else (writes nothing)."""
     if out.exists() and not out.is_dir():
         raise SweepDirectoryError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists() and not (out / RUNS_DIR).is_dir():
         raise SweepDirectoryError(f"--out {out}: not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory")
+
+
+def _prepare_out(out: Path) -> None:
+    _check_out(out)  # again, under the lock
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
     # Temporary files of writes that an interruption cut short.
     for stale in (out / RUNS_DIR).glob(".*.tmp"):
@@ -705,11 +819,11 @@ def _prepare_out(out: Path) -> None:
 def _previous_manifest(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The sessions and batches recorded by earlier sessions of a sweep directory."""
     try:
-        previous = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8"))
+        previous = json.loads(read_bounded(out / MANIFEST_FILE, _MAX_JSON_BYTES).decode("utf-8"))
         sessions = [s for s in previous.get("sessions", []) if isinstance(s, dict)]
         batches = [b for b in previous.get("batches", []) if isinstance(b, dict)]
         return sessions, batches
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return [], []
 
 
@@ -802,7 +916,20 @@ def _execute_processes(
                 on_result(task, output, attempt)
     finally:
         # On an interruption, do not wait for running batches: their results would be lost anyway.
+        if futures:
+            _stop_workers(pool)
         pool.shutdown(wait=not futures, cancel_futures=True)
+
+
+def _stop_workers(pool) -> None:
+    """End the worker processes of an interrupted pool at once (SIGTERM reaches only this process;
+    left alone, its workers would finish their batches, and the interpreter's exit waits for them)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
@@ -822,6 +949,16 @@ def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
             f"--address {address}: no Ray cluster answers there ({err.strerror or err}); start one "
             "(ray start --head) or leave --address out to run a local one"
         ) from None
+
+
+def _require_ray(address: str | None) -> None:
+    """Refuse ``executor="ray"`` without Ray, or with an address nobody answers at."""
+    try:
+        import ray
+    except ImportError:
+        raise SweepConfigError("--executor ray: Ray is not installed; pip install 'markovgames[ray]'") from None
+    if not ray.is_initialized():
+        _check_reachable(address)
 
 
 def _execute_ray(
@@ -914,8 +1051,13 @@ def run_sweep(
     config_name: str | None = None,
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> SweepReport:
     """Run (or resume) a sweep into ``out``.
+
+    Nothing is written before the configuration, its games and the executor are checked; the
+    sweep directory is then written under its lock (``.NAME.lock`` beside it), so that two sweeps
+    cannot write into one directory at once.
 
     Parameters
     ----------
@@ -930,6 +1072,7 @@ def run_sweep(
         that this call starts, its CPU count.
     progress : called after every finished batch with a :class:`SweepProgress`.
     max_bytes, max_entries : bound the grid's games as in :func:`~markovgames.games.load_game`.
+    max_runs : refuse a larger grid (:func:`check_grid_size`), before anything is expanded.
     """
     if executor not in EXECUTORS:
         raise SweepConfigError(f"--executor: unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
@@ -949,12 +1092,43 @@ def run_sweep(
     started_at = _now()
 
     try:
-        plan = plan_sweep(config, base_dir, max_bytes=max_bytes, max_entries=max_entries)
+        plan = plan_sweep(config, base_dir, max_bytes=max_bytes, max_entries=max_entries, max_runs=max_runs)
     except SweepConfigError as err:
         # Name the configuration file too: the bad entry is one of its games.
         if config_name and not str(err).startswith(config_name):
             raise SweepConfigError(f"{config_name}: {err}") from None
         raise
+    try:
+        check_batch_memory(plan, 1 if executor == "ray" else (workers or default_workers()))
+    except SweepConfigError as err:
+        raise SweepConfigError(f"{config_name}: {err}" if config_name else str(err)) from None
+    if executor == "ray":
+        _require_ray(address)  # before anything is written: a refusal leaves nothing behind
+    _check_out(out)
+    with directory_lock(out, f"--out {out}"):
+        return _run_planned(
+            config, plan, out, overrides=overrides, executor=executor, address=address, workers=workers,
+            progress=progress, raw_config=raw_config, config_name=config_name, start_wall=start_wall,
+            started_at=started_at,
+        )
+
+
+def _run_planned(
+    config: SweepConfig,
+    plan: SweepPlan,
+    out: Path,
+    *,
+    overrides: Sequence[str],
+    executor: str,
+    address: str | None,
+    workers: int | None,
+    progress: Callable[[SweepProgress], None] | None,
+    raw_config: dict[str, Any] | None,
+    config_name: str | None,
+    start_wall: float,
+    started_at: str,
+) -> SweepReport:
+    """Run a planned sweep into ``out``, whose lock the caller holds."""
     _prepare_out(out)
     runs_dir = out / RUNS_DIR
     by_id = {r.run_id: r for r in plan.runs}

@@ -19,8 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..dynamics import get_algorithm, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
+from ._rundir import MAX_CHECKPOINTS
 
 __all__ = [
     "SweepConfigError",
@@ -40,6 +42,9 @@ LOG_POINTS_PER_DECADE = 10
 
 #: The largest ``T``: the compiled loop counts iterations and stages in 32-bit integers.
 MAX_T = 2**31 - 1
+
+#: A configuration file larger than this is refused unread (configurations are a few kB).
+MAX_CONFIG_BYTES = 16 * 2**20
 
 
 class SweepConfigError(ValueError):
@@ -342,8 +347,10 @@ class SweepConfig(_Strict):
     @field_validator("T", "seeds", mode="before")
     @classmethod
     def _positive(cls, v: Any, info) -> int:
-        if isinstance(v, float) and v.is_integer():  # TOML has no 1e4 integers
-            v = int(v)
+        if isinstance(v, float):
+            # A count is an integer here as in game files (where 2.0 is refused too); TOML
+            # writes large ones with underscores.
+            raise ValueError(f"expected a positive integer, got {_show(v)} (a float; write e.g. 20000 or 20_000)")
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"expected a positive integer, got {_show(v)}")
         if info.field_name == "T" and v > MAX_T:
@@ -375,6 +382,8 @@ class SweepConfig(_Strict):
             return v
         if not isinstance(v, list) or not v:
             raise ValueError(f"expected 'log', 'decades' or a non-empty list of positive integers, got {_show(v)}")
+        if len(v) > MAX_CHECKPOINTS:  # every run keeps a record per checkpoint
+            raise ValueError(f"{len(v)} checkpoints, more than the limit of {MAX_CHECKPOINTS}")
         for k, c in enumerate(v):
             if isinstance(c, bool) or not isinstance(c, int) or c < 1:
                 raise ValueError(f"[{k}]: expected a positive integer, got {_show(c)}")
@@ -502,6 +511,8 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
         raise SweepConfigError(f"--set {text!r}: empty value")
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
+    except RecursionError:
+        raise SweepConfigError(f"--set {key}: the value is nested too deep to parse") from None
     except tomllib.TOMLDecodeError as err:
         if raw[0] in "[{\"'" or not re.fullmatch(r"[A-Za-z0-9_./:+-]+", raw):
             raise SweepConfigError(f"--set {key}: {raw!r} is not a TOML value ({err})") from None
@@ -562,16 +573,30 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
     path = Path(path)
     source = path.name
     try:
-        text = path.read_text(encoding="utf-8")
+        # A regular file, read with a bound: a FIFO or a device would hang or never end.
+        data = read_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         raise SweepConfigError(f"{path}: no such configuration file") from None
-    except IsADirectoryError:
-        raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None
+    except NotRegularFileError as err:
+        if path.is_dir():
+            raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None
+        raise SweepConfigError(f"{path}: {err.strerror}; a configuration is a TOML file") from None
+    except FileTooLargeError:
+        raise SweepConfigError(f"{source}: more than {MAX_CONFIG_BYTES} bytes; a configuration is a short TOML file") from None
+    except OSError as err:
+        raise SweepConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SweepConfigError(f"{source}: not UTF-8 text") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise SweepConfigError(f"{source}: invalid TOML: {err}") from None
-    raw = apply_overrides(raw, list(overrides or []))
-    return parse_sweep_config(raw, source), raw
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise SweepConfigError(f"{source}: invalid TOML: nested too deep to parse") from None
+    try:
+        raw = apply_overrides(raw, list(overrides or []))
+        return parse_sweep_config(raw, source), raw
+    except RecursionError:  # parsed, but too deep to copy or validate
+        raise SweepConfigError(f"{source}: nested too deep to read") from None

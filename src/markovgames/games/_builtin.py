@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._io import GAME_FILE_SUFFIXES, load_game
+from ._io import _MAX_PLAYERS, GAME_FILE_SUFFIXES, load_game
 from ._model import SparseTransitions, MAX_GAME_ENTRIES, GameValidationError, MarkovGame
 
 __all__ = [
@@ -418,6 +418,11 @@ def random_game(
     MarkovGame
     """
     num_players = _positive_int(num_players, "num_players")
+    if num_players > _MAX_PLAYERS:  # the limit of game files, which could not store the game
+        raise GameValidationError(
+            f"num_players = {num_players} exceeds the supported maximum of {_MAX_PLAYERS} "
+            f"(rewards would need {num_players + 3} array axes)"
+        )
     horizon = _positive_int(horizon, "horizon")
     num_states = _positive_int(num_states, "num_states")
     if isinstance(num_actions, (int, np.integer)) and not isinstance(num_actions, bool):

@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
+from .._files import open_regular, read_limited, read_npy_header
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
@@ -455,22 +456,25 @@ def load_game(
     path = Path(path)
     suffix = _suffix(path)
     try:
-        size = path.stat().st_size
+        # Regular files only: a FIFO would block and a device (/dev/zero) never ends.
+        fh = open_regular(path)
     except OSError as err:
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
-    limit = max_bytes if max_bytes is not None else (DEFAULT_MAX_FILE_BYTES if suffix == ".json" else None)
-    if limit is not None and size > limit:
-        raise GameFileError(
-            f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)"
-        )
-    try:
-        if suffix == ".json":
-            return _load_json(path, max_bytes=limit, max_entries=max_entries)
-        return _load_npz(path, max_entries=max_entries)
-    except GameFileError:
-        raise
-    except GameValidationError as err:
-        raise GameFileError(_file_message(path, err)) from None
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        limit = max_bytes if max_bytes is not None else (DEFAULT_MAX_FILE_BYTES if suffix == ".json" else None)
+        if limit is not None and size > limit:
+            raise GameFileError(
+                f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)"
+            )
+        try:
+            if suffix == ".json":
+                return _load_json(path, fh, max_bytes=limit, max_entries=max_entries)
+            return _load_npz(path, fh, max_entries=max_entries)
+        except GameFileError:
+            raise
+        except GameValidationError as err:
+            raise GameFileError(_file_message(path, err)) from None
 
 
 # MarkovGame names an entry numpy-style, ``rewards[0, 1, 0, 1, 0]``; in a file the entry sits at
@@ -490,9 +494,10 @@ def _file_message(path: Path, err: Exception) -> str:
     return f"{path}: {message}"
 
 
-def _load_json(path: Path, *, max_bytes: int, max_entries: int) -> MarkovGame:
+def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGame:
     try:
-        raw = _read_bounded(path, max_bytes)
+        # The size check can be stale (the file may grow), hence the bound.
+        raw = read_limited(fh, max_bytes)
     except OSError as err:
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
     if len(raw) > max_bytes:
@@ -529,24 +534,6 @@ def _load_json(path: Path, *, max_bytes: int, max_entries: int) -> MarkovGame:
     return game_from_dict(data, max_entries=max_entries)
 
 
-def _read_bounded(path: Path, max_bytes: int) -> bytes:
-    """Read at most ``max_bytes + 1`` bytes, in chunks.
-
-    The stat check can be stale (or the path a device), hence the bound; chunks, because
-    ``read(n)`` preallocates ``n`` bytes even for a small file.
-    """
-    chunks: list[bytes] = []
-    total = 0
-    with open(path, "rb") as fh:
-        while total <= max_bytes:
-            chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    return b"".join(chunks)
-
-
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # json keeps the last of duplicate keys silently; in a game file that hides an edit mistake.
     out: dict[str, Any] = {}
@@ -562,11 +549,11 @@ _NPZ_SCALAR_INT_KEYS = ("num_players", "horizon", "num_states", "initial_state",
 _NPZ_TEXT_KEYS = ("name", "description")
 
 
-def _read_npz_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Return ``{key: (shape, dtype)}`` from the ``.npy`` headers, reading no array data."""
+def _read_npz_headers(fh) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Return ``{key: (shape, dtype)}`` from the ``.npy`` headers of the open archive ``fh``, reading no array data."""
     headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(fh) as archive:
             for member in archive.namelist():
                 if not member.endswith(".npy"):
                     raise GameValidationError(f"unexpected archive member {member!r} (not a .npy array)")
@@ -575,18 +562,10 @@ def _read_npz_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]
                     raise GameValidationError(f"duplicate key {key!r}")
                 with archive.open(member) as fh:
                     try:
-                        version = np.lib.format.read_magic(fh)
-                        if version == (1, 0):
-                            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-                        elif version == (2, 0):
-                            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-                        else:
-                            raise GameValidationError(
-                                f"{key}: unsupported .npy format version {version[0]}.{version[1]}"
-                            )
+                        # Its length checked before the header is read: a damaged length field
+                        # would make numpy read (and allocate) up to 4 GiB.
+                        shape, _, dtype = read_npy_header(fh)
                     except (ValueError, EOFError, OSError, zlib.error) as err:
-                        if isinstance(err, GameValidationError):
-                            raise
                         raise GameValidationError(f"{key}: not a valid .npy array header ({err})") from None
                 headers[key] = (tuple(int(d) for d in shape), np.dtype(dtype))
     except GameValidationError:
@@ -603,8 +582,8 @@ def _read_npz_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]
     return headers
 
 
-def _load_npz(path: Path, *, max_entries: int) -> MarkovGame:
-    headers = _read_npz_headers(path)
+def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
+    headers = _read_npz_headers(fh)
     _check_keys(set(headers))
 
     # dtypes and shapes from the headers, before loading anything.
@@ -646,7 +625,8 @@ def _load_npz(path: Path, *, max_entries: int) -> MarkovGame:
                 )
 
     try:
-        with np.load(path, allow_pickle=False) as archive:
+        fh.seek(0)
+        with np.load(fh, allow_pickle=False) as archive:
 
             def small(key: str) -> np.ndarray:
                 return archive[key]

@@ -1,0 +1,144 @@
+"""Reading input files safely: regular files only, and never more bytes than a stated bound.
+
+Every file markovgames reads (game files, sweep configurations, the files of run and sweep
+directories) is opened through :func:`open_regular`: a FIFO would block the open or the read
+forever, a character device such as ``/dev/zero`` never ends, and a directory is not data, so
+anything but a regular file is refused before a byte is read. The check is made on the opened
+descriptor (``fstat``), not on the path, so the file cannot be swapped between check and read.
+:func:`read_bounded` then reads at most a stated number of bytes.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+import struct
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["NotRegularFileError", "open_regular", "read_bounded", "read_limited", "FileTooLargeError", "read_npy_header"]
+
+#: The longest ``.npy`` header accepted (numpy's own default limit for a safe load).
+MAX_NPY_HEADER = 10_000
+
+
+class NotRegularFileError(OSError):
+    """A path names something other than a regular file (a FIFO, a device, a directory, a socket)."""
+
+
+class FileTooLargeError(OSError):
+    """A file holds more bytes than the reader allows."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for reading in binary mode if it is a regular file (a symbolic link to one is fine).
+
+    ``O_NONBLOCK`` makes the open of a FIFO return at once (instead of waiting for a writer),
+    so that it can be refused.
+
+    Raises
+    ------
+    NotRegularFileError
+        ``path`` is a FIFO, a device, a directory or a socket (``strerror`` says which).
+    OSError
+        The file cannot be opened (``strerror`` and ``filename`` set).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path``, refusing one of more than ``max_bytes`` bytes.
+
+    Stops one byte past the bound (:func:`read_limited`), whatever the file's stated size.
+
+    Raises
+    ------
+    FileTooLargeError
+        The file has more than ``max_bytes`` bytes (``strerror`` states the limit).
+    NotRegularFileError, OSError
+        As :func:`open_regular`.
+    """
+    with open_regular(path) as fh:
+        data = read_limited(fh, max_bytes)
+    if len(data) > max_bytes:
+        raise FileTooLargeError(errno.EFBIG, f"more than the limit of {max_bytes} bytes", str(Path(path)))
+    return data
+
+
+def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:
+    """At most ``max_bytes + 1`` bytes of the open file ``fh`` (one more than the bound tells a
+    longer file), in chunks: ``read(n)`` would preallocate ``n`` bytes even for a small file."""
+    chunks: list[bytes] = []
+    total = 0
+    while total <= max_bytes:
+        chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_npy_header(fh) -> tuple[tuple[int, ...], bool, "np.dtype"]:
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` array at ``fh``'s position, reading no data.
+
+    The header's length is checked before the header is read (numpy would read, and allocate,
+    as many bytes as a damaged length field says, up to 4 GiB); the header is then parsed by
+    numpy from those bytes alone. ``fh`` is left at the start of the array data.
+
+    Raises
+    ------
+    ValueError
+        Not a ``.npy`` array of format 1.0 or 2.0, or a header that does not parse (one line).
+    """
+    import numpy as np
+
+    start = fh.read(8)
+    if len(start) < 8 or start[:6] != b"\x93NUMPY":
+        raise ValueError("not a .npy array (no NUMPY magic string)")
+    version = (start[6], start[7])
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+    size_format = "<H" if version == (1, 0) else "<I"
+    raw = fh.read(struct.calcsize(size_format))
+    if len(raw) != struct.calcsize(size_format):
+        raise ValueError("the header ends early")
+    length = struct.unpack(size_format, raw)[0]
+    if length > MAX_NPY_HEADER:
+        raise ValueError(f"a header of {length} bytes, more than the {MAX_NPY_HEADER} a .npy header may have")
+    header = fh.read(length)
+    if len(header) != length:
+        raise ValueError("the header ends early")
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    try:
+        shape, fortran, dtype = read(io.BytesIO(raw + header))
+    except Exception as err:  # ValueError, SyntaxError, tokenize.TokenError, ...: a damaged header
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"the header does not parse ({detail[:200]})") from None
+    return tuple(int(d) for d in shape), bool(fortran), np.dtype(dtype)

@@ -1,0 +1,564 @@
+"""Hostile input through the command line: special files, resource bombs, two writers, bugs, signals.
+
+Each test tries several members of a family, not one example, and checks the contract of
+``docs/errors.md``: exit code 2 and one line ``markovgames: error: ...`` without a traceback for
+bad input, nothing written by a refusal, exit 70 and a named traceback file for a bug, 143 for
+SIGTERM. Commands that could hang (a FIFO), allocate without bound (``/dev/zero``, a grid of a
+billion runs) or race run as child processes with a time limit and a memory limit
+(``RLIMIT_AS``), so that a regression fails the test instead of the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from markovgames.cli import main
+from markovgames.experiments import load_run_directory
+
+#: Address space of a child process: a few times what a small command needs (JAX included), far
+#: below what any of the bombs below would take.
+MEMORY_LIMIT = 3 * 2**30
+
+PAPER_RUN = ["--game", "paper", "--algorithm", "smooth_ce"]
+
+
+#: Runs ``python -m markovgames`` after setting its limits: the address space (``RLIMIT_AS``) and
+#: optionally the file size (``RLIMIT_FSIZE``; beyond it a write fails with EFBIG, as a full disk
+#: fails with ENOSPC, rather than raising SIGXFSZ). A bootstrap rather than ``preexec_fn``, which
+#: would run Python code between fork and exec in this multithreaded (JAX) process.
+_BOOTSTRAP = (
+    "import resource, runpy, signal, sys\n"
+    "memory, size = int(sys.argv[1]), int(sys.argv[2])\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
+    "if size:\n"
+    "    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+    "    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))\n"
+    "sys.argv = ['markovgames', *sys.argv[3:]]\n"
+    "runpy.run_module('markovgames', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def _env() -> dict[str, str]:
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    return dict(os.environ, MARKOVGAMES_CACHE_DIR="off", PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _cli(args, cwd: Path, *, timeout: float = 120, memory: int = MEMORY_LIMIT, file_size: int | None = None, text: bool = True):
+    """``markovgames ARGS`` in ``cwd`` under a memory limit; a hang fails after ``timeout`` s."""
+    return subprocess.run(
+        [sys.executable, "-c", _BOOTSTRAP, str(memory), str(file_size or 0), *args], cwd=cwd, capture_output=True,
+        text=text, timeout=timeout, env=_env(),
+    )
+
+
+def _start(args, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "markovgames", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, env=_env(),
+    )
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while not path.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None and path.exists(), f"the command ended or never wrote {path}: {proc.stderr.read() if proc.poll() is not None else ''}"
+
+
+def _one_error_line(proc, *needles: str) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("markovgames: error: "), lines
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def _listing(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    """A finished run (paper game, smooth_ce, T = 20) to copy and damage."""
+    path = tmp_path_factory.mktemp("finished") / "run"
+    assert main(["run", *PAPER_RUN, "-T", "20", "--out", str(path), "--quiet"]) == 0
+    return path
+
+
+def _copy_run(finished: Path, where: Path) -> Path:
+    import shutil
+
+    shutil.copytree(finished, where / "run")
+    return where / "run"
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Special files: only regular files are read, with bounded reads
+# ---------------------------------------------------------------------------------------
+def _sweep_config(text: str = 'T = 20\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = [10, 20]\n'):
+    return text
+
+
+SPECIAL_FILES = {
+    # name: (make the special file in the working directory, the command, what the message names)
+    "game-json-fifo": (lambda d: os.mkfifo(d / "g.json"), ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"], "g.json"),
+    "game-npz-fifo": (lambda d: os.mkfifo(d / "g.npz"), ["games", "validate", "g.npz"], "g.npz"),
+    "game-npz-dev-zero": (lambda d: (d / "g.npz").symlink_to("/dev/zero"), ["run", "--game", "g.npz", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"], "g.npz"),
+    "game-json-dev-urandom": (lambda d: (d / "g.json").symlink_to("/dev/urandom"), ["games", "show", "g.json"], "g.json"),
+    "game-json-directory": (lambda d: (d / "g.json").mkdir(), ["solve", "--game", "g.json", "--concept", "ce", "--out", "o"], "g.json"),
+    "sweep-config-fifo": (lambda d: os.mkfifo(d / "s.toml"), ["sweep", "s.toml", "--out", "sw"], "s.toml"),
+    "sweep-config-dev-zero": (lambda d: (d / "s.toml").symlink_to("/dev/zero"), ["sweep", "s.toml", "--out", "sw"], "s.toml"),
+    "sweep-game-file-fifo": (
+        lambda d: ((d / "s.toml").write_text(_sweep_config().replace('"paper"', '"g.npz"')), os.mkfifo(d / "g.npz")),
+        ["sweep", "s.toml", "--out", "sw"],
+        "g.npz",
+    ),
+    "results-fifo": (lambda d: ((d / "sw").mkdir(), os.mkfifo(d / "sw" / "results.parquet")), ["summarize", "sw"], "results.parquet"),
+}
+
+
+@pytest.mark.parametrize("member", sorted(SPECIAL_FILES))
+def test_special_files_are_refused_unread(tmp_path, member):
+    make, args, named = SPECIAL_FILES[member]
+    make(tmp_path)
+    before = _listing(tmp_path)
+    proc = _cli(args, tmp_path, timeout=60)
+    line = _one_error_line(proc, named)
+    assert "not a regular file" in line or "is a directory" in line
+    assert _listing(tmp_path) == before
+
+
+RUN_DIRECTORY_FILES = {
+    "metrics-fifo": ("metrics.json", lambda p: os.mkfifo(p)),
+    "curve-dev-zero": ("curve.npz", lambda p: p.symlink_to("/dev/zero")),
+    "game-dev-zero": ("game.json", lambda p: p.symlink_to("/dev/zero")),
+    "trajectory-fifo": ("trajectory/policy_0.npy", lambda p: os.mkfifo(p)),
+    "trajectory-dev-zero": ("trajectory/policy_1.npy", lambda p: p.symlink_to("/dev/zero")),
+}
+
+
+@pytest.mark.parametrize("member", sorted(RUN_DIRECTORY_FILES))
+def test_special_files_in_a_run_directory_are_refused(tmp_path, finished_run, member):
+    relative, make = RUN_DIRECTORY_FILES[member]
+    run = _copy_run(finished_run, tmp_path)
+    (run / relative).unlink()
+    make(run / relative)
+    proc = _cli(["evaluate", "run", "--exact"], tmp_path, timeout=60)
+    _one_error_line(proc, f"run/{relative}", "not a regular file")
+    assert not (run / "evaluation.json").exists()
+
+
+def test_special_files_in_a_sweep_directory_are_replaced_not_read(tmp_path):
+    """A resumed sweep reads its run files and manifest: a FIFO in their place is taken as
+    missing (the run is done again, the manifest started afresh), never waited on."""
+    (tmp_path / "s.toml").write_text(_sweep_config())
+    assert _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path).returncode == 0
+    run_file = next((tmp_path / "sw" / "runs").glob("*.json"))
+    run_file.unlink()
+    os.mkfifo(run_file)
+    (tmp_path / "sw" / "manifest.json").unlink()
+    os.mkfifo(tmp_path / "sw" / "manifest.json")
+    proc = _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert run_file.is_file() and (tmp_path / "sw" / "manifest.json").is_file()
+    assert json.loads((tmp_path / "sw" / "manifest.json").read_text())["runs"]["finished"] == 1
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Resource bombs: every count that sizes memory is checked before anything is allocated
+# ---------------------------------------------------------------------------------------
+RANDOM = "{random = {players = 2, horizon = 2, states = 2, actions = 2}}"
+BOMBS = {
+    "sweep-seeds": (f"games = [{RANDOM}]\nseeds = 1000000000\n", ["the grid has 1000000000 runs", "--max-runs = 100000"]),
+    "sweep-seeds-unused": ('games = ["paper"]\nseeds = 1000000000\n', ["seeds: 1000000000 is more than --max-runs"]),
+    "sweep-etas-times-seeds": (
+        f"games = [{RANDOM}]\nseeds = 300\netas = [{', '.join(str(0.001 * k) for k in range(1, 501))}]\n",
+        ["the grid has 150000 runs", "300 games", "500 settings"],
+    ),
+    "sweep-games-list": ("games = [" + ", ".join(['"paper"'] * 200_001) + "]\n", ["the grid has 200001 runs"]),
+    "sweep-random-games-memory": (
+        "games = [{random = {players = 2, horizon = 1, states = 4096, actions = 64, successors = 1}}]\nseeds = 100000\n",
+        ["games[0]", "the grid's random games take", "more than this machine's"],
+    ),
+    "sweep-checkpoints": (f'games = ["paper"]\ncheckpoints = {list(range(1, 20_001))}\n', ["checkpoints: 20000 checkpoints"]),
+}
+
+
+@pytest.mark.parametrize("member", sorted(BOMBS))
+def test_sweep_grids_are_sized_before_they_are_expanded(tmp_path, member):
+    grid, needles = BOMBS[member]
+    T = 30_000 if "checkpoints" in member else 20
+    (tmp_path / "s.toml").write_text(f'T = {T}\nalgorithms = ["smooth_ce"]\n{grid}')
+    proc = _cli(["sweep", "s.toml", "--out", "sw"], tmp_path, timeout=60)
+    _one_error_line(proc, "s.toml", *needles)
+    assert _listing(tmp_path) == {"s.toml"}
+
+
+def test_max_runs_raises_the_grid_limit(tmp_path):
+    (tmp_path / "s.toml").write_text(f'T = 20\nalgorithms = ["smooth_ce", "stage_cce"]\ngames = [{RANDOM}]\nseeds = 2\n')
+    refused = _cli(["sweep", "s.toml", "--out", "sw", "--dry-run", "--max-runs", "3"], tmp_path)
+    _one_error_line(refused, "the grid has 4 runs", "--max-runs = 3")
+    accepted = _cli(["sweep", "s.toml", "--out", "sw", "--dry-run", "--max-runs", "4"], tmp_path)
+    assert accepted.returncode == 0 and "4 runs" in accepted.stdout, accepted.stderr
+
+
+OTHER_BOMBS = {
+    # Refused up front (more than this machine's memory); on a larger machine the run would end
+    # in MemoryError under the child's limit, also one line naming -T.
+    "run-T-memory": (["run", *PAPER_RUN, "-T", "2000000000", "--no-trajectory", "--out", "o"], ["-T:", "2000000000"]),
+    "run-checkpoints": (
+        ["run", *PAPER_RUN, "-T", "30000", "--checkpoints", ",".join(map(str, range(1, 10_002))), "--out", "o"],
+        ["--checkpoints: 10001 checkpoints"],
+    ),
+    "games-random-entries": (
+        ["games", "random", "--players", "2", "--horizon", "2", "--states", "1000000", "--actions", "10000", "--seed", "1", "--out", "g.json"],
+        ["rewards: the sizes give", "--max-entries"],
+    ),
+    "games-random-players": (
+        ["games", "random", "--players", "70", "--horizon", "1", "--states", "1", "--actions", "1", "--seed", "1", "--out", "g.json"],
+        ["num_players = 70", "supported maximum of 29"],
+    ),
+    "games-random-successors": (
+        ["games", "random", "--players", "1", "--horizon", "1", "--states", "100000", "--actions", "1", "--successors", "100000",
+         "--seed", "1", "--out", "g.json"],
+        ["the sizes give 10000000000 entries"],
+    ),
+}
+
+
+@pytest.mark.parametrize("member", sorted(OTHER_BOMBS))
+def test_other_counts_are_checked_before_allocation(tmp_path, member):
+    args, needles = OTHER_BOMBS[member]
+    _one_error_line(_cli(args, tmp_path, timeout=60), *needles)
+    assert _listing(tmp_path) <= {".o.lock"}
+
+
+def test_monte_carlo_memory_does_not_grow_with_the_game(tmp_path):
+    """Episodes are sampled in batches of bounded memory: with H = 150 and N = 3 an episode keeps
+    about 13 kB, so 200,000 episodes in one batch (the library's default batch is 2^18) would take
+    2.6 GB, more than the child's 2 GiB."""
+    from markovgames.games import random_game, save_game
+
+    save_game(random_game(3, 150, 2, 2, seed_or_rng=4), tmp_path / "long.json")
+    assert main(["run", "--game", str(tmp_path / "long.json"), "--algorithm", "smooth_cce", "-T", "3",
+                 "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    proc = _cli(["evaluate", "run", "--monte-carlo", "200000", "--quiet"], tmp_path, timeout=300, memory=2 * 2**30)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "run" / "evaluation.json").read_text())
+    assert report["monte_carlo"]["episodes"] == 200000 and all(np.isfinite(report["monte_carlo"]["value_mean"]))
+
+
+# ---------------------------------------------------------------------------------------
+# 4. One writer per output directory
+# ---------------------------------------------------------------------------------------
+LONG_T = "20000000"
+
+
+def _long_run(out: str, *extra: str) -> list[str]:
+    return ["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", out, *extra]
+
+
+def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nobody(tmp_path, finished_run):
+    """While a run writes into ``out``: another run, a solve, and an evaluation of the directory
+    it replaces are refused; once the holder is killed with SIGKILL (no clean-up at all), the lock
+    is free again (the kernel released the flock) and the same commands succeed."""
+    _copy_run(finished_run, tmp_path)
+    holder = _start(_long_run("run", "--overwrite"), tmp_path)
+    try:
+        _wait_for(tmp_path / ".run.partial", holder)
+        for args in (
+            ["run", *PAPER_RUN, "-T", "10", "--out", "run", "--overwrite", "--quiet"],
+            ["solve", "--game", "paper", "--concept", "cce", "--out", "run", "--overwrite", "--quiet"],
+            ["evaluate", "run", "--quiet"],
+        ):
+            _one_error_line(_cli(args, tmp_path), "another markovgames command is writing to this directory", ".run.lock")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert (tmp_path / ".run.lock").exists() and (tmp_path / ".run.partial").exists()  # the holder cleaned nothing up
+    assert main(["evaluate", str(tmp_path / "run"), "--quiet"]) == 0  # the old run, untouched
+    assert main(["run", *PAPER_RUN, "-T", "10", "--out", str(tmp_path / "run"), "--overwrite", "--quiet"]) == 0
+    assert load_run_directory(tmp_path / "run").T == 10 and not (tmp_path / ".run.partial").exists()
+
+
+def test_two_runs_started_at_once_into_one_directory(tmp_path):
+    """The audit's example: two runs of different T into the same --out. One writes, the other
+    is refused (by the lock, or by the finished directory); what is left is one consistent run."""
+    procs = [
+        _start(["run", *PAPER_RUN, "-T", T, "--out", "out", "--quiet"], tmp_path) for T in ("3000", "5000")
+    ]
+    codes = [p.wait(timeout=300) for p in procs]
+    errors = [p.stderr.read() for p in procs]
+    assert sorted(codes) == [0, 2], (codes, errors)
+    refused = errors[codes.index(2)]
+    assert refused.startswith("markovgames: error: ") and len(refused.splitlines()) == 1
+    stored = load_run_directory(tmp_path / "out")
+    assert stored.value.shape[0] == stored.T == stored.policies[0].shape[0]
+    assert stored.T == (3000, 5000)[codes.index(0)]
+
+
+def test_sweeps_and_reproductions_have_one_writer(tmp_path):
+    """The same for ``sweep`` (resumable directories) and ``reproduce`` (files replaced in place)."""
+    (tmp_path / "long.toml").write_text(f'T = {LONG_T}\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = "decades"\n')
+    (tmp_path / "short.toml").write_text(_sweep_config())
+    for holder_args, ready, second, after in (
+        (["sweep", "long.toml", "--out", "sw", "--workers", "1", "--quiet"], "sw/manifest.json",
+         ["sweep", "short.toml", "--out", "sw", "--workers", "1", "--quiet"], "sw/results.parquet"),
+        (["reproduce", "-T", LONG_T, "--out", "rep", "--no-exact", "--no-baselines", "--quiet"], "rep",
+         ["reproduce", "-T", "200", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"], "rep/REPORT.md"),
+    ):
+        holder = _start(holder_args, tmp_path)
+        try:
+            _wait_for(tmp_path / ready, holder)
+            _one_error_line(_cli(second, tmp_path), "another markovgames command is writing to this directory")
+        finally:
+            holder.send_signal(signal.SIGKILL)
+            holder.wait()
+        proc = _cli(second, tmp_path)
+        assert proc.returncode == 0 and (tmp_path / after).exists(), proc.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# 5. evaluate trusts nothing it reads
+# ---------------------------------------------------------------------------------------
+def _rows(value: float, where=(slice(None),)) -> np.ndarray:
+    """The run's trajectory shape (T = 20, H = S = A_i = 2), uniform rows, ``value`` at ``where``."""
+    array = np.full((20, 2, 2, 2), 0.5)
+    array[where] = value
+    return array
+
+
+POLICIES = {
+    # member: (the array saved as trajectory/policy_0.npy, what the message says)
+    "zeros": (np.zeros((20, 2, 2, 2)), "sums to 0.0, not 1"),
+    "nan": (_rows(np.nan, (7, 1, 0, 0)), "entry [7][1][0][0] (iteration 8, step 1, state 0, action 0) = nan is not finite"),
+    "infinity": (_rows(np.inf, (0, 0, 1, 1)), "= inf is not finite"),
+    "negative": (_rows(-0.5, (19, 1, 1, 0)), "entry [19][1][1][0] (iteration 20, step 1, state 1, action 0) = -0.5 is negative"),
+    "sum-1.1": (_rows(0.6, (4, 0, 0, 1)), "row [4][0][0] (iteration 5, step 0, state 0) sums to 1.1, not 1"),
+    "integers": (np.ones((20, 2, 2, 2), dtype=np.int64), "got dtype int64"),
+    "float32-in-a-float64-run": (np.full((20, 2, 2, 2), 0.5, dtype=np.float32), "got dtype float32"),
+    "big-endian": (np.full((20, 2, 2, 2), 0.5, dtype=">f8"), "got dtype >f8"),
+    "fortran-order": (np.asfortranarray(np.full((20, 2, 2, 2), 0.5)), "in Fortran order"),
+    "too-few-actions": (np.full((20, 2, 2, 1), 1.0), "got dtype float64 with shape (20, 2, 2, 1)"),
+    "longer-than-T": (np.full((30, 2, 2, 2), 0.5), "with shape (30, 2, 2, 2)"),
+}
+
+
+@pytest.mark.parametrize("member", sorted(POLICIES))
+def test_stored_policies_that_are_not_policies_are_refused(tmp_path, finished_run, capsys, member):
+    """Each kind of bad trajectory, for exact and for Monte Carlo evaluation: one line naming the
+    file and the entry, and no evaluation.json (it once gave exit 0 with NaN or wrong "exact" gaps)."""
+    array, needle = POLICIES[member]
+    run = _copy_run(finished_run, tmp_path)
+    np.save(run / "trajectory" / "policy_0.npy", array)
+    for extra in (["--exact"], ["--monte-carlo", "50"], ["-T", "10", "--exact"]):
+        if member == "negative" and extra[0] == "-T":
+            continue  # the bad row (iteration 20) is not among the first 10: that prefix is fine
+        code = main(["evaluate", str(run), "--quiet", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.splitlines()) == 1 and "policy_0.npy" in err and needle in err, (extra, err)
+        assert not (run / "evaluation.json").exists()
+    if member == "negative":  # rows outside the evaluated prefix are not read, let alone refused
+        assert main(["evaluate", str(run), "--quiet", "-T", "10", "--exact"]) == 0
+
+
+# ---------------------------------------------------------------------------------------
+# 6. A bug says it is one; bad input never reaches the user as a traceback
+# ---------------------------------------------------------------------------------------
+def test_an_internal_error_says_so_and_where_its_traceback_is(tmp_path, monkeypatch, capsys):
+    import markovgames.cli._games as cli_games
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("an example bug")
+
+    monkeypatch.setattr(cli_games, "load_game", broken)
+    (tmp_path / "g.json").write_text("{}")
+    assert main(["games", "validate", str(tmp_path / "g.json")]) == 70
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in lines[0]
+    assert lines[0].startswith("markovgames: internal error (a bug, not a problem with the input): ZeroDivisionError: an example bug")
+    where = Path(lines[0].split("the traceback is in ")[1].split(";")[0])
+    try:
+        text = where.read_text()
+        assert "Traceback" in text and "ZeroDivisionError: an example bug" in text and "games validate" in text
+    finally:
+        where.unlink()
+    with pytest.raises(ZeroDivisionError):
+        main(["--debug", "games", "validate", str(tmp_path / "g.json")])
+
+
+def test_running_out_of_memory_in_a_sweep_is_one_line(tmp_path, monkeypatch, capsys):
+    """A MemoryError (an input within every limit on a machine with less free memory) is exit 2."""
+    import markovgames.experiments._sweep as sweep
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(sweep, "plan_sweep", no_memory)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.toml").write_text(_sweep_config())
+    assert main(["sweep", "s.toml", "--out", "sw"]) == 2
+    assert capsys.readouterr().err.startswith("markovgames: error: out of memory")
+    assert _listing(tmp_path) == {"s.toml"}
+
+
+DEEP = {
+    "config-arrays": ("s.toml", "a = " + "[" * 3000 + "]" * 3000 + "\n", ["sweep", "s.toml", "--out", "sw"]),
+    "config-tables": ("s.toml", "a = " + "{b = " * 3000 + "1" + "}" * 3000 + "\n", ["sweep", "s.toml", "--out", "sw"]),
+    "override": ("s.toml", _sweep_config(), ["sweep", "s.toml", "--out", "sw", "--set", "etas=" + "[" * 3000 + "]" * 3000]),
+    "game-json": ("g.json", "[" * 100_000 + "]" * 100_000, ["games", "validate", "g.json"]),
+}
+
+
+@pytest.mark.parametrize("member", sorted(DEEP))
+def test_deeply_nested_input_is_a_user_error(tmp_path, monkeypatch, capsys, member):
+    name, text, args = DEEP[member]
+    (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("markovgames: error: ") and "too deep" in err
+    assert _listing(tmp_path) == {name}
+
+
+# ---------------------------------------------------------------------------------------
+# 7. Refusals leave nothing behind; output that cannot be printed is escaped
+# ---------------------------------------------------------------------------------------
+def test_a_sweep_refused_for_its_executor_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.toml").write_text(_sweep_config())
+    assert main(["sweep", "s.toml", "--out", "sw", "--executor", "ray"]) == 2
+    assert "Ray is not installed" in capsys.readouterr().err
+    assert _listing(tmp_path) == {"s.toml"}
+
+
+def test_text_utf8_cannot_encode_is_printed_escaped(tmp_path):
+    """A game name with a lone surrogate (valid JSON) and an --out given in bytes that are not
+    UTF-8: the commands finish and print, rather than fail after writing their directories."""
+    from markovgames.games import game_to_dict, paper_game
+
+    data = game_to_dict(paper_game())
+    data["name"] = "odd\udc80name"
+    (tmp_path / "g.json").write_text(json.dumps(data))
+    for args, wrote in (
+        (["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "r"], "r"),
+        (["solve", "--game", "g.json", "--concept", "ce", "--out", "s"], "s"),
+    ):
+        proc = _cli(args, tmp_path)
+        assert proc.returncode == 0 and "odd\\udc80name" in proc.stdout, proc.stderr
+        assert (tmp_path / wrote / ".markovgames").exists()
+    out = b"r\xff"
+    proc = _cli(["run", *PAPER_RUN, "-T", "10", "--out", out], tmp_path, text=False)
+    assert proc.returncode == 0 and b"wrote r\\udcff/metrics.json" in proc.stdout, proc.stderr
+    assert (tmp_path / os.fsdecode(out) / "metrics.json").exists()
+
+
+# ---------------------------------------------------------------------------------------
+# 8. --overwrite, full disks, free-space messages, SIGTERM
+# ---------------------------------------------------------------------------------------
+def test_overwrite_replaces_only_a_run_and_never_follows_a_link(tmp_path, finished_run, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    target = _copy_run(finished_run, tmp_path)
+    before = _listing(target)
+    (tmp_path / "link").symlink_to("run")
+    argv = ["run", *PAPER_RUN, "-T", "10", "--quiet", "--overwrite", "--out"]
+    assert main(argv + ["link"]) == 2 and "is a symbolic link" in capsys.readouterr().err
+    assert main(["solve", "--game", "paper", "--concept", "ce", "--quiet", "--overwrite", "--out", "link"]) == 2
+    assert _listing(target) == before  # the link's target is untouched
+    # A marker that is a link, or that is not ours, does not make a directory a run.
+    for marker in ("link", "foreign"):
+        (tmp_path / "other").mkdir()
+        (tmp_path / "other" / "data.csv").write_text("1,2\n")
+        if marker == "link":
+            (tmp_path / "other" / ".markovgames").symlink_to(target / ".markovgames")
+        else:
+            (tmp_path / "other" / ".markovgames").write_text('{"format": "something else"}')
+        assert main(argv + ["other"]) == 2 and "holds no markovgames run" in capsys.readouterr().err
+        assert (tmp_path / "other" / "data.csv").exists()
+        import shutil
+
+        shutil.rmtree(tmp_path / "other")
+    assert main(argv + ["run"]) == 0 and load_run_directory(target).T == 10
+
+
+def test_a_full_disk_names_the_path(tmp_path):
+    """With writes failing (RLIMIT_FSIZE gives EFBIG, as a full disk gives ENOSPC), each write of a
+    run names the file or directory it was writing, and nothing is left but the lock file."""
+    for args, named in (
+        (["--out", "o"], ".o.partial"),  # the trajectory, written as the run goes
+        (["--out", "o", "--no-trajectory"], "curve.npz"),  # the curve, written at the end
+    ):
+        proc = _cli(["run", *PAPER_RUN, "-T", "5000", "--quiet", *args], tmp_path, file_size=100_000)
+        _one_error_line(proc, named, "File too large")
+        assert _listing(tmp_path) == {".o.lock"}
+
+
+def test_the_free_space_check_prints_meaningful_sizes(tmp_path, monkeypatch, capsys):
+    import collections
+
+    from markovgames.cli import _run as cli_run
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(cli_run.shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 100, 100))
+    assert main(["run", *PAPER_RUN, "-T", "200", "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    err = capsys.readouterr().err  # 200 x H S (A_0 + A_1) x 8 bytes = 200 x 2 x 2 x 4 x 8 = 25,600 bytes
+    assert "the trajectory of 200 iterations takes 25.0 KiB, more than the 100 bytes free under" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", "o"],
+        ["sweep", "long.toml", "--out", "sw", "--workers", "2", "--quiet"],
+        ["reproduce", "-T", LONG_T, "--out", "rep", "--no-exact", "--quiet"],
+        ["evaluate", "run", "--monte-carlo", "2000000000", "--quiet"],
+    ],
+    ids=["run", "sweep", "reproduce", "evaluate"],
+)
+def test_sigterm_exits_143_after_cleaning_up(tmp_path, finished_run, command):
+    _copy_run(finished_run, tmp_path)
+    # The sweep's two batches would run for minutes (as long as this machine's memory allows for
+    # two at once): its workers must be stopped, not waited for.
+    from markovgames._resources import physical_memory
+
+    T = min(10**8, physical_memory() // (2 * 2 * 3 * 2 * 8) // 2)
+    (tmp_path / "long.toml").write_text(
+        f'T = {T}\ngames = ["paper"]\nalgorithms = ["smooth_ce", "stage_cce"]\ncheckpoints = "decades"\n'
+    )
+    before = _listing(tmp_path)
+    proc = _start(command, tmp_path)
+    lock = {"run": ".o.lock", "sweep": ".sw.lock", "reproduce": ".rep.lock", "evaluate": None}[command[0]]
+    _wait_for(tmp_path / (lock or "run"), proc)
+    time.sleep(3)  # into the computation (compiled, running)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # a hang: end it and its workers, then fail
+        for pid in [proc.pid, *map(int, children)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        raise
+    assert proc.returncode == 143 and err.strip().splitlines()[-1] == "markovgames: terminated", err
+    left = _listing(tmp_path) - before
+    if command[0] == "sweep":  # what finished is kept, and says it was interrupted; the workers are gone
+        assert json.loads((tmp_path / "sw" / "manifest.json").read_text())["status"] == "interrupted"
+        deadline = time.time() + 30
+        while any(Path(f"/proc/{c}").exists() for c in children) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not [c for c in children if Path(f"/proc/{c}").exists()]
+    else:  # no output directory, no staging directory, no evaluation.json: at most the lock file
+        assert left <= {lock}
