@@ -202,7 +202,7 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
     split = splits_steps(arrays.rewards)
     carry = SMOOTH.init_carry(spec.learner, game.shape_key, np.float64, None)
     carry = split_steps(carry) if split else carry
-    step = _smooth_step(spec.learner, True, True, arrays, run_axes=0)  # one run: no run axis
+    step = _smooth_step(spec.learner, True, True, False, arrays, run_axes=0)  # one run: no run axis
     hs = jnp.asarray(steps)
 
     def traced(c, x):

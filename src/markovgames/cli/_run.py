@@ -181,15 +181,15 @@ def _handle_run(args) -> int:
     }
     # Refused here, before the lock is taken, a bad --out leaves nothing behind; the checks are
     # repeated under the lock, which keeps a second writer out of the directory.
+    planned = staging_directory(args.out)
+    if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and _finished(args.out, config):
+        print(f"{args.out}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
+        return 0
     check_output_directory_state(args.out, args.overwrite, args.resume, config)
     lock = contextlib.ExitStack()
     lock.enter_context(directory_lock(args.out, f"--out {args.out}"))
     staging = state_file = None
-    planned = staging_directory(args.out)
     found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
-    if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and _finished(args.out, config):
-        print(f"{args.out}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
-        return 0
     try:
         staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
         state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
@@ -254,9 +254,11 @@ def _finished(out, config: dict) -> bool:
     """
     import json
 
+    from .._files import read_bounded
+
     try:
-        metrics = json.loads((Path(out) / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        metrics = json.loads(read_bounded(Path(out) / "metrics.json", 64 << 20).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return False
     saved = metrics.get("config") if isinstance(metrics, dict) else None
     if not isinstance(saved, dict):

@@ -110,8 +110,8 @@ def blocked_scan(step, carry, xs, block: int):
 class ValueUpdate:
     """A value update: its schedule, its compiled step and its output policy (see the module docstring).
 
-    Subclasses are stateless singletons: they compare and hash by identity, so compiled loops
-    are cached per value update.
+    Subclasses are stateless singletons, cached per value update in compiled loops; a value
+    update compares equal to itself and to its name (``SMOOTH == "smooth"``).
 
     Attributes
     ----------
@@ -181,3 +181,12 @@ class ValueUpdate:
 
     def __repr__(self) -> str:
         return f"<value update {self.name!r}>"
+
+    def __eq__(self, other) -> bool:
+        # A value update equals its name, so that ``algorithm.value_update == "smooth"`` reads as it should.
+        if isinstance(other, str):
+            return other == self.name
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(self.name)

@@ -296,7 +296,7 @@ def reproduce(
         summary["iterate_cycles"] = {
             f"{alg}{'' if optimistic else ' (no optimism)'}": iterate_cycle(res, concept_of[alg])
             for (alg, optimistic), res in runs.items()
-            if res.policies is not None and res.spec.value_update == "smooth"
+            if res.policies is not None and res.spec.value_update.name == "smooth"
         }
     summary.update(
         {
