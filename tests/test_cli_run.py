@@ -232,3 +232,22 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert proc.wait(timeout=120) == 141 and err == ""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["games", "list"], ["run", "--help"], ["sweep", "--help"]])
+def test_the_parser_and_light_commands_load_neither_jax_nor_scipy(argv):
+    """Start-up time: every command's parser is built for any command, so building it, and the
+    commands that compute nothing, must not import JAX or SciPy (a second or more each);
+    benchmarks/bench_cli.py measures the time."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from markovgames.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({argv!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print([m for m in ('jax', 'scipy', 'markovgames.dynamics', 'markovgames.experiments') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

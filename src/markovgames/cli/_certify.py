@@ -16,9 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import atomic_write_text
-from ..experiments import checkpoint_records, finalize_output_directory, parse_checkpoints, prepare_output_directory, versions
-from ..games import resolve_game, save_game
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -66,7 +63,11 @@ def _load_policies(directory: Path, num_players: int) -> tuple[np.ndarray, ...]:
 
 
 def _handle(args) -> int:
+    # The library is imported here: building the parser must not load it (start-up time).
+    from .._atomic import atomic_write_text
     from ..dynamics import certify
+    from ..experiments import checkpoint_records, finalize_output_directory, parse_checkpoints, prepare_output_directory, versions
+    from ..games import resolve_game, save_game
 
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)

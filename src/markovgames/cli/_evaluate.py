@@ -20,7 +20,6 @@ from rich.table import Table
 from .._atomic import atomic_write_text
 from .._lock import directory_lock
 from ..evaluation import DEFAULT_BATCH, DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
-from ..experiments import load_run_directory, versions
 from ..games import MAX_GAME_ENTRIES
 from ..policies import IndexChainPolicy
 from ._errors import CliError
@@ -60,6 +59,8 @@ def evaluate_run_directory(
 ) -> dict:
     """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
     and ``max_entries`` bound the run's game file as in :func:`~markovgames.games.load_game`."""
+    from ..experiments import load_run_directory, versions
+
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
     T = stored.T
     T_prime = T if T_prime is None else T_prime

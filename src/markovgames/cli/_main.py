@@ -133,7 +133,9 @@ def _enable_compilation_cache() -> None:
 
     The directory is ``$MARKOVGAMES_CACHE_DIR`` or ``$XDG_CACHE_HOME/markovgames/jax`` (default
     ``~/.cache/markovgames/jax``); ``MARKOVGAMES_CACHE_DIR=off`` disables it. This sets JAX's
-    global configuration, which is ours to set in the command-line process (the library never does).
+    global configuration, which is ours to set in the command-line process (the library never does):
+    through the environment, which JAX reads when it is imported (here, only by the commands that
+    compute, and in a sweep's worker processes too), or directly where JAX is loaded already.
     """
     setting = os.environ.get("MARKOVGAMES_CACHE_DIR")
     if setting is not None and setting.lower() in ("", "off", "0", "none"):
@@ -143,11 +145,16 @@ def _enable_compilation_cache() -> None:
         base.mkdir(parents=True, exist_ok=True)
     except OSError:
         return  # an unwritable cache only costs compile time
-    import jax
-
-    jax.config.update("jax_compilation_cache_dir", str(base))
     # Our loops compile in about a second; JAX's default threshold (1 s) would skip most of them.
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    settings = {"jax_compilation_cache_dir": str(base), "jax_persistent_cache_min_compile_time_secs": 0.2}
+    if "jax" in sys.modules:  # main() called in a process that has loaded JAX
+        import jax
+
+        for key, value in settings.items():
+            jax.config.update(key, value)
+    else:
+        for key, value in settings.items():
+            os.environ.setdefault(key.upper(), str(value))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,10 +8,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .._lock import directory_lock
-from ..dynamics import max_learning_rate
-from ..experiments import reproduce
-from ..games import paper_game
 from ._errors import CliError, check_output_directory
 from ._run import parse_T
 
@@ -35,6 +31,12 @@ def add_reproduce_parser(subparsers):
 
 
 def _handle(args) -> int:
+    # The library is imported here: building the parser must not load it (start-up time).
+    from .._lock import directory_lock
+    from ..dynamics import max_learning_rate
+    from ..experiments import reproduce
+    from ..games import paper_game
+
     T = parse_T(args.T)
     try:
         eta = float(args.eta)

@@ -13,25 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-import numpy as np
-from rich.console import Console
-from rich.table import Table
-
-from .._lock import directory_lock
-from .._resources import format_bytes, physical_memory
-from ..dynamics import DTYPES, get_algorithm, max_learning_rate, run
-from ..experiments import (
-    CONFIG_FILE,
-    STATE_FILE,
-    check_output_directory_state,
-    exact_checkpoint_gaps,
-    finalize_output_directory,
-    parse_checkpoints,
-    prepare_output_directory,
-    staging_directory,
-    write_run_directory,
-)
-from ..games import BUILTIN_GAMES, resolve_game
+from .._dtypes import DTYPES
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -137,6 +119,23 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handle_run(args) -> int:
+    # The library is imported here, not with the module: the parser of every command is built
+    # for any command, and 'markovgames --version' must not load JAX.
+    from .._lock import directory_lock
+    from ..dynamics import get_algorithm, max_learning_rate, run
+    from ..experiments import (
+        CONFIG_FILE,
+        STATE_FILE,
+        check_output_directory_state,
+        exact_checkpoint_gaps,
+        finalize_output_directory,
+        parse_checkpoints,
+        prepare_output_directory,
+        staging_directory,
+        write_run_directory,
+    )
+    from ..games import BUILTIN_GAMES, resolve_game
+
     if args.exact and args.no_trajectory:
         raise CliError("--exact needs the trajectory; drop --no-trajectory")
     if args.trajectory_tolerance is not None:
@@ -276,6 +275,10 @@ def _finished(out, config: dict) -> bool:
 def _check_resources(game, T: int, args) -> None:
     """Refuse up front a T whose per-prefix curves cannot fit in memory, or whose trajectory
     cannot fit on the output's disk, rather than failing (or being killed) hours later."""
+    import numpy as np
+
+    from .._resources import format_bytes, physical_memory
+
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
     curves = 2 * T * 3 * game.num_players * itemsize  # values and both bounds per prefix, and a copy
     memory = physical_memory()
@@ -298,6 +301,9 @@ def _check_resources(game, T: int, args) -> None:
 
 
 def _print_checkpoints(metrics: dict, out) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     table = Table(title=f"{metrics['algorithm']} on {metrics['game']} (eta={metrics['eta']})")

@@ -10,18 +10,6 @@ import sys
 import numpy as np
 from rich.console import Console
 
-from .._atomic import atomic_write_text
-from .._lock import directory_lock
-from ..evaluation import exact_ce_gap, exact_cce_gap
-from ..experiments import (
-    check_output_directory_state,
-    finalize_output_directory,
-    prepare_output_directory,
-    versions,
-    write_marker,
-)
-from ..games import resolve_game, save_game
-from ..solvers import check_objective, solve_equilibrium
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 
@@ -50,6 +38,20 @@ def add_solve_parser(subparsers):
 
 
 def _handle(args) -> int:
+    # The library is imported here: building the parser must not load it (start-up time).
+    from .._atomic import atomic_write_text
+    from .._lock import directory_lock
+    from ..evaluation import exact_ce_gap, exact_cce_gap
+    from ..experiments import (
+        check_output_directory_state,
+        finalize_output_directory,
+        prepare_output_directory,
+        versions,
+        write_marker,
+    )
+    from ..games import resolve_game, save_game
+    from ..solvers import check_objective, solve_equilibrium
+
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     try:  # checked before any output is prepared; the message names the option

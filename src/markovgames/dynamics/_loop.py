@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtypes import DTYPES
 from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import StateFile
@@ -31,7 +32,6 @@ from ._value_update import GameArrays
 
 __all__ = ["Job", "LoopOutput", "run_loop", "device_game", "precision", "DTYPES"]
 
-DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
 class Job(NamedTuple):
