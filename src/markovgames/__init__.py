@@ -1,8 +1,13 @@
 """markovgames: no-regret learning dynamics and (coarse) correlated equilibria in Markov games."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .games import GameValidationError, MarkovGame
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("markovgames")  # the one place it is written: pyproject.toml
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = ["MarkovGame", "GameValidationError", "load_results", "__version__"]
 

@@ -1,4 +1,4 @@
-r"""Step sizes, OFTRL weights, stage lengths and learning rates (SEMANTICS §2, §3).
+r"""Step sizes, OFTRL weights, stage lengths and learning rates (docs/explanation.md: step sizes, weights and learning rates).
 
 Smooth value updates (Algorithm 1) use the step size of Jin et al. (2018)
 

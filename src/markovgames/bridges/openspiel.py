@@ -44,7 +44,7 @@ Correlation devices (:func:`correlation_device`)
 
 OpenSpiel's distances (:func:`openspiel_cce_dist`, :func:`openspiel_ce_dist`)
     ``pyspiel.cce_dist`` / ``pyspiel.ce_dist`` on the turn-based conversion of the exported game.
-    Their conventions differ from markovgames' (SEMANTICS §5), which matters when comparing:
+    Their conventions differ from markovgames' (docs/gaps.md), which matters when comparing:
 
     * OpenSpiel's ``deviation_incentives[i]`` is ``max(0, best_response_value - on_policy_value)``,
       clipped at 0, and its ``dist_value`` is their **sum over players**; markovgames reports the

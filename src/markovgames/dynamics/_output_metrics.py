@@ -1,8 +1,8 @@
 r"""Exact value and certified CE/CCE bounds of the output policy, for every prefix, in O(T).
 
-The output policies (Algorithms 3 and 4, SEMANTICS §4) play through a hidden index chain
+The output policies (Algorithms 3 and 4, docs/explanation.md, "The output policies") play through a hidden index chain
 ``j_1 ~ mu_{t_0}, j_{h+1} ~ mu_{j_h}``; at step ``h`` everybody plays ``pi^{j_h}_h``. Every
-quantity below is an index recursion (SEMANTICS §5), per player ``i``:
+quantity below is an index recursion (docs/gaps.md), per player ``i``:
 
 * value      :math:`V^t_h(s) = \sum_j \mu_t(j) [(r_h + P_h V^j_{h+1}) \pi^j_h](s)`,
 * CCE bound  :math:`B^t_h(s) = \max_b \sum_j \mu_t(j) [(r_h + P_h B^j_{h+1}) \pi^j_{h,-i}](s, b)`,

@@ -1,4 +1,4 @@
-r"""Exact and Monte Carlo evaluation of correlated policies (SEMANTICS §5).
+r"""Exact and Monte Carlo evaluation of correlated policies (docs/gaps.md).
 
 For the output policies of Algorithms 3 and 4 of Mao et al. (L4DC 2024) — correlated, non-Markov
 policies played through a hidden index chain (:class:`~markovgames.policies.IndexChainPolicy`) —

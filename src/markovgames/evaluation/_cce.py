@@ -1,4 +1,4 @@
-r"""The exact CCE gap: each player's best response to the others (SEMANTICS §5).
+r"""The exact CCE gap: each player's best response to the others (docs/gaps.md).
 
 A CCE deviation of player ``i`` ignores its recommendations entirely and plays its own
 (deterministic, without loss of generality) policy, which may depend on everything it
@@ -8,7 +8,7 @@ policy nor any recommendation. The exact CCE gap is
 .. math:: \max_i \big(\max_{\text{deviations}} V^{\dagger,\pi_{-i}}_{1,i}(s_1) - V^\pi_{1,i}(s_1)\big),
 
 which **can be negative**: the common randomness of the output policy can be worth more to a
-player than anything it could do without it (SEMANTICS §5). It is not clipped.
+player than anything it could do without it (docs/gaps.md). It is not clipped.
 
 **Index-chain output policies** (Algorithms 3, 4). The deviator's information at step ``h`` is the
 observable history :math:`\tau_h = (s_0, a_0, \dots, s_h)`; its belief over the index played at step
@@ -101,7 +101,7 @@ class MarkovDeviation:
 
 @dataclass(frozen=True, eq=False)
 class CCEGapResult:
-    r"""The exact CCE gap of a policy (SEMANTICS §5).
+    r"""The exact CCE gap of a policy (docs/gaps.md).
 
     Attributes
     ----------
@@ -117,7 +117,7 @@ class CCEGapResult:
         Per player a best deviation: a :class:`HistoryDeviation` (index-chain policies) or a
         :class:`MarkovDeviation` (Markov correlated policies).
     certified_bound : ndarray (N,)
-        The index-revealing certified CCE bound of SEMANTICS §5 (``>= best_response_value``).
+        The index-revealing certified CCE bound (docs/gaps.md) (``>= best_response_value``).
     nodes : tuple of int
         Per player, the number of history nodes visited.
     """

@@ -1,4 +1,4 @@
-r"""The exact CE gap: the best strategy modification of each player (SEMANTICS §5, paper Section 2).
+r"""The exact CE gap: the best strategy modification of each player (docs/gaps.md; paper Section 2).
 
 A strategy modification of player ``i`` (Mao et al. 2024, Section 2, "strategy modification") is a
 family of maps :math:`\phi^s_{h,i}: A_i \to A_i`, one per step ``h`` and state ``s``; it sees the
@@ -32,7 +32,7 @@ So the choices of different steps interact and the problem does not decompose; i
 * a pair ``(s, a)`` with zero probability under :math:`d_h` is not branched on (identity);
 * the bound of an undecided pair is :math:`\max_b \sum_j d_h(j,s) E^j_h(s)[a,b]` with
   :math:`E^j_h(s)[a,b] = \pi^j_{h,i}(a|s)[(r_{h,i} + P_h W^j_{h+1})\pi^j_{h,-i}](s,b)`, where
-  :math:`W^t_{h+1}` is the *index-revealing certified bound* of SEMANTICS §5 (with ``t`` the index of
+  :math:`W^t_{h+1}` is the *index-revealing certified bound* (docs/gaps.md) (with ``t`` the index of
   step ``h``, the next one drawn from :math:`\mu_t`). It upper-bounds the continuation value of any
   modification, so pruning a branch whose bound does not beat the incumbent is exact;
 * branches are tried in decreasing order of their bound (the first leaf is the greedy solution),
@@ -86,7 +86,7 @@ class StrategyModification:
 
 @dataclass(frozen=True, eq=False)
 class CEGapResult:
-    r"""The exact CE gap of a policy (SEMANTICS §5).
+    r"""The exact CE gap of a policy (docs/gaps.md).
 
     Attributes
     ----------
@@ -102,7 +102,7 @@ class CEGapResult:
         Per player a maximising modification, ``modifications[i][h, s, a]`` =
         :math:`\phi^s_{h,i}(a)` (identity where the pair ``(s, a)`` cannot occur at step ``h``).
     certified_bound : ndarray (N,)
-        The index-revealing certified CE bound (SEMANTICS §5), which the search uses for pruning;
+        The index-revealing certified CE bound (docs/gaps.md), which the search uses for pruning;
         ``deviation_value <= certified_bound``.
     nodes : tuple of int
         Per player, the number of search nodes visited (diagnostic).
@@ -252,7 +252,7 @@ class _IndexCESearch:
             self.pi.append(f[player])
             self.u.append(others_expectation(game.rewards[h, player], f, player))
             self.pm.append(others_expectation(game.transitions[h], f, player) if h + 1 < horizon else None)
-        # Index-revealing certified bounds, backward (SEMANTICS §5): E_h bounds the value of
+        # Index-revealing certified bounds, backward (docs/gaps.md): E_h bounds the value of
         # playing b on recommendation a with index j revealed from step h+1 on; W^t_h = sum_a max_b
         # of its pull. The search uses E_h (per played index) to bound undecided choices.
         self.bound_tables = [None] * horizon

@@ -1,6 +1,6 @@
 r"""Shared helpers of the evaluation package: checks, policy contractions, reachability.
 
-Shape conventions are the library's (SEMANTICS §1): ``rewards[h, i, s, a_0, ..., a_{N-1}]``,
+Shape conventions are the library's (docs/explanation.md, "The game"): ``rewards[h, i, s, a_0, ..., a_{N-1}]``,
 ``transitions[h, s, a_0, ..., a_{N-1}, s']``, absolute player order. Per-index policies of an
 :class:`~markovgames.policies.IndexChainPolicy` are ``policies[k][t - 1, h, s, a_k]``.
 """

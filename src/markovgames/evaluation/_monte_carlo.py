@@ -1,4 +1,4 @@
-r"""Monte Carlo estimates of values by sampled episodes (SEMANTICS §5, "Monte Carlo").
+r"""Monte Carlo estimates of values by sampled episodes (docs/gaps.md).
 
 The exact values of :func:`~markovgames.evaluation.policy_value`, of the maximising CE
 modification (:attr:`CEGapResult.deviation_value`) and of the best CCE deviation

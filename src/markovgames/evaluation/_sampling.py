@@ -1,6 +1,6 @@
 r"""Vectorised sampling of episodes of an output policy or a Markov correlated policy.
 
-An episode of an index-chain output policy (SEMANTICS §4) draws the start index :math:`t_0`, then
+An episode of an index-chain output policy (docs/explanation.md, "The output policies") draws the start index :math:`t_0`, then
 before every step ``h`` the next index :math:`j_h \sim \mu_{j_{h-1}}` (:math:`j_{-1} = t_0`); the index
 is *shared* by all players (the common randomness), and each player draws its own action from its
 own factor :math:`\pi^{j_h}_{h,k}(\cdot \mid s_h)` of the product policy, independently given the
@@ -157,7 +157,7 @@ def sample_episodes(game: MarkovGame, policy, num_episodes: int, rng, deviation=
 
     Notes
     -----
-    The hidden index chain is sampled exactly (SEMANTICS §4): :math:`t_0`, then
+    The hidden index chain is sampled exactly (docs/explanation.md, "The output policies"): :math:`t_0`, then
     :math:`j_h \sim \mu_{j_{h-1}}` *before* step ``h``, shared by all players; each player's action is
     drawn from its own factor of :math:`\pi^{j_h}_h`. Cost O(E H (N A + S + log T)).
     """
@@ -182,7 +182,7 @@ def sample_episodes(game: MarkovGame, policy, num_episodes: int, rng, deviation=
     tracker = _HistoryTracker(game, num_episodes) if isinstance(deviation, HistoryDeviation) else None
     for h in range(horizon):
         if isinstance(policy, IndexChainPolicy):
-            current = kernel.sample_next(current, gen)  # drawn before the step (SEMANTICS §4)
+            current = kernel.sample_next(current, gen)  # drawn before the step (docs/explanation.md, "The output policies")
             indices[:, h] = current
             rec = np.stack(
                 [sample_categorical(np.asarray(p[current - 1, h, s], dtype=np.float64), gen) for p in policy.policies],

@@ -1,6 +1,6 @@
 r"""Exact value of an output policy (or of a Markov correlated policy) at the initial state.
 
-For an :class:`~markovgames.policies.IndexChainPolicy` (SEMANTICS §4, §5) the value is the index
+For an :class:`~markovgames.policies.IndexChainPolicy` (docs/explanation.md, "The output policies"; docs/gaps.md) the value is the index
 recursion :math:`V^t_h(s) = \sum_j \mu_t(j) [(r_h + P_h V^j_{h+1}) \pi^j_h](s)` evaluated at
 ``t = t_0``. Here it is computed *forward*: the joint law :math:`d_h(j, s)` of the index played at
 step ``h`` and the state at step ``h`` starts as :math:`d_0 = \nu_1 \otimes \delta_{s_1}` (``nu_1``
@@ -30,7 +30,7 @@ __all__ = ["policy_value", "state_index_distributions"]
 def state_index_distributions(game: MarkovGame, policy: IndexChainPolicy, kernel: IndexKernel | None = None):
     r"""Yield ``(h, d_h)`` for ``h = 0..H-1``: ``d_h[j-1, s] = P(j_h = j, s_h = s)`` under ``policy``.
 
-    The index ``j_h`` is the one *played* at step ``h`` (SEMANTICS §4).
+    The index ``j_h`` is the one *played* at step ``h`` (docs/explanation.md, "The output policies").
     """
     kernel = IndexKernel.of(policy) if kernel is None else kernel
     d = np.zeros((policy.T, game.num_states))
@@ -43,7 +43,7 @@ def state_index_distributions(game: MarkovGame, policy: IndexChainPolicy, kernel
 
 
 def policy_value(game: MarkovGame, policy) -> np.ndarray:
-    r"""Exact expected total reward ``V_i`` of every player at ``s_1`` (SEMANTICS §5, "Value").
+    r"""Exact expected total reward ``V_i`` of every player at ``s_1`` (docs/gaps.md, "Values").
 
     Parameters
     ----------

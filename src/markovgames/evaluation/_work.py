@@ -1,4 +1,4 @@
-r"""Work estimates for the exact gaps, and the refusal when they are too large (SEMANTICS §5).
+r"""Work estimates for the exact gaps, and the refusal when they are too large (docs/gaps.md).
 
 The exact CE and CCE gaps of an output policy are hard problems in general: the CE gap maximises
 over strategy modifications whose number grows like :math:`(A_i^{A_i})^{S H}`, the CCE gap recurses

@@ -1,4 +1,4 @@
-r"""The correlated, non-Markov output policies of Algorithms 3 and 4 (SEMANTICS §4).
+r"""The correlated, non-Markov output policies of Algorithms 3 and 4 (docs/explanation.md, "The output policies").
 
 Both play through a hidden index chain shared by all players (common randomness): a start
 index :math:`t_0`, then :math:`j_1 \sim \mu_{t_0}`, :math:`j_{h+1} \sim \mu_{j_h}`; at step ``h``

@@ -1,4 +1,4 @@
-r"""Fast, vectorised operations with the hidden index kernel of the output policies (SEMANTICS §4).
+r"""Fast, vectorised operations with the hidden index kernel of the output policies (docs/explanation.md, "The output policies").
 
 The output policies of Algorithms 3 and 4 (Mao et al., L4DC 2024) move a hidden index through a
 Markov kernel :math:`\mu_t(j)` on ``1..T``. Evaluation needs the kernel in two directions:
@@ -10,7 +10,7 @@ Markov kernel :math:`\mu_t(j)` on ``1..T``. Evaluation needs the kernel in two d
 
 Neither ever forms the ``T x T`` matrix. For the smooth kernel (Algorithm 3),
 :math:`\mu_t(j) = \alpha_t^j = w_j / W_t` with :math:`w_j = \binom{H+j-1}{H}` and
-:math:`W_t = \sum_{j\le t} w_j = \binom{H+t}{H+1}` (SEMANTICS §2), so
+:math:`W_t = \sum_{j\le t} w_j = \binom{H+t}{H+1}` (docs/explanation.md, "Step sizes and weights"), so
 
 .. math:: \nu(j) = w_j \sum_{t \ge j} \frac{b(t)}{W_t}, \qquad
           f(t) = \frac{1}{W_t} \sum_{j \le t} w_j\, g(j),
@@ -117,7 +117,7 @@ class IndexKernel:
         return d
 
     def first_index_distribution(self) -> np.ndarray:
-        """Law of ``j_1``, the index played at step 0 (SEMANTICS §4: drawn before the first step)."""
+        """Law of ``j_1``, the index played at step 0 (drawn before the first step: docs/explanation.md, "The output policies")."""
         return self.push(self.start_distribution())
 
     # ------------------------------------------------------------------ push / pull
