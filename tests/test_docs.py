@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,12 @@ def test_mkdocs_strict_build(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "site" / "reference" / "dynamics" / "index.html").exists()
     assert (tmp_path / "site" / "gaps" / "index.html").exists()
+    # The API pages render the docstrings' cross-references: no Sphinx role survives verbatim.
+    raw_role = re.compile(r":(func|class|meth|attr|mod|data|obj|exc):`")
+    shown = [p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*.html") if raw_role.search(p.read_text())]
+    assert not shown, f"pages showing a raw Sphinx role: {shown}"
+    linked = (tmp_path / "site" / "reference" / "dynamics" / "index.html").read_text()
+    assert 'href="../learners/#markovgames.learners.LearnerSpec"' in linked  # a cross-reference became a link
 
 
 def test_every_docs_page_is_in_the_navigation():

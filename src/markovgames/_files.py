@@ -1,11 +1,11 @@
 """Reading input files safely: regular files only, and never more bytes than a stated bound.
 
 Every file markovgames reads (game files, sweep configurations, the files of run and sweep
-directories) is opened through :func:`open_regular`: a FIFO would block the open or the read
+directories) is opened through `open_regular`: a FIFO would block the open or the read
 forever, a character device such as ``/dev/zero`` never ends, and a directory is not data, so
 anything but a regular file is refused before a byte is read. The check is made on the opened
 descriptor (``fstat``), not on the path, so the file cannot be swapped between check and read.
-:func:`read_bounded` then reads at most a stated number of bytes.
+`read_bounded` then reads at most a stated number of bytes.
 """
 
 from __future__ import annotations
@@ -75,14 +75,14 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of the regular file ``path``, refusing one of more than ``max_bytes`` bytes.
 
-    Stops one byte past the bound (:func:`read_limited`), whatever the file's stated size.
+    Stops one byte past the bound (`read_limited`), whatever the file's stated size.
 
     Raises
     ------
     FileTooLargeError
         The file has more than ``max_bytes`` bytes (``strerror`` states the limit).
     NotRegularFileError, OSError
-        As :func:`open_regular`.
+        As `open_regular`.
     """
     with open_regular(path) as fh:
         data = read_limited(fh, max_bytes)

@@ -2,7 +2,7 @@
 
 Every command that writes into (or replaces) a directory holds this lock while it does, so that
 two commands started at once cannot mix their files (a ``metrics.json`` of one run beside the
-trajectory of another); the second is refused at once. The lock is :class:`filelock.FileLock`,
+trajectory of another); the second is refused at once. The lock is `filelock.FileLock`,
 an ``flock`` on the lock file: the kernel releases it when its holder ends, however it ends
 (``kill -9`` included), so a lock left by a dead process never blocks anyone.
 

@@ -102,7 +102,7 @@ def stage_lengths(horizon: int, total: int) -> list[int]:
 
 
 def stage_schedule(horizon: int, total: int) -> StageSchedule:
-    """Build the :class:`StageSchedule` of Algorithm 2 for ``total`` iterations."""
+    """Build the [`StageSchedule`][markovgames.dynamics.StageSchedule] of Algorithm 2 for ``total`` iterations."""
     lengths = np.asarray(stage_lengths(horizon, total), dtype=np.int64)
     starts = np.concatenate([[1], 1 + np.cumsum(lengths)[:-1]]).astype(np.int64)
     t = np.arange(1, total + 1, dtype=np.int64)

@@ -13,7 +13,7 @@ class MissingOptionalDependency(ImportError):
 
 
 def require(module: str, *, extra: str, package: str | None = None, feature: str | None = None) -> ModuleType:
-    """Import ``module`` or raise :class:`MissingOptionalDependency` naming ``extra``.
+    """Import ``module`` or raise `MissingOptionalDependency` naming ``extra``.
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ increasing affine map common to all players and all steps,
     ``r01 = scale * r + offset``,  ``scale > 0``,
 
 which changes no best response and no (coarse) correlated or Nash equilibrium. Over an episode of
-``H`` steps the returns map as ``V01 = scale * V + H * offset`` (:meth:`AffineRescaling.value`),
+``H`` steps the returns map as ``V01 = scale * V + H * offset`` (`AffineRescaling.value`),
 and every gap (a difference of two returns) as ``gap01 = scale * gap``.
 """
 

@@ -1,18 +1,18 @@
 r"""A mediator that plays a correlated policy in an environment by recommending actions (NumPy only).
 
 A correlated policy needs common randomness. For the output policies of Algorithms 3 and 4
-(:class:`~markovgames.policies.IndexChainPolicy`) the mediator draws the hidden index chain
+([`IndexChainPolicy`][markovgames.policies.IndexChainPolicy]) the mediator draws the hidden index chain
 (``t_0``, then ``j_1 ~ mu_{t_0}``, ``j_{h+1} ~ mu_{j_h}``, the index drawn *before* each step) with its
 own seeded generator and never reveals it; at step ``h`` in state ``s`` it draws each player's action
 from that player's part of ``pi^{j_h}_h(s)`` and hands it to the player as a recommendation. For a
-:class:`~markovgames.policies.MarkovCorrelatedPolicy` it draws a joint action from ``joint[h, s]``.
-This is :class:`~markovgames.policies.PolicyPlayer` behind an agent-facing interface: agents are
-named ``"player_0"``, ``"player_1"``, ... as in :class:`~markovgames.bridges.pettingzoo.MarkovGameParallelEnv`.
+[`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy] it draws a joint action from ``joint[h, s]``.
+This is [`PolicyPlayer`][markovgames.policies.PolicyPlayer] behind an agent-facing interface: agents are
+named ``"player_0"``, ``"player_1"``, ... as in `MarkovGameParallelEnv`.
 
-:func:`play_episodes` runs a mediator in any PettingZoo-style parallel environment whose
+`play_episodes` runs a mediator in any PettingZoo-style parallel environment whose
 observations carry the step and the state (a ``[h, s]`` array or a ``{"step": h, "state": s}``
 dict), optionally with some agents deviating from their recommendations; its returns estimate
-:func:`~markovgames.evaluation.policy_value` (their mean is within a few standard errors of it).
+[`policy_value`][markovgames.evaluation.policy_value] (their mean is within a few standard errors of it).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Mediator:
     seed : int, numpy.random.SeedSequence or numpy.random.Generator, optional
         The mediator's own randomness (the shared index and the recommended actions).
 
-    Use :meth:`reset` at the start of each episode and :meth:`recommend` once per step.
+    Use `reset` at the start of each episode and `recommend` once per step.
     """
 
     def __init__(self, policy, seed=None) -> None:
@@ -130,8 +130,8 @@ def play_episodes(
 
     Parameters
     ----------
-    env : a PettingZoo ``ParallelEnv`` (e.g. :class:`~markovgames.bridges.pettingzoo.MarkovGameParallelEnv`)
-        Its observations must carry the step and the state (see :func:`decode_observation`).
+    env : a PettingZoo ``ParallelEnv`` (e.g. `MarkovGameParallelEnv`)
+        Its observations must carry the step and the state (see `decode_observation`).
     mediator : Mediator
     num_episodes : int
     seed : int, optional

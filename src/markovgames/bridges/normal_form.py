@@ -2,8 +2,8 @@ r"""Normal-form games: build them, lift them to one-step Markov games, Gambit ``
 
 A normal-form game with ``N`` players is a payoff tensor ``payoffs[i, a_0, ..., a_{N-1}]``
 (OpenSpiel's order, absolute player order). It is the Markov game with ``H = S = 1``
-(:func:`markovgames.games.normal_form_game`): ``rewards[0, i, 0, a] = payoffs[i, a]`` and a single
-self-loop state. markovgames needs payoffs in ``[0, 1]``, so :func:`lift` rescales by one increasing
+([`markovgames.games.normal_form_game`][markovgames.games.normal_form_game]): ``rewards[0, i, 0, a] = payoffs[i, a]`` and a single
+self-loop state. markovgames needs payoffs in ``[0, 1]``, so `lift` rescales by one increasing
 affine map common to all players,
 
 .. math:: u^{01} = \text{scale}\cdot u + \text{offset}, \qquad \text{scale} > 0,
@@ -13,7 +13,7 @@ equilibrium *sets* are identical, strategy by strategy). Values map the same way
 values) are multiplied by ``scale``: a gap of ``g`` in the lifted game is ``g / scale`` in the
 original units. With the default ``bounds="auto"``, payoffs already in ``[0, 1]`` are kept as they
 are; otherwise ``lo = min payoffs``, ``hi = max payoffs``, ``scale = 1 / (hi - lo)``,
-``offset = -lo / (hi - lo)``. The map is returned with the game (:class:`LiftedGame`).
+``offset = -lo / (hi - lo)``. The map is returned with the game (`LiftedGame`).
 
 Gambit's strategic-game format (``.nfg``) is read in both of its forms and written in either:
 
@@ -26,11 +26,11 @@ Gambit's strategic-game format (``.nfg``) is read in both of its forms and writt
   the same order (1-based; 0 is the null outcome, all payoffs 0).
 
 Numbers may be integers, decimals or rationals ``p/q`` (``R``; the older ``D`` header is accepted).
-OpenSpiel's own ``pyspiel.load_nfg_game`` reads the payoff form that :func:`format_nfg` writes
+OpenSpiel's own ``pyspiel.load_nfg_game`` reads the payoff form that `format_nfg` writes
 without a comment.
 
 Nash equilibria of two-player games come from Nashpy (extra ``normalform``): a Nash equilibrium is a
-correlated equilibrium, so its product is a CE with exact CE gap 0 (:func:`product_policy`).
+correlated equilibrium, so its product is a CE with exact CE gap 0 (`product_policy`).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class NormalFormGame:
         return tuple(int(a) for a in self.payoffs.shape[1:])
 
     def lift(self, *, bounds="auto", name: str | None = None) -> "LiftedGame":
-        """The one-step Markov game with payoffs rescaled to ``[0, 1]`` (see :func:`lift`)."""
+        """The one-step Markov game with payoffs rescaled to ``[0, 1]`` (see `lift`)."""
         return lift(self, bounds=bounds, name=name)
 
     def __repr__(self) -> str:
@@ -214,13 +214,13 @@ def bimatrix(row: ArrayLike, col: ArrayLike) -> np.ndarray:
 
 
 def lift(game_or_payoffs, *, bounds="auto", name: str | None = None, description: str | None = None) -> LiftedGame:
-    """Lift a normal-form game to a one-step, one-state :class:`~markovgames.MarkovGame`.
+    """Lift a normal-form game to a one-step, one-state [`MarkovGame`][markovgames.MarkovGame].
 
     Parameters
     ----------
     game_or_payoffs : NormalFormGame or array_like ``(N, A_0, ..., A_{N-1})``
     bounds : ``"auto"`` (default), ``"minmax"``, ``None`` or ``(lo, hi)``
-        The rescaling (see the module docstring and :func:`~markovgames.bridges._rescale.fit_rescaling`):
+        The rescaling (see the module docstring and `fit_rescaling`):
         ``"auto"`` keeps payoffs already in ``[0, 1]`` and maps others by ``(u - min) / (max - min)``.
     name, description : str, optional
         Default: the game's title.
@@ -266,7 +266,7 @@ def joint_distribution(strategies: Sequence[ArrayLike]) -> np.ndarray:
 
 
 def product_policy(strategies: Sequence[ArrayLike]) -> MarkovCorrelatedPolicy:
-    """A mixed-strategy profile as a one-step :class:`~markovgames.policies.MarkovCorrelatedPolicy`.
+    """A mixed-strategy profile as a one-step [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy].
 
     Its joint distribution (``H = S = 1``) is the product of the strategies, so its exact CE/CCE
     gaps are the Nash gaps (a Nash equilibrium has CE gap 0).
@@ -276,7 +276,7 @@ def product_policy(strategies: Sequence[ArrayLike]) -> MarkovCorrelatedPolicy:
 
 
 def product_index_policy(strategies: Sequence[ArrayLike]) -> IndexChainPolicy:
-    """The same profile as an :class:`~markovgames.policies.IndexChainPolicy` with ``T = 1`` (one index)."""
+    """The same profile as an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy] with ``T = 1`` (one index)."""
     return IndexChainPolicy("smooth", tuple(v[None, None, None, :] for v in _strategies(strategies)))
 
 
@@ -383,7 +383,7 @@ def _contingencies(num_actions: tuple[int, ...]):
 
 
 def parse_nfg(text: str) -> NormalFormGame:
-    """Parse the text of a Gambit ``.nfg`` file (payoff or outcome form) into a :class:`NormalFormGame`.
+    """Parse the text of a Gambit ``.nfg`` file (payoff or outcome form) into a `NormalFormGame`.
 
     Raises
     ------
@@ -499,7 +499,7 @@ def parse_nfg(text: str) -> NormalFormGame:
 
 
 def read_nfg(path: str | os.PathLike[str]) -> NormalFormGame:
-    """Read a Gambit ``.nfg`` file (see :func:`parse_nfg`); errors start with the path."""
+    """Read a Gambit ``.nfg`` file (see `parse_nfg`); errors start with the path."""
     path = Path(path)
     try:
         # A regular file of bounded size, as every game file: a FIFO or a device would hang.
@@ -578,7 +578,7 @@ def format_nfg(game_or_payoffs, *, form: str = "payoff", exact: bool = False) ->
 
 
 def write_nfg(path: str | os.PathLike[str], game_or_payoffs, *, form: str = "payoff", exact: bool = False) -> Path:
-    """Write :func:`format_nfg`'s text to ``path`` (UTF-8). Returns the path."""
+    """Write `format_nfg`'s text to ``path`` (UTF-8). Returns the path."""
     path = Path(path)
     path.write_text(format_nfg(game_or_payoffs, form=form, exact=exact), encoding="utf-8")
     return path

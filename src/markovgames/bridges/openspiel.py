@@ -1,10 +1,10 @@
 r"""OpenSpiel bridge: Markov games as OpenSpiel games and back, correlation devices, OpenSpiel's CE/CCE distances.
 
 Needs OpenSpiel (``pip install "markovgames[openspiel]"``); ``pyspiel`` is imported on first use,
-and a missing install raises :class:`~markovgames.bridges.MissingOptionalDependency` naming the extra.
+and a missing install raises `MissingOptionalDependency` naming the extra.
 
-Export (:func:`export_game`)
-    A :class:`~markovgames.MarkovGame` becomes a registered OpenSpiel *Python game* that OpenSpiel's
+Export (`export_game`)
+    A [`MarkovGame`][markovgames.MarkovGame] becomes a registered OpenSpiel *Python game* that OpenSpiel's
     own tools accept: ``SIMULTANEOUS`` dynamics, ``EXPLICIT_STOCHASTIC`` chance, ``GENERAL_SUM``
     utility, ``REWARDS`` reward model, perfect information (every player observes the state and the
     past joint actions). An episode alternates ``H`` simultaneous-move nodes with ``H`` explicit chance
@@ -17,8 +17,8 @@ Export (:func:`export_game`)
     states and joint actions); observation strings ``step=h state=s``; both have tensors (one-hot
     step and state, plus the one-hot history for the information state).
 
-Import (:func:`import_game`)
-    A small OpenSpiel simultaneous-move game becomes a :class:`~markovgames.MarkovGame`, given a
+Import (`import_game`)
+    A small OpenSpiel simultaneous-move game becomes a [`MarkovGame`][markovgames.MarkovGame], given a
     function that names the Markov state of an OpenSpiel state. Reachable states are enumerated by
     traversal, layer by layer: the step ``h`` of a simultaneous-move node is the number of
     simultaneous moves before it; chance nodes between two moves are expanded into the transition
@@ -31,25 +31,25 @@ Import (:func:`import_game`)
     returned. With ``verify=True`` every OpenSpiel state is expanded and states with the same key
     must agree (rewards and transition law within ``tolerance``): the key must name a Markov state.
 
-Correlation devices (:func:`correlation_device`)
+Correlation devices (`correlation_device`)
     OpenSpiel represents a correlated policy as a *correlation device*: a list of
     ``(weight, pyspiel.TabularPolicy)`` pairs. The output policies of Algorithms 3 and 4 are exactly
     that: a mixture, over the hidden index sequence ``(j_1, ..., j_H)`` (law: ``j_1`` from
-    :meth:`~markovgames.policies.IndexChainPolicy.first_index_distribution`, then the kernel),
+    [`first_index_distribution`][markovgames.policies.IndexChainPolicy.first_index_distribution], then the kernel),
     of the Markov product policies that play ``pi^{j_h}_h`` at step ``h``. For ``H = 1`` (normal-form
     games) it is the mixture over ``t`` of the product policies ``pi^t`` with the weights of the first
     index. The device has one entry per index sequence, at most ``T^H``: it is built where that is
-    small (``max_size``). A :class:`~markovgames.policies.MarkovCorrelatedPolicy` becomes a
+    small (``max_size``). A [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy] becomes a
     distribution over deterministic joint policies (one joint action per visited ``(h, s)``).
 
-OpenSpiel's distances (:func:`openspiel_cce_dist`, :func:`openspiel_ce_dist`)
+OpenSpiel's distances (`openspiel_cce_dist`, `openspiel_ce_dist`)
     ``pyspiel.cce_dist`` / ``pyspiel.ce_dist`` on the turn-based conversion of the exported game.
     Their conventions differ from markovgames' (docs/gaps.md), which matters when comparing:
 
     * OpenSpiel's ``deviation_incentives[i]`` is ``max(0, best_response_value - on_policy_value)``,
       clipped at 0, and its ``dist_value`` is their **sum over players**; markovgames reports the
       unclipped per-player gap (a CCE gap can be negative) and the **max** over players.
-      :class:`OpenSpielCorrDist` keeps both (``unclipped``, ``gap``).
+      `OpenSpielCorrDist` keeps both (``unclipped``, ``gap``).
     * OpenSpiel's CCE deviator observes its information states (here: all past states and joint
       actions) but not the device's draw: the same deviations as markovgames' exact CCE gap, so the
       per-player values agree for any ``H``.
@@ -57,7 +57,7 @@ OpenSpiel's distances (:func:`openspiel_cce_dist`, :func:`openspiel_ce_dist`)
       recommended deterministic policy (the device must be determinised). For ``H = 1`` that is the
       recommended action and coincides with the paper's CE (strategy modifications
       ``phi: A_i -> A_i``); for ``H > 1`` it is a stronger deviator and determinisation is
-      exponential, so :func:`openspiel_ce_dist` accepts ``H = 1`` only.
+      exponential, so `openspiel_ce_dist` accepts ``H = 1`` only.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _bases():
     pyspiel = _pyspiel()
 
     class MarkovGameOpenSpiel(pyspiel.Game):
-        """An exported :class:`~markovgames.MarkovGame` (one subclass per registered game)."""
+        """An exported [`MarkovGame`][markovgames.MarkovGame] (one subclass per registered game)."""
 
         _markov_game: MarkovGame
         _game_type: Any
@@ -417,7 +417,7 @@ def export_game(game: MarkovGame, short_name: str | None = None):
 
 
 def markov_state_key(state) -> int:
-    """The Markov state of a state of an exported game (a ``state_key`` for :func:`import_game`)."""
+    """The Markov state of a state of an exported game (a ``state_key`` for `import_game`)."""
     try:
         return int(state.markov_state)
     except AttributeError:
@@ -427,7 +427,7 @@ def markov_state_key(state) -> int:
 def exported_roots(os_game) -> list[tuple[int, Any]]:
     """``(step, state)`` for every ``(h, s)`` of an exported game, the initial state first.
 
-    Passed as ``roots`` to :func:`import_game` they make every entry of the arrays reachable, so
+    Passed as ``roots`` to `import_game` they make every entry of the arrays reachable, so
     ``import_game(g, markov_state_key, roots=exported_roots(g), state_order=range(S))`` gives back
     the exported arrays exactly.
     """
@@ -454,9 +454,9 @@ class ImportedGame:
     game : MarkovGame
     rescaling : AffineRescaling
         ``r01 = scale * r + offset`` (OpenSpiel units -> ``[0, 1]``); returns map as
-        ``V01 = scale * V + H * offset`` (:meth:`AffineRescaling.value`), gaps as ``scale * gap``.
+        ``V01 = scale * V + H * offset`` (`AffineRescaling.value`), gaps as ``scale * gap``.
     state_keys : tuple
-        ``state_keys[s]`` is the key (from ``state_key``) of state ``s``; :data:`TERMINAL` for the
+        ``state_keys[s]`` is the key (from ``state_key``) of state ``s``; `TERMINAL` for the
         absorbing state of a game that can end early.
     reachable : ndarray of bool, shape ``(H, S)``
         Entries the traversal determined. Elsewhere the arrays are placeholders (reward 0,
@@ -509,7 +509,7 @@ def import_game(
     tolerance: float = 1e-9,
     max_nodes: int = 1_000_000,
 ) -> ImportedGame:
-    """Read a small OpenSpiel simultaneous-move game as a :class:`~markovgames.MarkovGame`.
+    """Read a small OpenSpiel simultaneous-move game as a [`MarkovGame`][markovgames.MarkovGame].
 
     Parameters
     ----------
@@ -519,18 +519,18 @@ def import_game(
     state_key : callable
         ``state_key(openspiel_state) -> hashable``, the Markov state of a simultaneous-move state
         (and of a terminal state reached after exactly ``H`` moves; return ``None`` there to send it to
-        :data:`TERMINAL`). States with equal keys at one step must have the same rewards and
+        `TERMINAL`). States with equal keys at one step must have the same rewards and
         transition law (checked when ``verify``).
     roots : iterable of ``(step, state)``, optional
         Where the traversal starts; default ``[(0, os_game.new_initial_state())]``. The first root
         (at step 0) is the initial state; more roots make more ``(h, s)`` reachable (see
-        :func:`exported_roots`).
+        `exported_roots`).
     state_order : sequence of keys, optional
         These keys get indices ``0, 1, ...`` in this order (even if unreached); the others follow in
-        order of discovery, then :data:`TERMINAL`.
+        order of discovery, then `TERMINAL`.
     bounds : ``"auto"`` (default), ``"minmax"``, ``None`` or ``(lo, hi)``
         The affine map to ``[0, 1]`` (``"auto"``: identity when every reward, including the 0 of
-        :data:`TERMINAL`, is in ``[0, 1]``; else ``(r - min) / (max - min)``).
+        `TERMINAL`, is in ``[0, 1]``; else ``(r - min) / (max - min)``).
     name : str, optional
         Default ``"openspiel:<game string>"``.
     verify : bool
@@ -780,9 +780,9 @@ def policy_components(policy, *, cells: Iterable[tuple[int, int]] | None = None,
     under that component player ``i`` plays ``per_player[i][h, s]`` at step ``h`` in state ``s``,
     independently of the others. The weights sum to 1.
 
-    * :class:`~markovgames.policies.IndexChainPolicy`: one component per index sequence
+    * [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy]: one component per index sequence
       ``(j_1, ..., j_H)`` of positive probability, ``per_player[i][h] = pi^{j_h}_{h,i}``.
-    * :class:`~markovgames.policies.MarkovCorrelatedPolicy`: one deterministic component per
+    * [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy]: one deterministic component per
       choice of a joint action in the support of ``joint[h, s]`` for every cell ``(h, s)`` in
       ``cells`` (default: all), independently across cells.
 
@@ -883,13 +883,13 @@ def correlation_device(os_game, policy, *, max_size: int = 10_000, max_nodes: in
     Parameters
     ----------
     os_game : pyspiel.Game
-        A game made by :func:`export_game` or its turn-based form
+        A game made by `export_game` or its turn-based form
         (``pyspiel.convert_to_turn_based``, which ``pyspiel.cce_dist`` / ``ce_dist`` need): the
         tabular policies are keyed by *its* information-state strings.
     policy : IndexChainPolicy or MarkovCorrelatedPolicy
         Of the exported game's shape.
     max_size : int
-        Refuse devices with more entries (see :func:`policy_components`).
+        Refuse devices with more entries (see `policy_components`).
     max_nodes : int
         Refuse games whose tree has more states.
 
@@ -949,12 +949,12 @@ class OpenSpielCorrDist:
 
     @property
     def gap(self) -> float:
-        """The max over players of :attr:`unclipped`: markovgames' convention for the gap."""
+        """The max over players of `unclipped`: markovgames' convention for the gap."""
         return float(self.unclipped.max())
 
 
 def _exported_markov_game(os_game) -> MarkovGame | None:
-    """The :class:`~markovgames.MarkovGame` behind an exported game or its turn-based form (``None``
+    """The [`MarkovGame`][markovgames.MarkovGame] behind an exported game or its turn-based form (``None``
     for any other game)."""
     game = getattr(os_game, "markov_game", None)
     if isinstance(game, MarkovGame):
@@ -979,7 +979,7 @@ def openspiel_cce_dist(game: MarkovGame, policy, *, max_size: int = 10_000) -> O
     """OpenSpiel's ``cce_dist`` of ``policy`` in ``game`` (exported, converted to turn-based).
 
     The deviations are those of markovgames' exact CCE gap (observe states and past joint actions,
-    not the index), so ``unclipped`` equals :func:`~markovgames.evaluation.exact_cce_gap`'s
+    not the index), so ``unclipped`` equals [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap]'s
     ``per_player`` for any horizon; OpenSpiel's own numbers are clipped at 0 and summed over players.
     """
     check_policy(game, policy)
@@ -994,7 +994,7 @@ def openspiel_ce_dist(game: MarkovGame, policy, *, max_size: int = 10_000) -> Op
 
     The device is determinised by ``pyspiel.determinize_corr_dev`` (one entry per joint action), as
     ``ce_dist`` requires; the deviator is told its recommended action, as in the paper's CE, so
-    ``unclipped`` equals :func:`~markovgames.evaluation.exact_ce_gap`'s ``per_player``.
+    ``unclipped`` equals [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap]'s ``per_player``.
 
     Raises
     ------

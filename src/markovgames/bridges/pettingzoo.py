@@ -1,9 +1,9 @@
 r"""PettingZoo bridge: any Markov game as a PettingZoo ``ParallelEnv``, and a mediator that plays correlated policies in it.
 
 Needs PettingZoo and Gymnasium (``pip install "markovgames[pettingzoo]"``); importing this module
-without them raises :class:`~markovgames.bridges.MissingOptionalDependency` naming the extra.
+without them raises `MissingOptionalDependency` naming the extra.
 
-:class:`MarkovGameParallelEnv` — the rules
+`MarkovGameParallelEnv` — the rules
     * Agents ``"player_0", ..., "player_{N-1}"`` (player ``i`` of the game); ``possible_agents``
       lists them all, ``agents`` the live ones (all during an episode, none after it).
     * Action space of ``player_i``: ``Discrete(A_i)``.
@@ -24,9 +24,9 @@ without them raises :class:`~markovgames.bridges.MissingOptionalDependency` nami
 
 It passes PettingZoo's ``pettingzoo.test.parallel_api_test`` and ``parallel_seed_test``.
 
-A correlated policy is played by a :class:`~markovgames.bridges.mediator.Mediator`, which draws the
+A correlated policy is played by a `Mediator`, which draws the
 shared index with its own seed and hands each agent its recommendation (re-exported here with
-:func:`~markovgames.bridges.mediator.play_episodes`).
+`play_episodes`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ __all__ = [
 
 
 class MarkovGameParallelEnv(ParallelEnv):
-    """A :class:`~markovgames.MarkovGame` as a PettingZoo ``ParallelEnv`` (rules in the module docstring).
+    """A [`MarkovGame`][markovgames.MarkovGame] as a PettingZoo ``ParallelEnv`` (rules in the module docstring).
 
     Parameters
     ----------

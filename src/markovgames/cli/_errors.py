@@ -1,6 +1,6 @@
 """Errors raised by command-line handlers.
 
-A handler raises :class:`CliError` (or a :class:`~markovgames.games.GameValidationError`) for a
+A handler raises `CliError` (or a [`GameValidationError`][markovgames.games.GameValidationError]) for a
 problem the user can fix; the entry point prints its message on one line and exits with 2.
 """
 

@@ -58,7 +58,7 @@ def evaluate_run_directory(
     max_work: float = DEFAULT_MAX_WORK, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES,
 ) -> dict:
     """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
-    and ``max_entries`` bound the run's game file as in :func:`~markovgames.games.load_game`."""
+    and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
     from ..experiments import load_run_directory, versions
 
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)

@@ -6,19 +6,19 @@
     Sizes and a summary; for small games the reward vector ``r_h(s, a)`` and the next-state
     distribution ``P_h(. | s, a)`` of every joint action ``a``, per step ``h`` and state ``s``.
 ``markovgames games validate FILE``
-    Reads the file with every check of :func:`markovgames.games.load_game`.
+    Reads the file with every check of [`markovgames.games.load_game`][markovgames.games.load_game].
 ``markovgames games hash NAME|FILE``
     Prints the game's content hash, the ``sha256`` of sweep manifests and results
-    (:func:`markovgames.experiments.game_content_hash`).
+    ([`markovgames.experiments.game_content_hash`][markovgames.experiments.game_content_hash]).
 ``markovgames games export NAME --out FILE``
     Writes a built-in game (or converts a game file) to ``.json`` or ``.npz``.
 ``markovgames games random --players N --horizon H --states S --actions 2,3 --seed K --out FILE``
-    Writes :func:`markovgames.games.random_game` (rewards i.i.d. Uniform[0, 1], transition rows
+    Writes [`markovgames.games.random_game`][markovgames.games.random_game] (rewards i.i.d. Uniform[0, 1], transition rows
     i.i.d. Dirichlet(c * ones(S))); ``--zero-sum`` makes a two-player constant-sum game,
     ``r_1 = 1 - r_0``.
 
-Handlers have the signature ``(args) -> int`` and raise :class:`CliError` or
-:class:`~markovgames.games.GameValidationError` on user errors; the entry point turns them into
+Handlers have the signature ``(args) -> int`` and raise `CliError` or
+[`GameValidationError`][markovgames.games.GameValidationError] on user errors; the entry point turns them into
 a one-line message and exit code 2.
 """
 

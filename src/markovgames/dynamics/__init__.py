@@ -1,12 +1,12 @@
 """The learning dynamics: algorithms as compositions of a learner and a value update, and the compiled engine.
 
-* :class:`Algorithm`, :func:`get_algorithm`: a per-state learner (:mod:`markovgames.learners`)
-  and a value update (:data:`SMOOTH`, Algorithm 1 with Algorithm 3's output policy; :data:`STAGE`,
+* [`Algorithm`][markovgames.dynamics.Algorithm], [`get_algorithm`][markovgames.dynamics.get_algorithm]: a per-state learner ([`markovgames.learners`][markovgames.learners])
+  and a value update (`SMOOTH`, Algorithm 1 with Algorithm 3's output policy; `STAGE`,
   Algorithm 2 with Algorithm 4's), found by name (``LEARNER+UPDATE``, the paper's ``smooth_ce``,
   ``stage_cce``, ``smooth_cce``, a user's ``file.py:NAME``, installed plugins).
-* :func:`run`, :func:`run_batch`: the compiled loop, with the output policy's value and certified
+* [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled loop, with the output policy's value and certified
   CE/CCE bounds for every prefix.
-* :func:`certify`: the same per-prefix values and bounds for any policy sequence.
+* [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
 * The schedules (step sizes, weights, stages, theory learning rates).
 """
 

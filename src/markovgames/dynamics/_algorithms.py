@@ -1,9 +1,9 @@
 r"""Algorithms as compositions: a per-state learner and a value update, found by name in one registry.
 
-An :class:`Algorithm` is a :class:`~markovgames.learners.LearnerSpec` (what every player runs at
-every step and state) and a :class:`~markovgames.dynamics.ValueUpdate` (how the ``Q`` estimates
+An [`Algorithm`][markovgames.dynamics.Algorithm] is a [`LearnerSpec`][markovgames.learners.LearnerSpec] (what every player runs at
+every step and state) and a [`ValueUpdate`][markovgames.dynamics.ValueUpdate] (how the ``Q`` estimates
 move, with its output policy); optimism and the learning rate are settings of a run
-(:func:`~markovgames.dynamics.run`). Names, resolved by :func:`get_algorithm`:
+([`run`][markovgames.dynamics.run]). Names, resolved by [`get_algorithm`][markovgames.dynamics.get_algorithm]:
 
 * ``LEARNER+UPDATE``: a learner (``markovgames algorithms list``; ``bm-NAME`` is the Blum–Mansour
   reduction over any external-regret learner ``NAME``) and ``smooth`` or ``stage``;
@@ -11,9 +11,9 @@ move, with its output policy); optimism and the learning rate are settings of a 
   (Algorithm 1), ``smooth_cce`` = ``hedge+smooth`` (Section 5's "Smooth OFTRL CCE"),
   ``stage_cce`` = ``hedge+stage`` (Algorithm 2);
 * a user's algorithm or learner by reference: ``path/to/file.py:NAME`` or ``package.module:NAME``
-  (an :class:`Algorithm`, or a ``LearnerSpec`` followed by ``+UPDATE``);
+  (an [`Algorithm`][markovgames.dynamics.Algorithm], or a ``LearnerSpec`` followed by ``+UPDATE``);
 * the names that installed packages register in the entry-point group ``markovgames.algorithms``
-  (each entry point an :class:`Algorithm` or a ``LearnerSpec`` of the same name).
+  (each entry point an [`Algorithm`][markovgames.dynamics.Algorithm] or a ``LearnerSpec`` of the same name).
 
 An unknown name is an error that lists the choices; nothing falls back to another algorithm.
 """
@@ -78,8 +78,8 @@ class Algorithm:
         The learner, or its name (``hedge``, ``logbarrier``, ``rm-plus``, ``bm-...``; see
         ``markovgames algorithms list``).
     value_update : ValueUpdate or str
-        :data:`~markovgames.dynamics.SMOOTH` (Algorithm 1, output policy Algorithm 3) or
-        :data:`~markovgames.dynamics.STAGE` (Algorithm 2, output policy Algorithm 4), or
+        `SMOOTH` (Algorithm 1, output policy Algorithm 3) or
+        `STAGE` (Algorithm 2, output policy Algorithm 4), or
         ``"smooth"`` / ``"stage"``.
     name : str, optional
         Its name in results and listings; ``LEARNER+UPDATE`` by default.

@@ -3,7 +3,7 @@ r"""Certify any trajectory: the output policy's value and certified CE/CCE bound
 The value and the certified bounds of an output policy (Algorithm 3 for the smooth value
 update, Algorithm 4 for the stage-based one) depend only on the game and the policy sequence
 :math:`\pi^1, \dots, \pi^T` it mixes, not on how the sequence was made (docs: "Certified versus
-exact gaps"). :func:`certify` runs the same compiled recursions as :func:`~markovgames.dynamics.run`
+exact gaps"). [`certify`][markovgames.dynamics.certify] runs the same compiled recursions as [`run`][markovgames.dynamics.run]
 over a sequence made anywhere (NumPy, another library, a saved trajectory): one pass, ``O(T)``,
 every prefix ``T' <= T``. On a run's own trajectory it gives the run's arrays.
 """
@@ -31,7 +31,7 @@ __all__ = ["certify", "CertifiedCurve"]
 
 @dataclass(frozen=True, eq=False)
 class CertifiedCurve(PrefixCurves):
-    """Per-prefix value and certified bounds of an output policy (rows: :attr:`prefixes`; columns: players).
+    """Per-prefix value and certified bounds of an output policy (rows: `prefixes`; columns: players).
 
     Attributes
     ----------
@@ -108,11 +108,11 @@ def certify(
     game : the Markov game.
     policies : per player an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t`` (a memory
         map is read chunk by chunk). Every ``pi^t(s, .)`` must be a probability vector (within
-        ``DISTRIBUTION_TOLERANCE``, :mod:`markovgames.policies`).
+        ``DISTRIBUTION_TOLERANCE``, [`markovgames.policies`][markovgames.policies]).
     value_update : ``"smooth"`` (Algorithm 3's output policy) or ``"stage"`` (Algorithm 4's), or
-        the :class:`ValueUpdate` object.
+        the [`ValueUpdate`][markovgames.dynamics.ValueUpdate] object.
     checkpoints : keep only these prefixes ``T'`` (default: all).
-    dtype, chunk_size, progress : as for :func:`~markovgames.dynamics.run`.
+    dtype, chunk_size, progress : as for [`run`][markovgames.dynamics.run].
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")

@@ -2,7 +2,7 @@
 
 A state file (``.npz``, no pickle, written atomically) holds the iterations done, the loop state's
 arrays, the per-prefix metrics so far, the records of the trajectory chunks written (their
-digests: :mod:`._trajectory`), and a fingerprint of everything that determines the run's numbers
+digests: `._trajectory`), and a fingerprint of everything that determines the run's numbers
 and chunking. Resuming checks, before anything is reused: the file is a readable state file of
 this format, its fingerprint is this run's, ``done`` lies within the run, every array has exactly
 the shape and dtype this run's loop state has, the metrics have one row per recorded prefix, the

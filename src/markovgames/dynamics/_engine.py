@@ -1,7 +1,7 @@
 r"""The compiled iteration loop: ``jit``-compiled chunks of iterations of any algorithm, for one run or a batch.
 
-An algorithm is a learner and a value update (:class:`~markovgames.dynamics.Algorithm`); the value
-update owns the loop body (:meth:`~markovgames.dynamics.ValueUpdate.run_chunk`: a
+An algorithm is a learner and a value update ([`Algorithm`][markovgames.dynamics.Algorithm]); the value
+update owns the loop body ([`run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]: a
 ``jax.lax.scan`` over iterations for the smooth update, a loop over stage segments for the
 stage-based one) and calls the learner's pure functions inside it, so built-in and user-written
 learners compile into the same loop. Every player runs its own learner on its own utility
@@ -14,9 +14,9 @@ policy), and, optionally, the policies ``pi^t`` (the trajectory).
 
 Layout: inside the compiled loop every array of a batch ends with the run axis ``R`` (the runs
 side by side), so that XLA vectorises over the runs rather than over the tiny action axes
-(benchmarks/README.md); :func:`compiled_chunk` moves it there from the first axis, where its
+(benchmarks/README.md); `compiled_chunk` moves it there from the first axis, where its
 callers keep it. A single run's arrays have no run axis: ``run_axes`` (0 or 1, static) tells
-every function which layout it gets (:mod:`._tensor`).
+every function which layout it gets (`._tensor`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def compiled_chunk(
 ):
     """The jitted function ``(game, carry, sched, mask) -> (carry, outputs)`` running ``size`` iterations.
 
-    ``sched`` is the value update's :meth:`~markovgames.dynamics.ValueUpdate.chunk_inputs`; with
+    ``sched`` is the value update's [`chunk_inputs`][markovgames.dynamics.ValueUpdate.chunk_inputs]; with
     ``last_iterate``, ``mask`` is the ``(size,)`` boolean mask of the iterations whose last iterate
     is evaluated (else ``None``).
     ``game`` and ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do
@@ -100,7 +100,7 @@ def _compiler_options() -> dict:
       threads; for this sequential loop that doubles the CPU time for no speed-up.
     * XLA's YNNPACK fusions are switched off: they made stage_cce 3.6x slower on the medium game
       and 2.5x slower on the large sparse game, batches of paper-game runs 2-3x slower, and, since
-      the sparse contraction gathers one number per row (:mod:`._transitions`), the smooth
+      the sparse contraction gathers one number per row (`._transitions`), the smooth
       algorithms on the large sparse game 1.2-1.4x slower; on a dense game with 1000 states they
       make no measurable difference (benchmarks/README.md).
 

@@ -1,11 +1,11 @@
 """The loop over chunks: compiled calls in sequence, their outputs drained while the next one runs.
 
-A run (or a batch of runs of one algorithm on games of one shape) is a :class:`Job`. The loop
+A run (or a batch of runs of one algorithm on games of one shape) is a `Job`. The loop
 compiles each distinct chunk shape once (ahead of time, so that compile time is measured as
 such), dispatches every group of runs of a chunk before waiting for any, and dispatches the next
 chunk before it copies the previous chunk's outputs to the host, writes its trajectory rows and
 reports progress: the host's work overlaps the device's. A saved state is written after a chunk
-when due (:class:`~._checkpoint.StateFile`), and a run whose state file exists resumes from it
+when due (`StateFile`), and a run whose state file exists resumes from it
 after checking it (and the trajectory files it reuses) against this run.
 """
 
@@ -68,7 +68,7 @@ def precision(dtype: str):
 
 
 def _padded(kernel, width: int):
-    """A :class:`SparseTransitions`' arrays padded to ``width`` successors (state 0 at probability 0): the same kernel."""
+    """A [`SparseTransitions`][markovgames.games.SparseTransitions]' arrays padded to ``width`` successors (state 0 at probability 0): the same kernel."""
     extra = width - kernel.num_successors
     if extra == 0:
         return kernel.successors, kernel.probabilities  # no copy: large games are hundreds of MB

@@ -34,7 +34,7 @@ from ._transitions import SparseStep, apply_transition, kernel_step, scanned_ste
 
 __all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities", "product_policy_values"]
 
-#: :func:`stage_index_quantities` loops over the steps (rather than unrolling them) when one
+#: `stage_index_quantities` loops over the steps (rather than unrolling them) when one
 #: step's rewards have more entries than this.
 _SCAN_STEPS_ABOVE_ENTRIES = 4096
 
@@ -57,7 +57,7 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets, run_axes: i
     Parameters
     ----------
     Every array of a batch ends with the run axis ``R``; a single run's have none (``run_axes``,
-    :mod:`._tensor`).
+    `._tensor`).
 
     policies_h : per-player ``(S, A_i, R)`` strategies ``pi^t_h``; ``joint_h`` their product ``(S, A..., R)``.
     alpha : ``alpha_t``.
@@ -192,5 +192,5 @@ def product_policy_values(rewards, transitions, policies, initial_state_values, 
     return jnp.stack([initial_state_values(top[0]), initial_state_values(top[1])])
 
 
-#: :func:`product_policy_values` unrolls its steps up to this horizon and scans beyond.
+#: `product_policy_values` unrolls its steps up to this horizon and scans beyond.
 _UNROLL_STEPS = 8

@@ -1,8 +1,8 @@
 """Running the dynamics: single runs and batches of runs, with progress, trajectory files and resumable state.
 
 The public entry points check their arguments and assemble the parts: the chunk plan
-(:mod:`._plan`), the trajectory sink and the state file (:mod:`._trajectory`,
-:mod:`._checkpoint`) and the loop (:mod:`._loop`).
+(`._plan`), the trajectory sink and the state file (`._trajectory`,
+`._checkpoint`) and the loop (`._loop`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class PrefixCurves:
 class RunResult(PrefixCurves):
     """The outcome of one run of a learning dynamic.
 
-    Per-prefix arrays have one row per prefix in :attr:`prefixes` (by default every ``T' = 1..T``,
+    Per-prefix arrays have one row per prefix in `prefixes` (by default every ``T' = 1..T``,
     row ``T' - 1``), one column per player.
 
     Attributes
@@ -73,12 +73,12 @@ class RunResult(PrefixCurves):
         value update; the paper's lemma says it is 0), ``None`` for the stage-based one.
     suffix : with ``trajectory_tolerance``, the kept part of the trajectory (``policies`` then holds
         iterations ``suffix.first_kept..T``), its dropped index mass and error bounds; else ``None``.
-    spec : the :class:`Algorithm` that ran (``algorithm`` is its name).
+    spec : the [`Algorithm`][markovgames.dynamics.Algorithm] that ran (``algorithm`` is its name).
     last_iterate_value, last_iterate_best_response : (L, N), one row per prefix of
         ``last_iterate_prefixes``, when the run evaluated the last iterate: the value at ``s_1`` of
         the product policy ``pi^{T'}`` itself (the last iterate, not the output policy) and each
         player's best-response value against the others' part of it (exact, backward induction);
-        ``None`` otherwise. :attr:`last_iterate_nash_gap` is their gap.
+        ``None`` otherwise. `last_iterate_nash_gap` is their gap.
     last_iterate_prefixes : (L,) the prefixes ``T'`` of those rows, or ``None``.
     """
 
@@ -144,7 +144,7 @@ class BatchRunResult(PrefixCurves):
         return len(self.games)
 
     def run(self, index: int) -> RunResult:
-        """The ``index``-th run as a :class:`RunResult`."""
+        """The ``index``-th run as a [`RunResult`][markovgames.dynamics.RunResult]."""
         return RunResult(
             game=self.games[index],
             algorithm=self.algorithm,
@@ -192,7 +192,7 @@ def _check_T(T) -> int:
 
 
 #: The learners' logits may be at most this many of their dtype's relative ulps from exact
-#: (see :func:`max_learning_rate`).
+#: (see [`max_learning_rate`][markovgames.dynamics.max_learning_rate]).
 _LOGIT_LIMIT_ULPS = 8.0
 
 
@@ -214,7 +214,7 @@ def max_learning_rate(T: int, horizon: int, dtype: str = "float64") -> float:
 
 
 def _check_logit_range(eta: float, T: int, horizon: int, dtype: str) -> None:
-    """Refuse a learning rate above :func:`max_learning_rate`."""
+    """Refuse a learning rate above [`max_learning_rate`][markovgames.dynamics.max_learning_rate]."""
     limit = max_learning_rate(T, horizon, dtype)
     if eta > limit:
         hint = " (or float64)" if dtype != "float64" else ""
@@ -287,9 +287,9 @@ def run(
     Parameters
     ----------
     game : the Markov game.
-    algorithm : an :class:`Algorithm`, or a name: ``"smooth_ce"`` (Algorithm 1), ``"stage_cce"``
+    algorithm : an [`Algorithm`][markovgames.dynamics.Algorithm], or a name: ``"smooth_ce"`` (Algorithm 1), ``"stage_cce"``
         (Algorithm 2), ``"smooth_cce"``, any ``"LEARNER+UPDATE"`` (e.g. ``"rm-plus+smooth"``), or
-        a reference ``"path/to/file.py:NAME"`` / ``"package.module:NAME"`` (:func:`get_algorithm`).
+        a reference ``"path/to/file.py:NAME"`` / ``"package.module:NAME"`` ([`get_algorithm`][markovgames.dynamics.get_algorithm]).
     T : number of iterations.
     eta : constant learning rate (the paper's simulations: 0.2) or ``"theory"``.
     optimistic : ``False`` runs the non-optimistic baseline (prediction 0).
@@ -308,12 +308,12 @@ def run(
     state_every : iterations between saves (also caps the chunk length).
     trajectory_tolerance : keep only the shortest suffix ``first_kept..T`` of the trajectory whose
         dropped index mass under the output policy's kernel is at most this (``None``: keep all).
-        :attr:`RunResult.suffix` reports ``first_kept``, the dropped mass ``delta`` and the
+        `RunResult.suffix` reports ``first_kept``, the dropped mass ``delta`` and the
         resulting bounds on value (``H delta``) and gap (``2 H delta``) errors of the output
         policy rebuilt from the suffix. The per-prefix metrics are exact either way.
     last_iterate : also evaluate the product policy ``pi^{T'}`` itself, inside the compiled loop:
         its value and each player's best-response value (exact), in
-        :attr:`RunResult.last_iterate_value` and ``last_iterate_best_response``; ``True`` at the
+        `RunResult.last_iterate_value` and ``last_iterate_best_response``; ``True`` at the
         kept prefixes (``checkpoints``, or every prefix), or at the given prefixes.
     """
     if not isinstance(game, MarkovGame):
@@ -402,13 +402,13 @@ def run_batch(
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
     ``games`` is one game (shared by all runs) or a sequence of games of one shape
-    (:attr:`MarkovGame.shape_key`); ``etas`` one learning rate or one per run. The batch size is
+    ([`MarkovGame.shape_key`][markovgames.games.MarkovGame.shape_key]); ``etas`` one learning rate or one per run. The batch size is
     the longer of the two (a single game or rate is broadcast).
 
     ``group_size``: runs per compiled call. By default the whole batch on an accelerator, and on
     the CPU groups whose arrays fit the caches (256 paper-game runs), dispatched together so that
     they run concurrently on the cores. The results do not depend on it beyond rounding. The
-    other arguments are as for :func:`run`.
+    other arguments are as for [`run`][markovgames.dynamics.run].
     """
     spec = get_algorithm(algorithm)
     T = _check_T(T)

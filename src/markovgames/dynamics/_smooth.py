@@ -1,14 +1,14 @@
 r"""The smooth value update (Mao et al. 2024, Algorithm 1) and its output policy (Algorithm 3).
 
 Step sizes :math:`\alpha_t = (H+1)/(H+t)` and the learners' weights :math:`w_j = \binom{H+j-1}{H}`
-(decay :math:`\rho_t = w_{t-1}/w_t`; :mod:`markovgames.dynamics` schedules). Per iteration ``t``:
+(decay :math:`\rho_t = w_{t-1}/w_t`; [`markovgames.dynamics`][markovgames.dynamics] schedules). Per iteration ``t``:
 
 1. ``pi^t_i, state_i = play(state_i, prediction_i = u^{t-1}_i, eta, rho_t)`` for every ``(h, s, i)``;
 2. for ``h = H-1 .. 0``:
    :math:`Q^t_h = (1-\alpha_t) Q^{t-1}_h + \alpha_t (r_h + P_h V^t_{h+1})` with
    :math:`V^t_{h+1}(s') = \langle Q^t_{h+1}(s', \cdot), \pi^t_{h+1}(s', \cdot)\rangle` (eq. (4)), and in
    the same pass the Algorithm-3 recursions of the output policy's value and certified bounds
-   (:mod:`._output_metrics`), with one transition contraction for all of them;
+   (`._output_metrics`), with one transition contraction for all of them;
 3. ``u^t_i = [Q^t_i pi^t_{-i}]``, ``state_i = observe(state_i, u^t_i, rho_t)``.
 
 The output policy (Algorithm 3) starts its index chain at ``t_0 = T`` and moves with
@@ -56,7 +56,7 @@ def smooth_q_update(q_prev: jax.Array, target: jax.Array, alpha) -> jax.Array:
 
 class SmoothCarry(NamedTuple):
     """The smooth update's loop state, with one run's shapes (inside the loop, a short float64
-    game's per-step arrays are tuples over ``h``: :func:`split_steps`)."""
+    game's per-step arrays are tuples over ``h``: `split_steps`)."""
 
     learners: tuple
     prediction: tuple  # per player (H, S, A_i): u^{t-1}
@@ -76,7 +76,7 @@ class SmoothMetricsCarry(NamedTuple):
 
 
 def splits_steps(rewards) -> bool:
-    """Whether the loop carries one array per step (:func:`split_steps`): float64 games of up to
+    """Whether the loop carries one array per step (`split_steps`): float64 games of up to
     ``_UNROLL_HORIZON`` steps.
 
     It removes the per-iteration concatenation of the steps' results and the copies of the loop
@@ -104,7 +104,7 @@ def split_steps(carry):
 
 
 def stack_steps(carry):
-    """The inverse of :func:`split_steps`."""
+    """The inverse of `split_steps`."""
     stacked = carry._replace(
         running_m=tuple(jnp.stack(m) for m in carry.running_m),
         running_d=tuple(jnp.stack(d) for d in carry.running_d),
@@ -123,7 +123,7 @@ def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: 
 
     ``backward(nxt, xs)`` takes the step-``(h+1)`` quantities ``nxt`` (``num_top`` arrays of
     ``(N, S, R)``) and step ``h``'s inputs ``xs = (r_h, p_h, *per_step_inputs(h))``, and returns
-    ``(quantities_h, outputs_h)``. Where :func:`splits_steps`, the carry is per step and the
+    ``(quantities_h, outputs_h)``. Where `splits_steps`, the carry is per step and the
     steps are unrolled, each producing new arrays of its own (no concatenation of the steps, no
     copy of the loop carry); otherwise the pass is a scan over the stacked arrays. The per-step
     outputs come back as tuples over ``h`` (split) or stacked along a leading step axis.
@@ -192,7 +192,7 @@ def _last_iterate(game: GameArrays, policies, flag, run_axes: int):
 
 def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last_iterate: bool, game: GameArrays, run_axes: int):
     """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
-    ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see :meth:`ValueUpdate.run_chunk`)."""
+    ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk])."""
     learner = learner_for(learner_spec, run_axes)
     horizon, num_players = game.rewards.shape[:2]
     split = splits_steps(game.rewards)
@@ -275,8 +275,8 @@ def _certify_step(game: GameArrays, run_axes: int):
 
 def _scan_split(step, game: GameArrays, carry, xs, per_iteration_bytes: int):
     """The scan of ``step`` over ``xs``, with the carry in the per-step form where
-    :func:`splits_steps`, in blocks where that keeps the inner loop on XLA's sequential path
-    (:func:`~._value_update.blocked_scan`; ``per_iteration_bytes``: the largest output's size)."""
+    `splits_steps`, in blocks where that keeps the inner loop on XLA's sequential path
+    (`blocked_scan`; ``per_iteration_bytes``: the largest output's size)."""
     split = splits_steps(game.rewards)
     carry = split_steps(carry) if split else carry
     block = sequential_block(game, carry, per_iteration_bytes)

@@ -16,7 +16,7 @@ Per iteration ``t`` of stage :math:`\tau`:
 The output policy (Algorithm 4) draws ``t_0 ~ Unif{1..T}`` and moves uniformly over the stage
 before the current one (stage 1 over itself), so its quantities only change at stage ends (and
 during the self-referential stage 1): the carry records them per stage and
-:meth:`StageUpdate.prefix_metrics` assembles the per-prefix curve after the loop.
+`StageUpdate.prefix_metrics` assembles the per-prefix curve after the loop.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def stage_q_update(rewards: jax.Array, transitions, v_sum: jax.Array, stage_leng
         return rewards
     v_avg = v_sum / stage_length
     if isinstance(transitions, SparseKernel):
-        # A loop over the steps: each reads its rows in place (:class:`SparseStep`).
+        # A loop over the steps: each reads its rows in place (`SparseStep`).
         later = jax.lax.map(
             lambda h: bellman_target(rewards[h], kernel_step(transitions, h), v_avg[h + 1], run_axes),
             jnp.arange(horizon - 1),
@@ -109,7 +109,7 @@ def _stage_loop(
     of the next stage here, and ``stage_end(c, stage, length) -> c`` (the value update and the
     learners' restart, for a run), so no iteration pays for a test. ``last_iterate`` (a
     ``(size,)`` mask, or ``None``): the product policy's values at the marked iterations
-    (:meth:`ValueUpdate.run_chunk`).
+    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]).
     """
     horizon = game.rewards.shape[0]
     num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
@@ -158,7 +158,7 @@ def _stage_loop(
 
         Where they record outputs, in blocks of ``block`` iterations: an inner loop writes a
         block's outputs into small buffers, so that it stays on XLA's sequential path
-        (:func:`~._value_update.sequential_block`), and an outer loop copies each block into
+        (`sequential_block`), and an outer loop copies each block into
         the chunk's buffers (padded by a block, so a partial last block never lands short).
         """
         if block == 1:
@@ -243,7 +243,7 @@ def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, p
     stage ``k`` contributes (its iterations up to ``T'``) times ``stage_values[k]``.
 
     ``stage_values`` (..., K+1, 3, N), ``stage1_values`` (..., L_1, 3, N) (NumPy, leading batch axes
-    allowed), ``schedule`` a :class:`~markovgames.dynamics.StageSchedule`, ``prefixes`` 1-based.
+    allowed), ``schedule`` a [`StageSchedule`][markovgames.dynamics.StageSchedule], ``prefixes`` 1-based.
     Returns (..., P, 3, N).
     """
     prefixes = np.asarray(prefixes, dtype=np.int64)

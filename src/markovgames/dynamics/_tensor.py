@@ -8,12 +8,12 @@ those any leading batch axes (steps, states, ...) shared by all operands. The fo
 omit ``R``. (A length-1 run axis for single runs made XLA's fusions on large games 1.2-1.7x
 slower, benchmarks/README.md.)
 
-* :func:`others_expectation` — :math:`[Q_i \pi_{-i}](s, a_i) = \sum_{a_{-i}} Q_i(s, a_i, a_{-i})
+* `others_expectation` — :math:`[Q_i \pi_{-i}](s, a_i) = \sum_{a_{-i}} Q_i(s, a_i, a_{-i})
   \prod_{k\ne i}\pi_k(s, a_k)`, the utility vector of player ``i`` (paper, Section 2).
-* :func:`joint_product` — :math:`\prod_k \pi_k(s, a_k)` as a tensor over joint actions.
-* :func:`marginal_expectation` — :math:`\sum_{a_{-i}} X(s, b, a_{-i}) J_{-i}(s, a_{-i})` for a
+* `joint_product` — :math:`\prod_k \pi_k(s, a_k)` as a tensor over joint actions.
+* `marginal_expectation` — :math:`\sum_{a_{-i}} X(s, b, a_{-i}) J_{-i}(s, a_{-i})` for a
   joint distribution ``J`` (the CCE quantity of a correlated mixture).
-* :func:`swap_expectation` — :math:`\sum_{a_{-i}} J(s, a, a_{-i}) X(s, b, a_{-i})`, shape
+* `swap_expectation` — :math:`\sum_{a_{-i}} J(s, a, a_{-i}) X(s, b, a_{-i})`, shape
   ``(..., A_i, A_i)`` indexed ``[a, b]`` (the CE quantity: recommended ``a``, played ``b``).
 """
 

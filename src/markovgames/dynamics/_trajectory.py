@@ -52,7 +52,7 @@ class FileTrajectory:
     """Writes the trajectory into ``directory/policy_{i}.npy`` (memory maps), chunk by chunk.
 
     ``shapes`` are the files' full shapes. With ``records`` (a resumed run's saved records) the
-    files must exist and hold exactly what the records say (:meth:`verify`); they are then
+    files must exist and hold exactly what the records say (`verify`); they are then
     reopened for writing after the recorded rows. Without, the files are created. ``digests``:
     record a digest of every chunk (a run that saves its state needs them to resume).
     """

@@ -3,9 +3,9 @@ r"""Transition contractions: ``[P_h V](s, a)`` for dense and sparse kernels, one
 Arrays of one step ``h``: ``r_h`` shape ``(N, S, A_0..A_{N-1}, R)``, ``p_h`` shape
 ``(S, A_0..A_{N-1}, S', R)``, per-player next-step values ``v_next`` shape ``(K, S', R)``; ``R``
 is the trailing run axis of a batch in the compiled loop, absent for a single run
-(``run_axes``, :mod:`._tensor`), omitted in the formulas. The value updates
-(:mod:`._smooth`, :mod:`._stage`) and the output policy's recursions (:mod:`._output_metrics`)
-all go through :func:`apply_transition`: every Bellman target is :math:`r_h + P_h V_{h+1}`.
+(``run_axes``, `._tensor`), omitted in the formulas. The value updates
+(`._smooth`, `._stage`) and the output policy's recursions (`._output_metrics`)
+all go through `apply_transition`: every Bellman target is :math:`r_h + P_h V_{h+1}`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ __all__ = [
 
 
 class SparseKernel(NamedTuple):
-    """A sparse transition kernel on the device: ``K`` successors per row (:class:`~markovgames.games.SparseTransitions`).
+    """A sparse transition kernel on the device: ``K`` successors per row ([`SparseTransitions`][markovgames.games.SparseTransitions]).
 
     ``successors`` int32 and ``probabilities`` float, both ``(H, S, A..., K, R)`` (or one step's
     ``(S, A..., K, R)``; no ``R`` for a single run); a pytree, so ``scan`` slices it by step like a dense array.
@@ -41,9 +41,9 @@ class SparseKernel(NamedTuple):
 
 
 class SparseStep(NamedTuple):
-    """Step ``step`` (an int, or a traced integer scalar) of a :class:`SparseKernel`, not sliced out.
+    """Step ``step`` (an int, or a traced integer scalar) of a `SparseKernel`, not sliced out.
 
-    The contraction slices what it reads itself (:func:`sparse_transition_parts`): on the CPU a
+    The contraction slices what it reads itself (`sparse_transition_parts`): on the CPU a
     cache-sized piece of the step at a time (XLA copies each piece, which then stays in the cache
     while all the stacked vectors read it), on a GPU the whole step.
     """
@@ -53,7 +53,7 @@ class SparseStep(NamedTuple):
 
 
 def kernel_step(transitions, h):
-    """Step ``h`` (an int or a traced integer scalar) of a dense array or a :class:`SparseKernel`."""
+    """Step ``h`` (an int or a traced integer scalar) of a dense array or a `SparseKernel`."""
     if isinstance(transitions, SparseKernel):
         return SparseStep(transitions, h)
     return transitions[h]
@@ -61,7 +61,7 @@ def kernel_step(transitions, h):
 
 def step_inputs(transitions):
     """What a scan over the steps takes for ``transitions``: a dense array, sliced by the scan, or
-    for a :class:`SparseKernel` the step numbers (see :class:`SparseStep`); :func:`scanned_step`
+    for a `SparseKernel` the step numbers (see `SparseStep`); `scanned_step`
     turns one of them back into step ``h``'s kernel."""
     if isinstance(transitions, SparseKernel):
         return jnp.arange(transitions.successors.shape[0])
@@ -69,7 +69,7 @@ def step_inputs(transitions):
 
 
 def scanned_step(transitions, x):
-    """Step ``h``'s kernel from the scan input ``x`` made by :func:`step_inputs`."""
+    """Step ``h``'s kernel from the scan input ``x`` made by `step_inputs`."""
     return SparseStep(transitions, x) if isinstance(transitions, SparseKernel) else x
 
 
@@ -81,7 +81,7 @@ FUSED_TRANSITION_MAX_WORK = 4096
 def apply_transition(p_h, v_next: jax.Array, run_axes: int) -> jax.Array:
     """``[P_h V](s, a) = sum_s' P_h(s'|s, a) V(s')`` for ``M`` stacked vectors: ``(M, S', R) -> (M, S, A..., R)``.
 
-    ``p_h`` is one step's dense ``(S, A..., S', R)`` array or a :class:`SparseStep`; the sparse
+    ``p_h`` is one step's dense ``(S, A..., S', R)`` array or a `SparseStep`; the sparse
     form gathers the ``K`` successors' values of every row: ``O(M S prod(A) K)`` work instead of
     ``O(M S prod(A) S')``. A dense batch of one run (``R = 1``) drops the run axis for the
     contraction, so it compiles exactly as a single run's.
@@ -102,7 +102,7 @@ def apply_transition(p_h, v_next: jax.Array, run_axes: int) -> jax.Array:
 
 
 def _dense_one(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
-    """:func:`apply_transition` of one run's dense ``p_h`` ``(S, A..., S')``: ``(M, S') -> (M, S, A...)``."""
+    """`apply_transition` of one run's dense ``p_h`` ``(S, A..., S')``: ``(M, S') -> (M, S, A...)``."""
     if p_h.size * v_next.shape[0] <= FUSED_TRANSITION_MAX_WORK:
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 1) + (v_next.shape[1],))
         return small_sum(p_h[None] * v, -1)
@@ -114,7 +114,7 @@ def _dense_one(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
 _UNROLL_SUCCESSORS = 16
 
 #: On the CPU, a step whose successor indices and probabilities take more than this many bytes is
-#: contracted in pieces of states of about this size (see :func:`sparse_transition_parts`).
+#: contracted in pieces of states of about this size (see `sparse_transition_parts`).
 _SPARSE_PIECE_BYTES = 3 << 20
 
 #: At most this many pieces per step (each is a kernel of its own: this bounds the compile time).
@@ -130,7 +130,7 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
     gathering rows of ``M`` numbers from the transposed ``(S', M)`` table was 1.6x slower
     (``benchmarks/README.md``).
 
-    On the CPU, a large step is cut into pieces of states (:data:`_SPARSE_PIECE_BYTES`), each
+    On the CPU, a large step is cut into pieces of states (`_SPARSE_PIECE_BYTES`), each
     contracted with all ``M`` vectors; the pieces' results are concatenated. XLA copies each
     piece's indices and probabilities out of the kernel and fuses the pieces' contractions into
     one concatenation kernel that computes them one piece after another (split over threads

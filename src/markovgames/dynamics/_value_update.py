@@ -2,20 +2,20 @@ r"""What a value update is to the engine, and the pieces every value update's lo
 
 A value update (Mao et al. 2024: smooth, Algorithm 1; stage-based, Algorithm 2) owns
 
-* its **schedule**: the step sizes or stages, known before the run (NumPy, :meth:`ValueUpdate.schedule`);
+* its **schedule**: the step sizes or stages, known before the run (NumPy, [`ValueUpdate.schedule`][markovgames.dynamics.ValueUpdate.schedule]);
 * its **step**: the compiled iterations that play every player's learner, update the ``Q``
   estimates, and carry the output policy's value and certified bounds for every prefix
-  (:meth:`ValueUpdate.run_chunk`), and the same recursions over a given policy sequence
-  (:meth:`ValueUpdate.certify_chunk`);
-* its **output policy**: the index kernel of Algorithm 3 or 4 (:attr:`ValueUpdate.index_kernel`,
-  see :class:`markovgames.policies.IndexKernel`).
+  ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]), and the same recursions over a given policy sequence
+  ([`ValueUpdate.certify_chunk`][markovgames.dynamics.ValueUpdate.certify_chunk]);
+* its **output policy**: the index kernel of Algorithm 3 or 4 (`ValueUpdate.index_kernel`,
+  see [`markovgames.policies.IndexKernel`][markovgames.policies.IndexKernel]).
 
-The two built-in ones are :data:`markovgames.dynamics.SMOOTH` and :data:`markovgames.dynamics.STAGE`.
+The two built-in ones are `markovgames.dynamics.SMOOTH` and `markovgames.dynamics.STAGE`.
 
 Layout: inside the compiled loop every array of a batch ends with the run axis ``R``; a single
-run's arrays have none (``run_axes`` 0 or 1, static; :mod:`._tensor`). Loop states ("carries")
+run's arrays have none (``run_axes`` 0 or 1, static; `._tensor`). Loop states ("carries")
 are built with one run's shapes and no run axis; the engine moves a batch's leading run axis
-last around the compiled call (:mod:`._engine`).
+last around the compiled call (`._engine`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ __all__ = ["ValueUpdate", "GameArrays", "per_player_utilities", "at_initial_stat
 #: arithmetic (benchmarks/README.md). The threshold is a constant of XLA's ThunkExecutor.
 SEQUENTIAL_BUFFER_BYTES = 512
 
-#: The most iterations an inner loop of :func:`blocked_scan` runs.
+#: The most iterations an inner loop of `blocked_scan` runs.
 _MAX_BLOCK = 16
 
 
@@ -76,7 +76,7 @@ def at_initial_state(x, initial_state, run_axes: int):
 def sequential_block(game: GameArrays, carry, per_iteration_bytes: int) -> int:
     """How many iterations an inner loop may stack its outputs for and stay on XLA's sequential
     path: 1 where that path is out of reach anyway (a game array or a loop-state array above
-    :data:`SEQUENTIAL_BUFFER_BYTES`, as on larger games and in batches), else the most iterations
+    `SEQUENTIAL_BUFFER_BYTES`, as on larger games and in batches), else the most iterations
     whose stacked outputs of ``per_iteration_bytes`` (the largest output's) fit in it."""
     leaves = jax.tree_util.tree_leaves((game, carry))
     if any(leaf.size * leaf.dtype.itemsize > SEQUENTIAL_BUFFER_BYTES for leaf in leaves):
@@ -87,7 +87,7 @@ def sequential_block(game: GameArrays, carry, per_iteration_bytes: int) -> int:
 def blocked_scan(step, carry, xs, block: int):
     """``jax.lax.scan(step, carry, xs)`` as an outer scan over blocks of ``block`` iterations, each
     an inner scan: the same iterations in the same order (the same numbers), but the inner loop,
-    whose stacked outputs are small, runs on XLA's sequential path (:func:`sequential_block`).
+    whose stacked outputs are small, runs on XLA's sequential path (`sequential_block`).
     The iterations beyond the last whole block run in a scan of their own."""
     size = jax.tree_util.tree_leaves(xs)[0].shape[0]
     blocks = size // block if block > 1 else 0
@@ -125,8 +125,8 @@ class ValueUpdate:
     index_kernel: str
     description: str
     citation: str
-    #: Whether :meth:`run_chunk` emits the per-prefix metrics of every iteration (else
-    #: :meth:`prefix_metrics` assembles them after the loop).
+    #: Whether `run_chunk` emits the per-prefix metrics of every iteration (else
+    #: `prefix_metrics` assembles them after the loop).
     per_iteration_metrics: bool
 
     def theory_rate(self, num_players: int, horizon: int, max_actions: int) -> tuple[float, bool]:
@@ -157,7 +157,7 @@ class ValueUpdate:
         (per player ``(size, H, S, A_i[, R])``). ``last_iterate`` is ``None`` or a ``(size,)``
         boolean mask: at the iterations it marks, ``outputs["last_iterate"]`` (``(size, 2, N[, R])``)
         holds the value and the best-response values of the product policy ``pi^t`` itself
-        (:func:`~._output_metrics.product_policy_values`; zeros elsewhere).
+        (`product_policy_values`; zeros elsewhere).
         """
         raise NotImplementedError
 
@@ -171,12 +171,12 @@ class ValueUpdate:
         return None
 
     def init_certify_carry(self, shape_key, dtype, schedule) -> NamedTuple:
-        """One run's state for :meth:`certify_chunk` before the first policy."""
+        """One run's state for `certify_chunk` before the first policy."""
         raise NotImplementedError
 
     def certify_chunk(self, size: int, game: GameArrays, carry, sched, policies, run_axes: int):
         """The output policy's recursions over ``size`` given policies (per player
-        ``(size, H, S, A_i[, R])``): ``(carry, outputs)`` as :meth:`run_chunk`, without learners."""
+        ``(size, H, S, A_i[, R])``): ``(carry, outputs)`` as `run_chunk`, without learners."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -1,24 +1,24 @@
 r"""Exact and Monte Carlo evaluation of correlated policies (docs/gaps.md).
 
 For the output policies of Algorithms 3 and 4 of Mao et al. (L4DC 2024) — correlated, non-Markov
-policies played through a hidden index chain (:class:`~markovgames.policies.IndexChainPolicy`) —
-and for Markov correlated policies (:class:`~markovgames.policies.MarkovCorrelatedPolicy`):
+policies played through a hidden index chain ([`IndexChainPolicy`][markovgames.policies.IndexChainPolicy]) —
+and for Markov correlated policies ([`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy]):
 
-* :func:`policy_value` — the exact value at ``s_1`` (index recursion, O(T) per step);
-* :func:`exact_ce_gap` — the exact CE gap over the paper's strategy modifications
+* [`policy_value`][markovgames.evaluation.policy_value] — the exact value at ``s_1`` (index recursion, O(T) per step);
+* [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] — the exact CE gap over the paper's strategy modifications
   :math:`\phi^s_{h,i}: A_i \to A_i` (Section 2), with a maximising modification (branch and bound for
   index-chain policies, backward induction for Markov ones);
-* :func:`exact_cce_gap` — the exact CCE gap over deviations that observe states and past actions
+* [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] — the exact CCE gap over deviations that observe states and past actions
   but not the hidden index, with a best deviation (may be negative; never clipped);
-* :func:`nash_gap` — the exact Nash gap of a product Markov policy (each player's best response to
+* [`nash_gap`][markovgames.evaluation.nash_gap] — the exact Nash gap of a product Markov policy (each player's best response to
   the others' Markov policies, by backward induction), with the best responses;
-* :func:`estimate_work` / :class:`EvaluationTooLarge` — sizes of those problems and the refusal
+* [`estimate_work`][markovgames.evaluation.estimate_work] / [`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge] — sizes of those problems and the refusal
   when they are too large;
-* :func:`sample_episodes` / :func:`monte_carlo_value` — vectorised simulation, optionally with
+* [`sample_episodes`][markovgames.evaluation.sample_episodes] / [`monte_carlo_value`][markovgames.evaluation.monte_carlo_value] — vectorised simulation, optionally with
   one player following a modification or deviation.
 
 Always ``0 <= exact CE gap <= certified CE gap`` and ``exact CCE gap <= certified CCE gap``, the
-certified gaps being the index-revealing bounds reported by :func:`markovgames.dynamics.run`.
+certified gaps being the index-revealing bounds reported by [`markovgames.dynamics.run`][markovgames.dynamics.run].
 """
 
 from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap

@@ -27,7 +27,7 @@ with :math:`p(a_{-i}) = \sum_j \beta_h(j)\pi^j_{h,-i}(a_{-i}|s_h)`. The value of
 the history only through :math:`(s', \beta_{h+1})`, and :math:`\beta_{h+1}` not on ``b``: so the
 recursion runs over the "information" nodes :math:`(s_0, a_{0,-i}, \dots, s_h)` — about
 :math:`(S |A_{-i}|)^h` of them at step ``h``, each costing O(T |A_{-i}|) (one batched O(T) push).
-:func:`exact_cce_gap` refuses (:class:`EvaluationTooLarge`) when the count times ``T`` is too large.
+[`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] refuses ([`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge]) when the count times ``T`` is too large.
 
 **Markov correlated policies**: the past carries no information about the future
 recommendations given the state, so the Markov best response by backward induction is exact.
@@ -60,7 +60,7 @@ class HistoryDeviation:
     each ``a_k`` the *joint* action actually played at step ``k`` as a tuple of ``N`` ints (the
     deviator's own entry is its own earlier choice) — to the action the deviator plays at step
     ``h``. It contains every history that has positive probability while the deviator follows it;
-    that is enough to simulate it (:func:`~markovgames.evaluation.sample_episodes`).
+    that is enough to simulate it ([`sample_episodes`][markovgames.evaluation.sample_episodes]).
     """
 
     player: int
@@ -79,8 +79,8 @@ class HistoryDeviation:
 class MarkovDeviation:
     """A deterministic Markov deviation of ``player``: ``table[h, s]`` is the action at step ``h`` in ``s``.
 
-    The best response to a Markov correlated policy has this form. :meth:`action` accepts the same
-    histories as :meth:`HistoryDeviation.action`.
+    The best response to a Markov correlated policy has this form. `action` accepts the same
+    histories as [`HistoryDeviation.action`][markovgames.evaluation.HistoryDeviation.action].
     """
 
     player: int
@@ -114,8 +114,8 @@ class CCEGapResult:
     best_response_value : ndarray (N,)
         The value of player ``i``'s best observable-history deviation against :math:`\pi_{-i}`.
     deviations : tuple
-        Per player a best deviation: a :class:`HistoryDeviation` (index-chain policies) or a
-        :class:`MarkovDeviation` (Markov correlated policies).
+        Per player a best deviation: a [`HistoryDeviation`][markovgames.evaluation.HistoryDeviation] (index-chain policies) or a
+        [`MarkovDeviation`][markovgames.evaluation.MarkovDeviation] (Markov correlated policies).
     certified_bound : ndarray (N,)
         The index-revealing certified CCE bound (docs/gaps.md) (``>= best_response_value``).
     nodes : tuple of int
@@ -153,7 +153,7 @@ def exact_cce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_
     game : MarkovGame
     policy : IndexChainPolicy or MarkovCorrelatedPolicy
     max_work : float or None
-        Refuse when :func:`estimate_work`'s ``cce_work`` (history nodes x ``T``, roughly) exceeds
+        Refuse when [`estimate_work`][markovgames.evaluation.estimate_work]'s ``cce_work`` (history nodes x ``T``, roughly) exceeds
         this (``None``: never refuse).
 
     Returns

@@ -39,8 +39,8 @@ So the choices of different steps interact and the problem does not decompose; i
   and the identity modification is the initial incumbent.
 
 Worst case: :math:`\prod_{h<H-1}(A_i^{A_i})^{|R_h|}` nodes (``R_h`` the reachable states), each
-costing O(T S A_i (A_i + S)); :func:`~markovgames.evaluation.estimate_work` counts this and
-:func:`exact_ce_gap` refuses (:class:`EvaluationTooLarge`) above ``max_work``.
+costing O(T S A_i (A_i + S)); [`estimate_work`][markovgames.evaluation.estimate_work] counts this and
+[`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] refuses ([`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge]) above ``max_work``.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def exact_ce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_M
     game : MarkovGame
     policy : IndexChainPolicy or MarkovCorrelatedPolicy
     max_work : float or None
-        Refuse when :func:`estimate_work`'s ``ce_work`` exceeds this (``None``: never refuse).
+        Refuse when [`estimate_work`][markovgames.evaluation.estimate_work]'s ``ce_work`` exceeds this (``None``: never refuse).
 
     Returns
     -------

@@ -2,7 +2,7 @@ r"""Shared helpers of the evaluation package: checks, policy contractions, reach
 
 Shape conventions are the library's (docs/explanation.md, "The game"): ``rewards[h, i, s, a_0, ..., a_{N-1}]``,
 ``transitions[h, s, a_0, ..., a_{N-1}, s']``, absolute player order. Per-index policies of an
-:class:`~markovgames.policies.IndexChainPolicy` are ``policies[k][t - 1, h, s, a_k]``.
+[`IndexChainPolicy`][markovgames.policies.IndexChainPolicy] are ``policies[k][t - 1, h, s, a_k]``.
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ def check_product_policy(game: MarkovGame, policies) -> tuple[np.ndarray, ...]:
 
     ``policies[i]`` must have shape ``(H, S, A_i)``, finite entries, and each row
     ``policies[i][h, s]`` must be a distribution: entries at least ``-DISTRIBUTION_TOLERANCE`` and a
-    sum within ``DISTRIBUTION_TOLERANCE`` of 1 (:data:`~markovgames.policies.DISTRIBUTION_TOLERANCE`,
-    the tolerance of :class:`~markovgames.policies.MarkovCorrelatedPolicy`). As there, entries
+    sum within ``DISTRIBUTION_TOLERANCE`` of 1 (`DISTRIBUTION_TOLERANCE`,
+    the tolerance of [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy]). As there, entries
     within the tolerance below 0 are set to 0 and each row is renormalised.
 
     Raises
     ------
     TypeError
-        ``game`` is not a :class:`~markovgames.games.MarkovGame`, or ``policies`` not a sequence.
+        ``game`` is not a [`MarkovGame`][markovgames.games.MarkovGame], or ``policies`` not a sequence.
     ValueError
         Naming ``policies[i]`` and the index at fault.
     """

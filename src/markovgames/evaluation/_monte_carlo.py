@@ -1,9 +1,9 @@
 r"""Monte Carlo estimates of values by sampled episodes (docs/gaps.md).
 
-The exact values of :func:`~markovgames.evaluation.policy_value`, of the maximising CE
-modification (:attr:`CEGapResult.deviation_value`) and of the best CCE deviation
-(:attr:`CCEGapResult.best_response_value`) are expectations of the total reward over episodes;
-:func:`monte_carlo_value` estimates them independently by simulation (:mod:`._sampling`), which
+The exact values of [`policy_value`][markovgames.evaluation.policy_value], of the maximising CE
+modification (`CEGapResult.deviation_value`) and of the best CCE deviation
+(`CCEGapResult.best_response_value`) are expectations of the total reward over episodes;
+[`monte_carlo_value`][markovgames.evaluation.monte_carlo_value] estimates them independently by simulation (`._sampling`), which
 checks the exact recursions — in particular the hidden-index semantics and the claim that the
 deviations returned really achieve the reported values — end to end.
 
@@ -75,7 +75,7 @@ def monte_carlo_value(
     seed : int, numpy.random.Generator or None
         Seed or generator of all random draws (``None``: fresh OS entropy, not reproducible).
     deviation : StrategyModification, HistoryDeviation, MarkovDeviation or None
-        See :func:`sample_episodes`.
+        See [`sample_episodes`][markovgames.evaluation.sample_episodes].
     batch_size : int
         Episodes per vectorised batch.
 

@@ -66,7 +66,7 @@ class NashGapResult:
         return int(np.argmax(self.per_player))
 
     def deviation(self, player: int) -> MarkovDeviation:
-        """Player ``player``'s best response as a :class:`MarkovDeviation` (for sampling)."""
+        """Player ``player``'s best response as a [`MarkovDeviation`][markovgames.evaluation.MarkovDeviation] (for sampling)."""
         return MarkovDeviation(int(player), np.argmax(self.best_responses[int(player)], axis=-1))
 
 
@@ -79,8 +79,8 @@ def nash_gap(game: MarkovGame, policies: Sequence[np.ndarray]) -> NashGapResult:
     policies : sequence of ndarray
         Per player ``i`` an array ``(H, S, A_i)``: ``policies[i][h, s]`` is the distribution of
         player ``i``'s action at step ``h`` in state ``s``. Checked by
-        :func:`~markovgames.evaluation.check_product_policy` (shapes, finite entries, rows on the
-        simplex within :data:`~markovgames.policies.DISTRIBUTION_TOLERANCE`).
+        [`check_product_policy`][markovgames.evaluation.check_product_policy] (shapes, finite entries, rows on the
+        simplex within `DISTRIBUTION_TOLERANCE`).
 
     Returns
     -------

@@ -10,11 +10,11 @@ step and player for the whole batch.
 
 A deviating player ``i`` replaces its own action by the deviation's choice:
 
-* :class:`~markovgames.evaluation.StrategyModification` (CE): :math:`\phi^s_{h,i}(\text{recommended})`;
-* :class:`~markovgames.evaluation.HistoryDeviation` (CCE): looked up by the observable history;
+* [`StrategyModification`][markovgames.evaluation.StrategyModification] (CE): :math:`\phi^s_{h,i}(\text{recommended})`;
+* [`HistoryDeviation`][markovgames.evaluation.HistoryDeviation] (CCE): looked up by the observable history;
   episodes are grouped by history (``numpy.unique`` on integer codes), so each distinct history is
   looked up once per step, not once per episode;
-* :class:`~markovgames.evaluation.MarkovDeviation`: a table over ``(h, s)``.
+* [`MarkovDeviation`][markovgames.evaluation.MarkovDeviation]: a table over ``(h, s)``.
 
 All randomness comes from one ``numpy.random.Generator`` (or a seed for one).
 """

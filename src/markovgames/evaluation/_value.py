@@ -1,6 +1,6 @@
 r"""Exact value of an output policy (or of a Markov correlated policy) at the initial state.
 
-For an :class:`~markovgames.policies.IndexChainPolicy` (docs/explanation.md, "The output policies"; docs/gaps.md) the value is the index
+For an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy] (docs/explanation.md, "The output policies"; docs/gaps.md) the value is the index
 recursion :math:`V^t_h(s) = \sum_j \mu_t(j) [(r_h + P_h V^j_{h+1}) \pi^j_h](s)` evaluated at
 ``t = t_0``. Here it is computed *forward*: the joint law :math:`d_h(j, s)` of the index played at
 step ``h`` and the state at step ``h`` starts as :math:`d_0 = \nu_1 \otimes \delta_{s_1}` (``nu_1``
@@ -9,9 +9,9 @@ the law of ``j_1``) and moves by
 .. math:: d_{h+1}(\cdot, s') = \mathrm{push}\Big(\sum_s d_h(\cdot, s)\,[P_h \pi^{\cdot}_h](s, s')\Big),
 
 so that :math:`V_i = \sum_h \sum_{j,s} d_h(j,s) [r_{h,i}\pi^j_h](s)`. Cost O(H T S |A| S) with the
-O(T) kernel push of :class:`~markovgames.policies.IndexKernel` — this scales to ``T = 10^5`` and beyond on small games.
+O(T) kernel push of [`IndexKernel`][markovgames.policies.IndexKernel] — this scales to ``T = 10^5`` and beyond on small games.
 
-For a :class:`~markovgames.policies.MarkovCorrelatedPolicy` ``sigma`` it is plain backward induction
+For a [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy] ``sigma`` it is plain backward induction
 :math:`V_h(s) = \sum_a \sigma_h(a|s) [r_h(s,a) + P_h(s,a) \cdot V_{h+1}]`.
 """
 

@@ -3,8 +3,8 @@ r"""Work estimates for the exact gaps, and the refusal when they are too large (
 The exact CE and CCE gaps of an output policy are hard problems in general: the CE gap maximises
 over strategy modifications whose number grows like :math:`(A_i^{A_i})^{S H}`, the CCE gap recurses
 over observable histories whose number grows like :math:`(S\,|A_{-i}|)^{H}`, and both carry a belief
-over ``T`` hidden indices. Before computing, :func:`estimate_work` counts the worst case (no pruning)
-in rough "elementary operations", and the exact gap functions raise :class:`EvaluationTooLarge`
+over ``T`` hidden indices. Before computing, [`estimate_work`][markovgames.evaluation.estimate_work] counts the worst case (no pruning)
+in rough "elementary operations", and the exact gap functions raise [`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge]
 when it exceeds their ``max_work`` argument (the caller may raise the limit).
 
 Counts (per player ``i``; summed over players for the totals):
@@ -18,7 +18,7 @@ Counts (per player ``i``; summed over players for the totals):
   step ``h`` is :math:`c_0 = \delta_{s_1}`, :math:`c_{h+1}(s') = \sum_s c_h(s) |A_{-i}| \,
   [s' \text{ reachable from } s]`; each node costs about :math:`T |A_{-i}| + |A| S`.
 
-For a :class:`~markovgames.policies.MarkovCorrelatedPolicy` both are plain backward inductions of
+For a [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy] both are plain backward inductions of
 cost :math:`H S |A| (S + A_i)`, with ``T = 1``.
 """
 
@@ -35,7 +35,7 @@ from ._common import check_policy, reachable_states
 
 __all__ = ["EvaluationTooLarge", "WorkEstimate", "estimate_work", "DEFAULT_MAX_WORK", "NODE_OVERHEAD", "COUNT_CAP", "format_count"]
 
-#: Default refusal limit of :func:`exact_ce_gap` and :func:`exact_cce_gap` (about a minute of work).
+#: Default refusal limit of [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] and [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] (about a minute of work).
 DEFAULT_MAX_WORK = 2 * 10**9
 
 #: Work units charged per search or history node for the Python overhead of visiting it.
@@ -98,14 +98,14 @@ class WorkEstimate:
         Per player, the number of strategy modifications :math:`\\prod_{h,s} A_i^{A_i}` over
         reachable ``(h, s)`` (what a naive enumeration would try).
 
-    All counts saturate at :data:`COUNT_CAP` (``10**30``).
+    All counts saturate at `COUNT_CAP` (``10**30``).
     ce_nodes : tuple of int
         Per player, the worst-case number of branch-and-bound nodes of the exact CE search.
     cce_history_nodes : tuple of int
         Per player, the number of observable-history nodes of the exact CCE recursion.
     value_work, ce_work, cce_work : int
-        Estimated elementary operations of :func:`policy_value`, :func:`exact_ce_gap`,
-        :func:`exact_cce_gap` (all players).
+        Estimated elementary operations of [`policy_value`][markovgames.evaluation.policy_value], [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap],
+        [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] (all players).
     """
 
     index_length: int
@@ -141,7 +141,7 @@ def estimate_work(game: MarkovGame, policy) -> WorkEstimate:
     Returns
     -------
     WorkEstimate
-        Exact Python integers, saturating at :data:`COUNT_CAP`; see the module docstring for the
+        Exact Python integers, saturating at `COUNT_CAP`; see the module docstring for the
         formulas.
     """
     check_policy(game, policy)

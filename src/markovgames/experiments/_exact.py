@@ -31,14 +31,14 @@ def exact_checkpoint_gaps(
         A run that kept its whole trajectory.
     checkpoints : the prefixes ``T'``.
     max_work : float or None
-        Passed to :func:`~markovgames.evaluation.exact_ce_gap` and
-        :func:`~markovgames.evaluation.exact_cce_gap`.
+        Passed to [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] and
+        [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap].
 
     Returns
     -------
     dict
         ``{T': {"exact_ce_gap": float | None, "exact_ce_gap_per_player": list | None, ...}}``; a gap
-        that is too large to compute (:class:`~markovgames.evaluation.EvaluationTooLarge`, or a
+        that is too large to compute ([`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge], or a
         sparse game too large for the dense arrays exact evaluation uses) is ``None`` with the
         reason in ``"exact_ce_gap_skipped"`` / ``"exact_cce_gap_skipped"``.
     """

@@ -60,7 +60,7 @@ SWING_ONSET = 0.01
 
 
 def iterate_swing(policies, T_points) -> np.ndarray:
-    """The swing of the iterates at each ``T'`` of ``T_points`` (see :data:`SWING_WINDOW`).
+    """The swing of the iterates at each ``T'`` of ``T_points`` (see `SWING_WINDOW`).
 
     ``policies`` are a run's per-player trajectories ``(T, H, S, A_i)``.
     """
@@ -75,7 +75,7 @@ def iterate_cycle(result: RunResult, concept: str) -> dict | None:
     """Where a run's iterates start to cycle, and what it does to the gap of its output policy.
 
     Returns ``None`` when the trajectory was not kept or no cycle starts (the swing never reaches
-    :data:`SWING_ONSET` after its minimum). Otherwise, on a log grid of 20 points per decade, the
+    `SWING_ONSET` after its minimum). Otherwise, on a log grid of 20 points per decade, the
     point ``settled_T`` of the smallest swing and the first later point ``onset_T`` where the swing
     reaches the threshold, the cycle's ``period`` there (median
     spacing of the maxima of the most swinging probability), the swing at each decade, and the
@@ -147,7 +147,7 @@ def theorem_bounds(game: MarkovGame, T: int) -> dict[str, float]:
 
 @dataclass(frozen=True, eq=False)
 class Reproduction:
-    """What :func:`reproduce` produced: paths and the verdicts."""
+    """What [`reproduce`][markovgames.experiments.reproduce] produced: paths and the verdicts."""
 
     out_dir: Path
     files: list[Path]

@@ -12,11 +12,11 @@ A directory is written under a temporary name next to ``DIR`` and renamed into p
 complete, so an interrupted or failed run never leaves a directory that looks finished.
 ``--overwrite`` replaces only a directory that holds the marker, and never through a symbolic link.
 
-:func:`load_run_directory` trusts nothing it reads: every file must be a regular file of a
+[`load_run_directory`][markovgames.experiments.load_run_directory] trusts nothing it reads: every file must be a regular file of a
 bounded size; ``metrics.json``'s fields must have their types and ranges and name only the files
 a run writes; the game file and ``curve.npz`` must match the SHA-256 that ``metrics.json``
 records for them; the arrays must have the shapes, dtypes and finite values the run implies; and
-:meth:`StoredRun.check_trajectory` checks that every policy row used is a probability vector.
+[`StoredRun.check_trajectory`][markovgames.experiments.StoredRun.check_trajectory] checks that every policy row used is a probability vector.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def default_checkpoints(T: int) -> list[int]:
 
 
 def parse_checkpoints(text: str | None, T: int) -> list[int]:
-    """Parse ``"10,100,1000"`` into sorted unique ints in ``1..T``; ``None`` gives :func:`default_checkpoints`."""
+    """Parse ``"10,100,1000"`` into sorted unique ints in ``1..T``; ``None`` gives [`default_checkpoints`][markovgames.experiments.default_checkpoints]."""
     if text is None:
         return default_checkpoints(T)
     items = [p.strip() for p in text.split(",")]
@@ -207,10 +207,10 @@ def encloses_working_directory(path) -> bool:
 
 
 def check_output_directory_state(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> None:
-    """Refuse an output directory that :func:`prepare_output_directory` would refuse, writing nothing.
+    """Refuse an output directory that [`prepare_output_directory`][markovgames.experiments.prepare_output_directory] would refuse, writing nothing.
 
     A command checks this before it takes the directory's lock (so that a refusal leaves no
-    trace), and :func:`prepare_output_directory` checks it again under the lock.
+    trace), and [`prepare_output_directory`][markovgames.experiments.prepare_output_directory] checks it again under the lock.
     """
     given = Path(out)
     if given.is_symlink():
@@ -285,7 +285,7 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
     With ``resume``, an interrupted run's staging directory whose saved ``config.json`` equals
     ``config`` is returned as it is; a staging directory left by a run that saved no state is
     garbage and is replaced. ``config`` is written into a fresh staging directory. The caller
-    holds the directory's lock (:func:`markovgames._lock.directory_lock`).
+    holds the directory's lock (`markovgames._lock.directory_lock`).
     """
     check_output_directory_state(out, overwrite, resume, config)
     out = Path(out).resolve()
@@ -422,7 +422,7 @@ def policy_row_tolerance(dtype: str, num_actions: int) -> float:
 
 @dataclass(frozen=True, eq=False)
 class StoredRun:
-    """A run read back from its directory (checked by :func:`load_run_directory`)."""
+    """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory])."""
 
     path: Path
     metrics: dict[str, Any]
@@ -464,7 +464,7 @@ class StoredRun:
         """Check that the first ``rows`` stored policies (default all) are probability vectors.
 
         Every entry finite and non-negative, every row ``pi^t_{h,i}(s, .)`` summing to 1 within
-        :func:`policy_row_tolerance`: an output policy is evaluated only if it is one. Reads the
+        [`policy_row_tolerance`][markovgames.experiments.policy_row_tolerance]: an output policy is evaluated only if it is one. Reads the
         rows in blocks of about 64 MiB.
 
         Raises
@@ -654,11 +654,11 @@ def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
 
 
 def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
-    """Read a run directory written by :func:`write_run_directory` (memory-mapped trajectory).
+    """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory] (memory-mapped trajectory).
 
     Every file is checked before it is used (see the module docstring); the trajectory's values
-    are checked by :meth:`StoredRun.check_trajectory`, for the rows an evaluation uses.
-    ``max_bytes`` and ``max_entries`` bound its game file as in :func:`~markovgames.games.load_game`.
+    are checked by [`StoredRun.check_trajectory`][markovgames.experiments.StoredRun.check_trajectory], for the rows an evaluation uses.
+    ``max_bytes`` and ``max_entries`` bound its game file as in [`load_game`][markovgames.games.load_game].
 
     Raises
     ------

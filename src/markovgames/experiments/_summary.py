@@ -171,10 +171,10 @@ def slope_mask(checkpoints: np.ndarray, T: int, window: tuple[float, float] | No
 
 def run_slope(checkpoints: np.ndarray, gap: np.ndarray, T: int, window: tuple[float, float] | None = None) -> float:
     """The slope of one run: the least-squares slope of ``log gap`` against ``log T'`` over the
-    checkpoints of :func:`slope_mask` where the gap is positive (``nan`` with fewer than two).
+    checkpoints of `slope_mask` where the gap is positive (``nan`` with fewer than two).
 
     This is the one definition of "slope" of ``summarize`` and ``plot``; a group's slope is the
-    median of its runs' slopes (:meth:`GroupCurves.slope`).
+    median of its runs' slopes (`GroupCurves.slope`).
     """
     checkpoints = np.asarray(checkpoints)
     gap = np.asarray(gap, dtype=np.float64)
@@ -219,11 +219,11 @@ class GroupCurves:
         return np.quantile(self.gap, q, axis=0)
 
     def run_slopes(self, window: tuple[float, float] | None = None) -> np.ndarray:
-        """Every run's slope (:func:`run_slope`) over ``window`` (default: the last two decades)."""
+        """Every run's slope ([`run_slope`][markovgames.experiments.run_slope]) over ``window`` (default: the last two decades)."""
         return np.array([run_slope(self.checkpoints, g, self.T, window) for g in self.gap])
 
     def slope(self, window: tuple[float, float] | None = None) -> float:
-        """The group's slope: the median over its runs of :func:`run_slope` (``nan`` if none is finite).
+        """The group's slope: the median over its runs of [`run_slope`][markovgames.experiments.run_slope] (``nan`` if none is finite).
 
         The summary table and the figures' legends both show this number.
         """
@@ -293,10 +293,10 @@ class SummaryRow:
 def summarize_results(
     results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None
 ) -> list[SummaryRow]:
-    """One :class:`SummaryRow` per game, algorithm, optimism and learning rate.
+    """One [`SummaryRow`][markovgames.experiments.SummaryRow] per game, algorithm, optimism and learning rate.
 
     ``window = (low, high)``: fit the slopes on the checkpoints in ``[low, high]`` (default: the
-    last two decades of each run; see :func:`run_slope`).
+    last two decades of each run; see [`run_slope`][markovgames.experiments.run_slope]).
     """
     window = check_window(window)
     rows = result_rows(results_dir)

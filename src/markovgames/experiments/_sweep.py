@@ -9,7 +9,7 @@ Layout of a sweep directory ``DIR``::
 Every run has an id: the first 16 hex digits of the SHA-256 of a canonical JSON of what
 determines its numbers (the game's content, the algorithm, optimism, learning rate, ``T``, the
 checkpoints, the dtype). Runs that share (algorithm, optimism, game shape, ``T``, checkpoints,
-dtype) execute as one :func:`~markovgames.dynamics.run_batch` call (one task). A finished batch
+dtype) execute as one [`run_batch`][markovgames.dynamics.run_batch] call (one task). A finished batch
 writes its runs' files atomically as soon as it returns, so an interrupted sweep loses only the
 batches that were running; started again, it skips every run whose file exists.
 
@@ -411,8 +411,8 @@ def plan_sweep(
     max_runs: int = DEFAULT_MAX_RUNS,
 ) -> SweepPlan:
     """Expand a configuration into its runs (games are built here; files relative to ``base_dir``;
-    ``max_bytes`` and ``max_entries`` bound the games as in :func:`~markovgames.games.load_game`,
-    ``max_runs`` the grid as in :func:`check_grid_size`, which runs first)."""
+    ``max_bytes`` and ``max_entries`` bound the games as in [`load_game`][markovgames.games.load_game],
+    ``max_runs`` the grid as in `check_grid_size`, which runs first)."""
     check_grid_size(config, max_runs, max_entries)
     base_dir = Path(base_dir)
     checkpoints = tuple(resolved_checkpoints(config))
@@ -1061,7 +1061,7 @@ def run_sweep(
 
     Parameters
     ----------
-    config : a validated :class:`SweepConfig`, or the path of a TOML file (then ``overrides``
+    config : a validated [`SweepConfig`][markovgames.experiments.SweepConfig], or the path of a TOML file (then ``overrides``
         are ``KEY=VALUE`` strings applied to it, and game files are relative to its folder).
     out : the sweep directory (default: the configuration's ``out``, relative to its folder,
         else ``sweeps/<config name>``).
@@ -1070,9 +1070,9 @@ def run_sweep(
         process is already connected to).
     workers : local worker processes (default ``min(2, cpu_count)``); for a local Ray instance
         that this call starts, its CPU count.
-    progress : called after every finished batch with a :class:`SweepProgress`.
-    max_bytes, max_entries : bound the grid's games as in :func:`~markovgames.games.load_game`.
-    max_runs : refuse a larger grid (:func:`check_grid_size`), before anything is expanded.
+    progress : called after every finished batch with a `SweepProgress`.
+    max_bytes, max_entries : bound the grid's games as in [`load_game`][markovgames.games.load_game].
+    max_runs : refuse a larger grid (`check_grid_size`), before anything is expanded.
     """
     if executor not in EXECUTORS:
         raise SweepConfigError(f"--executor: unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")

@@ -103,7 +103,7 @@ def _positive_finite(value: Any) -> bool:
 
 
 class RandomGameSpec(_Strict):
-    """``random = {players, horizon, states, actions, seed?, ...}``: :func:`markovgames.games.random_game`.
+    """``random = {players, horizon, states, actions, seed?, ...}``: [`markovgames.games.random_game`][markovgames.games.random_game].
 
     Without ``seed`` the generator is run once per sweep seed (``seeds``, spawned from
     ``base_seed``); with ``seed`` it is one fixed game.

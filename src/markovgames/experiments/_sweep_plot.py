@@ -3,7 +3,7 @@
 * Per game: the certified gap of the output policy versus ``T'`` (log-log, median and
   interquartile band over seeds, ``T^-1`` and ``T^-1/2`` guide lines) and gap x ``T'``; one line
   per algorithm, optimism and learning rate, whose legend gives the group's slope
-  (the median of the per-run slopes of :func:`~markovgames.experiments.run_slope`, the number ``summarize`` shows).
+  (the median of the per-run slopes of [`run_slope`][markovgames.experiments.run_slope], the number ``summarize`` shows).
 * Across games (``x``): gap x ``T'`` at chosen decades ``T'`` against a grid parameter (horizon,
   states, players, actions, learning rate), median and interquartile range over every run
   (games and seeds) with that value.
@@ -154,7 +154,7 @@ def plot_sweep(
     window : ``(low, high)``: fit the slopes on the checkpoints in ``[low, high]`` (default: the
         last two decades), in the legends, and draw the distribution of the per-run slopes
         (``slopes_<low>-<high>``).
-    x : one of :data:`ACROSS_PARAMETERS`: also draw gap x ``T'`` at ``decades`` against it
+    x : one of `ACROSS_PARAMETERS`: also draw gap x ``T'`` at ``decades`` against it
         (``gap_times_T_vs_<x>``).
     decades : the checkpoints ``T'`` of that figure (default: the last three decades ``10^k >= 10``
         that every run has).
@@ -246,7 +246,7 @@ def gap_times_T_across(
 ) -> list[AcrossSeries]:
     """gap x ``T'`` at each of ``decades`` against the grid parameter ``x``, pooled over games and seeds.
 
-    ``x`` is one of :data:`ACROSS_PARAMETERS` (``actions``: the largest ``A_i`` of the game;
+    ``x`` is one of `ACROSS_PARAMETERS` (``actions``: the largest ``A_i`` of the game;
     ``eta``: the constant learning rate, so stage_cce's per-stage ``"theory"`` rate is left out).
     One series per algorithm, optimism, learning rate (unless ``x = "eta"``) and decade.
 
@@ -361,7 +361,7 @@ def slope_distributions(
     rows: list[dict[str, Any]], window: tuple[float, float], concept: Concept = "auto"
 ) -> dict[str, np.ndarray]:
     """Per algorithm, optimism and learning rate (its legend label), the slopes of all its runs
-    over ``window`` (:func:`~markovgames.experiments.run_slope`), pooled over games and seeds."""
+    over ``window`` ([`run_slope`][markovgames.experiments.run_slope]), pooled over games and seeds."""
     window = check_window(window)
     out: dict[str, list[float]] = {}
     for g in group_curves(rows, concept):

@@ -1,6 +1,6 @@
 """Built-in games: the paper's game, classic normal-form games, a repeated game, random games.
 
-Shape convention as in :mod:`markovgames.games._model`: ``rewards[h, i, s, a_0, ..., a_{N-1}]``
+Shape convention as in `markovgames.games._model`: ``rewards[h, i, s, a_0, ..., a_{N-1}]``
 and ``transitions[h, s, a_0, ..., a_{N-1}, s']``, absolute player order.
 
 * A normal-form game with payoff tensor ``u[i, a_0, ..., a_{N-1}]`` in ``[0, 1]`` is the Markov
@@ -293,10 +293,10 @@ def repeated_game(
 
 
 def repeated_prisoners_dilemma(horizon: int = 3, cooperation_bonus: float = 0.1) -> MarkovGame:
-    """The prisoner's dilemma of :func:`prisoners_dilemma` repeated ``horizon`` times.
+    """The prisoner's dilemma of [`prisoners_dilemma`][markovgames.games.prisoners_dilemma] repeated ``horizon`` times.
 
     States ``0 = start``, ``1 = (C, C)``, ``2 = (C, D)``, ``3 = (D, C)``, ``4 = (D, D)`` (the previous
-    round's joint action, see :func:`repeated_game`). Rewards are the stage rewards, except
+    round's joint action, see [`repeated_game`][markovgames.games.repeated_game]). Rewards are the stage rewards, except
     that mutual cooperation right after mutual cooperation (state 1, action ``(C, C)``) pays
     each player ``0.6 + cooperation_bonus`` instead of 0.6: sustained cooperation is worth a
     little more, which makes the rewards depend on the state. With the default bonus 0.1 the
@@ -335,7 +335,7 @@ def repeated_prisoners_dilemma(horizon: int = 3, cooperation_bonus: float = 0.1)
 # ---------------------------------------------------------------------------------------
 # Random games
 # ---------------------------------------------------------------------------------------
-#: Reward laws accepted by :func:`random_game`.
+#: Reward laws accepted by [`random_game`][markovgames.games.random_game].
 REWARD_DISTRIBUTIONS = ("uniform", "bernoulli")
 
 
@@ -379,7 +379,7 @@ def random_game(
     simplex, small ``c`` gives nearly deterministic transitions, large ``c`` rows near uniform.
     The rewards are drawn first, then the transitions, in C order, so a seed fixes the game.
 
-    With ``num_successors = K`` the game is sparse (:class:`SparseTransitions`): each row has
+    With ``num_successors = K`` the game is sparse ([`SparseTransitions`][markovgames.games.SparseTransitions]): each row has
     ``K`` distinct successor states drawn uniformly without replacement, with probabilities
     ``Dirichlet(c * ones(K))``. This is how large games (``S = 10^4`` and more) are built.
 
@@ -546,7 +546,7 @@ def get_builtin(name: str) -> MarkovGame:
     Raises
     ------
     UnknownGameError
-        ``name`` is not in :data:`BUILTIN_GAMES`; the message lists the choices.
+        ``name`` is not in `BUILTIN_GAMES`; the message lists the choices.
     """
     try:
         factory = BUILTIN_GAMES[name]
@@ -564,7 +564,7 @@ def resolve_game(
     max_entries: int = MAX_GAME_ENTRIES,
 ) -> MarkovGame:
     """Return the built-in game named ``spec``, or else load the game file at path ``spec``
-    (``max_bytes`` and ``max_entries`` as in :func:`~markovgames.games.load_game`).
+    (``max_bytes`` and ``max_entries`` as in [`load_game`][markovgames.games.load_game]).
 
     A built-in name wins over a file of the same name (write ``./NAME.json`` for the file).
 

@@ -1,7 +1,7 @@
 """Reading and writing Markov games as ``.json`` or ``.npz`` files.
 
 A game file stores the tuple ``G = (N, H, S, {A_i}, {r_h,i}, {P_h}, s_1)`` of
-:class:`~markovgames.games.MarkovGame` together with the declared sizes, so that a reader can
+[`MarkovGame`][markovgames.games.MarkovGame] together with the declared sizes, so that a reader can
 check every size *before* it allocates anything:
 
 ================  =======================================================================
@@ -21,7 +21,7 @@ key               meaning
 
 Any other key, or a missing required key, is an error.
 
-A sparse game (:class:`~markovgames.games.SparseTransitions`) replaces ``transitions`` by three
+A sparse game ([`SparseTransitions`][markovgames.games.SparseTransitions]) replaces ``transitions`` by three
 keys (giving both forms is an error):
 
 ==============================  =====================================================================
@@ -39,16 +39,16 @@ the sizes as 0-d integer arrays, ``num_actions`` a 1-d integer array, ``name`` a
 Checks run in this order, each before the next allocation: the file size against
 ``max_bytes``; the file's syntax (UTF-8 JSON, or a zip of ``.npy`` members); the key set; the
 declared sizes (positive integers, not booleans); the number of entries those sizes imply,
-against ``max_entries`` (per array, as in :class:`MarkovGame`); the nesting (JSON) or the
+against ``max_entries`` (per array, as in [`MarkovGame`][markovgames.games.MarkovGame]); the nesting (JSON) or the
 ``.npy`` headers (npz) against the declared sizes; the entry types. Only then are the arrays
-built, and :class:`MarkovGame` checks the values (finite, rewards in ``[0, 1]``, transition rows
+built, and [`MarkovGame`][markovgames.games.MarkovGame] checks the values (finite, rewards in ``[0, 1]``, transition rows
 on the simplex, the initial state in range).
 
-Every failure raises :class:`GameFileError` whose message starts with the file path, e.g.
+Every failure raises [`GameFileError`][markovgames.games.GameFileError] whose message starts with the file path, e.g.
 ``game.json: rewards[0][1][0][1][0] = 1.5 is outside [0, 1]``.
 
 Writes are atomic: the file is written to a temporary file in the target's directory and
-moved into place with :func:`os.replace`, so a reader never sees a half-written game. The JSON
+moved into place with `os.replace`, so a reader never sees a half-written game. The JSON
 round trip is exact: Python writes each float with the shortest ``repr`` that reads back to
 the same float64.
 """
@@ -91,7 +91,7 @@ FORMAT_VERSION = 1
 #: limit: its arrays' declared shapes are checked against ``max_entries`` before any is read.
 DEFAULT_MAX_FILE_BYTES = 256 * 2**20
 
-#: File suffixes understood by :func:`load_game` and :func:`save_game` (case-insensitive).
+#: File suffixes understood by [`load_game`][markovgames.games.load_game] and [`save_game`][markovgames.games.save_game] (case-insensitive).
 GAME_FILE_SUFFIXES = (".json", ".npz")
 
 _SIZE_KEYS = ("num_players", "horizon", "num_states")
@@ -166,7 +166,7 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
     Parameters
     ----------
     data : Mapping
-        The keys listed in the module docstring (as produced by :func:`game_to_dict` or parsed
+        The keys listed in the module docstring (as produced by [`game_to_dict`][markovgames.games.game_to_dict] or parsed
         from a JSON file).
     max_entries : int
         Refuse a game whose ``rewards`` or ``transitions`` would have more entries than this.
@@ -437,7 +437,7 @@ def load_game(
     path : str or os.PathLike
     max_bytes : int, optional
         Refuse files larger than this many bytes. By default a JSON file is refused above
-        :data:`DEFAULT_MAX_FILE_BYTES` (256 MiB) and a ``.npz`` file is bounded by ``max_entries``
+        `DEFAULT_MAX_FILE_BYTES` (256 MiB) and a ``.npz`` file is bounded by ``max_entries``
         alone (the large games of ``docs/howto-large-games.md`` are ``.npz`` files of several
         hundred MiB).
     max_entries : int

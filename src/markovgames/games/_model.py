@@ -9,7 +9,7 @@ never "own action first"; code is 0-based, the paper's step ``h`` is code's ``h-
 * ``rewards[h, i, s, a_0, ..., a_{N-1}]`` in ``[0, 1]``: shape ``(H, N, S, A_0, ..., A_{N-1})``;
 * ``transitions[h, s, a_0, ..., a_{N-1}, s']``: shape ``(H, S, A_0, ..., A_{N-1}, S)``, each
   row ``transitions[h, s, a, :]`` a probability vector;
-* or, for large games, the same kernel in sparse form (:class:`SparseTransitions`): per row a
+* or, for large games, the same kernel in sparse form ([`SparseTransitions`][markovgames.games.SparseTransitions]): per row a
   fixed number ``K`` of successor states ``successors[h, s, a_0, ..., a_{N-1}, k]`` in
   ``0..S-1`` with probabilities ``probabilities[h, s, a_0, ..., a_{N-1}, k]``, so
   ``P_h(s' | s, a) = sum_k probabilities[h, s, a, k] [successors[h, s, a, k] = s']``. Rows with
@@ -83,7 +83,7 @@ class SparseTransitions:
 
     The arrays are only checked for their own consistency here (dtypes, equal shapes, finite
     non-negative probabilities, rows summing to 1, no successor listed twice);
-    :class:`MarkovGame` checks them against the game's sizes (``successors < S``).
+    [`MarkovGame`][markovgames.games.MarkovGame] checks them against the game's sizes (``successors < S``).
 
     Parameters
     ----------
@@ -166,7 +166,7 @@ class SparseTransitions:
         return cls(succ, probs)
 
     def canonical(self) -> "SparseTransitions":
-        """The same kernel in the canonical form of :meth:`from_dense` (equal kernels, equal arrays)."""
+        """The same kernel in the canonical form of `from_dense` (equal kernels, equal arrays)."""
         probs = self.probabilities
         positive = probs > 0.0
         k = max(int(positive.sum(axis=-1).max(initial=0)), 1)
@@ -194,8 +194,8 @@ class MarkovGame:
     rewards : array_like, shape ``(H, N, S, A_0, ..., A_{N-1})``
         ``rewards[h, i, s, a]`` is player ``i``'s reward at step ``h`` in state ``s`` under the
         joint action ``a``; every entry in ``[0, 1]``.
-    transitions : array_like, shape ``(H, S, A_0, ..., A_{N-1}, S)``, or :class:`SparseTransitions`
-        ``transitions[h, s, a, s']`` is ``P_h(s' | s, a)``; a :class:`SparseTransitions` gives
+    transitions : array_like, shape ``(H, S, A_0, ..., A_{N-1}, S)``, or [`SparseTransitions`][markovgames.games.SparseTransitions]
+        ``transitions[h, s, a, s']`` is ``P_h(s' | s, a)``; a [`SparseTransitions`][markovgames.games.SparseTransitions] gives
         the same kernel as successor lists (large games: memory ``O(H S prod(A) K)`` rather than
         ``O(H S^2 prod(A))``). The compiled dynamics use the form given.
     initial_state : int
@@ -322,14 +322,14 @@ class MarkovGame:
 
     @property
     def is_sparse(self) -> bool:
-        """Whether the game was given (and the dynamics run) with :class:`SparseTransitions`."""
+        """Whether the game was given (and the dynamics run) with [`SparseTransitions`][markovgames.games.SparseTransitions]."""
         return self._sparse is not None
 
     @property
     def transitions(self) -> np.ndarray:
         """The dense ``(H, S, A..., S)`` kernel (built once from the sparse form for a sparse game).
 
-        Raises :class:`GameValidationError` when a sparse game's dense array would exceed
+        Raises [`GameValidationError`][markovgames.games.GameValidationError] when a sparse game's dense array would exceed
         ``max_entries``: such a game is only usable where the sparse form is (the dynamics).
         """
         if self._dense is None:
@@ -346,13 +346,13 @@ class MarkovGame:
 
     @property
     def sparse_transitions(self) -> SparseTransitions:
-        """The kernel as :class:`SparseTransitions` (the canonical form, for a dense game)."""
+        """The kernel as [`SparseTransitions`][markovgames.games.SparseTransitions] (the canonical form, for a dense game)."""
         if self._sparse is None:
             return SparseTransitions.from_dense(self._dense)
         return self._sparse
 
     def to_sparse(self) -> "MarkovGame":
-        """The same game with :class:`SparseTransitions` (canonical form)."""
+        """The same game with [`SparseTransitions`][markovgames.games.SparseTransitions] (canonical form)."""
         sparse = self._sparse.canonical() if self._sparse is not None else SparseTransitions.from_dense(self._dense)
         return MarkovGame(self._rewards, sparse, self._initial_state, self._name, self._description, self._max_entries)
 

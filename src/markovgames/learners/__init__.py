@@ -1,10 +1,10 @@
 r"""Per-state no-regret learners: pure ``init``/``play``/``observe`` functions and their specifications.
 
-A :class:`Learner` is three pure functions over a ``NamedTuple`` state (see
-:mod:`markovgames.learners._learner` for the protocol the compiled loop follows); a
-:class:`LearnerSpec` names one and says how to build it for an action axis. The built-in ones
-(:data:`BUILTIN_LEARNERS`): optimistic Hedge, log-barrier OFTRL, predictive regret matching+,
-and the Blum–Mansour swap-regret reduction over each (:func:`swap_regret`). A learner written
+A [`Learner`][markovgames.learners.Learner] is three pure functions over a ``NamedTuple`` state (see
+`markovgames.learners._learner` for the protocol the compiled loop follows); a
+[`LearnerSpec`][markovgames.learners.LearnerSpec] names one and says how to build it for an action axis. The built-in ones
+(`BUILTIN_LEARNERS`): optimistic Hedge, log-barrier OFTRL, predictive regret matching+,
+and the Blum–Mansour swap-regret reduction over each ([`swap_regret`][markovgames.learners.swap_regret]). A learner written
 by a user with these pieces runs in the same compiled loop (docs: "Write your own learner").
 """
 

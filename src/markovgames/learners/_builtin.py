@@ -11,7 +11,7 @@ name               learner
 ``bm-rm-plus``     Blum–Mansour over ``rm-plus``
 =================  ==========================================================================
 
-:func:`swap_regret` builds the reduction over any external-regret :class:`LearnerSpec`,
+[`swap_regret`][markovgames.learners.swap_regret] builds the reduction over any external-regret [`LearnerSpec`][markovgames.learners.LearnerSpec],
 a user's included.
 """
 

@@ -1,6 +1,6 @@
 r"""The learner interface: three pure functions (optax style), and a named specification of them.
 
-A :class:`Learner` runs one independent copy per entry of its arrays other than the action
+A [`Learner`][markovgames.learners.Learner] runs one independent copy per entry of its arrays other than the action
 axis: per step ``h`` and state ``s`` of a Markov game, and per run of a batch in the compiled
 loop. Its state is a pytree (a ``NamedTuple`` of arrays) that its functions return and never
 mutate, so it jits, vectorises and is saved and resumed like any other array.
@@ -66,7 +66,7 @@ class LearnerSpec:
     """A named per-state learner: how to build its pure functions, and what it is.
 
     Built-in and user-written learners are the same kind of object; combine one with a value
-    update in :class:`markovgames.dynamics.Algorithm` to run it.
+    update in [`markovgames.dynamics.Algorithm`][markovgames.dynamics.Algorithm] to run it.
 
     Parameters
     ----------
@@ -101,7 +101,7 @@ class LearnerSpec:
             raise TypeError(f"learner {self.name!r}: swap_regret must be True or False, got {self.swap_regret!r}")
 
     def learner(self, axis: int = -1) -> Learner:
-        """The learner's functions for action axis ``axis``, checked to be a :class:`Learner`."""
+        """The learner's functions for action axis ``axis``, checked to be a [`Learner`][markovgames.learners.Learner]."""
         built = self.build(axis)
         if not isinstance(built, Learner):
             raise TypeError(

@@ -8,7 +8,7 @@ Algorithm 1) plays
           = \arg\max_x \; \eta\langle x, \rho_t G^{t-1} + m^t\rangle - \mathcal R(x),
 
 where :math:`G^{t} = \rho_t G^{t-1} + u^t = \sum_{j\le t} w_j u^j / w_t` is the *normalised*
-cumulative utility (``decay`` :math:`\rho_t = w_{t-1}/w_t`, see :mod:`markovgames.dynamics`) and
+cumulative utility (``decay`` :math:`\rho_t = w_{t-1}/w_t`, see [`markovgames.dynamics`][markovgames.dynamics]) and
 :math:`m^t` the prediction (the last utility for optimistic learners, ``0`` for the
 non-optimistic baselines). Unweighted OFTRL is ``decay = 1``.
 
@@ -37,7 +37,7 @@ class OFTRLState(NamedTuple):
 
 
 def oftrl(argmax: Callable[..., jax.Array], axis: int = -1) -> Learner:
-    """Weighted OFTRL with the regularised argmax ``argmax`` (see :mod:`._regularizers`).
+    """Weighted OFTRL with the regularised argmax ``argmax`` (see `._regularizers`).
 
     ``axis`` is the action axis of every array (negative; ``-1`` by default). The axes after it
     are independent copies like the leading ones: the compiled loop keeps a trailing run axis.

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 __all__ = ["entropy_argmax", "log_barrier_argmax", "stationary_distribution", "NEWTON_MAX_ITERATIONS"]
 
-#: Upper bound on the Newton iterations of :func:`log_barrier_argmax` (it stops earlier on convergence).
+#: Upper bound on the Newton iterations of [`log_barrier_argmax`][markovgames.learners.log_barrier_argmax] (it stops earlier on convergence).
 NEWTON_MAX_ITERATIONS = 64
 
 
@@ -79,7 +79,7 @@ def log_barrier_argmax(g: jax.Array, axis: int = -1) -> jax.Array:
 
 
 def _log_barrier_solve(g: jax.Array, axis: int = -1) -> tuple[jax.Array, jax.Array, jax.Array]:
-    r"""The multiplier of :func:`log_barrier_argmax` and the work it took.
+    r"""The multiplier of [`log_barrier_argmax`][markovgames.learners.log_barrier_argmax] and the work it took.
 
     Returns ``(c, d, iterations)``: ``d = max g - g`` (shape of ``g``), ``c = lambda - max g``
     (shape of ``g`` with ``axis`` of length 1), so that ``x_k = 1/(c + d_k)`` before the final

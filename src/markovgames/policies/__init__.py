@@ -1,6 +1,6 @@
 """Correlated policies: the paper's index-chain output policies, their index kernels, and Markov correlated policies.
 
-NumPy only: this package (and :mod:`markovgames.evaluation` and :mod:`markovgames.solvers` above it)
+NumPy only: this package (and [`markovgames.evaluation`][markovgames.evaluation] and [`markovgames.solvers`][markovgames.solvers] above it)
 imports without JAX.
 """
 

@@ -13,7 +13,7 @@ of iteration :math:`j_{h+1}`. The index is drawn *before* each step: step 0 play
   that exist (``<= T``; stage 1 has length ``H``).
 
 Index arrays use row ``t - 1`` for iteration ``t``. The kernel is never formed as a ``T x T``
-matrix: :class:`~markovgames.policies.IndexKernel` applies it in O(T).
+matrix: [`IndexKernel`][markovgames.policies.IndexKernel] applies it in O(T).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = ["IndexChainPolicy"]
 class IndexChainPolicy:
     """The output policy of Algorithm 3 (``kind="smooth"``) or Algorithm 4 (``kind="stage"``).
 
-    The prefix ``T`` is the length of the arrays; :meth:`prefix` gives the output after fewer
+    The prefix ``T`` is the length of the arrays; `prefix` gives the output after fewer
     iterations.
 
     Parameters
@@ -63,7 +63,7 @@ class IndexChainPolicy:
 
     @classmethod
     def from_run(cls, result, T: int | None = None) -> "IndexChainPolicy":
-        """The output policy of a :class:`~markovgames.dynamics.RunResult` after ``T`` (default all) iterations."""
+        """The output policy of a [`RunResult`][markovgames.dynamics.RunResult] after ``T`` (default all) iterations."""
         if result.policies is None:
             raise ValueError("this run did not keep its trajectory (record_trajectory=False)")
         kind = result.spec.value_update.index_kernel
@@ -83,7 +83,7 @@ class IndexChainPolicy:
 
         Wherever the index chain goes below ``first_kept`` it plays ``pi^{first_kept}`` (the rows
         before it repeat that row). It differs from the full trajectory's policy only when the
-        chain visits a dropped iteration: see :class:`~markovgames.policies.TrajectorySuffix`
+        chain visits a dropped iteration: see [`TrajectorySuffix`][markovgames.policies.TrajectorySuffix]
         for the resulting bounds. The rebuilt arrays have all ``T`` rows (evaluation needs them).
         """
         if first_kept < 1:

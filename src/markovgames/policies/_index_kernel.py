@@ -21,7 +21,7 @@ within :math:`e^{\pm 300}` (one block for small ``H``), with the block-to-block 
 through exact ratios. For the stage kernel (Algorithm 4) push and pull are segment sums / means
 over stages.
 
-Sampling the chain (:meth:`IndexKernel.sample_next`) inverts the CDF :math:`P(J\le j\mid t) = W_j/W_t`
+Sampling the chain ([`IndexKernel.sample_next`][markovgames.policies.IndexKernel.sample_next]) inverts the CDF :math:`P(J\le j\mid t) = W_j/W_t`
 (smooth) or draws uniformly from the previous stage (stage).
 """
 
@@ -103,7 +103,7 @@ class IndexKernel:
 
     @classmethod
     def of(cls, policy) -> "IndexKernel":
-        """The kernel of an :class:`~markovgames.policies.IndexChainPolicy`."""
+        """The kernel of an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy]."""
         return cls(policy.kind, policy.T, policy.horizon)
 
     # ------------------------------------------------------------------ distributions
@@ -266,7 +266,7 @@ def trajectory_suffix(kind: str, T: int, horizon: int, tolerance: float) -> Traj
 
     The output policy after ``T`` iterations (Algorithms 3 and 4) only ever plays the iterations its
     index chain visits; dropping the iterations before ``first_kept`` changes it only on the event
-    that the chain goes below ``first_kept`` (probability :attr:`TrajectorySuffix.dropped_mass`).
+    that the chain goes below ``first_kept`` (probability `TrajectorySuffix.dropped_mass`).
     The kernel depends on ``T`` and ``H`` only, so the suffix is known before the run.
 
     The smooth chain never moves up (``mu_t`` lives on ``1..t``), and the stage chain never moves

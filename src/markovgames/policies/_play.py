@@ -1,10 +1,10 @@
 """Playing a correlated policy step by step: the shared randomness and each player's draw.
 
-:class:`PolicyPlayer` plays one episode at a time. For an index-chain policy it draws the hidden
+[`PolicyPlayer`][markovgames.policies.PolicyPlayer] plays one episode at a time. For an index-chain policy it draws the hidden
 index before each step (``j_1 ~ mu_{t_0}``, then ``j_{h+1} ~ mu_{j_h}``; the draw is shared by all
 players), then each player draws its own action from its own marginal ``pi^{j_h}_{h,i}(s, .)``.
 For a Markov correlated policy it draws a joint action from ``joint[h, s]`` and recommends each
-player its part. Vectorised rollouts of many episodes are in :mod:`markovgames.evaluation`.
+player its part. Vectorised rollouts of many episodes are in [`markovgames.evaluation`][markovgames.evaluation].
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ __all__ = ["PolicyPlayer"]
 
 
 class PolicyPlayer:
-    """Step-by-step play of an :class:`IndexChainPolicy` or a :class:`MarkovCorrelatedPolicy`.
+    """Step-by-step play of an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy] or a [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy].
 
-    Call :meth:`reset` at the start of an episode, then :meth:`act` once per step ``h = 0..H-1``
+    Call `reset` at the start of an episode, then `act` once per step ``h = 0..H-1``
     with the current state. ``index`` is the hidden index of the current step (index-chain
     policies only; the players do not see it).
     """

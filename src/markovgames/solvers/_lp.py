@@ -45,7 +45,7 @@ Then :math:`V_{h,i}(s) = \sum_a \sigma(a) G_{h,i}(s, a)`. The LP is always feasi
 game has a Nash equilibrium, which is a CE), so a failed solve means numerical trouble and is
 reported with its ``(h, s)``.
 
-The result is a :class:`~markovgames.policies.MarkovCorrelatedPolicy`. By the one-shot deviation
+The result is a [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy]. By the one-shot deviation
 argument (induct on ``h`` with the policy's own continuation values) it admits no profitable
 strategy modification ``phi_{h,i}^s: A_i -> A_i`` (CE) and no profitable deviation that ignores
 the recommendations (CCE): its exact CE (resp. CCE) gap is 0. The optimisation is greedy per
@@ -217,7 +217,7 @@ class StageIncentives:
 
 # ----------------------------------------------------------------------------- helpers
 def check_objective(objective: str, num_players: int) -> str:
-    """The canonical form of a :func:`solve_equilibrium` objective for ``num_players`` players.
+    """The canonical form of a [`solve_equilibrium`][markovgames.solvers.solve_equilibrium] objective for ``num_players`` players.
 
     Raises
     ------
@@ -425,7 +425,7 @@ def solve_equilibrium(
         this; raise it to allow larger LPs.
     incentive_tolerance : float, default 1e-6
         The returned distribution of every stage must satisfy its incentive constraints to within
-        this, or :class:`EquilibriumSolverError` is raised.
+        this, or [`EquilibriumSolverError`][markovgames.solvers.EquilibriumSolverError] is raised.
     highs_options : mapping, optional
         Options for ``scipy.optimize.linprog(method="highs")``, merged over
         ``DEFAULT_HIGHS_OPTIONS`` (e.g. ``{"time_limit": 60}``).
