@@ -10,6 +10,11 @@ descriptor (``fstat``), not on the path, so the file cannot be swapped between c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only for annotations: reading a file needs no NumPy until it is a .npy
+    import numpy as np
+
 import errno
 import io
 import os

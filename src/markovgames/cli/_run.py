@@ -136,15 +136,7 @@ def _handle_run(args) -> int:
     )
     from ..games import BUILTIN_GAMES, resolve_game
 
-    if args.exact and args.no_trajectory:
-        raise CliError("--exact needs the trajectory; drop --no-trajectory")
-    if args.trajectory_tolerance is not None:
-        if args.no_trajectory:
-            raise CliError("--trajectory-tolerance chooses which part of the trajectory to keep; drop --no-trajectory")
-        if args.exact:
-            raise CliError("--exact evaluates every checkpoint, which needs the whole trajectory; drop --trajectory-tolerance")
-        if not 0.0 <= args.trajectory_tolerance < 1.0:
-            raise CliError(f"--trajectory-tolerance: must be in [0, 1), got {args.trajectory_tolerance}")
+    _check_option_combinations(args)
     try:
         algorithm = get_algorithm(args.algorithm)
     except ValueError as err:
@@ -216,34 +208,56 @@ def _handle_run(args) -> int:
             (staging / scratch).unlink(missing_ok=True)
         finalize_output_directory(staging, args.out)
     except BaseException as err:
-        # A saved state lets the run be resumed (after an interruption, a crash, or a --resume
-        # refused because the game changed); without one the staging area is garbage.
         if staging is None:
             # Refused, or interrupted while the staging directory was being made: remove only
             # one this call created.
             if not found and planned.exists() and not (planned / STATE_FILE).exists():
                 shutil.rmtree(planned, ignore_errors=True)
             raise
-        if isinstance(err, MemoryError):
-            # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
-            err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
-        elif isinstance(err, OSError) and not err.filename:
-            # A full disk (ENOSPC), a quota or a file size limit while the run writes its files.
-            err = CliError(f"{staging}: cannot write the run: {err.strerror or err}")
-        if state_file is None or not state_file.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-        elif isinstance(err, KeyboardInterrupt):
-            err.add_note(f"the run's state is saved in {staging}: run the same command with --resume to continue it")
-        else:
-            err.add_note(f"the saved state in {staging} is kept: fix the cause and --resume, or --overwrite to start over")
-        if isinstance(err, CliError):
-            raise err from None
+        reported = _after_failure(err, staging, state_file, T)
+        if reported is not err:
+            raise reported from None
         raise
     finally:
         lock.close()
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
+
+
+def _check_option_combinations(args) -> None:
+    """Refuse options that contradict each other, before any work."""
+    if args.exact and args.no_trajectory:
+        raise CliError("--exact needs the trajectory; drop --no-trajectory")
+    if args.trajectory_tolerance is not None:
+        if args.no_trajectory:
+            raise CliError("--trajectory-tolerance chooses which part of the trajectory to keep; drop --no-trajectory")
+        if args.exact:
+            raise CliError("--exact evaluates every checkpoint, which needs the whole trajectory; drop --trajectory-tolerance")
+        if not 0.0 <= args.trajectory_tolerance < 1.0:
+            raise CliError(f"--trajectory-tolerance: must be in [0, 1), got {args.trajectory_tolerance}")
+
+
+def _after_failure(err: BaseException, staging: Path, state_file: Path | None, T: int) -> BaseException:
+    """Clean up after a run that failed or was interrupted, and return the error to report.
+
+    A saved state lets the run be resumed (after an interruption, a crash, or a --resume refused
+    because the game changed): it is kept, and the error says so; without one the staging area is
+    garbage and goes. A run too long for the memory, or a disk that fills, is the user's error.
+    """
+    if isinstance(err, MemoryError):
+        # The per-prefix curves (and the trajectory) grow with T: a too long run is a user error.
+        err = CliError(f"-T: a run of {T} iterations needs more memory than is available; choose a smaller T")
+    elif isinstance(err, OSError) and not err.filename:
+        # A full disk (ENOSPC), a quota or a file size limit while the run writes its files.
+        err = CliError(f"{staging}: cannot write the run: {err.strerror or err}")
+    if state_file is None or not state_file.exists():
+        shutil.rmtree(staging, ignore_errors=True)
+    elif isinstance(err, KeyboardInterrupt):
+        err.add_note(f"the run's state is saved in {staging}: run the same command with --resume to continue it")
+    else:
+        err.add_note(f"the saved state in {staging} is kept: fix the cause and --resume, or --overwrite to start over")
+    return err
 
 
 def _finished(out, config: dict) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 from .._dtypes import DTYPES
 from ..games import MarkovGame
 from ._algorithms import Algorithm
-from ._checkpoint import StateFile
+from ._checkpoint import SavedState, StateFile
 from ._engine import compiled_chunk
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
@@ -109,6 +109,204 @@ def _join(parts):
     return parts[0] if len(parts) == 1 else jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=0), *parts)
 
 
+class _Settings(NamedTuple):
+    """What the loop keeps and writes, beside the job (see :func:`run_loop`)."""
+
+    keep: np.ndarray | None  # prefixes whose metrics are kept (None: all)
+    record: bool
+    trajectory_dir: Path | None
+    first_kept: int
+    last_iterate: np.ndarray | None  # prefixes at which pi^t itself is evaluated
+
+
+def _rows_of(prefixes: np.ndarray, done: int, size: int) -> np.ndarray:
+    """The rows of a chunk of iterations ``done + 1 .. done + size`` that hold ``prefixes``."""
+    return prefixes[(prefixes > done) & (prefixes <= done + size)] - done - 1
+
+
+class _Loop:
+    """One run of the loop: the device state in groups of runs, what was drained, and the steps."""
+
+    def __init__(self, job: Job, settings: _Settings, state: StateFile | None, group_size, progress):
+        self.job, self.settings, self.state, self.progress = job, settings, state, progress
+        self.update, self.learner = job.algorithm.value_update, job.algorithm.learner
+        self.np_dtype = DTYPES[job.dtype]
+        self.num_players, self.horizon, self.num_states, self.num_actions = job.games[0].shape_key
+        self.axis_t = 1 if job.batched else 0
+        self.lead = (len(job.games),) if job.batched else ()
+        self.group_size = group_size
+        self.metrics: list[np.ndarray] = []
+        self.last: list[np.ndarray] = []
+        self.executables: dict = {}
+        self.compile_time = 0.0
+        self.done = 0
+
+    # ---------------------------------------------------------------- start
+    def start(self) -> None:
+        """The device arrays, the schedule, the initial or saved state, and the trajectory sink."""
+        job = self.job
+        self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
+        self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
+        carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
+        if job.batched:
+            carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (len(job.games), *x.shape)).copy(), carry)
+        saved = None if self.state is None else self._load(carry)
+        self.sink = self._open_sink(saved)
+        if saved is not None:
+            treedef = jax.tree_util.tree_structure(carry)
+            carry = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in saved.leaves])
+            self.done = saved.done
+            self.metrics += [] if saved.metrics is None else [saved.metrics]
+            self.last += [] if saved.last_iterate is None else [saved.last_iterate]
+        self._split_into_groups(carry)
+
+    def _counted(self, prefixes: np.ndarray | None, done: int) -> int:
+        return done if prefixes is None else int(np.count_nonzero(prefixes <= done))
+
+    def _load(self, carry) -> SavedState | None:
+        """The saved state, checked against the shapes this run's arrays have after ``done`` iterations."""
+        settings, lead, n = self.settings, self.lead, self.num_players
+        metric_rows = lambda done: self._counted(settings.keep, done)  # noqa: E731
+        last_rows = lambda done: 0 if settings.last_iterate is None else self._counted(settings.last_iterate, done)  # noqa: E731
+        return self.state.load(
+            carry,
+            metrics_shape=lambda done: (*lead, metric_rows(done), 3, n)
+            if self.update.per_iteration_metrics and metric_rows(done)
+            else None,
+            kept_rows=lambda done: max(0, done - settings.first_kept + 1)
+            if settings.record and settings.trajectory_dir is not None
+            else None,
+            last_iterate_shape=lambda done: (*lead, last_rows(done), 2, n) if last_rows(done) else None,
+        )
+
+    def _open_sink(self, saved: SavedState | None):
+        """Where the trajectory goes: nowhere, memory, or its files (reopened and checked on resume)."""
+        settings = self.settings
+        if not settings.record:
+            return None
+        if settings.trajectory_dir is None:
+            return MemoryTrajectory(self.num_players, self.job.batched)
+        kept = self.job.T - settings.first_kept + 1
+        shapes = [(*self.lead, kept, self.horizon, self.num_states, a) for a in self.num_actions]
+        return FileTrajectory(
+            settings.trajectory_dir, shapes, self.np_dtype, self.job.batched, None if saved is None else saved.trajectory,
+            digests=self.state is not None,
+        )
+
+    def _split_into_groups(self, carry) -> None:
+        """A batch runs as groups of runs, each a compiled call of its own (:func:`run_groups`)."""
+        if self.job.batched:
+            per_run = sum(leaf[0].nbytes for leaf in jax.tree_util.tree_leaves((carry, self.game_arrays)))
+            groups = run_groups(len(self.job.games), per_run, self.update.name, self.group_size)
+            self.game_parts, self.carry_parts = _split(self.game_arrays, groups), _split(carry, groups)
+        else:
+            self.game_parts, self.carry_parts = [self.game_arrays], [carry]
+
+    # ---------------------------------------------------------------- chunks
+    def dispatch(self, size: int):
+        """Start the next chunk of ``size`` iterations on every group; returns it, not yet drained."""
+        done, settings = self.done, self.settings
+        sched = self.update.chunk_inputs(self.schedule, done, size, self.np_dtype)
+        # A chunk that lies wholly before the kept suffix records nothing.
+        record_chunk = settings.record and done + size >= settings.first_kept
+        mask = None
+        if settings.last_iterate is not None:
+            mask = np.zeros(size, bool)
+            mask[_rows_of(settings.last_iterate, done, size)] = True
+        calls = [self._executable(size, record_chunk, sched, mask, g, c) for g, c in zip(self.game_parts, self.carry_parts)]
+        # Dispatch every group before waiting for any: the calls run concurrently.
+        results = [call(g, c, sched, mask) for call, g, c in zip(calls, self.game_parts, self.carry_parts)]
+        self.carry_parts = [r[0] for r in results]
+        out = _join([r[1] for r in results])
+        # Keep only the checkpoint rows, selected on the device before the copy to the host.
+        if settings.keep is not None and "metrics" in out:
+            out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(_rows_of(settings.keep, done, size)), axis=self.axis_t))
+        if mask is not None:
+            rows = jnp.asarray(_rows_of(settings.last_iterate, done, size))
+            out = dict(out, last_iterate=jnp.take(out["last_iterate"], rows, axis=self.axis_t))
+        self.done += size
+        return done, size, record_chunk, out
+
+    def _executable(self, size: int, record_chunk: bool, sched, mask, game, carry):
+        """The compiled chunk for this shape, compiled ahead of time once (its time counted)."""
+        key = (size, record_chunk, jax.tree_util.tree_leaves(carry)[0].shape)
+        if key not in self.executables:
+            fn = compiled_chunk(
+                self.learner, self.update, self.job.optimistic, record_chunk, self.job.batched, size, mask is not None
+            )
+            t0 = time.perf_counter()
+            self.executables[key] = fn.lower(game, carry, sched, mask).compile()
+            self.compile_time += time.perf_counter() - t0
+        return self.executables[key]
+
+    def drain(self, chunk) -> None:
+        """Copy a dispatched chunk's outputs to the host (waiting for it), write its trajectory rows
+        and report progress."""
+        chunk_done, size, record_chunk, out = chunk
+        out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
+        if "metrics" in out:
+            self.metrics.append(out["metrics"])
+        if "last_iterate" in out:
+            self.last.append(out["last_iterate"])
+        if record_chunk:
+            first_kept = self.settings.first_kept
+            skip = max(first_kept - 1 - chunk_done, 0)  # leading rows of this chunk before the suffix
+            row = chunk_done + skip - (first_kept - 1)  # their destination row in the kept arrays
+            self.sink.write(row, [p[:, skip:] if self.job.batched else p[skip:] for p in out["policies"]])
+        if self.progress is not None:
+            self.progress(chunk_done + size)
+
+    def save(self) -> None:
+        """Write the state after the chunks drained so far (the trajectory files first)."""
+        if isinstance(self.sink, FileTrajectory):
+            self.sink.flush()
+        records = self.sink.records() if self.sink is not None else []
+        self.state.save(self.done, _join(self.carry_parts), self.metrics, self.axis_t, records, self.last)
+
+    def run(self, plan: list[int]) -> None:
+        """Every chunk of ``plan`` not done before an interruption, each drained while the next runs."""
+        pending = None  # the last dispatched chunk whose outputs are not drained yet
+        last_saved, offset = self.done, 0
+        for size in plan:
+            offset += size
+            if offset <= self.done:
+                continue  # finished before the interruption
+            chunk = self.dispatch(size)
+            if pending is not None:
+                self.drain(pending)  # the previous chunk's outputs, while this one runs
+            pending = chunk
+            if self.state is not None and (self.done == self.job.T or self.done - last_saved >= self.state.every):
+                self.drain(pending)
+                pending = None
+                self.save()
+                last_saved = self.done
+        if pending is not None:
+            self.drain(pending)
+
+    # ---------------------------------------------------------------- finish
+    def finish(self, start_wall: float) -> LoopOutput:
+        """The per-prefix metrics (assembled where the value update records them per stage),
+        checked finite, and the rest of what the loop produced."""
+        job = self.job
+        carry = _join(self.carry_parts)
+        residual = self.update.identity_residual(carry)
+        residual = None if residual is None else np.asarray(residual)
+        prefixes = np.arange(1, job.T + 1) if self.settings.keep is None else self.settings.keep
+        assembled = self.update.prefix_metrics(jax.tree_util.tree_map(np.asarray, carry), self.schedule, prefixes)
+        metrics = [assembled] if assembled is not None else self.metrics
+        stacked = np.concatenate(metrics, axis=self.axis_t)  # (..., P, 3, N): value, CCE bound, CE bound
+        if not np.all(np.isfinite(stacked)):
+            # Not expected within the learning-rate bound; never hand out NaN as a result.
+            rows = np.nonzero(~np.isfinite(stacked).reshape(*stacked.shape[: self.axis_t + 1], -1).all(axis=-1))[-1]
+            raise FloatingPointError(
+                f"the run's values and bounds are not finite from T' = {int(prefixes[rows.min()])} on "
+                f"(eta = {max(job.etas):g}, {job.dtype}); please report this with the game and the settings"
+            )
+        policies = None if self.sink is None else self.sink.result()
+        last = np.concatenate(self.last, axis=self.axis_t) if self.settings.last_iterate is not None else None
+        return LoopOutput(stacked, last, policies, residual, time.perf_counter() - start_wall, self.compile_time)
+
+
 def run_loop(
     job: Job,
     plan: list[int],
@@ -129,145 +327,9 @@ def run_loop(
     ``last_iterate``: the prefixes at which the product policy ``pi^t`` itself is also evaluated
     (sorted, unique), or ``None``.
     """
-    update, learner = job.algorithm.value_update, job.algorithm.learner
-    np_dtype = DTYPES[job.dtype]
-    game0 = job.games[0]
-    num_players, horizon, num_states, num_actions = game0.shape_key
-    batch = len(job.games)
-    axis_t = 1 if job.batched else 0
-    lead = (batch,) if job.batched else ()
-    kept = job.T - first_kept + 1
     start_wall = time.perf_counter()
-    compile_time = 0.0
+    loop = _Loop(job, _Settings(keep, record, trajectory_dir, first_kept, last_iterate), state, group_size, progress)
     with precision(job.dtype):
-        game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
-        schedule = update.schedule(job.T, horizon, num_players, job.per_stage_theory)
-        carry = update.init_carry(learner, game0.shape_key, np_dtype, schedule)
-        if job.batched:
-            carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)).copy(), carry)
-
-        def metric_rows(done: int) -> int:
-            return done if keep is None else int(np.count_nonzero(keep <= done))
-
-        saved = None
-        if state is not None:
-            saved = state.load(
-                carry,
-                metrics_shape=lambda done: None
-                if not update.per_iteration_metrics or metric_rows(done) == 0
-                else (*lead, metric_rows(done), 3, num_players),
-                kept_rows=lambda done: max(0, done - first_kept + 1) if record and trajectory_dir is not None else None,
-                last_iterate_shape=lambda done: None
-                if last_iterate is None or np.count_nonzero(last_iterate <= done) == 0
-                else (*lead, int(np.count_nonzero(last_iterate <= done)), 2, num_players),
-            )
-        sink = None
-        if record:
-            if trajectory_dir is None:
-                sink = MemoryTrajectory(num_players, job.batched)
-            else:
-                shapes = [(*lead, kept, horizon, num_states, a) for a in num_actions]
-                sink = FileTrajectory(
-                    trajectory_dir, shapes, np_dtype, job.batched, None if saved is None else saved.trajectory,
-                    digests=state is not None,
-                )
-        done = 0
-        metrics: list[np.ndarray] = []
-        last: list[np.ndarray] = []
-        if saved is not None:
-            treedef = jax.tree_util.tree_structure(carry)
-            carry = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in saved.leaves])
-            done = saved.done
-            if saved.metrics is not None:
-                metrics.append(saved.metrics)
-            if saved.last_iterate is not None:
-                last.append(saved.last_iterate)
-        if job.batched:
-            per_run = sum(leaf[0].nbytes for leaf in jax.tree_util.tree_leaves((carry, game_arrays)))
-            groups = run_groups(batch, per_run, update.name, group_size)
-            game_parts, carry_parts = _split(game_arrays, groups), _split(carry, groups)
-        else:
-            game_parts, carry_parts = [game_arrays], [carry]
-        del carry  # donated to the compiled calls part by part
-        executables: dict = {}
-        pending = None  # the last dispatched chunk whose outputs are not drained yet
-
-        def drain(chunk) -> None:
-            chunk_done, size, record_chunk, out = chunk
-            out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
-            if "metrics" in out:
-                metrics.append(out["metrics"])
-            if "last_iterate" in out:
-                last.append(out["last_iterate"])
-            if record_chunk:
-                skip = max(first_kept - 1 - chunk_done, 0)  # leading rows of this chunk before the suffix
-                row = chunk_done + skip - (first_kept - 1)  # their destination row in the kept arrays
-                sink.write(row, [p[:, skip:] if job.batched else p[skip:] for p in out["policies"]])
-            if progress is not None:
-                progress(chunk_done + size)
-
-        last_saved = done
-        offset = 0
-        for size in plan:
-            offset += size
-            if offset <= done:
-                continue  # finished before the interruption
-            sched = update.chunk_inputs(schedule, done, size, np_dtype)
-            # A chunk that lies wholly before the kept suffix records nothing.
-            record_chunk = record and done + size >= first_kept
-            def rows_of(prefixes):
-                return prefixes[(prefixes > done) & (prefixes <= done + size)] - done - 1
-
-            mask = None
-            if last_iterate is not None:
-                mask = np.zeros(size, bool)
-                mask[rows_of(last_iterate)] = True
-            fn = compiled_chunk(learner, update, job.optimistic, record_chunk, job.batched, size, last_iterate is not None)
-            calls = []
-            for g, c in zip(game_parts, carry_parts):
-                key = (size, record_chunk, jax.tree_util.tree_leaves(c)[0].shape)
-                if key not in executables:
-                    t0 = time.perf_counter()
-                    executables[key] = fn.lower(g, c, sched, mask).compile()
-                    compile_time += time.perf_counter() - t0
-                calls.append(executables[key])
-            # Dispatch every group before waiting for any: the calls run concurrently.
-            results = [call(g, c, sched, mask) for call, g, c in zip(calls, game_parts, carry_parts)]
-            carry_parts = [r[0] for r in results]
-            out = _join([r[1] for r in results])
-            # Keep only the checkpoint rows, selected on the device before the copy to the host.
-            if keep is not None and "metrics" in out:
-                out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(rows_of(keep)), axis=axis_t))
-            if mask is not None:
-                out = dict(out, last_iterate=jnp.take(out["last_iterate"], jnp.asarray(rows_of(last_iterate)), axis=axis_t))
-            if pending is not None:
-                drain(pending)  # the previous chunk's outputs, while this one runs
-            pending = (done, size, record_chunk, out)
-            done += size
-            if state is not None and (done == job.T or done - last_saved >= state.every):
-                drain(pending)
-                pending = None
-                if isinstance(sink, FileTrajectory):
-                    sink.flush()
-                state.save(done, _join(carry_parts), metrics, axis_t, sink.records() if sink is not None else [], last)
-                last_saved = done
-        if pending is not None:
-            drain(pending)
-        carry = _join(carry_parts)
-        residual = update.identity_residual(carry)
-        residual = None if residual is None else np.asarray(residual)
-        prefixes = np.arange(1, job.T + 1) if keep is None else keep
-        assembled = update.prefix_metrics(jax.tree_util.tree_map(np.asarray, carry), schedule, prefixes)
-        if assembled is not None:
-            metrics = [assembled]
-    stacked = np.concatenate(metrics, axis=axis_t)  # (..., P, 3, N): value, CCE bound, CE bound
-    if not np.all(np.isfinite(stacked)):
-        # Not expected within the learning-rate bound; never hand out NaN as a result.
-        rows = np.nonzero(~np.isfinite(stacked).reshape(*stacked.shape[: axis_t + 1], -1).all(axis=-1))[-1]
-        raise FloatingPointError(
-            f"the run's values and bounds are not finite from T' = {int(prefixes[rows.min()])} on "
-            f"(eta = {max(job.etas):g}, {job.dtype}); please report this with the game and the settings"
-        )
-    policies = None if sink is None else sink.result()
-    last_iterate_values = np.concatenate(last, axis=axis_t) if last_iterate is not None else None
-    return LoopOutput(stacked, last_iterate_values, policies, residual, time.perf_counter() - start_wall, compile_time)
+        loop.start()
+        loop.run(plan)
+        return loop.finish(start_wall)

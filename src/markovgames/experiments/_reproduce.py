@@ -235,59 +235,10 @@ def reproduce(
                 progress(f"exact gaps {alg}", 0, len(checkpoints))
             exact_rows[alg] = _exact_gaps(game, runs[(alg, True)], checkpoints, exact_max_work)
 
-    # ---- curve data (log grid of T')
-    records = []
-    for (alg, optimistic), res in runs.items():
-        for T_prime in grid:
-            r = T_prime - 1
-            records.append(
-                {
-                    "algorithm": alg,
-                    "optimistic": optimistic,
-                    "T": int(T_prime),
-                    "certified_ce_gap": float(res.certified_ce_gap[r]),
-                    "certified_cce_gap": float(res.certified_cce_gap[r]),
-                    **{f"value_{i}": float(res.value[r, i]) for i in range(game.num_players)},
-                }
-            )
-    files = []
-    files += _write_table(records, out / "curves")
-    exact_records = [
-        {"algorithm": alg, **{k: v for k, v in row.items() if not isinstance(v, list)}}
-        for alg, rows in exact_rows.items()
-        for row in rows
-    ]
-    if exact_records:
-        files += _write_table(exact_records, out / "exact_gaps")
-
-    # ---- figures
+    files = _curve_tables(out, runs, exact_rows, grid, game.num_players)
+    files += _figures(out, runs, exact_rows, grid, baselines)
     concept_of = {alg: concept for alg, concept, _ in PAPER_ALGORITHMS}
     label_of = {alg: label for alg, _, label in PAPER_ALGORITHMS}
-    curves = []
-    for alg, concept, label in PAPER_ALGORITHMS:
-        res = runs[(alg, True)]
-        gap = res.certified_ce_gap if concept == "ce" else res.certified_cce_gap
-        ex_T = ex_gap = None
-        if alg in exact_rows:
-            pts = [(row["T"], row[f"exact_{concept}_gap"]) for row in exact_rows[alg] if row.get(f"exact_{concept}_gap") is not None]
-            if pts:
-                ex_T, ex_gap = (np.array(v, dtype=float) for v in zip(*pts))
-        curves.append(Curve(f"{label}: {concept.upper()} gap", alg, grid.astype(float), gap[grid - 1], ex_T, ex_gap))
-    files += plot_gap_curves(curves, out / "figure1_gap", times_T=False, title="Figure 1: convergence of the CE/CCE gap")
-    files += plot_gap_curves(curves, out / "figure2_gap_times_T", times_T=True, title=r"Figure 2: gap $\times$ T")
-    if baselines:
-        base_curves = []
-        for alg, concept, label in PAPER_ALGORITHMS:
-            for optimistic in (True, False):
-                res = runs[(alg, optimistic)]
-                gap = res.certified_ce_gap if concept == "ce" else res.certified_cce_gap
-                tag = "optimistic" if optimistic else "no optimism"
-                base_curves.append(
-                    Curve(f"{label} [{tag}]", alg, grid.astype(float), gap[grid - 1], linestyle="-" if optimistic else "--")
-                )
-        files += plot_gap_curves(
-            base_curves, out / "figure3_optimism", times_T=False, title="Figure 3: optimism on and off (certified gaps)"
-        )
 
     # ---- claims and report
     claims, summary = _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
@@ -316,12 +267,72 @@ def reproduce(
     files.append(report_path)
     # A reproduction into a directory that holds an earlier one must not leave that one's
     # optional files beside its own report (their T and settings would not match).
-    for stem, produced in (("figure3_optimism", baselines), ("exact_gaps", bool(exact_records))):
+    has_exact = any(rows for rows in exact_rows.values())
+    for stem, produced in (("figure3_optimism", baselines), ("exact_gaps", has_exact)):
         if not produced:
             for suffix in (".png", ".pdf", ".csv", ".parquet"):
                 (out / stem).with_suffix(suffix).unlink(missing_ok=True)
     return Reproduction(out, files, claims, summary)
 
+
+
+def _curve_tables(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, num_players: int) -> list[Path]:
+    """``curves`` (every run's certified gaps and values on the log grid of ``T'``) and
+    ``exact_gaps``; returns the files written."""
+    records = []
+    for (alg, optimistic), res in runs.items():
+        for T_prime in grid:
+            r = T_prime - 1
+            records.append(
+                {
+                    "algorithm": alg,
+                    "optimistic": optimistic,
+                    "T": int(T_prime),
+                    "certified_ce_gap": float(res.certified_ce_gap[r]),
+                    "certified_cce_gap": float(res.certified_cce_gap[r]),
+                    **{f"value_{i}": float(res.value[r, i]) for i in range(num_players)},
+                }
+            )
+    files = _write_table(records, out / "curves")
+    exact_records = [
+        {"algorithm": alg, **{k: v for k, v in row.items() if not isinstance(v, list)}}
+        for alg, rows in exact_rows.items()
+        for row in rows
+    ]
+    if exact_records:
+        files += _write_table(exact_records, out / "exact_gaps")
+    return files
+
+
+def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baselines: bool) -> list[Path]:
+    """Figures 1 and 2 (the paper's, with the exact gaps as points) and, with the baselines,
+    Figure 3 (optimism on and off); returns the files written."""
+    curves = []
+    for alg, concept, label in PAPER_ALGORITHMS:
+        res = runs[(alg, True)]
+        gap = res.certified_ce_gap if concept == "ce" else res.certified_cce_gap
+        ex_T = ex_gap = None
+        if alg in exact_rows:
+            pts = [(row["T"], row[f"exact_{concept}_gap"]) for row in exact_rows[alg] if row.get(f"exact_{concept}_gap") is not None]
+            if pts:
+                ex_T, ex_gap = (np.array(v, dtype=float) for v in zip(*pts))
+        curves.append(Curve(f"{label}: {concept.upper()} gap", alg, grid.astype(float), gap[grid - 1], ex_T, ex_gap))
+    files = plot_gap_curves(curves, out / "figure1_gap", times_T=False, title="Figure 1: convergence of the CE/CCE gap")
+    files += plot_gap_curves(curves, out / "figure2_gap_times_T", times_T=True, title=r"Figure 2: gap $\times$ T")
+    if baselines:
+        base_curves = []
+        for alg, concept, label in PAPER_ALGORITHMS:
+            for optimistic in (True, False):
+                res = runs[(alg, optimistic)]
+                gap = res.certified_ce_gap if concept == "ce" else res.certified_cce_gap
+                tag = "optimistic" if optimistic else "no optimism"
+                base_curves.append(
+                    Curve(f"{label} [{tag}]", alg, grid.astype(float), gap[grid - 1], linestyle="-" if optimistic else "--")
+                )
+        files += plot_gap_curves(
+            base_curves, out / "figure3_optimism", times_T=False, title="Figure 3: optimism on and off (certified gaps)"
+        )
+    return files
 
 def _write_table(records: list[dict], stem: Path) -> list[Path]:
     """CSV and Parquet with the same columns."""

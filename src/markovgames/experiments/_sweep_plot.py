@@ -267,7 +267,7 @@ def gap_times_T_across(
     if decades is None:
         decades = available[-3:]
         if not decades:
-            raise ResultsError(f"--decades: the runs share no checkpoint 10^k >= 10; name the checkpoints T' to use")
+            raise ResultsError("--decades: the runs share no checkpoint 10^k >= 10; name the checkpoints T' to use")
     decades = sorted({int(d) for d in decades})
     for d in decades:
         if d not in common:
