@@ -160,6 +160,20 @@ def _finished_run(d: Path) -> None:
     (d / "out" / "metrics.json").write_text(json.dumps({"algorithm": "smooth_ce", "T": 1000, "config": config}))
 
 
+
+def _policies(players: int, *, shape=(3, 2, 2, 2), bad_row: bool = False):
+    """A directory ``pols`` with ``policy_0.npy`` .. ``policy_{players-1}.npy`` (uniform rows)."""
+
+    def setup(d: Path) -> None:
+        (d / "pols").mkdir()
+        for i in range(players):
+            policy = np.full(shape, 1.0 / shape[-1])
+            if bad_row and i == 0:
+                policy[1, 0, 1] = 0.0
+            np.save(d / "pols" / f"policy_{i}.npy", policy)
+
+    return setup
+
 def _earlier_evaluation(d: Path) -> None:
     (d / "run" / "evaluation.json").write_text('{"T": 20}\n')
 
@@ -270,6 +284,7 @@ EVAL_S = "markovgames evaluate"
 SOLVE_S = "markovgames solve"
 REPRO_S = "markovgames reproduce"
 PLOT_S = "markovgames plot and summarize"
+CERT_S = "markovgames certify"
 ARGS_S = "Any command"
 
 CASES: list[Case] = [
@@ -385,6 +400,27 @@ CASES: list[Case] = [
          ("--out .:", "is the current directory or contains it")),
     Case("run-unknown-algorithm", RUN_S, "an unknown algorithm", None,
          ("run", "--game", "paper", "--algorithm", "nope", "-T", "10", "--out", "out"), ("--algorithm", "'nope'", "smooth_ce")),
+    Case("run-unknown-learner", RUN_S, "an unknown learner in LEARNER+UPDATE", None,
+         ("run", "--game", "paper", "--algorithm", "rm_plus+smooth", "-T", "10", "--out", "out"),
+         ("--algorithm", "unknown learner 'rm_plus'", "did you mean 'rm-plus'?", "choose one of: hedge, logbarrier, rm-plus")),
+    Case("run-unknown-value-update", RUN_S, "an unknown value update in LEARNER+UPDATE", None,
+         ("run", "--game", "paper", "--algorithm", "hedge+fast", "-T", "10", "--out", "out"),
+         ("--algorithm", "unknown value update 'fast'", "choose one of: smooth, stage")),
+    Case("run-algorithm-file-missing", RUN_S, "a reference to a file that does not exist", None,
+         ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"),
+         ("--algorithm", "no such file mine.py")),
+    Case("run-algorithm-file-fails", RUN_S, "a file that raises while it loads",
+         _write_bytes("mine.py", b"import sys\nraise RuntimeError('boom')\n"),
+         ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"),
+         ("--algorithm", "loading mine.py failed: line 2: RuntimeError: boom")),
+    Case("run-algorithm-not-an-algorithm", RUN_S, "a reference to something that is not an Algorithm",
+         _write_bytes("mine.py", b"RATE = 0.5\n"),
+         ("run", "--game", "paper", "--algorithm", "mine.py:RATE", "-T", "10", "--out", "out"),
+         ("--algorithm", "a float is not a markovgames.dynamics.Algorithm")),
+    Case("run-algorithm-learner-without-update", RUN_S, "a reference to a learner without its value update",
+         _write_bytes("mine.py", b"from markovgames.learners import LearnerSpec, optimistic_hedge\nLEARNER = LearnerSpec('mine', optimistic_hedge)\n"),
+         ("run", "--game", "paper", "--algorithm", "mine.py:LEARNER", "-T", "10", "--out", "out"),
+         ("--algorithm", "'mine' is a learner; add the value update: mine.py:LEARNER+smooth or mine.py:LEARNER+stage")),
     Case("run-checkpoints-beyond-T", RUN_S, "a checkpoint beyond T", None,
          ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--checkpoints", "5,50", "--out", "out"),
          ("--checkpoints", "50", "beyond T = 10")),
@@ -557,6 +593,15 @@ CASES: list[Case] = [
     Case("solve-out-holds-another-run", SOLVE_S, "an output directory that already holds a different run", _another_run(),
          ("solve", "--game", "paper", "--concept", "ce", "--out", "out"), ("out", "not empty", "--overwrite")),
     # ---- markovgames reproduce
+    Case("certify-policy-missing", CERT_S, "a policy directory without a player's file", _policies(1),
+         ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+         ("pols/policy_1.npy: missing", "policy_0.npy .. policy_1.npy")),
+    Case("certify-policy-wrong-shape", CERT_S, "a policy of the wrong shape for the game", _policies(2, shape=(3, 2, 2, 3)),
+         ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+         ("pols/policy_0.npy: expected shape (T, H, S, A_0) = (T, 2, 2, 2), got (3, 2, 2, 3)",)),
+    Case("certify-policy-not-a-distribution", CERT_S, "a policy row that is not a probability vector",
+         _policies(2, bad_row=True), ("certify", "pols", "--game", "paper", "--value-update", "stage", "--out", "cert"),
+         ("pols/policy_0.npy[1][0][1] sums to 0.0, not 1",)),
     Case("reproduce-T-zero", REPRO_S, "T < 1", None, ("reproduce", "-T", "0", "--out", "out"), ("-T", "got 0")),
     Case("reproduce-eta-zero", REPRO_S, "eta <= 0", None, ("reproduce", "-T", "10", "--eta", "0", "--out", "out"), ("--eta", "'0'")),
     Case("reproduce-out-unwritable", REPRO_S, "an output directory that cannot be created (its parent is a file)", _a_file,
@@ -632,6 +677,8 @@ def _check_message(case: Case, code, err: str) -> str:
     assert len(lines) == 1, f"expected one line on stderr, got {lines!r}"
     line = lines[0]
     assert line.startswith("markovgames: error: "), line
+    # A NumPy scalar's repr (np.float64(0.5)) is noise in a message a user reads.
+    assert "np.float" not in line and "np.int" not in line and "np.bool" not in line, line
     for needle in case.expect:
         assert needle in line, f"{needle!r} not in {line!r}"
     return line
@@ -681,12 +728,12 @@ def test_debug_shows_the_traceback(tmp_path, monkeypatch):
 
 def test_running_out_of_memory_is_a_user_error(tmp_path, monkeypatch, capsys):
     """A run too long for the machine's memory: one line naming -T, and no staging directory left."""
-    import markovgames.cli._run as cli_run
+    import markovgames.dynamics as dynamics
 
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(cli_run, "run", no_memory)
+    monkeypatch.setattr(dynamics, "run", no_memory)  # the command imports it when it runs
     monkeypatch.chdir(tmp_path)
     code = main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "100", "--out", "out", "--quiet"])
     err = capsys.readouterr().err

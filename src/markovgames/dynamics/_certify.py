@@ -80,11 +80,11 @@ def _check_chunk(chunk, done: int) -> None:
         off = np.abs(sums - 1.0) > DISTRIBUTION_TOLERANCE
         if bad.any():
             t, h, s, a = (int(k) for k in np.argwhere(bad)[0])
-            raise ValueError(f"policies[{i}][{done + t}][{h}][{s}][{a}] = {p[t, h, s, a]!r} is not a probability")
+            raise ValueError(f"policies[{i}][{done + t}][{h}][{s}][{a}] = {float(p[t, h, s, a])!r} is not a probability")
         if off.any():
             t, h, s = (int(k) for k in np.argwhere(off)[0])
             raise ValueError(
-                f"policies[{i}][{done + t}][{h}][{s}] sums to {sums[t, h, s]!r}, not 1 (tolerance {DISTRIBUTION_TOLERANCE:g})"
+                f"policies[{i}][{done + t}][{h}][{s}] sums to {float(sums[t, h, s])!r}, not 1 (tolerance {DISTRIBUTION_TOLERANCE:g})"
             )
 
 

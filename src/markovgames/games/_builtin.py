@@ -136,7 +136,7 @@ def normal_form_game(payoffs: ArrayLike, name: str = "normal_form", description:
     bad = ~np.isfinite(arr) | (arr < 0.0) | (arr > 1.0)
     if bad.any():
         idx = tuple(int(k) for k in np.argwhere(bad)[0])
-        raise GameValidationError(f"payoffs{list(idx)} = {arr[idx]!r} is not in [0, 1]")
+        raise GameValidationError(f"payoffs{list(idx)} = {float(arr[idx])!r} is not in [0, 1]")
     num_actions = arr.shape[1:]
     return MarkovGame(
         rewards=arr[None, :, None, ...],

@@ -38,12 +38,12 @@ class MarkovCorrelatedPolicy:
             raise ValueError("joint: contains non-finite entries")
         if np.any(j < -DISTRIBUTION_TOLERANCE):
             idx = tuple(int(k) for k in np.argwhere(j < -DISTRIBUTION_TOLERANCE)[0])
-            raise ValueError(f"joint{list(idx)} = {j[idx]!r} is negative")
+            raise ValueError(f"joint{list(idx)} = {float(j[idx])!r} is negative")
         sums = j.reshape(j.shape[0], j.shape[1], -1).sum(axis=-1)
         bad = np.abs(sums - 1.0) > DISTRIBUTION_TOLERANCE
         if bad.any():
             h, s = (int(k) for k in np.argwhere(bad)[0])
-            raise ValueError(f"joint[{h}][{s}] sums to {sums[h, s]!r}, not 1")
+            raise ValueError(f"joint[{h}][{s}] sums to {float(sums[h, s])!r}, not 1")
         j = np.clip(j, 0.0, None)
         j /= j.reshape(j.shape[0], j.shape[1], -1).sum(axis=-1).reshape(j.shape[:2] + (1,) * n)
         j.setflags(write=False)

@@ -375,7 +375,7 @@ def _solve_stage(
     total = sigma.sum()
     if not np.isfinite(total) or total <= 0.0:
         h, s = where
-        raise EquilibriumSolverError(f"stage LP at (h={h}, s={s}) returned a non-distribution (sum {total!r})")
+        raise EquilibriumSolverError(f"stage LP at (h={h}, s={s}) returned a non-distribution (sum {float(total)!r})")
     sigma /= total
     nit = int(getattr(res, "nit", 0) or 0)
     return sigma.reshape(acts), nit, num_rows
