@@ -3,11 +3,10 @@
 XLA's CPU backend emits a reduction over a minor axis of length 2 as a scalar loop; the same sum
 written as an addition of two slices is elementwise and vectorises over the other axes. On tiny
 games most reductions are over such axes: actions, joint actions, the successor states of a
-two-state game. Float64 smooth single runs on the paper game got 5-12% faster (A/B, CPU time).
+two-state game, where the kernels, not the arithmetic, set the speed (benchmarks/README.md).
 
 Only float64 takes this path: in float32 the slice-by-slice order was measurably less accurate
-(float32 metrics 5.9e-5 from float64 instead of 6.6e-6, above the documented 2e-5), so float32
-keeps XLA's own reductions.
+(outside the documented float32 tolerance), so float32 keeps XLA's own reductions.
 """
 
 from __future__ import annotations

@@ -96,13 +96,10 @@ def _compiler_options() -> dict:
 
     On the CPU:
 
-    * XLA's concurrency-optimised scheduler spreads the loop body's many tiny kernels over
-      threads; for this sequential loop that doubles the CPU time for no speed-up.
-    * XLA's YNNPACK fusions are switched off: they made stage_cce 3.6x slower on the medium game
-      and 2.5x slower on the large sparse game, batches of paper-game runs 2-3x slower, and, since
-      the sparse contraction gathers one number per row (`._transitions`), the smooth
-      algorithms on the large sparse game 1.2-1.4x slower; on a dense game with 1000 states they
-      make no measurable difference (benchmarks/README.md).
+    * XLA's concurrency-optimised scheduler is off: it spreads the loop body's many tiny kernels
+      over threads, which for this sequential loop costs CPU time and gains nothing.
+    * XLA's YNNPACK fusions are off: they slowed every game size we measured, or made no
+      difference (the numbers are in benchmarks/README.md, "Where the time goes").
 
     An option this jaxlib does not know is left out (other backends know neither).
     """

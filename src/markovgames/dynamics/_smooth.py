@@ -80,10 +80,9 @@ def splits_steps(rewards) -> bool:
     ``_UNROLL_HORIZON`` steps.
 
     It removes the per-iteration concatenation of the steps' results and the copies of the loop
-    carry: 41 -> 30 kernels per paper-game iteration, 1.15-1.35x faster (benchmarks/README.md).
-    Float32 keeps the stacked arrays: with the split form XLA fused its running averages so that
-    float32's error against float64 grew 10x over 10^4 iterations (5.9e-5, above the documented
-    2e-5).
+    carry, which on tiny games is where the time goes. Float32 keeps the stacked arrays: the split
+    form let XLA fuse its running averages into a less accurate order, outside the documented
+    float32 tolerance (benchmarks/README.md, "Smooth single runs on tiny games").
     """
     return rewards.shape[0] <= _UNROLL_HORIZON and rewards.dtype == jnp.float64
 

@@ -126,9 +126,7 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
 
     One successor column and one stacked vector at a time: each gather of one number per row
     fuses into the accumulation, so nothing of size ``S prod(A) K`` is ever materialised.
-    Gathering all ``K`` at once and reducing was 5x slower and needed a temporary of that size;
-    gathering rows of ``M`` numbers from the transposed ``(S', M)`` table was 1.6x slower
-    (``benchmarks/README.md``).
+    (The alternatives measured, all slower, are in ``benchmarks/README.md``, "Large sparse games".)
 
     On the CPU, a large step is cut into pieces of states (`_SPARSE_PIECE_BYTES`), each
     contracted with all ``M`` vectors; the pieces' results are concatenated. XLA copies each
@@ -136,10 +134,8 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
     one concatenation kernel that computes them one piece after another (split over threads
     along the vector axis): a piece's indices and probabilities stay in the cache while its
     ``M`` accumulations read them, so they come from memory once rather than once per vector
-    (8 times on a 2-player game's 4 stacked quantities). On the 10^4-state benchmark game (two cores, interleaved A/B)
-    smooth_cce went from 5.9-6.9 to 7.2-7.8 it/s, smooth_ce from 4.0 to 4.5, stage_cce from 32-33
-    to 37-39; a loop over blocks of states, which XLA ran on one core, made smooth_cce slower
-    (5.0-5.4), although it took 14% less CPU time (``benchmarks/README.md``).
+    (8 times on a 2-player game's 4 stacked quantities), which is what bounded large sparse games
+    (measurements in ``benchmarks/README.md``).
 
     In a batch, run ``r`` has its own kernel: its successor ``s'`` is entry ``s' R + r`` of the
     flattened ``(S', R)`` vector. Validated successors are in range: no index clamping.
