@@ -252,9 +252,9 @@ def test_gap_times_T_across_matches_a_pandas_group_by(study, x, column):
 
 def test_gap_times_T_across_refuses_what_it_cannot_draw(study):
     rows = result_rows(study / "out")
-    with pytest.raises(ResultsError, match=r"--decades: T' = 50 is not a checkpoint of every run \(decades they share: 10, 100\)"):
+    with pytest.raises(ResultsError, match=r"^decades: T' = 50 is not a checkpoint of every run \(decades they share: 10, 100\)"):
         gap_times_T_across(rows, "horizon", [50])
-    with pytest.raises(ResultsError, match="--x: expected one of horizon, states, players, actions, eta"):
+    with pytest.raises(ResultsError, match="^x: expected one of horizon, states, players, actions, eta"):
         gap_times_T_across(rows, "colour", [10])
     defaults = gap_times_T_across(rows, "players")
     assert sorted({s.decade for s in defaults}) == [10, 100]

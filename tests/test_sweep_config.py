@@ -178,16 +178,20 @@ def test_override_values_are_validated_and_bad_overrides_are_named(tmp_path):
         load(tmp_path, overrides=["games[1].random.sates=4"])
     with pytest.raises(SweepConfigError, match=r"^sweep.toml: unknown key 'Tee'"):
         load(tmp_path, overrides=["Tee=4"])
-    with pytest.raises(SweepConfigError, match=r"^--set 'T': expected KEY=VALUE$"):
+    with pytest.raises(SweepConfigError, match=r"^override 'T': expected KEY=VALUE$"):
         load(tmp_path, overrides=["T"])
-    with pytest.raises(SweepConfigError, match=r"^--set '=3': empty key$"):
+    with pytest.raises(SweepConfigError, match=r"^override '=3': empty key$"):
         load(tmp_path, overrides=["=3"])
-    with pytest.raises(SweepConfigError, match=r"^--set games\[9\].label: games\[9\] is out of range \(3 entries\)$"):
+    with pytest.raises(SweepConfigError, match=r"^override games\[9\].label: games\[9\] is out of range \(3 entries\)$"):
         load(tmp_path, overrides=["games[9].label=x"])
-    with pytest.raises(SweepConfigError, match=r"^--set etas: '\[0.1,' is not a TOML value"):
+    with pytest.raises(SweepConfigError, match=r"^override etas: '\[0.1,' is not a TOML value"):
         load(tmp_path, overrides=["etas=[0.1,"])
-    with pytest.raises(SweepConfigError, match=r"^--set T.x: T is not a table$"):
+    with pytest.raises(SweepConfigError, match=r"^override T.x: T is not a table$"):
         load(tmp_path, overrides=["T.x=1"])
+    # The library names its argument; the command line turns it into the option (--set).
+    with pytest.raises(SweepConfigError) as info:
+        load(tmp_path, overrides=["T"])
+    assert (info.value.argument, info.value.shown) == ("override", "'T'")
 
 
 def test_parse_override_forms():

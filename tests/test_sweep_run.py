@@ -397,7 +397,7 @@ def test_unreachable_ray_address_is_refused_at_once(tmp_path, capsys):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
-        with pytest.raises(_sweep.SweepConfigError, match=rf"^--address {address}: no Ray cluster answers there"):
+        with pytest.raises(_sweep.SweepConfigError, match=rf"^address {address}: no Ray cluster answers there"):
             _sweep._check_reachable(address, timeout=5.0)
     with socket.socket() as server:  # and a listening one passes
         server.bind(("127.0.0.1", 0))

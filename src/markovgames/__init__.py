@@ -2,6 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+from ._errors import MarkovGamesError
 from .games import GameValidationError, MarkovGame
 
 try:
@@ -9,7 +10,7 @@ try:
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["MarkovGame", "GameValidationError", "load_results", "__version__"]
+__all__ = ["MarkovGame", "GameValidationError", "MarkovGamesError", "load_results", "__version__"]
 
 
 def __getattr__(name: str):

@@ -22,6 +22,7 @@ import stat
 import struct
 from pathlib import Path
 from typing import BinaryIO
+from ._errors import MarkovGamesError
 
 __all__ = ["NotRegularFileError", "open_regular", "read_bounded", "read_limited", "FileTooLargeError", "read_npy_header"]
 
@@ -29,11 +30,11 @@ __all__ = ["NotRegularFileError", "open_regular", "read_bounded", "read_limited"
 MAX_NPY_HEADER = 10_000
 
 
-class NotRegularFileError(OSError):
+class NotRegularFileError(MarkovGamesError, OSError):
     """A path names something other than a regular file (a FIFO, a device, a directory, a socket)."""
 
 
-class FileTooLargeError(OSError):
+class FileTooLargeError(MarkovGamesError, OSError):
     """A file holds more bytes than the reader allows."""
 
 

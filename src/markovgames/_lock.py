@@ -18,11 +18,12 @@ import contextlib
 import os
 from pathlib import Path
 from typing import Iterator
+from ._errors import MarkovGamesError
 
 __all__ = ["DirectoryBusyError", "lock_path", "directory_lock"]
 
 
-class DirectoryBusyError(RuntimeError):
+class DirectoryBusyError(MarkovGamesError, RuntimeError):
     """Another process holds the lock of an output directory, or the lock cannot be taken."""
 
 
@@ -37,13 +38,14 @@ def lock_path(directory: str | os.PathLike[str]) -> Path:
 
 
 @contextlib.contextmanager
-def directory_lock(directory: str | os.PathLike[str], label: str, timeout: float = 0.0) -> Iterator[Path]:
+def directory_lock(directory: str | os.PathLike[str], argument: str | None = None, timeout: float = 0.0) -> Iterator[Path]:
     """Hold the lock of ``directory`` for the duration of the ``with`` block.
 
     Parameters
     ----------
     directory : path of the output directory (it need not exist; its parent must).
-    label : how messages name the directory, e.g. ``"--out runs/a"``.
+    argument : the argument that named the directory (e.g. ``"out"``), which messages name with
+        it (`MarkovGamesError.for_argument`); None: they begin with the path.
     timeout : seconds to wait for a holder to finish (0: refuse at once).
 
     Raises
@@ -59,13 +61,20 @@ def directory_lock(directory: str | os.PathLike[str], label: str, timeout: float
         path.parent.mkdir(parents=True, exist_ok=True)  # the directory's parent, made by the command anyway
         lock.acquire()
     except Timeout:
-        raise DirectoryBusyError(
-            f"{label}: another markovgames command is writing to this directory (it holds {path}); "
-            "wait for it to finish or choose another directory"
+        raise _busy(
+            directory, argument,
+            f"another markovgames command is writing to this directory (it holds {path}); "
+            "wait for it to finish or choose another directory",
         ) from None
     except OSError as err:
-        raise DirectoryBusyError(f"{label}: cannot lock the directory: {path}: {err.strerror or err}") from None
+        raise _busy(directory, argument, f"cannot lock the directory: {path}: {err.strerror or err}") from None
     try:
         yield path
     finally:
         lock.release()
+
+
+def _busy(directory: str | os.PathLike[str], argument: str | None, detail: str) -> DirectoryBusyError:
+    if argument is None:
+        return DirectoryBusyError(f"{directory}: {detail}")
+    return DirectoryBusyError.for_argument(argument, detail, str(directory))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from .._errors import MarkovGamesError
 
 __all__ = ["MissingOptionalDependency", "require"]
 
 
-class MissingOptionalDependency(ImportError):
+class MissingOptionalDependency(MarkovGamesError, ImportError):
     """An optional package needed by a bridge is not installed; the message names the pip extra."""
 
 

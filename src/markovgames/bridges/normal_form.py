@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._errors import MarkovGamesError
 from .._files import read_bounded
 from ..games import DEFAULT_MAX_FILE_BYTES, MarkovGame, normal_form_game
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 
-class NFGFormatError(ValueError):
+class NFGFormatError(MarkovGamesError, ValueError):
     """A ``.nfg`` text is malformed; the message names what was expected and where."""
 
 

@@ -71,6 +71,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._errors import MarkovGamesError
 from ..evaluation import check_policy
 from ..games import MarkovGame
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
@@ -102,7 +103,7 @@ def _pyspiel():
     return require("pyspiel", extra="openspiel", package="open-spiel")
 
 
-class OpenSpielImportError(ValueError):
+class OpenSpielImportError(MarkovGamesError, ValueError):
     """An OpenSpiel game cannot be read as a Markov game (the message says which node and why)."""
 
 

@@ -74,10 +74,7 @@ def _handle(args) -> int:
     directory = Path(args.policies)
     policies = _load_policies(directory, game.num_players)
     T = int(policies[0].shape[0]) if policies[0].ndim == 4 else 0
-    try:
-        checkpoints = parse_checkpoints(args.checkpoints, max(T, 1))
-    except ValueError as err:
-        raise CliError(str(err)) from None
+    checkpoints = parse_checkpoints(args.checkpoints, max(T, 1))
     check_output_directory(args.out, replaces=True)
     staging = prepare_output_directory(args.out, args.overwrite)
     try:

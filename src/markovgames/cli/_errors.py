@@ -5,11 +5,12 @@ problem the user can fix; the entry point prints its message on one line and exi
 """
 
 from __future__ import annotations
+from .._errors import MarkovGamesError
 
-__all__ = ["CliError", "check_output_directory"]
+__all__ = ["CliError", "check_output_directory", "command_line_message"]
 
 
-class CliError(Exception):
+class CliError(MarkovGamesError):
     """A user-facing command-line error.
 
     Parameters
@@ -24,6 +25,50 @@ class CliError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+#: The library's arguments (``MarkovGamesError.argument``) and the options that supply them.
+OPTION_OF_ARGUMENT = {
+    "checkpoints": "--checkpoints",
+    "concept": "--concept",
+    "x": "--x",
+    "decades": "--decades",
+    "window": "--window",
+    "out": "--out",
+    "address": "--address",
+    "executor": "--executor",
+    "workers": "--workers",
+    "override": "--set",
+}
+
+#: The library's advice names keyword arguments; the command line's names options. Longer
+#: phrases first, so that "pass overwrite=True" becomes "use --overwrite", not "pass --overwrite".
+_ADVICE = (
+    ("pass overwrite=True", "use --overwrite"),
+    ("pass resume=True", "use --resume"),
+    ("overwrite=True", "--overwrite"),
+    ("resume=True", "--resume"),
+    ("pass a larger max_work", "use a larger --max-work"),
+    ("(raise max_entries to allow)", "(raise the limit with --max-entries)"),
+    ("(raise max_bytes to allow)", "(raise the limit with --max-bytes)"),
+    ("(raise max_runs to allow)", "(raise the limit with --max-runs)"),
+    ("than max_runs = ", "than --max-runs = "),
+)
+
+
+def command_line_message(err: BaseException, message: str) -> str:
+    """``message`` (from ``err``) as the command line says it: options where the library names arguments.
+
+    An error made with `MarkovGamesError.for_argument` begins with the argument's name, which
+    becomes the option that supplied it; the advice in any message ("pass overwrite=True")
+    names the option instead of the keyword.
+    """
+    argument = getattr(err, "argument", None)
+    if argument in OPTION_OF_ARGUMENT and message.startswith(argument):
+        message = OPTION_OF_ARGUMENT[argument] + message[len(argument) :]
+    for python, command_line in _ADVICE:
+        message = message.replace(python, command_line)
+    return message
 
 
 def check_output_directory(out, option: str = "--out", replaces: bool = False) -> None:

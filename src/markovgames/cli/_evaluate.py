@@ -183,7 +183,7 @@ def _handle(args) -> int:
     # same lock), and only if it is still the directory that was evaluated. Waits a little for
     # another evaluation's write; the evaluation itself held no lock.
     into_run = out.absolute().parent.resolve() == run_dir.resolve()
-    with directory_lock(run_dir, str(run_dir), timeout=2.0) if into_run else contextlib.nullcontext():
+    with directory_lock(run_dir, timeout=2.0) if into_run else contextlib.nullcontext():
         if into_run and _identity(run_dir / "metrics.json") != metrics_before:
             raise CliError(f"{run_dir}: the run directory was replaced while it was evaluated; evaluate it again")
         try:

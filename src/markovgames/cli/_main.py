@@ -17,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from ._errors import CliError
+from ._errors import CliError, command_line_message
 
 __all__ = ["main", "build_parser"]
 
@@ -115,17 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
-    from .._lock import DirectoryBusyError
-    from ..evaluation import EvaluationTooLarge
-    from ..experiments import RunDirectoryError
-    from ..games import GameValidationError
-    from ..solvers import EquilibriumSolverError
+    from .._errors import MarkovGamesError
 
     # ValueError covers the library's own argument checks (T < 1, eta <= 0, unknown algorithm, ...).
-    return (
-        CliError, GameValidationError, RunDirectoryError, EvaluationTooLarge, EquilibriumSolverError, DirectoryBusyError,
-        ValueError, OSError,
-    )
+    return (MarkovGamesError, ValueError, OSError)
 
 
 def _enable_compilation_cache() -> None:
@@ -203,10 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
         for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
             message = f"{message}; {note}"
-        # The library names its keyword arguments; on the command line they are options.
-        for keyword in ("max_entries", "max_bytes", "max_runs"):
-            message = message.replace(f"(raise {keyword} to allow)", f"(raise the limit with --{keyword.replace('_', '-')})")
-        message = message.replace("than max_runs = ", "than --max-runs = ")
+        message = command_line_message(err, message)
         print(f"markovgames: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:

@@ -67,7 +67,7 @@ def _handle(args) -> int:
             f"Reproducing Mao et al. (2024), Section 5: T = {T:,}, eta = {eta} -> {args.out}/", soft_wrap=True, markup=False
         )
     created = not Path(args.out).exists()
-    with directory_lock(args.out, f"--out {args.out}"):
+    with directory_lock(args.out, "out"):
         for foreign in ("metrics.json", "manifest.json"):  # again, under the lock
             if (Path(args.out) / foreign).exists():
                 raise CliError(f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory")

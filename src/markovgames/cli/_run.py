@@ -178,7 +178,7 @@ def _handle_run(args) -> int:
         return 0
     check_output_directory_state(args.out, args.overwrite, args.resume, config)
     lock = contextlib.ExitStack()
-    lock.enter_context(directory_lock(args.out, f"--out {args.out}"))
+    lock.enter_context(directory_lock(args.out, "out"))
     staging = state_file = None
     found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
     try:

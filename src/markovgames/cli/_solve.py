@@ -61,7 +61,7 @@ def _handle(args) -> int:
     check_output_directory(args.out, replaces=True)
     check_output_directory_state(args.out, args.overwrite)  # before the lock: a refusal leaves nothing
     lock = contextlib.ExitStack()
-    lock.enter_context(directory_lock(args.out, f"--out {args.out}"))
+    lock.enter_context(directory_lock(args.out, "out"))
     try:
         staging = prepare_output_directory(args.out, args.overwrite)
     except BaseException:

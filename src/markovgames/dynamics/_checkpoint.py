@@ -21,6 +21,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from .._errors import MarkovGamesError
 from .._atomic import atomic_write
 
 __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint"]
@@ -29,7 +30,7 @@ __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint"]
 _FORMAT = 2
 
 
-class RunStateError(ValueError):
+class RunStateError(MarkovGamesError, ValueError):
     """A saved run state cannot be used to resume; the message names the file and the problem."""
 
 

@@ -13,11 +13,12 @@ import hashlib
 from pathlib import Path
 
 import numpy as np
+from .._errors import MarkovGamesError
 
 __all__ = ["MemoryTrajectory", "FileTrajectory", "TrajectoryFileError", "policy_file"]
 
 
-class TrajectoryFileError(ValueError):
+class TrajectoryFileError(MarkovGamesError, ValueError):
     """A trajectory file of an interrupted run does not hold what its saved state recorded."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._errors import MarkovGamesError
 from ..games import MarkovGame
 from ..policies import IndexChainPolicy
 from ._common import check_policy, reachable_states
@@ -63,7 +64,7 @@ def format_count(n: int) -> str:
     return (">=" if n >= COUNT_CAP else "") + f"{float(min(n, COUNT_CAP)):.3g}"
 
 
-class EvaluationTooLarge(ValueError):
+class EvaluationTooLarge(MarkovGamesError, ValueError):
     """An exact evaluation was refused because its estimated work exceeds ``max_work``.
 
     Attributes
@@ -82,7 +83,7 @@ class EvaluationTooLarge(ValueError):
         self.what, self.work, self.limit, self.estimate = what, int(work), int(limit), estimate
         super().__init__(
             f"{what} refused: estimated work {format_count(int(work))} ({detail}) exceeds the limit "
-            f"max_work={float(limit):.3g}; pass a larger max_work (markovgames evaluate --max-work) to compute it anyway"
+            f"max_work={float(limit):.3g}; pass a larger max_work to compute it anyway"
         )
 
 

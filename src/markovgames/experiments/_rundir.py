@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import ArgumentError, MarkovGamesError
 from .._atomic import atomic_write, atomic_write_text
 from .._files import open_regular, read_bounded, read_npy_header
 from ..dynamics import DTYPES, VALUE_UPDATES, RunResult, get_algorithm, get_value_update, resolve_learning_rate
@@ -83,7 +84,7 @@ _MAX_JSON_BYTES = 64 * 2**20
 _GAME_FILES = ("game.json", "game.npz")
 
 
-class RunDirectoryError(ValueError):
+class RunDirectoryError(MarkovGamesError, ValueError):
     """A run directory cannot be written or read; the message names the path and the problem."""
 
 
@@ -104,19 +105,19 @@ def parse_checkpoints(text: str | None, T: int) -> list[int]:
         return default_checkpoints(T)
     items = [p.strip() for p in text.split(",")]
     if not items or any(not p for p in items):
-        raise ValueError(f"--checkpoints: expected comma-separated positive integers, got {text!r}")
+        raise ArgumentError.for_argument("checkpoints", f"expected comma-separated positive integers, got {text!r}")
     if len(items) > MAX_CHECKPOINTS:
-        raise ValueError(f"--checkpoints: {len(items)} checkpoints, more than the limit of {MAX_CHECKPOINTS}")
+        raise ArgumentError.for_argument("checkpoints", f"{len(items)} checkpoints, more than the limit of {MAX_CHECKPOINTS}")
     values = []
     for p in items:
         try:
             v = int(p)
         except ValueError:
-            raise ValueError(f"--checkpoints: {p!r} is not an integer (in {text!r})") from None
+            raise ArgumentError.for_argument("checkpoints", f"{p!r} is not an integer (in {text!r})") from None
         if v < 1:
-            raise ValueError(f"--checkpoints: {v} is not positive")
+            raise ArgumentError.for_argument("checkpoints", f"{v} is not positive")
         if v > T:
-            raise ValueError(f"--checkpoints: {v} is beyond T = {T}")
+            raise ArgumentError.for_argument("checkpoints", f"{v} is beyond T = {T}")
         values.append(v)
     return sorted(set(values))
 
@@ -229,12 +230,12 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
         raise RunDirectoryError(f"{out}: exists and is not a directory")
     if out.exists() and any(out.iterdir()):
         if not overwrite:
-            raise RunDirectoryError(f"{out}: directory is not empty (it may hold another run); use --overwrite to replace it")
+            raise RunDirectoryError(f"{out}: directory is not empty (it may hold another run); pass overwrite=True to replace it")
         _check_marker(out)
     staging = staging_directory(out)
     if os.path.lexists(staging):
         if staging.is_symlink() or not staging.is_dir():
-            raise RunDirectoryError(f"{staging}: exists and is not a directory that a run left; remove it or choose another --out")
+            raise RunDirectoryError(f"{staging}: exists and is not a directory that a run left; remove it or choose another output directory")
         saved_state = (staging / STATE_FILE).exists()
         if saved_state and resume:
             if config is not None:
@@ -252,11 +253,11 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
                     ]
                     raise RunDirectoryError(
                         f"{staging}: the interrupted run there has a different configuration "
-                        f"({'; '.join(differ) or 'unreadable'}); use --overwrite to start over"
+                        f"({'; '.join(differ) or 'unreadable'}); pass overwrite=True to start over"
                     )
         elif saved_state and not overwrite:
             raise RunDirectoryError(
-                f"{out}: an interrupted run was found in {staging}; use --resume to continue it or --overwrite to start over"
+                f"{out}: an interrupted run was found in {staging}; pass resume=True to continue it or overwrite=True to start over"
             )
 
 
@@ -269,8 +270,8 @@ def _check_marker(out: Path) -> None:
         doc = None
     if not isinstance(doc, dict) or doc.get("format") != MARKER_FORMAT:
         raise RunDirectoryError(
-            f"{out}: holds no markovgames run (no {MARKER_FILE} marker); --overwrite replaces only a directory "
-            "written by 'markovgames run' or 'solve', so remove it yourself or choose another --out"
+            f"{out}: holds no markovgames run (no {MARKER_FILE} marker); overwrite=True replaces only a directory "
+            "written by 'markovgames run' or 'solve', so remove it yourself or choose another output directory"
         )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._errors import ArgumentError, MarkovGamesError
 from .._atomic import atomic_write_text
 from .._files import open_regular
 from ..dynamics import ALGORITHMS
@@ -41,7 +42,7 @@ CONCEPTS = ("auto", "ce", "cce")
 Concept = Literal["auto", "ce", "cce"]
 
 
-class ResultsError(ValueError):
+class ResultsError(MarkovGamesError, ValueError):
     """A results directory cannot be read; the message names the path."""
 
 
@@ -239,7 +240,7 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[
     others); ``"ce"`` / ``"cce"`` the certified CE / CCE gap for all.
     """
     if concept not in CONCEPTS:
-        raise ValueError(f"--concept: expected one of {', '.join(CONCEPTS)}, got {concept!r}")
+        raise ArgumentError.for_argument("concept", f"expected one of {', '.join(CONCEPTS)}, got {concept!r}")
     by_group: dict[tuple, dict[str, dict[int, float]]] = {}
     meta: dict[tuple, dict[str, Any]] = {}
     seeds: dict[str, Any] = {}

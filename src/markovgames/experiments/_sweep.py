@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._errors import MarkovGamesError
 from .._atomic import atomic_write, atomic_write_text
 from .._files import read_bounded
 from .._lock import directory_lock
@@ -89,7 +90,7 @@ _MAX_JSON_BYTES = 256 * 2**20
 _ROWS_PER_WRITE = 50_000
 
 
-class SweepError(RuntimeError):
+class SweepError(MarkovGamesError, RuntimeError):
     """A sweep cannot run (output directory, executor) or some of its batches failed."""
 
 
@@ -398,7 +399,7 @@ def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
         at_once = f", and {concurrent} run at once ({format_bytes(per_batch * concurrent)})" if concurrent > 1 else ""
         raise SweepConfigError(
             f"T: a batch of {T} iterations takes about {format_bytes(per_batch)}{at_once}: more than this "
-            f"machine's {format_bytes(memory)}; choose a smaller T" + (" or fewer --workers" if concurrent > 1 else "")
+            f"machine's {format_bytes(memory)}; choose a smaller T" + (" or fewer workers" if concurrent > 1 else "")
         )
 
 
@@ -800,9 +801,9 @@ def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
 def _check_out(out: Path) -> None:
     """Refuse a sweep directory that is not a directory or holds something else (writes nothing)."""
     if out.exists() and not out.is_dir():
-        raise SweepDirectoryError(f"--out {out}: exists and is not a directory")
+        raise SweepDirectoryError.for_argument("out", "exists and is not a directory", str(out))
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists() and not (out / RUNS_DIR).is_dir():
-        raise SweepDirectoryError(f"--out {out}: not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory")
+        raise SweepDirectoryError.for_argument("out", f"not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory", str(out))
 
 
 def _prepare_out(out: Path) -> None:
@@ -856,7 +857,7 @@ def _execute_inline(tasks: list[BatchTask], max_retries: int, on_result: OnResul
 _DEAD_WORKER_HINT = (
     "A worker process died. Called from a script, run_sweep must be under "
     "`if __name__ == \"__main__\":` (worker processes import the script again); otherwise the "
-    "worker may have run out of memory (try fewer --workers).\n"
+    "worker may have run out of memory (try fewer workers).\n"
 )
 
 
@@ -945,9 +946,11 @@ def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as err:
-        raise SweepConfigError(
-            f"--address {address}: no Ray cluster answers there ({err.strerror or err}); start one "
-            "(ray start --head) or leave --address out to run a local one"
+        raise SweepConfigError.for_argument(
+            "address",
+            f"no Ray cluster answers there ({err.strerror or err}); start one (ray start --head) or give no "
+            "address to run a local one",
+            address,
         ) from None
 
 
@@ -956,7 +959,7 @@ def _require_ray(address: str | None) -> None:
     try:
         import ray
     except ImportError:
-        raise SweepConfigError("--executor ray: Ray is not installed; pip install 'markovgames[ray]'") from None
+        raise SweepConfigError.for_argument("executor", "Ray is not installed; pip install 'markovgames[ray]'", "ray") from None
     if not ray.is_initialized():
         _check_reachable(address)
 
@@ -973,7 +976,7 @@ def _execute_ray(
     try:
         import ray
     except ImportError:
-        raise SweepConfigError("--executor ray: Ray is not installed; pip install 'markovgames[ray]'") from None
+        raise SweepConfigError.for_argument("executor", "Ray is not installed; pip install 'markovgames[ray]'", "ray") from None
     started = False
     if not ray.is_initialized():
         _check_reachable(address)
@@ -1075,9 +1078,9 @@ def run_sweep(
     max_runs : refuse a larger grid (`check_grid_size`), before anything is expanded.
     """
     if executor not in EXECUTORS:
-        raise SweepConfigError(f"--executor: unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
+        raise SweepConfigError.for_argument("executor", f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise SweepConfigError(f"--workers: expected a positive integer, got {workers!r}")
+        raise SweepConfigError.for_argument("workers", f"expected a positive integer, got {workers!r}")
     if isinstance(config, (str, Path)):
         path = Path(config)
         config, raw_config = load_sweep_config(path, list(overrides))
@@ -1105,7 +1108,7 @@ def run_sweep(
     if executor == "ray":
         _require_ray(address)  # before anything is written: a refusal leaves nothing behind
     _check_out(out)
-    with directory_lock(out, f"--out {out}"):
+    with directory_lock(out, "out"):
         return _run_planned(
             config, plan, out, overrides=overrides, executor=executor, address=address, workers=workers,
             progress=progress, raw_config=raw_config, config_name=config_name, start_wall=start_wall,

@@ -1,4 +1,4 @@
-"""Sweep configurations: a TOML file validated by pydantic, with ``--set key=value`` overrides.
+"""Sweep configurations: a TOML file validated by pydantic, with ``key=value`` overrides.
 
 A configuration is a grid: every game (built-in, file, or random generator times seeds) is run
 with every algorithm, optimism setting and learning rate, for ``T`` iterations, keeping the
@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..dynamics import get_algorithm, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
@@ -47,7 +48,7 @@ MAX_T = 2**31 - 1
 MAX_CONFIG_BYTES = 16 * 2**20
 
 
-class SweepConfigError(ValueError):
+class SweepConfigError(MarkovGamesError, ValueError):
     """A sweep configuration is invalid; the message is one line naming the file and the key."""
 
 
@@ -487,12 +488,12 @@ def _split_key(key: str) -> list[str | int]:
     parts: list[str | int] = []
     for chunk in key.split("."):
         if not chunk:
-            raise SweepConfigError(f"--set {key!r}: empty key component")
+            raise SweepConfigError.for_argument("override", "empty key component", f"{key!r}")
         pos = 0
         while pos < len(chunk):
             m = _KEY_PART.match(chunk, pos)
             if not m or m.end() == pos:
-                raise SweepConfigError(f"--set {key!r}: cannot parse the key at {chunk[pos:]!r}")
+                raise SweepConfigError.for_argument("override", f"cannot parse the key at {chunk[pos:]!r}", f"{key!r}")
             name, idx, bare = m.groups()
             parts.append(name if name is not None else int(idx if idx is not None else bare))
             pos = m.end()
@@ -502,20 +503,20 @@ def _split_key(key: str) -> list[str | int]:
 def parse_override(text: str) -> tuple[list[str | int], Any]:
     """Parse ``KEY=VALUE``: a dotted key and a TOML value (a bare word is taken as a string)."""
     if "=" not in text:
-        raise SweepConfigError(f"--set {text!r}: expected KEY=VALUE")
+        raise SweepConfigError.for_argument("override", "expected KEY=VALUE", f"{text!r}")
     key, raw = text.split("=", 1)
     key, raw = key.strip(), raw.strip()
     if not key:
-        raise SweepConfigError(f"--set {text!r}: empty key")
+        raise SweepConfigError.for_argument("override", "empty key", f"{text!r}")
     if not raw:
-        raise SweepConfigError(f"--set {text!r}: empty value")
+        raise SweepConfigError.for_argument("override", "empty value", f"{text!r}")
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except RecursionError:
-        raise SweepConfigError(f"--set {key}: the value is nested too deep to parse") from None
+        raise SweepConfigError.for_argument("override", "the value is nested too deep to parse", f"{key}") from None
     except tomllib.TOMLDecodeError as err:
         if raw[0] in "[{\"'" or not re.fullmatch(r"[A-Za-z0-9_./:+-]+", raw):
-            raise SweepConfigError(f"--set {key}: {raw!r} is not a TOML value ({err})") from None
+            raise SweepConfigError.for_argument("override", f"{raw!r} is not a TOML value ({err})", f"{key}") from None
         value = raw  # a bare word: a string
     return _split_key(key), value
 
@@ -530,25 +531,25 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             where = _loc(tuple(path[: depth + 1]))
             if isinstance(part, int):
                 if not isinstance(node, list):
-                    raise SweepConfigError(f"--set {_loc(tuple(path))}: {_loc(tuple(path[:depth])) or 'the configuration'} is not a list")
+                    raise SweepConfigError.for_argument("override", f"{_loc(tuple(path[:depth])) or 'the configuration'} is not a list", f"{_loc(tuple(path))}")
                 if part >= len(node):
-                    raise SweepConfigError(f"--set {_loc(tuple(path))}: {where} is out of range ({len(node)} entries)")
+                    raise SweepConfigError.for_argument("override", f"{where} is out of range ({len(node)} entries)", f"{_loc(tuple(path))}")
                 if isinstance(node[part], str) and isinstance(path[depth + 1], str):
                     # "paper" written as a string: expand to its table form to set a field of it.
                     node[part] = {"builtin": node[part]} if node[part] in BUILTIN_GAMES else {"file": node[part]}
                 node = node[part]
             else:
                 if not isinstance(node, dict):
-                    raise SweepConfigError(f"--set {_loc(tuple(path))}: {_loc(tuple(path[:depth]))} is not a table")
+                    raise SweepConfigError.for_argument("override", f"{_loc(tuple(path[:depth]))} is not a table", f"{_loc(tuple(path))}")
                 node = node.setdefault(part, {})
         last = path[-1]
         if isinstance(last, int):
             if not isinstance(node, list) or last >= len(node):
-                raise SweepConfigError(f"--set {_loc(tuple(path))}: no such list entry")
+                raise SweepConfigError.for_argument("override", "no such list entry", f"{_loc(tuple(path))}")
             node[last] = value
         else:
             if not isinstance(node, dict):
-                raise SweepConfigError(f"--set {_loc(tuple(path))}: {_loc(tuple(path[:-1]))} is not a table")
+                raise SweepConfigError.for_argument("override", f"{_loc(tuple(path[:-1]))} is not a table", f"{_loc(tuple(path))}")
             node[last] = value
     return data
 

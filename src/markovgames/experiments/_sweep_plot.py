@@ -256,9 +256,9 @@ def gap_times_T_across(
         An unknown ``x``, a decade that is not a checkpoint of every run, or no run with a value of ``x``.
     """
     if x not in ACROSS_PARAMETERS:
-        raise ResultsError(f"--x: expected one of {', '.join(ACROSS_PARAMETERS)}, got {x!r}")
+        raise ResultsError.for_argument("x", f"expected one of {', '.join(ACROSS_PARAMETERS)}, got {x!r}")
     if concept not in CONCEPTS:
-        raise ResultsError(f"--concept: expected one of {', '.join(CONCEPTS)}, got {concept!r}")
+        raise ResultsError.for_argument("concept", f"expected one of {', '.join(CONCEPTS)}, got {concept!r}")
     per_run: dict[str, set[int]] = {}
     for r in rows:
         per_run.setdefault(r["run_id"], set()).add(int(r["checkpoint"]))
@@ -267,13 +267,13 @@ def gap_times_T_across(
     if decades is None:
         decades = available[-3:]
         if not decades:
-            raise ResultsError("--decades: the runs share no checkpoint 10^k >= 10; name the checkpoints T' to use")
+            raise ResultsError.for_argument("decades", "the runs share no checkpoint 10^k >= 10; name the checkpoints T' to use")
     decades = sorted({int(d) for d in decades})
     for d in decades:
         if d not in common:
-            raise ResultsError(
-                f"--decades: T' = {d} is not a checkpoint of every run (decades they share: "
-                f"{', '.join(map(str, available)) or 'none'})"
+            raise ResultsError.for_argument(
+                "decades",
+                f"T' = {d} is not a checkpoint of every run (decades they share: {', '.join(map(str, available)) or 'none'})",
             )
     groups: dict[tuple, dict[float, list[float]]] = {}
     skipped = 0
@@ -378,7 +378,7 @@ def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem
 
     labels = [k for k, v in dist.items() if v.size]
     if not labels:
-        raise ResultsError(f"--window {window[0]:g},{window[1]:g}: no run has two checkpoints with a positive gap there")
+        raise ResultsError.for_argument("window", "no run has two checkpoints with a positive gap there", f"{window[0]:g},{window[1]:g}")
     fig, ax = plt.subplots(figsize=(7.2, 1.2 + 0.55 * len(labels)), constrained_layout=True)
     rng = np.random.default_rng(0)  # jitter of the points only
     # matplotlib >= 3.10 says orientation=, older versions vert= (deprecated since 3.11).

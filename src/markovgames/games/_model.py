@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from .._errors import MarkovGamesError
 
 __all__ = ["MarkovGame", "SparseTransitions", "GameValidationError", "PROBABILITY_TOLERANCE", "MAX_GAME_ENTRIES"]
 
@@ -35,7 +36,7 @@ PROBABILITY_TOLERANCE = 1e-9
 MAX_GAME_ENTRIES = 2**28
 
 
-class GameValidationError(ValueError):
+class GameValidationError(MarkovGamesError, ValueError):
     """A game (or game file) is malformed. The message names the field and the first bad index."""
 
 

@@ -66,6 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from .._errors import MarkovGamesError
 from ..games import MarkovGame
 from ..policies import MarkovCorrelatedPolicy
 
@@ -106,7 +107,7 @@ _LINPROG_STATUS = {
 }
 
 
-class EquilibriumSolverError(RuntimeError):
+class EquilibriumSolverError(MarkovGamesError, RuntimeError):
     """A stage LP failed or returned a distribution that violates its incentive constraints."""
 
 
