@@ -17,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from ._errors import CliError, command_line_message
+from ._errors import command_line_message
 
 __all__ = ["main", "build_parser"]
 
