@@ -281,6 +281,11 @@ def test_random_game_errors_before_drawing():
         random_game(1, True, 1, 2, seed_or_rng=0)
     with pytest.raises(GameValidationError, match=r"num_actions: expected 2 entries \(num_players\), got 3"):
         random_game(2, 1, 1, [2, 2, 2], seed_or_rng=0)
+    # A single num_actions that is not a positive integer is refused by name (a bool, a fraction
+    # or None once ended in "TypeError: ... object is not iterable").
+    for bad in (True, 2.5, None, 0):
+        with pytest.raises(GameValidationError, match=rf"num_actions: expected a positive integer, got {bad!r}"):
+            random_game(2, 1, 1, bad, seed_or_rng=0)
     with pytest.raises(GameValidationError, match=r"reward_distribution = 'normal' is not one of uniform, bernoulli"):
         random_game(1, 1, 1, 2, seed_or_rng=0, reward_distribution="normal")
     with pytest.raises(GameValidationError, match=r"transition_concentration = 0 must be positive"):

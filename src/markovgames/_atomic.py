@@ -13,7 +13,7 @@ from typing import BinaryIO, Callable
 __all__ = ["atomic_write", "atomic_write_text"]
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> None:
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> None:
     """Create ``path`` atomically from ``write(fh)``; raises ``OSError`` on failure (nothing is left behind)."""
     path = Path(path)
     directory = path.parent

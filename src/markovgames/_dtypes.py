@@ -3,8 +3,10 @@ the command line's option choices need no JAX)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["DTYPES"]
 
-DTYPES = {"float64": np.float64, "float32": np.float32}
+DTYPES: dict[str, type[np.floating[Any]]] = {"float64": np.float64, "float32": np.float32}

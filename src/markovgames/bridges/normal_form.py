@@ -355,6 +355,8 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         if m is None:
             raise NFGFormatError(f"unterminated string or bad character at offset {pos}: {text[pos:pos + 20]!r}")
         kind = m.lastgroup
+        if kind is None:  # unreachable: every alternative of _TOKEN is a named group
+            raise NFGFormatError(f"unreadable token at offset {pos}: {text[pos:pos + 20]!r}")
         start = m.start(kind)
         if kind == "quoted":
             raw = m.group(kind)[1:-1]
@@ -422,6 +424,7 @@ def parse_nfg(text: str) -> NormalFormGame:
         raise NFGFormatError("the game has no players")
     take("{", "'{' opening the strategy counts or names")
     strategy_names: list[tuple[str, ...]] | None = None
+    num_actions: list[int] | tuple[int, ...]  # a list while the counts are read
     if (tok := peek()) is not None and tok[0] == "{":
         strategy_names = []
         while (tok := peek()) is not None and tok[0] == "{":
@@ -468,7 +471,7 @@ def parse_nfg(text: str) -> NormalFormGame:
                 payoffs[(i, *joint)] = _number(rest[c * n + i])
     else:
         take("{", "'{' opening the outcome list")
-        outcomes = []
+        outcomes: list[list[float]] = []
         while (tok := peek()) is not None and tok[0] == "{":
             take()
             if (tok := peek()) is not None and tok[0] == "string":

@@ -140,7 +140,7 @@ def _bases():
     global _BASES
     if _BASES is not None:
         return _BASES
-    pyspiel = _pyspiel()
+    pyspiel: Any = _pyspiel()  # an untyped module, whose classes are subclassed below
 
     class MarkovGameOpenSpiel(pyspiel.Game):
         """An exported [`MarkovGame`][markovgames.MarkovGame] (one subclass per registered game)."""
@@ -237,7 +237,7 @@ def _bases():
             if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
                 raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
             d = self._d
-            rewards = tuple(float(r) for r in mg.rewards[(d.step, slice(None), d.state, *joint)])
+            rewards = tuple(float(r) for r in mg.rewards[(d.step, slice(None), d.state) + joint])
             returns = tuple(x + r for x, r in zip(d.returns, rewards))
             self._d = d._replace(pending=joint, rewards=rewards, returns=returns)
 
@@ -292,7 +292,7 @@ class _Observer:
         self.mg = mg
         self.perfect_recall = perfect_recall
         H, S = mg.horizon, mg.num_states
-        pieces = [("step", (H + 1,)), ("state", (S,))]
+        pieces: list[tuple[str, tuple[int, ...]]] = [("step", (H + 1,)), ("state", (S,))]
         if perfect_recall:
             pieces += [("past_states", (H, S)), ("past_actions", (H, sum(mg.num_actions)))]
         self.tensor = np.zeros(sum(math.prod(shape) for _, shape in pieces), np.float32)
@@ -551,7 +551,7 @@ def import_game(
         raise TypeError(f"import_game: expected a pyspiel.Game, got {type(os_game).__name__}")
     user_state_key = state_key
 
-    def state_key(st):  # the user's, with its result checked (it keys dicts and sets below)
+    def checked_state_key(st):  # the user's, with its result checked (it keys dicts and sets below)
         key = user_state_key(st)
         try:
             hash(key)
@@ -559,6 +559,7 @@ def import_game(
             raise TypeError(f"state_key must return a hashable key, got a {type(key).__name__}: {key!r}") from None
         return key
 
+    state_key = checked_state_key
     num_players = int(os_game.num_players())
     root_list = [(int(h), st) for h, st in ([(0, os_game.new_initial_state())] if roots is None else roots)]
     if not root_list:
@@ -665,7 +666,7 @@ def import_game(
                 for joint in np.ndindex(*sizes):
                     child = st.clone()
                     child.apply_actions([acts[p][a] for p, a in enumerate(joint)])
-                    outs = []
+                    outs: list[tuple[float, str, Hashable]] = []
                     step_rewards = []
                     for prob, nxt in settle(child, 1.0):
                         r_ret = np.asarray(nxt.returns(), dtype=np.float64) - base
@@ -746,8 +747,8 @@ def import_game(
         observed.append(recs[0].rewards.ravel())
     if uses_terminal:
         t = index[TERMINAL]
-        first = min(d for (d, _), k in zip(terminals, terminal_keys) if k is TERMINAL)
-        reachable[first:, t] = True
+        first_step = min(d for (d, _), k in zip(terminals, terminal_keys) if k is TERMINAL)
+        reachable[first_step:, t] = True
         observed.append(np.zeros(1))
     rescaling = fit_rescaling(np.concatenate(observed) if observed else np.zeros(0), bounds)
     for h in range(horizon):
@@ -791,7 +792,7 @@ def policy_components(policy, *, cells: Iterable[tuple[int, int]] | None = None,
     """
     if isinstance(policy, IndexChainPolicy):
         first = policy.first_index_distribution()
-        seqs = [((j + 1,), float(w)) for j, w in enumerate(first) if w > 0.0]
+        seqs: list[tuple[tuple[int, ...], float]] = [((j + 1,), float(w)) for j, w in enumerate(first) if w > 0.0]
         for _ in range(1, policy.horizon):
             rows: dict[int, np.ndarray] = {}
             nxt = []
@@ -833,8 +834,8 @@ def policy_components(policy, *, cells: Iterable[tuple[int, int]] | None = None,
         for choice in np.ndindex(*(len(s) for s in supports)):
             w = 1.0
             per_player = [np.zeros((H, S, a)) for a in policy.num_actions]
-            for (h, s), supp, c in zip(cell_list, supports, choice):
-                joint, p = supp[c]
+            for (h, s), support, c in zip(cell_list, supports, choice):
+                joint, p = support[c]
                 w *= p
                 for i, a in enumerate(joint):
                     per_player[i][h, s, a] = 1.0

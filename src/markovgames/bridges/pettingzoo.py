@@ -31,6 +31,8 @@ shared index with its own seed and hands each agent its recommendation (re-expor
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..games import MarkovGame
@@ -66,7 +68,7 @@ class MarkovGameParallelEnv(ParallelEnv):
     render_mode : ``None`` or ``"ansi"``
     """
 
-    metadata = {"name": "markovgames_parallel_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata: dict[str, Any] = {"name": "markovgames_parallel_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(self, game: MarkovGame, *, observation: str = "multidiscrete", render_mode: str | None = None):
         if not isinstance(game, MarkovGame):
@@ -82,6 +84,7 @@ class MarkovGameParallelEnv(ParallelEnv):
         self.possible_agents = [agent_name(i) for i in range(game.num_players)]
         self.agents: list[str] = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        make: Callable[[], spaces.Space[Any]]
         if observation == "dict":
             make = lambda: spaces.Dict({"step": spaces.Discrete(H + 1), "state": spaces.Discrete(S)})  # noqa: E731
         else:
@@ -136,7 +139,7 @@ class MarkovGameParallelEnv(ParallelEnv):
         if unknown:
             raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(self.possible_agents)}")
         game = self.game
-        joint = []
+        chosen = []
         for agent in self.possible_agents:
             a = actions[agent]
             try:
@@ -145,10 +148,10 @@ class MarkovGameParallelEnv(ParallelEnv):
                 ok = False
             if not ok:
                 raise ValueError(f"step: action {a!r} of {agent} is not in {self.action_spaces[agent]}")
-            joint.append(int(a))
-        joint = tuple(joint)
+            chosen.append(int(a))
+        joint = tuple(chosen)
         h, s = self.step_index, self.markov_state
-        r = game.rewards[(h, slice(None), s, *joint)]
+        r = game.rewards[(h, slice(None), s) + joint]
         cdf = self._cdf[(h, s, *joint)]
         nxt = int(np.searchsorted(cdf, self.np_random.random() * cdf[-1], side="right"))
         self.markov_state = min(nxt, game.num_states - 1)

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -119,14 +120,14 @@ def evaluate_run_directory(
     if monte_carlo is not None:
         if monte_carlo < 2:
             raise CliError(f"--monte-carlo: need at least 2 episodes, got {monte_carlo}")
-        mc = {"episodes": int(monte_carlo), "seed": int(seed)}
+        mc: dict[str, Any] = {"episodes": int(monte_carlo), "seed": int(seed)}
         # Independent streams for the value and the two deviations, and for different seeds
         # (seed, seed + 1, seed + 2 would share streams with the next seeds' estimates).
         value_stream, ce_stream, cce_stream = np.random.SeedSequence(seed).spawn(3)
         batch = _monte_carlo_batch(stored.game)
         est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream, batch_size=batch)
         mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
-        if ce_res is not None:
+        if ce_res is not None and cce_res is not None:  # both computed (exact), or neither
             i = ce_res.player
             dev = monte_carlo_value(stored.game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch)
             mc["ce_deviation_player"] = i

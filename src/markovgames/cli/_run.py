@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Literal
 
 from .._dtypes import DTYPES
 from ._errors import CliError, check_output_directory
@@ -45,7 +46,7 @@ def parse_T(text: str, option: str = "-T") -> int:
     return value
 
 
-def parse_eta(text: str) -> float | str:
+def parse_eta(text: str) -> float | Literal["theory"]:
     """``--eta``: a positive number or ``theory``."""
     if text == "theory":
         return "theory"
@@ -354,7 +355,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
         )
     console.print(table)
     # Say why an exact gap is missing (once per reason), rather than only a dash in the table.
-    skipped = {}
+    skipped: dict[str, list[str]] = {}
     for c in metrics["checkpoints"]:
         for k in ("exact_ce_gap", "exact_cce_gap"):
             if c.get(k + "_skipped"):

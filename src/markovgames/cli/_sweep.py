@@ -74,7 +74,7 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _sweep_progress(enabled: bool) -> Iterator[Callable]:
+def _sweep_progress(enabled: bool) -> Iterator[Callable | None]:
     """A rich display of runs done / total and the latest batch's gap; silent off a terminal."""
     if not enabled or not sys.stdout.isatty():
         yield None

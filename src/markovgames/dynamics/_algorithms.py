@@ -147,8 +147,9 @@ ALGORITHMS: dict[str, Algorithm] = {
 # ---------------------------------------------------------------------------------------
 
 
-def get_value_update(name: str) -> ValueUpdate:
-    """The value update called ``name`` (``"smooth"`` or ``"stage"``); the error lists the choices."""
+def get_value_update(name: str | ValueUpdate) -> ValueUpdate:
+    """The value update called ``name`` (``"smooth"`` or ``"stage"``; a
+    [`ValueUpdate`][markovgames.dynamics.ValueUpdate] is returned as it is); the error lists the choices."""
     if isinstance(name, ValueUpdate):
         return name
     if isinstance(name, str) and name in VALUE_UPDATES:
@@ -376,7 +377,8 @@ def registered(refresh: bool = False) -> Registry:
     learners: dict[str, LearnerSpec] = {}
     errors: list[tuple[str, str, str]] = []
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        package = ep.dist.name if getattr(ep, "dist", None) is not None else "?"
+        dist = getattr(ep, "dist", None)
+        package = dist.name if dist is not None else "?"
         try:
             obj = ep.load()
         except Exception as err:  # noqa: BLE001 - a broken plugin must not break the others
@@ -390,7 +392,7 @@ def registered(refresh: bool = False) -> Registry:
         elif obj.name != ep.name:
             errors.append((ep.name, package, f"{ep.value} is named {obj.name!r}, not {ep.name!r}"))
         elif isinstance(obj, Algorithm):
-            version = getattr(ep.dist, "version", None) if getattr(ep, "dist", None) is not None else None
+            version = getattr(dist, "version", None) if dist is not None else None
             source = f"{ep.value} ({package}{f' {version}' if version else ''})"
             algorithms[ep.name] = dataclasses.replace(obj, source=obj.source or source)
         else:

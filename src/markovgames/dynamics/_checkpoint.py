@@ -38,7 +38,7 @@ class SavedState(NamedTuple):
     done: int
     leaves: list[np.ndarray]
     metrics: np.ndarray | None
-    trajectory: list  # [row, count, [sha256 per player]] per chunk written
+    trajectory: list | None  # [row, count, [sha256 per player]] per chunk written (None: no trajectory files)
     last_iterate: np.ndarray | None
 
 
@@ -77,7 +77,8 @@ class StateFile:
         if last_iterate:
             arrays["last_iterate"] = np.concatenate(last_iterate, axis=axis)
         meta = {"format": _FORMAT, "fingerprint": self.fingerprint, "done": int(done), "num_leaves": len(leaves), "trajectory": trajectory}
-        atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(json.dumps(meta)), **arrays))
+        # The names are leaf_k, metrics and last_iterate, never savez's own allow_pickle, which mypy cannot tell.
+        atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(json.dumps(meta)), **arrays))  # type: ignore[arg-type]
 
     def load(self, template, metrics_shape, kept_rows, last_iterate_shape) -> SavedState | None:
         """The saved state, checked against this run; ``None`` when there is no file.

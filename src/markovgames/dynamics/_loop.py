@@ -150,7 +150,7 @@ class _Loop:
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
         if job.batched:
             carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (len(job.games), *x.shape)).copy(), carry)
-        saved = None if self.state is None else self._load(carry)
+        saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
@@ -163,12 +163,12 @@ class _Loop:
     def _counted(self, prefixes: np.ndarray | None, done: int) -> int:
         return done if prefixes is None else int(np.count_nonzero(prefixes <= done))
 
-    def _load(self, carry) -> SavedState | None:
+    def _load(self, state: StateFile, carry) -> SavedState | None:
         """The saved state, checked against the shapes this run's arrays have after ``done`` iterations."""
         settings, lead, n = self.settings, self.lead, self.num_players
         metric_rows = lambda done: self._counted(settings.keep, done)  # noqa: E731
         last_rows = lambda done: 0 if settings.last_iterate is None else self._counted(settings.last_iterate, done)  # noqa: E731
-        return self.state.load(
+        return state.load(
             carry,
             metrics_shape=lambda done: (*lead, metric_rows(done), 3, n)
             if self.update.per_iteration_metrics and metric_rows(done)
@@ -209,10 +209,11 @@ class _Loop:
         sched = self.update.chunk_inputs(self.schedule, done, size, self.np_dtype)
         # A chunk that lies wholly before the kept suffix records nothing.
         record_chunk = settings.record and done + size >= settings.first_kept
-        mask = None
+        mask = last_rows = None
         if settings.last_iterate is not None:
+            last_rows = _rows_of(settings.last_iterate, done, size)
             mask = np.zeros(size, bool)
-            mask[_rows_of(settings.last_iterate, done, size)] = True
+            mask[last_rows] = True
         calls = [self._executable(size, record_chunk, sched, mask, g, c) for g, c in zip(self.game_parts, self.carry_parts)]
         # Dispatch every group before waiting for any: the calls run concurrently.
         results = [call(g, c, sched, mask) for call, g, c in zip(calls, self.game_parts, self.carry_parts)]
@@ -221,9 +222,8 @@ class _Loop:
         # Keep only the checkpoint rows, selected on the device before the copy to the host.
         if settings.keep is not None and "metrics" in out:
             out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(_rows_of(settings.keep, done, size)), axis=self.axis_t))
-        if mask is not None:
-            rows = jnp.asarray(_rows_of(settings.last_iterate, done, size))
-            out = dict(out, last_iterate=jnp.take(out["last_iterate"], rows, axis=self.axis_t))
+        if last_rows is not None:
+            out = dict(out, last_iterate=jnp.take(out["last_iterate"], jnp.asarray(last_rows), axis=self.axis_t))
         self.done += size
         return done, size, record_chunk, out
 
@@ -256,17 +256,17 @@ class _Loop:
         if self.progress is not None:
             self.progress(chunk_done + size)
 
-    def save(self) -> None:
+    def save(self, state: StateFile) -> None:
         """Write the state after the chunks drained so far (the trajectory files first)."""
         if isinstance(self.sink, FileTrajectory):
             self.sink.flush()
         records = self.sink.records() if self.sink is not None else []
-        self.state.save(self.done, _join(self.carry_parts), self.metrics, self.axis_t, records, self.last)
+        state.save(self.done, _join(self.carry_parts), self.metrics, self.axis_t, records, self.last)
 
     def run(self, plan: list[int]) -> None:
         """Every chunk of ``plan`` not done before an interruption, each drained while the next runs."""
         pending = None  # the last dispatched chunk whose outputs are not drained yet
-        last_saved, offset = self.done, 0
+        state, last_saved, offset = self.state, self.done, 0
         for size in plan:
             offset += size
             if offset <= self.done:
@@ -275,10 +275,10 @@ class _Loop:
             if pending is not None:
                 self.drain(pending)  # the previous chunk's outputs, while this one runs
             pending = chunk
-            if self.state is not None and (self.done == self.job.T or self.done - last_saved >= self.state.every):
+            if state is not None and (self.done == self.job.T or self.done - last_saved >= state.every):
                 self.drain(pending)
                 pending = None
-                self.save()
+                self.save(state)
                 last_saved = self.done
         if pending is not None:
             self.drain(pending)

@@ -132,14 +132,15 @@ def stage_index_quantities(rewards, transitions, joint_avg, next_quantities, run
             return own, own
 
         if next_quantities is None:
-            later = (zeros[None].repeat(horizon, 0),) * 3  # unused: the chain refers to itself
+            later: tuple[jax.Array, ...] = (zeros[None].repeat(horizon, 0),) * 3  # unused: the chain refers to itself
         else:
             # Step h uses the next stage's quantities at h + 1 (zero beyond the horizon).
             later = tuple(jnp.concatenate([q[1:], zeros[None]], axis=0) for q in next_quantities)
         _, out = jax.lax.scan(body, (zeros, zeros, zeros), (rewards, step_inputs(transitions), joint_avg, later), reverse=True)
         return out
 
-    out_v, out_b, out_w = [None] * horizon, [None] * horizon, [None] * horizon
+    # Every step's entry is replaced below (from the last step back).
+    out_v, out_b, out_w = [zeros] * horizon, [zeros] * horizon, [zeros] * horizon
     nxt = (zeros, zeros, zeros)
     for h in range(horizon - 1, -1, -1):
         if next_quantities is not None:

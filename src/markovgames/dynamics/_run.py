@@ -28,7 +28,16 @@ class PrefixCurves:
     ``certified_cce_bound`` (prefixes along the second-to-last axis, players along the last),
     and the row of a prefix."""
 
-    prefixes: np.ndarray
+    # The arrays that the subclasses (dataclasses) hold; ``prefixes`` is ``None`` only until a
+    # subclass's __post_init__ fills in its default. A curve without last-iterate arrays (a
+    # certified one) has the class defaults ``None``.
+    prefixes: np.ndarray | None
+    value: np.ndarray
+    certified_ce_bound: np.ndarray
+    certified_cce_bound: np.ndarray
+    last_iterate_value: np.ndarray | None = None
+    last_iterate_best_response: np.ndarray | None = None
+    last_iterate_prefixes: np.ndarray | None = None
 
     @property
     def certified_ce_gap(self) -> np.ndarray:
@@ -44,11 +53,13 @@ class PrefixCurves:
     def last_iterate_nash_gap(self) -> np.ndarray | None:
         """``max_i (best response_i - V_i)`` of the last iterate ``pi^{T'}`` per prefix of
         ``last_iterate_prefixes`` (``None`` unless the run evaluated it: ``last_iterate``)."""
-        best = getattr(self, "last_iterate_best_response", None)
-        return None if best is None else np.max(best - self.last_iterate_value, axis=-1)
+        best, value = self.last_iterate_best_response, self.last_iterate_value
+        return None if best is None or value is None else np.max(best - value, axis=-1)
 
     def row(self, T_prime: int) -> int:
         """The row of the per-prefix arrays that holds prefix ``T'``."""
+        if self.prefixes is None:  # unreachable: the subclasses' __post_init__ fills in the default
+            raise AssertionError("the per-prefix arrays have no prefixes")
         rows = np.flatnonzero(self.prefixes == T_prime)
         if rows.size == 0:
             raise KeyError(f"prefix T' = {T_prime} was not recorded (recorded: {len(self.prefixes)} prefixes)")

@@ -20,7 +20,7 @@ value) is checked in the loop: the carry keeps the largest residual.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -60,10 +60,10 @@ class SmoothCarry(NamedTuple):
 
     learners: tuple
     prediction: tuple  # per player (H, S, A_i): u^{t-1}
-    q: jax.Array  # (H, N, S, A...)
+    q: jax.Array | tuple  # (H, N, S, A...), or its steps (split_steps)
     running_m: tuple  # per player (H, S, A_i)
     running_d: tuple  # per player (H, S, A_i, A_i)
-    running_value: jax.Array  # (H, N, S)
+    running_value: jax.Array | tuple  # (H, N, S), or its steps (split_steps)
     identity_residual: jax.Array  # () max |Q^t_h - (r_h + P_h V^t_{h+1})| so far
 
 
@@ -233,14 +233,17 @@ def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last
             stacked_q = q
         utilities = per_player_utilities(stacked_q, policies, run_axes)
         learners = tuple(learner.observe(state, utilities[i], rho) for i, (_, state) in enumerate(played))
+        running_m, running_d, running_value = running
         new_carry = SmoothCarry(
             learners,
             utilities if optimistic else carry.prediction,
             q,
-            *running,
+            running_m,
+            running_d,
+            running_value,
             jnp.maximum(carry.identity_residual, jnp.max(residual, axis=0)),
         )
-        out = {"metrics": _metrics_out(top[1:], game.initial_state, run_axes)}
+        out: dict[str, Any] = {"metrics": _metrics_out(top[1:], game.initial_state, run_axes)}
         if record:
             out["policies"] = policies
         if last_iterate:

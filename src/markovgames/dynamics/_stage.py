@@ -22,7 +22,7 @@ during the self-referential stage 1): the carry records them per stage and
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -172,7 +172,7 @@ def _stage_loop(
                 jnp.zeros((block, *buffers.shape[1:]), dtype) if record else (),
                 jnp.zeros((block, *last.shape[1:]), dtype) if last_iterate is not None else (),
             )
-            mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if last_iterate is not None else None
+            mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if padded_mask is not None else None
             c, rows, values = jax.lax.fori_loop(
                 start, jnp.minimum(start + block, hi), body_for(stage1, eta, position, done, start, mask), (c, *small)
             )
@@ -214,7 +214,7 @@ def _stage_loop(
     itemsize = jnp.dtype(dtype).itemsize * math.prod(runs)
     outputs = ([width * itemsize] if record else []) + ([2 * num_players * itemsize] if last_iterate is not None else [])
     # The per-stage records are only touched at stage ends, outside the inner loops.
-    touched = carry._replace(stage_values=(), stage1_values=())
+    touched = {k: v for k, v in carry._asdict().items() if k not in ("stage_values", "stage1_values")}
     block = sequential_block(game, touched, max(outputs)) if outputs else 1
     pad = block if block > 1 else 0
     buffers = jnp.zeros((size + pad, width, *runs), dtype) if record else ()
@@ -222,10 +222,11 @@ def _stage_loop(
     padded_mask = None if last_iterate is None else jnp.concatenate([last_iterate, jnp.zeros(pad, bool)])
     state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last)
     _, _, _, carry, buffers, last = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
-    buffers = buffers[:size] if record else buffers
     out = {} if last_iterate is None else {"last_iterate": last[:size]}
     if not record:
         return carry, out
+    # With record, the buffers are the trajectory array (else the placeholder ()).
+    buffers = cast(jax.Array, buffers)[:size]
     policies, offset = [], 0
     for a in num_actions:
         block = horizon * num_states * a
@@ -335,6 +336,8 @@ class StageUpdate(ValueUpdate):
         def stage_end(c: StageCarry, stage, length):
             # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
             # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
+            if isinstance(c.q, tuple):  # unreachable: only certifying leaves Q out, and it has no Q update
+                raise AssertionError("a learning run's stage state without Q")
             value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players, run_axes)  # (H, N, S, R)
             q_next = stage_q_update(game.rewards, game.transitions, value_sum, length, run_axes)
             uniform = tuple(jnp.full((horizon, num_states, a, *runs), 1.0 / a, dtype) for a in num_actions)

@@ -244,9 +244,9 @@ class _IndexCESearch:
     def __init__(self, game: MarkovGame, policy: IndexChainPolicy, kernel: IndexKernel, player: int):
         self.game, self.kernel, self.i = game, kernel, player
         horizon, num_s = game.horizon, game.num_states
-        self.pi = []  # per step (T, S, A_i): own strategies
-        self.u = []  # per step (T, S, A_i): [r_{h,i} pi^j_{-i}](s, b)
-        self.pm = []  # per step (T, S, A_i, S'): [P_h pi^j_{-i}](s, b, s')
+        self.pi: list[np.ndarray] = []  # per step (T, S, A_i): own strategies
+        self.u: list[np.ndarray] = []  # per step (T, S, A_i): [r_{h,i} pi^j_{-i}](s, b)
+        self.pm: list[np.ndarray | None] = []  # per step (T, S, A_i, S'): [P_h pi^j_{-i}](s, b, s'); None at the last
         for h in range(horizon):
             f = step_factors(policy, h)
             self.pi.append(f[player])
@@ -255,15 +255,16 @@ class _IndexCESearch:
         # Index-revealing certified bounds, backward (docs/gaps.md): E_h bounds the value of
         # playing b on recommendation a with index j revealed from step h+1 on; W^t_h = sum_a max_b
         # of its pull. The search uses E_h (per played index) to bound undecided choices.
-        self.bound_tables = [None] * horizon
+        backward_tables = []
         w_next = np.zeros((policy.T, num_s))
         for h in range(horizon - 1, -1, -1):
-            q = self.u[h]
-            if self.pm[h] is not None:
-                q = q + np.einsum("jsbz,jz->jsb", self.pm[h], w_next)
+            q, pm_h = self.u[h], self.pm[h]
+            if pm_h is not None:
+                q = q + np.einsum("jsbz,jz->jsb", pm_h, w_next)
             e = self.pi[h][..., :, None] * q[..., None, :]  # (T, S, A, A): [j, s, a, b]
-            self.bound_tables[h] = e
+            backward_tables.append(e)
             w_next = kernel.pull(e).max(axis=-1).sum(axis=-1)
+        self.bound_tables = backward_tables[::-1]  # per step h
         self.certified = float(kernel.start_distribution() @ w_next[:, game.initial_state])
         self.nodes = 0
 
@@ -275,8 +276,9 @@ class _IndexCESearch:
             idx = table[h]  # (S, A): played action per (s, a)
             s_idx = np.arange(idx.shape[0])[:, None]
             total += float(np.einsum("js,jsa,jsa->", d, pi, u[:, s_idx, idx]))
-            if self.pm[h] is not None:
-                d = self.kernel.push(np.einsum("js,jsa,jsaz->jz", d, pi, self.pm[h][:, s_idx, idx]))
+            pm_h = self.pm[h]
+            if pm_h is not None:
+                d = self.kernel.push(np.einsum("js,jsa,jsaz->jz", d, pi, pm_h[:, s_idx, idx]))
         return total
 
     def _initial_mass(self) -> np.ndarray:

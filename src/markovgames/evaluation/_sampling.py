@@ -95,7 +95,7 @@ def _check_deviation(game: MarkovGame, deviation) -> None:
         raise ValueError(f"deviation.player = {deviation.player} is out of range 0..{game.num_players - 1}")
     a_i = game.num_actions[deviation.player]
     if isinstance(deviation, StrategyModification):
-        want = (game.horizon, game.num_states, a_i)
+        want: tuple[int, ...] = (game.horizon, game.num_states, a_i)
         if deviation.table.shape != want or deviation.table.max(initial=0) >= a_i:
             raise ValueError(f"modification table: expected shape {want} with entries < {a_i}, got {deviation.table.shape}")
     elif isinstance(deviation, MarkovDeviation):
@@ -181,7 +181,7 @@ def sample_episodes(game: MarkovGame, policy, num_episodes: int, rng, deviation=
         current = kernel.sample_start(num_episodes, gen)
     tracker = _HistoryTracker(game, num_episodes) if isinstance(deviation, HistoryDeviation) else None
     for h in range(horizon):
-        if isinstance(policy, IndexChainPolicy):
+        if indices is not None:  # an index-chain policy
             current = kernel.sample_next(current, gen)  # drawn before the step (docs/explanation.md, "The output policies")
             indices[:, h] = current
             rec = np.stack(
@@ -198,7 +198,7 @@ def sample_episodes(game: MarkovGame, policy, num_episodes: int, rng, deviation=
                 play[:, i] = deviation.table[h, s, rec[:, i]]
             elif isinstance(deviation, MarkovDeviation):
                 play[:, i] = deviation.table[h, s]
-            else:
+            elif tracker is not None:  # a HistoryDeviation (the only other kind)
                 play[:, i] = tracker.choose(deviation)
         joint_idx = tuple(play.T)
         rewards[:, h] = game.rewards[h][(slice(None), s) + joint_idx].T

@@ -79,7 +79,7 @@ class EvaluationTooLarge(MarkovGamesError, ValueError):
         All the sizes.
     """
 
-    def __init__(self, what: str, work: int, limit: int, estimate: "WorkEstimate", detail: str):
+    def __init__(self, what: str, work: int, limit: float, estimate: "WorkEstimate", detail: str):
         self.what, self.work, self.limit, self.estimate = what, int(work), int(limit), estimate
         super().__init__(
             f"{what} refused: estimated work {format_count(int(work))} ({detail}) exceeds the limit "
@@ -152,10 +152,9 @@ def estimate_work(game: MarkovGame, policy) -> WorkEstimate:
     if not isinstance(policy, IndexChainPolicy):
         cost = horizon * num_s * joint * (num_s + max(acts))
         n = game.num_players
-        mods = tuple(_modification_count(a, reach) for a in acts)
         return WorkEstimate(
             index_length=1,
-            ce_modifications=mods,
+            ce_modifications=tuple(_modification_count(a, reach) for a in acts),
             ce_nodes=(1,) * n,
             cce_history_nodes=(horizon * num_s,) * n,
             value_work=horizon * num_s * joint * (num_s + n),
@@ -168,7 +167,9 @@ def estimate_work(game: MarkovGame, policy) -> WorkEstimate:
         (game.transitions[h].reshape(num_s, -1, num_s) > 0).any(axis=1) for h in range(horizon)
     ]
     setup = horizon * T * num_s * joint * (num_s + 1)
-    ce_nodes, cce_nodes, mods = [], [], []
+    ce_nodes: list[int] = []
+    cce_nodes: list[int] = []
+    mods: list[int] = []
     ce_work = cce_work = 0
     for i, a_i in enumerate(acts):
         others = joint // a_i

@@ -7,10 +7,10 @@ reason (``*_skipped``) where the evaluation would be too large.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..dynamics import RunResult
-from ..evaluation import DEFAULT_MAX_WORK, EvaluationTooLarge, exact_cce_gap, exact_ce_gap
+from ..evaluation import DEFAULT_MAX_WORK, CCEGapResult, CEGapResult, EvaluationTooLarge, exact_cce_gap, exact_ce_gap
 from ..games import GameValidationError
 from ..policies import IndexChainPolicy
 
@@ -43,10 +43,11 @@ def exact_checkpoint_gaps(
         reason in ``"exact_ce_gap_skipped"`` / ``"exact_cce_gap_skipped"``.
     """
     extras = {}
+    evaluators: tuple[Callable[..., CEGapResult | CCEGapResult], ...] = (exact_ce_gap, exact_cce_gap)
     for T_prime in checkpoints:
         policy = IndexChainPolicy.from_run(result, int(T_prime))
         fields: dict[str, Any] = {}
-        for name, fn in zip(EXACT_FIELDS, (exact_ce_gap, exact_cce_gap)):
+        for name, fn in zip(EXACT_FIELDS, evaluators):
             try:
                 res = fn(result.game, policy, max_work=max_work)
                 fields[name] = float(res.gap)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -40,7 +41,7 @@ def save_figure(fig, out_stem: Path, dpi: int = 150) -> list[Path]:
     paths = []
     for suffix in (".png", ".pdf"):
         path = out_stem.with_suffix(suffix)
-        atomic_write(path, lambda fh, fmt=suffix[1:]: fig.savefig(fh, format=fmt, dpi=dpi))
+        atomic_write(path, functools.partial(fig.savefig, format=suffix[1:], dpi=dpi))
         paths.append(path)
     plt.close(fig)
     return paths
@@ -78,7 +79,7 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
         y = c.gap * c.T if times_T else c.gap
         positive = y > 0
         ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)" if mixed else c.label)
-        if c.exact_T is not None and len(c.exact_T):
+        if c.exact_T is not None and c.exact_gap is not None and len(c.exact_T):
             ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
             pos = ye > 0
             ax.plot(c.exact_T[pos], ye[pos], "o", color=color, markersize=5, markerfacecolor="white", label=f"{c.label} (exact)")

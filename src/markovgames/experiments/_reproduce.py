@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -171,7 +171,7 @@ def _exact_gaps(game: MarkovGame, result: RunResult, checkpoints: list[int], max
     rows = []
     for T_prime in checkpoints:
         policy = IndexChainPolicy.from_run(result, T_prime)
-        row = {"T": T_prime}
+        row: dict[str, Any] = {"T": T_prime}
         for name, fn in (("exact_ce_gap", exact_ce_gap), ("exact_cce_gap", exact_cce_gap)):
             try:
                 started = time.perf_counter()
@@ -247,7 +247,7 @@ def reproduce(
         summary["iterate_cycles"] = {
             f"{alg}{'' if optimistic else ' (no optimism)'}": iterate_cycle(res, concept_of[alg])
             for (alg, optimistic), res in runs.items()
-            if res.policies is not None and res.spec.value_update.name == "smooth"
+            if res.policies is not None and res.spec is not None and res.spec.value_update.name == "smooth"
         }
     summary.update(
         {

@@ -41,7 +41,7 @@ import numpy as np
 from .._errors import ArgumentError, MarkovGamesError
 from .._atomic import atomic_write, atomic_write_text
 from .._files import open_regular, read_bounded, read_npy_header
-from ..dynamics import DTYPES, VALUE_UPDATES, RunResult, get_algorithm, get_value_update, resolve_learning_rate
+from ..dynamics import DTYPES, VALUE_UPDATES, CertifiedCurve, RunResult, get_algorithm, get_value_update, resolve_learning_rate
 from ..games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game, save_game
 
 __all__ = [
@@ -152,12 +152,14 @@ def last_iterate_fields(value, best_response) -> dict[str, Any]:
     }
 
 
-def checkpoint_records(result: RunResult, checkpoints: list[int]) -> list[dict[str, Any]]:
+def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int]) -> list[dict[str, Any]]:
     """The per-checkpoint records of ``metrics.json`` (field names as documented); the last-iterate
     fields are added when the run evaluated the last iterate."""
     records = []
-    last = getattr(result, "last_iterate_value", None)
-    last_rows = {} if last is None else {int(t): k for k, t in enumerate(result.last_iterate_prefixes)}
+    last, best, last_prefixes = result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes
+    last_fields: dict[int, dict[str, Any]] = {}
+    if last is not None and best is not None and last_prefixes is not None:
+        last_fields = {int(t): last_iterate_fields(last[k], best[k]) for k, t in enumerate(last_prefixes)}
     for T_prime in checkpoints:
         row = result.row(T_prime)
         value = result.value[row]
@@ -173,11 +175,7 @@ def checkpoint_records(result: RunResult, checkpoints: list[int]) -> list[dict[s
                 "certified_cce_gap": float(np.max(cce - value)),
                 "certified_ce_gap_per_player": [float(x) for x in ce - value],
                 "certified_cce_gap_per_player": [float(x) for x in cce - value],
-                **(
-                    last_iterate_fields(last[last_rows[T_prime]], result.last_iterate_best_response[last_rows[T_prime]])
-                    if T_prime in last_rows
-                    else {}
-                ),
+                **last_fields.get(T_prime, {}),
             }
         )
     return records
@@ -352,6 +350,8 @@ def write_run_directory(
     except OSError as err:
         raise RunDirectoryError(f"{curve}: cannot write: {err.strerror or err}") from None
     spec = result.spec
+    if spec is None:  # unreachable: RunResult.__post_init__ fills in the algorithm's spec
+        raise AssertionError("a RunResult without its Algorithm")
     metrics = {
         "game": result.game.name,
         "algorithm": result.algorithm,
@@ -407,6 +407,8 @@ def _sha256(path: Path, fh=None) -> str:
 
 
 def _eta_value(result: RunResult) -> float | None:
+    if result.spec is None:  # unreachable: RunResult.__post_init__ fills in the algorithm's spec
+        raise AssertionError("a RunResult without its Algorithm")
     scale, per_stage = resolve_learning_rate(result.eta, result.spec, result.game)
     return None if per_stage else float(scale)
 

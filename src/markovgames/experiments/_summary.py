@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Sequence, overload
 
 import numpy as np
 
@@ -139,6 +139,10 @@ def load_results(results_dir: str | Path):
     return frame
 
 
+@overload
+def check_window(window: None) -> None: ...
+@overload
+def check_window(window: Sequence[float]) -> tuple[float, float]: ...
 def check_window(window) -> tuple[float, float] | None:
     """``None`` or a window ``(low, high)`` of checkpoints with ``1 <= low < high``, as floats."""
     if window is None:

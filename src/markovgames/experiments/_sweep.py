@@ -39,7 +39,7 @@ from .._atomic import atomic_write, atomic_write_text
 from .._files import read_bounded
 from .._lock import directory_lock
 from .._resources import format_bytes, physical_memory
-from ..dynamics import absolute_reference, get_algorithm, resolve_learning_rate, run_batch
+from ..dynamics import LearningRate, absolute_reference, get_algorithm, resolve_learning_rate, run_batch
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
 from ._rundir import last_iterate_fields
@@ -146,7 +146,7 @@ class PlannedRun:
     seed_index: int | None
     algorithm: str  # as the configuration names it
     optimistic: bool
-    eta: float | str
+    eta: LearningRate
     eta_value: float | None
     T: int
     checkpoints: tuple[int, ...]
@@ -179,7 +179,7 @@ class BatchTask:
     dtype: str
     run_ids: tuple[str, ...]
     games: tuple[MarkovGame, ...]
-    etas: tuple[float | str, ...]
+    etas: tuple[LearningRate, ...]
     reference: str  # what the worker resolves
     concept: str
     exact: bool = False
@@ -283,7 +283,7 @@ def _random_label(spec, seed: int | None) -> str:
 
 def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
     """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
-    built = []
+    built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
     for index, entry in enumerate(config.games):
         where = f"games[{index}]"
         if entry.builtin is not None:
@@ -302,6 +302,8 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             built.append((index, entry.label or entry.file, "file", None, None, game))
         else:
             spec = entry.random
+            if spec is None:  # unreachable: GameSpec is validated to give exactly one of the three
+                raise SweepConfigError(f"{where}: give exactly one of builtin, file, random")
             seeds = [(spec.seed, None)] if spec.seed is not None else [(s, k) for k, s in enumerate(game_seeds)]
             for seed, k in seeds:
                 try:
@@ -325,10 +327,10 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
     # Different entries must not share a label (results are grouped by it).
     owner: dict[str, int] = {}
     out = []
-    for index, label, kind, seed, k, game in built:
+    for index, label, kind, game_seed, k, game in built:
         if owner.setdefault(label, index) != index:
             label = f"{label}#{index}"
-        out.append((index, label, kind, seed, k, game))
+        out.append((index, label, kind, game_seed, k, game))
     return out
 
 
@@ -517,7 +519,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         pid=os.getpid(),
         exact=exact,
         last_iterate=None
-        if result.last_iterate_value is None
+        if result.last_iterate_value is None or result.last_iterate_best_response is None
         else np.stack([result.last_iterate_value, result.last_iterate_best_response], axis=-2),
     )
 
@@ -741,6 +743,7 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
 
     out = Path(out)
     runs_dir = out / RUNS_DIR
+    items: list[tuple[Path, str, PlannedRun | None]]
     if plan is not None:
         items = [(runs_dir / f"{r.run_id}.json", r.run_id, r) for r in plan.runs]
     else:
@@ -782,6 +785,9 @@ def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
     except (OSError, ValueError, RecursionError):
         manifest = {}
     manifest = manifest if isinstance(manifest, dict) else {}
+    config: dict[str, Any] | None
+    games: list[dict[str, Any]] | None
+    checkpoints: list[int] | None
     if plan is not None:
         config, games, checkpoints = plan.config.model_dump(mode="json"), list(plan.games), list(plan.checkpoints)
     else:

@@ -178,7 +178,7 @@ def plot_sweep(
             stem, k = f"{base}-{k}", k + 1
         used.add(stem)
         paths += _draw_game(game, group, concept, out / f"gaps_{stem}", window)
-    if across is not None:
+    if across is not None and x is not None:  # across is computed exactly when x is given
         paths += _draw_across(across, x, concept, out / f"gap_times_T_vs_{x}")
     if window is not None:
         dist = slope_distributions(rows, window, concept)

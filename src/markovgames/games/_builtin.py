@@ -425,7 +425,8 @@ def random_game(
         )
     horizon = _positive_int(horizon, "horizon")
     num_states = _positive_int(num_states, "num_states")
-    if isinstance(num_actions, (int, np.integer)) and not isinstance(num_actions, bool):
+    if isinstance(num_actions, (int, np.integer, float)) or not np.iterable(num_actions):
+        # One number for every player; a bool, a fraction or None is refused by name.
         actions = (_positive_int(num_actions, "num_actions"),) * num_players
     else:
         actions = tuple(num_actions)

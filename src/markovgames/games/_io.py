@@ -211,6 +211,7 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
 
     # The walk above proved the nesting is a full rectangular array of finite-size numbers.
     rewards = np.array(data["rewards"], dtype=np.float64)
+    transitions: SparseTransitions | np.ndarray
     if sparse:
         transitions = SparseTransitions(
             np.array(data["transition_successors"], dtype=np.int64),
@@ -267,7 +268,7 @@ def _check_keys(keys: set[Any]) -> None:
             f"both 'transitions' and the sparse form's {', '.join(repr(k) for k in sparse_given)} are given; "
             "a game file has one transition form"
         )
-    required = _REQUIRED_KEYS
+    required: tuple[str, ...] = _REQUIRED_KEYS
     if sparse_given:
         required = tuple(k for k in _REQUIRED_KEYS if k != "transitions") + _SPARSE_KEYS
     missing = [k for k in required if k not in keys]
@@ -462,14 +463,15 @@ def load_game(
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
     with fh:
         size = os.fstat(fh.fileno()).st_size
-        limit = max_bytes if max_bytes is not None else (DEFAULT_MAX_FILE_BYTES if suffix == ".json" else None)
+        json_limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
+        limit = json_limit if suffix == ".json" else max_bytes
         if limit is not None and size > limit:
             raise GameFileError(
                 f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)"
             )
         try:
             if suffix == ".json":
-                return _load_json(path, fh, max_bytes=limit, max_entries=max_entries)
+                return _load_json(path, fh, max_bytes=json_limit, max_entries=max_entries)
             return _load_npz(path, fh, max_entries=max_entries)
         except GameFileError:
             raise
@@ -735,8 +737,9 @@ def save_game(game: MarkovGame, path: str | os.PathLike[str]) -> Path:
             arrays["transitions"] = np.asarray(game.transitions, dtype=np.float64)
 
         def write(fh) -> None:
-            # A file object, not a name: np.savez would append ".npz" to the temporary name.
-            np.savez(fh, **arrays)
+            # A file object, not a name: np.savez would append ".npz" to the temporary name. The
+            # names are the game file's keys, never savez's own allow_pickle, which mypy cannot tell.
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
 
     _atomic_write(path, write)
     return path

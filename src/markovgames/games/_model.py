@@ -213,6 +213,15 @@ class MarkovGame:
     """
 
     __slots__ = ("_rewards", "_dense", "_sparse", "_initial_state", "_name", "_description", "_max_entries")
+    # The slots' types. One of the two kernel forms is always set (the sparse form of a sparse
+    # game, the dense form of a dense one); a sparse game also caches its dense form when asked.
+    _rewards: np.ndarray
+    _dense: np.ndarray | None
+    _sparse: SparseTransitions | None
+    _initial_state: int
+    _name: str
+    _description: str
+    _max_entries: int
 
     def __init__(
         self,
@@ -333,7 +342,10 @@ class MarkovGame:
         Raises [`GameValidationError`][markovgames.games.GameValidationError] when a sparse game's dense array would exceed
         ``max_entries``: such a game is only usable where the sparse form is (the dynamics).
         """
-        if self._dense is None:
+        dense = self._dense
+        if dense is None:
+            if self._sparse is None:  # unreachable: __init__ stores one of the two forms
+                raise AssertionError("MarkovGame holds neither a dense nor a sparse kernel")
             entries = self.horizon * self.num_states * self.num_joint_actions * self.num_states
             if entries > self._max_entries:
                 raise GameValidationError(
@@ -343,18 +355,18 @@ class MarkovGame:
             dense = self._sparse.to_dense(self.num_states)
             dense.setflags(write=False)
             object.__setattr__(self, "_dense", dense)
-        return self._dense
+        return dense
 
     @property
     def sparse_transitions(self) -> SparseTransitions:
         """The kernel as [`SparseTransitions`][markovgames.games.SparseTransitions] (the canonical form, for a dense game)."""
         if self._sparse is None:
-            return SparseTransitions.from_dense(self._dense)
+            return SparseTransitions.from_dense(self.transitions)
         return self._sparse
 
     def to_sparse(self) -> "MarkovGame":
         """The same game with [`SparseTransitions`][markovgames.games.SparseTransitions] (canonical form)."""
-        sparse = self._sparse.canonical() if self._sparse is not None else SparseTransitions.from_dense(self._dense)
+        sparse = self._sparse.canonical() if self._sparse is not None else SparseTransitions.from_dense(self.transitions)
         return MarkovGame(self._rewards, sparse, self._initial_state, self._name, self._description, self._max_entries)
 
     def to_dense(self) -> "MarkovGame":
@@ -368,7 +380,7 @@ class MarkovGame:
         # "+ 0.0" turns -0.0 into 0.0: games that compare equal hash equal.
         if self._sparse is not None:
             return b"sparse" + self._sparse.successors.tobytes() + (self._sparse.probabilities + 0.0).tobytes()
-        return np.ascontiguousarray(self._dense + 0.0, dtype="<f8").tobytes()
+        return np.ascontiguousarray(self.transitions + 0.0, dtype="<f8").tobytes()
 
     # ------------------------------------------------------------------ sizes
     @property

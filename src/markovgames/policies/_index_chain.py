@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
 
 import numpy as np
 
@@ -44,7 +43,7 @@ class IndexChainPolicy:
         Per player, an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t``.
     """
 
-    kind: Literal["smooth", "stage"]
+    kind: str  # "smooth" or "stage" (checked; a stored policy's kind is read as a string)
     policies: tuple[np.ndarray, ...]
 
     def __post_init__(self) -> None:
@@ -178,7 +177,8 @@ class IndexChainPolicy:
     def save(self, path) -> None:
         """Write an ``.npz`` file (no pickle): ``kind`` and ``policy_0..policy_{N-1}``."""
         arrays = {f"policy_{i}": p for i, p in enumerate(self.policies)}
-        np.savez_compressed(path, kind=np.asarray(self.kind), num_players=np.asarray(self.num_players), **arrays)
+        # The names are policy_i, never savez's own allow_pickle, which mypy cannot tell.
+        np.savez_compressed(path, kind=np.asarray(self.kind), num_players=np.asarray(self.num_players), **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(cls, path) -> "IndexChainPolicy":

@@ -28,7 +28,7 @@ Sampling the chain ([`IndexKernel.sample_next`][markovgames.policies.IndexKernel
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -58,6 +58,16 @@ class IndexKernel:
     kind: str
     T: int
     horizon: int
+    # Tables that __post_init__ builds: the smooth kernel's log-weights, alpha and blocks, or the
+    # stage kernel's 0-based stage rows. Only the tables of the kernel's own kind are set.
+    _log_w: np.ndarray = field(init=False, repr=False)
+    _log_W: np.ndarray = field(init=False, repr=False)
+    _alpha: np.ndarray = field(init=False, repr=False)
+    _blocks: tuple[tuple[int, int], ...] = field(init=False, repr=False)
+    _starts: np.ndarray = field(init=False, repr=False)
+    _ends: np.ndarray = field(init=False, repr=False)
+    _target: np.ndarray = field(init=False, repr=False)
+    _stage_of: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in ("smooth", "stage"):

@@ -31,29 +31,27 @@ class PolicyPlayer:
             raise TypeError(f"expected an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
         self.policy = policy
         self.rng = as_generator(seed_or_rng)
-        self._kernel = policy.kernel if isinstance(policy, IndexChainPolicy) else None
         self.index: int | None = None
         self._step = 0
 
     def reset(self) -> None:
         """Start an episode: draw ``t_0`` (index-chain policies)."""
         self._step = 0
-        if self._kernel is not None:
-            self.index = int(self._kernel.sample_start(1, self.rng)[0])
+        if isinstance(self.policy, IndexChainPolicy):
+            self.index = int(self.policy.kernel.sample_start(1, self.rng)[0])
 
     def act(self, h: int, state: int) -> tuple[int, ...]:
         """The joint action played at step ``h`` in ``state`` (one action per player)."""
         if h != self._step:
             raise ValueError(f"act called for step {h}, expected step {self._step} (call reset() first)")
         self._step += 1
-        if self._kernel is None:
-            joint = self.policy.joint[h, state]
+        policy = self.policy
+        if isinstance(policy, MarkovCorrelatedPolicy):
+            joint = policy.joint[h, state]
             flat = self.rng.choice(joint.size, p=joint.ravel())
             return tuple(int(a) for a in np.unravel_index(flat, joint.shape))
         if self.index is None:
             raise ValueError("call reset() before act()")
         # The index is drawn before the step: step 0 plays pi^{j_1}, never pi^{t_0}.
-        self.index = int(self._kernel.sample_next(np.asarray([self.index]), self.rng)[0])
-        return tuple(
-            int(self.rng.choice(p.shape[-1], p=p[self.index - 1, h, state])) for p in self.policy.policies
-        )
+        self.index = int(policy.kernel.sample_next(np.asarray([self.index]), self.rng)[0])
+        return tuple(int(self.rng.choice(p.shape[-1], p=p[self.index - 1, h, state])) for p in policy.policies)

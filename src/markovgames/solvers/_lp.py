@@ -254,7 +254,7 @@ def _stage_games(game: MarkovGame, h: int, next_values: np.ndarray) -> np.ndarra
     return game.rewards[h] + np.moveaxis(cont, -1, 0)
 
 
-def _incentive_gains(sigma: np.ndarray, stage: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _incentive_gains(sigma: np.ndarray, stage: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """CE and CCE left-hand sides for all states at once.
 
     Parameters
@@ -268,7 +268,8 @@ def _incentive_gains(sigma: np.ndarray, stage: np.ndarray) -> tuple[np.ndarray, 
     cce : list over players of arrays ``(S, A_i)``, ``cce[i][s, b]``
     """
     num_states = sigma.shape[0]
-    ce, cce = [], []
+    ce: list[np.ndarray] = []
+    cce: list[np.ndarray] = []
     for i in range(stage.shape[0]):
         a_i = sigma.shape[1 + i]
         sig = np.moveaxis(sigma, 1 + i, 1).reshape(num_states, a_i, -1)
