@@ -25,6 +25,8 @@ the stage-1 prefix. The output after ``T'`` iterations mixes over ``t_0 ~ Unif{1
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import jax
 import jax.numpy as jnp
 
@@ -32,7 +34,7 @@ from .._small_axes import small_max, small_sum
 from ._tensor import joint_expectation, joint_product, marginal_expectation, others_expectation, swap_expectation
 from ._transitions import SparseStep, apply_transition, kernel_step, scanned_step, sparse_transition_parts, step_inputs
 
-__all__ = ["stacked_targets", "smooth_metric_step", "stage_index_quantities", "product_policy_values"]
+__all__ = ["RunningAverages", "stacked_targets", "smooth_metric_step", "stage_index_quantities", "product_policy_values"]
 
 #: `stage_index_quantities` loops over the steps (rather than unrolling them) when one
 #: step's rewards have more entries than this.
@@ -51,7 +53,19 @@ def stacked_targets(r_h, p_h, next_values, run_axes: int):
     return tuple(r_h + moved[k * num_players : (k + 1) * num_players] for k in range(len(next_values)))
 
 
-def smooth_metric_step(policies_h, joint_h, alpha, running, targets, run_axes: int):
+class RunningAverages(NamedTuple):
+    """Algorithm 3's running averages over ``j <= t`` at one step ``h`` (or stacked over the steps).
+
+    ``m``: per player ``(S, A_i[, R])``, the CCE average before the max; ``d``: per player
+    ``(S, A_i, A_i[, R])``, the CE matrix ``D^t_h``; ``value``: ``(N, S[, R])``, ``V^t_h``.
+    """
+
+    m: tuple
+    d: tuple
+    value: Any
+
+
+def smooth_metric_step(policies_h, joint_h, alpha, running: RunningAverages, targets, run_axes: int):
     r"""One step ``h`` of the Algorithm-3 recursions at iteration ``t`` (running averages over ``j <= t``).
 
     Parameters
@@ -61,33 +75,30 @@ def smooth_metric_step(policies_h, joint_h, alpha, running, targets, run_axes: i
 
     policies_h : per-player ``(S, A_i, R)`` strategies ``pi^t_h``; ``joint_h`` their product ``(S, A..., R)``.
     alpha : ``alpha_t``.
-    running : ``(m, d, value)`` after iteration ``t-1``: per-player ``m_i`` ``(S, A_i, R)`` (the CCE
-        average before the max), per-player ``d_i`` ``(S, A_i, A_i, R)`` (the CE matrix ``D^{t-1}_h``),
-        and ``value`` ``(N, S, R)`` (``V^{t-1}_h``).
+    running : the `RunningAverages` after iteration ``t-1``.
     targets : ``(r_h + P_h V^t_{h+1}, r_h + P_h B^t_{h+1}, r_h + P_h W^t_{h+1})``, each ``(N, S, A..., R)``.
 
     Returns
     -------
-    running : the updated ``(m, d, value)``;
+    running : the updated `RunningAverages`;
     quantities : ``(value, cce_bound, ce_bound)`` at step ``h`` for index ``t``, each ``(N, S, R)``.
     """
-    running_m, running_d, running_value = running
     value_target, cce_target, ce_target = targets
     num_players = len(policies_h)
     action = -1 - run_axes  # the action axis of a policy, and of a CE matrix's "played" axis b
     new_m, new_d, cce_h, ce_h = [], [], [], []
     for i in range(num_players):
-        m_i = (1.0 - alpha) * running_m[i] + alpha * others_expectation(cce_target[i], policies_h, i, run_axes)
+        m_i = (1.0 - alpha) * running.m[i] + alpha * others_expectation(cce_target[i], policies_h, i, run_axes)
         u_i = others_expectation(ce_target[i], policies_h, i, run_axes)
         # pi^t(a, a_-i) is a product, so sum_{a_-i} pi(a, a_-i) X(b, a_-i) = pi_i(a) [X pi_-i](b).
         outer = jnp.expand_dims(policies_h[i], action) * jnp.expand_dims(u_i, action - 1)
-        d_i = (1.0 - alpha) * running_d[i] + alpha * outer
+        d_i = (1.0 - alpha) * running.d[i] + alpha * outer
         new_m.append(m_i)
         new_d.append(d_i)
         cce_h.append(small_max(m_i, action))
         ce_h.append(small_sum(small_max(d_i, action), action))
-    value_h = (1.0 - alpha) * running_value + alpha * joint_expectation(value_target, joint_h, num_players, run_axes)
-    return (tuple(new_m), tuple(new_d), value_h), (value_h, jnp.stack(cce_h), jnp.stack(ce_h))
+    value_h = (1.0 - alpha) * running.value + alpha * joint_expectation(value_target, joint_h, num_players, run_axes)
+    return RunningAverages(tuple(new_m), tuple(new_d), value_h), (value_h, jnp.stack(cce_h), jnp.stack(ce_h))
 
 
 def stage_index_quantities(rewards, transitions, joint_avg, next_quantities, run_axes: int):

@@ -29,7 +29,7 @@ import numpy as np
 from .._schedules import theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
-from ._output_metrics import product_policy_values, smooth_metric_step, stacked_targets
+from ._output_metrics import RunningAverages, product_policy_values, smooth_metric_step, stacked_targets
 from ._tensor import joint_expectation, joint_product
 from ._transitions import kernel_step, scanned_step, step_inputs
 from ._value_update import (
@@ -73,6 +73,24 @@ class SmoothMetricsCarry(NamedTuple):
     running_m: tuple
     running_d: tuple
     running_value: jax.Array
+
+
+class StepInputs(NamedTuple):
+    """Step ``h``'s inputs to the backward pass (`_backward_pass`), one run's shapes."""
+
+    rewards: Any  # r_h (N, S, A...)
+    transitions: Any  # P_h: a dense step or a SparseStep (`._transitions`)
+    policies: tuple  # per player (S, A_i): pi^t_h
+    running: RunningAverages  # Algorithm 3's averages after iteration t-1
+    q: Any  # Q^{t-1}_h (N, S, A...); None when certifying a given policy sequence
+
+
+class StepOutputs(NamedTuple):
+    """Step ``h``'s results of the backward pass besides the quantities passed to step ``h - 1``."""
+
+    running: RunningAverages  # after iteration t
+    q: Any = None  # Q^t_h
+    residual: Any = None  # max |Q^t_h - (r_h + P_h V^t_{h+1})| at this step (per run)
 
 
 def splits_steps(rewards) -> bool:
@@ -121,8 +139,8 @@ def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: 
     """Run ``backward`` over the steps ``h = H-1 .. 0`` and return ``(top, per_step_outputs)``.
 
     ``backward(nxt, xs)`` takes the step-``(h+1)`` quantities ``nxt`` (``num_top`` arrays of
-    ``(N, S, R)``) and step ``h``'s inputs ``xs = (r_h, p_h, *per_step_inputs(h))``, and returns
-    ``(quantities_h, outputs_h)``. Where `splits_steps`, the carry is per step and the
+    ``(N, S, R)``) and step ``h``'s `StepInputs` ``xs`` (``per_step_inputs(h)`` with the step's
+    rewards and transitions), and returns ``(quantities_h, StepOutputs)``. Where `splits_steps`, the carry is per step and the
     steps are unrolled, each producing new arrays of its own (no concatenation of the steps, no
     copy of the loop carry); otherwise the pass is a scan over the stacked arrays. The per-step
     outputs come back as tuples over ``h`` (split) or stacked along a leading step axis.
@@ -134,42 +152,43 @@ def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: 
     if splits_steps(game.rewards):
         outputs = [None] * horizon
         for h in range(horizon - 1, -1, -1):
-            top, outputs[h] = backward(top, (game.rewards[h], kernel_step(game.transitions, h), *per_step_inputs(h)))
+            xs = per_step_inputs(h)._replace(rewards=game.rewards[h], transitions=kernel_step(game.transitions, h))
+            top, outputs[h] = backward(top, xs)
         return top, outputs
-    stacked = per_step_inputs(None)
+    stacked = per_step_inputs(None)._replace(rewards=game.rewards, transitions=step_inputs(game.transitions))
     return jax.lax.scan(
-        lambda nxt, xs: backward(nxt, (xs[0], scanned_step(game.transitions, xs[1]), *xs[2:])),
+        lambda nxt, xs: backward(nxt, xs._replace(transitions=scanned_step(game.transitions, xs.transitions))),
         top,
-        (game.rewards, step_inputs(game.transitions), *stacked),
+        stacked,
         reverse=True,
         unroll=horizon if horizon <= _UNROLL_HORIZON else 1,
     )
 
 
-def _per_step(carry, policies):
-    """Step ``h``'s slices of the carry's per-step arrays and of the policies (``h = None``: all)."""
+def _per_step(carry, policies, with_q: bool):
+    """Step ``h``'s `StepInputs` (without rewards and transitions, which `_backward_pass` adds):
+    slices of the carry's per-step arrays and of the policies (``h = None``: all the steps)."""
 
     def inputs(h):
         if h is None:
-            return (policies, carry.running_m, carry.running_d, carry.running_value)
-        return (
-            tuple(p[h] for p in policies),
-            tuple(m[h] for m in carry.running_m),
-            tuple(d[h] for d in carry.running_d),
-            carry.running_value[h],
+            running = RunningAverages(carry.running_m, carry.running_d, carry.running_value)
+            return StepInputs(None, None, policies, running, carry.q if with_q else None)
+        running = RunningAverages(
+            tuple(m[h] for m in carry.running_m), tuple(d[h] for d in carry.running_d), carry.running_value[h]
         )
+        return StepInputs(None, None, tuple(p[h] for p in policies), running, carry.q[h] if with_q else None)
 
     return inputs
 
 
-def _gather_steps(outputs, split: bool):
-    """Per-step ``(m, d, value)`` outputs as the carry keeps them: tuples over ``h`` per player
-    (split form) or the stacked arrays a scan returns."""
+def _gather_steps(outputs, split: bool) -> RunningAverages:
+    """The per-step `RunningAverages` as the carry keeps them: tuples over ``h`` per player
+    (split form, ``outputs`` a list of `StepOutputs`) or the stacked arrays a scan returns."""
     if not split:
-        return outputs
-    running_m = tuple(zip(*[o[0] for o in outputs]))
-    running_d = tuple(zip(*[o[1] for o in outputs]))
-    return running_m, running_d, tuple(o[2] for o in outputs)
+        return outputs.running
+    running_m = tuple(zip(*[o.running.m for o in outputs]))
+    running_d = tuple(zip(*[o.running.d for o in outputs]))
+    return RunningAverages(running_m, running_d, tuple(o.running.value for o in outputs))
 
 
 def _metrics_out(top_quantities, initial_state, run_axes: int) -> jax.Array:
@@ -202,45 +221,38 @@ def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last
         played = [learner.play(carry.learners[i], carry.prediction[i], game.eta, rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
-        def backward(nxt, xs):
-            r_h, p_h, pol_h, m_h, d_h, value_h, q_h = xs
-            alg_next, *metric_next = nxt
-            q_target, *metric_targets = stacked_targets(r_h, p_h, (alg_next, *metric_next), run_axes)
-            q_new = smooth_q_update(q_h, q_target, alpha)
-            joint_h = joint_product(pol_h, run_axes)
+        def backward(nxt, xs: StepInputs):
+            # nxt: V^t_{h+1} of the algorithm, then the output policy's value and bounds at h + 1.
+            q_target, *metric_targets = stacked_targets(xs.rewards, xs.transitions, nxt, run_axes)
+            q_new = smooth_q_update(xs.q, q_target, alpha)
+            joint_h = joint_product(xs.policies, run_axes)
             alg_h = joint_expectation(q_new, joint_h, num_players, run_axes)  # V^t_h of the algorithm
-            running, quantities = smooth_metric_step(pol_h, joint_h, alpha, (m_h, d_h, value_h), metric_targets, run_axes)
+            running, quantities = smooth_metric_step(xs.policies, joint_h, alpha, xs.running, metric_targets, run_axes)
             # The paper's lemma: Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value.
             # Per run; by slices where axes are short, since a reduction to the minor run axis
             # is a strided scalar loop on the CPU (it was the batch's most expensive kernel).
             gap = jnp.abs(q_new - metric_targets[0])
             residual = small_max(gap, tuple(range(q_new.ndim - 1))) if run_axes else jnp.max(gap)
-            return (alg_h, *quantities), (*running, q_new, residual)
+            return (alg_h, *quantities), StepOutputs(running, q_new, residual)
 
-        metric_inputs = _per_step(carry, policies)
-
-        def inputs(h):
-            return (*metric_inputs(h), carry.q if h is None else carry.q[h])
-
-        top, outputs = _backward_pass(backward, game, carry, inputs, 4, run_axes)
+        top, outputs = _backward_pass(backward, game, carry, _per_step(carry, policies, with_q=True), 4, run_axes)
+        running = _gather_steps(outputs, split)
         if split:
-            running = _gather_steps(outputs, True)
-            q = tuple(o[3] for o in outputs)
+            q = tuple(o.q for o in outputs)
             stacked_q = jnp.stack(q)
-            residual = jnp.stack([o[4] for o in outputs])
+            residual = jnp.stack([o.residual for o in outputs])
         else:
-            running, q, residual = outputs[:3], outputs[3], outputs[4]
+            q, residual = outputs.q, outputs.residual
             stacked_q = q
         utilities = per_player_utilities(stacked_q, policies, run_axes)
         learners = tuple(learner.observe(state, utilities[i], rho) for i, (_, state) in enumerate(played))
-        running_m, running_d, running_value = running
         new_carry = SmoothCarry(
             learners,
             utilities if optimistic else carry.prediction,
             q,
-            running_m,
-            running_d,
-            running_value,
+            running.m,
+            running.d,
+            running.value,
             jnp.maximum(carry.identity_residual, jnp.max(residual, axis=0)),
         )
         out: dict[str, Any] = {"metrics": _metrics_out(top[1:], game.initial_state, run_axes)}
@@ -262,15 +274,16 @@ def _certify_step(game: GameArrays, run_axes: int):
         t, policies = x
         alpha, _ = _step_size(t[0], horizon)
 
-        def backward(nxt, xs):
-            r_h, p_h, pol_h, m_h, d_h, value_h = xs
-            targets = stacked_targets(r_h, p_h, nxt, run_axes)
-            joint_h = joint_product(pol_h, run_axes)
-            running, quantities = smooth_metric_step(pol_h, joint_h, alpha, (m_h, d_h, value_h), targets, run_axes)
-            return quantities, running
+        def backward(nxt, xs: StepInputs):
+            targets = stacked_targets(xs.rewards, xs.transitions, nxt, run_axes)
+            joint_h = joint_product(xs.policies, run_axes)
+            running, quantities = smooth_metric_step(xs.policies, joint_h, alpha, xs.running, targets, run_axes)
+            return quantities, StepOutputs(running)
 
-        top, outputs = _backward_pass(backward, game, carry, _per_step(carry, policies), 3, run_axes)
-        return SmoothMetricsCarry(*_gather_steps(outputs, split)), {"metrics": _metrics_out(top, game.initial_state, run_axes)}
+        top, outputs = _backward_pass(backward, game, carry, _per_step(carry, policies, with_q=False), 3, run_axes)
+        running = _gather_steps(outputs, split)
+        metrics_carry = SmoothMetricsCarry(running.m, running.d, running.value)
+        return metrics_carry, {"metrics": _metrics_out(top, game.initial_state, run_axes)}
 
     return step
 
