@@ -37,17 +37,17 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 
 from ..games import MarkovGame
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
-from ._ce import _continuation_target, swap_matrix
+from ._ce import markov_best_deviation
 from ._common import check_policy, others_expectation, step_factors
 from ..policies import IndexKernel
 from ._value import _markov_value, policy_value
-from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, estimate_work, format_count
+from ._work import DEFAULT_MAX_WORK, estimate_work, format_count, refuse_above
 
 __all__ = ["CCEGapResult", "HistoryDeviation", "MarkovDeviation", "exact_cce_gap"]
 
@@ -172,57 +172,41 @@ def exact_cce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_
     """
     check_policy(game, policy)
     est = estimate_work(game, policy)
-    if max_work is not None and est.cce_work > max_work:
-        raise EvaluationTooLarge(
-            "exact CCE gap",
-            est.cce_work,
-            max_work,
-            est,
-            f"{format_count(max(est.cce_history_nodes))} history nodes per player x index length T={est.index_length}",
-        )
+    detail = f"{format_count(max(est.cce_history_nodes))} history nodes per player x index length T={est.index_length}"
+    refuse_above("exact CCE gap", est.cce_work, max_work, est, detail)
     if isinstance(policy, MarkovCorrelatedPolicy):
-        return _markov_cce(game, policy)
-    kernel = IndexKernel.of(policy)
-    value = policy_value(game, policy)
-    results = [_IndexBestResponse(game, policy, kernel, i).solve() for i in range(game.num_players)]
-    br = np.array([r[0] for r in results])
+        value = _markov_value(game, policy)[:, game.initial_state]
+        results = [_markov_best_response(game, policy, i) for i in range(game.num_players)]
+    else:
+        kernel = IndexKernel.of(policy)
+        value = policy_value(game, policy)
+        results = [_IndexBestResponse(game, policy, kernel, i).solve() for i in range(game.num_players)]
+    br = np.array([r.value for r in results])
     per_player = br - value
     return CCEGapResult(
         gap=float(per_player.max()),
         per_player=per_player,
         value=value,
         best_response_value=br,
-        deviations=tuple(r[1] for r in results),
-        certified_bound=np.array([r[2] for r in results]),
-        nodes=tuple(r[3] for r in results),
+        deviations=tuple(r.deviation for r in results),
+        certified_bound=np.array([r.certified_bound for r in results]),
+        nodes=tuple(r.nodes for r in results),
     )
 
 
-def _markov_cce(game: MarkovGame, policy: MarkovCorrelatedPolicy) -> CCEGapResult:
-    n, horizon, num_s = game.num_players, game.horizon, game.num_states
-    value = _markov_value(game, policy)[:, game.initial_state]
-    br = np.zeros(n)
-    devs = []
-    for i in range(n):
-        best = np.zeros(num_s)
-        table = np.zeros((horizon, num_s), dtype=np.int64)
-        for h in range(horizon - 1, -1, -1):
-            # sum over the recommended own action a of M[s, a, b]: the others' marginal times the target.
-            m = swap_matrix(game, policy.joint[h], _continuation_target(game, h, i, best), i).sum(axis=1)
-            table[h] = np.argmax(m, axis=-1)
-            best = m.max(axis=-1)
-        br[i] = best[game.initial_state]
-        devs.append(MarkovDeviation(i, table))
-    per_player = br - value
-    return CCEGapResult(
-        gap=float(per_player.max()),
-        per_player=per_player,
-        value=value,
-        best_response_value=br,
-        deviations=tuple(devs),
-        certified_bound=br.copy(),  # no hidden index: the certified recursion is exact
-        nodes=(horizon * num_s,) * n,
-    )
+class _BestResponse(NamedTuple):
+    """One player's part of a `CCEGapResult`."""
+
+    value: float  # the best deviation's value at s_1
+    deviation: "HistoryDeviation | MarkovDeviation"
+    certified_bound: float
+    nodes: int
+
+
+def _markov_best_response(game: MarkovGame, policy: MarkovCorrelatedPolicy, player: int) -> _BestResponse:
+    value, table = markov_best_deviation(game, policy, player, "cce")
+    # No hidden index: the certified recursion is exact.
+    return _BestResponse(value, MarkovDeviation(player, table), value, game.horizon * game.num_states)
 
 
 class _IndexBestResponse:
@@ -266,7 +250,7 @@ class _IndexBestResponse:
         value, tree = self._node(0, s1, self.kernel.first_index_distribution())
         actions: dict[tuple, int] = {}
         self._collect(tree, (s1,), 0, s1, actions)
-        return value, HistoryDeviation(self.i, actions), self.certified, self.nodes
+        return _BestResponse(value, HistoryDeviation(self.i, actions), self.certified, self.nodes)
 
     def _node(self, h: int, s: int, belief: np.ndarray):
         """Value of the best deviation from an information node, and its decision tree."""

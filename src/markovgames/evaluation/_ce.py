@@ -46,6 +46,7 @@ costing O(T S A_i (A_i + S)); [`estimate_work`][markovgames.evaluation.estimate_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,7 +55,7 @@ from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
 from ._common import check_policy, others_expectation, step_factors
 from ..policies import IndexKernel
 from ._value import _markov_value
-from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, estimate_work, format_count
+from ._work import DEFAULT_MAX_WORK, estimate_work, format_count, refuse_above
 
 __all__ = ["CEGapResult", "StrategyModification", "exact_ce_gap"]
 
@@ -158,30 +159,36 @@ def exact_ce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_M
     """
     check_policy(game, policy)
     est = estimate_work(game, policy)
-    if max_work is not None and est.ce_work > max_work:
-        raise EvaluationTooLarge(
-            "exact CE gap",
-            est.ce_work,
-            max_work,
-            est,
-            f"up to {format_count(max(est.ce_nodes))} search nodes per player x index length T={est.index_length}",
-        )
+    detail = f"up to {format_count(max(est.ce_nodes))} search nodes per player x index length T={est.index_length}"
+    refuse_above("exact CE gap", est.ce_work, max_work, est, detail)
     if isinstance(policy, MarkovCorrelatedPolicy):
-        return _markov_ce(game, policy)
-    kernel = IndexKernel.of(policy)
-    results = [_IndexCESearch(game, policy, kernel, i).solve() for i in range(game.num_players)]
-    value = np.array([r[0] for r in results])
-    dev = np.array([r[1] for r in results])
+        values = _markov_value(game, policy)[:, game.initial_state]
+        results = [_markov_ce(game, policy, i, float(values[i])) for i in range(game.num_players)]
+    else:
+        kernel = IndexKernel.of(policy)
+        results = [_IndexCESearch(game, policy, kernel, i).solve() for i in range(game.num_players)]
+    value = np.array([r.value for r in results])
+    dev = np.array([r.deviation_value for r in results])
     per_player = dev - value
     return CEGapResult(
         gap=float(per_player.max()),
         per_player=per_player,
         value=value,
         deviation_value=dev,
-        modifications=tuple(r[2] for r in results),
-        certified_bound=np.array([r[3] for r in results]),
-        nodes=tuple(r[4] for r in results),
+        modifications=tuple(r.modification for r in results),
+        certified_bound=np.array([r.certified_bound for r in results]),
+        nodes=tuple(r.nodes for r in results),
     )
+
+
+class _PlayerResult(NamedTuple):
+    """One player's part of a `CEGapResult`."""
+
+    value: float  # V^pi_{1,i}(s_1)
+    deviation_value: float  # max over modifications
+    modification: np.ndarray  # (H, S, A_i), a maximising one
+    certified_bound: float
+    nodes: int
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,32 +212,31 @@ def _continuation_target(game: MarkovGame, h: int, player: int, next_value: np.n
     return game.rewards[h, player] + game.transitions[h] @ next_value
 
 
-def _markov_ce(game: MarkovGame, policy: MarkovCorrelatedPolicy) -> CEGapResult:
-    n, horizon, num_s = game.num_players, game.horizon, game.num_states
-    value = _markov_value(game, policy)[:, game.initial_state]
-    dev = np.zeros(n)
-    mods = []
-    for i in range(n):
-        best = np.zeros(num_s)
-        table = np.zeros((horizon, num_s, game.num_actions[i]), dtype=np.int64)
-        for h in range(horizon - 1, -1, -1):
-            m = swap_matrix(game, policy.joint[h], _continuation_target(game, h, i, best), i)
-            table[h] = np.argmax(m, axis=-1)
-            best = m.max(axis=-1).sum(axis=-1)
-        dev[i] = best[game.initial_state]
-        mods.append(table)
+def markov_best_deviation(game: MarkovGame, policy: MarkovCorrelatedPolicy, player: int, concept: str):
+    """Player ``player``'s best deviation from a Markov correlated policy, by backward induction.
+
+    ``concept="ce"``: a strategy modification, ``table[h, s, a]`` the action played on
+    recommendation ``a`` (the max is taken per recommendation); ``"cce"``: a Markov deviation,
+    ``table[h, s]`` the action played whatever is recommended (the swap matrix is summed over the
+    recommendations first). Returns ``(value at s_1, table)``.
+    """
+    best = np.zeros(game.num_states)
+    tables = []
+    for h in range(game.horizon - 1, -1, -1):
+        m = swap_matrix(game, policy.joint[h], _continuation_target(game, h, player, best), player)
+        if concept == "cce":
+            m = m.sum(axis=1)  # one action, whatever the recommendation a
+        tables.append(np.argmax(m, axis=-1))
+        best = m.max(axis=-1) if concept == "cce" else m.max(axis=-1).sum(axis=-1)
+    return float(best[game.initial_state]), np.stack(tables[::-1]).astype(np.int64)
+
+
+def _markov_ce(game: MarkovGame, policy: MarkovCorrelatedPolicy, player: int, value: float) -> _PlayerResult:
+    dev, table = markov_best_deviation(game, policy, player, "ce")
     # The identity is a modification: clip the rounding of two different summation orders.
-    dev = np.maximum(dev, value)
-    per_player = dev - value
-    return CEGapResult(
-        gap=float(per_player.max()),
-        per_player=per_player,
-        value=value,
-        deviation_value=dev,
-        modifications=tuple(mods),
-        certified_bound=dev.copy(),  # no hidden index: the "certified" recursion is exact
-        nodes=(horizon * num_s,) * n,
-    )
+    dev = max(dev, value)
+    # No hidden index: the "certified" recursion is exact.
+    return _PlayerResult(value, dev, table, dev, game.horizon * game.num_states)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +298,7 @@ class _IndexCESearch:
         self.value = self.evaluate(identity)
         self.best, self.best_table = self.value, identity.copy()
         self._search(0, self._initial_mass(), 0.0, identity.copy())
-        return self.value, self.best, self.best_table, self.certified, self.nodes
+        return _PlayerResult(self.value, self.best, self.best_table, self.certified, self.nodes)
 
     def _improves(self, bound: float) -> bool:
         return bound > self.best + _PRUNE_RTOL * max(1.0, abs(self.best))
@@ -320,24 +326,49 @@ class _IndexCESearch:
         rest = np.concatenate([np.cumsum(best_bound[::-1])[::-1], [0.0]])
         if not self._improves(acc + rest[0]):
             return
-        num_t, num_s = d.shape
-        self._assign(h, d, acc, table, pairs, 0, 0.0, 0.0, np.zeros((num_t, num_s)), reward, bound, rest)
+        step = _Step(h, d, acc, table, pairs, reward, bound, rest)
+        self._assign(step, 0, _Chosen(0.0, 0.0, np.zeros(d.shape)))
 
-    def _assign(self, h, d, acc, table, pairs, k, chosen_bound, chosen_reward, pre_push, reward, bound, rest):
-        if k == len(pairs):
+    def _assign(self, step: "_Step", k: int, chosen: "_Chosen") -> None:
+        """Choose the played action of the ``k``-th reachable pair of ``step``, then the rest."""
+        h, table, bound = step.h, step.table, step.bound
+        if k == len(step.pairs):
             # All reachable choices of step h fixed: the law of (index, state) at h+1 is exact.
-            self._search(h + 1, self.kernel.push(pre_push), acc + chosen_reward, table)
+            self._search(h + 1, self.kernel.push(chosen.pre_push), step.acc + chosen.reward, table)
             return
-        s, a = pairs[k]
+        s, a = step.pairs[k]
         old = table[h, s, a]
+        pm_h = self.pm[h]
+        assert pm_h is not None  # the last step has no transitions and is decided in _search
         for b in np.argsort(-bound[s, a], kind="stable"):
-            if not self._improves(acc + chosen_bound + bound[s, a, b] + rest[k + 1]):
+            if not self._improves(step.acc + chosen.bound + bound[s, a, b] + step.rest[k + 1]):
                 break  # sorted: every later b has a smaller bound
             table[h, s, a] = b
-            contrib = (d[:, s] * self.pi[h][:, s, a])[:, None] * self.pm[h][:, s, b, :]
+            contrib = (step.d[:, s] * self.pi[h][:, s, a])[:, None] * pm_h[:, s, b, :]
             self._assign(
-                h, d, acc, table, pairs, k + 1,
-                chosen_bound + bound[s, a, b], chosen_reward + reward[s, a, b],
-                pre_push + contrib, reward, bound, rest,
+                step,
+                k + 1,
+                _Chosen(chosen.bound + bound[s, a, b], chosen.reward + step.reward[s, a, b], chosen.pre_push + contrib),
             )
         table[h, s, a] = old
+
+
+class _Step(NamedTuple):
+    """What the search knows at step ``h`` while it assigns the step's choices (fixed for the step)."""
+
+    h: int
+    d: np.ndarray  # (T, S): the law of (index, state) at step h
+    acc: float  # the reward collected before step h
+    table: np.ndarray  # (H, S, A_i): the modification being built (choices of steps < h fixed)
+    pairs: list  # the reachable (s, a), heaviest first: the order in which they are assigned
+    reward: np.ndarray  # (S, A, B): immediate reward of playing b on recommendation a
+    bound: np.ndarray  # (S, A, B): certified bound of that choice, future included
+    rest: np.ndarray  # rest[k]: the best bounds of pairs k.. summed (for pruning)
+
+
+class _Chosen(NamedTuple):
+    """The choices made so far at a step: their summed bounds and rewards, and the mass they push on."""
+
+    bound: float
+    reward: float
+    pre_push: np.ndarray  # (T, S'): the law at h+1 before the index moves

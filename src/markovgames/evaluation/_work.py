@@ -87,6 +87,12 @@ class EvaluationTooLarge(MarkovGamesError, ValueError):
         )
 
 
+def refuse_above(what: str, work: int, max_work: float | None, estimate: "WorkEstimate", detail: str) -> None:
+    """Raise `EvaluationTooLarge` when ``max_work`` is set and ``work`` exceeds it."""
+    if max_work is not None and work > max_work:
+        raise EvaluationTooLarge(what, work, max_work, estimate, detail)
+
+
 @dataclass(frozen=True)
 class WorkEstimate:
     """Sizes of the exact evaluations of one policy (worst case, before any pruning).
