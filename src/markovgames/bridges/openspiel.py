@@ -137,9 +137,15 @@ _BASES: tuple | None = None
 def _bases():
     """The pyspiel base classes (built on first use so that pyspiel is imported lazily)."""
     global _BASES
-    if _BASES is not None:
-        return _BASES
-    pyspiel = _pyspiel()
+    if _BASES is None:
+        pyspiel = _pyspiel()
+        _BASES = (_game_base(pyspiel), _state_base(pyspiel))
+    return _BASES
+
+
+def _game_base(pyspiel) -> type:
+    """The base class of exported games, a ``pyspiel.Game``; `export_game` subclasses it once per
+    game with the game, its OpenSpiel type and info, and its state class (from `_state_base`)."""
 
     class MarkovGameOpenSpiel(pyspiel.Game):
         """An exported [`MarkovGame`][markovgames.MarkovGame] (one subclass per registered game)."""
@@ -176,6 +182,13 @@ def _bases():
         def __reduce__(self):
             # The class is made per game at run time: pickle the game, and export it again on loading.
             return export_game, (self._markov_game, self._game_type.short_name)
+
+    return MarkovGameOpenSpiel
+
+
+def _state_base(pyspiel) -> type:
+    """The base class of exported games' states, a ``pyspiel.State`` over one immutable `_StateData`
+    (whose methods are the game's rules: what a move and a chance draw do)."""
 
     class MarkovGameOpenSpielState(pyspiel.State):
         """A state of an exported game: step, Markov state, pending joint action (at chance nodes), history."""
@@ -218,27 +231,13 @@ def _bases():
             return list(range(self._markov_game.num_actions[player]))
 
         def chance_outcomes(self):
-            row = self._markov_game.transitions[(self._step, self._state, *self._pending)]
-            return [(int(s), float(p)) for s, p in enumerate(row) if p > 0.0]
+            return self._d.chance_outcomes(self._markov_game)
 
         def _apply_action(self, action):
-            row = self._markov_game.transitions[(self._step, self._state, *self._pending)]
-            if not (0 <= action < row.size and row[action] > 0.0):
-                raise ValueError(f"chance outcome {action} has probability 0")
-            d = self._d
-            self._d = d._replace(
-                step=d.step + 1, state=int(action), pending=None, history=d.history + ((d.state, d.pending),)
-            )
+            self._d = self._d.after_chance(self._markov_game, action)
 
         def _apply_actions(self, actions):
-            mg = self._markov_game
-            joint = tuple(int(a) for a in actions)
-            if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
-                raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
-            d = self._d
-            rewards = tuple(float(r) for r in mg.rewards[(d.step, slice(None), d.state, *joint)])
-            returns = tuple(x + r for x, r in zip(d.returns, rewards))
-            self._d = d._replace(pending=joint, rewards=rewards, returns=returns)
+            self._d = self._d.after_moves(self._markov_game, actions)
 
         def _action_to_string(self, player, action):
             if player == pyspiel.PlayerId.CHANCE:
@@ -263,8 +262,7 @@ def _bases():
             pending = "" if self._pending is None else f" pending={','.join(map(str, self._pending))}"
             return f"step={self._step} state={self._state}{pending} history={hist}"
 
-    _BASES = (MarkovGameOpenSpiel, MarkovGameOpenSpielState)
-    return _BASES
+    return MarkovGameOpenSpielState
 
 
 class _StateData(NamedTuple):
@@ -276,6 +274,31 @@ class _StateData(NamedTuple):
     history: tuple  # ((state, joint action), ...) of the completed steps
     rewards: tuple  # of the last move, reported until the next move
     returns: tuple
+
+    def chance_outcomes(self, mg: MarkovGame) -> list[tuple[int, float]]:
+        """``(next state, probability)`` for the pending joint action, positive probabilities only."""
+        row = mg.transitions[(self.step, self.state, *self.pending)]
+        return [(int(s), float(p)) for s, p in enumerate(row) if p > 0.0]
+
+    def after_chance(self, mg: MarkovGame, action) -> _StateData:
+        """The data once chance has drawn the next state ``action`` (of positive probability, else
+        ``ValueError``): the step is complete and joins the history."""
+        row = mg.transitions[(self.step, self.state, *self.pending)]
+        if not (0 <= action < row.size and row[action] > 0.0):
+            raise ValueError(f"chance outcome {action} has probability 0")
+        return self._replace(
+            step=self.step + 1, state=int(action), pending=None, history=self.history + ((self.state, self.pending),)
+        )
+
+    def after_moves(self, mg: MarkovGame, actions) -> _StateData:
+        """The data once the players have moved ``actions`` (a joint action in the action sets, else
+        ``ValueError``): pending its transition, its rewards reported and added to the returns."""
+        joint = tuple(int(a) for a in actions)
+        if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
+            raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
+        rewards = tuple(float(r) for r in mg.rewards[(self.step, slice(None), self.state, *joint)])
+        returns = tuple(x + r for x, r in zip(self.returns, rewards))
+        return self._replace(pending=joint, rewards=rewards, returns=returns)
 
     def __deepcopy__(self, memo):
         return self
