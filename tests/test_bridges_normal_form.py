@@ -403,3 +403,35 @@ def test_nfg_strings_escape_only_quotes_as_gambit_does():
         format_nfg(NormalFormGame(np.zeros((2, 1, 1)), title="ends with \\"))
     with pytest.raises(TypeError, match="expected the text of a .nfg file"):
         parse_nfg(None)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('NFG 1', "unexpected end of file, expected 'R' or 'D'"),
+        ('NFG 1 R title', "expected the game title (a quoted string) at offset 8, got 'title'"),
+        ('NFG 1 R "t" { } { }', "the game has no players"),
+        ('NFG 1 R "t" { "a" } { 2x }', "expected a strategy count at offset 22, got '2x'"),
+        ('NFG 1 R "t" { "a" "b" } { 2 0 }', "every player needs at least one strategy, got (2, 0)"),
+        ('NFG 1 R "t" { "a" } { { "x" "y" }', "unexpected end of file, expected '}' closing the strategy names"),
+        ('NFG 1 R "t" { "a" "b" } { { "x" } { "y" } } "" { { "" 1 } } 1', "outcome 1 has 1 payoffs, expected 2"),
+        (
+            'NFG 1 R "t" { "a" "b" } { { "x" } { "y" } } "" { { "" 1 2 } } 1 1',
+            "outcome form: expected 1 outcome numbers (one per contingency), got 2",
+        ),
+        ('NFG 1 R "t" { "a" "b" } { { "x" } { "y" } } "" { { "" 1 2 } } one', "expected an outcome number at offset 62, got 'one'"),
+    ],
+)
+def test_parse_errors_name_what_was_expected_and_where(text, message):
+    """Each refusal of the parser, word for word (offsets are of the offending token)."""
+    with pytest.raises(NFGFormatError) as info:
+        parse_nfg(text)
+    assert str(info.value) == message
+
+
+def test_outcome_body_after_counted_strategies():
+    """The body's form goes by its first token: an outcome list also follows strategy counts, and
+    outcome 0 is the null outcome (all payoffs 0)."""
+    g = parse_nfg('NFG 1 R "t" { "a" "b" } { 2 1 } { { "" 1/2 2 } { 3 4 } } 2 0')
+    np.testing.assert_array_equal(g.payoffs, [[[3.0], [0.0]], [[4.0], [0.0]]])
+    assert g.strategy_names == (("1", "2"), ("1",)) and g.comment == ""

@@ -411,3 +411,142 @@ def test_import_game_names_bad_arguments():
         osb.import_game(game, lambda s: [1])
     with pytest.raises(ValueError, match="bounds must be .* a pair of numbers"):
         osb.import_game(game, lambda s: 0, bounds=(0,))
+
+
+def test_exported_states_refuse_moves_outside_the_game():
+    """A traversal root outside the arrays, a joint action outside the action sets and a chance
+    outcome of probability 0 are refused with the values named."""
+    os_game = osb.export_game(make_paper_game())
+    with pytest.raises(ValueError, match=r"^need 0 <= step < 2 and 0 <= state < 2, got \(2, 0\)$"):
+        os_game.new_state_at(2, 0)
+    with pytest.raises(ValueError, match=r"^need 0 <= step < 2 and 0 <= state < 2, got \(0, -1\)$"):
+        os_game.new_state_at(0, -1)
+    st = os_game.new_initial_state()
+    for joint, shown in (([2, 0], r"\(2, 0\)"), ([0], r"\(0,\)")):
+        with pytest.raises(ValueError, match=rf"^joint action {shown} is not in the action sets \(2, 2\)$"):
+            st.apply_actions(joint)
+    st.apply_actions([0, 0])
+    with pytest.raises(ValueError, match=r"^chance outcome 2 has probability 0$"):
+        st.apply_action(2)
+
+
+# ---------------------------------------------------------------------------------------------
+# A game whose reward is decided by a chance node after the move
+# ---------------------------------------------------------------------------------------------
+_COIN_TYPE = pyspiel.GameType(
+    short_name="markovgames_test_coin",
+    long_name="markovgames test: a coin after the move",
+    dynamics=pyspiel.GameType.Dynamics.SIMULTANEOUS,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.GENERAL_SUM,
+    reward_model=pyspiel.GameType.RewardModel.REWARDS,
+    max_num_players=2,
+    min_num_players=2,
+    provides_information_state_string=False,
+    provides_information_state_tensor=False,
+    provides_observation_string=False,
+    provides_observation_tensor=False,
+    parameter_specification={"actions": 2},
+)
+
+
+class _CoinGame(pyspiel.Game):
+    """Both players move once; then a coin decides the payoff: heads (probability 1/4) pays
+    ``(1, a_1 / 2)``, tails ``(0, 1)``. Player 1 has ``actions`` legal actions (default 2)."""
+
+    def __init__(self, params=None):
+        params = params or {"actions": 2}
+        info = pyspiel.GameInfo(
+            num_distinct_actions=2,
+            max_chance_outcomes=2,
+            num_players=2,
+            min_utility=0.0,
+            max_utility=1.0,
+            utility_sum=None,
+            max_game_length=1,
+        )
+        super().__init__(_COIN_TYPE, info, params)
+        self.actions = int(params["actions"])
+
+    def new_initial_state(self):
+        return _CoinState(self)
+
+
+class _CoinState(pyspiel.State):
+    def __init__(self, game):
+        super().__init__(game)
+        self._actions = game.actions
+        self._joint = None
+        self._coin = None
+
+    def current_player(self):
+        if self._coin is not None:
+            return pyspiel.PlayerId.TERMINAL
+        return pyspiel.PlayerId.CHANCE if self._joint is not None else pyspiel.PlayerId.SIMULTANEOUS
+
+    def _legal_actions(self, player):
+        return list(range(2 if player == 0 else self._actions))
+
+    def chance_outcomes(self):
+        return [(0, 0.25), (1, 0.75)]
+
+    def _apply_actions(self, actions):
+        self._joint = tuple(actions)
+
+    def _apply_action(self, action):
+        self._coin = action
+
+    def _action_to_string(self, player, action):
+        return f"player {player} action {action}"
+
+    def is_terminal(self):
+        return self._coin is not None
+
+    def returns(self):
+        if self._coin is None:
+            return [0.0, 0.0]
+        return [1.0, self._joint[1] / 2] if self._coin == 0 else [0.0, 1.0]
+
+    def rewards(self):
+        return self.returns()
+
+    def __str__(self):
+        return f"joint={self._joint} coin={self._coin}"
+
+
+if _COIN_TYPE.short_name not in pyspiel.registered_names():
+    pyspiel.register_game(_COIN_TYPE, _CoinGame)
+
+
+def test_import_takes_the_expected_reward_over_chance():
+    """When chance after the move changes the reward, the imported reward is its expectation:
+    player 0 gets 1/4 * 1 + 3/4 * 0 = 1/4, player 1 gets 1/4 * a_1 / 2 + 3/4 * 1 (0.75, 0.875)."""
+    os_game = pyspiel.load_game("markovgames_test_coin")
+    imp = osb.import_game(os_game, lambda st: "end" if st.is_terminal() else "start")
+    g = imp.game
+    assert imp.state_keys == ("start", "end") and imp.rescaling.is_identity
+    np.testing.assert_array_equal(g.rewards[0, :, 0], [[[0.25, 0.25], [0.25, 0.25]], [[0.75, 0.875], [0.75, 0.875]]])
+    np.testing.assert_array_equal(g.transitions[0, 0, :, :, 1], 1.0)
+    # OpenSpiel's exact evaluation of the uniform policy agrees.
+    np.testing.assert_allclose(imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12)
+
+
+def test_import_game_refuses_bad_roots_keys_and_action_sets():
+    pd = pyspiel.load_game("matrix_pd")
+    with pytest.raises(ValueError, match=r"^roots: need at least one \(step, state\)$"):
+        osb.import_game(pd, lambda st: 0, roots=[])
+    with pytest.raises(ValueError, match=r"^roots: the first root is the initial state and must be at step 0, got step 1$"):
+        osb.import_game(pd, lambda st: 0, roots=[(1, pd.new_initial_state())])
+    with pytest.raises(osb.OpenSpielImportError, match=r"^state_key returned None for a simultaneous-move state$"):
+        osb.import_game(pd, lambda st: None)
+    with pytest.raises(osb.OpenSpielImportError, match=r"^step 0: player 1 has no legal action \(joint=None coin=None\)$"):
+        osb.import_game(pyspiel.load_game("markovgames_test_coin(actions=0)"), lambda st: "start")
+    # Goofspiel: every card played leaves the hand, so the action sets shrink.
+    goofspiel = pyspiel.load_game("goofspiel(num_cards=3,points_order=descending)")
+    with pytest.raises(
+        osb.OpenSpielImportError,
+        match=r"^step 1: legal actions \[\(1, 2\), \(1, 2\)\] differ from \[\(0, 1, 2\), \(0, 1, 2\)\] seen before \(.*\); "
+        "a Markov game needs the same action sets everywhere$",
+    ):
+        osb.import_game(goofspiel, str)

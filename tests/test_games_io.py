@@ -636,3 +636,12 @@ def test_file_errors_are_game_validation_errors(tmp_path):
     with pytest.raises(ValueError):
         load_game(str(path))
     assert os.path.exists(path)
+
+
+def test_npz_too_many_players_refused_from_the_header(tmp_path):
+    """``num_actions`` longer than the supported number of players is refused from its header."""
+    arrays = _npz_arrays(paper_game())
+    arrays["num_actions"] = np.ones(30, dtype=np.int64)
+    assert _load_error(_write_npz(tmp_path / "g.npz", arrays)) == (
+        "num_actions: 30 entries exceed the supported maximum of 29 players"
+    )

@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -385,6 +386,48 @@ def _contingencies(num_actions: tuple[int, ...]):
         yield tuple(int(a) for a in reversed(rev))
 
 
+class _TokenStream:
+    """The tokens of a ``.nfg`` text, read front to back (the parser's position in them)."""
+
+    def __init__(self, tokens: list[tuple[str, str, int]]):
+        self._tokens = tokens
+        self._at = 0
+
+    def next_is(self, kind: str) -> bool:
+        """Whether a next token exists and is of ``kind``."""
+        return self._at < len(self._tokens) and self._tokens[self._at][0] == kind
+
+    def take(self, expected_kind: str | None = None, what: str = "") -> tuple[str, str, int]:
+        """The next token, which must be of ``expected_kind`` when given (``what`` names it in errors)."""
+        if self._at >= len(self._tokens):
+            raise NFGFormatError(f"unexpected end of file, expected {what or expected_kind}")
+        tok = self._tokens[self._at]
+        if expected_kind is not None and tok[0] != expected_kind:
+            raise NFGFormatError(f"expected {what or expected_kind} at offset {tok[2]}, got {tok[1]!r}")
+        self._at += 1
+        return tok
+
+    def take_all(self, kind: str) -> list[tuple[str, str, int]]:
+        """The run of tokens of ``kind`` that comes next (possibly none)."""
+        out = []
+        while self.next_is(kind):
+            out.append(self.take())
+        return out
+
+    def rest(self) -> list[tuple[str, str, int]]:
+        """All the remaining tokens (the body ends the file)."""
+        out = self._tokens[self._at :]
+        self._at = len(self._tokens)
+        return out
+
+
+class _Strategies(NamedTuple):
+    """The strategies of a ``.nfg`` header: counts, and names in the outcome form (``()`` if counted)."""
+
+    num_actions: tuple[int, ...]
+    names: tuple[tuple[str, ...], ...]
+
+
 def parse_nfg(text: str) -> NormalFormGame:
     """Parse the text of a Gambit ``.nfg`` file (payoff or outcome form) into a `NormalFormGame`.
 
@@ -395,111 +438,134 @@ def parse_nfg(text: str) -> NormalFormGame:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_nfg: expected the text of a .nfg file (a str), got {type(text).__name__}")
-    toks = _tokens(text)
-    k = 0
-
-    def take(expected_kind: str | None = None, what: str = ""):
-        nonlocal k
-        if k >= len(toks):
-            raise NFGFormatError(f"unexpected end of file, expected {what or expected_kind}")
-        tok = toks[k]
-        if expected_kind is not None and tok[0] != expected_kind:
-            raise NFGFormatError(f"expected {what or expected_kind} at offset {tok[2]}, got {tok[1]!r}")
-        k += 1
-        return tok
-
-    def peek():
-        return toks[k] if k < len(toks) else None
-
-    head = [take("word", "'NFG'"), take("word", "version 1"), take("word", "'R' or 'D'")]
-    if head[0][1] != "NFG" or head[1][1] != "1" or head[2][1] not in ("R", "D"):
-        raise NFGFormatError(f"expected the header 'NFG 1 R', got {' '.join(t[1] for t in head)!r}")
-    title = take("string", "the game title (a quoted string)")[1]
-    take("{", "'{' opening the player names")
-    players = []
-    while (tok := peek()) is not None and tok[0] == "string":
-        players.append(take()[1])
-    take("}", "'}' closing the player names")
-    if not players:
-        raise NFGFormatError("the game has no players")
-    take("{", "'{' opening the strategy counts or names")
-    strategy_names: list[tuple[str, ...]] | None = None
-    num_actions: list[int] | tuple[int, ...]  # a list while the counts are read
-    if (tok := peek()) is not None and tok[0] == "{":
-        strategy_names = []
-        while (tok := peek()) is not None and tok[0] == "{":
-            take()
-            names = []
-            while (tok := peek()) is not None and tok[0] == "string":
-                names.append(take()[1])
-            take("}", "'}' closing a player's strategy names")
-            strategy_names.append(tuple(names))
-        take("}", "'}' closing the strategy names")
-        num_actions = tuple(len(s) for s in strategy_names)
-    else:
-        counts = []
-        while (tok := peek()) is not None and tok[0] == "word":
-            counts.append(take())
-        take("}", "'}' closing the strategy counts")
-        num_actions = []
-        for tok in counts:
-            try:
-                num_actions.append(int(tok[1]))
-            except ValueError:
-                raise NFGFormatError(f"expected a strategy count at offset {tok[2]}, got {tok[1]!r}") from None
-        num_actions = tuple(num_actions)
-    if len(num_actions) != len(players):
-        raise NFGFormatError(f"{len(players)} players but {len(num_actions)} strategy counts")
-    if any(a < 1 for a in num_actions):
-        raise NFGFormatError(f"every player needs at least one strategy, got {num_actions}")
-    comment = ""
-    if (tok := peek()) is not None and tok[0] == "string":
-        comment = take()[1]
-    n = len(players)
-    size = math.prod(num_actions)
-    payoffs = np.zeros((n, *num_actions))
+    toks = _TokenStream(_tokens(text))
+    title = _read_title(toks)
+    players = _read_players(toks)
+    strategies = _read_strategies(toks, len(players))
+    comment = toks.take()[1] if toks.next_is("string") else ""
     # The body's form goes by its first token, as in Gambit's reader: '{' opens an outcome list,
     # a number starts a payoff list (whether the strategies were counted or named).
-    if (tok := peek()) is None or tok[0] != "{":
-        rest = toks[k:]
-        if len(rest) != n * size:
-            raise NFGFormatError(
-                f"payoff form: expected {n} x {size} = {n * size} payoffs after the header, got {len(rest)} tokens"
-            )
-        for c, joint in enumerate(_contingencies(num_actions)):
-            for i in range(n):
-                payoffs[(i, *joint)] = _number(rest[c * n + i])
+    if toks.next_is("{"):
+        payoffs = _read_outcome_body(toks, strategies.num_actions)
     else:
-        take("{", "'{' opening the outcome list")
-        outcomes: list[list[float]] = []
-        while (tok := peek()) is not None and tok[0] == "{":
-            take()
-            if (tok := peek()) is not None and tok[0] == "string":
-                take()  # outcome label
-            vals = []
-            while (tok := peek()) is not None and tok[0] == "word":
-                vals.append(_number(take()))
-            take("}", "'}' closing an outcome")
-            if len(vals) != n:
-                raise NFGFormatError(f"outcome {len(outcomes) + 1} has {len(vals)} payoffs, expected {n}")
-            outcomes.append(vals)
-        take("}", "'}' closing the outcome list")
-        rest = toks[k:]
-        if len(rest) != size:
-            raise NFGFormatError(f"outcome form: expected {size} outcome numbers (one per contingency), got {len(rest)}")
-        for joint, tok in zip(_contingencies(num_actions), rest):
-            try:
-                o = int(tok[1])
-            except ValueError:
-                raise NFGFormatError(f"expected an outcome number at offset {tok[2]}, got {tok[1]!r}") from None
-            if not 0 <= o <= len(outcomes):
-                raise NFGFormatError(f"outcome number {o} at offset {tok[2]} is not in 0..{len(outcomes)}")
-            if o:
-                payoffs[(slice(None), *joint)] = outcomes[o - 1]
-        k = len(toks)
+        payoffs = _read_payoff_body(toks, strategies.num_actions)
     return NormalFormGame(
-        payoffs, title=title, player_names=tuple(players), strategy_names=tuple(strategy_names or ()), comment=comment
+        payoffs, title=title, player_names=players, strategy_names=strategies.names, comment=comment
     )
+
+
+def _read_title(toks: _TokenStream) -> str:
+    """Read the header ``NFG 1 R`` (or ``D``) and return the game's title that follows it."""
+    head = [toks.take("word", "'NFG'"), toks.take("word", "version 1"), toks.take("word", "'R' or 'D'")]
+    if head[0][1] != "NFG" or head[1][1] != "1" or head[2][1] not in ("R", "D"):
+        raise NFGFormatError(f"expected the header 'NFG 1 R', got {' '.join(t[1] for t in head)!r}")
+    return toks.take("string", "the game title (a quoted string)")[1]
+
+
+def _read_players(toks: _TokenStream) -> tuple[str, ...]:
+    """Read ``{ "P1" "P2" ... }`` and return the player names (at least one)."""
+    toks.take("{", "'{' opening the player names")
+    players = tuple(tok[1] for tok in toks.take_all("string"))
+    toks.take("}", "'}' closing the player names")
+    if not players:
+        raise NFGFormatError("the game has no players")
+    return players
+
+
+def _read_strategies(toks: _TokenStream, num_players: int) -> _Strategies:
+    """Read the strategy counts ``{ 3 2 }`` or names ``{ { "s1" "s2" } ... }``: one positive count per player."""
+    toks.take("{", "'{' opening the strategy counts or names")
+    if toks.next_is("{"):
+        names = _read_strategy_names(toks)
+        num_actions = tuple(len(s) for s in names)
+    else:
+        names = ()
+        num_actions = _read_strategy_counts(toks)
+    if len(num_actions) != num_players:
+        raise NFGFormatError(f"{num_players} players but {len(num_actions)} strategy counts")
+    if any(a < 1 for a in num_actions):
+        raise NFGFormatError(f"every player needs at least one strategy, got {num_actions}")
+    return _Strategies(num_actions, names)
+
+
+def _read_strategy_names(toks: _TokenStream) -> tuple[tuple[str, ...], ...]:
+    """Read ``{ "s1" "s2" } ... }`` (the opening brace taken) and return each player's strategy names."""
+    names = []
+    while toks.next_is("{"):
+        toks.take()
+        player = tuple(tok[1] for tok in toks.take_all("string"))
+        toks.take("}", "'}' closing a player's strategy names")
+        names.append(player)
+    toks.take("}", "'}' closing the strategy names")
+    return tuple(names)
+
+
+def _read_strategy_counts(toks: _TokenStream) -> tuple[int, ...]:
+    """Read ``3 2 }`` (the opening brace taken) and return the counts."""
+    counts = toks.take_all("word")
+    toks.take("}", "'}' closing the strategy counts")
+    num_actions = []
+    for tok in counts:
+        try:
+            num_actions.append(int(tok[1]))
+        except ValueError:
+            raise NFGFormatError(f"expected a strategy count at offset {tok[2]}, got {tok[1]!r}") from None
+    return tuple(num_actions)
+
+
+def _read_payoff_body(toks: _TokenStream, num_actions: tuple[int, ...]) -> np.ndarray:
+    """Read the payoff form's body, every player's payoff of every contingency in Gambit's order,
+    and return the payoff tensor ``(N, A_0, ..., A_{N-1})``."""
+    n = len(num_actions)
+    size = math.prod(num_actions)
+    payoffs = np.zeros((n, *num_actions))
+    rest = toks.rest()
+    if len(rest) != n * size:
+        raise NFGFormatError(
+            f"payoff form: expected {n} x {size} = {n * size} payoffs after the header, got {len(rest)} tokens"
+        )
+    for c, joint in enumerate(_contingencies(num_actions)):
+        for i in range(n):
+            payoffs[(i, *joint)] = _number(rest[c * n + i])
+    return payoffs
+
+
+def _read_outcome_body(toks: _TokenStream, num_actions: tuple[int, ...]) -> np.ndarray:
+    """Read the outcome form's body, the outcome list then one outcome number per contingency in
+    Gambit's order, and return the payoff tensor ``(N, A_0, ..., A_{N-1})`` (outcome 0 pays 0)."""
+    size = math.prod(num_actions)
+    payoffs = np.zeros((len(num_actions), *num_actions))
+    outcomes = _read_outcomes(toks, len(num_actions))
+    rest = toks.rest()
+    if len(rest) != size:
+        raise NFGFormatError(f"outcome form: expected {size} outcome numbers (one per contingency), got {len(rest)}")
+    for joint, tok in zip(_contingencies(num_actions), rest):
+        try:
+            o = int(tok[1])
+        except ValueError:
+            raise NFGFormatError(f"expected an outcome number at offset {tok[2]}, got {tok[1]!r}") from None
+        if not 0 <= o <= len(outcomes):
+            raise NFGFormatError(f"outcome number {o} at offset {tok[2]} is not in 0..{len(outcomes)}")
+        if o:
+            payoffs[(slice(None), *joint)] = outcomes[o - 1]
+    return payoffs
+
+
+def _read_outcomes(toks: _TokenStream, num_players: int) -> list[list[float]]:
+    """Read the outcome list ``{ { "name" u_1, u_2 } ... }`` and return each outcome's payoffs."""
+    toks.take("{", "'{' opening the outcome list")
+    outcomes: list[list[float]] = []
+    while toks.next_is("{"):
+        toks.take()
+        if toks.next_is("string"):
+            toks.take()  # outcome label
+        vals = [_number(tok) for tok in toks.take_all("word")]
+        toks.take("}", "'}' closing an outcome")
+        if len(vals) != num_players:
+            raise NFGFormatError(f"outcome {len(outcomes) + 1} has {len(vals)} payoffs, expected {num_players}")
+        outcomes.append(vals)
+    toks.take("}", "'}' closing the outcome list")
+    return outcomes
 
 
 def read_nfg(path: str | os.PathLike[str]) -> NormalFormGame:

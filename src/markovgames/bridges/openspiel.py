@@ -138,9 +138,15 @@ _BASES: tuple | None = None
 def _bases():
     """The pyspiel base classes (built on first use so that pyspiel is imported lazily)."""
     global _BASES
-    if _BASES is not None:
-        return _BASES
-    pyspiel: Any = _pyspiel()  # an untyped module, whose classes are subclassed below
+    if _BASES is None:
+        pyspiel = _pyspiel()
+        _BASES = (_game_base(pyspiel), _state_base(pyspiel))
+    return _BASES
+
+
+def _game_base(pyspiel) -> type:
+    """The base class of exported games, a ``pyspiel.Game``; `export_game` subclasses it once per
+    game with the game, its OpenSpiel type and info, and its state class (from `_state_base`)."""
 
     class MarkovGameOpenSpiel(pyspiel.Game):
         """An exported [`MarkovGame`][markovgames.MarkovGame] (one subclass per registered game)."""
@@ -177,6 +183,13 @@ def _bases():
         def __reduce__(self):
             # The class is made per game at run time: pickle the game, and export it again on loading.
             return export_game, (self._markov_game, self._game_type.short_name)
+
+    return MarkovGameOpenSpiel
+
+
+def _state_base(pyspiel) -> type:
+    """The base class of exported games' states, a ``pyspiel.State`` over one immutable `_StateData`
+    (whose methods are the game's rules: what a move and a chance draw do)."""
 
     class MarkovGameOpenSpielState(pyspiel.State):
         """A state of an exported game: step, Markov state, pending joint action (at chance nodes), history."""
@@ -219,27 +232,13 @@ def _bases():
             return list(range(self._markov_game.num_actions[player]))
 
         def chance_outcomes(self):
-            row = self._markov_game.transitions[(self._step, self._state, *self._pending)]
-            return [(int(s), float(p)) for s, p in enumerate(row) if p > 0.0]
+            return self._d.chance_outcomes(self._markov_game)
 
         def _apply_action(self, action):
-            row = self._markov_game.transitions[(self._step, self._state, *self._pending)]
-            if not (0 <= action < row.size and row[action] > 0.0):
-                raise ValueError(f"chance outcome {action} has probability 0")
-            d = self._d
-            self._d = d._replace(
-                step=d.step + 1, state=int(action), pending=None, history=d.history + ((d.state, d.pending),)
-            )
+            self._d = self._d.after_chance(self._markov_game, action)
 
         def _apply_actions(self, actions):
-            mg = self._markov_game
-            joint = tuple(int(a) for a in actions)
-            if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
-                raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
-            d = self._d
-            rewards = tuple(float(r) for r in mg.rewards[(d.step, slice(None), d.state) + joint])
-            returns = tuple(x + r for x, r in zip(d.returns, rewards))
-            self._d = d._replace(pending=joint, rewards=rewards, returns=returns)
+            self._d = self._d.after_moves(self._markov_game, actions)
 
         def _action_to_string(self, player, action):
             if player == pyspiel.PlayerId.CHANCE:
@@ -264,8 +263,7 @@ def _bases():
             pending = "" if self._pending is None else f" pending={','.join(map(str, self._pending))}"
             return f"step={self._step} state={self._state}{pending} history={hist}"
 
-    _BASES = (MarkovGameOpenSpiel, MarkovGameOpenSpielState)
-    return _BASES
+    return MarkovGameOpenSpielState
 
 
 class _StateData(NamedTuple):
@@ -277,6 +275,38 @@ class _StateData(NamedTuple):
     history: tuple  # ((state, joint action), ...) of the completed steps
     rewards: tuple  # of the last move, reported until the next move
     returns: tuple
+
+    def _pending_row(self, mg: MarkovGame) -> np.ndarray:
+        """``P(. | s, a)`` of the pending joint action ``a``."""
+        if self.pending is None:
+            raise ValueError("no joint action is pending (not a chance node)")
+        return mg.transitions[(self.step, self.state, *self.pending)]
+
+    def chance_outcomes(self, mg: MarkovGame) -> list[tuple[int, float]]:
+        """``(next state, probability)`` for the pending joint action, positive probabilities only."""
+        row = self._pending_row(mg)
+        return [(int(s), float(p)) for s, p in enumerate(row) if p > 0.0]
+
+    def after_chance(self, mg: MarkovGame, action) -> _StateData:
+        """The data once chance has drawn the next state ``action`` (of positive probability, else
+        ``ValueError``): the step is complete and joins the history."""
+        row = self._pending_row(mg)
+        if not (0 <= action < row.size and row[action] > 0.0):
+            raise ValueError(f"chance outcome {action} has probability 0")
+        return self._replace(
+            step=self.step + 1, state=int(action), pending=None, history=self.history + ((self.state, self.pending),)
+        )
+
+    def after_moves(self, mg: MarkovGame, actions) -> _StateData:
+        """The data once the players have moved ``actions`` (a joint action in the action sets, else
+        ``ValueError``): pending its transition, its rewards reported and added to the returns."""
+        joint = tuple(int(a) for a in actions)
+        if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
+            raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
+        index: tuple[Any, ...] = (self.step, slice(None), self.state, *joint)
+        rewards = tuple(float(r) for r in mg.rewards[index])
+        returns = tuple(x + r for x, r in zip(self.returns, rewards))
+        return self._replace(pending=joint, rewards=rewards, returns=returns)
 
     def __deepcopy__(self, memo):
         return self
@@ -549,194 +579,345 @@ def import_game(
     pyspiel = _pyspiel()
     if not isinstance(os_game, pyspiel.Game):
         raise TypeError(f"import_game: expected a pyspiel.Game, got {type(os_game).__name__}")
-    user_state_key = state_key
+    state_key = _hashable_keys(state_key)
+    num_players = int(os_game.num_players())
+    root_list = _root_list(os_game, roots)
+    traversed = _traverse(state_key, root_list, num_players, verify=verify, max_nodes=max_nodes)
+    states = _index_states(traversed, state_key, state_order)
+    arrays = _reconcile(traversed, states, num_players=num_players, tolerance=tolerance)
+    return _assemble(os_game, traversed, states, arrays, bounds=bounds, name=name)
 
-    def checked_state_key(st):  # the user's, with its result checked (it keys dicts and sets below)
-        key = user_state_key(st)
+
+def _hashable_keys(state_key: Callable[[Any], Hashable]) -> Callable[[Any], Hashable]:
+    """The user's ``state_key`` with its result checked: keys index dicts and sets, so they must be hashable."""
+
+    def checked(st) -> Hashable:
+        key = state_key(st)
         try:
             hash(key)
         except TypeError:
             raise TypeError(f"state_key must return a hashable key, got a {type(key).__name__}: {key!r}") from None
         return key
 
-    state_key = checked_state_key
-    num_players = int(os_game.num_players())
+    return checked
+
+
+def _root_list(os_game, roots: Iterable[tuple[int, Any]] | None) -> list[tuple[int, Any]]:
+    """The traversal's roots as ``(step, state)`` pairs (default: the initial state), the first at step 0."""
     root_list = [(int(h), st) for h, st in ([(0, os_game.new_initial_state())] if roots is None else roots)]
     if not root_list:
         raise ValueError("roots: need at least one (step, state)")
     if root_list[0][0] != 0:
         raise ValueError(f"roots: the first root is the initial state and must be at step 0, got step {root_list[0][0]}")
+    return root_list
 
-    nodes = 0
 
-    def count(k: int = 1) -> None:
-        nonlocal nodes
-        nodes += k
-        if nodes > max_nodes:
+def _where(st) -> str:
+    """An OpenSpiel state's text on one line, cut to 120 characters (for messages)."""
+    text = str(st).replace("\n", " ")
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _check_decision(st, h: int) -> None:
+    """Refuse ``st``, expected at step ``h``, unless it is a simultaneous-move node."""
+    if st.is_chance_node():
+        raise OpenSpielImportError(
+            f"step {h}: a chance node where a simultaneous-move node was expected ({_where(st)}); "
+            "a Markov game has a fixed initial state: pass the states after the initial chance "
+            "node as roots"
+        )
+    if not st.is_simultaneous_node():
+        raise OpenSpielImportError(
+            f"step {h}: a node of player {st.current_player()} moving alone ({_where(st)}); only "
+            "simultaneous-move nodes, chance nodes and terminal states are supported "
+            "(a turn-based game is not a simultaneous-move Markov game)"
+        )
+
+
+def _reported_reward(nxt, base: np.ndarray) -> np.ndarray:
+    """The reward of the move that led (through chance) to ``nxt``, from a state whose returns were
+    ``base``: what OpenSpiel reports (``nxt.rewards()``) when it agrees with the difference of the
+    returns, else that difference."""
+    r_ret = np.asarray(nxt.returns(), dtype=np.float64) - base
+    r_rep = np.asarray(nxt.rewards(), dtype=np.float64)
+    scale_ = 1.0 + np.abs(r_ret)
+    return r_rep if np.all(np.abs(r_rep - r_ret) <= 1e-9 * scale_) else r_ret
+
+
+def _expected_reward(step_rewards: list[tuple[float, np.ndarray]]) -> np.ndarray:
+    """The expected reward of a move over chance's outcomes ``[(probability, reward), ...]``;
+    exactly the reward when chance does not change it."""
+    first = step_rewards[0][1]
+    if all(np.array_equal(r, first) for _, r in step_rewards):
+        return first
+    return np.asarray(sum(p * r for p, r in step_rewards) / sum(p for p, _ in step_rewards))
+
+
+class _Move(NamedTuple):
+    """Where one joint action leads, through chance: per outcome ``(probability, kind, payload)``
+    (kind ``"key"`` with the next state's key, or ``"terminal"`` with an index into the terminals
+    reached), and ``(probability, reward)``."""
+
+    outcomes: list
+    rewards: list
+
+
+class _Traversal:
+    """The traversal of `import_game` while it runs: what it has found so far.
+
+    ``layers[h]`` maps a key to the OpenSpiel states at step ``h`` with that key (all of them when
+    ``verify``, else the first); ``records[(h, key)]`` has one `_Record` per expanded state;
+    ``terminals`` the ``(depth, state)`` of every terminal state reached.
+    """
+
+    def __init__(self, state_key: Callable[[Any], Hashable], num_players: int, *, verify: bool, max_nodes: int):
+        self.state_key = state_key
+        self.num_players = num_players
+        self.verify = verify
+        self.max_nodes = max_nodes
+        self.nodes = 0
+        self.action_ids: list[tuple[int, ...]] | None = None
+        self.layers: dict[int, dict[Hashable, list]] = {}
+        self.keys_in_order: list[Hashable] = []
+        self._seen_keys: set = set()
+        self.records: dict[tuple[int, Hashable], list[_Record]] = {}
+        self.terminals: list[tuple[int, Any]] = []
+
+    def add_root(self, h: int, st) -> None:
+        """Start the traversal also at ``st``, at step ``h``."""
+        _check_decision(st, h)
+        key = self.state_key(st)
+        self._note(key)
+        self._add(h, key, st)
+
+    def run(self) -> None:
+        """Expand the layers in order of step; each expansion fills the next layer."""
+        h = 0
+        while h <= max(self.layers):
+            for key, states in self.layers.get(h, {}).items():
+                for st in states:
+                    self.records.setdefault((h, key), []).append(self._expand(st, h))
+            h += 1
+
+    def _expand(self, st, h: int) -> _Record:
+        """The rewards and outcomes of every joint action at the simultaneous-move state ``st`` at
+        step ``h`` (the states it leads to join layer ``h + 1``)."""
+        _check_decision(st, h)
+        acts = self._legal(st, h)
+        sizes = tuple(len(a) for a in acts)
+        base = np.asarray(st.returns(), dtype=np.float64)
+        rew = np.zeros((self.num_players, *sizes))
+        outcomes = []
+        for joint in np.ndindex(*sizes):
+            child = st.clone()
+            child.apply_actions([acts[p][a] for p, a in enumerate(joint)])
+            move = self._follow(child, base, h)
+            outcomes.append(move.outcomes)
+            rew[(slice(None), *joint)] = _expected_reward(move.rewards)
+        return _Record(rew, outcomes)
+
+    def _follow(self, child, base: np.ndarray, h: int) -> _Move:
+        """Where the joint action at step ``h`` that made ``child`` leads, through chance, and what
+        it pays (``base``: the returns before it)."""
+        outs: list[tuple[float, str, Hashable]] = []
+        step_rewards = []
+        for prob, nxt in self._settle(child, 1.0):
+            step_rewards.append((prob, _reported_reward(nxt, base)))
+            if nxt.is_terminal():
+                self.terminals.append((h + 1, nxt))
+                outs.append((prob, "terminal", len(self.terminals) - 1))
+            else:
+                _check_decision(nxt, h + 1)
+                nkey = self.state_key(nxt)
+                self._note(nkey)
+                self._add(h + 1, nkey, nxt)
+                outs.append((prob, "key", nkey))
+        return _Move(outs, step_rewards)
+
+    def _settle(self, st, prob: float):
+        """The non-chance states reached from ``st`` through chance nodes, with their probabilities."""
+        self._count()
+        if st.is_chance_node():
+            for outcome, p in st.chance_outcomes():
+                if p > 0.0:
+                    yield from self._settle(st.child(outcome), prob * p)
+        else:
+            yield prob, st
+
+    def _count(self) -> None:
+        """Count one more OpenSpiel state visited; refuse more than ``max_nodes``."""
+        self.nodes += 1
+        if self.nodes > self.max_nodes:
             raise OpenSpielImportError(
-                f"more than max_nodes = {max_nodes} OpenSpiel states visited; pass a larger max_nodes "
+                f"more than max_nodes = {self.max_nodes} OpenSpiel states visited; pass a larger max_nodes "
                 "(or verify=False to expand one state per key and step)"
             )
 
-    def where(st) -> str:
-        text = str(st).replace("\n", " ")
-        return text if len(text) <= 120 else text[:117] + "..."
-
-    def check_decision(st, h: int) -> None:
-        if st.is_chance_node():
-            raise OpenSpielImportError(
-                f"step {h}: a chance node where a simultaneous-move node was expected ({where(st)}); "
-                "a Markov game has a fixed initial state: pass the states after the initial chance "
-                "node as roots"
-            )
-        if not st.is_simultaneous_node():
-            raise OpenSpielImportError(
-                f"step {h}: a node of player {st.current_player()} moving alone ({where(st)}); only "
-                "simultaneous-move nodes, chance nodes and terminal states are supported "
-                "(a turn-based game is not a simultaneous-move Markov game)"
-            )
-
-    action_ids: list[tuple[int, ...]] | None = None
-
-    def legal(st, h: int) -> list[tuple[int, ...]]:
-        nonlocal action_ids
-        acts = [tuple(int(a) for a in st.legal_actions(p)) for p in range(num_players)]
-        if action_ids is None:
+    def _legal(self, st, h: int) -> list[tuple[int, ...]]:
+        """Every player's legal actions at ``st``: non-empty, and the same at every state."""
+        acts = [tuple(int(a) for a in st.legal_actions(p)) for p in range(self.num_players)]
+        if self.action_ids is None:
             for p, a in enumerate(acts):
                 if not a:
-                    raise OpenSpielImportError(f"step {h}: player {p} has no legal action ({where(st)})")
-            action_ids = acts
-        elif acts != action_ids:
+                    raise OpenSpielImportError(f"step {h}: player {p} has no legal action ({_where(st)})")
+            self.action_ids = acts
+        elif acts != self.action_ids:
             raise OpenSpielImportError(
-                f"step {h}: legal actions {acts} differ from {action_ids} seen before ({where(st)}); a Markov "
+                f"step {h}: legal actions {acts} differ from {self.action_ids} seen before ({_where(st)}); a Markov "
                 "game needs the same action sets everywhere"
             )
         return acts
 
-    def settle(st, prob: float):
-        """The non-chance states reached from ``st`` through chance nodes, with their probabilities."""
-        count()
-        if st.is_chance_node():
-            for outcome, p in st.chance_outcomes():
-                if p > 0.0:
-                    yield from settle(st.child(outcome), prob * p)
-        else:
-            yield prob, st
-
-    # layers[h]: key -> OpenSpiel states at step h with that key (all of them when verify, else one)
-    layers: dict[int, dict[Hashable, list]] = {}
-
-    def add(h: int, key, st) -> None:
-        layer = layers.setdefault(h, {})
+    def _add(self, h: int, key, st) -> None:
+        """Put ``st`` in layer ``h`` under ``key`` (to be expanded unless not ``verify`` and the key is there)."""
+        layer = self.layers.setdefault(h, {})
         if key in layer:
-            if verify:
+            if self.verify:
                 layer[key].append(st)
         else:
             layer[key] = [st]
 
-    keys_in_order: list[Hashable] = []
-    seen_keys: set = set()
-
-    def note(key) -> None:
+    def _note(self, key) -> None:
+        """Record ``key`` in order of discovery (a simultaneous-move state's key cannot be ``None``)."""
         if key is None:
             raise OpenSpielImportError("state_key returned None for a simultaneous-move state")
-        if key not in seen_keys:
-            seen_keys.add(key)
-            keys_in_order.append(key)
+        if key not in self._seen_keys:
+            self._seen_keys.add(key)
+            self.keys_in_order.append(key)
 
+
+@dataclass(frozen=True)
+class _Traversed:
+    """What the traversal of `import_game` found.
+
+    Attributes
+    ----------
+    records : dict
+        ``(h, key) -> [_Record, ...]``, one per expanded OpenSpiel state, in order of expansion.
+    terminals : tuple
+        ``(depth, state)`` of every terminal state reached (the ``"terminal"`` outcomes index it).
+    keys_in_order : tuple
+        The keys of simultaneous-move states, in order of discovery.
+    action_ids : tuple of tuples
+        ``action_ids[i][a]``: the OpenSpiel action id of player ``i``'s action ``a``.
+    horizon : int
+        ``H``: one more than the last step with a simultaneous-move state.
+    initial_key : hashable
+        The key of the first root.
+    num_nodes : int
+        OpenSpiel states visited.
+    """
+
+    records: dict
+    terminals: tuple
+    keys_in_order: tuple
+    action_ids: tuple
+    horizon: int
+    initial_key: Hashable
+    num_nodes: int
+
+
+def _traverse(
+    state_key: Callable[[Any], Hashable], root_list: list[tuple[int, Any]], num_players: int, *, verify: bool, max_nodes: int
+) -> _Traversed:
+    """Enumerate the states reachable from the roots, layer by layer, expanding every joint action
+    through chance (the module docstring has the rules); returns what it found."""
+    walk = _Traversal(state_key, num_players, verify=verify, max_nodes=max_nodes)
     for h, st in root_list:
-        check_decision(st, h)
-        key = state_key(st)
-        note(key)
-        add(h, key, st)
+        walk.add_root(h, st)
     initial_key = state_key(root_list[0][1])
+    walk.run()
+    assert walk.action_ids is not None
+    return _Traversed(
+        records=walk.records,
+        terminals=tuple(walk.terminals),
+        keys_in_order=tuple(walk.keys_in_order),
+        action_ids=tuple(walk.action_ids),
+        horizon=1 + max(hh for hh, layer in walk.layers.items() if layer),
+        initial_key=initial_key,
+        num_nodes=walk.nodes,
+    )
 
-    records: dict[tuple[int, Hashable], list[_Record]] = {}
-    terminals: list[tuple[int, Any]] = []  # (depth, state) of every terminal reached
-    h = 0
-    while h <= max(layers):
-        for key, states in layers.get(h, {}).items():
-            for st in states:
-                check_decision(st, h)
-                acts = legal(st, h)
-                sizes = tuple(len(a) for a in acts)
-                base = np.asarray(st.returns(), dtype=np.float64)
-                rew = np.zeros((num_players, *sizes))
-                outcomes = []
-                for joint in np.ndindex(*sizes):
-                    child = st.clone()
-                    child.apply_actions([acts[p][a] for p, a in enumerate(joint)])
-                    outs: list[tuple[float, str, Hashable]] = []
-                    step_rewards = []
-                    for prob, nxt in settle(child, 1.0):
-                        r_ret = np.asarray(nxt.returns(), dtype=np.float64) - base
-                        r_rep = np.asarray(nxt.rewards(), dtype=np.float64)
-                        scale_ = 1.0 + np.abs(r_ret)
-                        step_rewards.append((prob, r_rep if np.all(np.abs(r_rep - r_ret) <= 1e-9 * scale_) else r_ret))
-                        if nxt.is_terminal():
-                            terminals.append((h + 1, nxt))
-                            outs.append((prob, "terminal", len(terminals) - 1))
-                        else:
-                            check_decision(nxt, h + 1)
-                            nkey = state_key(nxt)
-                            note(nkey)
-                            add(h + 1, nkey, nxt)
-                            outs.append((prob, "key", nkey))
-                    outcomes.append(outs)
-                    # The expected reward; exactly the reward when chance does not change it.
-                    first = step_rewards[0][1]
-                    if all(np.array_equal(r, first) for _, r in step_rewards):
-                        rew[(slice(None), *joint)] = first
-                    else:
-                        rew[(slice(None), *joint)] = sum(p * r for p, r in step_rewards) / sum(p for p, _ in step_rewards)
-                records.setdefault((h, key), []).append(_Record(rew, outcomes))
-        h += 1
 
-    horizon = 1 + max(hh for hh, layer in layers.items() if layer)
+class _StateIndex(NamedTuple):
+    """The states of the imported game: ``order[s]`` is the key of state ``s`` and ``state_of`` its
+    inverse; ``terminal_keys[t]`` is the key the ``t``-th terminal state reached continues in."""
+
+    order: tuple
+    state_of: dict
+    terminal_keys: tuple
+    uses_terminal: bool  # some play ends before H moves, in the absorbing TERMINAL state
+
+
+def _index_states(
+    traversed: _Traversed, state_key: Callable[[Any], Hashable], state_order: Sequence[Hashable] | None
+) -> _StateIndex:
+    """Number the states: ``state_order`` first, then the keys in order of discovery, then `TERMINAL`."""
     # Terminal states: after exactly H moves they are keyed (their key ends the last transition);
     # earlier ones continue in the absorbing TERMINAL state.
+    discovered = list(traversed.keys_in_order)
     terminal_keys = []
-    for depth, st in terminals:
-        k = state_key(st) if depth == horizon else None
+    for depth, st in traversed.terminals:
+        k = state_key(st) if depth == traversed.horizon else None
         if k is None:
             k = TERMINAL
         else:
-            note(k)
+            discovered.append(k)
         terminal_keys.append(k)
     uses_terminal = any(k is TERMINAL for k in terminal_keys)
 
     order: list[Hashable] = []
     placed: set = set()
-    for k in list(state_order or ()) + keys_in_order:
+    for k in list(state_order or ()) + discovered:
         if k not in placed:
             placed.add(k)
             order.append(k)
     if uses_terminal:
         order.append(TERMINAL)
     index = {k: s for s, k in enumerate(order)}
-    num_states = len(order)
-    assert action_ids is not None
-    num_actions = tuple(len(a) for a in action_ids)
+    return _StateIndex(tuple(order), index, tuple(terminal_keys), uses_terminal)
+
+
+class _Arrays(NamedTuple):
+    """The imported game's arrays in OpenSpiel units (rewards ``(H, N, S, *A)``, transitions
+    ``(H, S, prod(A), S)``), the entries the traversal determined (``reachable``, ``(H, S)``), and
+    every reward observed (to fit the map to ``[0, 1]``)."""
+
+    rewards: np.ndarray
+    transitions: np.ndarray
+    reachable: np.ndarray
+    observed: list
+
+
+def _law(rec: _Record, states: _StateIndex, num_joint: int) -> np.ndarray:
+    """The transition law ``(prod(A), S)`` of an expanded state."""
+    out = np.zeros((num_joint, len(states.order)))
+    for c, outs in enumerate(rec.outcomes):
+        for prob, kind, payload in outs:
+            k = payload if kind == "key" else states.terminal_keys[payload]
+            out[c, states.state_of[k]] += prob
+    return out
+
+
+def _reconcile(traversed: _Traversed, states: _StateIndex, *, num_players: int, tolerance: float) -> _Arrays:
+    """The arrays, from the records: the OpenSpiel states of one key at one step must agree (rewards
+    and transition law within ``tolerance``), for the key must name a Markov state."""
+    horizon, num_states = traversed.horizon, len(states.order)
+    num_actions = tuple(len(a) for a in traversed.action_ids)
     num_joint = math.prod(num_actions)
-
-    def law(rec: _Record) -> np.ndarray:
-        out = np.zeros((num_joint, num_states))
-        for c, outs in enumerate(rec.outcomes):
-            for prob, kind, payload in outs:
-                k = payload if kind == "key" else terminal_keys[payload]
-                out[c, index[k]] += prob
-        return out
-
     rewards = np.zeros((horizon, num_players, num_states, *num_actions))
     transitions = np.zeros((horizon, num_states, num_joint, num_states))
     transitions[:, np.arange(num_states), :, np.arange(num_states)] = 1.0  # placeholder self-loops
     reachable = np.zeros((horizon, num_states), dtype=bool)
     observed = []
-    for (h, key), recs in records.items():
-        s = index[key]
-        first_law = law(recs[0])
+    for (h, key), recs in traversed.records.items():
+        s = states.state_of[key]
+        first_law = _law(recs[0], states, num_joint)
         for rec in recs[1:]:
-            if not (np.allclose(rec.rewards, recs[0].rewards, rtol=0, atol=tolerance) and np.allclose(law(rec), first_law, rtol=0, atol=tolerance)):
+            if not (
+                np.allclose(rec.rewards, recs[0].rewards, rtol=0, atol=tolerance)
+                and np.allclose(_law(rec, states, num_joint), first_law, rtol=0, atol=tolerance)
+            ):
                 raise OpenSpielImportError(
                     f"state_key does not name a Markov state: two OpenSpiel states at step {h} with key {key!r} "
                     "have different rewards or transition laws"
@@ -745,30 +926,39 @@ def import_game(
         transitions[h, s] = first_law
         reachable[h, s] = True
         observed.append(recs[0].rewards.ravel())
-    if uses_terminal:
-        t = index[TERMINAL]
-        first_step = min(d for (d, _), k in zip(terminals, terminal_keys) if k is TERMINAL)
-        reachable[first_step:, t] = True
+    if states.uses_terminal:
+        t = states.state_of[TERMINAL]
+        first = min(d for (d, _), k in zip(traversed.terminals, states.terminal_keys) if k is TERMINAL)
+        reachable[first:, t] = True
         observed.append(np.zeros(1))
-    rescaling = fit_rescaling(np.concatenate(observed) if observed else np.zeros(0), bounds)
+    return _Arrays(rewards, transitions, reachable, observed)
+
+
+def _assemble(os_game, traversed: _Traversed, states: _StateIndex, arrays: _Arrays, *, bounds, name: str | None) -> ImportedGame:
+    """The imported game: the reachable rewards mapped into ``[0, 1]`` by the affine map fit to
+    ``bounds`` and the rewards observed, then the [`MarkovGame`][markovgames.MarkovGame]."""
+    rescaling = fit_rescaling(np.concatenate(arrays.observed) if arrays.observed else np.zeros(0), bounds)
+    rewards, reachable = arrays.rewards, arrays.reachable
+    horizon, num_states = traversed.horizon, len(states.order)
     for h in range(horizon):
         for s in range(num_states):
             if reachable[h, s]:
                 rewards[h, :, s] = to_unit_interval(rewards[h, :, s], rescaling, what="rewards")
+    num_actions = tuple(len(a) for a in traversed.action_ids)
     game = MarkovGame(
         rewards=rewards,
-        transitions=transitions.reshape((horizon, num_states, *num_actions, num_states)),
-        initial_state=index[initial_key],
+        transitions=arrays.transitions.reshape((horizon, num_states, *num_actions, num_states)),
+        initial_state=states.state_of[traversed.initial_key],
         name=name or f"openspiel:{os_game}",
         description=f"Imported from the OpenSpiel game {os_game} (rewards r01 = {rescaling.scale!r} * r + {rescaling.offset!r})",
     )
     return ImportedGame(
         game=game,
         rescaling=rescaling,
-        state_keys=tuple(order),
+        state_keys=states.order,
         reachable=reachable,
-        action_ids=tuple(action_ids),
-        num_nodes=nodes,
+        action_ids=traversed.action_ids,
+        num_nodes=traversed.num_nodes,
     )
 
 

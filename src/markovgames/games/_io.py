@@ -64,7 +64,7 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -584,83 +584,39 @@ def _read_npz_headers(fh) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     return headers
 
 
+class _NpzDeclared(NamedTuple):
+    """What an ``.npz`` game file declares in its small arrays, checked: the text and the sizes."""
+
+    name: str
+    description: str
+    initial_state: int
+    horizon: int
+    num_players: int
+    num_states: int
+    num_actions: tuple[int, ...]
+    num_successors: int | None  # the sparse form's K; None for dense transitions
+
+
 def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
+    """The game in the open ``.npz`` file ``fh``: its members' headers checked, then its declared
+    sizes against ``max_entries`` and against the headers' shapes, and only then its arrays read."""
     headers = _read_npz_headers(fh)
     _check_keys(set(headers))
 
     # dtypes and shapes from the headers, before loading anything.
     for key, (shape, dtype) in headers.items():
-        if dtype.hasobject:
-            raise GameValidationError(
-                f"{key}: object arrays are not allowed (dtype {dtype}; game files are never unpickled)"
-            )
-        if key in _NPZ_SCALAR_INT_KEYS:
-            if dtype.kind not in "iu" or shape != ():
-                raise GameValidationError(
-                    f"{key}: expected a 0-d integer array, got dtype {dtype} with shape {shape}"
-                )
-        elif key in _NPZ_TEXT_KEYS:
-            if dtype.kind != "U" or shape != ():
-                raise GameValidationError(
-                    f"{key}: expected a 0-d unicode string array, got dtype {dtype} with shape {shape}"
-                )
-            if dtype.itemsize // 4 > _MAX_NPZ_TEXT_CHARS:
-                raise GameValidationError(
-                    f"{key}: string of {dtype.itemsize // 4} characters exceeds the limit of {_MAX_NPZ_TEXT_CHARS}"
-                )
-        elif key == "num_actions":
-            if dtype.kind not in "iu" or len(shape) != 1:
-                raise GameValidationError(
-                    f"num_actions: expected a 1-d integer array, got dtype {dtype} with shape {shape}"
-                )
-            if shape[0] > _MAX_PLAYERS:
-                raise GameValidationError(
-                    f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players"
-                )
-        elif key == "transition_successors":
-            if dtype.kind not in "iu":
-                raise GameValidationError(f"{key}: expected an integer array, got dtype {dtype}")
-        else:  # rewards, transitions, transition_probabilities
-            if dtype.kind not in "fiu":
-                raise GameValidationError(
-                    f"{key}: expected a float array, got dtype {dtype}"
-                )
+        _check_npz_header(key, shape, dtype)
 
     try:
         fh.seek(0)
         with np.load(fh, allow_pickle=False) as archive:
-
-            def small(key: str) -> np.ndarray:
-                return archive[key]
-
-            sizes = {key: _check_size(small(key)[()], key) for key in _SIZE_KEYS}
-            if "format_version" in headers:
-                _check_format_version(small("format_version")[()])
-            name = str(small("name")[()])
-            description = str(small("description")[()]) if "description" in headers else ""
-            initial_state = _check_initial_state(small("initial_state")[()])
-            num_players = sizes["num_players"]
-            _check_player_count(num_players)
-            num_actions = _check_num_actions(small("num_actions").tolist(), num_players)
-            sparse = "transitions" not in headers
-            num_successors = _check_size(small("num_successors")[()], "num_successors") if sparse else None
+            declared = _read_npz_declared(archive, headers)
+            sparse = declared.num_successors is not None
             reward_shape, transition_shape = _declared_shapes(
-                sizes["horizon"], num_players, sizes["num_states"], num_actions, num_successors
+                declared.horizon, declared.num_players, declared.num_states, declared.num_actions, declared.num_successors
             )
-            _check_entry_budget(reward_shape, transition_shape, num_actions, max_entries, sparse)
-            expected_shapes = [("rewards", reward_shape, "(H, N, S, A_0, ..., A_(N-1))")]
-            if sparse:
-                expected_shapes += [
-                    (key, transition_shape, "(H, S, A_0, ..., A_(N-1), K)")
-                    for key in ("transition_successors", "transition_probabilities")
-                ]
-            else:
-                expected_shapes.append(("transitions", transition_shape, "(H, S, A_0, ..., A_(N-1), S)"))
-            for key, expected, axes in expected_shapes:
-                if headers[key][0] != expected:
-                    raise GameValidationError(
-                        f"{key}: array shape {headers[key][0]} does not match the declared sizes {axes} = {expected}"
-                    )
+            _check_entry_budget(reward_shape, transition_shape, declared.num_actions, max_entries, sparse)
+            _check_npz_shapes(headers, reward_shape, transition_shape, sparse)
             # Shapes now equal the declared, budget-checked sizes: loading is bounded.
             rewards = archive["rewards"]
             if sparse:
@@ -675,11 +631,99 @@ def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
     return MarkovGame(
         rewards=rewards,
         transitions=transitions,
-        initial_state=initial_state,
-        name=name,
-        description=description,
+        initial_state=declared.initial_state,
+        name=declared.name,
+        description=declared.description,
         max_entries=max_entries,
     )
+
+
+def _check_npz_header(key: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Refuse an archive member whose ``.npy`` header gives a dtype or shape that ``key`` cannot have."""
+    if dtype.hasobject:
+        raise GameValidationError(
+            f"{key}: object arrays are not allowed (dtype {dtype}; game files are never unpickled)"
+        )
+    if key in _NPZ_SCALAR_INT_KEYS:
+        if dtype.kind not in "iu" or shape != ():
+            raise GameValidationError(
+                f"{key}: expected a 0-d integer array, got dtype {dtype} with shape {shape}"
+            )
+    elif key in _NPZ_TEXT_KEYS:
+        if dtype.kind != "U" or shape != ():
+            raise GameValidationError(
+                f"{key}: expected a 0-d unicode string array, got dtype {dtype} with shape {shape}"
+            )
+        if dtype.itemsize // 4 > _MAX_NPZ_TEXT_CHARS:
+            raise GameValidationError(
+                f"{key}: string of {dtype.itemsize // 4} characters exceeds the limit of {_MAX_NPZ_TEXT_CHARS}"
+            )
+    elif key == "num_actions":
+        if dtype.kind not in "iu" or len(shape) != 1:
+            raise GameValidationError(
+                f"num_actions: expected a 1-d integer array, got dtype {dtype} with shape {shape}"
+            )
+        if shape[0] > _MAX_PLAYERS:
+            raise GameValidationError(
+                f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players"
+            )
+    elif key == "transition_successors":
+        if dtype.kind not in "iu":
+            raise GameValidationError(f"{key}: expected an integer array, got dtype {dtype}")
+    else:  # rewards, transitions, transition_probabilities
+        if dtype.kind not in "fiu":
+            raise GameValidationError(
+                f"{key}: expected a float array, got dtype {dtype}"
+            )
+
+
+def _read_npz_declared(archive, headers: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> _NpzDeclared:
+    """Read and check the small arrays of an open archive: the sizes, the format version, the
+    text, the initial state, ``num_actions`` and, sparse, ``num_successors`` (each 0-d, or 1-d of at
+    most `_MAX_PLAYERS` entries: their headers were checked, so reading them is cheap)."""
+    sizes = {key: _check_size(archive[key][()], key) for key in _SIZE_KEYS}
+    if "format_version" in headers:
+        _check_format_version(archive["format_version"][()])
+    name = str(archive["name"][()])
+    description = str(archive["description"][()]) if "description" in headers else ""
+    initial_state = _check_initial_state(archive["initial_state"][()])
+    num_players = sizes["num_players"]
+    _check_player_count(num_players)
+    num_actions = _check_num_actions(archive["num_actions"].tolist(), num_players)
+    sparse = "transitions" not in headers
+    num_successors = _check_size(archive["num_successors"][()], "num_successors") if sparse else None
+    return _NpzDeclared(
+        name=name,
+        description=description,
+        initial_state=initial_state,
+        horizon=sizes["horizon"],
+        num_players=num_players,
+        num_states=sizes["num_states"],
+        num_actions=num_actions,
+        num_successors=num_successors,
+    )
+
+
+def _check_npz_shapes(
+    headers: Mapping[str, tuple[tuple[int, ...], np.dtype]],
+    reward_shape: tuple[int, ...],
+    transition_shape: tuple[int, ...],
+    sparse: bool,
+) -> None:
+    """Refuse arrays whose header shapes differ from the shapes the declared sizes give."""
+    expected_shapes = [("rewards", reward_shape, "(H, N, S, A_0, ..., A_(N-1))")]
+    if sparse:
+        expected_shapes += [
+            (key, transition_shape, "(H, S, A_0, ..., A_(N-1), K)")
+            for key in ("transition_successors", "transition_probabilities")
+        ]
+    else:
+        expected_shapes.append(("transitions", transition_shape, "(H, S, A_0, ..., A_(N-1), S)"))
+    for key, expected, axes in expected_shapes:
+        if headers[key][0] != expected:
+            raise GameValidationError(
+                f"{key}: array shape {headers[key][0]} does not match the declared sizes {axes} = {expected}"
+            )
 
 
 # --------------------------------------------------------------------------------- write
