@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 __all__ = ["atomic_write", "atomic_write_text"]
 

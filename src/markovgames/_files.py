@@ -22,6 +22,7 @@ import stat
 import struct
 from pathlib import Path
 from typing import BinaryIO
+
 from ._errors import MarkovGamesError
 
 __all__ = ["NotRegularFileError", "open_regular", "read_bounded", "read_limited", "FileTooLargeError", "read_npy_header"]
@@ -111,7 +112,7 @@ def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_npy_header(fh) -> tuple[tuple[int, ...], bool, "np.dtype"]:
+def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
     """``(shape, fortran_order, dtype)`` of the ``.npy`` array at ``fh``'s position, reading no data.
 
     The header's length is checked before the header is read (numpy would read, and allocate,

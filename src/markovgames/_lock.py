@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
+
 from ._errors import MarkovGamesError
 
 __all__ = ["DirectoryBusyError", "lock_path", "directory_lock"]

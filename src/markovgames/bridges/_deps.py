@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+
 from .._errors import MarkovGamesError
 
 __all__ = ["MissingOptionalDependency", "require"]

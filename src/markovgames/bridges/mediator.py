@@ -87,7 +87,7 @@ class Mediator:
         else:
             h, s = decode_observation(observations)
         joint = self._player.act(h, s)
-        return {agent: int(a) for agent, a in zip(self.agents, joint)}
+        return {agent: int(a) for agent, a in zip(self.agents, joint, strict=True)}
 
 
 @dataclass(frozen=True)

@@ -139,7 +139,7 @@ class NormalFormGame:
     def num_actions(self) -> tuple[int, ...]:
         return tuple(int(a) for a in self.payoffs.shape[1:])
 
-    def lift(self, *, bounds="auto", name: str | None = None) -> "LiftedGame":
+    def lift(self, *, bounds="auto", name: str | None = None) -> LiftedGame:
         """The one-step Markov game with payoffs rescaled to ``[0, 1]`` (see `lift`)."""
         return lift(self, bounds=bounds, name=name)
 
@@ -539,7 +539,7 @@ def _read_outcome_body(toks: _TokenStream, num_actions: tuple[int, ...]) -> np.n
     rest = toks.rest()
     if len(rest) != size:
         raise NFGFormatError(f"outcome form: expected {size} outcome numbers (one per contingency), got {len(rest)}")
-    for joint, tok in zip(_contingencies(num_actions), rest):
+    for joint, tok in zip(_contingencies(num_actions), rest, strict=True):
         try:
             o = int(tok[1])
         except ValueError:

@@ -301,11 +301,11 @@ class _StateData(NamedTuple):
         """The data once the players have moved ``actions`` (a joint action in the action sets, else
         ``ValueError``): pending its transition, its rewards reported and added to the returns."""
         joint = tuple(int(a) for a in actions)
-        if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions)):
+        if len(joint) != mg.num_players or any(not 0 <= a < n for a, n in zip(joint, mg.num_actions, strict=True)):
             raise ValueError(f"joint action {joint} is not in the action sets {mg.num_actions}")
         index: tuple[Any, ...] = (self.step, slice(None), self.state, *joint)
         rewards = tuple(float(r) for r in mg.rewards[index])
-        returns = tuple(x + r for x, r in zip(self.returns, rewards))
+        returns = tuple(x + r for x, r in zip(self.returns, rewards, strict=True))
         return self._replace(pending=joint, rewards=rewards, returns=returns)
 
     def __deepcopy__(self, memo):
@@ -928,7 +928,7 @@ def _reconcile(traversed: _Traversed, states: _StateIndex, *, num_players: int, 
         observed.append(recs[0].rewards.ravel())
     if states.uses_terminal:
         t = states.state_of[TERMINAL]
-        first = min(d for (d, _), k in zip(traversed.terminals, states.terminal_keys) if k is TERMINAL)
+        first = min(d for (d, _), k in zip(traversed.terminals, states.terminal_keys, strict=True) if k is TERMINAL)
         reachable[first:, t] = True
         observed.append(np.zeros(1))
     return _Arrays(rewards, transitions, reachable, observed)
@@ -1024,7 +1024,7 @@ def policy_components(policy, *, cells: Iterable[tuple[int, int]] | None = None,
         for choice in np.ndindex(*(len(s) for s in supports)):
             w = 1.0
             per_player = [np.zeros((H, S, a)) for a in policy.num_actions]
-            for (h, s), support, c in zip(cell_list, supports, choice):
+            for (h, s), support, c in zip(cell_list, supports, choice, strict=True):
                 joint, p = support[c]
                 w *= p
                 for i, a in enumerate(joint):

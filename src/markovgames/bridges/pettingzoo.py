@@ -31,13 +31,20 @@ shared index with its own seed and hands each agent its recommendation (re-expor
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..games import MarkovGame
 from ._deps import require
-from .mediator import EpisodeReturns, Mediator, agent_name, decode_observation, play_episodes
+from .mediator import (
+    EpisodeReturns,
+    Mediator,
+    agent_name,
+    decode_observation,
+    play_episodes,
+)
 
 _pettingzoo = require("pettingzoo", extra="pettingzoo")
 _gymnasium = require("gymnasium", extra="pettingzoo")
@@ -90,7 +97,7 @@ class MarkovGameParallelEnv(ParallelEnv):
         else:
             make = lambda: spaces.MultiDiscrete([H + 1, S])  # noqa: E731
         self.observation_spaces = {a: make() for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(n) for a, n in zip(self.possible_agents, game.num_actions)}
+        self.action_spaces = {a: spaces.Discrete(n) for a, n in zip(self.possible_agents, game.num_actions, strict=True)}
         self.state_space = spaces.MultiDiscrete([H + 1, S])
         self._cdf = np.cumsum(game.transitions, axis=-1)
         self.np_random, _ = seeding.np_random(None)

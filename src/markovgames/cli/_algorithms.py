@@ -8,7 +8,7 @@ names are aliases of compositions; installed packages add theirs through the ent
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["add_algorithms_parser"]
 
@@ -34,7 +34,7 @@ def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
 def _lines(rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Rows of cells aligned in columns (the last cell is free text)."""
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]) - 1)] if rows else []
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1] for r in rows]
 
 
 def listing() -> str:

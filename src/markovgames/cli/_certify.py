@@ -66,7 +66,13 @@ def _handle(args) -> int:
     # The library is imported here: building the parser must not load it (start-up time).
     from .._atomic import atomic_write_text
     from ..dynamics import certify
-    from ..experiments import checkpoint_records, finalize_output_directory, parse_checkpoints, prepare_output_directory, versions
+    from ..experiments import (
+        checkpoint_records,
+        finalize_output_directory,
+        parse_checkpoints,
+        prepare_output_directory,
+        versions,
+    )
     from ..games import resolve_game, save_game
 
     check_game_limits(args)
@@ -102,7 +108,7 @@ def _handle(args) -> int:
             "checkpoints": checkpoint_records(curve, checkpoints),
             "game_file": game_file,
             "versions": versions(),
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "wall_time_s": curve.wall_time_s,
             "compile_time_s": curve.compile_time_s,
         }

@@ -5,6 +5,7 @@ problem the user can fix; the entry point prints its message on one line and exi
 """
 
 from __future__ import annotations
+
 from .._errors import MarkovGamesError
 
 __all__ = ["CliError", "check_output_directory", "command_line_message"]

@@ -20,7 +20,13 @@ from rich.table import Table
 
 from .._atomic import atomic_write_text
 from .._lock import directory_lock
-from ..evaluation import DEFAULT_BATCH, DEFAULT_MAX_WORK, exact_ce_gap, exact_cce_gap, monte_carlo_value
+from ..evaluation import (
+    DEFAULT_BATCH,
+    DEFAULT_MAX_WORK,
+    exact_cce_gap,
+    exact_ce_gap,
+    monte_carlo_value,
+)
 from ..games import MAX_GAME_ENTRIES
 from ..policies import IndexChainPolicy
 from ._errors import CliError
@@ -229,7 +235,7 @@ def _print(report: dict, out: Path) -> None:
     if mc:
         table.add_row(
             f"Monte Carlo value ({mc['episodes']} episodes)",
-            *(f"{m:.5f} ± {s:.1e}" for m, s in zip(mc["value_mean"], mc["value_stderr"])),
+            *(f"{m:.5f} ± {s:.1e}" for m, s in zip(mc["value_mean"], mc["value_stderr"], strict=True)),
             "",
         )
         # A deviation's value is its player's: it goes in that player's column, not "max over players".

@@ -41,7 +41,7 @@ def _handle(args) -> int:
     # The library is imported here: building the parser must not load it (start-up time).
     from .._atomic import atomic_write_text
     from .._lock import directory_lock
-    from ..evaluation import exact_ce_gap, exact_cce_gap
+    from ..evaluation import exact_cce_gap, exact_ce_gap
     from ..experiments import (
         check_output_directory_state,
         finalize_output_directory,

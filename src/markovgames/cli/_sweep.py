@@ -15,8 +15,8 @@ import argparse
 import contextlib
 import math
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
@@ -80,7 +80,13 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     console = Console(file=sys.stdout)
     with Progress(
@@ -286,7 +292,12 @@ def _handle_summarize(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..experiments._summary import SUMMARY_COLUMNS, summarize_results, summary_cells, write_summary_markdown
+    from ..experiments._summary import (
+        SUMMARY_COLUMNS,
+        summarize_results,
+        summary_cells,
+        write_summary_markdown,
+    )
 
     if args.markdown is not None:  # checked before the work, naming --markdown
         target = Path(args.markdown)

@@ -188,7 +188,7 @@ def get_learner(name: str, base_dir: str | Path | None = None) -> LearnerSpec:
     )
 
 
-def get_algorithm(name: "str | Algorithm", base_dir: str | Path | None = None) -> Algorithm:
+def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None) -> Algorithm:
     """The algorithm called ``name`` (see the module docstring for the forms); the error lists the choices.
 
     A relative file reference is taken from ``base_dir`` (by default the working directory).

@@ -11,8 +11,8 @@ every prefix ``T' <= T``. On a run's own trajectory it gives the run's arrays.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import jax
 import numpy as np

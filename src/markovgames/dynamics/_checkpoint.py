@@ -21,8 +21,8 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from .._errors import MarkovGamesError
 from .._atomic import atomic_write
+from .._errors import MarkovGamesError
 
 __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint"]
 
@@ -112,7 +112,7 @@ class StateFile:
             raise RunStateError(f"{self.path}: not a readable run state ({type(err).__name__}: {err})".splitlines()[0]) from None
         if isinstance(done, bool) or not isinstance(done, int) or not 0 < done:
             raise RunStateError(f"{self.path}: 'done' = {done!r} is not a positive iteration count")
-        for k, (leaf, want) in enumerate(zip(leaves, expected)):
+        for k, (leaf, want) in enumerate(zip(leaves, expected, strict=True)):
             if leaf.shape != want.shape or leaf.dtype != want.dtype:
                 raise RunStateError(f"{self.path}: state array {k} is {leaf.dtype} {leaf.shape}, this run's is {want.dtype} {want.shape}")
             if np.issubdtype(leaf.dtype, np.floating) and not np.all(np.isfinite(leaf)):

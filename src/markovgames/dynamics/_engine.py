@@ -21,7 +21,7 @@ every function which layout it gets (`._tensor`).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import jax
 import jax.numpy as jnp
@@ -40,7 +40,7 @@ def _runs_first(x):
     return jnp.moveaxis(x, -1, 0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled_chunk(
     learner: LearnerSpec, value_update: ValueUpdate, optimistic: bool, record: bool, batched: bool, size: int,
     last_iterate: bool = False,
@@ -72,7 +72,7 @@ def compiled_chunk(
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled_certify(value_update: ValueUpdate, batched: bool, size: int):
     """The jitted ``(game, carry, sched, policies) -> (carry, outputs)``: the output policy's
     recursions over ``size`` given policies (per player ``(size, H, S, A_i)``, or with
@@ -109,7 +109,7 @@ def _compiler_options() -> dict:
     return {key: value for key, value in wanted.items() if _option_supported(key, value)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _option_supported(key: str, value) -> bool:
     try:
         jax.jit(lambda x: x + 1, compiler_options={key: value}).lower(1.0).compile()

@@ -12,9 +12,11 @@ after checking it (and the trajectory files it reuses) against this run.
 from __future__ import annotations
 
 import contextlib
+import operator
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -102,7 +104,7 @@ def device_game(games: Sequence[MarkovGame], etas: Sequence[float], dtype: str, 
 
 
 def _split(tree, groups):
-    return [jax.tree_util.tree_map(lambda x: x[lo:hi], tree) for lo, hi in groups]
+    return [jax.tree_util.tree_map(operator.itemgetter(slice(lo, hi)), tree) for lo, hi in groups]
 
 
 def _join(parts):
@@ -214,9 +216,9 @@ class _Loop:
             last_rows = _rows_of(settings.last_iterate, done, size)
             mask = np.zeros(size, bool)
             mask[last_rows] = True
-        calls = [self._executable(size, record_chunk, sched, mask, g, c) for g, c in zip(self.game_parts, self.carry_parts)]
+        calls = [self._executable(size, record_chunk, sched, mask, g, c) for g, c in zip(self.game_parts, self.carry_parts, strict=True)]
         # Dispatch every group before waiting for any: the calls run concurrently.
-        results = [call(g, c, sched, mask) for call, g, c in zip(calls, self.game_parts, self.carry_parts)]
+        results = [call(g, c, sched, mask) for call, g, c in zip(calls, self.game_parts, self.carry_parts, strict=True)]
         self.carry_parts = [r[0] for r in results]
         out = _join([r[1] for r in results])
         # Keep only the checkpoint rows, selected on the device before the copy to the host.

@@ -31,8 +31,21 @@ import jax
 import jax.numpy as jnp
 
 from .._small_axes import small_max, small_sum
-from ._tensor import joint_expectation, joint_product, marginal_expectation, others_expectation, swap_expectation
-from ._transitions import SparseStep, apply_transition, kernel_step, scanned_step, sparse_transition_parts, step_inputs
+from ._tensor import (
+    joint_expectation,
+    joint_product,
+    marginal_expectation,
+    others_expectation,
+    swap_expectation,
+)
+from ._transitions import (
+    SparseStep,
+    apply_transition,
+    kernel_step,
+    scanned_step,
+    sparse_transition_parts,
+    step_inputs,
+)
 
 __all__ = ["RunningAverages", "stacked_targets", "smooth_metric_step", "stage_index_quantities", "product_policy_values"]
 

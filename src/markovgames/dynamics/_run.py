@@ -7,9 +7,9 @@ The public entry points check their arguments and assemble the parts: the chunk 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -445,7 +445,7 @@ def run_batch(
                 f"games[{k}] has {_kernel_form(g)} transitions, but games[0] has {_kernel_form(game_list[0])} "
                 "(one batch needs one form; convert with MarkovGame.to_sparse or MarkovGame.to_dense)"
             )
-    resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list)]
+    resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list, strict=True)]
     suffix = _suffix(spec, T, key[1], record_trajectory, trajectory_tolerance)
     last = _last_iterate_prefixes(last_iterate, keep, T)
     per_stage = {r[1] for r in resolved}

@@ -29,7 +29,12 @@ import numpy as np
 from .._schedules import theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
-from ._output_metrics import RunningAverages, product_policy_values, smooth_metric_step, stacked_targets
+from ._output_metrics import (
+    RunningAverages,
+    product_policy_values,
+    smooth_metric_step,
+    stacked_targets,
+)
 from ._tensor import joint_expectation, joint_product
 from ._transitions import kernel_step, scanned_step, step_inputs
 from ._value_update import (
@@ -186,8 +191,8 @@ def _gather_steps(outputs, split: bool) -> RunningAverages:
     (split form, ``outputs`` a list of `StepOutputs`) or the stacked arrays a scan returns."""
     if not split:
         return outputs.running
-    running_m = tuple(zip(*[o.running.m for o in outputs]))
-    running_d = tuple(zip(*[o.running.d for o in outputs]))
+    running_m = tuple(zip(*[o.running.m for o in outputs], strict=True))
+    running_d = tuple(zip(*[o.running.d for o in outputs], strict=True))
     return RunningAverages(running_m, running_d, tuple(o.running.value for o in outputs))
 
 

@@ -22,7 +22,8 @@ during the self-referential stage 1): the carry records them per stage and
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple, cast
+from collections.abc import Callable
+from typing import NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +34,14 @@ from ..learners import LearnerSpec
 from ._output_metrics import product_policy_values, stage_index_quantities
 from ._tensor import joint_expectation, joint_product
 from ._transitions import SparseKernel, bellman_target, kernel_step
-from ._value_update import GameArrays, ValueUpdate, at_initial_state, learner_for, per_player_utilities, sequential_block
+from ._value_update import (
+    GameArrays,
+    ValueUpdate,
+    at_initial_state,
+    learner_for,
+    per_player_utilities,
+    sequential_block,
+)
 
 __all__ = ["STAGE", "StageUpdate", "StageCarry", "stage_q_update", "stage_prefix_metrics"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import string
-from functools import lru_cache
+from functools import cache
 
 import jax
 import jax.numpy as jnp
@@ -54,7 +54,7 @@ def _fused(x: jax.Array, action_axes: tuple[int, ...]) -> bool:
     return math.prod(x.shape[a] for a in action_axes) <= FUSED_CONTRACTION_MAX_JOINT
 
 
-@lru_cache(maxsize=None)
+@cache
 def _others_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
     run = _run_letters(run_axes)
@@ -107,7 +107,7 @@ def joint_expectation(x: jax.Array, joint: jax.Array, num_players: int, run_axes
     return small_sum(x * joint, _action_axes(x.ndim, num_players, run_axes))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _marginal_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
     own, run = _LETTERS[-2], _run_letters(run_axes)
@@ -124,7 +124,7 @@ def marginal_expectation(x_i: jax.Array, joint: jax.Array, player: int, num_play
     return jnp.einsum(_marginal_spec(num_players, player, run_axes), x_i, joint, optimize="greedy")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _swap_spec(num_players: int, player: int, run_axes: int) -> str:
     acts = _action_letters(num_players)
     own, run = _LETTERS[-2], _run_letters(run_axes)

@@ -13,6 +13,7 @@ import hashlib
 from pathlib import Path
 
 import numpy as np
+
 from .._errors import MarkovGamesError
 
 __all__ = ["MemoryTrajectory", "FileTrajectory", "TrajectoryFileError", "policy_file"]
@@ -39,7 +40,7 @@ class MemoryTrajectory:
 
     def write(self, row: int, policies) -> None:
         """Rows ``row..`` of the kept trajectory (chunks arrive in order)."""
-        for chunks, policy in zip(self._chunks, policies):
+        for chunks, policy in zip(self._chunks, policies, strict=True):
             chunks.append(policy)
 
     def records(self) -> list:
@@ -80,7 +81,7 @@ class FileTrajectory:
     def write(self, row: int, policies) -> None:
         """Rows ``row..`` of the kept trajectory, with a digest of each player's chunk."""
         digests = []
-        for mm, policy in zip(self._maps, policies):
+        for mm, policy in zip(self._maps, policies, strict=True):
             policy = np.ascontiguousarray(policy, dtype=self._dtype)
             count = policy.shape[1 if self._batched else 0]
             if self._batched:

@@ -11,6 +11,7 @@ all go through `apply_transition`: every Bellman target is :math:`r_h + P_h V_{h
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import NamedTuple
 
 import jax
@@ -178,7 +179,7 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
     step = jnp.asarray(p_h.step, jnp.int32)
     bounds = [num_states * k // pieces for k in range(pieces + 1)]
     outs = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in pairwise(bounds):
         corner = (step, jnp.int32(lo)) + (zero,) * len(row_shape)
         succ = jax.lax.dynamic_slice(succ_all, corner, (1, hi - lo, *row_shape))[0]
         prob = jax.lax.dynamic_slice(prob_all, corner, (1, hi - lo, *row_shape))[0]

@@ -21,12 +21,12 @@ Always ``0 <= exact CE gap <= certified CE gap`` and ``exact CCE gap <= certifie
 certified gaps being the index-revealing bounds reported by [`markovgames.dynamics.run`][markovgames.dynamics.run].
 """
 
+from ..policies import IndexKernel
 from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
 from ._ce import CEGapResult, StrategyModification, exact_ce_gap
 from ._common import check_policy, check_product_policy
-from ..policies import IndexKernel
-from ._nash import NashGapResult, nash_gap
 from ._monte_carlo import DEFAULT_BATCH, MonteCarloEstimate, monte_carlo_value
+from ._nash import NashGapResult, nash_gap
 from ._sampling import Episodes, sample_episodes
 from ._value import policy_value
 from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work

@@ -36,16 +36,16 @@ recommendations given the state, so the Markov best response by backward inducti
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
+from ..policies import IndexChainPolicy, IndexKernel, MarkovCorrelatedPolicy
 from ._ce import markov_best_deviation
 from ._common import check_policy, others_expectation, step_factors
-from ..policies import IndexKernel
 from ._value import _markov_value, policy_value
 from ._work import DEFAULT_MAX_WORK, estimate_work, format_count, refuse_above
 
@@ -198,7 +198,7 @@ class _BestResponse(NamedTuple):
     """One player's part of a `CCEGapResult`."""
 
     value: float  # the best deviation's value at s_1
-    deviation: "HistoryDeviation | MarkovDeviation"
+    deviation: HistoryDeviation | MarkovDeviation
     certified_bound: float
     nodes: int
 

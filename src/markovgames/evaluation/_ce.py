@@ -51,9 +51,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
+from ..policies import IndexChainPolicy, IndexKernel, MarkovCorrelatedPolicy
 from ._common import check_policy, others_expectation, step_factors
-from ..policies import IndexKernel
 from ._value import _markov_value
 from ._work import DEFAULT_MAX_WORK, estimate_work, format_count, refuse_above
 
@@ -329,7 +328,7 @@ class _IndexCESearch:
         step = _Step(h, d, acc, table, pairs, reward, bound, rest)
         self._assign(step, 0, _Chosen(0.0, 0.0, np.zeros(d.shape)))
 
-    def _assign(self, step: "_Step", k: int, chosen: "_Chosen") -> None:
+    def _assign(self, step: _Step, k: int, chosen: _Chosen) -> None:
         """Choose the played action of the ``k``-th reachable pair of ``step``, then the rest."""
         h, table, bound = step.h, step.table, step.bound
         if k == len(step.pairs):

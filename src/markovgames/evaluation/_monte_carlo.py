@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..games import MarkovGame
 from .._rng import as_generator
+from ..games import MarkovGame
 from ._sampling import Episodes, sample_episodes
 
 __all__ = ["MonteCarloEstimate", "monte_carlo_value", "sample_episodes", "Episodes"]

@@ -23,8 +23,8 @@ information, so its CCE gap and its CE gap equal this gap. Cost O(N H S |A| (S +
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

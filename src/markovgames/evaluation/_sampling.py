@@ -25,13 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._rng import as_generator
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy
+from ..policies import IndexChainPolicy, IndexKernel
 from ._cce import HistoryDeviation, MarkovDeviation
 from ._ce import StrategyModification
 from ._common import check_policy
-from ..policies import IndexKernel
-from .._rng import as_generator
 
 __all__ = ["Episodes", "sample_episodes", "sample_categorical"]
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
+from ..policies import IndexChainPolicy, IndexKernel, MarkovCorrelatedPolicy
 from ._common import check_policy, joint_expectation, step_factors
-from ..policies import IndexKernel
 
 __all__ = ["policy_value", "state_index_distributions"]
 

@@ -79,7 +79,7 @@ class EvaluationTooLarge(MarkovGamesError, ValueError):
         All the sizes.
     """
 
-    def __init__(self, what: str, work: int, limit: float, estimate: "WorkEstimate", detail: str):
+    def __init__(self, what: str, work: int, limit: float, estimate: WorkEstimate, detail: str):
         self.what, self.work, self.limit, self.estimate = what, int(work), int(limit), estimate
         super().__init__(
             f"{what} refused: estimated work {format_count(int(work))} ({detail}) exceeds the limit "
@@ -87,7 +87,7 @@ class EvaluationTooLarge(MarkovGamesError, ValueError):
         )
 
 
-def refuse_above(what: str, work: int, max_work: float | None, estimate: "WorkEstimate", detail: str) -> None:
+def refuse_above(what: str, work: int, max_work: float | None, estimate: WorkEstimate, detail: str) -> None:
     """Raise `EvaluationTooLarge` when ``max_work`` is set and ``work`` exceeds it."""
     if max_work is not None and work > max_work:
         raise EvaluationTooLarge(what, work, max_work, estimate, detail)
@@ -177,7 +177,7 @@ def estimate_work(game: MarkovGame, policy) -> WorkEstimate:
     cce_nodes: list[int] = []
     mods: list[int] = []
     ce_work = cce_work = 0
-    for i, a_i in enumerate(acts):
+    for a_i in acts:
         others = joint // a_i
         # CE: nodes per step; the choices at step h multiply the nodes of step h+1.
         nodes_h, total_nodes = 1, 0

@@ -7,10 +7,18 @@ reason (``*_skipped``) where the evaluation would be too large.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..dynamics import RunResult
-from ..evaluation import DEFAULT_MAX_WORK, CCEGapResult, CEGapResult, EvaluationTooLarge, exact_cce_gap, exact_ce_gap
+from ..evaluation import (
+    DEFAULT_MAX_WORK,
+    CCEGapResult,
+    CEGapResult,
+    EvaluationTooLarge,
+    exact_cce_gap,
+    exact_ce_gap,
+)
 from ..games import GameValidationError
 from ..policies import IndexChainPolicy
 
@@ -47,7 +55,7 @@ def exact_checkpoint_gaps(
     for T_prime in checkpoints:
         policy = IndexChainPolicy.from_run(result, int(T_prime))
         fields: dict[str, Any] = {}
-        for name, fn in zip(EXACT_FIELDS, evaluators):
+        for name, fn in zip(EXACT_FIELDS, evaluators, strict=True):
             try:
                 res = fn(result.game, policy, max_work=max_work)
                 fields[name] = float(res.gap)

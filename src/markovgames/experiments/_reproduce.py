@@ -20,9 +20,11 @@ import csv
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +115,7 @@ def iterate_cycle(result: RunResult, concept: str) -> dict | None:
         "settled_swing": float(swing[k_min]),
         "onset_T": onset,
         "period": period,
-        "swing_at": {str(c): float(v) for c, v in zip(marks, iterate_swing(result.policies, marks))},
+        "swing_at": {str(c): float(v) for c, v in zip(marks, iterate_swing(result.policies, marks), strict=True)},
         "dip_T": dip,
         "dip_gap": float(gap[dip - 1]),
         "dip_gap_times_T": float(gap[dip - 1] * dip),
@@ -166,7 +168,7 @@ def _decades(T: int) -> list[int]:
 
 
 def _exact_gaps(game: MarkovGame, result: RunResult, checkpoints: list[int], max_work: float | None):
-    from ..evaluation import EvaluationTooLarge, exact_ce_gap, exact_cce_gap
+    from ..evaluation import EvaluationTooLarge, exact_cce_gap, exact_ce_gap
 
     rows = []
     for T_prime in checkpoints:
@@ -315,7 +317,7 @@ def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baseline
         if alg in exact_rows:
             pts = [(row["T"], row[f"exact_{concept}_gap"]) for row in exact_rows[alg] if row.get(f"exact_{concept}_gap") is not None]
             if pts:
-                ex_T, ex_gap = (np.array(v, dtype=float) for v in zip(*pts))
+                ex_T, ex_gap = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
         curves.append(Curve(f"{label}: {concept.upper()} gap", alg, grid.astype(float), gap[grid - 1], ex_T, ex_gap))
     files = plot_gap_curves(curves, out / "figure1_gap", times_T=False, title="Figure 1: convergence of the CE/CCE gap")
     files += plot_gap_curves(curves, out / "figure2_gap_times_T", times_T=True, title=r"Figure 2: gap $\times$ T")
@@ -408,12 +410,12 @@ def _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
         holds = None if undecided else bool(abs(slope + 1.0) <= SLOPE_TOLERANCE and flat <= FLATNESS_FACTOR)
         decade_vals = [series[str(c)] for c in checkpoints]
         growth = [
-            (float(b / a) if a and b and a > 0 else None) for a, b in zip(decade_vals[:-1], decade_vals[1:])
+            (float(b / a) if a and b and a > 0 else None) for a, b in pairwise(decade_vals)
         ]
         tail = [g for g in growth[-3:] if g is not None]
         # gap x T still growing, but ever more slowly: the polylog factor the theorems allow.
         polylog_like = bool(
-            holds is False and len(tail) >= 2 and all(g > 1 for g in tail) and all(b < a for a, b in zip(tail, tail[1:]))
+            holds is False and len(tail) >= 2 and all(g > 1 for g in tail) and all(b < a for a, b in pairwise(tail))
         )
         claims.append(
             {
@@ -438,15 +440,15 @@ def _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
 
     kind_s, stage = cce_series("stage_cce")
     kind_m, smooth = cce_series("smooth_cce")
-    faster_at = [int(c) for c, a, b in zip(checkpoints, stage, smooth) if a < b]
+    faster_at = [int(c) for c, a, b in zip(checkpoints, stage, smooth, strict=True) if a < b]
     claims.append(
         {
             "claim": "Stage-based OFTRL converges faster than smooth OFTRL for CCE (same eta)",
             "algorithm": "stage_cce vs smooth_cce",
             "holds": bool(stage[-1] < smooth[-1] and len(faster_at) >= (len(checkpoints) + 1) // 2),
             "evidence": kind_s if kind_s == kind_m else f"{kind_s}/{kind_m}",
-            "stage_cce_gap": {str(c): float(v) for c, v in zip(checkpoints, stage)},
-            "smooth_cce_gap": {str(c): float(v) for c, v in zip(checkpoints, smooth)},
+            "stage_cce_gap": {str(c): float(v) for c, v in zip(checkpoints, stage, strict=True)},
+            "smooth_cce_gap": {str(c): float(v) for c, v in zip(checkpoints, smooth, strict=True)},
             "stage_smaller_at": faster_at,
             "stage_over_smooth_at_T": float(stage[-1] / smooth[-1]) if smooth[-1] != 0 else None,
             "criterion": "stage_cce's CCE gap is smaller at the final T and at most decades",

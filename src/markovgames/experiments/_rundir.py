@@ -38,11 +38,25 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ArgumentError, MarkovGamesError
 from .._atomic import atomic_write, atomic_write_text
+from .._errors import ArgumentError, MarkovGamesError
 from .._files import open_regular, read_bounded, read_npy_header
-from ..dynamics import DTYPES, VALUE_UPDATES, CertifiedCurve, RunResult, get_algorithm, get_value_update, resolve_learning_rate
-from ..games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game, save_game
+from ..dynamics import (
+    DTYPES,
+    VALUE_UPDATES,
+    CertifiedCurve,
+    RunResult,
+    get_algorithm,
+    get_value_update,
+    resolve_learning_rate,
+)
+from ..games import (
+    MAX_GAME_ENTRIES,
+    PROBABILITY_TOLERANCE,
+    MarkovGame,
+    load_game,
+    save_game,
+)
 
 __all__ = [
     "parse_checkpoints",
@@ -387,7 +401,7 @@ def write_run_directory(
         },
         "config": config,
         "versions": versions(),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "wall_time_s": result.wall_time_s,
         "compile_time_s": result.compile_time_s,
     }
@@ -485,7 +499,7 @@ class StoredRun:
             for start in range(0, stop, step):
                 block = np.asarray(p[start : min(stop, start + step)], dtype=np.float64)
 
-                def at(mask) -> tuple[str, tuple[int, ...]]:
+                def at(mask, start: int) -> tuple[str, tuple[int, ...]]:
                     """``[t][h][s]([a])`` of the first hit, and what it is (iteration, step, state, action)."""
                     idx = tuple(int(k) for k in np.argwhere(mask)[0])
                     idx = (idx[0] + start,) + idx[1:]
@@ -495,16 +509,16 @@ class StoredRun:
 
                 bad = ~np.isfinite(block)
                 if bad.any():
-                    text, idx = at(bad)
+                    text, idx = at(bad, start)
                     raise RunDirectoryError(f"{where}: entry {text} = {float(p[idx])!r} is not finite")
                 neg = block < 0.0
                 if neg.any():
-                    text, idx = at(neg)
+                    text, idx = at(neg, start)
                     raise RunDirectoryError(f"{where}: entry {text} = {float(p[idx])!r} is negative")
                 sums = block.sum(axis=-1)
                 off = np.abs(sums - 1.0) > tolerance
                 if off.any():
-                    text, idx = at(off)
+                    text, idx = at(off, start)
                     raise RunDirectoryError(
                         f"{where}: row {text} sums to {float(sums[(idx[0] - start,) + idx[1:]])!r}, not 1 "
                         f"(tolerance {tolerance:.3g})"

@@ -8,14 +8,15 @@ is the median over the group's runs (with the interquartile range where it is dr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Sequence, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 
-from .._errors import ArgumentError, MarkovGamesError
 from .._atomic import atomic_write_text
+from .._errors import ArgumentError, MarkovGamesError
 from .._files import open_regular
 from ..dynamics import ALGORITHMS
 from ._reproduce import fit_loglog_slope

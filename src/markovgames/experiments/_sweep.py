@@ -28,23 +28,35 @@ import socket
 import time
 import traceback
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from .._errors import MarkovGamesError
 from .._atomic import atomic_write, atomic_write_text
+from .._errors import MarkovGamesError
 from .._files import read_bounded
 from .._lock import directory_lock
 from .._resources import format_bytes, physical_memory
-from ..dynamics import LearningRate, absolute_reference, get_algorithm, resolve_learning_rate, run_batch
+from ..dynamics import (
+    LearningRate,
+    absolute_reference,
+    get_algorithm,
+    resolve_learning_rate,
+    run_batch,
+)
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
 from ._rundir import last_iterate_fields
 from ._summary import PROVENANCE_KEY
-from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config, resolved_checkpoints
+from ._sweep_config import (
+    SweepConfig,
+    SweepConfigError,
+    load_sweep_config,
+    resolved_checkpoints,
+)
 
 __all__ = [
     "SweepError",
@@ -559,7 +571,7 @@ class SweepReport:
 # Files
 # ---------------------------------------------------------------------------------------
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _machine() -> dict[str, Any]:

@@ -14,10 +14,18 @@ import copy
 import math
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
@@ -169,7 +177,7 @@ class RandomGameSpec(_Strict):
         return float(v)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "RandomGameSpec":
+    def _consistent(self) -> RandomGameSpec:
         if isinstance(self.actions, list) and len(self.actions) != self.players:
             raise ValueError(f"actions has {len(self.actions)} entries but players = {self.players}")
         if self.initial_state >= self.states:
@@ -220,7 +228,7 @@ class GameSpec(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "GameSpec":
+    def _exactly_one(self) -> GameSpec:
         given = [k for k in ("builtin", "file", "random") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of builtin, file, random (got {', '.join(given) or 'none'})")
@@ -392,7 +400,7 @@ class SweepConfig(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _checkpoints_within_T(self) -> "SweepConfig":
+    def _checkpoints_within_T(self) -> SweepConfig:
         if isinstance(self.checkpoints, list):
             beyond = [c for c in self.checkpoints if c > self.T]
             if beyond:
@@ -400,7 +408,7 @@ class SweepConfig(_Strict):
         return self
 
     @model_validator(mode="after")
-    def _etas_within_precision(self) -> "SweepConfig":
+    def _etas_within_precision(self) -> SweepConfig:
         # Before any run: a rate the dtype cannot resolve would stop the sweep midway. The
         # horizon is not known before the games are built; each run checks T + H itself.
         limit = max_learning_rate(self.T, 0, self.dtype)

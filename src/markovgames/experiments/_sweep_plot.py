@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-
-from dataclasses import dataclass
-from typing import Any, Sequence
 
 from ._plots import save_figure
 from ._summary import (

@@ -27,7 +27,13 @@ from ._io import (
     load_game,
     save_game,
 )
-from ._model import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, GameValidationError, MarkovGame, SparseTransitions
+from ._model import (
+    MAX_GAME_ENTRIES,
+    PROBABILITY_TOLERANCE,
+    GameValidationError,
+    MarkovGame,
+    SparseTransitions,
+)
 
 __all__ = [
     "MarkovGame",

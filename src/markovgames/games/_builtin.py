@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._io import _MAX_PLAYERS, GAME_FILE_SUFFIXES, load_game
-from ._model import SparseTransitions, MAX_GAME_ENTRIES, GameValidationError, MarkovGame
+from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
     "paper_game",

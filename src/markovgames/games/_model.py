@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from .._errors import MarkovGamesError
 
 __all__ = ["MarkovGame", "SparseTransitions", "GameValidationError", "PROBABILITY_TOLERANCE", "MAX_GAME_ENTRIES"]
@@ -151,7 +152,7 @@ class SparseTransitions:
         return int(self.successors.shape[-1])
 
     @classmethod
-    def from_dense(cls, transitions: np.ndarray) -> "SparseTransitions":
+    def from_dense(cls, transitions: np.ndarray) -> SparseTransitions:
         """The canonical sparse form of a dense ``(..., S)`` kernel.
 
         ``K`` is the largest number of positive entries of a row; each row lists its successors
@@ -166,7 +167,7 @@ class SparseTransitions:
         succ = np.where(probs > 0.0, order, 0)
         return cls(succ, probs)
 
-    def canonical(self) -> "SparseTransitions":
+    def canonical(self) -> SparseTransitions:
         """The same kernel in the canonical form of `from_dense` (equal kernels, equal arrays)."""
         probs = self.probabilities
         positive = probs > 0.0
@@ -364,12 +365,12 @@ class MarkovGame:
             return SparseTransitions.from_dense(self.transitions)
         return self._sparse
 
-    def to_sparse(self) -> "MarkovGame":
+    def to_sparse(self) -> MarkovGame:
         """The same game with [`SparseTransitions`][markovgames.games.SparseTransitions] (canonical form)."""
         sparse = self._sparse.canonical() if self._sparse is not None else SparseTransitions.from_dense(self.transitions)
         return MarkovGame(self._rewards, sparse, self._initial_state, self._name, self._description, self._max_entries)
 
-    def to_dense(self) -> "MarkovGame":
+    def to_dense(self) -> MarkovGame:
         """The same game with a dense transition array."""
         return MarkovGame(
             self._rewards, self.transitions, self._initial_state, self._name, self._description, self._max_entries

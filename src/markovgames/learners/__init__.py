@@ -8,10 +8,24 @@ and the Blum–Mansour swap-regret reduction over each ([`swap_regret`][markovga
 by a user with these pieces runs in the same compiled loop (docs: "Write your own learner").
 """
 
-from ._builtin import BM_HEDGE, BM_LOGBARRIER, BM_RM_PLUS, BUILTIN_LEARNERS, HEDGE, LOGBARRIER, RM_PLUS, swap_regret
+from ._builtin import (
+    BM_HEDGE,
+    BM_LOGBARRIER,
+    BM_RM_PLUS,
+    BUILTIN_LEARNERS,
+    HEDGE,
+    LOGBARRIER,
+    RM_PLUS,
+    swap_regret,
+)
 from ._learner import Learner, LearnerSpec, insert_axis
 from ._oftrl import OFTRLState, log_barrier_oftrl, oftrl, optimistic_hedge
-from ._regularizers import NEWTON_MAX_ITERATIONS, entropy_argmax, log_barrier_argmax, stationary_distribution
+from ._regularizers import (
+    NEWTON_MAX_ITERATIONS,
+    entropy_argmax,
+    log_barrier_argmax,
+    stationary_distribution,
+)
 from ._rm_plus import RegretMatchingState, predictive_regret_matching_plus
 from ._swap import SwapState, blum_mansour
 

@@ -31,8 +31,9 @@ independent copy. ``eta`` is a scalar or broadcasts against a strategy (one rate
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 

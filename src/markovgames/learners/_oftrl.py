@@ -19,7 +19,8 @@ non-optimistic baselines). Unweighted OFTRL is ``decay = 1``.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

@@ -10,8 +10,9 @@ the copies' external regrets, so the dynamics aim at a correlated equilibrium.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 

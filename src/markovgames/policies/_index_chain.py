@@ -61,7 +61,7 @@ class IndexChainPolicy:
         object.__setattr__(self, "policies", pols)
 
     @classmethod
-    def from_run(cls, result, T: int | None = None) -> "IndexChainPolicy":
+    def from_run(cls, result, T: int | None = None) -> IndexChainPolicy:
         """The output policy of a [`RunResult`][markovgames.dynamics.RunResult] after ``T`` (default all) iterations."""
         if result.policies is None:
             raise ValueError("this run did not keep its trajectory (record_trajectory=False)")
@@ -77,7 +77,7 @@ class IndexChainPolicy:
         return cls(kind, result.policies).prefix(result.T if T is None else T)
 
     @classmethod
-    def from_suffix(cls, kind: str, suffix_policies, first_kept: int) -> "IndexChainPolicy":
+    def from_suffix(cls, kind: str, suffix_policies, first_kept: int) -> IndexChainPolicy:
         """The output policy rebuilt from iterations ``first_kept..T`` of a trajectory.
 
         Wherever the index chain goes below ``first_kept`` it plays ``pi^{first_kept}`` (the rows
@@ -115,7 +115,7 @@ class IndexChainPolicy:
     def num_actions(self) -> tuple[int, ...]:
         return tuple(int(p.shape[3]) for p in self.policies)
 
-    def prefix(self, T: int) -> "IndexChainPolicy":
+    def prefix(self, T: int) -> IndexChainPolicy:
         """The output policy after the first ``T`` iterations only."""
         if not 1 <= T <= self.T:
             raise ValueError(f"prefix T must be in 1..{self.T}, got {T}")
@@ -181,7 +181,7 @@ class IndexChainPolicy:
         np.savez_compressed(path, kind=np.asarray(self.kind), num_players=np.asarray(self.num_players), **arrays)  # type: ignore[arg-type]
 
     @classmethod
-    def load(cls, path) -> "IndexChainPolicy":
+    def load(cls, path) -> IndexChainPolicy:
         with np.load(path, allow_pickle=False) as data:
             n = int(data["num_players"])
             return cls(str(data["kind"]), tuple(np.array(data[f"policy_{i}"]) for i in range(n)))

@@ -112,7 +112,7 @@ class IndexKernel:
             object.__setattr__(self, "_stage_of", stage_of)
 
     @classmethod
-    def of(cls, policy) -> "IndexKernel":
+    def of(cls, policy) -> IndexKernel:
         """The kernel of an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy]."""
         return cls(policy.kind, policy.T, policy.horizon)
 

@@ -67,6 +67,6 @@ class MarkovCorrelatedPolicy:
         np.savez_compressed(path, joint=self.joint, num_players=np.asarray(self.num_players))
 
     @classmethod
-    def load(cls, path) -> "MarkovCorrelatedPolicy":
+    def load(cls, path) -> MarkovCorrelatedPolicy:
         with np.load(path, allow_pickle=False) as data:
             return cls(np.array(data["joint"]), int(data["num_players"]))
