@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AffineRescaling", "fit_rescaling", "to_unit_interval"]
+__all__ = ["AffineRescaling", "Rescaled", "fit_rescaling", "to_unit_interval"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,20 @@ class AffineRescaling:
     def original_gap(self, gap01):
         """A rescaled gap (difference of returns) -> original units."""
         return np.asarray(gap01, dtype=np.float64) / self.scale
+
+
+class Rescaled:
+    """A game brought into ``[0, 1]`` by ``rescaling``: its ``scale`` and ``offset`` at hand."""
+
+    rescaling: AffineRescaling
+
+    @property
+    def scale(self) -> float:
+        return self.rescaling.scale
+
+    @property
+    def offset(self) -> float:
+        return self.rescaling.offset
 
 
 def fit_rescaling(values, bounds="auto") -> AffineRescaling:

@@ -52,7 +52,7 @@ from .._files import read_bounded
 from ..games import DEFAULT_MAX_FILE_BYTES, MarkovGame, normal_form_game
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
 from ._deps import require
-from ._rescale import AffineRescaling, fit_rescaling, to_unit_interval
+from ._rescale import AffineRescaling, Rescaled, fit_rescaling, to_unit_interval
 
 __all__ = [
     "NormalFormGame",
@@ -148,7 +148,7 @@ class NormalFormGame:
 
 
 @dataclass(frozen=True, eq=False)
-class LiftedGame:
+class LiftedGame(Rescaled):
     """A normal-form game lifted to a one-step Markov game, with the rescaling that was applied.
 
     Attributes
@@ -164,14 +164,6 @@ class LiftedGame:
     game: MarkovGame
     rescaling: AffineRescaling
     normal_form: NormalFormGame
-
-    @property
-    def scale(self) -> float:
-        return self.rescaling.scale
-
-    @property
-    def offset(self) -> float:
-        return self.rescaling.offset
 
     def original_values(self, values01) -> np.ndarray:
         """Values (expected payoffs) of the lifted game in the original units."""

@@ -76,7 +76,7 @@ from ..evaluation import check_policy
 from ..games import MarkovGame
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
 from ._deps import require
-from ._rescale import AffineRescaling, fit_rescaling, to_unit_interval
+from ._rescale import AffineRescaling, Rescaled, fit_rescaling, to_unit_interval
 
 __all__ = [
     "export_game",
@@ -477,7 +477,7 @@ def exported_roots(os_game) -> list[tuple[int, Any]]:
 # Import
 # =======================================================================================
 @dataclass(frozen=True, eq=False)
-class ImportedGame:
+class ImportedGame(Rescaled):
     """A Markov game read from an OpenSpiel game.
 
     Attributes
@@ -504,14 +504,6 @@ class ImportedGame:
     reachable: np.ndarray
     action_ids: tuple
     num_nodes: int
-
-    @property
-    def scale(self) -> float:
-        return self.rescaling.scale
-
-    @property
-    def offset(self) -> float:
-        return self.rescaling.offset
 
     def state_index(self, key) -> int:
         """The state index of ``key``."""

@@ -66,8 +66,23 @@ class PrefixCurves:
         return int(rows[0])
 
 
+class _RunCurves(PrefixCurves):
+    """The curves of a run or a batch of runs, with the algorithm that made them: the defaults
+    that the two result dataclasses fill in."""
+
+    T: int
+    algorithm: str
+    spec: Algorithm | None
+
+    def __post_init__(self) -> None:
+        if self.prefixes is None:
+            object.__setattr__(self, "prefixes", np.arange(1, self.T + 1, dtype=np.int64))
+        if self.spec is None:
+            object.__setattr__(self, "spec", get_algorithm(self.algorithm))
+
+
 @dataclass(frozen=True, eq=False)
-class RunResult(PrefixCurves):
+class RunResult(_RunCurves):
     """The outcome of one run of a learning dynamic.
 
     Per-prefix arrays have one row per prefix in `prefixes` (by default every ``T' = 1..T``,
@@ -113,16 +128,11 @@ class RunResult(PrefixCurves):
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
 
-    def __post_init__(self) -> None:
-        if self.prefixes is None:
-            object.__setattr__(self, "prefixes", np.arange(1, self.T + 1, dtype=np.int64))
-        if self.spec is None:
-            object.__setattr__(self, "spec", get_algorithm(self.algorithm))
 
 
 
 @dataclass(frozen=True, eq=False)
-class BatchRunResult(PrefixCurves):
+class BatchRunResult(_RunCurves):
     """A batch of runs of one algorithm on games of one shape; arrays have a leading run axis."""
 
     games: tuple[MarkovGame, ...]
@@ -145,11 +155,6 @@ class BatchRunResult(PrefixCurves):
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
 
-    def __post_init__(self) -> None:
-        if self.prefixes is None:
-            object.__setattr__(self, "prefixes", np.arange(1, self.T + 1, dtype=np.int64))
-        if self.spec is None:
-            object.__setattr__(self, "spec", get_algorithm(self.algorithm))
 
     def __len__(self) -> int:
         return len(self.games)
