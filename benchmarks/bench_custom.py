@@ -16,6 +16,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -24,9 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _timing import best_of  # noqa: E402
+
 from markovgames.dynamics import run, run_batch  # noqa: E402
 from markovgames.games import paper_game  # noqa: E402
-from _timing import best_of  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "custom_learner.py"
 
@@ -54,7 +56,7 @@ def main(argv=None) -> dict:
         best = {"mine": [float("inf")] * 2, "builtin": [float("inf")] * 2}
         for _ in range(args.repeats):
             for key, name in (("mine", mine), ("builtin", builtin)):
-                wall, cpu, _ = best_of(lambda: call(name), 1)
+                wall, cpu, _ = best_of(functools.partial(call, name), 1)
                 best[key] = [min(best[key][0], wall), min(best[key][1], cpu)]
         iterations = args.T if "single" in label else args.batch_T * 64
         rows.append(

@@ -40,12 +40,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import jax  # noqa: E402
+from _timing import best_of  # noqa: E402
+from numpy_loop import run_numpy  # noqa: E402
 
 from markovgames import MarkovGame  # noqa: E402
 from markovgames.dynamics import run, run_batch  # noqa: E402
 from markovgames.games import paper_game  # noqa: E402
-from _timing import best_of  # noqa: E402
-from numpy_loop import run_numpy  # noqa: E402
 
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 METRICS = ("value", "certified_ce_bound", "certified_cce_bound")
@@ -93,7 +93,7 @@ def machine_info() -> dict:
         "numpy": np.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "load_average_at_start": load,
         "xla_flags": os.environ.get("XLA_FLAGS"),
     }

@@ -95,6 +95,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import math
 import os
@@ -107,10 +108,9 @@ import time
 import traceback
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from markovgames.dynamics import run, run_batch, stage_schedule
 from markovgames.games import paper_game, random_game
@@ -186,7 +186,7 @@ def machine_info() -> dict:
     except OSError:
         load = None
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "cpu": cpu_model(),
         "processor": platform.processor(),
         "cores": os.cpu_count(),
@@ -285,13 +285,13 @@ class Dims:
         return self.H * self.S
 
     @classmethod
-    def from_game(cls, game) -> "Dims":
+    def from_game(cls, game) -> Dims:
         sparse = bool(game.is_sparse)
         width = game.sparse_transitions.num_successors if sparse else game.num_states
         return cls(game.num_players, game.horizon, game.num_states, tuple(game.num_actions), width, sparse)
 
     @classmethod
-    def from_spec(cls, spec: dict) -> "Dims":
+    def from_spec(cls, spec: dict) -> Dims:
         k = spec.get("num_successors")
         return cls(spec["num_players"], spec["horizon"], spec["num_states"], tuple(spec["num_actions"]),
                    k if k else spec["num_states"], bool(k))
@@ -403,8 +403,7 @@ def section_batch(args) -> list[dict]:
         long_T = _T(args, QUICK_BATCH_LONG_T if args.quick else BATCH_LONG_T, algorithm)
         print(f"[batch] {algorithm}: B={size}, T={T} ...", file=sys.stderr, flush=True)
 
-        def call():
-            return run_batch(game, algorithm, T, etas=etas.tolist(), record_trajectory=False, checkpoints=[T])
+        call = functools.partial(run_batch, game, algorithm, T, etas=etas.tolist(), record_trajectory=False, checkpoints=[T])
 
         first = _wall(call)
         wall, cpu, batch = best_of(call, args.repeats)

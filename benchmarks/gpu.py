@@ -22,6 +22,7 @@ Run from the repository root on a machine with a CUDA GPU and JAX installed:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -34,10 +35,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import jax  # noqa: E402
+from numpy_loop import run_numpy  # noqa: E402
 
 from markovgames.dynamics import run, run_batch  # noqa: E402
 from markovgames.games import paper_game, random_game  # noqa: E402
-from numpy_loop import run_numpy  # noqa: E402
 
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 
@@ -62,7 +63,7 @@ def correctness(T: int) -> list[dict]:
                 float(np.max(np.abs(gpu.certified_ce_bound - ref["certified_ce_bound"]))),
                 float(np.max(np.abs(gpu.certified_cce_bound - ref["certified_cce_bound"]))),
             )
-            diff_pol = max(float(np.max(np.abs(a - b))) for a, b in zip(gpu.policies, ref["policies"]))
+            diff_pol = max(float(np.max(np.abs(a - b))) for a, b in zip(gpu.policies, ref["policies"], strict=True))
             rows.append({"game": game.name, "algorithm": alg, "T": t_len, "max_diff_metrics": diff_metrics, "max_diff_policies": diff_pol})
             print(f"  {game.name:10s} {alg:11s} T={t_len}: max|GPU f64 - NumPy f64| metrics {diff_metrics:.2e}, policies {diff_pol:.2e}", flush=True)
     return rows
@@ -90,7 +91,7 @@ def throughput(Bs: list[int], T: int, device_kind: str) -> list[dict]:
         for dtype in ("float64", "float32"):
             for B in Bs:
                 etas = list(np.linspace(0.05, 0.5, B))
-                _, secs = timed(lambda: run_batch(game, alg, T=T, etas=etas, dtype=dtype, checkpoints=[T]))
+                _, secs = timed(functools.partial(run_batch, game, alg, T=T, etas=etas, dtype=dtype, checkpoints=[T]))
                 rate = B * T / secs
                 rows.append({"device": device_kind, "algorithm": alg, "dtype": dtype, "B": B, "T": T, "seconds": secs, "run_iterations_per_s": rate})
                 print(f"  [{device_kind}] {alg:11s} {dtype} B={B:>7d} T={T}: {rate:.3e} run-it/s ({secs:.2f} s)", flush=True)
@@ -101,7 +102,7 @@ def large_game(T: int) -> list[dict]:
     rows = []
     game = random_game(2, 10, 500, (5, 5), seed_or_rng=11)
     for alg in ALGORITHMS:
-        _, secs = timed(lambda: run(game, alg, T=T, eta=0.2, record_trajectory=False, checkpoints=[T]))
+        _, secs = timed(functools.partial(run, game, alg, T=T, eta=0.2, record_trajectory=False, checkpoints=[T]))
         rows.append({"algorithm": alg, "T": T, "iterations_per_s": T / secs})
         print(f"  large game {alg:11s}: {T / secs:,.0f} it/s", flush=True)
     return rows
@@ -112,7 +113,7 @@ def large_sparse_game(T: int) -> list[dict]:
     game = random_game(2, 10, 10**4, (5, 5), seed_or_rng=0, num_successors=8)
     for alg in ALGORITHMS:
         t_alg = T if alg != "stage_cce" else 10 * T
-        _, secs = timed(lambda: run(game, alg, T=t_alg, eta=0.2, record_trajectory=False, checkpoints=[t_alg]))
+        _, secs = timed(functools.partial(run, game, alg, T=t_alg, eta=0.2, record_trajectory=False, checkpoints=[t_alg]))
         rows.append({"algorithm": alg, "T": t_alg, "iterations_per_s": t_alg / secs})
         print(f"  large sparse game {alg:11s}: {t_alg / secs:,.1f} it/s", flush=True)
     return rows
@@ -125,7 +126,7 @@ def batch_scaling(Bs: list[int], T: int) -> list[dict]:
     for alg in ("smooth_ce", "stage_cce"):
         for B in Bs:
             etas = list(np.linspace(0.05, 0.5, B))
-            _, secs = timed(lambda: run_batch(game, alg, T=T, etas=etas, checkpoints=[T]))
+            _, secs = timed(functools.partial(run_batch, game, alg, T=T, etas=etas, checkpoints=[T]))
             rows.append({"algorithm": alg, "B": B, "T": T, "seconds": secs,
                          "run_iterations_per_s": B * T / secs, "ms_per_iteration": 1e3 * secs / T})
             print(f"  {alg:11s} float64 B={B:>8d} T={T}: {B * T / secs:.3e} run-it/s, "
@@ -150,7 +151,7 @@ def profile_summary(B: int, T: int, top: int = 12) -> dict:
     out = {}
     for alg in ALGORITHMS:
         etas = list(np.linspace(0.05, 0.5, B))
-        call = lambda: run_batch(game, alg, T=T, etas=etas, checkpoints=[T])  # noqa: E731
+        call = functools.partial(run_batch, game, alg, T=T, etas=etas, checkpoints=[T])
         try:
             call()  # compile outside the trace
             with tempfile.TemporaryDirectory() as tmp:

@@ -44,7 +44,7 @@ def main() -> None:
     rows = load_results(args.out).to_dict("records")
     last = [s for s in gap_times_T_across(rows, "horizon", decades[-1:])][0]
     growth = np.polyfit(np.log(last.x), np.log(last.median), 1)[0] if len(last.x) > 1 else float("nan")
-    for h, m in zip(last.x, last.median):
+    for h, m in zip(last.x, last.median, strict=True):
         print(f"H = {h:g}: median CE gap x T at T = {args.T:,}: {m:.4g}")
     print(f"gap x T grows like H^{growth:.2f} over these horizons (Theorem 1's bound: H^3.5 log T)")
 

@@ -51,7 +51,7 @@ def main() -> None:
     figure.parent.mkdir(parents=True, exist_ok=True)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, optimistic in zip(axes, (True, False)):
+    for ax, optimistic in zip(axes, (True, False), strict=True):
         for algorithm, color in (("smooth_cce", "#2ca02c"), ("stage_cce", "#d62728")):
             runs = df[(df.algorithm == algorithm) & (df.optimistic == optimistic)]
             for column, style, label in (
