@@ -1,11 +1,13 @@
 """The learning dynamics: algorithms as compositions of a learner and a value update, and the compiled engine.
 
-* [`Algorithm`][markovgames.dynamics.Algorithm], [`get_algorithm`][markovgames.dynamics.get_algorithm]: a per-state learner ([`markovgames.learners`][markovgames.learners])
-  and a value update (`SMOOTH`, Algorithm 1 with Algorithm 3's output policy; `STAGE`,
-  Algorithm 2 with Algorithm 4's), found by name (``LEARNER+UPDATE``, the paper's ``smooth_ce``,
-  ``stage_cce``, ``smooth_cce``, a user's ``file.py:NAME``, installed plugins).
-* [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled loop, with the output policy's value and certified
-  CE/CCE bounds for every prefix.
+* [`Algorithm`][markovgames.dynamics.Algorithm],
+  [`get_algorithm`][markovgames.dynamics.get_algorithm]: a per-state learner
+  ([`markovgames.learners`][markovgames.learners]) and a value update (`SMOOTH`, Algorithm 1
+  with Algorithm 3's output policy; `STAGE`, Algorithm 2 with Algorithm 4's), found by name
+  (``LEARNER+UPDATE``, the paper's ``smooth_ce``, ``stage_cce``, ``smooth_cce``, a user's
+  ``file.py:NAME``, installed plugins).
+* [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled
+  loop, with the output policy's value and certified CE/CCE bounds for every prefix.
 * [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
 * The schedules (step sizes, weights, stages, theory learning rates).
 """

@@ -70,7 +70,8 @@ def precision(dtype: str):
 
 
 def _padded(kernel, width: int):
-    """A [`SparseTransitions`][markovgames.games.SparseTransitions]' arrays padded to ``width`` successors (state 0 at probability 0): the same kernel."""
+    """A [`SparseTransitions`][markovgames.games.SparseTransitions]' arrays padded to ``width``
+    successors (state 0 at probability 0): the same kernel."""
     extra = width - kernel.num_successors
     if extra == 0:
         return kernel.successors, kernel.probabilities  # no copy: large games are hundreds of MB

@@ -12,10 +12,12 @@ and for Markov correlated policies ([`MarkovCorrelatedPolicy`][markovgames.polic
   but not the hidden index, with a best deviation (may be negative; never clipped);
 * [`nash_gap`][markovgames.evaluation.nash_gap] — the exact Nash gap of a product Markov policy (each player's best response to
   the others' Markov policies, by backward induction), with the best responses;
-* [`estimate_work`][markovgames.evaluation.estimate_work] / [`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge] — sizes of those problems and the refusal
-  when they are too large;
-* [`sample_episodes`][markovgames.evaluation.sample_episodes] / [`monte_carlo_value`][markovgames.evaluation.monte_carlo_value] — vectorised simulation, optionally with
-  one player following a modification or deviation.
+* [`estimate_work`][markovgames.evaluation.estimate_work] /
+  [`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge] — sizes of those problems and
+  the refusal when they are too large;
+* [`sample_episodes`][markovgames.evaluation.sample_episodes] /
+  [`monte_carlo_value`][markovgames.evaluation.monte_carlo_value] — vectorised simulation,
+  optionally with one player following a modification or deviation.
 
 Always ``0 <= exact CE gap <= certified CE gap`` and ``exact CCE gap <= certified CCE gap``, the
 certified gaps being the index-revealing bounds reported by [`markovgames.dynamics.run`][markovgames.dynamics.run].

@@ -27,7 +27,8 @@ with :math:`p(a_{-i}) = \sum_j \beta_h(j)\pi^j_{h,-i}(a_{-i}|s_h)`. The value of
 the history only through :math:`(s', \beta_{h+1})`, and :math:`\beta_{h+1}` not on ``b``: so the
 recursion runs over the "information" nodes :math:`(s_0, a_{0,-i}, \dots, s_h)` — about
 :math:`(S |A_{-i}|)^h` of them at step ``h``, each costing O(T |A_{-i}|) (one batched O(T) push).
-[`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] refuses ([`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge]) when the count times ``T`` is too large.
+[`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] refuses
+([`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge]) when the count times ``T`` is too large.
 
 **Markov correlated policies**: the past carries no information about the future
 recommendations given the state, so the Markov best response by backward induction is exact.

@@ -36,7 +36,8 @@ from ._common import check_policy, reachable_states
 
 __all__ = ["EvaluationTooLarge", "WorkEstimate", "estimate_work", "DEFAULT_MAX_WORK", "NODE_OVERHEAD", "COUNT_CAP", "format_count"]
 
-#: Default refusal limit of [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] and [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] (about a minute of work).
+#: Default refusal limit of [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] and
+#: [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] (about a minute of work).
 DEFAULT_MAX_WORK = 2 * 10**9
 
 #: Work units charged per search or history node for the Python overhead of visiting it.
@@ -111,7 +112,8 @@ class WorkEstimate:
     cce_history_nodes : tuple of int
         Per player, the number of observable-history nodes of the exact CCE recursion.
     value_work, ce_work, cce_work : int
-        Estimated elementary operations of [`policy_value`][markovgames.evaluation.policy_value], [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap],
+        Estimated elementary operations of [`policy_value`][markovgames.evaluation.policy_value],
+        [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap],
         [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] (all players).
     """
 

@@ -501,7 +501,8 @@ def _cycles_section(cycles: dict, concept_of: dict) -> list[str]:
         "prediction these are follow-the-regularised-leader dynamics (multiplicative weights for smooth_cce, "
         "log-barrier learners behind the Blum-Mansour reduction for smooth_ce), which circle around an interior "
         "equilibrium with a growing amplitude, as multiplicative weights do in matching-pennies-like games "
-        "(Bailey and Piliouras, EC 2018), until they swing between nearly pure strategies. The output policy averages the iterates with weights alpha_T^j that favour the last "
+        "(Bailey and Piliouras, EC 2018), until they swing between nearly pure strategies. The output policy "
+        "averages the iterates with weights alpha_T^j that favour the last "
         "iterations, so it no longer cancels the swings: its gap stops falling like 1/T."
         + (" The optimistic prediction damps the cycle." if damped and all(damped) else ""),
     ]

@@ -114,7 +114,8 @@ def default_checkpoints(T: int) -> list[int]:
 
 
 def parse_checkpoints(text: str | None, T: int) -> list[int]:
-    """Parse ``"10,100,1000"`` into sorted unique ints in ``1..T``; ``None`` gives [`default_checkpoints`][markovgames.experiments.default_checkpoints]."""
+    """Parse ``"10,100,1000"`` into sorted unique ints in ``1..T``; ``None`` gives
+    [`default_checkpoints`][markovgames.experiments.default_checkpoints]."""
     if text is None:
         return default_checkpoints(T)
     items = [p.strip() for p in text.split(",")]

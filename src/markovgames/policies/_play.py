@@ -19,7 +19,8 @@ __all__ = ["PolicyPlayer"]
 
 
 class PolicyPlayer:
-    """Step-by-step play of an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy] or a [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy].
+    """Step-by-step play of an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy] or a
+    [`MarkovCorrelatedPolicy`][markovgames.policies.MarkovCorrelatedPolicy].
 
     Call `reset` at the start of an episode, then `act` once per step ``h = 0..H-1``
     with the current state. ``index`` is the hidden index of the current step (index-chain
