@@ -1,7 +1,5 @@
 """``python -m markovgames`` runs the command-line interface."""
 
-import sys
+from .cli import console_main
 
-from .cli import main
-
-sys.exit(main())
+console_main()

@@ -16,10 +16,11 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from ._errors import command_line_message
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "console_main", "build_parser"]
 
 EXIT_USAGE = 2
 #: A bug (an error that is not the input's fault): sysexits.h's EX_SOFTWARE.
@@ -148,6 +149,22 @@ def _enable_compilation_cache() -> None:
     else:
         for key, value in settings.items():
             os.environ.setdefault(key.upper(), str(value))
+
+
+def console_main() -> NoReturn:
+    """The ``markovgames`` console script and ``python -m markovgames``: `main`, then exit.
+
+    After Ctrl-C or SIGTERM (exit 130 or 143, the clean-up done) the process ends at once, without
+    the interpreter's finalisation: a compiled chunk may still be running on XLA's threads, and
+    tearing down the interpreter under it crashed the process (a segmentation fault instead of
+    the exit code) when the signal came during the first compilation of a command.
+    """
+    code = main()
+    if code in (130, 128 + signal.SIGTERM):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
