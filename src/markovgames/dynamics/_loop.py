@@ -297,8 +297,11 @@ class _Loop:
         prefixes = np.arange(1, job.T + 1) if self.settings.keep is None else self.settings.keep
         assembled = self.update.prefix_metrics(jax.tree_util.tree_map(np.asarray, carry), self.schedule, prefixes)
         metrics = [assembled] if assembled is not None else self.metrics
-        stacked = np.concatenate(metrics, axis=self.axis_t)  # (..., P, 3, N): value, CCE bound, CE bound
-        if not np.all(np.isfinite(stacked)):
+        # (..., P, 3, N): value, CCE bound, CE bound; one array is not copied again.
+        stacked = metrics[0] if len(metrics) == 1 else np.concatenate(metrics, axis=self.axis_t)
+        # A sum first (one pass, no temporary): it is finite when every entry is, unless it
+        # overflows, which values and bounds of at most H cannot; the entries decide otherwise.
+        if not np.isfinite(np.sum(stacked)) and not np.all(np.isfinite(stacked)):
             # Not expected within the learning-rate bound; never hand out NaN as a result.
             rows = np.nonzero(~np.isfinite(stacked).reshape(*stacked.shape[: self.axis_t + 1], -1).all(axis=-1))[-1]
             raise FloatingPointError(

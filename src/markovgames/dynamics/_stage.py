@@ -278,13 +278,21 @@ def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, p
         before = first * first_flat[..., first - 1 : first, :] + np.concatenate(
             [np.zeros_like(weighted[..., :1, :]), weighted[..., :-1, :]], axis=-2
         )
-        stage = np.searchsorted(starts, later, side="right") - 2  # 0-based among stages 2..K
-        inside = (later - starts[stage + 1] + 1).astype(dtype)[:, None]
-        tail = out[..., head:, :]
-        np.multiply(inside, values[..., stage, :], out=tail)
-        tail += before[..., stage, :]
-        tail /= later.astype(dtype)[:, None]
+        # In blocks of prefixes, so that the gathered temporaries stay in the cache (with a
+        # million prefixes, whole-array temporaries made this several times slower).
+        for lo in range(0, later.size, _PREFIX_BLOCK):
+            block = later[lo : lo + _PREFIX_BLOCK]
+            stage = np.searchsorted(starts, block, side="right") - 2  # 0-based among stages 2..K
+            inside = (block - starts[stage + 1] + 1).astype(dtype)[:, None]
+            tail = out[..., head + lo : head + lo + block.size, :]
+            np.multiply(inside, values[..., stage, :], out=tail)
+            tail += before[..., stage, :]
+            tail /= block.astype(dtype)[:, None]
     return out.reshape(*lead, len(prefixes), *cells)
+
+
+#: Prefixes per block of `stage_prefix_metrics`.
+_PREFIX_BLOCK = 8192
 
 
 class StageUpdate(ValueUpdate):
