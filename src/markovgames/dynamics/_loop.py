@@ -138,7 +138,7 @@ class _Loop:
         self.axis_t = 1 if job.batched else 0
         self.lead = (len(job.games),) if job.batched else ()
         self.group_size = group_size
-        self.metrics: list[np.ndarray] = []
+        self.metrics: _Rows | None = None  # the per-prefix metrics drained so far
         self.last: list[np.ndarray] = []
         self.executables: dict = {}
         self.compile_time = 0.0
@@ -155,11 +155,15 @@ class _Loop:
             carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (len(job.games), *x.shape)).copy(), carry)
         saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
+        if self.update.per_iteration_metrics:
+            rows = job.T if self.settings.keep is None else len(self.settings.keep)
+            self.metrics = _Rows((*self.lead, rows, 3, self.num_players), self.axis_t, self.np_dtype)
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
             carry = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in saved.leaves])
             self.done = saved.done
-            self.metrics += [] if saved.metrics is None else [saved.metrics]
+            if saved.metrics is not None and self.metrics is not None:
+                self.metrics.append(saved.metrics)
             self.last += [] if saved.last_iterate is None else [saved.last_iterate]
         self._split_into_groups(carry)
 
@@ -247,7 +251,7 @@ class _Loop:
         and report progress."""
         chunk_done, size, record_chunk, out = chunk
         out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
-        if "metrics" in out:
+        if "metrics" in out and self.metrics is not None:
             self.metrics.append(out["metrics"])
         if "last_iterate" in out:
             self.last.append(out["last_iterate"])
@@ -264,7 +268,8 @@ class _Loop:
         if isinstance(self.sink, FileTrajectory):
             self.sink.flush()
         records = self.sink.records() if self.sink is not None else []
-        state.save(self.done, _join(self.carry_parts), self.metrics, self.axis_t, records, self.last)
+        metrics = [] if self.metrics is None or not self.metrics.count else [self.metrics.filled()]
+        state.save(self.done, _join(self.carry_parts), metrics, self.axis_t, records, self.last)
 
     def run(self, plan: list[int]) -> None:
         """Every chunk of ``plan`` not done before an interruption, each drained while the next runs."""
@@ -296,9 +301,13 @@ class _Loop:
         residual = None if residual is None else np.asarray(residual)
         prefixes = np.arange(1, job.T + 1) if self.settings.keep is None else self.settings.keep
         assembled = self.update.prefix_metrics(jax.tree_util.tree_map(np.asarray, carry), self.schedule, prefixes)
-        metrics = [assembled] if assembled is not None else self.metrics
-        # (..., P, 3, N): value, CCE bound, CE bound; one array is not copied again.
-        stacked = metrics[0] if len(metrics) == 1 else np.concatenate(metrics, axis=self.axis_t)
+        # (..., P, 3, N): value, CCE bound, CE bound.
+        if assembled is not None:
+            stacked = assembled
+        elif self.metrics is not None and self.metrics.count == len(prefixes):
+            stacked = self.metrics.filled()
+        else:  # a value update must do one or the other (ValueUpdate.per_iteration_metrics)
+            raise AssertionError(f"the value update {self.update.name!r} gave no metrics for every prefix")
         # A sum first (one pass, no temporary): it is finite when every entry is, unless it
         # overflows, which values and bounds of at most H cannot; the entries decide otherwise.
         if not np.isfinite(np.sum(stacked)) and not np.all(np.isfinite(stacked)):
@@ -311,6 +320,26 @@ class _Loop:
         policies = None if self.sink is None else self.sink.result()
         last = np.concatenate(self.last, axis=self.axis_t) if self.settings.last_iterate is not None else None
         return LoopOutput(stacked, last, policies, residual, time.perf_counter() - start_wall, self.compile_time)
+
+
+class _Rows:
+    """An array filled block by block along one axis (the chunks' per-prefix metrics as they are
+    drained): allocated once, so that nothing is concatenated after the loop and the pages are
+    touched while the next chunk runs."""
+
+    def __init__(self, shape: tuple[int, ...], axis: int, dtype) -> None:
+        self.array = np.empty(shape, dtype)
+        self.axis, self.count = axis, 0
+
+    def append(self, block: np.ndarray) -> None:
+        rows = block.shape[self.axis]
+        index = (slice(None),) * self.axis + (slice(self.count, self.count + rows),)
+        self.array[index] = block
+        self.count += rows
+
+    def filled(self) -> np.ndarray:
+        """The rows appended so far (all of them once the loop is done)."""
+        return self.array[(slice(None),) * self.axis + (slice(0, self.count),)]
 
 
 def run_loop(
