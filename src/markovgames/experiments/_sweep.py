@@ -18,6 +18,7 @@ Ray is imported only when ``executor="ray"`` is asked for.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -1151,100 +1152,89 @@ def _run_planned(
 ) -> SweepReport:
     """Run a planned sweep into ``out``, whose lock the caller holds."""
     _prepare_out(out)
-    runs_dir = out / RUNS_DIR
-    by_id = {r.run_id: r for r in plan.runs}
-    finished = {rid for rid in by_id if _read_run_file(runs_dir / f"{rid}.json", rid) is not None}
-    pending = [rid for rid in plan.run_ids if rid not in finished]
-    tasks = plan.batches(pending)
+    session = _SweepSession(
+        config, plan, out, overrides=overrides, progress=progress, raw_config=raw_config, config_name=config_name,
+        start_wall=start_wall, started_at=started_at,
+    )
     n_workers = workers or default_workers()
+    session.executor_info.update({"kind": executor, "workers": n_workers if executor == "local" else workers, "address": address})
+    tasks = session.tasks
+    session.write_manifest("running")
+    session.notify(None)
+    try:
+        if tasks:
+            if executor == "ray":
+                info = _execute_ray(tasks, address, workers, config.max_retries, session.on_result, session.on_failure)
+                session.executor_info.update(info)
+            elif n_workers == 1 or len(tasks) == 1:
+                session.executor_info["inline"] = True
+                _execute_inline(tasks, config.max_retries, session.on_result, session.on_failure)
+            else:
+                _execute_processes(tasks, n_workers, config.max_retries, session.on_result, session.on_failure)
+    except BaseException:
+        # Interrupted: what finished is on disk; say so in the manifest and re-raise.
+        with contextlib.suppress(Exception):
+            session.write_manifest("interrupted", _now())
+        raise
+    results_path, _ = consolidate_results(out, plan)
+    session.write_manifest("complete" if not session.failures else "incomplete", _now())
+    return SweepReport(
+        out=out,
+        total_runs=len(plan.runs),
+        computed_runs=session.computed,
+        skipped_runs=len(session.finished),
+        failed_runs=session.failed_runs,
+        batches=len(tasks),
+        retries=session.retries,
+        wall_time_s=time.perf_counter() - start_wall,
+        results_path=results_path,
+        manifest_path=out / MANIFEST_FILE,
+        failures=tuple(session.failures),
+    )
 
-    batch_log: list[dict[str, Any]] = []
-    failures: list[str] = []
-    state = {"done": len(finished), "batches": 0, "failed_batches": 0, "computed": 0, "retries": 0, "failed_runs": 0}
-    sessions, previous_batches = _previous_manifest(out)
-    for b in previous_batches:
-        b.setdefault("session", len(sessions) - 1)
-    executor_info: dict[str, Any] = {"kind": executor, "workers": n_workers if executor == "local" else workers,
-                                     "address": address}
 
-    def manifest(status: str, finished_at: str | None) -> dict[str, Any]:
-        from ._rundir import versions
+class _SweepSession:
+    """One session of a sweep: what is pending, the counts and logs of what the executor reports
+    (`on_result`, `on_failure`), and the manifest and progress that report them."""
 
-        wall = time.perf_counter() - start_wall
-        session = {
-            "started_at": started_at,
-            "finished_at": finished_at,
-            "status": status,
-            "wall_time_s": wall,
-            "executor": executor_info,
-            "runs_computed": state["computed"],
-            "runs_skipped_as_finished": len(finished),
-            "batches": len(tasks),
-            "retries": state["retries"],
-            "failed_batches": state["failed_batches"],
-        }
-        all_sessions = sessions + [session]
-        return {
-            "format": MANIFEST_FORMAT,
-            "name": config.name,
-            "status": status,
-            "config_file": config_name,
-            "overrides": list(overrides),
-            "config": config.model_dump(mode="json"),
-            "raw_config": raw_config,
-            "checkpoints": list(plan.checkpoints),
-            "seeds": {
-                "base_seed": config.base_seed,
-                "count": config.seeds,
-                "game_seeds": list(plan.game_seeds),
-                "derivation": "numpy.random.SeedSequence(base_seed).spawn(count)[k].generate_state(1, numpy.uint64)[0] >> 1",
-            },
-            "games": list(plan.games),
-            "runs": {
-                "total": len(plan.runs),
-                "finished": state["done"],
-                "failed": state["failed_runs"],
-                "ids": plan.run_ids,
-            },
-            "batches": previous_batches + [dict(b, session=len(sessions)) for b in batch_log],
-            "retries": state["retries"],
-            "retries_all_sessions": sum(int(s.get("retries", 0)) for s in all_sessions),
-            "wall_time_s": wall,
-            "wall_time_s_all_sessions": sum(float(s.get("wall_time_s") or 0.0) for s in all_sessions),
-            "executor": executor_info,
-            "versions": versions(),
-            "machine": _machine(),
-            "started_at": started_at,
-            "finished_at": finished_at,
-            "sessions": all_sessions,
-            "failures": failures,
-        }
+    def __init__(
+        self,
+        config: SweepConfig,
+        plan: SweepPlan,
+        out: Path,
+        *,
+        overrides: Sequence[str],
+        progress: Callable[[SweepProgress], None] | None,
+        raw_config: dict[str, Any] | None,
+        config_name: str | None,
+        start_wall: float,
+        started_at: str,
+    ) -> None:
+        self.config, self.plan, self.out, self.overrides = config, plan, out, overrides
+        self.progress, self.raw_config, self.config_name = progress, raw_config, config_name
+        self.start_wall, self.started_at = start_wall, started_at
+        self.runs_dir = out / RUNS_DIR
+        self.by_id = {r.run_id: r for r in plan.runs}
+        self.finished = {rid for rid in self.by_id if _read_run_file(self.runs_dir / f"{rid}.json", rid) is not None}
+        self.tasks = plan.batches([rid for rid in plan.run_ids if rid not in self.finished])
+        self.done = len(self.finished)  # runs with a run file, this session's included
+        self.batches = self.failed_batches = self.computed = self.retries = self.failed_runs = 0
+        self.batch_log: list[dict[str, Any]] = []
+        self.failures: list[str] = []
+        self.sessions, self.previous_batches = _previous_manifest(out)
+        for b in self.previous_batches:
+            b.setdefault("session", len(self.sessions) - 1)
+        self.executor_info: dict[str, Any] = {}
 
-    def write_manifest(status: str, finished_at: str | None = None) -> None:
-        atomic_write_text(out / MANIFEST_FILE, json.dumps(manifest(status, finished_at), indent=2, allow_nan=False) + "\n")
-
-    def notify(latest: dict[str, Any] | None) -> None:
-        if progress is not None:
-            progress(
-                SweepProgress(
-                    total_runs=len(plan.runs),
-                    done_runs=state["done"],
-                    skipped_runs=len(finished),
-                    total_batches=len(tasks),
-                    done_batches=state["batches"],
-                    failed_batches=state["failed_batches"],
-                    latest=latest,
-                )
-            )
-
-    def on_result(task: BatchTask, output: BatchOutput, attempt: int) -> None:
+    # ------------------------------------------------------------------ what the executor reports
+    def on_result(self, task: BatchTask, output: BatchOutput, attempt: int) -> None:
         for b, rid in enumerate(output.run_ids):
-            doc = _run_document(by_id[rid], output, b, attempt, len(task))
-            atomic_write_text(runs_dir / f"{rid}.json", json.dumps(doc, allow_nan=False) + "\n")
-        state["done"] += len(task)
-        state["computed"] += len(task)
-        state["batches"] += 1
-        batch_log.append(
+            doc = _run_document(self.by_id[rid], output, b, attempt, len(task))
+            atomic_write_text(self.runs_dir / f"{rid}.json", json.dumps(doc, allow_nan=False) + "\n")
+        self.done += len(task)
+        self.computed += len(task)
+        self.batches += 1
+        self.batch_log.append(
             {
                 "batch_id": task.batch_id, "algorithm": task.algorithm, "optimistic": task.optimistic,
                 "shape": {"N": task.shape_key[0], "H": task.shape_key[1], "S": task.shape_key[2], "A": list(task.shape_key[3])},
@@ -1257,8 +1247,8 @@ def _run_planned(
         final_gaps = np.max(
             (output.certified_ce_bound if concept == "ce" else output.certified_cce_bound)[:, -1] - output.value[:, -1], axis=-1
         )
-        first = by_id[task.run_ids[0]]
-        notify(
+        first = self.by_id[task.run_ids[0]]
+        self.notify(
             {
                 "algorithm": task.algorithm, "optimistic": task.optimistic, "game": first.game_label,
                 "concept": concept, "T": int(output.prefixes[-1]), "median_gap": float(np.median(final_gaps)),
@@ -1266,51 +1256,90 @@ def _run_planned(
             }
         )
 
-    def on_failure(task: BatchTask, attempt: int, detail: str, final: bool) -> None:
+    def on_failure(self, task: BatchTask, attempt: int, detail: str, final: bool) -> None:
         if not final:
-            state["retries"] += 1
+            self.retries += 1
             return
-        state["failed_batches"] += 1
-        state["failed_runs"] += len(task)
-        failures.append(f"batch {task.batch_id} ({task.algorithm}, {len(task)} runs) failed after {attempt} attempts: {detail.strip().splitlines()[-1] if detail.strip() else ''}")
-        batch_log.append(
+        self.failed_batches += 1
+        self.failed_runs += len(task)
+        last_line = detail.strip().splitlines()[-1] if detail.strip() else ""
+        self.failures.append(f"batch {task.batch_id} ({task.algorithm}, {len(task)} runs) failed after {attempt} attempts: {last_line}")
+        self.batch_log.append(
             {"batch_id": task.batch_id, "algorithm": task.algorithm, "optimistic": task.optimistic, "T": task.T,
              "size": len(task), "status": "failed", "attempts": attempt, "error": detail[-4000:],
              "run_ids": list(task.run_ids)}
         )
-        notify(None)
+        self.notify(None)
 
-    write_manifest("running")
-    notify(None)
-    try:
-        if tasks:
-            if executor == "ray":
-                executor_info.update(_execute_ray(tasks, address, workers, config.max_retries, on_result, on_failure))
-            elif n_workers == 1 or len(tasks) == 1:
-                executor_info["inline"] = True
-                _execute_inline(tasks, config.max_retries, on_result, on_failure)
-            else:
-                _execute_processes(tasks, n_workers, config.max_retries, on_result, on_failure)
-    except BaseException:
-        # Interrupted: what finished is on disk; say so in the manifest and re-raise.
-        try:
-            write_manifest("interrupted", _now())
-        except Exception:
-            pass
-        raise
-    results_path, _ = consolidate_results(out, plan)
-    status = "complete" if not failures else "incomplete"
-    write_manifest(status, _now())
-    return SweepReport(
-        out=out,
-        total_runs=len(plan.runs),
-        computed_runs=state["computed"],
-        skipped_runs=len(finished),
-        failed_runs=state["failed_runs"],
-        batches=len(tasks),
-        retries=state["retries"],
-        wall_time_s=time.perf_counter() - start_wall,
-        results_path=results_path,
-        manifest_path=out / MANIFEST_FILE,
-        failures=tuple(failures),
-    )
+    # ------------------------------------------------------------------ what it reports to
+    def notify(self, latest: dict[str, Any] | None) -> None:
+        if self.progress is not None:
+            self.progress(
+                SweepProgress(
+                    total_runs=len(self.plan.runs),
+                    done_runs=self.done,
+                    skipped_runs=len(self.finished),
+                    total_batches=len(self.tasks),
+                    done_batches=self.batches,
+                    failed_batches=self.failed_batches,
+                    latest=latest,
+                )
+            )
+
+    def write_manifest(self, status: str, finished_at: str | None = None) -> None:
+        text = json.dumps(self.manifest(status, finished_at), indent=2, allow_nan=False) + "\n"
+        atomic_write_text(self.out / MANIFEST_FILE, text)
+
+    def manifest(self, status: str, finished_at: str | None) -> dict[str, Any]:
+        from ._rundir import versions
+
+        config, plan = self.config, self.plan
+        wall = time.perf_counter() - self.start_wall
+        session = {
+            "started_at": self.started_at,
+            "finished_at": finished_at,
+            "status": status,
+            "wall_time_s": wall,
+            "executor": self.executor_info,
+            "runs_computed": self.computed,
+            "runs_skipped_as_finished": len(self.finished),
+            "batches": len(self.tasks),
+            "retries": self.retries,
+            "failed_batches": self.failed_batches,
+        }
+        all_sessions = self.sessions + [session]
+        return {
+            "format": MANIFEST_FORMAT,
+            "name": config.name,
+            "status": status,
+            "config_file": self.config_name,
+            "overrides": list(self.overrides),
+            "config": config.model_dump(mode="json"),
+            "raw_config": self.raw_config,
+            "checkpoints": list(plan.checkpoints),
+            "seeds": {
+                "base_seed": config.base_seed,
+                "count": config.seeds,
+                "game_seeds": list(plan.game_seeds),
+                "derivation": "numpy.random.SeedSequence(base_seed).spawn(count)[k].generate_state(1, numpy.uint64)[0] >> 1",
+            },
+            "games": list(plan.games),
+            "runs": {
+                "total": len(plan.runs),
+                "finished": self.done,
+                "failed": self.failed_runs,
+                "ids": plan.run_ids,
+            },
+            "batches": self.previous_batches + [dict(b, session=len(self.sessions)) for b in self.batch_log],
+            "retries": self.retries,
+            "retries_all_sessions": sum(int(s.get("retries", 0)) for s in all_sessions),
+            "wall_time_s": wall,
+            "wall_time_s_all_sessions": sum(float(s.get("wall_time_s") or 0.0) for s in all_sessions),
+            "executor": self.executor_info,
+            "versions": versions(),
+            "machine": _machine(),
+            "started_at": self.started_at,
+            "finished_at": finished_at,
+            "sessions": all_sessions,
+            "failures": self.failures,
+        }
