@@ -161,10 +161,24 @@ def console_main() -> NoReturn:
     """
     code = main()
     if code in (130, 128 + signal.SIGTERM):
+        _release_process_resources()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _release_process_resources() -> None:
+    """Unlink the named semaphores of a worker pool, as the interpreter's exit would have.
+
+    Skipping finalisation also skips multiprocessing's exit hook, and its resource tracker (a
+    separate process) would then print a warning about leaked semaphores after our last line.
+    Only the finalisers are run (priority >= 0: semaphores, queues), not the hook's joining of
+    worker processes, which were already stopped.
+    """
+    util = sys.modules.get("multiprocessing.util")
+    if util is not None:
+        util._run_finalizers(0)
 
 
 def main(argv: list[str] | None = None) -> int:
