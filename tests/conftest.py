@@ -1,11 +1,61 @@
-"""Shared fixtures: small random games built without the library's generators (independent of them)."""
+"""Shared fixtures: small random games built without the library's generators (independent of them).
+
+Also the two modes of the suite. By default the long cases are left out; the full mode
+(``MARKOVGAMES_FULL_TESTS=1``) runs the tests marked ``full`` as well and draws more examples
+in the property tests that use `examples`. README.md says what each mode takes.
+"""
 
 from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from markovgames import MarkovGame
+
+#: ``MARKOVGAMES_FULL_TESTS=1``: the full mode.
+FULL_TESTS = os.environ.get("MARKOVGAMES_FULL_TESTS", "") not in ("", "0")
+
+
+def examples(default: int, full: int) -> int:
+    """A property test's number of hypothesis examples: ``default``, or ``full`` in the full mode."""
+    return full if FULL_TESTS else default
+
+
+def pytest_configure(config):
+    """One persistent compilation cache for the whole suite, here and in the processes the tests
+    start (they inherit ``MARKOVGAMES_CACHE_DIR``), kept between sessions in pytest's cache
+    directory (``.pytest_cache/d/jax-compilation``; ``pytest --cache-clear`` empties it).
+
+    Compiling is most of the suite's time: a loop compiles once, not once per test or command,
+    and a second session reuses the first one's programs (README.md gives both times). The
+    programs are the ones the tests would compile; the cache only skips compiling them again.
+    A ``MARKOVGAMES_CACHE_DIR`` already set is kept (``off`` measures a suite that compiles
+    everything); tests of the cache, and of commands that must compile, set their own."""
+    setting = os.environ.get("MARKOVGAMES_CACHE_DIR")
+    if setting is None:
+        cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+        directory = cache.mkdir("jax-compilation") if cache is not None else Path(tempfile.mkdtemp(prefix="markovgames-jax-"))
+        setting = os.environ["MARKOVGAMES_CACHE_DIR"] = str(directory)
+    if setting != "off":
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", setting)
+        # As the command line sets it: our loops compile in about a second, below JAX's default.
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Outside the full mode, deselect the tests marked ``full`` (pytest reports how many)."""
+    if FULL_TESTS:
+        return
+    long = [item for item in items if item.get_closest_marker("full")]
+    if long:
+        config.hook.pytest_deselected(items=long)
+        items[:] = [item for item in items if not item.get_closest_marker("full")]
 
 
 def make_random_game(seed: int, num_players: int, horizon: int, num_states: int, num_actions, initial_state=0):

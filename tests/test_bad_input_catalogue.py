@@ -24,9 +24,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -707,7 +707,7 @@ def test_bad_input_as_a_process(case, tmp_path):
     """The console entry point itself: exit status 2 and one line, without --debug no traceback."""
     _prepare(case, tmp_path, None)
     before = _snapshot(tmp_path)
-    env = dict(os.environ, MARKOVGAMES_CACHE_DIR="off")
+    env = dict(os.environ)
     proc = subprocess.run(
         [sys.executable, "-m", "markovgames", *case.argv], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
     )

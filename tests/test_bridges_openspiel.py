@@ -10,19 +10,17 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 import markovgames as mg  # noqa: E402
+from conftest import make_paper_game, make_random_game  # noqa: E402
 from markovgames.bridges import openspiel as osb  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value  # noqa: E402
 from markovgames.policies import IndexChainPolicy, MarkovCorrelatedPolicy  # noqa: E402
 from markovgames.solvers import solve_equilibrium  # noqa: E402
 
-from conftest import make_paper_game, make_random_game  # noqa: E402
-
-
 RUN_T = 8  # one compiled run per (game shape, algorithm); shorter outputs are its prefixes
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(game_name: str, algorithm: str):
     return run(GAMES[game_name](), algorithm, T=RUN_T, eta=0.2)
 

@@ -14,14 +14,13 @@ pytest.importorskip("gymnasium")
 from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 
 import markovgames as mg  # noqa: E402
+from conftest import make_paper_game, make_random_game  # noqa: E402
 from markovgames.bridges.mediator import Mediator, decode_observation, play_episodes  # noqa: E402
 from markovgames.bridges.pettingzoo import MarkovGameParallelEnv, parallel_env  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
 from markovgames.evaluation import policy_value  # noqa: E402
 from markovgames.policies import IndexChainPolicy, MarkovCorrelatedPolicy  # noqa: E402
 from markovgames.solvers import solve_equilibrium  # noqa: E402
-
-from conftest import make_paper_game, make_random_game  # noqa: E402
 
 GAMES = {
     "paper": make_paper_game,

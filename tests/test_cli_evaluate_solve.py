@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from markovgames.cli import main
-from markovgames.evaluation import exact_ce_gap, exact_cce_gap
+from markovgames.evaluation import exact_cce_gap, exact_ce_gap
 from markovgames.games import paper_game
 from markovgames.policies import MarkovCorrelatedPolicy
 

@@ -27,7 +27,7 @@ HOWTO = ROOT / "docs" / "howto-custom-learner.md"
 def _cli(args, cwd, env=None, timeout=300):
     return subprocess.run(
         [sys.executable, "-m", "markovgames", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        env=dict(os.environ, MARKOVGAMES_CACHE_DIR="off", **(env or {})),
+        env=dict(os.environ, **(env or {})),
     )
 
 

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 
 def _cli(tmp_path: Path, *argv: str) -> None:
@@ -137,6 +138,7 @@ def test_sweep_writes_identical_results(tmp_path):
     assert _drop(ma, timing) == _drop(mb, timing)
 
 
+@pytest.mark.full
 def test_reproduce_writes_identical_data(tmp_path):
     a, b = _twice(tmp_path, "reproduce", "-T", "300", "--no-baselines", "--quiet")
     assert _files(a) == _files(b)

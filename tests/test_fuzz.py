@@ -29,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from markovgames.dynamics import ALGORITHMS
 from markovgames.experiments._sweep_config import SweepConfig, SweepConfigError, load_sweep_config
 from markovgames.games import BUILTIN_GAMES, GameValidationError, MarkovGame, game_to_dict, load_game, random_game, save_game
@@ -36,8 +37,8 @@ from markovgames.games import BUILTIN_GAMES, GameValidationError, MarkovGame, ga
 #: Seconds one read may take before it counts as a hang (the files are at most a few kB).
 READ_LIMIT_S = 10.0
 
-#: Examples per test (6 tests); MARKOVGAMES_FUZZ_EXAMPLES=5000 for a long local session.
-FUZZ = settings(max_examples=int(os.environ.get("MARKOVGAMES_FUZZ_EXAMPLES", "30")), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+#: Examples per test (6 tests): 30, 300 in the full mode; MARKOVGAMES_FUZZ_EXAMPLES=5000 for a long local session.
+FUZZ = settings(max_examples=int(os.environ.get("MARKOVGAMES_FUZZ_EXAMPLES", examples(30, 300))), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_impl as ref
+from conftest import examples
 from markovgames.learners import (
     BUILTIN_LEARNERS,
     OFTRLState,
@@ -28,8 +29,14 @@ def _x64():
         yield
 
 
+#: Compiled once per shape, as the engine calls them (run eagerly, every call of a loop would
+#: compile its body again).
+_log_barrier_argmax = jax.jit(log_barrier_argmax)
+_stationary_distribution = jax.jit(stationary_distribution)
+
+
 def _lb(g):
-    return np.asarray(log_barrier_argmax(jnp.asarray(g, dtype=jnp.float64)))
+    return np.asarray(_log_barrier_argmax(jnp.asarray(g, dtype=jnp.float64)))
 
 
 @pytest.mark.parametrize("num_actions", [1, 2, 3, 5, 17, 50])
@@ -55,7 +62,7 @@ def test_log_barrier_matches_bisection(num_actions):
 
 
 @given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=12))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(60, 200), deadline=None)
 def test_log_barrier_property(values):
     g = np.asarray(values)
     x = _lb(g)
@@ -78,7 +85,7 @@ def test_stationary_distribution_is_stationary(num_actions):
     rng = np.random.default_rng(num_actions)
     q = rng.random((20, num_actions, num_actions)) + 1e-9
     q /= q.sum(axis=-1, keepdims=True)
-    pi = np.asarray(stationary_distribution(jnp.asarray(q)))
+    pi = np.asarray(_stationary_distribution(jnp.asarray(q)))
     np.testing.assert_allclose(pi.sum(axis=-1), 1.0, atol=1e-14)
     assert np.all(pi >= 0)
     np.testing.assert_allclose(np.einsum("ba,bak->bk", pi, q), pi, atol=1e-14)
@@ -97,7 +104,7 @@ def test_stationary_distribution_nearly_reducible_chain_stays_accurate():
             [0.0, eps, 0.4, 0.6 - eps],
         ]
     )
-    pi = np.asarray(stationary_distribution(jnp.asarray(q)))
+    pi = np.asarray(_stationary_distribution(jnp.asarray(q)))
     residual = np.abs(pi @ q - pi) / np.maximum(pi, 1e-300)
     assert residual.max() < 1e-6  # relative accuracy on every entry, including the tiny ones
     np.testing.assert_allclose(pi.sum(), 1.0, atol=1e-15)
@@ -159,7 +166,7 @@ def test_blum_mansour_with_identical_rows_plays_that_row():
 
 
 @pytest.mark.parametrize("make", LEARNERS, ids=LEARNER_IDS)
-@pytest.mark.parametrize("num_actions", [2, 3, 5])
+@pytest.mark.parametrize("num_actions", [2, 3, pytest.param(5, marks=pytest.mark.full)])
 def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_actions):
     """The compiled loop keeps a run axis after the action axis (``axis=-2``): every state,
     strategy and utility must be the default layout's (``axis=-1``) with the axes moved,

@@ -10,18 +10,18 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import make_paper_game, make_random_game
 from scipy.optimize import OptimizeResult
 
+from conftest import make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.policies import MarkovCorrelatedPolicy
 from markovgames.solvers import (
     EquilibriumSolution,
     EquilibriumSolverError,
+    _lp,
     solve_equilibrium,
     stage_game_incentives,
 )
-from markovgames.solvers import _lp
 
 TOL = 1e-7
 

@@ -1,8 +1,9 @@
 """Numerical extremes: long horizons and runs, extreme learning rates and inputs, float32.
 
 The figures quoted in ``docs/numerics.md`` come from these tests (run with ``-s`` to see them).
-``MARKOVGAMES_NUMERICS_FULL=1`` runs the longer variants quoted there (an engine run of 10^6
-iterations at H = 50, the stationary distribution at 50 actions; a few minutes in all).
+The suite's full mode (``MARKOVGAMES_FULL_TESTS=1``, or ``MARKOVGAMES_NUMERICS_FULL=1`` for this
+file) runs the longer variants quoted there (an engine run of 10^6 iterations at H = 50, the
+stationary distribution at 50 actions; a few minutes in all).
 
 1. The normalised cumulative sum ``G^t = rho_t G^{t-1} + u^t`` against exact integer binomial
    arithmetic (SEMANTICS §2): per learner at T = 10^7 for H up to 200, and inside the engine at
@@ -25,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
-from conftest import make_paper_game, make_random_game
+from conftest import FULL_TESTS, make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import get_algorithm, max_learning_rate, oftrl_decay, run_batch
 from markovgames.learners import (
@@ -38,7 +39,7 @@ from markovgames.learners import (
 )
 from markovgames.learners._regularizers import NEWTON_MAX_ITERATIONS, _log_barrier_solve
 
-FULL = os.environ.get("MARKOVGAMES_NUMERICS_FULL", "") not in ("", "0")
+FULL = FULL_TESTS or os.environ.get("MARKOVGAMES_NUMERICS_FULL", "") not in ("", "0")
 EPS64 = float(np.finfo(np.float64).eps)
 
 #: The stated worst case of the log-barrier Newton loop (docs/numerics.md); measured maximum 12.
@@ -254,9 +255,9 @@ def _engine_exact_errors(algorithm: str, H: int, emitted, sample_ts) -> float:
     return worst
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "smooth_cce"])
+@pytest.mark.parametrize("algorithm", ["smooth_ce", pytest.param("smooth_cce", marks=pytest.mark.full)])
 def test_engine_at_horizon_50_keeps_exact_normalised_sums(algorithm):
-    H, T = 50, (1_000_000 if FULL else 100_000)
+    H, T = 50, (1_000_000 if FULL else 10_000)
     game = make_random_game(50, 2, H, 1, (2, 2))
     with jax.enable_x64(True):
         carry, emitted = _engine_trace(algorithm, game, T, steps=(0, H // 2, H - 1))
@@ -284,6 +285,9 @@ def test_engine_at_horizon_50_keeps_exact_normalised_sums(algorithm):
 # ----------------------------------------------------------------------------------------------
 
 
+_log_barrier_argmax = jax.jit(log_barrier_argmax)
+
+
 @jax.jit
 def _solve_rows(g):
     """Per-row ``(c, d, iterations)`` of the log-barrier solve (``vmap``: counts are per row)."""
@@ -294,7 +298,7 @@ def _check_log_barrier_rows(g: np.ndarray) -> int:
     """Newton count bound, KKT residual at rounding level, and the argmax on the simplex; returns the max count."""
     num_actions = g.shape[-1]
     with jax.enable_x64(True):
-        x = np.asarray(jax.jit(log_barrier_argmax)(jnp.asarray(g)))
+        x = np.asarray(_log_barrier_argmax(jnp.asarray(g)))
         assert np.all(np.isfinite(x)) and np.all(x > 0)
         assert np.max(np.abs(x.sum(axis=-1) - 1.0)) <= 1e-12
         if num_actions < 3:
@@ -419,7 +423,7 @@ def test_stationary_distribution_on_extreme_log_barrier_rows():
             scales = np.array([1e-4, 1.0, 1e3, 1e6, 1e12, 1e15])[:, None, None]
             g = rng.normal(size=(6, num_actions, num_actions)) * scales
             g[0] = 0.0  # identical uniform rows
-            rows = np.asarray(log_barrier_argmax(jnp.asarray(g)))  # entries down to ~1e-15
+            rows = np.asarray(_log_barrier_argmax(jnp.asarray(g)))  # entries down to ~1e-15
             pi = np.asarray(jax.jit(stationary_distribution)(jnp.asarray(rows)))
             assert np.all(np.isfinite(pi)) and np.all(pi >= 0.0)
             assert np.max(np.abs(pi.sum(axis=-1) - 1.0)) <= 1e-12

@@ -17,9 +17,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
+from numpy_loop import run_numpy  # noqa: E402
+
 from conftest import make_paper_game, make_random_game  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
-from numpy_loop import run_numpy  # noqa: E402
 
 TOL = 1e-10
 

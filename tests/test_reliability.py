@@ -48,23 +48,28 @@ _BOOTSTRAP = (
 )
 
 
-def _env() -> dict[str, str]:
+def _env(*, compilation_cache: bool = True) -> dict[str, str]:
+    """The child's environment: the session's compilation cache (conftest.py), unless a test
+    needs every start to compile, or limits the size of the files the child may write."""
     src = str(Path(__file__).resolve().parents[1] / "src")
-    return dict(os.environ, MARKOVGAMES_CACHE_DIR="off", PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if not compilation_cache:
+        env["MARKOVGAMES_CACHE_DIR"] = "off"
+    return env
 
 
 def _cli(args, cwd: Path, *, timeout: float = 120, memory: int = MEMORY_LIMIT, file_size: int | None = None, text: bool = True):
     """``markovgames ARGS`` in ``cwd`` under a memory limit; a hang fails after ``timeout`` s."""
     return subprocess.run(
         [sys.executable, "-c", _BOOTSTRAP, str(memory), str(file_size or 0), *args], cwd=cwd, capture_output=True,
-        text=text, timeout=timeout, env=_env(),
+        text=text, timeout=timeout, env=_env(compilation_cache=file_size is None),
     )
 
 
-def _start(args, cwd: Path) -> subprocess.Popen:
+def _start(args, cwd: Path, *, compilation_cache: bool = True) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "markovgames", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, env=_env(),
+        text=True, env=_env(compilation_cache=compilation_cache),
     )
 
 
@@ -245,6 +250,7 @@ def test_other_counts_are_checked_before_allocation(tmp_path, member):
     assert _listing(tmp_path) <= {".o.lock"}
 
 
+@pytest.mark.full
 def test_monte_carlo_memory_does_not_grow_with_the_game(tmp_path):
     """Episodes are sampled in batches of bounded memory: with H = 150 and N = 3 an episode keeps
     about 13 kB, so 200,000 episodes in one batch (the library's default batch is 2^18) would take
@@ -297,7 +303,7 @@ def test_two_runs_started_at_once_into_one_directory(tmp_path):
     """The audit's example: two runs of different T into the same --out. One writes, the other
     is refused (by the lock, or by the finished directory); what is left is one consistent run."""
     procs = [
-        _start(["run", *PAPER_RUN, "-T", T, "--out", "out", "--quiet"], tmp_path) for T in ("3000", "5000")
+        _start(["run", *PAPER_RUN, "-T", T, "--out", "out", "--quiet"], tmp_path, compilation_cache=False) for T in ("3000", "5000")
     ]
     codes = [p.wait(timeout=300) for p in procs]
     errors = [p.stderr.read() for p in procs]
@@ -569,7 +575,7 @@ def test_sigterm_during_the_first_compilation_is_not_a_crash(tmp_path, delay):
     # A signal while XLA compiles the loop on its threads once ended the process with a
     # segmentation fault (5 of 8 tries) instead of exit 143: the interpreter was torn down under
     # the running compilation. The compilation cache is off here, so every start compiles.
-    proc = _start(["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", "o"], tmp_path)
+    proc = _start(["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", "o"], tmp_path, compilation_cache=False)
     _wait_for(tmp_path / ".o.lock", proc)
     time.sleep(delay)
     proc.send_signal(signal.SIGTERM)

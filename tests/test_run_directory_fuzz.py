@@ -14,7 +14,7 @@ numbers of an uninterrupted run or refuse with one line; that test is marked as 
 fail until resume checks the files it reuses.
 
 The damage is drawn by hypothesis (``MARKOVGAMES_FUZZ_EXAMPLES`` examples per directory, 40 by
-default): a truncation at a random length, or one to four flipped bytes, half of the time within
+default, 400 in the full mode): a truncation at a random length, or one to four flipped bytes, half of the time within
 the first 256 bytes, where the headers are. The evaluations run in this process under a memory
 limit (2 GiB above its current size): a size read from a damaged header that got through the
 checks would fail the test as ``MemoryError`` instead of exhausting the machine.
@@ -36,10 +36,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from markovgames.cli import main
 from markovgames.games import load_game, random_game, save_game
 
-EXAMPLES = int(os.environ.get("MARKOVGAMES_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("MARKOVGAMES_FUZZ_EXAMPLES", examples(40, 400)))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 #: How far an accepted damaged directory's numbers may lie from the intact one's. A byte flip

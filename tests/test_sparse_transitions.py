@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from markovgames.dynamics import run, run_batch
 from markovgames.games import (
     GameFileError,
@@ -226,21 +227,27 @@ def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
         run_batch([games[0], games[1].to_dense()], algorithm, T=5)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(1, 40), deadline=None)
 @given(
     seed=st.integers(0, 2**31 - 1),
     k=st.integers(1, 4),
     runs=st.sampled_from([0, 1, 3]),
     states=st.sampled_from([5, 40]),
-    block=st.sampled_from([None, 1, 2, 3]),
+    pieces=st.sampled_from([None, 2, 3, 5]),
 )
-def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
+# Each run layout, each dense path and each way of cutting a step, whatever hypothesis draws.
+@example(seed=1, k=3, runs=0, states=5, pieces=5)
+@example(seed=2, k=2, runs=1, states=40, pieces=3)
+@example(seed=3, k=4, runs=3, states=40, pieces=None)
+@example(seed=4, k=1, runs=3, states=5, pieces=2)
+def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, pieces):
     """``apply_transition`` (sparse and dense forms; a single run without a run axis, or a batch
     of one or several runs side by side, each with its own kernel) equals the per-run einsum of
     the dense kernel, at either step of a two-step kernel. ``states = 40`` takes the dense
-    matrix-multiply path, ``5`` the fused one; ``block`` forces the sparse contraction to go in
-    pieces of about that many states (of unequal sizes where they do not divide 5 or 40), as it
-    does on large games, rather than the whole step at once (``None``)."""
+    matrix-multiply path, ``5`` the fused one; ``pieces`` forces the sparse contraction to go in
+    that many pieces of states (of unequal sizes where they do not divide 5 or 40; 5 of 5 states
+    are pieces of one state), as it does on large games, rather than the whole step at once
+    (``None``)."""
     import jax
     import jax.numpy as jnp
 
@@ -251,32 +258,41 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, block):
     games = [random_game(2, 2, states, (2, 3), seed_or_rng=seed + r, num_successors=k) for r in range(max(runs, 1))]
     rng = np.random.default_rng(seed)
     values = rng.random((6, states, len(games)))  # (M, S', R): the run axis is last inside the engine
-    if block is not None:
-        # Bytes of one state's successor rows: A_0 A_1 K R entries of an int32 and a float64.
+    if pieces is not None:
+        # Bytes of one state's successor rows: A_0 A_1 K R entries of an int32 and a float64. A
+        # piece of ceil(S / pieces) states cuts the step into exactly ``pieces`` pieces here.
         state_bytes = 2 * 3 * k * max(runs, 1) * 12
-        piece_bytes = block * state_bytes
+        piece_bytes = -(-states // pieces) * state_bytes
     else:
         piece_bytes = _transitions._SPARSE_PIECE_BYTES
+    expected = np.stack(
+        [np.stack([np.einsum("sabt,mt->msab", g.transitions[h], values[..., r]) for r, g in enumerate(games)], axis=-1)
+         for h in range(2)]
+    )
     with jax.enable_x64(True), pytest.MonkeyPatch.context() as patch:
         patch.setattr(_transitions, "_SPARSE_PIECE_BYTES", piece_bytes)
         successors = np.stack([g.sparse_transitions.successors for g in games], axis=-1).astype(np.int32)
         probabilities = np.stack([g.sparse_transitions.probabilities for g in games], axis=-1)
-        sparse = SparseKernel(jnp.asarray(successors), jnp.asarray(probabilities))
-        dense = jnp.asarray(np.stack([g.transitions for g in games], axis=-1))
-        for h in range(2):
-            expected = np.stack(
-                [np.einsum("sabt,mt->msab", g.transitions[h], values[..., r]) for r, g in enumerate(games)], axis=-1
-            )
-            for kernel in (sparse, dense):
-                if not run_axes:
-                    kernel, v, want = jax.tree_util.tree_map(lambda x: x[..., 0], kernel), values[..., 0], expected[..., 0]
-                else:
-                    v, want = values, expected
-                # The step as a Python int (unrolled loops) and as a traced one (scanned loops).
-                got = np.asarray(apply_transition(kernel_step(kernel, h), jnp.asarray(v), run_axes))
-                np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
-                traced = jax.jit(lambda step: apply_transition(kernel_step(kernel, step), jnp.asarray(v), run_axes))
-                np.testing.assert_allclose(np.asarray(traced(h)), want, rtol=0, atol=1e-14)
+        kernels = (
+            SparseKernel(jnp.asarray(successors), jnp.asarray(probabilities)),
+            jnp.asarray(np.stack([g.transitions for g in games], axis=-1)),
+        )
+        v = values if run_axes else values[..., 0]
+        if not run_axes:
+            kernels, expected = jax.tree_util.tree_map(lambda x: x[..., 0], kernels), expected[..., 0]
+
+        def contractions(kernels, v, steps):
+            # Each step as a Python int (unrolled loops) and as a traced one (scanned loops).
+            return [
+                [apply_transition(kernel_step(kernel, step), v, run_axes) for step in (0, 1, *steps)]
+                for kernel in kernels
+            ]
+
+        # One compiled call for all the contractions of this example, traced while the pieces are set.
+        got = jax.jit(contractions)(kernels, jnp.asarray(v), jnp.arange(2))
+    for per_kernel in got:
+        for h, result in zip((0, 1, 0, 1), per_kernel):
+            np.testing.assert_allclose(np.asarray(result), expected[h], rtol=0, atol=1e-14)
 
 
 def test_large_games_howto_runs(tmp_path, monkeypatch):

@@ -61,6 +61,7 @@ def _rows(out):
     return {(r["run_id"], r["checkpoint"]): r for r in rows}
 
 
+@pytest.mark.full
 def test_ray_executor_runs_the_sweep_and_a_cli_driver_joins_by_address(tmp_path, local_ray):
     config = tmp_path / "ray.toml"
     config.write_text(CONFIG)
@@ -101,7 +102,6 @@ def test_a_ray_worker_that_dies_is_retried_and_counted(tmp_path, monkeypatch):
     from pathlib import Path
 
     import sweep_worker_helpers
-
     from markovgames.experiments._sweep import _execute_ray, load_sweep_config, plan_sweep
 
     config_file = tmp_path / "two.toml"

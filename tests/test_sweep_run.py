@@ -345,7 +345,6 @@ def test_example_config_is_valid():
 
 def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch):
     import sweep_worker_helpers
-
     from markovgames.experiments._sweep import _execute_processes, load_sweep_config, plan_sweep
 
     config_file = tmp_path / "two.toml"

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from markovgames.dynamics import _tensor
 
 LETTERS = string.ascii_lowercase
@@ -39,7 +40,7 @@ def _references(x, joint, policies, player, num_players, runs):
     }
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(8, 40), deadline=None)
 @given(
     actions=st.lists(st.integers(1, 3), min_size=1, max_size=4),
     player_seed=st.integers(0, 10**6),
@@ -63,19 +64,24 @@ def test_contractions_match_einsum(actions, player_seed, runs, fused, seed):
                          + f"->s{LETTERS[:num_players]}{'z' if runs else ''}", *policies)
     want = _references(x, joint_np, policies, player, num_players, runs)
     run_axes = 1 if runs else 0
+
+    def contractions(xj, pj):
+        joint = _tensor.joint_product(pj, run_axes)
+        return {
+            "others": _tensor.others_expectation(xj, pj, player, run_axes),
+            "joint": joint,
+            "joint_expectation": _tensor.joint_expectation(xj, joint, num_players, run_axes),
+            "marginal": _tensor.marginal_expectation(xj, joint, player, num_players, run_axes),
+            "swap": _tensor.swap_expectation(joint, xj, player, num_players, run_axes),
+        }
+
     limit = _tensor.FUSED_CONTRACTION_MAX_JOINT
     try:
         _tensor.FUSED_CONTRACTION_MAX_JOINT = limit if fused else 0
         with jax.enable_x64(True):
-            xj, pj = jnp.asarray(x), [jnp.asarray(p) for p in policies]
-            joint = _tensor.joint_product(pj, run_axes)
-            got = {
-                "others": _tensor.others_expectation(xj, pj, player, run_axes),
-                "joint": joint,
-                "joint_expectation": _tensor.joint_expectation(xj, joint, num_players, run_axes),
-                "marginal": _tensor.marginal_expectation(xj, joint, player, num_players, run_axes),
-                "swap": _tensor.swap_expectation(joint, xj, player, num_players, run_axes),
-            }
+            # One compiled call (as in the engine), traced while the path is forced: the five
+            # contractions compile together instead of op by op.
+            got = jax.jit(contractions)(jnp.asarray(x), [jnp.asarray(p) for p in policies])
     finally:
         _tensor.FUSED_CONTRACTION_MAX_JOINT = limit
     for name, value in want.items():
@@ -94,11 +100,13 @@ def test_swap_expectation_of_a_product_is_an_outer_product(run_axes):
     x = rng.random((4, 2, 3, 2) + ((5,) if run_axes else ()))
     # x for player 1 has that player's played action b at axis 2: A_1 = 3 there too.
     assert x.shape == shape
-    with jax.enable_x64(True):
-        pj = [jnp.asarray(p) for p in policies]
+
+    def swap_and_utility(xj, pj):
         joint = _tensor.joint_product(pj, run_axes)
-        swap = np.asarray(_tensor.swap_expectation(joint, jnp.asarray(x), 1, 3, run_axes))
-        u = np.asarray(_tensor.others_expectation(jnp.asarray(x), pj, 1, run_axes))
+        return _tensor.swap_expectation(joint, xj, 1, 3, run_axes), _tensor.others_expectation(xj, pj, 1, run_axes)
+
+    with jax.enable_x64(True):
+        swap, u = map(np.asarray, jax.jit(swap_and_utility)(jnp.asarray(x), [jnp.asarray(p) for p in policies]))
     own = policies[1]
     outer = own[:, :, None] * u[:, None, :]  # (S, a, b, R?)
     np.testing.assert_allclose(swap, outer, rtol=1e-13, atol=1e-15)
