@@ -56,7 +56,11 @@ print(json.dumps({"wall": best_wall, "cpu": best_cpu, "final_value": np.asarray(
 def _measure(src: Path, kind: str, algorithm: str, T: int, repeats: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(src), MARKOVGAMES_CACHE_DIR="off")
     proc = subprocess.run(
-        [sys.executable, "-c", WORKER, kind, algorithm, str(T), str(repeats)], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", WORKER, kind, algorithm, str(T), str(repeats)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{kind}:{algorithm} with {src} failed:\n{proc.stderr}")
@@ -70,12 +74,16 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="timed calls per process")
     parser.add_argument("--T", type=int, default=100_000, help="iterations of a single run")
     parser.add_argument("--batch-T", type=int, default=10_000, help="iterations of each run of a batch")
-    parser.add_argument("--workloads", nargs="+", default=[f"single:{a}" for a in ALGORITHMS] + [f"batch:{a}" for a in ALGORITHMS])
+    parser.add_argument(
+        "--workloads", nargs="+", default=[f"single:{a}" for a in ALGORITHMS] + [f"batch:{a}" for a in ALGORITHMS]
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers to this JSON file")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base], check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base], check=True, capture_output=True
+        )
         try:
             trees = {"this": ROOT / "src", "base": base / "src"}
             best: dict = {w: {v: {"wall": float("inf"), "cpu": float("inf")} for v in trees} for w in args.workloads}
@@ -96,7 +104,7 @@ def main(argv=None) -> dict:
     rows = []
     for workload in args.workloads:
         kind, algorithm = workload.split(":")
-        iterations = (args.T if kind == "single" else args.batch_T * 64)
+        iterations = args.T if kind == "single" else args.batch_T * 64
         this, base_ = best[workload]["this"], best[workload]["base"]
         rows.append(
             {

@@ -74,12 +74,30 @@ def startup(repeats: int, env, cwd) -> dict:
 def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) -> dict:
     times = {}
     for T in (small, large):
-        cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", algorithm, "-T", str(T),
-               "--out", "runs/bench", "--overwrite", "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "markovgames",
+            "run",
+            "--game",
+            "paper",
+            "--algorithm",
+            algorithm,
+            "-T",
+            str(T),
+            "--out",
+            "runs/bench",
+            "--overwrite",
+            "--quiet",
+        ]
         _wall(cmd, env, cwd)  # fills the compile cache
         times[T] = min(_wall(cmd, env, cwd) for _ in range(repeats))
         shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
-    return {"time_small_s": times[small], "time_large_s": times[large], "marginal_it_s": (large - small) / (times[large] - times[small])}
+    return {
+        "time_small_s": times[small],
+        "time_large_s": times[large],
+        "marginal_it_s": (large - small) / (times[large] - times[small]),
+    }
 
 
 def prefix_cost(algorithm: str, T: int, repeats: int) -> dict:

@@ -44,7 +44,9 @@ def main(argv=None) -> dict:
     pairs = {
         "single, smooth": (f"{EXAMPLE}:ALGORITHM", "hedge+smooth", lambda a: run(game, a, T=args.T, eta=0.2)),
         "batch of 64, smooth": (
-            f"{EXAMPLE}:ALGORITHM", "hedge+smooth", lambda a: run_batch(game, a, T=args.batch_T, etas=[0.2] * 64)
+            f"{EXAMPLE}:ALGORITHM",
+            "hedge+smooth",
+            lambda a: run_batch(game, a, T=args.batch_T, etas=[0.2] * 64),
         ),
         "single, stage": (f"{EXAMPLE}:LEARNER+stage", "hedge+stage", lambda a: run(game, a, T=args.T, eta=0.2)),
     }

@@ -110,9 +110,7 @@ def _check_agreement(engine, baseline, numpy_T: int, label: str) -> float:
     if engine.policies is not None:
         for i, pol in enumerate(engine.policies):
             diff = float(np.max(np.abs(np.asarray(pol[row]) - baseline["policies"][i][row])))
-            assert diff <= AGREEMENT_TOL, (
-                f"{label}: engine and NumPy disagree on pi^{numpy_T} of player {i}: {diff:.3e}"
-            )
+            assert diff <= AGREEMENT_TOL, f"{label}: engine and NumPy disagree on pi^{numpy_T} of player {i}: {diff:.3e}"
             worst = max(worst, diff)
     return worst
 
@@ -186,13 +184,10 @@ def markdown_tables(results: dict) -> str:
     cfg = results["config"]
     b = cfg["batch_size"]
     lines.append(
-        f"Paper game (N=2, H=2, S=2, A=(2,2)), eta={ETA}; engine T={cfg['T']}, NumPy T={cfg['numpy_T']}, "
-        f"batch T={cfg['batch_T']}"
+        f"Paper game (N=2, H=2, S=2, A=(2,2)), eta={ETA}; engine T={cfg['T']}, NumPy T={cfg['numpy_T']}, batch T={cfg['batch_T']}"
     )
     lines.append("")
-    lines.append(
-        f"| algorithm | engine it/s | numpy it/s | ratio | compile s | batch-{b} run-it/s | ratio (CPU time) |"
-    )
+    lines.append(f"| algorithm | engine it/s | numpy it/s | ratio | compile s | batch-{b} run-it/s | ratio (CPU time) |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     for row in results["paper"]:
         lines.append(

@@ -148,10 +148,8 @@ QUICK_LARGE_T = {"smooth_ce": 2, "stage_cce": 12, "smooth_cce": 2}
 
 MEDIUM_SPEC = {"num_players": 3, "horizon": 5, "num_states": 20, "num_actions": (4, 4, 4), "seed": 2024}
 PLAYERS_SEED = 7
-LARGE_SPEC = {"num_players": 2, "horizon": 10, "num_states": 10**4, "num_actions": (5, 5), "seed": 0,
-              "num_successors": 8}
-QUICK_LARGE_SPEC = {"num_players": 2, "horizon": 3, "num_states": 500, "num_actions": (3, 3), "seed": 0,
-                    "num_successors": 4}
+LARGE_SPEC = {"num_players": 2, "horizon": 10, "num_states": 10**4, "num_actions": (5, 5), "seed": 0, "num_successors": 8}
+QUICK_LARGE_SPEC = {"num_players": 2, "horizon": 3, "num_states": 500, "num_actions": (3, 3), "seed": 0, "num_successors": 4}
 
 AGREEMENT_TOL = 1e-9
 
@@ -229,8 +227,12 @@ def measure_bandwidth(nbytes: int, repeats: int) -> dict:
     dst = np.zeros_like(src)  # zeros_like touches no pages; the first copy would page-fault,
     dst.fill(1.0)  # so touch them before timing
     best = min(_wall(lambda: np.copyto(dst, src)) for _ in range(repeats))
-    return {"array_bytes": src.nbytes, "bytes_moved_per_copy": 2 * src.nbytes, "best_s": best,
-            "bandwidth_bytes_per_s": 2 * src.nbytes / best}
+    return {
+        "array_bytes": src.nbytes,
+        "bytes_moved_per_copy": 2 * src.nbytes,
+        "best_s": best,
+        "bandwidth_bytes_per_s": 2 * src.nbytes / best,
+    }
 
 
 def calibrate(args) -> dict:
@@ -258,8 +260,15 @@ def time_single(game, algorithm: str, T: int, repeats: int, eta: float = 0.2) ->
 
     first = _wall(call)
     wall, cpu, result = best_of(call, repeats)
-    return {"T": T, "first_call_s": first, "best_s": wall, "best_cpu_s": cpu, "it_per_s": T / wall,
-            "engine_wall_time_s": result.wall_time_s, "result": result}
+    return {
+        "T": T,
+        "first_call_s": first,
+        "best_s": wall,
+        "best_cpu_s": cpu,
+        "it_per_s": T / wall,
+        "engine_wall_time_s": result.wall_time_s,
+        "result": result,
+    }
 
 
 # ----------------------------------------------------------------------------- counting
@@ -293,8 +302,14 @@ class Dims:
     @classmethod
     def from_spec(cls, spec: dict) -> Dims:
         k = spec.get("num_successors")
-        return cls(spec["num_players"], spec["horizon"], spec["num_states"], tuple(spec["num_actions"]),
-                   k if k else spec["num_states"], bool(k))
+        return cls(
+            spec["num_players"],
+            spec["horizon"],
+            spec["num_states"],
+            tuple(spec["num_actions"]),
+            k if k else spec["num_states"],
+            bool(k),
+        )
 
 
 def _gth_ops(a: int) -> int:
@@ -363,8 +378,7 @@ def stage_bytes(d: Dims, T: int) -> dict:
     learner = d.HS * sum(d.A) * F64  # Hedge state; the prediction has the same size
     quantities = 3 * d.H * d.N * d.S * F64
     game = d.H * d.N * d.S * d.J * F64 + _transition_bytes(d)
-    iteration = {"q_read": q, "joint_sum_read_write": 2 * joint_sum,
-                 "learner_state_and_prediction_read_write": 4 * learner}
+    iteration = {"q_read": q, "joint_sum_read_write": 2 * joint_sum, "learner_state_and_prediction_read_write": 4 * learner}
     parts = {
         "iteration": sum(iteration.values()),
         "stage1_extra": game + quantities,
@@ -417,23 +431,34 @@ def section_batch(args) -> list[dict]:
             print(f"    WARNING: batch row {middle} and the single run differ by {diff:.3e}", file=sys.stderr)
         long = time_single(game, algorithm, long_T, args.repeats, eta=float(etas[middle]))
         rate = size * T / wall
-        rows.append({
-            "algorithm": algorithm, "batch": size, "T": T, "etas": "np.linspace(0.05, 0.5, B)",
-            "first_call_s": first, "best_s": wall, "best_cpu_s": cpu, "run_it_per_s": rate,
-            "single_same_T": _public(single), "single_long": _public(long),
-            "ratio_batch_over_single": rate / single["it_per_s"],
-            "ratio_batch_over_single_long": rate / long["it_per_s"],
-            "batch_vs_single_max_abs_diff": diff,
-        })
-        print(f"    {rate:,.0f} run-it/s; single {single['it_per_s']:,.0f} it/s (T={T}), "
-              f"{long['it_per_s']:,.0f} it/s (T={long_T})", file=sys.stderr, flush=True)
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "batch": size,
+                "T": T,
+                "etas": "np.linspace(0.05, 0.5, B)",
+                "first_call_s": first,
+                "best_s": wall,
+                "best_cpu_s": cpu,
+                "run_it_per_s": rate,
+                "single_same_T": _public(single),
+                "single_long": _public(long),
+                "ratio_batch_over_single": rate / single["it_per_s"],
+                "ratio_batch_over_single_long": rate / long["it_per_s"],
+                "batch_vs_single_max_abs_diff": diff,
+            }
+        )
+        print(
+            f"    {rate:,.0f} run-it/s; single {single['it_per_s']:,.0f} it/s (T={T}), {long['it_per_s']:,.0f} it/s (T={long_T})",
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 
 def section_medium(args, calibration: dict) -> list[dict]:
     spec = MEDIUM_SPEC
-    game = random_game(spec["num_players"], spec["horizon"], spec["num_states"], spec["num_actions"],
-                       seed_or_rng=spec["seed"])
+    game = random_game(spec["num_players"], spec["horizon"], spec["num_states"], spec["num_actions"], seed_or_rng=spec["seed"])
     d = Dims.from_game(game)
     peak = calibration["peak"]["peak_fma_per_s"]
     bandwidth = calibration["bandwidth"]["bandwidth_bytes_per_s"]
@@ -450,15 +475,21 @@ def section_medium(args, calibration: dict) -> list[dict]:
             fma, nbytes = smooth_fma(d, algorithm), smooth_bytes(d, algorithm)
             fma_total, bytes_total = fma["total"], nbytes["total"]
         achieved = timing["it_per_s"]
-        rows.append({
-            "algorithm": algorithm, "timing": _public(timing), "it_per_s": achieved,
-            "fma_per_iteration": fma_total, "fma_counted": fma,
-            "arithmetic_bound_it_per_s": peak / fma_total,
-            "arithmetic_ratio_bound_over_achieved": peak / fma_total / achieved,
-            "bytes_per_iteration": bytes_total, "bytes_counted": nbytes,
-            "memory_bound_it_per_s": bandwidth / bytes_total,
-            "memory_ratio_bound_over_achieved": bandwidth / bytes_total / achieved,
-        })
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "timing": _public(timing),
+                "it_per_s": achieved,
+                "fma_per_iteration": fma_total,
+                "fma_counted": fma,
+                "arithmetic_bound_it_per_s": peak / fma_total,
+                "arithmetic_ratio_bound_over_achieved": peak / fma_total / achieved,
+                "bytes_per_iteration": bytes_total,
+                "bytes_counted": nbytes,
+                "memory_bound_it_per_s": bandwidth / bytes_total,
+                "memory_ratio_bound_over_achieved": bandwidth / bytes_total / achieved,
+            }
+        )
         print(f"    {achieved:,.0f} it/s", file=sys.stderr, flush=True)
     return rows
 
@@ -469,8 +500,15 @@ def section_players(args) -> list[dict]:
     rows = []
     for k, n in enumerate(counts):
         game = random_game(n, 2, 2, 2, seed_or_rng=PLAYERS_SEED)
-        row = {"N": n, "joint_actions": int(game.num_joint_actions), "H": 2, "S": 2, "A_i": 2,
-               "seed": PLAYERS_SEED, "algorithms": {}}
+        row = {
+            "N": n,
+            "joint_actions": int(game.num_joint_actions),
+            "H": 2,
+            "S": 2,
+            "A_i": 2,
+            "seed": PLAYERS_SEED,
+            "algorithms": {},
+        }
         for algorithm in args.algorithms:
             T = max(1, int(table[algorithm][k] * args.time_scale))
             print(f"[players] N={n} {algorithm}: T={T} ...", file=sys.stderr, flush=True)
@@ -495,16 +533,21 @@ def section_large(args, calibration: dict) -> dict:
             counted = smooth_bytes(d, algorithm)
             per_iteration = amortised = counted["total"]
         achieved = child["it_per_s"]
-        rows.append({
-            "algorithm": algorithm, "T": T, **child,
-            "bytes_counted": counted, "bytes_per_iteration": per_iteration,
-            "floor_it_per_s": bandwidth / per_iteration,
-            "ratio_floor_over_achieved": bandwidth / per_iteration / achieved,
-            # What the timed call as a whole (first stage and stage ends included) must move.
-            "amortised_bytes_per_iteration": amortised,
-            "amortised_floor_it_per_s": bandwidth / amortised,
-            "amortised_ratio_floor_over_achieved": bandwidth / amortised / achieved,
-        })
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "T": T,
+                **child,
+                "bytes_counted": counted,
+                "bytes_per_iteration": per_iteration,
+                "floor_it_per_s": bandwidth / per_iteration,
+                "ratio_floor_over_achieved": bandwidth / per_iteration / achieved,
+                # What the timed call as a whole (first stage and stage ends included) must move.
+                "amortised_bytes_per_iteration": amortised,
+                "amortised_floor_it_per_s": bandwidth / amortised,
+                "amortised_ratio_floor_over_achieved": bandwidth / amortised / achieved,
+            }
+        )
         print(f"    {achieved:.2f} it/s, peak RSS {child['peak_rss_mib']:.0f} MiB", file=sys.stderr, flush=True)
     return {"spec": spec, "dims": asdict(d), "rows": rows}
 
@@ -530,8 +573,14 @@ def child_main(algorithm: str, T: int, quick: bool) -> None:
     spec = QUICK_LARGE_SPEC if quick else LARGE_SPEC
     hwm_import, maxrss_import = peak_rss_mib(), _maxrss_mib()
     t0 = time.perf_counter()
-    game = random_game(spec["num_players"], spec["horizon"], spec["num_states"], spec["num_actions"],
-                       seed_or_rng=spec["seed"], num_successors=spec["num_successors"])
+    game = random_game(
+        spec["num_players"],
+        spec["horizon"],
+        spec["num_states"],
+        spec["num_actions"],
+        seed_or_rng=spec["seed"],
+        num_successors=spec["num_successors"],
+    )
     build_s = time.perf_counter() - t0
     hwm_build = peak_rss_mib()
 
@@ -545,20 +594,35 @@ def child_main(algorithm: str, T: int, quick: bool) -> None:
     result = call(T)
     wall_T = time.perf_counter() - t0
     sparse = game.sparse_transitions
-    host = {"rewards": game.rewards.nbytes, "successors": sparse.successors.nbytes,
-            "probabilities": sparse.probabilities.nbytes}
-    device = {"rewards": game.rewards.size * F64, "successors": sparse.successors.size * I32,
-              "probabilities": sparse.probabilities.size * F64}
-    print(json.dumps({
-        "build_s": build_s, "wall_T1_s": wall_1, "first_call_s": first_T, "wall_s": wall_T,
-        "engine_wall_time_s": result.wall_time_s, "it_per_s": T / wall_T,
-        "marginal_it_per_s": (T - 1) / (wall_T - wall_1) if T > 1 and wall_T > wall_1 else None,
-        "game_arrays_host_bytes": host, "game_arrays_host_mib": sum(host.values()) / MIB,
-        "game_arrays_device_bytes": device, "game_arrays_device_mib": sum(device.values()) / MIB,
-        "successors_host_dtype": str(sparse.successors.dtype),
-        "peak_rss_after_import_mib": hwm_import, "peak_rss_after_build_mib": hwm_build, "peak_rss_mib": peak_rss_mib(),
-        "ru_maxrss_after_import_mib": maxrss_import, "ru_maxrss_mib": _maxrss_mib(),
-    }))
+    host = {"rewards": game.rewards.nbytes, "successors": sparse.successors.nbytes, "probabilities": sparse.probabilities.nbytes}
+    device = {
+        "rewards": game.rewards.size * F64,
+        "successors": sparse.successors.size * I32,
+        "probabilities": sparse.probabilities.size * F64,
+    }
+    print(
+        json.dumps(
+            {
+                "build_s": build_s,
+                "wall_T1_s": wall_1,
+                "first_call_s": first_T,
+                "wall_s": wall_T,
+                "engine_wall_time_s": result.wall_time_s,
+                "it_per_s": T / wall_T,
+                "marginal_it_per_s": (T - 1) / (wall_T - wall_1) if T > 1 and wall_T > wall_1 else None,
+                "game_arrays_host_bytes": host,
+                "game_arrays_host_mib": sum(host.values()) / MIB,
+                "game_arrays_device_bytes": device,
+                "game_arrays_device_mib": sum(device.values()) / MIB,
+                "successors_host_dtype": str(sparse.successors.dtype),
+                "peak_rss_after_import_mib": hwm_import,
+                "peak_rss_after_build_mib": hwm_build,
+                "peak_rss_mib": peak_rss_mib(),
+                "ru_maxrss_after_import_mib": maxrss_import,
+                "ru_maxrss_mib": _maxrss_mib(),
+            }
+        )
+    )
 
 
 def peak_rss_mib() -> float:
@@ -604,59 +668,81 @@ def markdown(results: dict) -> str:
     lines: list[str] = []
     cal = results.get("calibration")
     if cal:
-        lines += [f"Machine: peak {cal['peak']['peak_flops_per_s'] / 1e9:.1f} GFLOP/s float64 "
-                  f"({cal['peak']['peak_fma_per_s'] / 1e9:.1f} G multiply-adds/s, {cal['peak']['n']}^3 matmul), "
-                  f"copy bandwidth {cal['bandwidth']['bandwidth_bytes_per_s'] / 1e9:.1f} GB/s (read + write)", ""]
+        lines += [
+            f"Machine: peak {cal['peak']['peak_flops_per_s'] / 1e9:.1f} GFLOP/s float64 "
+            f"({cal['peak']['peak_fma_per_s'] / 1e9:.1f} G multiply-adds/s, {cal['peak']['n']}^3 matmul), "
+            f"copy bandwidth {cal['bandwidth']['bandwidth_bytes_per_s'] / 1e9:.1f} GB/s (read + write)",
+            "",
+        ]
     if results.get("batch"):
         b = results["batch"][0]["batch"]
-        lines += [f"Paper game, batch of {b} runs (eta = linspace(0.05, 0.5)), float64, metrics on, no trajectory", "",
-                  f"| algorithm | T | batch-{b} run-it/s | single it/s (same T) | batch / single | "
-                  "single it/s (long T) | batch / single (long) |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"Paper game, batch of {b} runs (eta = linspace(0.05, 0.5)), float64, metrics on, no trajectory",
+            "",
+            f"| algorithm | T | batch-{b} run-it/s | single it/s (same T) | batch / single | "
+            "single it/s (long T) | batch / single (long) |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for r in results["batch"]:
-            lines.append(f"| {r['algorithm']} | {r['T']} | {_rate(r['run_it_per_s'])} | "
-                         f"{_rate(r['single_same_T']['it_per_s'])} | {r['ratio_batch_over_single']:.2f}x | "
-                         f"{_rate(r['single_long']['it_per_s'])} (T={r['single_long']['T']}) | "
-                         f"{r['ratio_batch_over_single_long']:.2f}x |")
+            lines.append(
+                f"| {r['algorithm']} | {r['T']} | {_rate(r['run_it_per_s'])} | "
+                f"{_rate(r['single_same_T']['it_per_s'])} | {r['ratio_batch_over_single']:.2f}x | "
+                f"{_rate(r['single_long']['it_per_s'])} (T={r['single_long']['T']}) | "
+                f"{r['ratio_batch_over_single_long']:.2f}x |"
+            )
         lines.append("")
     if results.get("medium"):
-        lines += ["Medium dense game (N=3, H=5, S=20, A=(4,4,4), seed 2024), single run; "
-                  "bound / achieved = how far from the bound (stage_cce: amortised over the call)", "",
-                  "| algorithm | T | it/s | multiply-adds / it | arithmetic bound it/s | ratio | "
-                  "bytes / it | memory bound it/s | ratio |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "Medium dense game (N=3, H=5, S=20, A=(4,4,4), seed 2024), single run; "
+            "bound / achieved = how far from the bound (stage_cce: amortised over the call)",
+            "",
+            "| algorithm | T | it/s | multiply-adds / it | arithmetic bound it/s | ratio | "
+            "bytes / it | memory bound it/s | ratio |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for r in results["medium"]:
-            lines.append(f"| {r['algorithm']} | {r['timing']['T']} | {_rate(r['it_per_s'])} | "
-                         f"{r['fma_per_iteration']:,.0f} | {_rate(r['arithmetic_bound_it_per_s'])} | "
-                         f"{r['arithmetic_ratio_bound_over_achieved']:.1f}x | {r['bytes_per_iteration']:,.0f} | "
-                         f"{_rate(r['memory_bound_it_per_s'])} | {r['memory_ratio_bound_over_achieved']:.1f}x |")
+            lines.append(
+                f"| {r['algorithm']} | {r['timing']['T']} | {_rate(r['it_per_s'])} | "
+                f"{r['fma_per_iteration']:,.0f} | {_rate(r['arithmetic_bound_it_per_s'])} | "
+                f"{r['arithmetic_ratio_bound_over_achieved']:.1f}x | {r['bytes_per_iteration']:,.0f} | "
+                f"{_rate(r['memory_bound_it_per_s'])} | {r['memory_ratio_bound_over_achieved']:.1f}x |"
+            )
         lines.append("")
     if results.get("players"):
         algs = list(results["players"][0]["algorithms"])
-        lines += ["Dense random games, A_i=2, H=2, S=2, single run it/s", "",
-                  "| N | joint actions | " + " | ".join(algs) + " |",
-                  "|---:|---:|" + "---:|" * len(algs)]
+        lines += [
+            "Dense random games, A_i=2, H=2, S=2, single run it/s",
+            "",
+            "| N | joint actions | " + " | ".join(algs) + " |",
+            "|---:|---:|" + "---:|" * len(algs),
+        ]
         for r in results["players"]:
-            lines.append(f"| {r['N']} | {r['joint_actions']} | "
-                         + " | ".join(_rate(r["algorithms"][a]["it_per_s"]) for a in algs) + " |")
+            lines.append(
+                f"| {r['N']} | {r['joint_actions']} | " + " | ".join(_rate(r["algorithms"][a]["it_per_s"]) for a in algs) + " |"
+            )
         lines.append("")
     large = results.get("large")
     if large and large.get("rows"):
         s = large["spec"]
-        lines += [f"Large sparse game (N={s['num_players']}, H={s['horizon']}, S={s['num_states']}, "
-                  f"A={tuple(s['num_actions'])}, K={s['num_successors']}), one timed call after a warm-up; "
-                  "floor = copy bandwidth / bytes per iteration", "",
-                  "| algorithm | T | it/s | marginal it/s | bytes / it | floor it/s | floor / achieved | "
-                  "amortised floor it/s | amortised floor / achieved | peak RSS MiB (after imports) | "
-                  "game arrays MiB (host / device) |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"Large sparse game (N={s['num_players']}, H={s['horizon']}, S={s['num_states']}, "
+            f"A={tuple(s['num_actions'])}, K={s['num_successors']}), one timed call after a warm-up; "
+            "floor = copy bandwidth / bytes per iteration",
+            "",
+            "| algorithm | T | it/s | marginal it/s | bytes / it | floor it/s | floor / achieved | "
+            "amortised floor it/s | amortised floor / achieved | peak RSS MiB (after imports) | "
+            "game arrays MiB (host / device) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for r in large["rows"]:
-            lines.append(f"| {r['algorithm']} | {r['T']} | {_rate(r['it_per_s'])} | {_rate(r['marginal_it_per_s'])} | "
-                         f"{r['bytes_per_iteration'] / MIB:,.1f} MiB | {_rate(r['floor_it_per_s'])} | "
-                         f"{r['ratio_floor_over_achieved']:.1f}x | {_rate(r['amortised_floor_it_per_s'])} | "
-                         f"{r['amortised_ratio_floor_over_achieved']:.1f}x | {r['peak_rss_mib']:,.0f} "
-                         f"({r['peak_rss_after_import_mib']:,.0f}) | "
-                         f"{r['game_arrays_host_mib']:,.0f} / {r['game_arrays_device_mib']:,.0f} |")
+            lines.append(
+                f"| {r['algorithm']} | {r['T']} | {_rate(r['it_per_s'])} | {_rate(r['marginal_it_per_s'])} | "
+                f"{r['bytes_per_iteration'] / MIB:,.1f} MiB | {_rate(r['floor_it_per_s'])} | "
+                f"{r['ratio_floor_over_achieved']:.1f}x | {_rate(r['amortised_floor_it_per_s'])} | "
+                f"{r['amortised_ratio_floor_over_achieved']:.1f}x | {r['peak_rss_mib']:,.0f} "
+                f"({r['peak_rss_after_import_mib']:,.0f}) | "
+                f"{r['game_arrays_host_mib']:,.0f} / {r['game_arrays_device_mib']:,.0f} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -687,10 +773,20 @@ def main(argv=None) -> int:
     command = "python " + shlex.join([script, *raw])
     sections = args.only or list(SECTIONS)
     results: dict = {
-        "command": command, "argv": raw, "executable": sys.executable, "machine": machine_info(),
-        "config": {"sections": sections, "algorithms": args.algorithms, "repeats": args.repeats,
-                   "time_scale": args.time_scale, "quick": args.quick, "dtype": "float64",
-                   "record_trajectory": False, "checkpoints": "[T]"},
+        "command": command,
+        "argv": raw,
+        "executable": sys.executable,
+        "machine": machine_info(),
+        "config": {
+            "sections": sections,
+            "algorithms": args.algorithms,
+            "repeats": args.repeats,
+            "time_scale": args.time_scale,
+            "quick": args.quick,
+            "dtype": "float64",
+            "record_trajectory": False,
+            "checkpoints": "[T]",
+        },
         "errors": {},
     }
     if {"medium", "large"} & set(sections):
@@ -717,8 +813,10 @@ def main(argv=None) -> int:
     results["markdown"] = table
     m = results["machine"]
     print(table)
-    print(f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']} (jaxlib {m['jaxlib']}), "
-          f"NumPy {m['numpy']}; {m['date']}; load {m['load_average_at_start']} -> {m.get('load_average_at_end')}")
+    print(
+        f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, JAX {m['jax']} (jaxlib {m['jaxlib']}), "
+        f"NumPy {m['numpy']}; {m['date']}; load {m['load_average_at_start']} -> {m.get('load_average_at_end')}"
+    )
     print(f"Command: {command}")
     if args.json:
         with open(args.json, "w") as fh:

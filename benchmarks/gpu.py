@@ -64,8 +64,13 @@ def correctness(T: int) -> list[dict]:
                 float(np.max(np.abs(gpu.certified_cce_bound - ref["certified_cce_bound"]))),
             )
             diff_pol = max(float(np.max(np.abs(a - b))) for a, b in zip(gpu.policies, ref["policies"], strict=True))
-            rows.append({"game": game.name, "algorithm": alg, "T": t_len, "max_diff_metrics": diff_metrics, "max_diff_policies": diff_pol})
-            print(f"  {game.name:10s} {alg:11s} T={t_len}: max|GPU f64 - NumPy f64| metrics {diff_metrics:.2e}, policies {diff_pol:.2e}", flush=True)
+            rows.append(
+                {"game": game.name, "algorithm": alg, "T": t_len, "max_diff_metrics": diff_metrics, "max_diff_policies": diff_pol}
+            )
+            print(
+                f"  {game.name:10s} {alg:11s} T={t_len}: max|GPU f64 - NumPy f64| metrics {diff_metrics:.2e}, policies {diff_pol:.2e}",
+                flush=True,
+            )
     return rows
 
 
@@ -79,8 +84,13 @@ def float32_error(B: int, T: int) -> list[dict]:
         err = float(np.max(np.abs(a.value - b.value)))
         err_gap = float(np.max(np.abs(a.certified_ce_gap - b.certified_ce_gap)))
         err_cgap = float(np.max(np.abs(a.certified_cce_gap - b.certified_cce_gap)))
-        rows.append({"algorithm": alg, "B": B, "T": T, "max_err_value": err, "max_err_ce_gap": err_gap, "max_err_cce_gap": err_cgap})
-        print(f"  {alg:11s} B={B} T={T}: float32 vs float64 max error value {err:.2e}, CE gap {err_gap:.2e}, CCE gap {err_cgap:.2e}", flush=True)
+        rows.append(
+            {"algorithm": alg, "B": B, "T": T, "max_err_value": err, "max_err_ce_gap": err_gap, "max_err_cce_gap": err_cgap}
+        )
+        print(
+            f"  {alg:11s} B={B} T={T}: float32 vs float64 max error value {err:.2e}, CE gap {err_gap:.2e}, CCE gap {err_cgap:.2e}",
+            flush=True,
+        )
     return rows
 
 
@@ -93,7 +103,17 @@ def throughput(Bs: list[int], T: int, device_kind: str) -> list[dict]:
                 etas = list(np.linspace(0.05, 0.5, B))
                 _, secs = timed(functools.partial(run_batch, game, alg, T=T, etas=etas, dtype=dtype, checkpoints=[T]))
                 rate = B * T / secs
-                rows.append({"device": device_kind, "algorithm": alg, "dtype": dtype, "B": B, "T": T, "seconds": secs, "run_iterations_per_s": rate})
+                rows.append(
+                    {
+                        "device": device_kind,
+                        "algorithm": alg,
+                        "dtype": dtype,
+                        "B": B,
+                        "T": T,
+                        "seconds": secs,
+                        "run_iterations_per_s": rate,
+                    }
+                )
                 print(f"  [{device_kind}] {alg:11s} {dtype} B={B:>7d} T={T}: {rate:.3e} run-it/s ({secs:.2f} s)", flush=True)
     return rows
 
@@ -127,10 +147,20 @@ def batch_scaling(Bs: list[int], T: int) -> list[dict]:
         for B in Bs:
             etas = list(np.linspace(0.05, 0.5, B))
             _, secs = timed(functools.partial(run_batch, game, alg, T=T, etas=etas, checkpoints=[T]))
-            rows.append({"algorithm": alg, "B": B, "T": T, "seconds": secs,
-                         "run_iterations_per_s": B * T / secs, "ms_per_iteration": 1e3 * secs / T})
-            print(f"  {alg:11s} float64 B={B:>8d} T={T}: {B * T / secs:.3e} run-it/s, "
-                  f"{1e3 * secs / T:.3f} ms per iteration", flush=True)
+            rows.append(
+                {
+                    "algorithm": alg,
+                    "B": B,
+                    "T": T,
+                    "seconds": secs,
+                    "run_iterations_per_s": B * T / secs,
+                    "ms_per_iteration": 1e3 * secs / T,
+                }
+            )
+            print(
+                f"  {alg:11s} float64 B={B:>8d} T={T}: {B * T / secs:.3e} run-it/s, {1e3 * secs / T:.3f} ms per iteration",
+                flush=True,
+            )
     return rows
 
 
@@ -168,7 +198,9 @@ def profile_summary(B: int, T: int, top: int = 12) -> dict:
             out[alg] = {"error": f"{type(err).__name__}: {err}"}
             print(f"  profile {alg}: unavailable ({type(err).__name__}: {err})", flush=True)
             continue
-        pids = {e["pid"]: e.get("args", {}).get("name", "") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+        pids = {
+            e["pid"]: e.get("args", {}).get("name", "") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+        }
         kernels = [e for e in events if e.get("ph") == "X" and not e["name"].startswith("$")]
         device = [e for e in kernels if "gpu" in pids.get(e["pid"], "").lower() or "device" in pids.get(e["pid"], "").lower()]
         chosen = device or kernels
@@ -178,10 +210,19 @@ def profile_summary(B: int, T: int, top: int = 12) -> dict:
             total[e["name"]] += e.get("dur", 0)
             count[e["name"]] += 1
         rows = [{"name": n[:120], "total_ms": t / 1e3, "per_iteration": count[n] / T} for n, t in total.most_common(top)]
-        out[alg] = {"B": B, "T": T, "device_events": bool(device), "events_per_iteration": len(chosen) / T,
-                    "busy_ms": sum(total.values()) / 1e3, "top": rows}
-        print(f"  profile {alg} B={B} T={T}: {len(chosen) / T:.1f} {'device' if device else 'host'} events per iteration, "
-              f"{sum(total.values()) / 1e3:.1f} ms busy in all", flush=True)
+        out[alg] = {
+            "B": B,
+            "T": T,
+            "device_events": bool(device),
+            "events_per_iteration": len(chosen) / T,
+            "busy_ms": sum(total.values()) / 1e3,
+            "top": rows,
+        }
+        print(
+            f"  profile {alg} B={B} T={T}: {len(chosen) / T:.1f} {'device' if device else 'host'} events per iteration, "
+            f"{sum(total.values()) / 1e3:.1f} ms busy in all",
+            flush=True,
+        )
         for r in rows:
             print(f"    {r['total_ms']:9.2f} ms  {r['per_iteration']:6.2f}/it  {r['name']}", flush=True)
     return out
@@ -218,7 +259,9 @@ def main() -> int:
     print("5. large sparse game", flush=True)
     results["large_sparse_game"] = large_sparse_game(5 if quick else 50)
     print("6. where the batch's time goes", flush=True)
-    results["batch_scaling"] = batch_scaling([1, 100, 10_000] if quick else [1, 100, 10_000, 100_000, 1_000_000], 50 if quick else 200)
+    results["batch_scaling"] = batch_scaling(
+        [1, 100, 10_000] if quick else [1, 100, 10_000, 100_000, 1_000_000], 50 if quick else 200
+    )
     results["profile"] = profile_summary(1000 if quick else 100_000, 50 if quick else 200)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

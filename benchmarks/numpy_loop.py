@@ -54,8 +54,7 @@ class _Contractions:
         self.axes = tuple(range(-n, 0))
         # [X pi_{-i}](., a_i)
         self.others = [
-            ",".join(["..." + acts] + ["..." + acts[k] for k in range(n) if k != i]) + "->..." + acts[i]
-            for i in range(n)
+            ",".join(["..." + acts] + ["..." + acts[k] for k in range(n) if k != i]) + "->..." + acts[i] for i in range(n)
         ]
         dev = [acts[:i] + _OWN + acts[i + 1 :] for i in range(n)]
         # sum_{a_-i} X(., b, a_-i) J_{-i}(., a_-i)

@@ -257,9 +257,7 @@ def _run_smooth(rewards, transitions, H, N, S, A, algorithm, eta, T, optimistic)
             if h + 1 < H:
                 for n in range(N):
                     for sp in range(S):
-                        Vnext[n, sp] = _expect_joint(
-                            Q[t, h + 1, n, sp], _pols_at(pols, t, h + 1, sp), A
-                        )
+                        Vnext[n, sp] = _expect_joint(Q[t, h + 1, n, sp], _pols_at(pols, t, h + 1, sp), A)
             for n in range(N):
                 for s in range(S):
                     for a in joint:
@@ -335,9 +333,7 @@ def _run_stage_cce(rewards, transitions, H, N, S, A, eta, T, optimistic):
                                 cont = 0.0
                                 if h + 1 < H:
                                     for sp in range(S):
-                                        vnext = _expect_joint(
-                                            Qtau[h + 1, n, sp], _pols_at(pols, tp, h + 1, sp), A
-                                        )
+                                        vnext = _expect_joint(Qtau[h + 1, n, sp], _pols_at(pols, tp, h + 1, sp), A)
                                         cont += transitions[(h, s) + a + (sp,)] * vnext
                                 total += rewards[(h, n, s) + a] + cont
                             Qnew[(h, n, s) + a] = total / L

@@ -157,13 +157,13 @@ def test_nfg_round_trip_exact(tmp_path, form, exact):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("NFG 2 R \"x\" { \"a\" } { 2 }\n1 2", "header"),
-        ("NFG 1 R \"x\" { \"a\" \"b\" } { 2 2 }\n1 2 3", "expected 2 x 4 = 8 payoffs"),
-        ("NFG 1 R \"x\" { \"a\" \"b\" } { 1 1 }\n1 zz", "number"),
-        ("NFG 1 R \"x\" { \"a\" \"b\" } { 1 1 }\n1 1/0", "number"),
-        ("NFG 1 R \"x\" { \"a\" \"b\" } { { \"1\" } { \"1\" } } \"\" { { \"\" 1 2 } } 2", "outcome number 2"),
-        ("NFG 1 R \"x\" { \"a\" \"b\" } { 2 }", "2 players but 1 strategy counts"),
-        ("NFG 1 R \"unterminated", "unterminated"),
+        ('NFG 2 R "x" { "a" } { 2 }\n1 2', "header"),
+        ('NFG 1 R "x" { "a" "b" } { 2 2 }\n1 2 3', "expected 2 x 4 = 8 payoffs"),
+        ('NFG 1 R "x" { "a" "b" } { 1 1 }\n1 zz', "number"),
+        ('NFG 1 R "x" { "a" "b" } { 1 1 }\n1 1/0', "number"),
+        ('NFG 1 R "x" { "a" "b" } { { "1" } { "1" } } "" { { "" 1 2 } } 2', "outcome number 2"),
+        ('NFG 1 R "x" { "a" "b" } { 2 }', "2 players but 1 strategy counts"),
+        ('NFG 1 R "unterminated', "unterminated"),
     ],
 )
 def test_parse_errors_are_clear(text, message):
@@ -173,7 +173,7 @@ def test_parse_errors_are_clear(text, message):
 
 def test_read_error_names_the_path(tmp_path):
     path = tmp_path / "bad.nfg"
-    path.write_text("NFG 1 R \"x\" { \"a\" } { 2 }\n1", encoding="utf-8")
+    path.write_text('NFG 1 R "x" { "a" } { 2 }\n1', encoding="utf-8")
     with pytest.raises(NFGFormatError, match="bad.nfg"):
         read_nfg(path)
 
@@ -408,8 +408,8 @@ def test_nfg_strings_escape_only_quotes_as_gambit_does():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('NFG 1', "unexpected end of file, expected 'R' or 'D'"),
-        ('NFG 1 R title', "expected the game title (a quoted string) at offset 8, got 'title'"),
+        ("NFG 1", "unexpected end of file, expected 'R' or 'D'"),
+        ("NFG 1 R title", "expected the game title (a quoted string) at offset 8, got 'title'"),
         ('NFG 1 R "t" { } { }', "the game has no players"),
         ('NFG 1 R "t" { "a" } { 2x }', "expected a strategy count at offset 22, got '2x'"),
         ('NFG 1 R "t" { "a" "b" } { 2 0 }', "every player needs at least one strategy, got (2, 0)"),
@@ -419,7 +419,10 @@ def test_nfg_strings_escape_only_quotes_as_gambit_does():
             'NFG 1 R "t" { "a" "b" } { { "x" } { "y" } } "" { { "" 1 2 } } 1 1',
             "outcome form: expected 1 outcome numbers (one per contingency), got 2",
         ),
-        ('NFG 1 R "t" { "a" "b" } { { "x" } { "y" } } "" { { "" 1 2 } } one', "expected an outcome number at offset 62, got 'one'"),
+        (
+            'NFG 1 R "t" { "a" "b" } { { "x" } { "y" } } "" { { "" 1 2 } } one',
+            "expected an outcome number at offset 62, got 'one'",
+        ),
     ],
 )
 def test_parse_errors_name_what_was_expected_and_where(text, message):

@@ -169,7 +169,9 @@ def test_import_from_the_initial_state_alone_agrees_where_reachable():
         np.testing.assert_array_equal(imp.game.rewards[h, :, s], game.rewards[h, :, s])
         np.testing.assert_array_equal(imp.game.transitions[h, s], game.transitions[h, s])
     # Unreachable entries do not matter: the same values and equilibria.
-    np.testing.assert_allclose(policy_value(imp.game, uniform_policy(imp.game)), policy_value(game, uniform_policy(game)), atol=1e-12)
+    np.testing.assert_allclose(
+        policy_value(imp.game, uniform_policy(imp.game)), policy_value(game, uniform_policy(game)), atol=1e-12
+    )
     a = solve_equilibrium(imp.game, "ce").value
     b = solve_equilibrium(game, "ce").value
     np.testing.assert_allclose(a, b, atol=1e-7)
@@ -191,7 +193,9 @@ def test_import_openspiel_matrix_games_with_rescaling():
             st.apply_actions(list(joint))
             np.testing.assert_allclose(g.rewards[(0, slice(None), 0, *joint)], imp.rescaling.apply(st.returns()), atol=1e-15)
         assert g.rewards.min() == 0.0 and g.rewards.max() == 1.0
-        np.testing.assert_allclose(imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12)
+        np.testing.assert_allclose(
+            imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12
+        )
 
 
 def test_import_stochastic_game_that_ends_early():
@@ -207,7 +211,9 @@ def test_import_stochastic_game_that_ends_early():
     np.testing.assert_array_equal(g.transitions[:, 1, :, :, 1], 1.0)
     assert imp.rescaling.scale == pytest.approx(0.1) and imp.rescaling.offset == 0.0
     # Values: OpenSpiel's exact evaluation of the uniform policy, through the affine map.
-    np.testing.assert_allclose(imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12)
+    np.testing.assert_allclose(
+        imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12
+    )
 
 
 def test_import_deterministic_repeated_game_with_history_key():
@@ -221,7 +227,9 @@ def test_import_deterministic_repeated_game_with_history_key():
     g = imp.game
     assert (g.horizon, g.num_states) == (3, 5)
     assert imp.state_keys[0] == "start"
-    np.testing.assert_allclose(imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12)
+    np.testing.assert_allclose(
+        imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12
+    )
     # The LP CE of the imported game is a CE there (exact gap 0).
     assert exact_ce_gap(g, solve_equilibrium(g, "ce").policy).gap <= 1e-7
 
@@ -380,10 +388,7 @@ def test_exported_games_and_states_pickle(tmp_path):
     state.apply_actions([1, 1])
     path = tmp_path / "state.pkl"
     path.write_bytes(pickle.dumps(state))
-    code = (
-        "import pickle, sys; st = pickle.loads(open(sys.argv[1], 'rb').read()); "
-        "print(st.markov_state, st.step, st.returns())"
-    )
+    code = "import pickle, sys; st = pickle.loads(open(sys.argv[1], 'rb').read()); print(st.markov_state, st.step, st.returns())"
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
     assert out.split() == [str(state.markov_state), str(state.step), *str(state.returns()).split()]
 
@@ -527,7 +532,9 @@ def test_import_takes_the_expected_reward_over_chance():
     np.testing.assert_array_equal(g.rewards[0, :, 0], [[[0.25, 0.25], [0.25, 0.25]], [[0.75, 0.875], [0.75, 0.875]]])
     np.testing.assert_array_equal(g.transitions[0, 0, :, :, 1], 1.0)
     # OpenSpiel's exact evaluation of the uniform policy agrees.
-    np.testing.assert_allclose(imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12)
+    np.testing.assert_allclose(
+        imp.openspiel_value(policy_value(g, uniform_policy(g))), openspiel_uniform_value(os_game), atol=1e-12
+    )
 
 
 def test_import_game_refuses_bad_roots_keys_and_action_sets():

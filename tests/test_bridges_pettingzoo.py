@@ -158,7 +158,9 @@ def test_play_episodes_refuses_a_policy_of_another_game_and_bad_arguments():
     env = MarkovGameParallelEnv(game)
     longer = make_random_game(5, 2, 3, 4, (2, 2))
     policy = IndexChainPolicy.from_run(run(longer, "smooth_cce", T=5, eta=0.2))
-    with pytest.raises(ValueError, match=r"policy has \(N, H, S, A\) = \(2, 3, 4, \(2, 2\)\) but the game has \(2, 2, 2, \(2, 2\)\)"):
+    with pytest.raises(
+        ValueError, match=r"policy has \(N, H, S, A\) = \(2, 3, 4, \(2, 2\)\) but the game has \(2, 2, 2, \(2, 2\)\)"
+    ):
         play_episodes(env, Mediator(policy), 10, seed=0)
     own = Mediator(IndexChainPolicy.from_run(run(game, "smooth_cce", T=5, eta=0.2)))
     for count in (0, 2.5, "3"):

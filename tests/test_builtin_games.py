@@ -247,8 +247,13 @@ def test_random_game_advances_a_generator():
 def test_random_game_valid(num_players, horizon, num_states, actions, seed, concentration, law):
     actions = actions[:num_players]
     game = random_game(
-        num_players, horizon, num_states, actions, seed_or_rng=seed,
-        transition_concentration=concentration, reward_distribution=law,
+        num_players,
+        horizon,
+        num_states,
+        actions,
+        seed_or_rng=seed,
+        transition_concentration=concentration,
+        reward_distribution=law,
     )
     assert game.shape_key == (num_players, horizon, num_states, tuple(actions))
     assert np.all((game.rewards >= 0) & (game.rewards <= 1))
@@ -311,9 +316,7 @@ def test_relabelling_actions_permutes_arrays(seed, player, data):
         old[player] = perm[k]
         new = [slice(None)] * 2
         new[player] = k
-        np.testing.assert_array_equal(
-            relabelled.rewards[(..., *new)], game.rewards[(..., *old)]
-        )
+        np.testing.assert_array_equal(relabelled.rewards[(..., *new)], game.rewards[(..., *old)])
         np.testing.assert_array_equal(
             relabelled.transitions[(slice(None), slice(None), *new, slice(None))],
             game.transitions[(slice(None), slice(None), *old, slice(None))],
@@ -362,7 +365,9 @@ def test_resolve_game(tmp_path):
     path = save_game(random_game(2, 1, 2, 2, seed_or_rng=1), tmp_path / "r.npz")
     assert resolve_game(str(path)) == load_game(path)
     assert resolve_game(path) == load_game(path)
-    with pytest.raises(UnknownGameError, match=r"'nope\.json' is neither a built-in game \(.*paper.*\) nor an existing game file"):
+    with pytest.raises(
+        UnknownGameError, match=r"'nope\.json' is neither a built-in game \(.*paper.*\) nor an existing game file"
+    ):
         resolve_game("nope.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{}", encoding="utf-8")
@@ -393,8 +398,10 @@ def test_cli_show_small_game_prints_tables(capsys):
     out = capsys.readouterr().out
     assert "H=2" in out and "every step, state s=1" in out
     # The row for joint action (0, 0) in state 0: rewards 0.8, 0.2; stay 0.8, switch 0.2.
-    assert any(line.split("│")[1:7] and [c.strip() for c in line.split("│")[1:7]] == ["0", "0", "0.8", "0.2", "0.8", "0.2"]
-               for line in out.splitlines())
+    assert any(
+        line.split("│")[1:7] and [c.strip() for c in line.split("│")[1:7]] == ["0", "0", "0.8", "0.2", "0.8", "0.2"]
+        for line in out.splitlines()
+    )
 
 
 def test_cli_show_large_game_summarises(tmp_path, capsys):
@@ -445,8 +452,9 @@ def test_cli_random_is_seeded(tmp_path):
     assert _cli("random", *common, "--out", str(b)) == 0
     assert load_game(a) == load_game(b) == random_game(2, 2, 3, [2, 3], seed_or_rng=7)
     c = tmp_path / "c.json"
-    assert _cli("random", "--players", "3", "--horizon", "1", "--states", "1", "--actions", "2",
-                "--seed", "0", "--out", str(c)) == 0
+    assert (
+        _cli("random", "--players", "3", "--horizon", "1", "--states", "1", "--actions", "2", "--seed", "0", "--out", str(c)) == 0
+    )
     assert load_game(c).num_actions == (2, 2, 2)
 
 
@@ -461,8 +469,14 @@ def test_cli_random_is_seeded(tmp_path):
     ],
 )
 def test_cli_random_errors(tmp_path, changes, pattern):
-    options = {"--players": "2", "--horizon": "1", "--states": "2", "--actions": "2,2", "--seed": "0",
-               "--out": str(tmp_path / "g.json")}
+    options = {
+        "--players": "2",
+        "--horizon": "1",
+        "--states": "2",
+        "--actions": "2,2",
+        "--seed": "0",
+        "--out": str(tmp_path / "g.json"),
+    }
     options.update(changes)
     with pytest.raises(CliError, match=pattern):
         _cli("random", *itertools.chain.from_iterable(options.items()))

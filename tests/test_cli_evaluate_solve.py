@@ -16,7 +16,26 @@ from markovgames.policies import MarkovCorrelatedPolicy
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "stage"
-    assert main(["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "300", "--exact", "--checkpoints", "1,30,300", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--game",
+                "paper",
+                "--algorithm",
+                "stage_cce",
+                "-T",
+                "300",
+                "--exact",
+                "--checkpoints",
+                "1,30,300",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -36,7 +55,15 @@ def test_evaluate_writes_evaluation_json(run_dir, capsys):
     report = json.loads((run_dir / "evaluation.json").read_text())
     metrics = json.loads((run_dir / "metrics.json").read_text())
     at30 = next(c for c in metrics["checkpoints"] if c["T"] == 30)
-    for key in ("value", "certified_ce_bound", "certified_cce_bound", "certified_ce_gap", "certified_cce_gap", "exact_ce_gap", "exact_cce_gap"):
+    for key in (
+        "value",
+        "certified_ce_bound",
+        "certified_cce_bound",
+        "certified_ce_gap",
+        "certified_cce_gap",
+        "exact_ce_gap",
+        "exact_cce_gap",
+    ):
         np.testing.assert_allclose(report[key], at30[key], atol=1e-12)
     assert len(report["exact_ce_gap_per_player"]) == len(report["exact_cce_gap_per_player"]) == 2
     mc = report["monte_carlo"]

@@ -18,7 +18,9 @@ from markovgames.games import save_game
 
 def test_run_writes_metrics_curve_game_and_trajectory(tmp_path, capsys):
     out = tmp_path / "run"
-    code = main(["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "120", "--checkpoints", "1,10,100,120", "--out", str(out)])
+    code = main(
+        ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "120", "--checkpoints", "1,10,100,120", "--out", str(out)]
+    )
     assert code == 0
     metrics = json.loads((out / "metrics.json").read_text())
     for key in ("game", "algorithm", "eta", "T", "checkpoints", "config", "versions", "wall_time_s"):
@@ -43,7 +45,25 @@ def test_run_from_game_file_and_theory_rate(tmp_path):
     game_file = tmp_path / "g.json"
     save_game(make_paper_game(), game_file)
     out = tmp_path / "run"
-    assert main(["run", "--game", str(game_file), "--algorithm", "smooth_ce", "-T", "1e2", "--eta", "theory", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--game",
+                str(game_file),
+                "--algorithm",
+                "smooth_ce",
+                "-T",
+                "1e2",
+                "--eta",
+                "theory",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["eta"] == "theory" and metrics["T"] == 100
     assert [c["T"] for c in metrics["checkpoints"]] == [1, 10, 100]
@@ -132,8 +152,22 @@ def test_learning_rate_beyond_what_the_dtype_resolves_is_refused(tmp_path, capsy
 
     limit = max_learning_rate(1000, 2, "float64")
     for eta, dtype in ((1e18, "float64"), (2 * max_learning_rate(1000, 2, "float32"), "float32")):
-        argv = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "1000", "--eta", str(eta),
-                "--dtype", dtype, "--out", str(tmp_path / "o"), "--quiet"]
+        argv = [
+            "run",
+            "--game",
+            "paper",
+            "--algorithm",
+            "stage_cce",
+            "-T",
+            "1000",
+            "--eta",
+            str(eta),
+            "--dtype",
+            dtype,
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("markovgames: error: --eta:") and "at most" in err
@@ -164,7 +198,20 @@ def test_runs_too_large_for_memory_or_disk_are_refused_up_front(tmp_path, monkey
 
 def test_console_script_exit_code_and_no_traceback(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", "x", "-T", "5", "--out", str(tmp_path / "o")],
+        [
+            sys.executable,
+            "-m",
+            "markovgames",
+            "run",
+            "--game",
+            "paper",
+            "--algorithm",
+            "x",
+            "-T",
+            "5",
+            "--out",
+            str(tmp_path / "o"),
+        ],
         capture_output=True,
         text=True,
     )
@@ -226,7 +273,8 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     code = "import sys; from markovgames.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "sweep", str(config), "--out", str(tmp_path / "sw"), "--dry-run"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     proc.stdout.close()  # the reader goes away before the command writes
     err = proc.stderr.read().decode()

@@ -181,7 +181,9 @@ class TestNames:
             get_algorithm("hedge+foo")
 
     def test_an_unknown_algorithm_lists_the_choices(self):
-        with pytest.raises(ValueError, match=r"unknown algorithm 'smooth-ce' \(did you mean 'smooth_ce'\?\); choose one of: smooth_ce"):
+        with pytest.raises(
+            ValueError, match=r"unknown algorithm 'smooth-ce' \(did you mean 'smooth_ce'\?\); choose one of: smooth_ce"
+        ):
             get_algorithm("smooth-ce")
 
     def test_swap_regret_of_any_external_learner_by_name(self):

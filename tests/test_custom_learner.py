@@ -26,7 +26,11 @@ HOWTO = ROOT / "docs" / "howto-custom-learner.md"
 
 def _cli(args, cwd, env=None, timeout=300):
     return subprocess.run(
-        [sys.executable, "-m", "markovgames", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "markovgames", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env=dict(os.environ, **(env or {})),
     )
 
@@ -143,14 +147,14 @@ def test_a_sweep_runs_a_users_learner_from_the_configurations_directory(tmp_path
         np.testing.assert_allclose(a["value"], b["value"], rtol=0, atol=1e-12)
 
 
-PLUGIN = '''
+PLUGIN = """
 from markovgames.dynamics import Algorithm
 from markovgames.learners import LearnerSpec, optimistic_hedge
 
 LEARNER = LearnerSpec("plugin-hedge", optimistic_hedge, description="Hedge from a plugin", citation="a test")
 ALGORITHM = Algorithm(LEARNER, "stage", name="plugin_stage", description="plugin-hedge with stages")
 WRONG = Algorithm(LEARNER, "smooth", name="another_name")
-'''
+"""
 
 
 def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
@@ -159,7 +163,8 @@ def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
     package = tmp_path / "src_pkg"
     (package / "mg_plugin_demo").mkdir(parents=True)
     (package / "mg_plugin_demo" / "__init__.py").write_text(PLUGIN)
-    (package / "pyproject.toml").write_text(textwrap.dedent('''
+    (package / "pyproject.toml").write_text(
+        textwrap.dedent("""
         [build-system]
         requires = ["setuptools>=68"]
         build-backend = "setuptools.build_meta"
@@ -173,19 +178,39 @@ def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
         plugin_stage = "mg_plugin_demo:ALGORITHM"
         mismatched = "mg_plugin_demo:WRONG"
         missing = "mg_plugin_demo:NOT_THERE"
-    '''))
+    """)
+    )
     site = tmp_path / "site"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(site), str(package)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(package),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert install.returncode == 0, install.stderr
     env = {"PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
     listing = _cli(["algorithms", "list"], tmp_path, env)
     assert listing.returncode == 0, listing.stderr
     assert re.search(r"plugin-hedge\s+external regret\s+Hedge from a plugin \[a test\] \(installed\)", listing.stdout)
-    assert re.search(r"plugin_stage\s+= plugin-hedge\+stage\s+plugin-hedge with stages \[mg_plugin_demo:ALGORITHM \(mg-plugin-demo 0.0.1\)\]", listing.stdout)
-    assert "mismatched (mg-plugin-demo): not loaded: mg_plugin_demo:WRONG is named 'another_name', not 'mismatched'" in listing.stdout
+    assert re.search(
+        r"plugin_stage\s+= plugin-hedge\+stage\s+plugin-hedge with stages \[mg_plugin_demo:ALGORITHM \(mg-plugin-demo 0.0.1\)\]",
+        listing.stdout,
+    )
+    assert (
+        "mismatched (mg-plugin-demo): not loaded: mg_plugin_demo:WRONG is named 'another_name', not 'mismatched'"
+        in listing.stdout
+    )
     assert "missing (mg-plugin-demo): not loaded: failed to load mg_plugin_demo:NOT_THERE" in listing.stdout
     for name in ("plugin_stage", "plugin-hedge+stage", "bm-plugin-hedge+smooth"):
         proc = _cli(["run", "--game", "paper", "--algorithm", name, "-T", "50", "--out", f"out-{name}", "--quiet"], tmp_path, env)

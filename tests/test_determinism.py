@@ -95,8 +95,19 @@ def _same_parquet(a: Path, b: Path, *, sort_by: list[str], ignore: set[str]) -> 
 def test_run_writes_identical_results(tmp_path):
     a, b = _twice(
         tmp_path,
-        "run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300", "--eta", "0.2",
-        "--checkpoints", "1,10,100,300", "--exact", "--quiet",
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        "smooth_ce",
+        "-T",
+        "300",
+        "--eta",
+        "0.2",
+        "--checkpoints",
+        "1,10,100,300",
+        "--exact",
+        "--quiet",
     )
     assert _files(a) == _files(b)
     assert "trajectory/policy_0.npy" in _files(a) and "curve.npz" in _files(a)
@@ -124,13 +135,24 @@ def test_sweep_writes_identical_results(tmp_path):
     a, b = _twice(tmp_path, "sweep", "sweep.toml", "--workers", "1", "--quiet")
     assert _files(a) == _files(b)
     rows = _same_parquet(
-        a / "results.parquet", b / "results.parquet", sort_by=["run_id", "checkpoint"],
+        a / "results.parquet",
+        b / "results.parquet",
+        sort_by=["run_id", "checkpoint"],
         ignore={"wall_time_s", "batch_wall_time_s"},
     )
     # (paper + a random game x 2 seeds) x 3 (algorithm, optimism) x 2 etas = 18 runs, 4 checkpoints each.
     assert rows == 18 * 4
-    timing = {"wall_time_s", "compile_time_s", "finished_at", "host", "versions", "machine", "started_at",
-              "wall_time_s_all_sessions", "sessions"}
+    timing = {
+        "wall_time_s",
+        "compile_time_s",
+        "finished_at",
+        "host",
+        "versions",
+        "machine",
+        "started_at",
+        "wall_time_s_all_sessions",
+        "sessions",
+    }
     for name in _files(a):
         if name.startswith("runs/"):
             assert _drop(_json(a / name), timing) == _drop(_json(b / name), timing), name
@@ -152,7 +174,9 @@ def test_reproduce_writes_identical_data(tmp_path):
     assert exact_rows(a / "exact_gaps.csv") == exact_rows(b / "exact_gaps.csv")
     _same_parquet(a / "curves.parquet", b / "curves.parquet", sort_by=["algorithm", "optimistic", "T"], ignore=set())
     _same_parquet(
-        a / "exact_gaps.parquet", b / "exact_gaps.parquet", sort_by=["algorithm", "T"],
+        a / "exact_gaps.parquet",
+        b / "exact_gaps.parquet",
+        sort_by=["algorithm", "T"],
         ignore={"exact_ce_gap_seconds", "exact_cce_gap_seconds"},
     )
     sa, sb = _json(a / "summary.json"), _json(b / "summary.json")

@@ -93,10 +93,13 @@ def test_smooth_cce_on_a_matrix_game_reduces_to_linearly_weighted_optimistic_hed
     for t in range(1, T + 1):
         lx = (cum_x + t * last_x) / t
         ly = (cum_y + t * last_y) / t
-        x = np.exp(eta * lx - (eta * lx).max()); x /= x.sum()
-        y = np.exp(eta * ly - (eta * ly).max()); y /= y.sum()
+        x = np.exp(eta * lx - (eta * lx).max())
+        x /= x.sum()
+        y = np.exp(eta * ly - (eta * ly).max())
+        y /= y.sum()
         ux, uy = payoff[0] @ y, payoff[1].T @ x
-        cum_x += t * ux; cum_y += t * uy
+        cum_x += t * ux
+        cum_y += t * uy
         last_x, last_y = ux, uy
         np.testing.assert_allclose(result.policies[0][t - 1, 0, 0], x, atol=1e-12)
         np.testing.assert_allclose(result.policies[1][t - 1, 0, 0], y, atol=1e-12)
@@ -208,8 +211,7 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
     games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
     etas = [0.1, 0.15, 0.2, 0.25, 0.3]
     whole = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=5)
-    grouped = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=2,
-                        trajectory_dir=tmp_path)
+    grouped = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=2, trajectory_dir=tmp_path)
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(grouped, name), getattr(whole, name), rtol=0, atol=1e-13)
     for a, b in zip(grouped.policies, whole.policies):

@@ -56,6 +56,4 @@ def test_a_bad_game_is_caught_by_the_base_class():
     import numpy as np
 
     with pytest.raises(MarkovGamesError, match="rewards"):
-        markovgames.MarkovGame(
-            rewards=np.full((2, 1, 1, 1), 2.0), transitions=np.full((1, 1, 1, 1, 1), 1.0), initial_state=0
-        )
+        markovgames.MarkovGame(rewards=np.full((2, 1, 1, 1), 2.0), transitions=np.full((1, 1, 1, 1, 1), 1.0), initial_state=0)

@@ -62,9 +62,7 @@ def random_game(seed: int, n: int, horizon: int, num_s: int, acts) -> MarkovGame
 def random_index_policy(seed: int, game: MarkovGame, T: int, kind: str, concentration: float = 0.5):
     """Random per-index product policies (Dirichlet rows; small concentration = near-deterministic)."""
     rng = np.random.default_rng(seed)
-    pols = tuple(
-        rng.dirichlet(np.full(a, concentration), size=(T, game.horizon, game.num_states)) for a in game.num_actions
-    )
+    pols = tuple(rng.dirichlet(np.full(a, concentration), size=(T, game.horizon, game.num_states)) for a in game.num_actions)
     return IndexChainPolicy(kind, pols)
 
 

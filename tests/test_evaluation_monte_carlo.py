@@ -38,9 +38,7 @@ T_RUN = 12  # the same T as the other evaluation tests: one compilation per (sha
 def random_game(seed: int, n: int, horizon: int, num_s: int, acts) -> MarkovGame:
     rng = np.random.default_rng(seed)
     acts = tuple(acts)
-    return MarkovGame(
-        rng.random((horizon, n, num_s, *acts)), rng.dirichlet(np.ones(num_s), size=(horizon, num_s, *acts)), 0
-    )
+    return MarkovGame(rng.random((horizon, n, num_s, *acts)), rng.dirichlet(np.ones(num_s), size=(horizon, num_s, *acts)), 0)
 
 
 def random_index_policy(seed, game, T, kind, concentration=0.5):

@@ -38,7 +38,12 @@ from markovgames.games import BUILTIN_GAMES, GameValidationError, MarkovGame, ga
 READ_LIMIT_S = 10.0
 
 #: Examples per test (6 tests): 30, 300 in the full mode; MARKOVGAMES_FUZZ_EXAMPLES=5000 for a long local session.
-FUZZ = settings(max_examples=int(os.environ.get("MARKOVGAMES_FUZZ_EXAMPLES", examples(30, 300))), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+FUZZ = settings(
+    max_examples=int(os.environ.get("MARKOVGAMES_FUZZ_EXAMPLES", examples(30, 300))),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -97,7 +102,9 @@ _scalars = st.one_of(
     st.sampled_from([0.5, 1.5, -0.2, 1e308, float("nan"), float("inf"), -float("inf")]),
     st.text(max_size=8),
 )
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)
+_values = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6
+)
 
 
 def _mutate(data, obj, *, allow_none: bool):

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 
 def _run(script: str, *args: str, cwd: Path) -> str:
-    env = dict(os.environ, MARKOVGAMES_CACHE_DIR="off", PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, MARKOVGAMES_CACHE_DIR="off", PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
+    )
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / script), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
     )
@@ -64,6 +66,11 @@ def test_last_iterate_study_runs_small(tmp_path):
     out = _run("last_iterate.py", "--games", "2", "-T", "500", "--out", "sw", cwd=tmp_path)
     lines = out.strip().splitlines()
     assert len(lines) == 5 and lines[-1] == "wrote sw/figures/last_iterate.png"
-    assert [line.split(":")[0] for line in lines[:4]] == ["smooth_cce", "smooth_cce (no optimism)", "stage_cce", "stage_cce (no optimism)"]
+    assert [line.split(":")[0] for line in lines[:4]] == [
+        "smooth_cce",
+        "smooth_cce (no optimism)",
+        "stage_cce",
+        "stage_cce (no optimism)",
+    ]
     assert all("median Nash gap of the last iterate" in line for line in lines[:4])
     assert (tmp_path / "sw" / "figures" / "last_iterate.png").stat().st_size > 1000

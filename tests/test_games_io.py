@@ -102,12 +102,8 @@ def small_games(draw, names=_NAMES):
     num_states = draw(st.integers(1, 3))
     actions = tuple(draw(st.lists(st.integers(1, 3), min_size=num_players, max_size=num_players)))
     # Any float in [0, 1], subnormals and -0.0 included: the round trip must be bit-exact.
-    rewards = draw(
-        hnp.arrays(np.float64, (horizon, num_players, num_states, *actions), elements=st.floats(-0.0, 1.0))
-    )
-    weights = draw(
-        hnp.arrays(np.float64, (horizon, num_states, *actions, num_states), elements=st.floats(0.0, 1.0))
-    )
+    rewards = draw(hnp.arrays(np.float64, (horizon, num_players, num_states, *actions), elements=st.floats(-0.0, 1.0)))
+    weights = draw(hnp.arrays(np.float64, (horizon, num_states, *actions, num_states), elements=st.floats(0.0, 1.0)))
     weights[..., 0] += 1e-3  # no all-zero row
     transitions = weights / weights.sum(axis=-1, keepdims=True)
     return MarkovGame(
@@ -148,8 +144,16 @@ def test_json_keys_exact_and_version_written(tmp_path):
     path = save_game(paper_game(), tmp_path / "paper.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     assert set(data) == {
-        "format_version", "name", "description", "num_players", "horizon", "num_states",
-        "num_actions", "initial_state", "rewards", "transitions",
+        "format_version",
+        "name",
+        "description",
+        "num_players",
+        "horizon",
+        "num_states",
+        "num_actions",
+        "initial_state",
+        "rewards",
+        "transitions",
     }
     assert data["format_version"] == 1
     assert data["num_actions"] == [2, 2]
@@ -262,9 +266,7 @@ def test_deeply_nested_json_does_not_crash(tmp_path):
 
 
 def test_top_level_not_object(tmp_path):
-    assert _load_error(_write_json(tmp_path / "g.json", [1, 2])) == (
-        "top level: expected a JSON object, got a list of 2 entries"
-    )
+    assert _load_error(_write_json(tmp_path / "g.json", [1, 2])) == ("top level: expected a JSON object, got a list of 2 entries")
 
 
 def test_duplicate_key(tmp_path):
@@ -352,9 +354,7 @@ def test_list_length_names_path_and_size(tmp_path):
     )
     data = _paper_dict()
     data["transitions"][0].pop()
-    assert _load_error(_write_json(tmp_path / "g.json", data)) == (
-        "transitions[0]: expected 2 entries (num_states), got 1"
-    )
+    assert _load_error(_write_json(tmp_path / "g.json", data)) == ("transitions[0]: expected 2 entries (num_states), got 1")
 
 
 def test_sizes_disagree_with_arrays(tmp_path):
@@ -473,9 +473,7 @@ def test_too_many_players_refused(tmp_path):
     data = _paper_dict()
     data["num_players"] = 40
     data["num_actions"] = [1] * 40
-    assert _load_error(_write_json(tmp_path / "g.json", data)).startswith(
-        "num_players = 40 exceeds the supported maximum"
-    )
+    assert _load_error(_write_json(tmp_path / "g.json", data)).startswith("num_players = 40 exceeds the supported maximum")
 
 
 def test_game_from_dict_errors_have_no_file_prefix():
@@ -536,14 +534,11 @@ def test_npz_shape_disagrees_with_declared_sizes(tmp_path):
     arrays = _npz_arrays(paper_game())
     arrays["num_states"] = np.array(3)
     assert _load_error(_write_npz(tmp_path / "g.npz", arrays)) == (
-        "rewards: array shape (2, 2, 2, 2, 2) does not match the declared sizes "
-        "(H, N, S, A_0, ..., A_(N-1)) = (2, 2, 3, 2, 2)"
+        "rewards: array shape (2, 2, 2, 2, 2) does not match the declared sizes (H, N, S, A_0, ..., A_(N-1)) = (2, 2, 3, 2, 2)"
     )
     arrays = _npz_arrays(paper_game())
     arrays["num_actions"] = np.array([2, 2, 2])
-    assert _load_error(_write_npz(tmp_path / "h.npz", arrays)) == (
-        "num_actions: expected 2 entries (num_players), got 3"
-    )
+    assert _load_error(_write_npz(tmp_path / "h.npz", arrays)) == ("num_actions: expected 2 entries (num_players), got 3")
 
 
 def test_npz_value_errors_name_the_index(tmp_path):

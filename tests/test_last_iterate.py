@@ -86,8 +86,23 @@ def test_the_command_line_writes_the_last_iterate_and_resumes_it(tmp_path, monke
     from markovgames.cli import _run as cli_run
 
     out = tmp_path / "run"
-    args = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "3000", "--checkpoints", "1,10,1000,3000",
-            "--last-iterate", "--out", str(out), "--quiet", "--checkpoint-every", "500"]
+    args = [
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        "stage_cce",
+        "-T",
+        "3000",
+        "--checkpoints",
+        "1,10,1000,3000",
+        "--last-iterate",
+        "--out",
+        str(out),
+        "--quiet",
+        "--checkpoint-every",
+        "500",
+    ]
 
     @contextlib.contextmanager
     def interrupted(total, description, enabled):
@@ -113,8 +128,14 @@ def test_the_command_line_writes_the_last_iterate_and_resumes_it(tmp_path, monke
 
 def test_sweeps_record_the_last_iterate_in_the_results_table(tmp_path):
     config = parse_sweep_config(
-        {"T": 300, "games": [{"random": {"players": 2, "horizon": 2, "states": 2, "actions": 2, "zero_sum": True}}],
-         "seeds": 2, "algorithms": ["smooth_cce", "stage_cce"], "etas": [0.2], "last_iterate": True}
+        {
+            "T": 300,
+            "games": [{"random": {"players": 2, "horizon": 2, "states": 2, "actions": 2, "zero_sum": True}}],
+            "seeds": 2,
+            "algorithms": ["smooth_cce", "stage_cce"],
+            "etas": [0.2],
+            "last_iterate": True,
+        }
     )
     run_sweep(config, tmp_path / "sw", workers=1)
     df = load_results(tmp_path / "sw")

@@ -402,9 +402,7 @@ def test_learners_stay_on_simplex_for_extreme_states():
             swap_state = _SWAP.init((batch, num_actions), jnp.float64)._replace(
                 base=OFTRLState(jnp.asarray(cumulative)), last_strategy=last
             )
-            hedge_state = _HEDGE.init((batch, num_actions), jnp.float64)._replace(
-                cumulative=jnp.asarray(cumulative[:, 0])
-            )
+            hedge_state = _HEDGE.init((batch, num_actions), jnp.float64)._replace(cumulative=jnp.asarray(cumulative[:, 0]))
             for eta in (1e-4, 1e-2, 1.0, 1e3):
                 for x in (_swap_play(swap_state, prediction, eta, 1.0), _hedge_play(hedge_state, prediction, eta, 1.0)):
                     x = np.asarray(x)
@@ -451,14 +449,10 @@ def _extreme_games(shape) -> list[MarkovGame]:
 
 
 # smooth_ce on both shapes; the Hedge learners on the small one (compile time grows with A).
-_ENGINE_CASES = [("smooth_ce", _ENGINE_SHAPES[0])] + [
-    (a, _ENGINE_SHAPES[1]) for a in ("smooth_ce", "smooth_cce", "stage_cce")
-]
+_ENGINE_CASES = [("smooth_ce", _ENGINE_SHAPES[0])] + [(a, _ENGINE_SHAPES[1]) for a in ("smooth_ce", "smooth_cce", "stage_cce")]
 
 
-@pytest.mark.parametrize(
-    "algorithm,shape", _ENGINE_CASES, ids=[f"{a}-A={'x'.join(map(str, s[3]))}" for a, s in _ENGINE_CASES]
-)
+@pytest.mark.parametrize("algorithm,shape", _ENGINE_CASES, ids=[f"{a}-A={'x'.join(map(str, s[3]))}" for a, s in _ENGINE_CASES])
 def test_engine_extreme_learning_rates_and_rewards(algorithm, shape):
     games = _extreme_games(shape)
     # Up to the largest rate a run accepts: logits eta (T + H) of 8 / eps, where XLA's two

@@ -278,9 +278,7 @@ def test_T1_metrics_bruteforce(g):
                     Wh[s] = best_phi
                 Wn = Wh
             assert math.isclose(m["certified_ce_bound"][i], Wn[s1], abs_tol=1e-13)
-        assert math.isclose(
-            m["certified_ce_gap"], max(m["certified_ce_bound"] - m["value"]), abs_tol=0
-        )
+        assert math.isclose(m["certified_ce_gap"], max(m["certified_ce_bound"] - m["value"]), abs_tol=0)
         assert m["certified_ce_gap"] >= -1e-14
         assert np.all(m["certified_ce_bound"] >= m["certified_cce_bound"] - 1e-14)
         assert np.all(m["certified_cce_bound"] >= m["value"] - 1e-14)  # single product policy
@@ -297,9 +295,7 @@ def test_prefix_metrics_and_ordering(alg):
         assert np.all(m["value"] >= 0) and np.all(m["value"] <= H)
         assert m["certified_ce_gap"] >= -1e-14
         assert np.all(m["certified_ce_bound"] >= m["certified_cce_bound"] - 1e-13)
-        assert math.isclose(
-            m["certified_cce_gap"], max(m["certified_cce_bound"] - m["value"]), abs_tol=0
-        )
+        assert math.isclose(m["certified_cce_gap"], max(m["certified_cce_bound"] - m["value"]), abs_tol=0)
     # the full-length prefix equals the kernel computed directly
     t0, mu = ref.output_policy_kernel(alg, T, H)
     full = ref.reference_metrics(rewards, transitions, 0, out["policies"], t0, mu)

@@ -61,15 +61,23 @@ def _env(*, compilation_cache: bool = True) -> dict[str, str]:
 def _cli(args, cwd: Path, *, timeout: float = 120, memory: int = MEMORY_LIMIT, file_size: int | None = None, text: bool = True):
     """``markovgames ARGS`` in ``cwd`` under a memory limit; a hang fails after ``timeout`` s."""
     return subprocess.run(
-        [sys.executable, "-c", _BOOTSTRAP, str(memory), str(file_size or 0), *args], cwd=cwd, capture_output=True,
-        text=text, timeout=timeout, env=_env(compilation_cache=file_size is None),
+        [sys.executable, "-c", _BOOTSTRAP, str(memory), str(file_size or 0), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+        env=_env(compilation_cache=file_size is None),
     )
 
 
 def _start(args, cwd: Path, *, compilation_cache: bool = True) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "markovgames", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, env=_env(compilation_cache=compilation_cache),
+        [sys.executable, "-m", "markovgames", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(compilation_cache=compilation_cache),
     )
 
 
@@ -77,7 +85,9 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.time() + timeout
     while not path.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.02)
-    assert proc.poll() is None and path.exists(), f"the command ended or never wrote {path}: {proc.stderr.read() if proc.poll() is not None else ''}"
+    assert proc.poll() is None and path.exists(), (
+        f"the command ended or never wrote {path}: {proc.stderr.read() if proc.poll() is not None else ''}"
+    )
 
 
 def _one_error_line(proc, *needles: str) -> str:
@@ -118,11 +128,23 @@ def _sweep_config(text: str = 'T = 20\ngames = ["paper"]\nalgorithms = ["smooth_
 
 SPECIAL_FILES = {
     # name: (make the special file in the working directory, the command, what the message names)
-    "game-json-fifo": (lambda d: os.mkfifo(d / "g.json"), ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"], "g.json"),
+    "game-json-fifo": (
+        lambda d: os.mkfifo(d / "g.json"),
+        ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"],
+        "g.json",
+    ),
     "game-npz-fifo": (lambda d: os.mkfifo(d / "g.npz"), ["games", "validate", "g.npz"], "g.npz"),
-    "game-npz-dev-zero": (lambda d: (d / "g.npz").symlink_to("/dev/zero"), ["run", "--game", "g.npz", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"], "g.npz"),
+    "game-npz-dev-zero": (
+        lambda d: (d / "g.npz").symlink_to("/dev/zero"),
+        ["run", "--game", "g.npz", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"],
+        "g.npz",
+    ),
     "game-json-dev-urandom": (lambda d: (d / "g.json").symlink_to("/dev/urandom"), ["games", "show", "g.json"], "g.json"),
-    "game-json-directory": (lambda d: (d / "g.json").mkdir(), ["solve", "--game", "g.json", "--concept", "ce", "--out", "o"], "g.json"),
+    "game-json-directory": (
+        lambda d: (d / "g.json").mkdir(),
+        ["solve", "--game", "g.json", "--concept", "ce", "--out", "o"],
+        "g.json",
+    ),
     "sweep-config-fifo": (lambda d: os.mkfifo(d / "s.toml"), ["sweep", "s.toml", "--out", "sw"], "s.toml"),
     "sweep-config-dev-zero": (lambda d: (d / "s.toml").symlink_to("/dev/zero"), ["sweep", "s.toml", "--out", "sw"], "s.toml"),
     "sweep-game-file-fifo": (
@@ -130,7 +152,11 @@ SPECIAL_FILES = {
         ["sweep", "s.toml", "--out", "sw"],
         "g.npz",
     ),
-    "results-fifo": (lambda d: ((d / "sw").mkdir(), os.mkfifo(d / "sw" / "results.parquet")), ["summarize", "sw"], "results.parquet"),
+    "results-fifo": (
+        lambda d: ((d / "sw").mkdir(), os.mkfifo(d / "sw" / "results.parquet")),
+        ["summarize", "sw"],
+        "results.parquet",
+    ),
 }
 
 
@@ -228,16 +254,62 @@ OTHER_BOMBS = {
         ["--checkpoints: 10001 checkpoints"],
     ),
     "games-random-entries": (
-        ["games", "random", "--players", "2", "--horizon", "2", "--states", "1000000", "--actions", "10000", "--seed", "1", "--out", "g.json"],
+        [
+            "games",
+            "random",
+            "--players",
+            "2",
+            "--horizon",
+            "2",
+            "--states",
+            "1000000",
+            "--actions",
+            "10000",
+            "--seed",
+            "1",
+            "--out",
+            "g.json",
+        ],
         ["rewards: the sizes give", "--max-entries"],
     ),
     "games-random-players": (
-        ["games", "random", "--players", "70", "--horizon", "1", "--states", "1", "--actions", "1", "--seed", "1", "--out", "g.json"],
+        [
+            "games",
+            "random",
+            "--players",
+            "70",
+            "--horizon",
+            "1",
+            "--states",
+            "1",
+            "--actions",
+            "1",
+            "--seed",
+            "1",
+            "--out",
+            "g.json",
+        ],
         ["num_players = 70", "supported maximum of 29"],
     ),
     "games-random-successors": (
-        ["games", "random", "--players", "1", "--horizon", "1", "--states", "100000", "--actions", "1", "--successors", "100000",
-         "--seed", "1", "--out", "g.json"],
+        [
+            "games",
+            "random",
+            "--players",
+            "1",
+            "--horizon",
+            "1",
+            "--states",
+            "100000",
+            "--actions",
+            "1",
+            "--successors",
+            "100000",
+            "--seed",
+            "1",
+            "--out",
+            "g.json",
+        ],
         ["the sizes give 10000000000 entries"],
     ),
 }
@@ -258,8 +330,23 @@ def test_monte_carlo_memory_does_not_grow_with_the_game(tmp_path):
     from markovgames.games import random_game, save_game
 
     save_game(random_game(3, 150, 2, 2, seed_or_rng=4), tmp_path / "long.json")
-    assert main(["run", "--game", str(tmp_path / "long.json"), "--algorithm", "smooth_cce", "-T", "3",
-                 "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--game",
+                str(tmp_path / "long.json"),
+                "--algorithm",
+                "smooth_cce",
+                "-T",
+                "3",
+                "--out",
+                str(tmp_path / "run"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     proc = _cli(["evaluate", "run", "--monte-carlo", "200000", "--quiet"], tmp_path, timeout=300, memory=2 * 2**30)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "run" / "evaluation.json").read_text())
@@ -303,7 +390,8 @@ def test_two_runs_started_at_once_into_one_directory(tmp_path):
     """The audit's example: two runs of different T into the same --out. One writes, the other
     is refused (by the lock, or by the finished directory); what is left is one consistent run."""
     procs = [
-        _start(["run", *PAPER_RUN, "-T", T, "--out", "out", "--quiet"], tmp_path, compilation_cache=False) for T in ("3000", "5000")
+        _start(["run", *PAPER_RUN, "-T", T, "--out", "out", "--quiet"], tmp_path, compilation_cache=False)
+        for T in ("3000", "5000")
     ]
     codes = [p.wait(timeout=300) for p in procs]
     errors = [p.stderr.read() for p in procs]
@@ -320,10 +408,18 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path):
     (tmp_path / "long.toml").write_text(f'T = {LONG_T}\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = "decades"\n')
     (tmp_path / "short.toml").write_text(_sweep_config())
     for holder_args, ready, second, after in (
-        (["sweep", "long.toml", "--out", "sw", "--workers", "1", "--quiet"], "sw/manifest.json",
-         ["sweep", "short.toml", "--out", "sw", "--workers", "1", "--quiet"], "sw/results.parquet"),
-        (["reproduce", "-T", LONG_T, "--out", "rep", "--no-exact", "--no-baselines", "--quiet"], "rep",
-         ["reproduce", "-T", "200", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"], "rep/REPORT.md"),
+        (
+            ["sweep", "long.toml", "--out", "sw", "--workers", "1", "--quiet"],
+            "sw/manifest.json",
+            ["sweep", "short.toml", "--out", "sw", "--workers", "1", "--quiet"],
+            "sw/results.parquet",
+        ),
+        (
+            ["reproduce", "-T", LONG_T, "--out", "rep", "--no-exact", "--no-baselines", "--quiet"],
+            "rep",
+            ["reproduce", "-T", "200", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"],
+            "rep/REPORT.md",
+        ),
     ):
         holder = _start(holder_args, tmp_path)
         try:
@@ -394,7 +490,9 @@ def test_an_internal_error_says_so_and_where_its_traceback_is(tmp_path, monkeypa
     assert main(["games", "validate", str(tmp_path / "g.json")]) == 70
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and "Traceback" not in lines[0]
-    assert lines[0].startswith("markovgames: internal error (a bug, not a problem with the input): ZeroDivisionError: an example bug")
+    assert lines[0].startswith(
+        "markovgames: internal error (a bug, not a problem with the input): ZeroDivisionError: an example bug"
+    )
     where = Path(lines[0].split("the traceback is in ")[1].split(";")[0])
     try:
         text = where.read_text()
@@ -575,7 +673,9 @@ def test_sigterm_during_the_first_compilation_is_not_a_crash(tmp_path, delay):
     # A signal while XLA compiles the loop on its threads once ended the process with a
     # segmentation fault (5 of 8 tries) instead of exit 143: the interpreter was torn down under
     # the running compilation. The compilation cache is off here, so every start compiles.
-    proc = _start(["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", "o"], tmp_path, compilation_cache=False)
+    proc = _start(
+        ["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", "o"], tmp_path, compilation_cache=False
+    )
     _wait_for(tmp_path / ".o.lock", proc)
     time.sleep(delay)
     proc.send_signal(signal.SIGTERM)

@@ -125,7 +125,7 @@ def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(tmp_path, mon
     between = [int(t) for t in log_grid(T, 20) if cycle["settled_T"] <= t < cycle["onset_T"]]
     assert between and all(swing(t) < SWING_ONSET for t in between)
     gap = base.certified_cce_gap
-    assert cycle["dip_T"] == cycle["settled_T"] + int(np.argmin(gap[cycle["settled_T"] - 1:]))
+    assert cycle["dip_T"] == cycle["settled_T"] + int(np.argmin(gap[cycle["settled_T"] - 1 :]))
     assert cycle["largest_gap_times_T_after_dip"] > 5 * cycle["dip_gap_times_T"]  # the jump
     assert result.summary["iterate_cycles"]["smooth_cce"] is None  # with optimism: no cycle
     report = (tmp_path / "r" / "REPORT.md").read_text()

@@ -82,8 +82,27 @@ def test_load_results_is_a_dataframe_with_config_columns_and_provenance(study):
     rows = result_rows(study / "out")
     assert len(df) == len(rows) == df["run_id"].nunique() * df["checkpoint"].nunique()
     assert df.groupby("run_id").size().nunique() == 1  # every run has every checkpoint
-    for column in ("game", "game_kind", "game_seed", "game_sha256", "N", "H", "S", "A", "algorithm", "optimistic",
-                   "eta", "eta_value", "T", "dtype", "checkpoint", "gap", "gap_times_T", "exact_ce_gap", "exact_cce_gap"):
+    for column in (
+        "game",
+        "game_kind",
+        "game_seed",
+        "game_sha256",
+        "N",
+        "H",
+        "S",
+        "A",
+        "algorithm",
+        "optimistic",
+        "eta",
+        "eta_value",
+        "T",
+        "dtype",
+        "checkpoint",
+        "gap",
+        "gap_times_T",
+        "exact_ce_gap",
+        "exact_cce_gap",
+    ):
         assert column in df.columns, column
     assert set(df["H"]) == {1, 2, 3} and set(df["dtype"]) == {"float64"} and set(df["T"]) == {T}
     # 2 algorithms x 2 etas x (2 + 2 seeds + 1 fixed game)
@@ -116,8 +135,9 @@ def test_provenance_game_hashes_are_the_games_of_the_grid(study):
     for g in df.attrs["games"]:
         if g["kind"] == "random":
             shape = g["shape"]
-            game = random_game(shape["N"], shape["H"], shape["S"], tuple(shape["A"]), seed_or_rng=g["seed"],
-                               zero_sum=g["label"].startswith("zs"))
+            game = random_game(
+                shape["N"], shape["H"], shape["S"], tuple(shape["A"]), seed_or_rng=g["seed"], zero_sum=g["label"].startswith("zs")
+            )
             assert game_content_hash(game) == g["sha256"]
 
 
@@ -136,13 +156,17 @@ def documented_hash(game) -> str:
     """The recipe of docs/howto-sweep.md, written out here."""
     n, horizon, num_s, acts = game.num_players, game.horizon, game.num_states, list(game.num_actions)
     h = hashlib.sha256()
-    h.update(json.dumps({"shape": [n, horizon, num_s, acts], "s1": game.initial_state}, sort_keys=True,
-                        separators=(",", ":")).encode())
+    h.update(
+        json.dumps({"shape": [n, horizon, num_s, acts], "s1": game.initial_state}, sort_keys=True, separators=(",", ":")).encode()
+    )
     h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
     if game.is_sparse:
         sparse = game.sparse_transitions
-        h.update(b"sparse" + np.ascontiguousarray(sparse.successors, dtype="<i8").tobytes()
-                 + np.ascontiguousarray(sparse.probabilities + 0.0, dtype="<f8").tobytes())
+        h.update(
+            b"sparse"
+            + np.ascontiguousarray(sparse.successors, dtype="<i8").tobytes()
+            + np.ascontiguousarray(sparse.probabilities + 0.0, dtype="<f8").tobytes()
+        )
     else:
         h.update(np.ascontiguousarray(game.transitions + 0.0, dtype="<f8").tobytes())
     return h.hexdigest()
@@ -262,8 +286,9 @@ def test_gap_times_T_across_refuses_what_it_cannot_draw(study):
 
 def test_plot_cli_draws_the_study_figures(study, tmp_path, capsys):
     out = tmp_path / "figs"
-    assert main(["plot", str(study / "out"), "--out", str(out), "--x", "horizon", "--decades", "10,1e2",
-                 "--window", "1e1,2e2"]) == 0
+    assert (
+        main(["plot", str(study / "out"), "--out", str(out), "--x", "horizon", "--decades", "10,1e2", "--window", "1e1,2e2"]) == 0
+    )
     written = capsys.readouterr().out
     for name in ("gap_times_T_vs_horizon.png", "slopes_1e1-2e2.png", "gaps_zs-H1.png", "gaps_big.pdf"):
         assert (out / name).stat().st_size > 1000 and name in written

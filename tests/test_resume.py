@@ -70,8 +70,22 @@ def test_batch_resume_and_state_of_another_run_is_refused(tmp_path):
 
 def test_cli_kill_9_and_resume(tmp_path):
     out = tmp_path / "run"
-    args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--checkpoint-every", "10000",
-            "--checkpoints", "1,1000,100000,300000", "--out", str(out), "--quiet"]
+    args = [
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        "smooth_ce",
+        "-T",
+        "300000",
+        "--checkpoint-every",
+        "10000",
+        "--checkpoints",
+        "1,1000,100000,300000",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     proc = subprocess.Popen([sys.executable, "-m", "markovgames", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     state = staging_directory(out) / "state.npz"
     deadline = time.time() + 120
@@ -103,8 +117,20 @@ def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, m
 
     game_file = save_game(make_paper_game(), tmp_path / "g.json")
     out = tmp_path / "run"
-    args = ["run", "--game", str(game_file), "--algorithm", "stage_cce", "-T", "2000", "--checkpoint-every", "100",
-            "--out", str(out), "--quiet"]
+    args = [
+        "run",
+        "--game",
+        str(game_file),
+        "--algorithm",
+        "stage_cce",
+        "-T",
+        "2000",
+        "--checkpoint-every",
+        "100",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     with monkeypatch.context() as patch:
         patch.setattr(cli_run, "iteration_progress", _interrupted_at_500)
         assert main(args) == 130
@@ -127,10 +153,22 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
     state kept for ``--resume``; a run without saved state leaves no partial directory behind."""
     for checkpointed in (True, False):
         out = tmp_path / f"run{checkpointed}"
-        args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(out), "--quiet",
-                "--no-trajectory"] + (["--checkpoint-every", "10000"] if checkpointed else [])
-        proc = subprocess.Popen([sys.executable, "-m", "markovgames", *args], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        args = [
+            "run",
+            "--game",
+            "paper",
+            "--algorithm",
+            "smooth_ce",
+            "-T",
+            "300000",
+            "--out",
+            str(out),
+            "--quiet",
+            "--no-trajectory",
+        ] + (["--checkpoint-every", "10000"] if checkpointed else [])
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "markovgames", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         staging = staging_directory(out)
         wanted = staging / "state.npz" if checkpointed else staging
         deadline = time.time() + 120
@@ -142,8 +180,22 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
         assert proc.returncode == 143 and "terminated" in err
         assert not out.exists()
         assert staging.exists() == checkpointed
-    resume = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300000", "--out", str(tmp_path / "runTrue"),
-              "--quiet", "--no-trajectory", "--checkpoint-every", "10000", "--resume"]
+    resume = [
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        "smooth_ce",
+        "-T",
+        "300000",
+        "--out",
+        str(tmp_path / "runTrue"),
+        "--quiet",
+        "--no-trajectory",
+        "--checkpoint-every",
+        "10000",
+        "--resume",
+    ]
     assert main(resume) == 0 and (tmp_path / "runTrue" / "metrics.json").exists()
 
 
@@ -155,8 +207,20 @@ def _interrupted_cli_run(tmp_path, monkeypatch, algorithm="smooth_ce"):
     from markovgames.cli import _run as cli_run
 
     out = tmp_path / "run"
-    args = ["run", "--game", "paper", "--algorithm", algorithm, "-T", "2000", "--checkpoint-every", "100",
-            "--out", str(out), "--quiet"]
+    args = [
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        algorithm,
+        "-T",
+        "2000",
+        "--checkpoint-every",
+        "100",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
 
     @contextlib.contextmanager
     def interrupted(total, description, enabled):
@@ -176,7 +240,7 @@ def _interrupted_cli_run(tmp_path, monkeypatch, algorithm="smooth_ce"):
 
 def _truncate(path, keep):
     data = path.read_bytes()
-    path.write_bytes(data[:keep(len(data))])
+    path.write_bytes(data[: keep(len(data))])
 
 
 def _flip(path, offset):
@@ -207,7 +271,11 @@ TAMPERING = {
     "trajectory header only": ("trajectory/policy_1.npy", lambda p: _truncate(p, lambda n: 128), "truncated or padded"),
     "trajectory padded": ("trajectory/policy_0.npy", lambda p: p.write_bytes(p.read_bytes() + b"\0" * 64), "truncated or padded"),
     "trajectory retyped": ("trajectory/policy_1.npy", _retype, "holds float32"),
-    "trajectory altered": ("trajectory/policy_0.npy", lambda p: _flip(p, 128 + 8 * 37), "differ from what the interrupted run wrote"),
+    "trajectory altered": (
+        "trajectory/policy_0.npy",
+        lambda p: _flip(p, 128 + 8 * 37),
+        "differ from what the interrupted run wrote",
+    ),
     "trajectory missing": ("trajectory/policy_1.npy", lambda p: p.unlink(), "missing or not a regular file"),
     "trajectory not npy": ("trajectory/policy_0.npy", lambda p: p.write_bytes(b"\x93NUMPY garbage"), "not a readable .npy file"),
     "state truncated": ("state.npz", lambda p: _truncate(p, lambda n: n // 2), "not a readable run state"),
@@ -269,13 +337,28 @@ def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, mon
 
 def test_cli_resume_of_a_finished_run_says_it_is_complete(tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["run", "--game", "paper", "--algorithm", "smooth_cce", "-T", "300", "--checkpoint-every", "100",
-            "--out", str(out), "--quiet"]
+    args = [
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        "smooth_cce",
+        "-T",
+        "300",
+        "--checkpoint-every",
+        "100",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(args) == 0
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     capsys.readouterr()
     assert main(args + ["--resume"]) == 0
-    assert capsys.readouterr().out.strip() == f"{out}: this run is complete (metrics.json holds all 300 iterations); nothing to resume"
+    assert (
+        capsys.readouterr().out.strip()
+        == f"{out}: this run is complete (metrics.json holds all 300 iterations); nothing to resume"
+    )
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
     changed = list(args)
     changed[changed.index("-T") + 1] = "400"

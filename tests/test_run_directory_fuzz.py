@@ -150,8 +150,10 @@ def _npz_game_directory(run: Path) -> None:
     save_game(game, run / "game.npz")
     metrics = json.loads((run / "metrics.json").read_text())
     metrics["game_file"] = "game.npz"
-    metrics["sha256"] = {"game.npz": hashlib.sha256((run / "game.npz").read_bytes()).hexdigest(),
-                         "curve.npz": metrics["sha256"]["curve.npz"]}
+    metrics["sha256"] = {
+        "game.npz": hashlib.sha256((run / "game.npz").read_bytes()).hexdigest(),
+        "curve.npz": metrics["sha256"]["curve.npz"],
+    }
     (run / "metrics.json").write_text(json.dumps(metrics, indent=2))
 
 
@@ -253,8 +255,20 @@ def _interrupted_at(iteration: int):
 
 
 def _resume_args(out: Path) -> list[str]:
-    return ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", str(RESUME_T), "--checkpoint-every", "100",
-            "--out", str(out), "--quiet"]
+    return [
+        "run",
+        "--game",
+        "paper",
+        "--algorithm",
+        "stage_cce",
+        "-T",
+        str(RESUME_T),
+        "--checkpoint-every",
+        "100",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
 
 
 def test_damaged_interrupted_run_is_resumed_exactly_or_refused(tmp_path, capsys):
@@ -268,8 +282,12 @@ def test_damaged_interrupted_run_is_resumed_exactly_or_refused(tmp_path, capsys)
         (name, damage)
         for name in ("state.npz", "config.json", "trajectory/policy_0.npy", "trajectory/policy_1.npy")
         # Truncated before the saved iteration (700 of 2000) or after it, a flip in the header, one near the end.
-        for damage in (Damage(True, 0.2, (), ()), Damage(True, 0.5, (), ()), Damage(False, 0, (40,), (0x11,)),
-                       Damage(False, 0, (-9,), (0x40,)))
+        for damage in (
+            Damage(True, 0.2, (), ()),
+            Damage(True, 0.5, (), ()),
+            Damage(False, 0, (40,), (0x11,)),
+            Damage(False, 0, (-9,), (0x40,)),
+        )
     ]
     failures = []
     for k, (name, damage) in enumerate(cases):

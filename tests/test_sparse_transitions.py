@@ -179,10 +179,15 @@ def test_sparse_file_errors_name_key_and_index(tmp_path):
     missing = {k: v for k, v in data.items() if k != "transition_probabilities"}
     assert _load_error(tmp_path, missing) == "missing key(s): 'transition_probabilities'"
     wrong_k = dict(data, num_successors=3)
-    assert _load_error(tmp_path, wrong_k).startswith("transition_successors[0][0][0][0][0]: expected 3 entries (num_successors), got 2")
+    assert _load_error(tmp_path, wrong_k).startswith(
+        "transition_successors[0][0][0][0][0]: expected 3 entries (num_successors), got 2"
+    )
     float_state = json.loads(json.dumps(data))
     float_state["transition_successors"][1][2][0][1][0][1] = 1.0
-    assert _load_error(tmp_path, float_state) == "transition_successors[1][2][0][1][0][1]: expected an integer state, got a number (1.0)"
+    assert (
+        _load_error(tmp_path, float_state)
+        == "transition_successors[1][2][0][1][0][1]: expected an integer state, got a number (1.0)"
+    )
     out_of_range = json.loads(json.dumps(data))
     out_of_range["transition_successors"][0][1][1][2][1][0] = 7
     assert _load_error(tmp_path, out_of_range) == "transition_successors[0][1][1][2][1][0] = 7 is out of range 0..6"
@@ -266,8 +271,10 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, pieces):
     else:
         piece_bytes = _transitions._SPARSE_PIECE_BYTES
     expected = np.stack(
-        [np.stack([np.einsum("sabt,mt->msab", g.transitions[h], values[..., r]) for r, g in enumerate(games)], axis=-1)
-         for h in range(2)]
+        [
+            np.stack([np.einsum("sabt,mt->msab", g.transitions[h], values[..., r]) for r, g in enumerate(games)], axis=-1)
+            for h in range(2)
+        ]
     )
     with jax.enable_x64(True), pytest.MonkeyPatch.context() as patch:
         patch.setattr(_transitions, "_SPARSE_PIECE_BYTES", piece_bytes)
@@ -283,10 +290,7 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, pieces):
 
         def contractions(kernels, v, steps):
             # Each step as a Python int (unrolled loops) and as a traced one (scanned loops).
-            return [
-                [apply_transition(kernel_step(kernel, step), v, run_axes) for step in (0, 1, *steps)]
-                for kernel in kernels
-            ]
+            return [[apply_transition(kernel_step(kernel, step), v, run_axes) for step in (0, 1, *steps)] for kernel in kernels]
 
         # One compiled call for all the contractions of this example, traced while the pieces are set.
         got = jax.jit(contractions)(kernels, jnp.asarray(v), jnp.arange(2))
@@ -369,13 +373,20 @@ def test_to_sparse_canonicalises_and_equal_games_hash_equal():
     wide = MarkovGame(
         game.rewards,
         SparseTransitions(np.pad(s.successors, [(0, 0)] * 5 + [(0, 2)]), np.pad(s.probabilities, [(0, 0)] * 5 + [(0, 2)])),
-        game.initial_state, game.name, game.description,
+        game.initial_state,
+        game.name,
+        game.description,
     )
     assert wide.sparse_transitions.num_successors == 4
     assert wide.to_sparse().sparse_transitions.num_successors == 2
     # -0.0 padding compares equal to 0.0 and gives the same digest.
-    negative = MarkovGame(game.rewards, SparseTransitions(s.successors, np.where(s.probabilities == 0, -0.0, s.probabilities)),
-                          game.initial_state, game.name, game.description)
+    negative = MarkovGame(
+        game.rewards,
+        SparseTransitions(s.successors, np.where(s.probabilities == 0, -0.0, s.probabilities)),
+        game.initial_state,
+        game.name,
+        game.description,
+    )
     assert negative == game
     assert negative.transition_bytes() == game.transition_bytes()
 
@@ -391,11 +402,16 @@ def test_batch_pads_sparse_games_with_different_successor_counts():
 def test_huge_or_unsigned_wrapping_successors_are_refused(tmp_path):
     data = _sparse_dict(tmp_path)
     data["transition_successors"][0][0][0][0][0][0] = 2**64
-    assert _load_error(tmp_path, data) == "transition_successors[0][0][0][0][0][0] = 18446744073709551616 is out of range (a state index)"
+    assert (
+        _load_error(tmp_path, data)
+        == "transition_successors[0][0][0][0][0][0] = 18446744073709551616 is out of range (a state index)"
+    )
     succ, prob = _arrays()
     succ = succ.astype(np.uint64)
     succ[0, 0, 1, 1, 0] = np.uint64(2**64 - 1)
-    with pytest.raises(GameValidationError, match=r"transition_successors\[0, 0, 1, 1, 0\] = 18446744073709551615 is out of range"):
+    with pytest.raises(
+        GameValidationError, match=r"transition_successors\[0, 0, 1, 1, 0\] = 18446744073709551615 is out of range"
+    ):
         SparseTransitions(succ, prob)
 
 

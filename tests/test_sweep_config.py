@@ -60,31 +60,58 @@ def load(tmp_path, text=BASE, overrides=()):
             ('"stage_cce"', '"foo"'),
             "sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce",
         ),
-        (("name = \"smooth_cce\"", 'name = "nope"'), "sweep.toml: algorithms[2].name: unknown algorithm 'nope'"),
-        (("optimistic = [true, false]", "optimism = [true]"), "sweep.toml: algorithms[2]: unknown key 'optimism'; allowed keys: name, optimistic, etas"),
+        (('name = "smooth_cce"', 'name = "nope"'), "sweep.toml: algorithms[2].name: unknown algorithm 'nope'"),
+        (
+            ("optimistic = [true, false]", "optimism = [true]"),
+            "sweep.toml: algorithms[2]: unknown key 'optimism'; allowed keys: name, optimistic, etas",
+        ),
         (("T = 100", "T = 0"), "sweep.toml: T: expected a positive integer, got 0"),
         (("T = 100", 'T = "ten"'), "sweep.toml: T: expected a positive integer, got 'ten'"),
         (("T = 100", "T = 100\ncolour = 1"), "sweep.toml: unknown key 'colour'; allowed keys: name, games, algorithms"),
-        (("etas = [0.1, 0.2]", "etas = [0.1, -2]"), "sweep.toml: etas[1]: a learning rate is a positive number or 'theory', got -2"),
+        (
+            ("etas = [0.1, 0.2]", "etas = [0.1, -2]"),
+            "sweep.toml: etas[1]: a learning rate is a positive number or 'theory', got -2",
+        ),
         (("etas = [0.1, 0.2]", 'etas = [0.1, "fast"]'), "sweep.toml: etas[1]: a learning rate is a positive number or 'theory'"),
         (("etas = [0.1, 0.2]", "etas = [0.1, 0.1]"), "sweep.toml: etas: repeated learning rate"),
-        (("etas = [0.1, 0.2]", "etas = [0.1, 1e300]"), "sweep.toml: etas[1]: learning rate 1e+300 is too large for T = 100 in float64 (at most 3.6e+14"),
-        (("optimistic = [true, false]}", "optimistic = [true, false], etas = [1e15]}"), "sweep.toml: algorithms[2].etas[0]: learning rate 1e+15 is too large"),
+        (
+            ("etas = [0.1, 0.2]", "etas = [0.1, 1e300]"),
+            "sweep.toml: etas[1]: learning rate 1e+300 is too large for T = 100 in float64 (at most 3.6e+14",
+        ),
+        (
+            ("optimistic = [true, false]}", "optimistic = [true, false], etas = [1e15]}"),
+            "sweep.toml: algorithms[2].etas[0]: learning rate 1e+15 is too large",
+        ),
         (("seeds = 3", "seeds = -1"), "sweep.toml: seeds: expected a positive integer, got -1"),
         (("T = 100", "T = 100\ncheckpoints = [10, 500]"), "sweep.toml: checkpoints: 500 is beyond T = 100"),
-        (("T = 100", "T = 100\ncheckpoints = \"every\""), "sweep.toml: checkpoints: expected 'log', 'decades' or a list"),
+        (("T = 100", 'T = 100\ncheckpoints = "every"'), "sweep.toml: checkpoints: expected 'log', 'decades' or a list"),
         (("T = 100", 'T = 100\ndtype = "float16"'), "sweep.toml: dtype: input should be 'float64' or 'float32'"),
         (("states = 3", "states = 0"), "sweep.toml: games[1].random.states: expected a positive integer, got 0"),
         (("actions = [2, 2]", "actions = [2, 2, 2]"), "sweep.toml: games[1].random: actions has 3 entries but players = 2"),
         (("actions = [2, 2]", "actions = [2, 0]"), "sweep.toml: games[1].random.actions[1]: expected a positive integer, got 0"),
-        (("actions = [2, 2]}", "actions = [2, 2], colour = 1}"), "sweep.toml: games[1].random: unknown key 'colour'; allowed keys: players"),
+        (
+            ("actions = [2, 2]}", "actions = [2, 2], colour = 1}"),
+            "sweep.toml: games[1].random: unknown key 'colour'; allowed keys: players",
+        ),
         (("players = 2, ", ""), "sweep.toml: games[1].random.players: required key is missing"),
-        (("actions = [2, 2]}", "actions = [2, 2], successors = 4}"), "sweep.toml: games[1].random: successors = 4 exceeds states = 3"),
-        (("actions = [2, 2]}", "actions = [2, 2], successors = 0}"), "sweep.toml: games[1].random.successors: expected a positive integer, got 0"),
+        (
+            ("actions = [2, 2]}", "actions = [2, 2], successors = 4}"),
+            "sweep.toml: games[1].random: successors = 4 exceeds states = 3",
+        ),
+        (
+            ("actions = [2, 2]}", "actions = [2, 2], successors = 0}"),
+            "sweep.toml: games[1].random.successors: expected a positive integer, got 0",
+        ),
         (('"paper",', '{builtin = "nope"},'), "sweep.toml: games[0].builtin: unknown built-in game 'nope'; choose one of:"),
-        (('"paper",', '{builtin = "paper", file = "g.json"},'), "sweep.toml: games[0]: give exactly one of builtin, file, random"),
+        (
+            ('"paper",', '{builtin = "paper", file = "g.json"},'),
+            "sweep.toml: games[0]: give exactly one of builtin, file, random",
+        ),
         (('"paper",', "3,"), "sweep.toml: games[0]: expected a built-in game name, a file name, or a table"),
-        (('algorithms = ["smooth_ce", "stage_cce", {name = "smooth_cce", optimistic = [true, false]}]', "algorithms = []"), "sweep.toml: algorithms: must not be empty"),
+        (
+            ('algorithms = ["smooth_ce", "stage_cce", {name = "smooth_cce", optimistic = [true, false]}]', "algorithms = []"),
+            "sweep.toml: algorithms: must not be empty",
+        ),
     ],
 )
 def test_validation_errors_name_the_key(tmp_path, replace, message):
@@ -239,7 +266,12 @@ def test_run_ids_are_stable_and_depend_only_on_what_determines_the_numbers(tmp_p
 
 
 def test_grouping_into_batches(tmp_path):
-    config = load(tmp_path, overrides=['algorithms=["smooth_ce", {name="stage_cce", etas=[0.2, "theory"]}, {name="smooth_cce", optimistic=[true, false]}]'])
+    config = load(
+        tmp_path,
+        overrides=[
+            'algorithms=["smooth_ce", {name="stage_cce", etas=[0.2, "theory"]}, {name="smooth_cce", optimistic=[true, false]}]'
+        ],
+    )
     plan = plan_sweep(config, tmp_path)
     batches = plan.batches()
     assert sorted(r for b in batches for r in b.run_ids) == sorted(plan.run_ids)

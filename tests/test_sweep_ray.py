@@ -74,18 +74,34 @@ def test_ray_executor_runs_the_sweep_and_a_cli_driver_joins_by_address(tmp_path,
     rows = _rows(tmp_path / "ray")
 
     # The same numbers as one run() call of one of the runs.
-    mine = sorted((r for r in rows.values() if r["algorithm"] == "stage_cce" and r["seed_index"] == 1), key=lambda r: r["checkpoint"])
+    mine = sorted(
+        (r for r in rows.values() if r["algorithm"] == "stage_cce" and r["seed_index"] == 1), key=lambda r: r["checkpoint"]
+    )
     game = random_game(2, 2, 2, 2, seed_or_rng=mine[0]["game_seed"])
-    single = run(game, "stage_cce", T=40, eta=0.2, optimistic=False, record_trajectory=False,
-                 checkpoints=[r["checkpoint"] for r in mine])
+    single = run(
+        game, "stage_cce", T=40, eta=0.2, optimistic=False, record_trajectory=False, checkpoints=[r["checkpoint"] for r in mine]
+    )
     np.testing.assert_allclose([r["value"] for r in mine], single.value, rtol=0, atol=1e-12)
     np.testing.assert_allclose([r["certified_cce_gap"] for r in mine], single.certified_cce_gap, rtol=0, atol=1e-12)
 
     # A separate driver process (the CLI) connects to the cluster by --address; same results.
     proc = subprocess.run(
-        [sys.executable, "-m", "markovgames", "sweep", str(config), "--out", str(tmp_path / "cli"),
-         "--executor", "ray", "--address", local_ray],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "markovgames",
+            "sweep",
+            str(config),
+            "--out",
+            str(tmp_path / "cli"),
+            "--executor",
+            "ray",
+            "--address",
+            local_ray,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "4 runs (4 computed in 2 batches" in proc.stdout

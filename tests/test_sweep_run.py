@@ -56,12 +56,28 @@ def test_sweep_writes_runs_results_and_manifest(small_sweep):
     out = root / "out"
     assert report.total_runs == 8 and report.computed_runs == 8 and report.skipped_runs == 0 and report.batches == 3
     assert not report.failures and report.retries == 0
-    assert sorted(p.stem for p in (out / RUNS_DIR).glob("*.json")) == sorted(plan_sweep(load_sweep_config(config)[0], root).run_ids)
+    assert sorted(p.stem for p in (out / RUNS_DIR).glob("*.json")) == sorted(
+        plan_sweep(load_sweep_config(config)[0], root).run_ids
+    )
     assert events[-1].done_runs == 8 and events[-1].total_runs == 8 and events[-1].done_batches == 3
     assert events[-1].latest["median_gap"] > 0
     table = pq.read_table(out / RESULTS_FILE)
-    for column in ("run_id", "game", "game_seed", "algorithm", "optimistic", "eta", "T", "checkpoint", "value",
-                   "certified_ce_gap", "certified_cce_gap", "ce_gap_times_T", "cce_gap_times_T", "wall_time_s"):
+    for column in (
+        "run_id",
+        "game",
+        "game_seed",
+        "algorithm",
+        "optimistic",
+        "eta",
+        "T",
+        "checkpoint",
+        "value",
+        "certified_ce_gap",
+        "certified_cce_gap",
+        "ce_gap_times_T",
+        "cce_gap_times_T",
+        "wall_time_s",
+    ):
         assert column in table.schema.names
     rows = table.to_pylist()
     n_checkpoints = len({r["checkpoint"] for r in rows})
@@ -86,12 +102,20 @@ def test_sweep_results_equal_single_runs(small_sweep):
     checkpoints = sorted({r["checkpoint"] for r in rows})
     picks = [("smooth_ce", "0.1", 0), ("stage_cce", "theory", 1)]
     for algorithm, eta, seed_index in picks:
-        mine = sorted((r for r in rows if r["algorithm"] == algorithm and r["eta"] == eta and r["seed_index"] == seed_index),
-                      key=lambda r: r["checkpoint"])
+        mine = sorted(
+            (r for r in rows if r["algorithm"] == algorithm and r["eta"] == eta and r["seed_index"] == seed_index),
+            key=lambda r: r["checkpoint"],
+        )
         assert len(mine) == len(checkpoints)
         game = random_game(2, 2, 2, (2, 3), seed_or_rng=mine[0]["game_seed"])
-        single = run(game, algorithm, T=60, eta="theory" if eta == "theory" else float(eta), record_trajectory=False,
-                     checkpoints=checkpoints)
+        single = run(
+            game,
+            algorithm,
+            T=60,
+            eta="theory" if eta == "theory" else float(eta),
+            record_trajectory=False,
+            checkpoints=checkpoints,
+        )
         np.testing.assert_allclose([r["value"] for r in mine], single.value, rtol=0, atol=1e-12)
         np.testing.assert_allclose([r["certified_ce_bound"] for r in mine], single.certified_ce_bound, rtol=0, atol=1e-12)
         np.testing.assert_allclose([r["certified_cce_bound"] for r in mine], single.certified_cce_bound, rtol=0, atol=1e-12)
@@ -131,7 +155,12 @@ def test_summarize_table_and_markdown(small_sweep, capsys):
     text = md.read_text()
     assert text.count("| r2x3 |") == 4  # smooth_ce x 2 etas, stage_cce x 2 etas
     summary = summarize_results(root / "out")
-    assert [(s.algorithm, s.eta) for s in summary] == [("smooth_ce", "0.1"), ("smooth_ce", "0.2"), ("stage_cce", "0.2"), ("stage_cce", "theory")]
+    assert [(s.algorithm, s.eta) for s in summary] == [
+        ("smooth_ce", "0.1"),
+        ("smooth_ce", "0.2"),
+        ("stage_cce", "0.2"),
+        ("stage_cce", "theory"),
+    ]
     rows = result_rows(root / "out")
     for s in summary:
         finals = [r["gap"] for r in rows if r["algorithm"] == s.algorithm and r["eta"] == s.eta and r["checkpoint"] == 60]
@@ -270,7 +299,11 @@ def _exit_code(argv) -> int:
 @pytest.mark.parametrize(
     "config_text,args,needle",
     [
-        (CONFIG.replace('"smooth_ce"', '"foo"'), [], "small.toml: algorithms[0]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce"),
+        (
+            CONFIG.replace('"smooth_ce"', '"foo"'),
+            [],
+            "small.toml: algorithms[0]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce",
+        ),
         (CONFIG, ["--set", "T=0"], "small.toml: T: expected a positive integer, got 0"),
         (CONFIG, ["--set", "T"], "--set 'T': expected KEY=VALUE"),
         (CONFIG, ["--set", "games[0].random.colour=3"], "small.toml: games[0].random: unknown key 'colour'"),
@@ -373,8 +406,8 @@ def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch)
 def test_sweep_over_sparse_random_games(tmp_path):
     config = tmp_path / "sparse.toml"
     config.write_text(
-        'T = 40\netas = [0.2]\nseeds = 2\nbase_seed = 3\n'
-        'games = [{random = {players = 2, horizon = 2, states = 5, actions = 2, successors = 2}}]\n'
+        "T = 40\netas = [0.2]\nseeds = 2\nbase_seed = 3\n"
+        "games = [{random = {players = 2, horizon = 2, states = 5, actions = 2, successors = 2}}]\n"
         'algorithms = ["smooth_cce"]\n'
     )
     run_sweep(config, tmp_path / "out", workers=1)

@@ -31,8 +31,11 @@ def _references(x, joint, policies, player, num_players, runs):
     x_axes = acts[:player] + own + acts[player + 1 :]
     others = ",".join(f"s{acts[k]}{z}" for k in range(num_players) if k != player)
     return {
-        "others": np.einsum(f"s{acts}{z}" + ("," + others if others else "") + f"->s{acts[player]}{z}", x,
-                            *[p for k, p in enumerate(policies) if k != player]),
+        "others": np.einsum(
+            f"s{acts}{z}" + ("," + others if others else "") + f"->s{acts[player]}{z}",
+            x,
+            *[p for k, p in enumerate(policies) if k != player],
+        ),
         "joint": np.einsum(",".join(f"s{a}{z}" for a in acts) + f"->s{acts}{z}", *policies),
         "joint_expectation": np.einsum(f"s{acts}{z},s{acts}{z}->s{z}", x, joint),
         "marginal": np.einsum(f"s{x_axes}{z},s{acts}{z}->s{own}{z}", x, joint),
@@ -60,8 +63,11 @@ def test_contractions_match_einsum(actions, player_seed, runs, fused, seed):
     policies = [rng.dirichlet(np.ones(a), size=(states, *run_shape)) for a in actions]
     if runs:
         policies = [np.moveaxis(p, -1, -2) for p in policies]  # (S, A_k, R)
-    joint_np = np.einsum(",".join(f"s{LETTERS[k]}{'z' if runs else ''}" for k in range(num_players))
-                         + f"->s{LETTERS[:num_players]}{'z' if runs else ''}", *policies)
+    joint_np = np.einsum(
+        ",".join(f"s{LETTERS[k]}{'z' if runs else ''}" for k in range(num_players))
+        + f"->s{LETTERS[:num_players]}{'z' if runs else ''}",
+        *policies,
+    )
     want = _references(x, joint_np, policies, player, num_players, runs)
     run_axes = 1 if runs else 0
 

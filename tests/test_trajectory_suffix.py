@@ -114,6 +114,8 @@ def test_cli_run_and_evaluate_with_a_suffix(tmp_path):
     report = json.loads((out / "evaluation.json").read_text())
     assert report["trajectory_suffix"] == suffix
     assert abs(report["exact_cce_gap"] - report["certified_cce_gap"]) <= suffix["gap_error_bound"] + 1e-4
-    bad = subprocess.run([*cmd, "--out", str(tmp_path / "x"), "--trajectory-tolerance", "0.01", "--exact"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [*cmd, "--out", str(tmp_path / "x"), "--trajectory-tolerance", "0.01", "--exact"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "drop --trajectory-tolerance" in bad.stderr
     assert not (tmp_path / "x").exists()

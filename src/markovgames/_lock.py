@@ -63,7 +63,8 @@ def directory_lock(directory: str | os.PathLike[str], argument: str | None = Non
         lock.acquire()
     except Timeout:
         raise _busy(
-            directory, argument,
+            directory,
+            argument,
             f"another markovgames command is writing to this directory (it holds {path}); "
             "wait for it to finish or choose another directory",
         ) from None

@@ -35,5 +35,5 @@ def require(module: str, *, extra: str, package: str | None = None, feature: str
         dist = package or module
         raise MissingOptionalDependency(
             f"{what} needs the optional package {dist!r} (module {module!r}), which cannot be imported "
-            f"({err}). Install it with:  pip install \"markovgames[{extra}]\""
+            f'({err}). Install it with:  pip install "markovgames[{extra}]"'
         ) from err

@@ -167,8 +167,7 @@ def play_episodes(
         while env.agents:
             rec = mediator.recommend(obs)
             actions = {
-                agent: (deviations[agent](obs[agent], rec[agent]) if agent in deviations else rec[agent])
-                for agent in env.agents
+                agent: (deviations[agent](obs[agent], rec[agent]) if agent in deviations else rec[agent]) for agent in env.agents
             }
             obs, rewards, _, _, _ = env.step(actions)
             for agent, r in rewards.items():

@@ -105,9 +105,7 @@ class NormalFormGame:
     def __post_init__(self) -> None:
         arr = np.array(self.payoffs, dtype=np.float64, copy=True)
         if arr.ndim < 2 or arr.shape[0] != arr.ndim - 1:
-            raise ValueError(
-                f"payoffs: expected shape (N, A_0, ..., A_(N-1)) with N = number of action axes, got {arr.shape}"
-            )
+            raise ValueError(f"payoffs: expected shape (N, A_0, ..., A_(N-1)) with N = number of action axes, got {arr.shape}")
         if any(a < 1 for a in arr.shape[1:]):
             raise ValueError(f"payoffs: every player needs at least one strategy, got {arr.shape[1:]}")
         if not np.all(np.isfinite(arr)):
@@ -228,8 +226,10 @@ def lift(game_or_payoffs, *, bounds="auto", name: str | None = None, description
     rescaling = fit_rescaling(nfg.payoffs, bounds)
     unit = to_unit_interval(nfg.payoffs, rescaling)
     title = nfg.title or "normal_form"
-    desc = description if description is not None else (
-        f"{nfg.title or 'normal-form game'} (payoffs rescaled by u01 = {rescaling.scale!r} * u + {rescaling.offset!r})"
+    desc = (
+        description
+        if description is not None
+        else (f"{nfg.title or 'normal-form game'} (payoffs rescaled by u01 = {rescaling.scale!r} * u + {rescaling.offset!r})")
     )
     game = normal_form_game(unit, name=name or title, description=desc)
     return LiftedGame(game=game, rescaling=rescaling, normal_form=nfg)
@@ -346,10 +346,10 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
             break
         m = _TOKEN.match(text, pos)
         if m is None:
-            raise NFGFormatError(f"unterminated string or bad character at offset {pos}: {text[pos:pos + 20]!r}")
+            raise NFGFormatError(f"unterminated string or bad character at offset {pos}: {text[pos : pos + 20]!r}")
         kind = m.lastgroup
         if kind is None:  # unreachable: every alternative of _TOKEN is a named group
-            raise NFGFormatError(f"unreadable token at offset {pos}: {text[pos:pos + 20]!r}")
+            raise NFGFormatError(f"unreadable token at offset {pos}: {text[pos : pos + 20]!r}")
         start = m.start(kind)
         if kind == "quoted":
             raw = m.group(kind)[1:-1]
@@ -441,9 +441,7 @@ def parse_nfg(text: str) -> NormalFormGame:
         payoffs = _read_outcome_body(toks, strategies.num_actions)
     else:
         payoffs = _read_payoff_body(toks, strategies.num_actions)
-    return NormalFormGame(
-        payoffs, title=title, player_names=players, strategy_names=strategies.names, comment=comment
-    )
+    return NormalFormGame(payoffs, title=title, player_names=players, strategy_names=strategies.names, comment=comment)
 
 
 def _read_title(toks: _TokenStream) -> str:
@@ -513,9 +511,7 @@ def _read_payoff_body(toks: _TokenStream, num_actions: tuple[int, ...]) -> np.nd
     payoffs = np.zeros((n, *num_actions))
     rest = toks.rest()
     if len(rest) != n * size:
-        raise NFGFormatError(
-            f"payoff form: expected {n} x {size} = {n * size} payoffs after the header, got {len(rest)} tokens"
-        )
+        raise NFGFormatError(f"payoff form: expected {n} x {size} = {n * size} payoffs after the header, got {len(rest)} tokens")
     for c, joint in enumerate(_contingencies(num_actions)):
         for i in range(n):
             payoffs[(i, *joint)] = _number(rest[c * n + i])

@@ -999,7 +999,9 @@ def policy_components(policy, *, cells: Iterable[tuple[int, int]] | None = None,
             out.append((w, [np.asarray(p[idx, steps], dtype=np.float64) for p in policy.policies]))
     elif isinstance(policy, MarkovCorrelatedPolicy):
         H, S = policy.horizon, policy.num_states
-        cell_list = sorted(set((int(h), int(s)) for h, s in cells)) if cells is not None else [(h, s) for h in range(H) for s in range(S)]
+        cell_list = (
+            sorted(set((int(h), int(s)) for h, s in cells)) if cells is not None else [(h, s) for h in range(H) for s in range(S)]
+        )
         supports = []
         total = 1
         for h, s in cell_list:

@@ -51,15 +51,17 @@ def listing() -> str:
         return (spec.name, kind, f"{spec.description}{cite}{package}")
 
     out = ["Learners (one copy per player, step and state; bm-NAME is the Blum–Mansour reduction over NAME):"]
-    out += _lines([learner_row(s) for s in BUILTIN_LEARNERS.values()] + [
-        learner_row(s, " (installed)") for s in plugins.learners.values()
-    ])
+    out += _lines(
+        [learner_row(s) for s in BUILTIN_LEARNERS.values()] + [learner_row(s, " (installed)") for s in plugins.learners.values()]
+    )
     out += ["", "Value updates (each with its output policy):"]
     out += _lines([(u.name, f"{u.description} [{u.citation}]") for u in VALUE_UPDATES.values()])
     out += ["", "Algorithms: any LEARNER+UPDATE, e.g. rm-plus+smooth. The paper's names are aliases:"]
     out += _lines([(a.name, f"= {a.composition}", a.description) for a in ALGORITHMS.values()])
     out += ["", f"Installed packages (entry-point group {ENTRY_POINT_GROUP}):"]
-    rows = [(a.name, f"= {a.composition}", f"{a.description} [{a.source}]".replace(" []", "")) for a in plugins.algorithms.values()]
+    rows = [
+        (a.name, f"= {a.composition}", f"{a.description} [{a.source}]".replace(" []", "")) for a in plugins.algorithms.values()
+    ]
     if rows:
         out += _lines(rows)
     elif not plugins.learners and not plugins.errors:

@@ -61,8 +61,15 @@ def _floats(x) -> list[float]:
 
 
 def evaluate_run_directory(
-    run_dir, T_prime: int | None = None, *, exact: bool = False, monte_carlo: int | None = None, seed: int = 0,
-    max_work: float = DEFAULT_MAX_WORK, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES,
+    run_dir,
+    T_prime: int | None = None,
+    *,
+    exact: bool = False,
+    monte_carlo: int | None = None,
+    seed: int = 0,
+    max_work: float = DEFAULT_MAX_WORK,
+    max_bytes: int | None = None,
+    max_entries: int = MAX_GAME_ENTRIES,
 ) -> dict:
     """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
     and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
@@ -183,8 +190,14 @@ def _handle(args) -> int:
         )
     metrics_before = _identity(run_dir / "metrics.json")
     report = evaluate_run_directory(
-        run_dir, T_prime, exact=args.exact, monte_carlo=episodes, seed=args.seed, max_work=args.max_work,
-        max_bytes=args.max_bytes, max_entries=args.max_entries,
+        run_dir,
+        T_prime,
+        exact=args.exact,
+        monte_carlo=episodes,
+        seed=args.seed,
+        max_work=args.max_work,
+        max_bytes=args.max_bytes,
+        max_entries=args.max_entries,
     )
     # Into the run directory: under its lock (one writer; 'run --overwrite' replaces it under the
     # same lock), and only if it is still the directory that was evaluated. Waits a little for

@@ -139,9 +139,7 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     p.add_argument("--seed", type=int, required=True, metavar="K", help="non-negative integer seed")
     p.add_argument("--out", required=True, metavar="FILE", help="output file, .json or .npz")
-    p.add_argument(
-        "--concentration", type=float, default=1.0, metavar="C", help="Dirichlet concentration c > 0 (default 1)"
-    )
+    p.add_argument("--concentration", type=float, default=1.0, metavar="C", help="Dirichlet concentration c > 0 (default 1)")
     p.add_argument("--rewards", choices=REWARD_DISTRIBUTIONS, default="uniform", help="reward law (default uniform)")
     p.add_argument("--initial-state", type=int, default=0, metavar="S0", help="initial state (default 0)")
     p.add_argument(
@@ -186,10 +184,7 @@ def _console() -> Console:
 
 
 def _sizes(game: MarkovGame) -> str:
-    return (
-        f"N={game.num_players}, H={game.horizon}, S={game.num_states}, "
-        f"A={'x'.join(str(a) for a in game.num_actions)}"
-    )
+    return f"N={game.num_players}, H={game.horizon}, S={game.num_states}, A={'x'.join(str(a) for a in game.num_actions)}"
 
 
 def _check_out(path_text: str, force: bool) -> Path:
@@ -357,9 +352,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"  player {i}: min {num(r[:, i].min())}, mean {num(r[:, i].mean())}, max {num(r[:, i].max())}"
         for i in range(game.num_players)
     ]
-    console.print(
-        "rewards: " + ("the same at every step" if rewards_homogeneous else "depend on the step"), markup=False
-    )
+    console.print("rewards: " + ("the same at every step" if rewards_homogeneous else "depend on the step"), markup=False)
     for line in reward_lines:
         console.print(line, markup=False)
 

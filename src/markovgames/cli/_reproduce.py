@@ -51,9 +51,7 @@ def _handle(args) -> int:
     # A reproduction replaces its own files in place; it must not mix them into a run or a sweep.
     for foreign in ("metrics.json", "manifest.json"):
         if (Path(args.out) / foreign).exists():
-            raise CliError(
-                f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory"
-            )
+            raise CliError(f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory")
     console = Console(file=sys.stderr)
     show = not args.quiet
 

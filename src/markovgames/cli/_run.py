@@ -278,7 +278,11 @@ def _finished(out, config: dict) -> bool:
     if not isinstance(saved, dict):
         return False
     wanted = json.loads(json.dumps(config))
-    differ = [f"{k}: {saved.get(k)!r} there, {wanted.get(k)!r} now" for k in sorted(set(saved) | set(wanted)) if saved.get(k) != wanted.get(k)]
+    differ = [
+        f"{k}: {saved.get(k)!r} there, {wanted.get(k)!r} now"
+        for k in sorted(set(saved) | set(wanted))
+        if saved.get(k) != wanted.get(k)
+    ]
     if differ:
         raise CliError(
             f"{out}: holds a finished run with a different configuration ({'; '.join(differ)}); there is nothing "
@@ -340,9 +344,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
     for c in metrics["checkpoints"]:
         exact_cells = []
         if has_exact:
-            exact_cells = [
-                "–" if c.get(k) is None else f"{c[k]:.3e}" for k in ("exact_ce_gap", "exact_cce_gap")
-            ]
+            exact_cells = ["–" if c.get(k) is None else f"{c[k]:.3e}" for k in ("exact_ce_gap", "exact_cce_gap")]
         table.add_row(
             str(c["T"]),
             *(f"{v:.6f}" for v in c["value"]),

@@ -159,7 +159,9 @@ def _handle_sweep(args) -> int:
         for b in batches:
             n, h, s, a = b.shape_key
             opt = "" if b.optimistic else " (non-opt.)"
-            print(f"  batch {b.batch_id}: {b.algorithm}{opt}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}")
+            print(
+                f"  batch {b.batch_id}: {b.algorithm}{opt}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
+            )
         return 0
     with _sweep_progress(not args.quiet) as update:
         report = run_sweep(
@@ -238,7 +240,9 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
         choices=["auto", "ce", "cce"],
         help="which certified gap: each algorithm's own (auto: CE for smooth_ce, CCE otherwise), or CE / CCE for all",
     )
-    p.add_argument("--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP + "; also draws the distribution of the per-run slopes")
+    p.add_argument(
+        "--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP + "; also draws the distribution of the per-run slopes"
+    )
     p.add_argument(
         "--x",
         default=None,

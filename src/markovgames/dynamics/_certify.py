@@ -51,7 +51,6 @@ class CertifiedCurve(PrefixCurves):
     compile_time_s: float
 
 
-
 def _check_shapes(game: MarkovGame, policies) -> int:
     if len(policies) != game.num_players:
         raise ValueError(f"policies: expected one array per player ({game.num_players}), got {len(policies)}")
@@ -126,7 +125,9 @@ def certify(
             raise ValueError(f"checkpoints must be a non-empty sequence of integers in 1..T = {T}")
     with precision(dtype):
         np_dtype = DTYPES[dtype]
-        per_iteration = np.dtype(np_dtype).itemsize * (3 * game.num_players + game.horizon * game.num_states * sum(game.num_actions))
+        per_iteration = np.dtype(np_dtype).itemsize * (
+            3 * game.num_players + game.horizon * game.num_states * sum(game.num_actions)
+        )
         plan = chunk_plan(T, per_iteration, chunk_size)
         start = time.perf_counter()
         compile_time = 0.0

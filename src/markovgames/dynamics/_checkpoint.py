@@ -49,8 +49,20 @@ def fingerprint(
     digest = hashlib.sha256()
     digest.update(
         json.dumps(
-            [algorithm.identity, optimistic, [float(e) for e in etas], per_stage_theory, T, dtype, record, batched, plan,
-             None if keep is None else keep.tolist(), first_kept, None if last_iterate is None else last_iterate.tolist()]
+            [
+                algorithm.identity,
+                optimistic,
+                [float(e) for e in etas],
+                per_stage_theory,
+                T,
+                dtype,
+                record,
+                batched,
+                plan,
+                None if keep is None else keep.tolist(),
+                first_kept,
+                None if last_iterate is None else last_iterate.tolist(),
+            ]
         ).encode()
     )
     for g in games:
@@ -76,7 +88,13 @@ class StateFile:
             arrays["metrics"] = np.concatenate(metrics, axis=axis)
         if last_iterate:
             arrays["last_iterate"] = np.concatenate(last_iterate, axis=axis)
-        meta = {"format": _FORMAT, "fingerprint": self.fingerprint, "done": int(done), "num_leaves": len(leaves), "trajectory": trajectory}
+        meta = {
+            "format": _FORMAT,
+            "fingerprint": self.fingerprint,
+            "done": int(done),
+            "num_leaves": len(leaves),
+            "trajectory": trajectory,
+        }
         # The names are leaf_k, metrics and last_iterate, never savez's own allow_pickle, which mypy cannot tell.
         atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(json.dumps(meta)), **arrays))  # type: ignore[arg-type]
 
@@ -99,9 +117,13 @@ class StateFile:
                 if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                     raise RunStateError(f"{self.path}: not a state file of this version of markovgames")
                 if meta.get("fingerprint") != self.fingerprint:
-                    raise RunStateError(f"{self.path}: the saved run state belongs to a different run (configuration or game differ)")
+                    raise RunStateError(
+                        f"{self.path}: the saved run state belongs to a different run (configuration or game differ)"
+                    )
                 if meta.get("num_leaves") != len(expected):
-                    raise RunStateError(f"{self.path}: holds {meta.get('num_leaves')!r} state arrays, this run has {len(expected)}")
+                    raise RunStateError(
+                        f"{self.path}: holds {meta.get('num_leaves')!r} state arrays, this run has {len(expected)}"
+                    )
                 done = meta.get("done")
                 leaves = [np.array(data[f"leaf_{k}"]) for k in range(len(expected))]
                 metrics = np.array(data["metrics"]) if "metrics" in data.files else None
@@ -114,7 +136,9 @@ class StateFile:
             raise RunStateError(f"{self.path}: 'done' = {done!r} is not a positive iteration count")
         for k, (leaf, want) in enumerate(zip(leaves, expected, strict=True)):
             if leaf.shape != want.shape or leaf.dtype != want.dtype:
-                raise RunStateError(f"{self.path}: state array {k} is {leaf.dtype} {leaf.shape}, this run's is {want.dtype} {want.shape}")
+                raise RunStateError(
+                    f"{self.path}: state array {k} is {leaf.dtype} {leaf.shape}, this run's is {want.dtype} {want.shape}"
+                )
             if np.issubdtype(leaf.dtype, np.floating) and not np.all(np.isfinite(leaf)):
                 raise RunStateError(f"{self.path}: state array {k} holds values that are not finite")
         for name, array, want in (("metrics", metrics, metrics_shape(done)), ("last_iterate", last, last_iterate_shape(done))):

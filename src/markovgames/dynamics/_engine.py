@@ -42,7 +42,12 @@ def _runs_first(x):
 
 @cache
 def compiled_chunk(
-    learner: LearnerSpec, value_update: ValueUpdate, optimistic: bool, record: bool, batched: bool, size: int,
+    learner: LearnerSpec,
+    value_update: ValueUpdate,
+    optimistic: bool,
+    record: bool,
+    batched: bool,
+    size: int,
     last_iterate: bool = False,
 ):
     """The jitted function ``(game, carry, sched, mask) -> (carry, outputs)`` running ``size`` iterations.

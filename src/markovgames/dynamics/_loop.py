@@ -35,7 +35,6 @@ from ._value_update import GameArrays
 __all__ = ["Job", "LoopOutput", "run_loop", "device_game", "precision", "DTYPES"]
 
 
-
 class Job(NamedTuple):
     """What determines a run's numbers: the algorithm and its settings, the games and rates."""
 
@@ -177,12 +176,12 @@ class _Loop:
         last_rows = lambda done: 0 if settings.last_iterate is None else self._counted(settings.last_iterate, done)  # noqa: E731
         return state.load(
             carry,
-            metrics_shape=lambda done: (*lead, metric_rows(done), 3, n)
-            if self.update.per_iteration_metrics and metric_rows(done)
-            else None,
-            kept_rows=lambda done: max(0, done - settings.first_kept + 1)
-            if settings.record and settings.trajectory_dir is not None
-            else None,
+            metrics_shape=lambda done: (
+                (*lead, metric_rows(done), 3, n) if self.update.per_iteration_metrics and metric_rows(done) else None
+            ),
+            kept_rows=lambda done: (
+                max(0, done - settings.first_kept + 1) if settings.record and settings.trajectory_dir is not None else None
+            ),
             last_iterate_shape=lambda done: (*lead, last_rows(done), 2, n) if last_rows(done) else None,
         )
 
@@ -196,7 +195,11 @@ class _Loop:
         kept = self.job.T - settings.first_kept + 1
         shapes = [(*self.lead, kept, self.horizon, self.num_states, a) for a in self.num_actions]
         return FileTrajectory(
-            settings.trajectory_dir, shapes, self.np_dtype, self.job.batched, None if saved is None else saved.trajectory,
+            settings.trajectory_dir,
+            shapes,
+            self.np_dtype,
+            self.job.batched,
+            None if saved is None else saved.trajectory,
             digests=self.state is not None,
         )
 
@@ -221,7 +224,10 @@ class _Loop:
             last_rows = _rows_of(settings.last_iterate, done, size)
             mask = np.zeros(size, bool)
             mask[last_rows] = True
-        calls = [self._executable(size, record_chunk, sched, mask, g, c) for g, c in zip(self.game_parts, self.carry_parts, strict=True)]
+        calls = [
+            self._executable(size, record_chunk, sched, mask, g, c)
+            for g, c in zip(self.game_parts, self.carry_parts, strict=True)
+        ]
         # Dispatch every group before waiting for any: the calls run concurrently.
         results = [call(g, c, sched, mask) for call, g, c in zip(calls, self.game_parts, self.carry_parts, strict=True)]
         self.carry_parts = [r[0] for r in results]

@@ -198,12 +198,11 @@ def product_policy_values(rewards, transitions, policies, initial_state_values, 
     def one_step(r_h, p_h, pol_h, nxt):
         value_target, br_target = stacked_targets(r_h, p_h, nxt, run_axes)
         value_h = joint_expectation(value_target, joint_product(pol_h, run_axes), num_players, run_axes)
-        br_h = jnp.stack(
-            [small_max(others_expectation(br_target[i], pol_h, i, run_axes), action) for i in range(num_players)]
-        )
+        br_h = jnp.stack([small_max(others_expectation(br_target[i], pol_h, i, run_axes), action) for i in range(num_players)])
         return value_h, br_h
 
     if horizon > _UNROLL_STEPS:
+
         def body(nxt, xs):
             r_h, p_h, pol_h = xs
             own = one_step(r_h, scanned_step(transitions, p_h), pol_h, nxt)

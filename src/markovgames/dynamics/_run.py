@@ -129,8 +129,6 @@ class RunResult(_RunCurves):
     last_iterate_prefixes: np.ndarray | None = None
 
 
-
-
 @dataclass(frozen=True, eq=False)
 class BatchRunResult(_RunCurves):
     """A batch of runs of one algorithm on games of one shape; arrays have a leading run axis."""
@@ -155,7 +153,6 @@ class BatchRunResult(_RunCurves):
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
 
-
     def __len__(self) -> int:
         return len(self.games)
 
@@ -179,7 +176,9 @@ class BatchRunResult(_RunCurves):
             suffix=self.suffix,
             spec=self.spec,
             last_iterate_value=None if self.last_iterate_value is None else self.last_iterate_value[index],
-            last_iterate_best_response=None if self.last_iterate_best_response is None else self.last_iterate_best_response[index],
+            last_iterate_best_response=None
+            if self.last_iterate_best_response is None
+            else self.last_iterate_best_response[index],
             last_iterate_prefixes=self.last_iterate_prefixes,
         )
 
@@ -270,13 +269,32 @@ def _execute(
             raise ValueError("saving the run state needs trajectory_dir (the trajectory must be on disk to resume)")
         # Hashing the game costs time on large games: only a run that saves its state needs it.
         digest = fingerprint(
-            job.algorithm, job.optimistic, job.games, job.etas, job.per_stage_theory, job.T, job.dtype, record,
-            job.batched, plan, keep, first_kept, last_iterate,
+            job.algorithm,
+            job.optimistic,
+            job.games,
+            job.etas,
+            job.per_stage_theory,
+            job.T,
+            job.dtype,
+            record,
+            job.batched,
+            plan,
+            keep,
+            first_kept,
+            last_iterate,
         )
         state = StateFile(state_file, digest, state_every or 1)
     return run_loop(
-        job, plan, keep=keep, record=record, trajectory_dir=trajectory_dir, first_kept=first_kept, state=state,
-        group_size=group_size, progress=progress, last_iterate=last_iterate,
+        job,
+        plan,
+        keep=keep,
+        record=record,
+        trajectory_dir=trajectory_dir,
+        first_kept=first_kept,
+        state=state,
+        group_size=group_size,
+        progress=progress,
+        last_iterate=last_iterate,
     )
 
 

@@ -105,7 +105,15 @@ def _record(buffers, policies, row, runs):
 
 
 def _stage_loop(
-    size: int, game: GameArrays, carry: StageCarry, sched, run_axes: int, iteration_for, stage_end, record: bool, last_iterate=None
+    size: int,
+    game: GameArrays,
+    carry: StageCarry,
+    sched,
+    run_axes: int,
+    iteration_for,
+    stage_end,
+    record: bool,
+    last_iterate=None,
 ):
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.

@@ -145,7 +145,9 @@ class FileTrajectory:
             data = np.load(path, mmap_mode="r")
             for row, count, digests in records:
                 if len(digests) != len(self._shapes):
-                    raise TrajectoryFileError(f"{path}: the saved state records {len(digests)} players' chunks, this run has {len(self._shapes)}")
+                    raise TrajectoryFileError(
+                        f"{path}: the saved state records {len(digests)} players' chunks, this run has {len(self._shapes)}"
+                    )
                 digest = hashlib.sha256(np.ascontiguousarray(_rows(data, self._batched, row, row + count)).tobytes()).hexdigest()
                 if digest != digests[i]:
                     raise TrajectoryFileError(

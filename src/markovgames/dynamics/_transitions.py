@@ -97,9 +97,9 @@ def apply_transition(p_h, v_next: jax.Array, run_axes: int) -> jax.Array:
         v = v_next.reshape((v_next.shape[0],) + (1,) * (p_h.ndim - 2) + v_next.shape[1:])
         return small_sum(p_h[None] * v, -2)
     # A matrix multiply per run, the run axis as its batch dimension.
-    return jax.lax.dot_general(
-        v_next, p_h, (((1,), (p_h.ndim - 2,)), ((2,), (p_h.ndim - 1,)))
-    ).transpose((1, *range(2, p_h.ndim), 0))
+    return jax.lax.dot_general(v_next, p_h, (((1,), (p_h.ndim - 2,)), ((2,), (p_h.ndim - 1,)))).transpose(
+        (1, *range(2, p_h.ndim), 0)
+    )
 
 
 def _dense_one(p_h: jax.Array, v_next: jax.Array) -> jax.Array:
@@ -191,9 +191,7 @@ def sparse_transition_parts(p_h: SparseStep, values: jax.Array, run_axes: int) -
 def _gather(vector: jax.Array, index: jax.Array) -> jax.Array:
     """``vector[index]`` for in-range indices (no wrapping of negative ones, no clamping)."""
     numbers = jax.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-    return jax.lax.gather(
-        vector, index[..., None], numbers, (1,), mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS
-    )
+    return jax.lax.gather(vector, index[..., None], numbers, (1,), mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def bellman_target(r_h: jax.Array, p_h: jax.Array, v_next: jax.Array, run_axes: int) -> jax.Array:

@@ -30,7 +30,15 @@ from ..learners import Learner, LearnerSpec
 from ._tensor import others_expectation
 from ._transitions import SparseKernel
 
-__all__ = ["ValueUpdate", "GameArrays", "per_player_utilities", "at_initial_state", "learner_for", "sequential_block", "blocked_scan"]
+__all__ = [
+    "ValueUpdate",
+    "GameArrays",
+    "per_player_utilities",
+    "at_initial_state",
+    "learner_for",
+    "sequential_block",
+    "blocked_scan",
+]
 
 #: XLA's CPU runtime runs a loop body's kernels one after the other on the calling thread when
 #: every buffer they touch has at most this many bytes; a body that touches a larger buffer (a
@@ -147,8 +155,16 @@ class ValueUpdate:
         raise NotImplementedError
 
     def run_chunk(
-        self, learner: LearnerSpec, optimistic: bool, record: bool, size: int, game: GameArrays, carry, sched,
-        last_iterate, run_axes: int,
+        self,
+        learner: LearnerSpec,
+        optimistic: bool,
+        record: bool,
+        size: int,
+        game: GameArrays,
+        carry,
+        sched,
+        last_iterate,
+        run_axes: int,
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 

@@ -27,9 +27,7 @@ def check_policy(game: MarkovGame, policy) -> None:
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
-        raise TypeError(
-            f"policy must be an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}"
-        )
+        raise TypeError(f"policy must be an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
     got = (policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
     want = (game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
     if got != want:

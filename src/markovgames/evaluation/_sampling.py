@@ -87,8 +87,7 @@ def _check_deviation(game: MarkovGame, deviation) -> None:
         return
     if not isinstance(deviation, (StrategyModification, HistoryDeviation, MarkovDeviation)):
         raise TypeError(
-            "deviation must be a StrategyModification, HistoryDeviation or MarkovDeviation, "
-            f"got {type(deviation).__name__}"
+            f"deviation must be a StrategyModification, HistoryDeviation or MarkovDeviation, got {type(deviation).__name__}"
         )
     if not 0 <= deviation.player < game.num_players:
         raise ValueError(f"deviation.player = {deviation.player} is out of range 0..{game.num_players - 1}")

@@ -34,7 +34,15 @@ from ..games import MarkovGame
 from ..policies import IndexChainPolicy
 from ._common import check_policy, reachable_states
 
-__all__ = ["EvaluationTooLarge", "WorkEstimate", "estimate_work", "DEFAULT_MAX_WORK", "NODE_OVERHEAD", "COUNT_CAP", "format_count"]
+__all__ = [
+    "EvaluationTooLarge",
+    "WorkEstimate",
+    "estimate_work",
+    "DEFAULT_MAX_WORK",
+    "NODE_OVERHEAD",
+    "COUNT_CAP",
+    "format_count",
+]
 
 #: Default refusal limit of [`exact_ce_gap`][markovgames.evaluation.exact_ce_gap] and
 #: [`exact_cce_gap`][markovgames.evaluation.exact_cce_gap] (about a minute of work).
@@ -171,9 +179,7 @@ def estimate_work(game: MarkovGame, policy) -> WorkEstimate:
         )
     T = policy.T
     # Reachability of s' from s under some joint action, per step (for the history count).
-    steps_reach = [
-        (game.transitions[h].reshape(num_s, -1, num_s) > 0).any(axis=1) for h in range(horizon)
-    ]
+    steps_reach = [(game.transitions[h].reshape(num_s, -1, num_s) > 0).any(axis=1) for h in range(horizon)]
     setup = horizon * T * num_s * joint * (num_s + 1)
     ce_nodes: list[int] = []
     cce_nodes: list[int] = []

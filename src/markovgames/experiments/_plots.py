@@ -78,7 +78,14 @@ def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, t
         color = _COLORS.get(c.key)
         y = c.gap * c.T if times_T else c.gap
         positive = y > 0
-        ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6, label=f"{c.label} (certified)" if mixed else c.label)
+        ax.plot(
+            c.T[positive],
+            y[positive],
+            c.linestyle,
+            color=color,
+            linewidth=1.6,
+            label=f"{c.label} (certified)" if mixed else c.label,
+        )
         if c.exact_T is not None and c.exact_gap is not None and len(c.exact_T):
             ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
             pos = ye > 0

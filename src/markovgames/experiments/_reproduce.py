@@ -277,7 +277,6 @@ def reproduce(
     return Reproduction(out, files, claims, summary)
 
 
-
 def _curve_tables(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, num_players: int) -> list[Path]:
     """``curves`` (every run's certified gaps and values on the log grid of ``T'``) and
     ``exact_gaps``; returns the files written."""
@@ -315,7 +314,9 @@ def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baseline
         gap = res.certified_ce_gap if concept == "ce" else res.certified_cce_gap
         ex_T = ex_gap = None
         if alg in exact_rows:
-            pts = [(row["T"], row[f"exact_{concept}_gap"]) for row in exact_rows[alg] if row.get(f"exact_{concept}_gap") is not None]
+            pts = [
+                (row["T"], row[f"exact_{concept}_gap"]) for row in exact_rows[alg] if row.get(f"exact_{concept}_gap") is not None
+            ]
             if pts:
                 ex_T, ex_gap = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
         curves.append(Curve(f"{label}: {concept.upper()} gap", alg, grid.astype(float), gap[grid - 1], ex_T, ex_gap))
@@ -335,6 +336,7 @@ def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baseline
             base_curves, out / "figure3_optimism", times_T=False, title="Figure 3: optimism on and off (certified gaps)"
         )
     return files
+
 
 def _write_table(records: list[dict], stem: Path) -> list[Path]:
     """CSV and Parquet with the same columns."""
@@ -409,9 +411,7 @@ def _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
             undecided = "the gap is 0 somewhere in [T/100, T], so no log-log slope can be fitted"
         holds = None if undecided else bool(abs(slope + 1.0) <= SLOPE_TOLERANCE and flat <= FLATNESS_FACTOR)
         decade_vals = [series[str(c)] for c in checkpoints]
-        growth = [
-            (float(b / a) if a and b and a > 0 else None) for a, b in pairwise(decade_vals)
-        ]
+        growth = [(float(b / a) if a and b and a > 0 else None) for a, b in pairwise(decade_vals)]
         tail = [g for g in growth[-3:] if g is not None]
         # gap x T still growing, but ever more slowly: the polylog factor the theorems allow.
         polylog_like = bool(
@@ -431,6 +431,7 @@ def _assess_claims(game, runs, exact_rows, concept_of, label_of, T, checkpoints)
                 "criterion": f"|slope + 1| <= {SLOPE_TOLERANCE} and max/min of gap x T over [T/100, T] <= {FLATNESS_FACTOR}",
             }
         )
+
     # Claim 2: stage-based converges faster than smooth (both CCE, same eta).
     def cce_series(alg):
         rows = {row["T"]: row.get("exact_cce_gap") for row in exact_rows.get(alg, [])}
@@ -554,9 +555,11 @@ def _report(game, runs, exact_rows, claims, summary, checkpoints, concept_of, la
                 f"at the final T it is {_fmt(c['stage_over_smooth_at_T'])} times smooth_cce's."
             )
     lines += ["", "## Gap x T at each decade", ""]
-    header = "| T | " + " | ".join(
-        f"{alg} {concept.upper()} certified | {alg} {concept.upper()} exact" for alg, concept in concept_of.items()
-    ) + " |"
+    header = (
+        "| T | "
+        + " | ".join(f"{alg} {concept.upper()} certified | {alg} {concept.upper()} exact" for alg, concept in concept_of.items())
+        + " |"
+    )
     lines += [header, "|" + "---|" * (1 + 2 * len(concept_of))]
     for c in checkpoints:
         cells = []
@@ -565,17 +568,35 @@ def _report(game, runs, exact_rows, claims, summary, checkpoints, concept_of, la
             ex = next((row.get(f"exact_{concept}_gap") for row in exact_rows.get(alg, []) if row["T"] == c), None)
             cells += [_fmt(cert), _fmt(None if ex is None else ex * c)]
         lines.append(f"| {c} | " + " | ".join(cells) + " |")
-    lines += ["", "## Exact gaps of every algorithm (both notions)", "", "| algorithm | T | exact CE gap | exact CCE gap |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "## Exact gaps of every algorithm (both notions)",
+        "",
+        "| algorithm | T | exact CE gap | exact CCE gap |",
+        "|---|---|---|---|",
+    ]
     for alg, rows in exact_rows.items():
         for row in rows:
             lines.append(f"| {alg} | {row['T']} | {_fmt(row.get('exact_ce_gap'))} | {_fmt(row.get('exact_cce_gap'))} |")
     if not exact_rows:
         lines.append("| (exact gaps not computed) | | | |")
-    lines += ["", "## Fitted slopes (log gap vs log T over the last two decades)", "", "| algorithm | certified | exact |", "|---|---|---|"]
+    lines += [
+        "",
+        "## Fitted slopes (log gap vs log T over the last two decades)",
+        "",
+        "| algorithm | certified | exact |",
+        "|---|---|---|",
+    ]
     for alg, e in summary["per_algorithm"].items():
         lines.append(f"| {alg} | {_fmt(e['certified_slope_last_two_decades'])} | {_fmt(e.get('exact_slope_last_two_decades'))} |")
-    if (("smooth_ce", False) in runs):
-        lines += ["", "## Optimism on and off (certified gap at T)", "", "| algorithm | optimistic | no optimism |", "|---|---|---|"]
+    if ("smooth_ce", False) in runs:
+        lines += [
+            "",
+            "## Optimism on and off (certified gap at T)",
+            "",
+            "| algorithm | optimistic | no optimism |",
+            "|---|---|---|",
+        ]
         for alg, concept in concept_of.items():
             on = _gap(runs[(alg, True)], concept)[-1]
             off = _gap(runs[(alg, False)], concept)[-1]

@@ -248,7 +248,9 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
     staging = staging_directory(out)
     if os.path.lexists(staging):
         if staging.is_symlink() or not staging.is_dir():
-            raise RunDirectoryError(f"{staging}: exists and is not a directory that a run left; remove it or choose another output directory")
+            raise RunDirectoryError(
+                f"{staging}: exists and is not a directory that a run left; remove it or choose another output directory"
+            )
         saved_state = (staging / STATE_FILE).exists()
         if saved_state and resume:
             if config is not None:
@@ -326,7 +328,9 @@ def finalize_output_directory(tmp: Path, out: Path) -> None:
     """Move the complete temporary directory into place (replacing ``out`` if allowed earlier)."""
     given = Path(out)
     if given.is_symlink():  # made one since the check: never delete through it
-        raise RunDirectoryError(f"{given}: is a symbolic link; a run replaces its whole output directory, so name the directory itself")
+        raise RunDirectoryError(
+            f"{given}: is a symbolic link; a run replaces its whole output directory, so name the directory itself"
+        )
     out = given.resolve()
     if out.exists():
         if any(out.iterdir()):
@@ -384,8 +388,7 @@ def write_run_directory(
         "T": result.T,
         "dtype": result.dtype,
         "checkpoints": [
-            {**record, **(checkpoint_extras or {}).get(record["T"], {})}
-            for record in checkpoint_records(result, checkpoints)
+            {**record, **(checkpoint_extras or {}).get(record["T"], {})} for record in checkpoint_records(result, checkpoints)
         ],
         "identity_residual": result.identity_residual,
         "game_file": game_file,
@@ -414,7 +417,7 @@ def write_run_directory(
 def _sha256(path: Path, fh=None) -> str:
     """The SHA-256 of a file's bytes (of the open ``fh``, from its start, if given)."""
     digest = hashlib.sha256()
-    with (open_regular(path) if fh is None else contextlib.nullcontext(fh)) as f:
+    with open_regular(path) if fh is None else contextlib.nullcontext(fh) as f:
         f.seek(0)
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
@@ -567,7 +570,14 @@ def _read_metrics(metrics_path: Path) -> dict[str, Any]:
     if not isinstance(metrics, dict):
         raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
     algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
-    update = _field(metrics, "value_update", metrics_path, lambda v: v is None or v in VALUE_UPDATES, f"one of {', '.join(VALUE_UPDATES)}", None)
+    update = _field(
+        metrics,
+        "value_update",
+        metrics_path,
+        lambda v: v is None or v in VALUE_UPDATES,
+        f"one of {', '.join(VALUE_UPDATES)}",
+        None,
+    )
     if update is None:
         # A directory written before "value_update" was recorded: its algorithm is a built-in name.
         try:
@@ -578,7 +588,9 @@ def _read_metrics(metrics_path: Path) -> dict[str, Any]:
     _field(metrics, "dtype", metrics_path, lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}", "float64")
     _field(metrics, "game_file", metrics_path, lambda v: v in _GAME_FILES, f"{' or '.join(_GAME_FILES)}")
     _field(metrics, "trajectory", metrics_path, lambda v: v in (None, TRAJECTORY_DIR), f"{TRAJECTORY_DIR!r} or null", None)
-    suffix = _field(metrics, "trajectory_suffix", metrics_path, lambda v: v is None or isinstance(v, dict), "an object or null", None)
+    suffix = _field(
+        metrics, "trajectory_suffix", metrics_path, lambda v: v is None or isinstance(v, dict), "an object or null", None
+    )
     if suffix is not None:
         where = metrics_path
         _field(suffix, "first_kept", where, lambda v: _is_int(v) and 1 <= v <= T, f"an iteration in 1..T = {T}")
@@ -603,7 +615,9 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     try:
         return read_npy_header(fh)
     except (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile) as err:
-        raise RunDirectoryError(f"{where}: not a valid .npy array ({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+        raise RunDirectoryError(
+            f"{where}: not a valid .npy array ({str(err).splitlines()[0] if str(err) else type(err).__name__})"
+        ) from None
 
 
 def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path) -> tuple[np.ndarray, ...]:
@@ -626,7 +640,9 @@ def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metric
             with zipfile.ZipFile(fh) as archive:
                 members = sorted(archive.namelist())
                 if members != sorted(f"{n}.npy" for n in names):
-                    raise RunDirectoryError(f"{path}: expected the arrays {', '.join(names)}, found {', '.join(members)[:200] or 'none'}")
+                    raise RunDirectoryError(
+                        f"{path}: expected the arrays {', '.join(names)}, found {', '.join(members)[:200] or 'none'}"
+                    )
                 for name in names:
                     where = f"{path}: {name}"
                     with archive.open(f"{name}.npy") as member:
@@ -637,15 +653,28 @@ def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metric
                             )
                         data = member.read(T * num_players * dtype.itemsize + 1)
                     if len(data) != T * num_players * dtype.itemsize:
-                        raise RunDirectoryError(f"{where}: holds {len(data)} bytes of data, not the {T * num_players * dtype.itemsize} its shape needs")
+                        raise RunDirectoryError(
+                            f"{where}: holds {len(data)} bytes of data, not the {T * num_players * dtype.itemsize} its shape needs"
+                        )
                     array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
                     if not np.isfinite(array).all():
                         raise RunDirectoryError(f"{where}: holds a value that is not finite")
                     arrays.append(np.array(array))
         except RunDirectoryError:
             raise
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, ValueError, NotImplementedError, struct.error) as err:
-            raise RunDirectoryError(f"{path}: not a valid .npz (zip) archive ({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            OSError,
+            RuntimeError,
+            ValueError,
+            NotImplementedError,
+            struct.error,
+        ) as err:
+            raise RunDirectoryError(
+                f"{path}: not a valid .npz (zip) archive ({str(err).splitlines()[0] if str(err) else type(err).__name__})"
+            ) from None
     return tuple(arrays)
 
 
@@ -667,7 +696,9 @@ def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
         size = os.fstat(fh.fileno()).st_size
         needed = offset + math.prod(shape) * wanted.itemsize
         if size != needed:
-            raise RunDirectoryError(f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})")
+            raise RunDirectoryError(
+                f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})"
+            )
         return np.memmap(fh, dtype=wanted, mode="r", offset=offset, shape=shape)
 
 

@@ -71,7 +71,18 @@ def _read_results_table(results_dir: str | Path):
             table = pq.read_table(fh)
     except Exception as err:  # ArrowInvalid and friends
         raise ResultsError(f"{path}: cannot read results: {err}") from None
-    needed = {"run_id", "game", "algorithm", "optimistic", "eta", "T", "checkpoint", "certified_ce_gap", "certified_cce_gap", "concept"}
+    needed = {
+        "run_id",
+        "game",
+        "algorithm",
+        "optimistic",
+        "eta",
+        "T",
+        "checkpoint",
+        "certified_ce_gap",
+        "certified_cce_gap",
+        "concept",
+    }
     missing = needed - set(table.schema.names)
     if missing:
         raise ResultsError(f"{path}: not a sweep results file (missing columns: {', '.join(sorted(missing))})")
@@ -270,8 +281,15 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[
         gap = np.array([[runs[rid][c] for c in common] for rid in ids], dtype=np.float64)
         out.append(
             GroupCurves(
-                game=key[0], algorithm=key[1], optimistic=key[2], eta=key[3], concept=key[4], T=key[5],
-                checkpoints=np.array(common, dtype=np.int64), gap=gap, run_ids=ids,
+                game=key[0],
+                algorithm=key[1],
+                optimistic=key[2],
+                eta=key[3],
+                concept=key[4],
+                T=key[5],
+                checkpoints=np.array(common, dtype=np.int64),
+                gap=gap,
+                run_ids=ids,
                 game_seeds=tuple(seeds[rid] for rid in ids),
             )
         )
@@ -312,8 +330,13 @@ def summarize_results(
         T_last = int(g.checkpoints[-1])
         out.append(
             SummaryRow(
-                game=g.game, algorithm=g.algorithm, optimistic=g.optimistic, eta=g.eta, concept=g.concept,
-                runs=len(g.run_ids), T=T_last,
+                game=g.game,
+                algorithm=g.algorithm,
+                optimistic=g.optimistic,
+                eta=g.eta,
+                concept=g.concept,
+                runs=len(g.run_ids),
+                T=T_last,
                 final_gap=float(np.median(final)),
                 final_gap_q25=float(np.quantile(final, 0.25)),
                 final_gap_q75=float(np.quantile(final, 0.75)),
@@ -329,8 +352,17 @@ def _fmt(x: float, spec: str) -> str:
 
 
 SUMMARY_COLUMNS = (
-    "game", "algorithm", "optimistic", "eta", "gap", "runs", "T",
-    "final gap (median)", "final gap IQR", "gap × T", "log-log slope",
+    "game",
+    "algorithm",
+    "optimistic",
+    "eta",
+    "gap",
+    "runs",
+    "T",
+    "final gap (median)",
+    "final gap IQR",
+    "gap × T",
+    "log-log slope",
 )
 
 

@@ -175,8 +175,15 @@ class PlannedRun:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
         stage_theory = self.value_update == "stage" and self.eta == "theory"
         return (
-            self.algorithm, self.optimistic, self.game.shape_key, self.T, self.checkpoints, self.dtype, stage_theory,
-            self.exact, self.last_iterate,
+            self.algorithm,
+            self.optimistic,
+            self.game.shape_key,
+            self.T,
+            self.checkpoints,
+            self.dtype,
+            stage_theory,
+            self.exact,
+            self.last_iterate,
         )
 
 
@@ -441,9 +448,15 @@ def plan_sweep(
     for index, label, kind, seed, k, game in games:
         content = hashes.setdefault(id(game), game_content_hash(game))
         game_rows.append(
-            {"label": label, "kind": kind, "entry": index, "seed": seed, "seed_index": k,
-             "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
-             "sha256": content}
+            {
+                "label": label,
+                "kind": kind,
+                "entry": index,
+                "seed": seed,
+                "seed_index": k,
+                "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
+                "sha256": content,
+            }
         )
         game_spec: dict[str, Any] = {"kind": kind, "sha256": content}
         if kind == "builtin":
@@ -451,8 +464,13 @@ def plan_sweep(
         elif kind == "random":
             r = config.games[index].random
             game_spec.update(
-                players=r.players, horizon=r.horizon, states=r.states, actions=list(r.action_tuple), seed=seed,
-                reward_distribution=r.reward_distribution, transition_concentration=r.transition_concentration,
+                players=r.players,
+                horizon=r.horizon,
+                states=r.states,
+                actions=list(r.action_tuple),
+                seed=seed,
+                reward_distribution=r.reward_distribution,
+                transition_concentration=r.transition_concentration,
                 initial_state=r.initial_state,
             )
             if r.zero_sum:  # only when set, so that the ids of earlier sweeps' runs stay the same
@@ -490,14 +508,31 @@ def plan_sweep(
                     scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
                     runs.append(
                         PlannedRun(
-                            run_id=rid, spec=spec, game=game, game_label=label, game_kind=kind, game_index=index,
-                            game_seed=seed, seed_index=k, algorithm=alg.name, optimistic=bool(optimistic), eta=eta,
-                            eta_value=None if per_stage else float(scale), T=config.T, checkpoints=checkpoints,
-                            dtype=config.dtype, reference=reference, value_update=spec_alg.value_update.name,
-                            concept=spec_alg.concept, exact=config.exact, last_iterate=config.last_iterate,
+                            run_id=rid,
+                            spec=spec,
+                            game=game,
+                            game_label=label,
+                            game_kind=kind,
+                            game_index=index,
+                            game_seed=seed,
+                            seed_index=k,
+                            algorithm=alg.name,
+                            optimistic=bool(optimistic),
+                            eta=eta,
+                            eta_value=None if per_stage else float(scale),
+                            T=config.T,
+                            checkpoints=checkpoints,
+                            dtype=config.dtype,
+                            reference=reference,
+                            value_update=spec_alg.value_update.name,
+                            concept=spec_alg.concept,
+                            exact=config.exact,
+                            last_iterate=config.last_iterate,
                         )
                     )
-    return SweepPlan(config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows))
+    return SweepPlan(
+        config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows)
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -822,7 +857,9 @@ def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise SweepDirectoryError.for_argument("out", "exists and is not a directory", str(out))
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists() and not (out / RUNS_DIR).is_dir():
-        raise SweepDirectoryError.for_argument("out", f"not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory", str(out))
+        raise SweepDirectoryError.for_argument(
+            "out", f"not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory", str(out)
+        )
 
 
 def _prepare_out(out: Path) -> None:
@@ -875,7 +912,7 @@ def _execute_inline(tasks: list[BatchTask], max_retries: int, on_result: OnResul
 #: a missing main guard: workers are started with "spawn", which imports the script again.
 _DEAD_WORKER_HINT = (
     "A worker process died. Called from a script, run_sweep must be under "
-    "`if __name__ == \"__main__\":` (worker processes import the script again); otherwise the "
+    '`if __name__ == "__main__":` (worker processes import the script again); otherwise the '
     "worker may have run out of memory (try fewer workers).\n"
 )
 
@@ -1004,8 +1041,11 @@ def _execute_ray(
             kwargs["num_cpus"] = workers
         ray.init(address=address, **kwargs)
         started = True
-    info = {"ray_version": ray.__version__, "started_local_cluster": started and address is None,
-            "cluster_cpus": ray.cluster_resources().get("CPU")}
+    info = {
+        "ray_version": ray.__version__,
+        "started_local_cluster": started and address is None,
+        "cluster_cpus": ray.cluster_resources().get("CPU"),
+    }
     # Every retry happens here, not inside Ray (max_retries=0): a task whose worker died comes back
     # as WorkerCrashedError and an exception as RayTaskError, and both are resubmitted and counted
     # in the manifest.
@@ -1129,8 +1169,17 @@ def run_sweep(
     _check_out(out)
     with directory_lock(out, "out"):
         return _run_planned(
-            config, plan, out, overrides=overrides, executor=executor, address=address, workers=workers,
-            progress=progress, raw_config=raw_config, config_name=config_name, start_wall=start_wall,
+            config,
+            plan,
+            out,
+            overrides=overrides,
+            executor=executor,
+            address=address,
+            workers=workers,
+            progress=progress,
+            raw_config=raw_config,
+            config_name=config_name,
+            start_wall=start_wall,
             started_at=started_at,
         )
 
@@ -1153,8 +1202,15 @@ def _run_planned(
     """Run a planned sweep into ``out``, whose lock the caller holds."""
     _prepare_out(out)
     session = _SweepSession(
-        config, plan, out, overrides=overrides, progress=progress, raw_config=raw_config, config_name=config_name,
-        start_wall=start_wall, started_at=started_at,
+        config,
+        plan,
+        out,
+        overrides=overrides,
+        progress=progress,
+        raw_config=raw_config,
+        config_name=config_name,
+        start_wall=start_wall,
+        started_at=started_at,
     )
     n_workers = workers or default_workers()
     session.executor_info.update({"kind": executor, "workers": n_workers if executor == "local" else workers, "address": address})
@@ -1236,10 +1292,17 @@ class _SweepSession:
         self.batches += 1
         self.batch_log.append(
             {
-                "batch_id": task.batch_id, "algorithm": task.algorithm, "optimistic": task.optimistic,
+                "batch_id": task.batch_id,
+                "algorithm": task.algorithm,
+                "optimistic": task.optimistic,
                 "shape": {"N": task.shape_key[0], "H": task.shape_key[1], "S": task.shape_key[2], "A": list(task.shape_key[3])},
-                "T": task.T, "size": len(task), "status": "finished", "attempts": attempt,
-                "wall_time_s": output.wall_time_s, "compile_time_s": output.compile_time_s, "host": output.host,
+                "T": task.T,
+                "size": len(task),
+                "status": "finished",
+                "attempts": attempt,
+                "wall_time_s": output.wall_time_s,
+                "compile_time_s": output.compile_time_s,
+                "host": output.host,
                 "run_ids": list(task.run_ids),
             }
         )
@@ -1250,8 +1313,12 @@ class _SweepSession:
         first = self.by_id[task.run_ids[0]]
         self.notify(
             {
-                "algorithm": task.algorithm, "optimistic": task.optimistic, "game": first.game_label,
-                "concept": concept, "T": int(output.prefixes[-1]), "median_gap": float(np.median(final_gaps)),
+                "algorithm": task.algorithm,
+                "optimistic": task.optimistic,
+                "game": first.game_label,
+                "concept": concept,
+                "T": int(output.prefixes[-1]),
+                "median_gap": float(np.median(final_gaps)),
                 "runs": len(task),
             }
         )
@@ -1263,11 +1330,21 @@ class _SweepSession:
         self.failed_batches += 1
         self.failed_runs += len(task)
         last_line = detail.strip().splitlines()[-1] if detail.strip() else ""
-        self.failures.append(f"batch {task.batch_id} ({task.algorithm}, {len(task)} runs) failed after {attempt} attempts: {last_line}")
+        self.failures.append(
+            f"batch {task.batch_id} ({task.algorithm}, {len(task)} runs) failed after {attempt} attempts: {last_line}"
+        )
         self.batch_log.append(
-            {"batch_id": task.batch_id, "algorithm": task.algorithm, "optimistic": task.optimistic, "T": task.T,
-             "size": len(task), "status": "failed", "attempts": attempt, "error": detail[-4000:],
-             "run_ids": list(task.run_ids)}
+            {
+                "batch_id": task.batch_id,
+                "algorithm": task.algorithm,
+                "optimistic": task.optimistic,
+                "T": task.T,
+                "size": len(task),
+                "status": "failed",
+                "attempts": attempt,
+                "error": detail[-4000:],
+                "run_ids": list(task.run_ids),
+            }
         )
         self.notify(None)
 

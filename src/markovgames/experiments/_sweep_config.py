@@ -72,9 +72,7 @@ class _Strict(BaseModel):
             allowed = set(cls.model_fields)
             unknown = [k for k in data if k not in allowed]
             if unknown:
-                raise ValueError(
-                    f"unknown key {unknown[0]!r}; allowed keys: {', '.join(cls.model_fields)}"
-                )
+                raise ValueError(f"unknown key {unknown[0]!r}; allowed keys: {', '.join(cls.model_fields)}")
         return data
 
 
@@ -479,7 +477,7 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
     where = _loc(loc)
     if m:
         where += m.group(0)[:-2]
-        msg = msg[m.end():]
+        msg = msg[m.end() :]
     text = f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
     if len(errors) > 1:
         text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
@@ -540,16 +538,22 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             where = _loc(tuple(path[: depth + 1]))
             if isinstance(part, int):
                 if not isinstance(node, list):
-                    raise SweepConfigError.for_argument("override", f"{_loc(tuple(path[:depth])) or 'the configuration'} is not a list", f"{_loc(tuple(path))}")
+                    raise SweepConfigError.for_argument(
+                        "override", f"{_loc(tuple(path[:depth])) or 'the configuration'} is not a list", f"{_loc(tuple(path))}"
+                    )
                 if part >= len(node):
-                    raise SweepConfigError.for_argument("override", f"{where} is out of range ({len(node)} entries)", f"{_loc(tuple(path))}")
+                    raise SweepConfigError.for_argument(
+                        "override", f"{where} is out of range ({len(node)} entries)", f"{_loc(tuple(path))}"
+                    )
                 if isinstance(node[part], str) and isinstance(path[depth + 1], str):
                     # "paper" written as a string: expand to its table form to set a field of it.
                     node[part] = {"builtin": node[part]} if node[part] in BUILTIN_GAMES else {"file": node[part]}
                 node = node[part]
             else:
                 if not isinstance(node, dict):
-                    raise SweepConfigError.for_argument("override", f"{_loc(tuple(path[:depth]))} is not a table", f"{_loc(tuple(path))}")
+                    raise SweepConfigError.for_argument(
+                        "override", f"{_loc(tuple(path[:depth]))} is not a table", f"{_loc(tuple(path))}"
+                    )
                 node = node.setdefault(part, {})
         last = path[-1]
         if isinstance(last, int):
@@ -558,7 +562,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             node[last] = value
         else:
             if not isinstance(node, dict):
-                raise SweepConfigError.for_argument("override", f"{_loc(tuple(path[:-1]))} is not a table", f"{_loc(tuple(path))}")
+                raise SweepConfigError.for_argument(
+                    "override", f"{_loc(tuple(path[:-1]))} is not a table", f"{_loc(tuple(path))}"
+                )
             node[last] = value
     return data
 

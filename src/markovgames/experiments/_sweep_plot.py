@@ -298,8 +298,13 @@ def gap_times_T_across(
         xs = sorted(by_x)
         out.append(
             AcrossSeries(
-                algorithm=key[0], optimistic=key[1], eta=key[2], concept=key[3], decade=key[4],
-                x=np.array(xs), values=tuple(np.array(by_x[v]) for v in xs),
+                algorithm=key[0],
+                optimistic=key[1],
+                eta=key[2],
+                concept=key[3],
+                decade=key[4],
+                x=np.array(xs),
+                values=tuple(np.array(by_x[v]) for v in xs),
             )
         )
     return out
@@ -336,8 +341,15 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
         counts = [len(v) for v in s.values]
         runs = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
         ax.errorbar(
-            s.x, med, yerr=[med - lo, hi - med], fmt=markers[d % len(markers)] + ("-" if s.optimistic else "--"),
-            color=color, capsize=3, linewidth=1.4, markersize=5, alpha=0.45 + 0.55 * (d + 1) / len(decades),
+            s.x,
+            med,
+            yerr=[med - lo, hi - med],
+            fmt=markers[d % len(markers)] + ("-" if s.optimistic else "--"),
+            color=color,
+            capsize=3,
+            linewidth=1.4,
+            markersize=5,
+            alpha=0.45 + 0.55 * (d + 1) / len(decades),
             label=f"{s.label}, T'={s.decade:,} [{runs} runs per point]",
         )
     ax.set_yscale("log")
@@ -378,7 +390,9 @@ def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem
 
     labels = [k for k, v in dist.items() if v.size]
     if not labels:
-        raise ResultsError.for_argument("window", "no run has two checkpoints with a positive gap there", f"{window[0]:g},{window[1]:g}")
+        raise ResultsError.for_argument(
+            "window", "no run has two checkpoints with a positive gap there", f"{window[0]:g},{window[1]:g}"
+        )
     fig, ax = plt.subplots(figsize=(7.2, 1.2 + 0.55 * len(labels)), constrained_layout=True)
     rng = np.random.default_rng(0)  # jitter of the points only
     # matplotlib >= 3.10 says orientation=, older versions vert= (deprecated since 3.11).
@@ -387,8 +401,15 @@ def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem
         v = dist[label]
         ax.boxplot([v], positions=[k], widths=0.5, showfliers=False, **horizontal)
         ax.plot(v, k + rng.uniform(-0.18, 0.18, v.size), "o", markersize=3, alpha=0.5, color="#1f77b4")
-        ax.annotate(f"median {np.median(v):+.2f} ({v.size} runs)", (1.0, k), xycoords=("axes fraction", "data"),
-                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
+        ax.annotate(
+            f"median {np.median(v):+.2f} ({v.size} runs)",
+            (1.0, k),
+            xycoords=("axes fraction", "data"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+        )
     for ref, style in ((-1.0, "--"), (-0.5, ":")):
         ax.axvline(ref, linestyle=style, color="0.45", linewidth=1.0)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)

@@ -349,9 +349,7 @@ def _as_rng(seed_or_rng) -> tuple[np.random.Generator, int | None]:
     if isinstance(seed_or_rng, np.random.Generator):
         return seed_or_rng, None
     if isinstance(seed_or_rng, bool) or not isinstance(seed_or_rng, (int, np.integer)) or seed_or_rng < 0:
-        raise TypeError(
-            f"seed_or_rng: expected a non-negative int seed or a numpy.random.Generator, got {seed_or_rng!r}"
-        )
+        raise TypeError(f"seed_or_rng: expected a non-negative int seed or a numpy.random.Generator, got {seed_or_rng!r}")
     return np.random.default_rng(int(seed_or_rng)), int(seed_or_rng)
 
 
@@ -431,9 +429,7 @@ def random_game(
     else:
         actions = tuple(num_actions)
         if len(actions) != num_players:
-            raise GameValidationError(
-                f"num_actions: expected {num_players} entries (num_players), got {len(actions)}"
-            )
+            raise GameValidationError(f"num_actions: expected {num_players} entries (num_players), got {len(actions)}")
         actions = tuple(_positive_int(a, f"num_actions[{i}]") for i, a in enumerate(actions))
     if reward_distribution not in REWARD_DISTRIBUTIONS:
         raise GameValidationError(
@@ -552,9 +548,7 @@ def get_builtin(name: str) -> MarkovGame:
     try:
         factory = BUILTIN_GAMES[name]
     except (KeyError, TypeError):
-        raise UnknownGameError(
-            f"unknown built-in game {name!r}; choices: {', '.join(sorted(BUILTIN_GAMES))}"
-        ) from None
+        raise UnknownGameError(f"unknown built-in game {name!r}; choices: {', '.join(sorted(BUILTIN_GAMES))}") from None
     return factory()
 
 

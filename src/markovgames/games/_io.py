@@ -277,9 +277,7 @@ def _check_keys(keys: set[Any]) -> None:
     unknown = sorted(str(k) for k in keys - _ALLOWED_KEYS)
     if unknown:
         allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS) + "; or, sparse, " + ", ".join(_SPARSE_KEYS) + " for transitions"
-        raise GameValidationError(
-            f"unknown key(s): {', '.join(repr(k) for k in unknown)} (allowed: {allowed})"
-        )
+        raise GameValidationError(f"unknown key(s): {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
 
 
 def _is_int(value: Any) -> bool:
@@ -320,9 +318,7 @@ def _check_num_actions(value: Any, num_players: int) -> tuple[int, ...]:
     if not isinstance(value, (list, tuple)):
         raise GameValidationError(f"num_actions: expected a list of {num_players} positive integers, got {_type_name(value)}")
     if len(value) != num_players:
-        raise GameValidationError(
-            f"num_actions: expected {num_players} entries (num_players), got {len(value)}"
-        )
+        raise GameValidationError(f"num_actions: expected {num_players} entries (num_players), got {len(value)}")
     return tuple(_check_size(a, f"num_actions[{i}]") for i, a in enumerate(value))
 
 
@@ -354,8 +350,7 @@ def _check_entry_budget(
     # by arithmetic, not by a failed allocation.
     horizon, num_players, num_states = reward_shape[:3]
     described = (
-        f"H={_short(horizon)}, N={_short(num_players)}, S={_short(num_states)}, "
-        f"A=[{', '.join(_short(a) for a in num_actions)}]"
+        f"H={_short(horizon)}, N={_short(num_players)}, S={_short(num_states)}, A=[{', '.join(_short(a) for a in num_actions)}]"
     )
     transition_keys = ("transition_successors", "transition_probabilities") if sparse else ("transitions",)
     for key, shape in (("rewards", reward_shape), *((k, transition_shape) for k in transition_keys)):
@@ -367,9 +362,7 @@ def _check_entry_budget(
             )
 
 
-def _check_nested(
-    value: Any, key: str, shape: tuple[int, ...], axis_names: list[str], integers: bool = False
-) -> None:
+def _check_nested(value: Any, key: str, shape: tuple[int, ...], axis_names: list[str], integers: bool = False) -> None:
     """Check that ``value`` is a rectangular nested list of numbers (``integers``: ints) of exactly ``shape``."""
     last = len(shape) - 1
 
@@ -382,9 +375,7 @@ def _check_nested(
                 + (" (nesting too shallow)" if isinstance(node, (int, float)) and not isinstance(node, bool) else "")
             )
         if len(node) != expected:
-            raise GameValidationError(
-                f"{where}: expected {expected} entries ({axis_names[depth]}), got {len(node)}"
-            )
+            raise GameValidationError(f"{where}: expected {expected} entries ({axis_names[depth]}), got {len(node)}")
         if depth < last:
             for k, child in enumerate(node):
                 walk(child, depth + 1, index + (k,))
@@ -401,9 +392,7 @@ def _check_nested(
                 try:
                     float(entry)
                 except OverflowError:
-                    raise GameValidationError(
-                        f"{where}[{k}] = {entry} is too large for a float64"
-                    ) from None
+                    raise GameValidationError(f"{where}[{k}] = {entry} is too large for a float64") from None
                 continue
             extra = " (nesting too deep)" if isinstance(entry, list) else ""
             wanted = "an integer state" if integers else "a number"
@@ -419,9 +408,7 @@ def _suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in GAME_FILE_SUFFIXES:
         shown = repr(path.suffix) if path.suffix else "no suffix"
-        raise GameFileError(
-            f"{path}: unknown game file type ({shown}); expected one of {', '.join(GAME_FILE_SUFFIXES)}"
-        )
+        raise GameFileError(f"{path}: unknown game file type ({shown}); expected one of {', '.join(GAME_FILE_SUFFIXES)}")
     return suffix
 
 
@@ -466,9 +453,7 @@ def load_game(
         json_limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
         limit = json_limit if suffix == ".json" else max_bytes
         if limit is not None and size > limit:
-            raise GameFileError(
-                f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)"
-            )
+            raise GameFileError(f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)")
         try:
             if suffix == ".json":
                 return _load_json(path, fh, max_bytes=json_limit, max_entries=max_entries)
@@ -489,9 +474,7 @@ _NUMPY_SCALAR = re.compile(r"np\.float64\(([^()]*)\)")
 
 
 def _file_message(path: Path, err: Exception) -> str:
-    message = _NUMPY_INDEX.sub(
-        lambda m: m.group(1) + "".join(f"[{k}]" for k in m.group(2).split(", ")), str(err)
-    )
+    message = _NUMPY_INDEX.sub(lambda m: m.group(1) + "".join(f"[{k}]" for k in m.group(2).split(", ")), str(err))
     message = _NUMPY_SCALAR.sub(lambda m: m.group(1), message)
     return f"{path}: {message}"
 
@@ -508,9 +491,7 @@ def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGam
         # utf-8-sig: accept (and drop) a byte-order mark some editors write.
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise GameFileError(
-            f"{path}: not UTF-8 text (invalid byte 0x{raw[err.start]:02x} at offset {err.start})"
-        ) from None
+        raise GameFileError(f"{path}: not UTF-8 text (invalid byte 0x{raw[err.start]:02x} at offset {err.start})") from None
     if not text.strip():
         raise GameFileError(f"{path}: not valid JSON: the file is empty")
     try:
@@ -522,9 +503,7 @@ def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGam
         hint = " (the file ends early: truncated?)" if ends_early else ""
         # Some of json's messages already end in "at" ("Unterminated string starting at").
         at = " " if err.msg.endswith(" at") else " at "
-        raise GameFileError(
-            f"{path}: not valid JSON{hint}: {err.msg}{at}line {err.lineno} column {err.colno}"
-        ) from None
+        raise GameFileError(f"{path}: not valid JSON{hint}: {err.msg}{at}line {err.lineno} column {err.colno}") from None
     except RecursionError:
         raise GameFileError(f"{path}: not a game file: JSON nesting too deep to parse") from None
     except GameValidationError as err:
@@ -641,40 +620,28 @@ def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
 def _check_npz_header(key: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
     """Refuse an archive member whose ``.npy`` header gives a dtype or shape that ``key`` cannot have."""
     if dtype.hasobject:
-        raise GameValidationError(
-            f"{key}: object arrays are not allowed (dtype {dtype}; game files are never unpickled)"
-        )
+        raise GameValidationError(f"{key}: object arrays are not allowed (dtype {dtype}; game files are never unpickled)")
     if key in _NPZ_SCALAR_INT_KEYS:
         if dtype.kind not in "iu" or shape != ():
-            raise GameValidationError(
-                f"{key}: expected a 0-d integer array, got dtype {dtype} with shape {shape}"
-            )
+            raise GameValidationError(f"{key}: expected a 0-d integer array, got dtype {dtype} with shape {shape}")
     elif key in _NPZ_TEXT_KEYS:
         if dtype.kind != "U" or shape != ():
-            raise GameValidationError(
-                f"{key}: expected a 0-d unicode string array, got dtype {dtype} with shape {shape}"
-            )
+            raise GameValidationError(f"{key}: expected a 0-d unicode string array, got dtype {dtype} with shape {shape}")
         if dtype.itemsize // 4 > _MAX_NPZ_TEXT_CHARS:
             raise GameValidationError(
                 f"{key}: string of {dtype.itemsize // 4} characters exceeds the limit of {_MAX_NPZ_TEXT_CHARS}"
             )
     elif key == "num_actions":
         if dtype.kind not in "iu" or len(shape) != 1:
-            raise GameValidationError(
-                f"num_actions: expected a 1-d integer array, got dtype {dtype} with shape {shape}"
-            )
+            raise GameValidationError(f"num_actions: expected a 1-d integer array, got dtype {dtype} with shape {shape}")
         if shape[0] > _MAX_PLAYERS:
-            raise GameValidationError(
-                f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players"
-            )
+            raise GameValidationError(f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players")
     elif key == "transition_successors":
         if dtype.kind not in "iu":
             raise GameValidationError(f"{key}: expected an integer array, got dtype {dtype}")
     else:  # rewards, transitions, transition_probabilities
         if dtype.kind not in "fiu":
-            raise GameValidationError(
-                f"{key}: expected a float array, got dtype {dtype}"
-            )
+            raise GameValidationError(f"{key}: expected a float array, got dtype {dtype}")
 
 
 def _read_npz_declared(archive, headers: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> _NpzDeclared:

@@ -372,9 +372,7 @@ class MarkovGame:
 
     def to_dense(self) -> MarkovGame:
         """The same game with a dense transition array."""
-        return MarkovGame(
-            self._rewards, self.transitions, self._initial_state, self._name, self._description, self._max_entries
-        )
+        return MarkovGame(self._rewards, self.transitions, self._initial_state, self._name, self._description, self._max_entries)
 
     def transition_bytes(self) -> bytes:
         """The kernel's bytes in its stored form (for digests): dense float64, or successors and probabilities."""

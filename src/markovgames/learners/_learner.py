@@ -93,9 +93,7 @@ class LearnerSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
-            raise ValueError(
-                f"learner name {self.name!r}: use letters, digits, '-', '_' and '.', starting with a letter"
-            )
+            raise ValueError(f"learner name {self.name!r}: use letters, digits, '-', '_' and '.', starting with a letter")
         if not callable(self.build):
             raise TypeError(f"learner {self.name!r}: build must be callable build(axis) -> Learner, got {self.build!r}")
         if not isinstance(self.swap_regret, bool):

@@ -167,9 +167,7 @@ def stationary_distribution(q: jax.Array, axis: int = -1) -> jax.Array:
         # division by 1 instead of 0 only keeps the unused column finite.
         col = p[_at(tail, slice(None, k), k)] / jnp.expand_dims(jnp.where(closed[k], 1.0, s), row_axis + 1)
         row = p[_at(tail, k, slice(None, k))]
-        p = p.at[_at(tail, slice(None, k), slice(None, k))].add(
-            jnp.expand_dims(col, axis) * jnp.expand_dims(row, row_axis)
-        )
+        p = p.at[_at(tail, slice(None, k), slice(None, k))].add(jnp.expand_dims(col, axis) * jnp.expand_dims(row, row_axis))
         p = p.at[_at(tail, slice(None, k), k)].set(col)
     # Back substitution from the start state (the highest closed one, else 0): x_start = 1,
     # x_k = sum_{i<k} x_i p[i, k] above it, 0 below it.

@@ -9,4 +9,12 @@ from ._index_kernel import IndexKernel, TrajectorySuffix, trajectory_suffix
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
 from ._play import PolicyPlayer
 
-__all__ = ["IndexChainPolicy", "IndexKernel", "TrajectorySuffix", "trajectory_suffix", "MarkovCorrelatedPolicy", "PolicyPlayer", "DISTRIBUTION_TOLERANCE"]
+__all__ = [
+    "IndexChainPolicy",
+    "IndexKernel",
+    "TrajectorySuffix",
+    "trajectory_suffix",
+    "MarkovCorrelatedPolicy",
+    "PolicyPlayer",
+    "DISTRIBUTION_TOLERANCE",
+]

@@ -41,7 +41,6 @@ __all__ = ["IndexKernel", "TrajectorySuffix", "trajectory_suffix"]
 _BLOCK_LOG_RATIO = 300.0
 
 
-
 @dataclass(frozen=True, eq=False)
 class IndexKernel:
     r"""The index kernel :math:`\mu` of an output policy, with O(T) vectorised push, pull and sampling.

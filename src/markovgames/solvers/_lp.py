@@ -242,9 +242,7 @@ def _parse_objective(objective: str, num_players: int) -> tuple[str, int | None]
         if not 0 <= i < num_players:
             raise ValueError(f"objective {objective!r}: player {i} is out of range 0..{num_players - 1}")
         return f"player:{i}", i
-    raise ValueError(
-        f"objective: expected 'welfare', 'max-min', 'feasibility' or 'player:<i>', got {objective!r}"
-    )
+    raise ValueError(f"objective: expected 'welfare', 'max-min', 'feasibility' or 'player:<i>', got {objective!r}")
 
 
 def _stage_games(game: MarkovGame, h: int, next_values: np.ndarray) -> np.ndarray:
@@ -310,14 +308,10 @@ def _incentive_matrix(stage: np.ndarray, concept: str) -> sp.csr_matrix:
             offset += a_i
     if not rows:
         return sp.csr_matrix((0, num_joint))
-    return sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(offset, num_joint)
-    )
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(offset, num_joint))
 
 
-def _solve_stage(
-    stage: np.ndarray, concept: str, kind: str, player: int | None, options: dict, where: tuple[int, int]
-):
+def _solve_stage(stage: np.ndarray, concept: str, kind: str, player: int | None, options: dict, where: tuple[int, int]):
     """One stage LP; returns (sigma of shape (A...), attained objective, iterations, num_rows)."""
     num_players = stage.shape[0]
     acts = stage.shape[1:]
@@ -362,8 +356,7 @@ def _solve_stage(
         h, s = where
         reason = _LINPROG_STATUS.get(res.status, "unknown status")
         hint = (
-            " (the stage LP is always feasible since a Nash equilibrium exists: this is a numerical "
-            "problem or a bug)"
+            " (the stage LP is always feasible since a Nash equilibrium exists: this is a numerical problem or a bug)"
             if res.status == 2
             else ""
         )
