@@ -253,7 +253,7 @@ def test_nashpy_in_original_or_lifted_units_gives_the_same_equilibria():
     a = nash_equilibria(CHICKEN)
     b = nash_equilibria(lifted.game)
     assert len(a) == len(b) == 3
-    for (x1, y1), (x2, y2) in zip(a, b):
+    for (x1, y1), (x2, y2) in zip(a, b, strict=True):
         np.testing.assert_allclose(x1, x2, atol=1e-12)
         np.testing.assert_allclose(y1, y2, atol=1e-12)
 

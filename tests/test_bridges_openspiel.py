@@ -165,7 +165,7 @@ def test_import_from_the_initial_state_alone_agrees_where_reachable():
     os_game = osb.export_game(game)
     imp = osb.import_game(os_game, osb.markov_state_key, state_order=range(game.num_states))
     assert imp.reachable[0].tolist() == [s == game.initial_state for s in range(3)]
-    for h, s in zip(*np.nonzero(imp.reachable)):
+    for h, s in zip(*np.nonzero(imp.reachable), strict=True):
         np.testing.assert_array_equal(imp.game.rewards[h, :, s], game.rewards[h, :, s])
         np.testing.assert_array_equal(imp.game.transitions[h, s], game.transitions[h, s])
     # Unreachable entries do not matter: the same values and equilibria.
@@ -258,7 +258,7 @@ def test_device_of_a_normal_form_output_policy_is_the_first_index_mixture():
     assert len(device) == policy.T
     np.testing.assert_allclose([w for w, _ in device], weights, rtol=0, atol=1e-15)
     st = turn_based.new_initial_state()
-    for (w, tab), t in zip(device, range(policy.T)):
+    for (_, tab), t in zip(device, range(policy.T), strict=True):
         probs = dict(tab.policy_table()[st.information_state_string(0)])
         np.testing.assert_allclose([probs[a] for a in range(2)], policy.policies[0][t, 0, 0])
 

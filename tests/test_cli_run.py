@@ -84,7 +84,7 @@ def test_run_from_game_file_and_theory_rate(tmp_path):
 )
 def test_bad_input_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, args, needle):
     base = {"--game": "paper", "--algorithm": "smooth_ce", "-T": "100"}
-    for k, v in zip(args[::2], args[1::2]):
+    for k, v in zip(args[::2], args[1::2], strict=True):
         base[k] = v
     argv = ["run", "--out", str(tmp_path / "out")]
     for k, v in base.items():

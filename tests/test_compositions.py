@@ -70,7 +70,7 @@ def test_the_paper_names_are_their_compositions_bit_for_bit(alias):
         assert a.algorithm == alias and b.algorithm == composition and a.spec.concept == b.spec.concept
         for field in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
-        for pa, pb in zip(a.policies, b.policies):
+        for pa, pb in zip(a.policies, b.policies, strict=True):
             np.testing.assert_array_equal(pa, pb)
 
 
@@ -81,7 +81,7 @@ def test_the_literal_reference_of_a_composition_is_the_papers(alias):
     learner, update = ALGORITHMS[alias].composition.split("+")
     generic = ref.run_reference_composition(game.rewards, game.transitions, learner, update, 0.6, 12)
     literal = ref.run_reference(game.rewards, game.transitions, alias, 0.6, 12)
-    for a, b in zip(generic["policies"], literal["policies"]):
+    for a, b in zip(generic["policies"], literal["policies"], strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
 
 

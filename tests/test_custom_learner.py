@@ -45,7 +45,7 @@ def test_the_example_equals_the_builtin_hedge(update):
     assert mine.algorithm == f"my-hedge+{update}" and mine.spec.source_sha256 is not None
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(mine, field), getattr(builtin, field), rtol=0, atol=1e-12)
-    for a, b in zip(mine.policies, builtin.policies):
+    for a, b in zip(mine.policies, builtin.policies, strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
     batch = run_batch(game, reference, T=300, etas=[0.1, 0.4], checkpoints=[1, 300])
     same = run_batch(game, f"hedge+{update}", T=300, etas=[0.1, 0.4], checkpoints=[1, 300])
@@ -90,7 +90,7 @@ def test_the_howto_runs_as_written(tmp_path):
     builtin = json.loads((tmp_path / "runs/builtin/metrics.json").read_text())
     certified = json.loads((tmp_path / "runs/mine-certified/metrics.json").read_text())
     assert mine["algorithm"] == "my-hedge+smooth" and mine["algorithm_source"]["sha256"]
-    for a, b, c in zip(mine["checkpoints"], builtin["checkpoints"], certified["checkpoints"]):
+    for a, b, c in zip(mine["checkpoints"], builtin["checkpoints"], certified["checkpoints"], strict=True):
         for key in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_allclose(a[key], b[key], rtol=0, atol=1e-12)
             np.testing.assert_allclose(a[key], c[key], rtol=0, atol=1e-12)
@@ -143,7 +143,7 @@ def test_a_sweep_runs_a_users_learner_from_the_configurations_directory(tmp_path
     assert set(by_name) == {"hedge+smooth", "mine.py:ALGORITHM"}
     assert "algorithm_sha256" in by_name["mine.py:ALGORITHM"]["spec"]
     assert str(tmp_path) not in json.dumps(by_name["mine.py:ALGORITHM"]["spec"])  # no machine path in run ids
-    for a, b in zip(by_name["hedge+smooth"]["records"], by_name["mine.py:ALGORITHM"]["records"]):
+    for a, b in zip(by_name["hedge+smooth"]["records"], by_name["mine.py:ALGORITHM"]["records"], strict=True):
         np.testing.assert_allclose(a["value"], b["value"], rtol=0, atol=1e-12)
 
 

@@ -132,7 +132,7 @@ def test_batch_equals_single_runs(algorithm):
     for k in range(2):
         single = run(games[k], algorithm, T=25, eta=etas[k])
         other = batch.run(k)
-        for a, b in zip(single.policies, other.policies):
+        for a, b in zip(single.policies, other.policies, strict=True):
             np.testing.assert_allclose(a, b, atol=1e-12)
         for field in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_allclose(getattr(single, field), getattr(other, field), atol=1e-12)
@@ -144,7 +144,7 @@ def test_chunking_and_trajectory_files_do_not_change_results(algorithm, tmp_path
     whole = run(game, algorithm, T=100, eta=0.2)
     chunked = run(game, algorithm, T=100, eta=0.2, chunk_size=7, trajectory_dir=tmp_path / "traj")
     assert isinstance(chunked.policies[0], np.memmap)
-    for a, b in zip(whole.policies, chunked.policies):
+    for a, b in zip(whole.policies, chunked.policies, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(whole.value, chunked.value)
     np.testing.assert_array_equal(whole.certified_ce_bound, chunked.certified_ce_bound)
@@ -214,7 +214,7 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
     grouped = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=2, trajectory_dir=tmp_path)
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(grouped, name), getattr(whole, name), rtol=0, atol=1e-13)
-    for a, b in zip(grouped.policies, whole.policies):
+    for a, b in zip(grouped.policies, whole.policies, strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
     single = run(games[3], algorithm, T=60, eta=0.25, record_trajectory=False)
     np.testing.assert_allclose(grouped.value[3], single.value, rtol=0, atol=1e-13)
@@ -242,10 +242,10 @@ def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
         scanned_batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
     finally:
         _engine.compiled_chunk.cache_clear()
-    for a, b in [*zip(per_step, scanned), (batch, scanned_batch)]:
+    for a, b in [*zip(per_step, scanned, strict=True), (batch, scanned_batch)]:
         for name in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-13)
-        for x, y in zip(a.policies, b.policies):
+        for x, y in zip(a.policies, b.policies, strict=True):
             np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
         np.testing.assert_allclose(a.identity_residual, b.identity_residual, rtol=0, atol=1e-13)
 
@@ -273,8 +273,8 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
         plain = both()
     finally:
         _engine.compiled_chunk.cache_clear()
-    for a, b in zip(blocked, plain):
+    for a, b in zip(blocked, plain, strict=True):
         for name in ("value", "certified_ce_bound", "certified_cce_bound", "last_iterate_value", "last_iterate_best_response"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-        for x, y in zip(a.policies, b.policies):
+        for x, y in zip(a.policies, b.policies, strict=True):
             np.testing.assert_array_equal(x, y)

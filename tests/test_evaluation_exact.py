@@ -11,6 +11,7 @@ Checked against
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -198,7 +199,7 @@ def _all_history_deviations(game, player):
         for choice in itertools.product(range(acts[player]), repeat=len(frontier)):
             nxt = dict(partial)
             new_frontier = []
-            for hist, b in zip(frontier, choice):
+            for hist, b in zip(frontier, choice, strict=True):
                 nxt[hist] = b
                 if h + 1 < H:
                     for a_o in itertools.product(*others):
@@ -619,5 +620,5 @@ def test_ce_result_helpers(paper_game):
     assert mod.player == ce.player == int(np.argmax(ce.per_player))
     assert mod.table.shape == (2, 2, 2) and not mod.table.flags.writeable
     assert math.isclose(ce.gap, float(ce.per_player.max()))
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         ce.gap = 0.0  # frozen

@@ -132,11 +132,11 @@ def test_learner_is_pure_and_starts_uniform(make):
     u = jnp.asarray(np.random.default_rng(0).random((2, 3, 4)))
     new = learner.observe(state, u, 0.0)
     # The old state is untouched (no mutation) and the new one differs.
-    for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(state)):
+    for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(state), strict=True):
         np.testing.assert_array_equal(a, np.asarray(b))
     assert any(
         not np.array_equal(np.asarray(a), np.asarray(b))
-        for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(state))
+        for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(state), strict=True)
     )
 
 
@@ -191,7 +191,7 @@ def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_ac
         s_last = last.observe(s_last, jnp.asarray(utility), rho)
         s_trail = trailing.observe(s_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho)
         prediction = utility
-    for a, b in zip(jax.tree_util.tree_leaves(s_last), jax.tree_util.tree_leaves(s_trail)):
+    for a, b in zip(jax.tree_util.tree_leaves(s_last), jax.tree_util.tree_leaves(s_trail), strict=True):
         # The trailing layout has the run axis last: (S, A[, A], R) against (S, R, A[, A]).
         np.testing.assert_array_equal(np.moveaxis(np.asarray(b), -1, 1), np.asarray(a))
 

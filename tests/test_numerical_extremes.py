@@ -138,7 +138,7 @@ def _exact_block_sums(H: int, starts, ends, values) -> np.ndarray:
     """Exact ``G^t`` at every block end: ``sum_k c_k (W_{end_k} - W_{start_k - 1}) / w_t``, rounded once."""
     out = np.zeros((len(ends), values.shape[1] + 1))
     totals = [Fraction(0)] * values.shape[1]
-    for k, (first, last) in enumerate(zip(starts.tolist(), ends.tolist())):
+    for k, (first, last) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         mass = _cumulative_weight(H, last) - _cumulative_weight(H, first - 1)
         w_t = _weight(H, last)
         for m in range(values.shape[1]):
@@ -249,7 +249,7 @@ def _engine_exact_errors(algorithm: str, H: int, emitted, sample_ts) -> float:
             total = total + terms[j - 1] * w
             if j in sample:
                 denominator = w << scale
-                exact = np.vectorize(lambda n: float(Fraction(n, denominator)), otypes=[np.float64])(total)
+                exact = np.vectorize(lambda n, d=denominator: float(Fraction(n, d)), otypes=[np.float64])(total)
                 worst = max(worst, _relative_error(got[j - 1], exact))
             w = w * (H + j) // j  # w_{j+1} = w_j (H + j) / j, exact
     return worst
@@ -356,7 +356,7 @@ def _hard_inputs(draw):
         # A few distinct levels with multiplicities: ties, one dominant action, clusters.
         levels = draw(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
         counts = draw(st.lists(st.integers(1, num_actions), min_size=len(levels), max_size=len(levels)))
-        g = np.concatenate([np.full(n, -lv) for lv, n in zip(levels, counts)])[:num_actions]
+        g = np.concatenate([np.full(n, -lv) for lv, n in zip(levels, counts, strict=True)])[:num_actions]
         g = np.resize(g, num_actions)
     else:
         values = draw(st.lists(st.floats(-1.0, 1.0), min_size=num_actions, max_size=num_actions))

@@ -65,7 +65,7 @@ def test_save_load_round_trip_and_summary(tmp_path):
     policy.save(path)
     loaded = IndexChainPolicy.load(path)
     assert loaded.kind == "stage" and loaded.T == 40
-    for a, b in zip(policy.policies, loaded.policies):
+    for a, b in zip(policy.policies, loaded.policies, strict=True):
         np.testing.assert_array_equal(a, b)
     summary = policy.summary()
     assert 1 <= summary["support"] <= 40 and summary["effective_support_step0"] >= 1.0

@@ -52,7 +52,7 @@ def test_api_resume_is_bit_identical(tmp_path, algorithm):
     resumed = run(game, algorithm, T=700, **kwargs)
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
-    for a, b in zip(resumed.policies, full.policies):
+    for a, b in zip(resumed.policies, full.policies, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -103,7 +103,7 @@ def test_cli_kill_9_and_resume(tmp_path):
     reference = run(make_paper_game(), "smooth_ce", T=300000, eta=0.2)
     np.testing.assert_array_equal(stored.value, reference.value)
     np.testing.assert_array_equal(stored.certified_ce_bound, reference.certified_ce_bound)
-    for a, b in zip(stored.policies, reference.policies):
+    for a, b in zip(stored.policies, reference.policies, strict=True):
         np.testing.assert_array_equal(a, b)
     metrics = json.loads((out / "metrics.json").read_text())
     assert [c["T"] for c in metrics["checkpoints"]] == [1, 1000, 100000, 300000]
@@ -315,7 +315,7 @@ def test_resume_after_a_refusal_and_a_repair_still_gives_the_uninterrupted_run(t
     stored = load_run_directory(tmp_path / "run")
     reference = run(make_paper_game(), "smooth_ce", T=2000, eta=0.2)
     np.testing.assert_array_equal(stored.value, reference.value)
-    for a, b in zip(stored.policies, reference.policies):
+    for a, b in zip(stored.policies, reference.policies, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

@@ -70,7 +70,7 @@ class Damage:
         if self.truncate:
             del data[int(len(data) * self.keep) :]
         else:
-            for position, mask in zip(self.positions, self.masks):
+            for position, mask in zip(self.positions, self.masks, strict=True):
                 data[position % len(data)] ^= mask
         path.write_bytes(bytes(data))
 
@@ -306,7 +306,7 @@ def test_damaged_interrupted_run_is_resumed_exactly_or_refused(tmp_path, capsys)
             stored = load_run_directory(out)
             for field in ("value", "certified_ce_bound", "certified_cce_bound"):
                 np.testing.assert_array_equal(getattr(stored, field), getattr(reference, field))
-            for got, want in zip(stored.policies, reference.policies):
+            for got, want in zip(stored.policies, reference.policies, strict=True):
                 np.testing.assert_array_equal(got, want)
         except AssertionError as err_:
             first = next((line.strip() for line in str(err_).splitlines() if line.strip()), repr(err_))

@@ -122,7 +122,7 @@ def test_padding_may_repeat_a_successor_at_probability_zero():
 def test_dense_array_of_a_huge_sparse_game_is_refused_not_built():
     game = random_game(1, 1, 3000, 2, seed_or_rng=0, num_successors=2, max_entries=10**6)
     with pytest.raises(GameValidationError, match="dense form of this sparse game would have 18000000 entries"):
-        game.transitions
+        _ = game.transitions
     assert game.sparse_transitions.successors.shape == (1, 3000, 2, 2)
 
 
@@ -215,7 +215,7 @@ def test_engine_dense_equals_sparse(algorithm, optimistic):
     dense = sparse.to_dense()
     a = run(sparse, algorithm, T=120, eta=0.3, optimistic=optimistic)
     b = run(dense, algorithm, T=120, eta=0.3, optimistic=optimistic)
-    for x, y in zip(a.policies, b.policies):
+    for x, y in zip(a.policies, b.policies, strict=True):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-13)
@@ -225,7 +225,7 @@ def test_engine_dense_equals_sparse(algorithm, optimistic):
 def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
     games = [_sparse_game(seed) for seed in (1, 2)]
     batch = run_batch(games, algorithm, T=40, etas=[0.1, 0.4])
-    for k, (g, eta) in enumerate(zip(games, (0.1, 0.4))):
+    for k, (g, eta) in enumerate(zip(games, (0.1, 0.4), strict=True)):
         single = run(g.to_dense(), algorithm, T=40, eta=eta, record_trajectory=False)
         np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
     with pytest.raises(ValueError, match=r"games\[1\] has dense transitions, but games\[0\] has sparse"):
@@ -295,7 +295,7 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, pieces):
         # One compiled call for all the contractions of this example, traced while the pieces are set.
         got = jax.jit(contractions)(kernels, jnp.asarray(v), jnp.arange(2))
     for per_kernel in got:
-        for h, result in zip((0, 1, 0, 1), per_kernel):
+        for h, result in zip((0, 1, 0, 1), per_kernel, strict=True):
             np.testing.assert_allclose(np.asarray(result), expected[h], rtol=0, atol=1e-14)
 
 
@@ -341,7 +341,7 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
         np.testing.assert_allclose(getattr(large, name), getattr(small, name), rtol=0, atol=1e-13)
         np.testing.assert_allclose(getattr(large_batch, name), getattr(small_batch, name), rtol=0, atol=1e-13)
         np.testing.assert_allclose(getattr(large_batch, name)[0], getattr(small, name), rtol=0, atol=1e-13)
-    for x, y in zip(large.policies, small.policies):
+    for x, y in zip(large.policies, small.policies, strict=True):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
 
 

@@ -77,7 +77,7 @@ def test_kept_rows_are_the_full_runs_rows_and_bounds_hold(algorithm, tmp_path):
     assert chunk < first - 1 and (first - 1) % chunk != 0
     cut = run(game, algorithm, T=T, eta=0.3, trajectory_tolerance=0.05, chunk_size=chunk, trajectory_dir=tmp_path)
     assert cut.suffix.first_kept == first
-    for kept, whole in zip(cut.policies, full.policies):
+    for kept, whole in zip(cut.policies, full.policies, strict=True):
         assert kept.shape[0] == T - first + 1
         np.testing.assert_array_equal(kept, whole[first - 1 :])
     # The metrics never depend on what is kept.
