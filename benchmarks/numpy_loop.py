@@ -3,7 +3,7 @@ r"""A plain NumPy implementation of the three learning dynamics, as a benchmark 
 This is what a competent researcher would write without JAX: a Python ``for t in range(1, T+1)``
 loop of vectorised NumPy calls (vectorised over ``(h, s)``, Python loops over players and over the
 steps ``h`` of the backward pass). It computes the same quantities as
-:func:`markovgames.dynamics.run` (see ``SEMANTICS.md`` §2, §3, §5):
+:func:`markovgames.dynamics.run` (see ``docs/explanation.md`` and ``docs/gaps.md``):
 
 * the policies ``pi^t`` of every player for ``t = 1..T``;
 * for every prefix ``T' = 1..T``, the output policy's exact value and certified CE/CCE bounds at

@@ -1,7 +1,7 @@
 """A deliberately literal, slow reference implementation used only by the test-suite.
 
 It follows the paper's pseudo-code (Algorithms 1-4 of Mao et al., L4DC 2024) and the project's
-contract (``SEMANTICS.md``) as literally as possible: raw weighted sums with explicit integer
+contract (``docs/explanation.md`` and ``docs/gaps.md``) as literally as possible: raw weighted sums with explicit integer
 weights ``w_j = binom(H+j-1, H)``, explicit ``alpha_t^j = alpha_j prod_{k=j+1..t} (1 - alpha_k)``,
 explicit Python loops over iterations, steps, states, players and actions.  It is independent of
 the library (no JAX, no shared code): the log-barrier step is solved by bisection, stationary
@@ -579,7 +579,7 @@ def output_policy_kernel(algorithm, T, H):
 
 
 # ----------------------------------------------------------------------------------------------
-# Metrics (SEMANTICS section 5) by explicit index recursions
+# Metrics (docs/gaps.md: values and certified gaps) by explicit index recursions
 # ----------------------------------------------------------------------------------------------
 
 

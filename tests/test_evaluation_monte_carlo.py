@@ -1,4 +1,4 @@
-"""Monte Carlo evaluation: sampled episodes agree with the exact values (SEMANTICS §5).
+"""Monte Carlo evaluation: sampled episodes agree with the exact values (docs/gaps.md, values).
 
 With fixed seeds, the exact value of the policy, of the maximising CE modification and of the best
 CCE deviation each lie within 4 standard errors of their Monte Carlo estimates; the index chain is

@@ -6,7 +6,7 @@ file) runs the longer variants quoted there (an engine run of 10^6 iterations at
 stationary distribution at 50 actions; a few minutes in all).
 
 1. The normalised cumulative sum ``G^t = rho_t G^{t-1} + u^t`` against exact integer binomial
-   arithmetic (SEMANTICS §2): per learner at T = 10^7 for H up to 200, and inside the engine at
+   arithmetic (docs/explanation.md, step sizes and weights): per learner at T = 10^7 for H up to 200, and inside the engine at
    H = 50 from the engine's own utilities and policies.
 2. The log-barrier solve, its Newton iteration count and KKT residual, and the stationary
    distribution on extreme inputs; short engine runs with extreme learning rates and rewards.

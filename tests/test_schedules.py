@@ -1,4 +1,4 @@
-"""Step sizes, weights and stage lengths (SEMANTICS §2, §3), against exact rational arithmetic."""
+"""Step sizes, weights and stage lengths (docs/explanation.md: step sizes and weights, stage_cce), against exact rational arithmetic."""
 
 from __future__ import annotations
 
