@@ -112,7 +112,7 @@ def _join(parts):
 
 
 class _Settings(NamedTuple):
-    """What the loop keeps and writes, beside the job (see :func:`run_loop`)."""
+    """What the loop keeps and writes, beside the job (see `run_loop`)."""
 
     keep: np.ndarray | None  # prefixes whose metrics are kept (None: all)
     record: bool
@@ -204,7 +204,7 @@ class _Loop:
         )
 
     def _split_into_groups(self, carry) -> None:
-        """A batch runs as groups of runs, each a compiled call of its own (:func:`run_groups`)."""
+        """A batch runs as groups of runs, each a compiled call of its own (`run_groups`)."""
         if self.job.batched:
             per_run = sum(leaf[0].nbytes for leaf in jax.tree_util.tree_leaves((carry, self.game_arrays)))
             groups = run_groups(len(self.job.games), per_run, self.update.name, self.group_size)
