@@ -7,6 +7,7 @@ in the property tests that use `examples`. README.md says what each mode takes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -56,6 +57,21 @@ def pytest_collection_modifyitems(config, items):
     if long:
         config.hook.pytest_deselected(items=long)
         items[:] = [item for item in items if not item.get_closest_marker("full")]
+
+
+def interrupting_progress(after: int):
+    """A stand-in for the command line's ``iteration_progress`` that interrupts the run, as Ctrl-C
+    would, once ``after`` iterations are done (patch ``markovgames.cli._run.iteration_progress``)."""
+
+    @contextlib.contextmanager
+    def progress(total, description, enabled):
+        def advance(done):
+            if done >= after:
+                raise KeyboardInterrupt
+
+        yield advance
+
+    return progress
 
 
 def make_random_game(seed: int, num_players: int, horizon: int, num_states: int, num_actions, initial_state=0):

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import make_random_game
+from conftest import interrupting_progress, make_random_game
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
 from markovgames.evaluation import nash_gap
@@ -81,7 +81,6 @@ def test_zero_sum_last_iterate_value_lies_within_its_nash_gaps_of_the_game_value
 
 
 def test_the_command_line_writes_the_last_iterate_and_resumes_it(tmp_path, monkeypatch):
-    import contextlib
 
     from markovgames.cli import _run as cli_run
 
@@ -104,16 +103,8 @@ def test_the_command_line_writes_the_last_iterate_and_resumes_it(tmp_path, monke
         "500",
     ]
 
-    @contextlib.contextmanager
-    def interrupted(total, description, enabled):
-        def advance(done):
-            if done >= 1500:
-                raise KeyboardInterrupt
-
-        yield advance
-
     with monkeypatch.context() as patch:
-        patch.setattr(cli_run, "iteration_progress", interrupted)
+        patch.setattr(cli_run, "iteration_progress", interrupting_progress(1500))
         assert main(args) == 130
     assert (staging_directory(out) / "state.npz").exists()
     assert main(args + ["--resume"]) == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -13,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import make_paper_game
+from conftest import interrupting_progress, make_paper_game
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
 from markovgames.experiments import load_run_directory, staging_directory
@@ -23,15 +22,7 @@ class _Stop(Exception):
     pass
 
 
-@contextlib.contextmanager
-def _interrupted_at_500(total, description, enabled):
-    """A progress bar that interrupts the run (as Ctrl-C) once 500 iterations are done."""
-
-    def advance(done):
-        if done >= 500:
-            raise KeyboardInterrupt
-
-    yield advance
+_interrupted_at_500 = interrupting_progress(500)
 
 
 def _stop_after(limit):
@@ -202,7 +193,6 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
 def _interrupted_cli_run(tmp_path, monkeypatch, algorithm="smooth_ce"):
     """A CLI run interrupted after 600 of 2000 iterations, its state saved every 100: the
     arguments and the staging directory."""
-    import contextlib
 
     from markovgames.cli import _run as cli_run
 
@@ -222,16 +212,8 @@ def _interrupted_cli_run(tmp_path, monkeypatch, algorithm="smooth_ce"):
         "--quiet",
     ]
 
-    @contextlib.contextmanager
-    def interrupted(total, description, enabled):
-        def advance(done):
-            if done >= 600:
-                raise KeyboardInterrupt
-
-        yield advance
-
     with monkeypatch.context() as patch:
-        patch.setattr(cli_run, "iteration_progress", interrupted)
+        patch.setattr(cli_run, "iteration_progress", interrupting_progress(600))
         assert main(args) == 130
     staging = staging_directory(out)
     assert (staging / "state.npz").exists()
