@@ -141,7 +141,8 @@ def test_cli_resume_refused_for_a_changed_game_keeps_the_saved_state(tmp_path, m
 
 def test_cli_sigterm_is_an_interruption(tmp_path):
     """SIGTERM ends a run as Ctrl-C does, with its own exit status 143 (128 + SIGTERM): the saved
-    state kept for ``--resume``; a run without saved state leaves no partial directory behind."""
+    state kept for ``--resume``; a run without saved state leaves no partial directory behind.
+    (T = 10^6: long enough, about a second, that the signal arrives before the run ends.)"""
     for checkpointed in (True, False):
         out = tmp_path / f"run{checkpointed}"
         args = [
@@ -151,7 +152,7 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
             "--algorithm",
             "smooth_ce",
             "-T",
-            "300000",
+            "1000000",
             "--out",
             str(out),
             "--quiet",
@@ -178,7 +179,7 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
         "--algorithm",
         "smooth_ce",
         "-T",
-        "300000",
+        "1000000",
         "--out",
         str(tmp_path / "runTrue"),
         "--quiet",

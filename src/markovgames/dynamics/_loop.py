@@ -138,6 +138,7 @@ class _Loop:
         self.lead = (len(job.games),) if job.batched else ()
         self.group_size = group_size
         self.metrics: _Rows | None = None  # the per-prefix metrics drained so far
+        self.sink: MemoryTrajectory | FileTrajectory | None = None
         self.last: list[np.ndarray] = []
         self.executables: dict = {}
         self.compile_time = 0.0
@@ -261,7 +262,7 @@ class _Loop:
             self.metrics.append(out["metrics"])
         if "last_iterate" in out:
             self.last.append(out["last_iterate"])
-        if record_chunk:
+        if record_chunk and self.sink is not None:
             first_kept = self.settings.first_kept
             skip = max(first_kept - 1 - chunk_done, 0)  # leading rows of this chunk before the suffix
             row = chunk_done + skip - (first_kept - 1)  # their destination row in the kept arrays
@@ -302,6 +303,8 @@ class _Loop:
         """The per-prefix metrics (assembled where the value update records them per stage),
         checked finite, and the rest of what the loop produced."""
         job = self.job
+        if isinstance(self.sink, FileTrajectory):
+            self.sink.flush_in_background()  # while the metrics are assembled
         carry = _join(self.carry_parts)
         residual = self.update.identity_residual(carry)
         residual = None if residual is None else np.asarray(residual)
@@ -371,6 +374,11 @@ def run_loop(
     start_wall = time.perf_counter()
     loop = _Loop(job, _Settings(keep, record, trajectory_dir, first_kept, last_iterate), state, group_size, progress)
     with precision(job.dtype):
-        loop.start()
-        loop.run(plan)
-        return loop.finish(start_wall)
+        try:
+            loop.start()
+            loop.run(plan)
+            return loop.finish(start_wall)
+        except BaseException:
+            if isinstance(loop.sink, FileTrajectory):
+                loop.sink.abandon()  # no write may go on after the run has failed
+            raise
