@@ -254,12 +254,13 @@ def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
 def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
     """On small games the loops run in blocks whose outputs fit XLA's sequential path
     (``_value_update.sequential_block``); with blocking off they must give the same numbers, for
-    chunks that are not a whole number of blocks, stages cut by chunks, a kept suffix of the
-    trajectory and last-iterate evaluation at scattered prefixes."""
+    chunks cut into blocks (36 iterations: blocks of 6) and a chunk that cannot be (13, a prime:
+    one plain loop), stages cut by chunks, a kept suffix of the trajectory and last-iterate
+    evaluation at scattered prefixes."""
     from markovgames.dynamics import _engine, _value_update
 
     game = make_paper_game()
-    kwargs = dict(T=301, eta=0.3, chunk_size=37, last_iterate=[1, 2, 36, 37, 38, 150, 301])
+    kwargs = dict(T=301, eta=0.3, chunk_size=36, last_iterate=[1, 2, 35, 36, 37, 150, 301])
 
     def both():
         return run(game, algorithm, **kwargs), run(game, algorithm, trajectory_tolerance=0.2, **kwargs)
@@ -278,3 +279,27 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
         for x, y in zip(a.policies, b.policies, strict=True):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 12, 13, 16, 36, 97, 100])
+def test_blocked_scan_is_the_plain_scan(size):
+    """`blocked_scan` runs the same iterations in the same order as ``lax.scan``, whatever the
+    length: blocks of a divisor of it (12, 16, 36, 100), or one plain loop (primes, 1, 2)."""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics._loop import precision
+    from markovgames.dynamics._value_update import blocked_scan
+
+    def step(c, x):
+        c = jnp.sin(c) * x + c * c / (1.0 + x)  # not associative: a changed order would show
+        return c, (c, x * c)
+
+    with precision("float64"):
+        xs = jnp.linspace(0.1, 0.9, size, dtype=jnp.float64)
+        want = jax.lax.scan(step, jnp.float64(0.3), xs)
+        assert want[0].dtype == jnp.float64
+        for block in (1, 4, 8, 16):
+            got = blocked_scan(step, jnp.float64(0.3), xs, block)
+            for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -110,14 +110,25 @@ def _compiler_options() -> dict:
     """
     if jax.default_backend() != "cpu":
         return {}
-    wanted = {"xla_cpu_enable_concurrency_optimized_scheduler": False, "xla_cpu_experimental_ynn_fusion_type": ""}
-    return {key: value for key, value in wanted.items() if _option_supported(key, value)}
+    return dict(
+        _supported_options(
+            (("xla_cpu_enable_concurrency_optimized_scheduler", False), ("xla_cpu_experimental_ynn_fusion_type", ""))
+        )
+    )
 
 
 @cache
-def _option_supported(key: str, value) -> bool:
+def _supported_options(wanted: tuple[tuple[str, object], ...]) -> tuple[tuple[str, object], ...]:
+    """The options of ``wanted`` this jaxlib accepts: all of them in one probe where it knows
+    them all (one small compilation per process), else each probed alone."""
+    if _accepts(dict(wanted)):
+        return wanted
+    return tuple((key, value) for key, value in wanted if _accepts({key: value}))
+
+
+def _accepts(options: dict) -> bool:
     try:
-        jax.jit(lambda x: x + 1, compiler_options={key: value}).lower(1.0).compile()
+        jax.jit(lambda x: x + 1, compiler_options=options).lower(1.0).compile()
     except Exception:  # noqa: BLE001 - any refusal means "not supported here"
         return False
     return True

@@ -83,7 +83,8 @@ def device_game(games: Sequence[MarkovGame], etas: Sequence[float], dtype: str, 
     np_dtype = DTYPES[dtype]
 
     def stack(xs):
-        return jnp.asarray(np.stack(xs)) if batched else jnp.asarray(xs[0])
+        # A transfer, not jnp.asarray: that compiles a small program per shape and dtype.
+        return jax.device_put(np.stack(xs) if batched else np.asarray(xs[0]))
 
     if games[0].is_sparse:
         # A batch may mix successor counts: shorter rows are padded (exact, probability 0).
@@ -151,8 +152,12 @@ class _Loop:
         self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
         self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
+        # Built on the host and transferred: an eager jnp operation would compile a small
+        # program for every shape (a noticeable part of a short command's time).
+        carry = jax.tree_util.tree_map(np.asarray, carry)
         if job.batched:
-            carry = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (len(job.games), *x.shape)).copy(), carry)
+            carry = jax.tree_util.tree_map(lambda x: np.broadcast_to(x, (len(job.games), *x.shape)).copy(), carry)
+        carry = jax.device_put(carry)
         saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
         if self.update.per_iteration_metrics:
@@ -160,7 +165,7 @@ class _Loop:
             self.metrics = _Rows((*self.lead, rows, 3, self.num_players), self.axis_t, self.np_dtype)
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
-            carry = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(leaf) for leaf in saved.leaves])
+            carry = jax.tree_util.tree_unflatten(treedef, [jax.device_put(leaf) for leaf in saved.leaves])
             self.done = saved.done
             if saved.metrics is not None and self.metrics is not None:
                 self.metrics.append(saved.metrics)
