@@ -10,6 +10,8 @@ and the cost of every prefix's metrics against checkpoints only.
 * **every prefix against checkpoints only** (library, one process): ``run(game, ALG, T,
   record_trajectory=False)`` (every prefix's metrics) against the same with ``checkpoints=[T]``,
   interleaved, best of ``--repeats`` each, after compiling calls: the ratio of the two times.
+* with ``--in-process``, the default run also through ``markovgames.cli.main`` in this process
+  (the same command without the process's start-up and exit).
 
 The targets (marginal it/s of the default run) hold for every composition: at least 0.5M for a
 swap-regret learner with the smooth update (``smooth_ce`` = ``bm-logbarrier+smooth``), 1M for an
@@ -19,7 +21,7 @@ time. ``--all-compositions`` measures every built-in ``LEARNER+UPDATE`` against 
 
 Usage::
 
-    python benchmarks/bench_cli.py [--repeats 5] [--all-compositions] [--json out.json]
+    python benchmarks/bench_cli.py [--repeats 5] [--all-compositions] [--in-process] [--json out.json]
 """
 
 from __future__ import annotations
@@ -104,6 +106,31 @@ def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) 
     }
 
 
+def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large: int) -> dict:
+    """The same command through ``markovgames.cli.main`` in this process (no start-up, no exit):
+    best of ``repeats`` after one call of each T, the run directory written fresh each time."""
+    from markovgames.cli import main as cli_main
+
+    def once(T: int, tag: str) -> float:
+        out = Path(cwd) / "runs" / f"{algorithm}-{T}-{tag}"
+        args = ["run", "--game", "paper", "--algorithm", algorithm, "-T", str(T), "--out", str(out), "--quiet"]
+        start = time.perf_counter()
+        if cli_main(args) != 0:
+            raise RuntimeError(f"markovgames {' '.join(args)} failed")
+        return time.perf_counter() - start
+
+    times = {}
+    for T in (small, large):
+        once(T, "warm")
+        times[T] = min(once(T, str(i)) for i in range(repeats))
+    shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
+    return {
+        "time_small_s": times[small],
+        "time_large_s": times[large],
+        "marginal_it_s": (large - small) / (times[large] - times[small]),
+    }
+
+
 def prefix_cost(algorithm: str, T: int, repeats: int) -> dict:
     from markovgames.dynamics import run
     from markovgames.games import paper_game
@@ -133,6 +160,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--library-T", type=int, default=1_000_000, help="iterations of the every-prefix comparison")
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
     parser.add_argument("--all-compositions", action="store_true", help="every built-in LEARNER+UPDATE instead")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="also measure the default run through markovgames.cli.main in this process (no start-up or exit)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.all_compositions:
@@ -142,6 +174,10 @@ def main(argv=None) -> dict:
         env = dict(os.environ, MARKOVGAMES_CACHE_DIR=str(Path(tmp) / "cache"))
         results["startup_s"] = startup(args.repeats, env, tmp)
         results["default_run"] = {a: default_run(a, args.repeats, env, tmp, args.small_T, args.large_T) for a in args.algorithms}
+        if args.in_process:
+            results["default_run_in_process"] = {
+                a: default_run_in_process(a, args.repeats, tmp, args.small_T, args.large_T) for a in args.algorithms
+            }
     results["every_prefix"] = {a: prefix_cost(a, args.library_T, args.repeats) for a in args.algorithms}
     print("| start-up | seconds |\n|---|---:|")
     for label, seconds in results["startup_s"].items():
@@ -154,6 +190,13 @@ def main(argv=None) -> dict:
         target = target_it_s(a)
         met = "met" if r["marginal_it_s"] >= target else "not met"
         print(f"| {a} | {r['time_small_s']:.2f} | {r['time_large_s']:.2f} | {r['marginal_it_s']:,.0f} | {target:,.0f} ({met}) |")
+    for a, r in results.get("default_run_in_process", {}).items():
+        target = target_it_s(a)
+        met = "met" if r["marginal_it_s"] >= target else "not met"
+        print(
+            f"| {a} (in one process) | {r['time_small_s']:.3f} | {r['time_large_s']:.3f} | {r['marginal_it_s']:,.0f} | "
+            f"{target:,.0f} ({met}) |"
+        )
     print(f"\n| library, T = {args.library_T:.0e} | every prefix it/s | checkpoint only it/s | cost |\n|---|---:|---:|---:|")
     for a, r in results["every_prefix"].items():
         met = "met" if r["cost_ratio"] <= 1.5 else "not met"
