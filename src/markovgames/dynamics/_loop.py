@@ -152,12 +152,12 @@ class _Loop:
         self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
         self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
-        # Built on the host and transferred: an eager jnp operation would compile a small
-        # program for every shape (a noticeable part of a short command's time).
-        carry = jax.tree_util.tree_map(np.asarray, carry)
         if job.batched:
-            carry = jax.tree_util.tree_map(lambda x: np.broadcast_to(x, (len(job.games), *x.shape)).copy(), carry)
-        carry = jax.device_put(carry)
+            # Repeated on the host and transferred: an eager jnp operation would compile a small
+            # program for every shape (a noticeable part of a short command's time).
+            batch = len(job.games)
+            carry = jax.tree_util.tree_map(lambda x: np.broadcast_to(np.asarray(x), (batch, *x.shape)).copy(), carry)
+        carry = jax.device_put(carry)  # (a learner's init may give host arrays)
         saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
         if self.update.per_iteration_metrics:

@@ -43,6 +43,7 @@ from ._value_update import (
     ValueUpdate,
     at_initial_state,
     blocked_scan,
+    device_zeros,
     learner_for,
     per_player_utilities,
     sequential_block,
@@ -340,12 +341,12 @@ class SmoothUpdate(ValueUpdate):
         metrics = self.init_certify_carry(shape_key, dtype, schedule)
         return SmoothCarry(
             learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
-            prediction=tuple(np.zeros((horizon, num_states, a), dtype) for a in num_actions),
-            q=np.zeros((horizon, num_players, num_states, *num_actions), dtype),
+            prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
+            q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
             running_m=metrics.running_m,
             running_d=metrics.running_d,
             running_value=metrics.running_value,
-            identity_residual=np.zeros((), dtype),
+            identity_residual=device_zeros((), dtype),
         )
 
     def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
@@ -362,9 +363,9 @@ class SmoothUpdate(ValueUpdate):
     def init_certify_carry(self, shape_key, dtype, schedule):
         num_players, horizon, num_states, num_actions = shape_key
         return SmoothMetricsCarry(
-            running_m=tuple(np.zeros((horizon, num_states, a), dtype) for a in num_actions),
-            running_d=tuple(np.zeros((horizon, num_states, a, a), dtype) for a in num_actions),
-            running_value=np.zeros((horizon, num_players, num_states), dtype),
+            running_m=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
+            running_d=tuple(device_zeros((horizon, num_states, a, a), dtype) for a in num_actions),
+            running_value=device_zeros((horizon, num_players, num_states), dtype),
         )
 
     def certify_chunk(self, size, game, carry, sched, policies, run_axes):

@@ -38,6 +38,7 @@ from ._value_update import (
     GameArrays,
     ValueUpdate,
     at_initial_state,
+    device_zeros,
     learner_for,
     per_player_utilities,
     sequential_block,
@@ -335,8 +336,8 @@ class StageUpdate(ValueUpdate):
         built = learner_for(learner, run_axes=0)
         return self.init_certify_carry(shape_key, dtype, schedule)._replace(
             learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
-            prediction=tuple(np.zeros((horizon, num_states, a), dtype) for a in num_actions),
-            q=np.zeros((horizon, num_players, num_states, *num_actions), dtype),
+            prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
+            q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
         )
 
     def run_chunk(self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
@@ -383,16 +384,16 @@ class StageUpdate(ValueUpdate):
 
         def per_step():
             # Distinct buffers: the carry is donated to the compiled loop, and a buffer may be donated once.
-            return np.zeros((horizon, num_players, num_states), dtype)
+            return device_zeros((horizon, num_players, num_states), dtype)
 
         return StageCarry(
             learners=(),
             prediction=(),
             q=(),
-            joint_sum=np.zeros((horizon, num_states, *num_actions), dtype),
+            joint_sum=device_zeros((horizon, num_states, *num_actions), dtype),
             current=(per_step(), per_step(), per_step()),
-            stage_values=np.zeros((len(schedule.lengths) + 2, 3, num_players), dtype),
-            stage1_values=np.zeros((horizon, 3, num_players), dtype),
+            stage_values=device_zeros((len(schedule.lengths) + 2, 3, num_players), dtype),
+            stage1_values=device_zeros((horizon, 3, num_players), dtype),
         )
 
     def certify_chunk(self, size, game, carry, sched, policies, run_axes):

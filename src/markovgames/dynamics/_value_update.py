@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._small_axes import small_sum
 from ..learners import Learner, LearnerSpec
@@ -31,6 +32,7 @@ from ._tensor import others_expectation
 from ._transitions import SparseKernel
 
 __all__ = [
+    "device_zeros",
     "ValueUpdate",
     "GameArrays",
     "per_player_utilities",
@@ -79,6 +81,12 @@ def at_initial_state(x, initial_state, run_axes: int):
     # A masked sum rather than a gather: elementwise over the runs, so it vectorises.
     mask = jnp.arange(x.shape[1])[:, None] == initial_state[None, :]  # (S, R)
     return small_sum(jnp.where(mask, x, 0.0), 1)
+
+
+def device_zeros(shape: tuple[int, ...], dtype) -> jax.Array:
+    """Zeros on the device, made on the host and transferred: ``jnp.zeros`` outside a compiled
+    function compiles a small program for every shape, which a short command notices."""
+    return jax.device_put(np.zeros(shape, dtype))
 
 
 def sequential_block(game: GameArrays, carry, per_iteration_bytes: int) -> int:
