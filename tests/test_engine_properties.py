@@ -30,7 +30,7 @@ def _assert_on_simplex(policies, atol=1e-12):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_policies_on_simplex_and_certified_gap_order(algorithm, seed, eta, optimistic):
     game = make_random_game(seed, 2, 2, 2, (2, 3))
-    result = run(game, algorithm, T=40, eta=eta, optimistic=optimistic)
+    result = run(game, algorithm, T=20, eta=eta, optimistic=optimistic)  # (as test_theory_rates_match_reference)
     _assert_on_simplex(result.policies)
     for arr in (result.value, result.certified_ce_bound, result.certified_cce_bound):
         assert np.all(np.isfinite(arr))
@@ -56,8 +56,8 @@ def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
     game = make_random_game(11, 2, 2, 2, (3, 2))
     perm = np.array([2, 0, 1])  # new action k is old action perm[k] for player 0
     permuted = MarkovGame(game.rewards[:, :, :, perm, :], game.transitions[:, :, perm, :, :])
-    a = run(game, algorithm, T=30, eta=0.5)
-    b = run(permuted, algorithm, T=30, eta=0.5)
+    a = run(game, algorithm, T=14, eta=0.5)  # (the shape and T of other tests: compiled once)
+    b = run(permuted, algorithm, T=14, eta=0.5)
     np.testing.assert_allclose(b.policies[0], a.policies[0][..., perm], atol=1e-12)
     np.testing.assert_allclose(b.policies[1], a.policies[1], atol=1e-12)
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
@@ -85,7 +85,7 @@ def test_smooth_cce_on_a_matrix_game_reduces_to_linearly_weighted_optimistic_hed
     rng = np.random.default_rng(5)
     payoff = rng.random((2, 3, 2))  # [player, a, b]
     game = MarkovGame(payoff[None, :, None], np.ones((1, 1, 3, 2, 1)))
-    eta, T = 0.9, 40
+    eta, T = 0.9, 30  # (the shape and T of test_each_learner_reduces_to_its_textbook_form: compiled once)
     result = run(game, "smooth_cce", T=T, eta=eta)
     x, y = np.full(3, 1 / 3), np.full(2, 1 / 2)
     cum_x, cum_y = np.zeros(3), np.zeros(2)
@@ -231,15 +231,15 @@ def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
     from markovgames.dynamics import _engine, _smooth
 
     games = [make_paper_game(), make_random_game(11, 3, 3, 2, (2, 3, 2))]
-    per_step = [run(g, algorithm, T=150, eta=0.3) for g in games]
-    batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
+    per_step = [run(g, algorithm, T=200, eta=0.3) for g in games]
+    batch = run_batch(games[1], algorithm, T=200, etas=[0.3, 0.1], record_trajectory=True)
     assert _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
     _engine.compiled_chunk.cache_clear()
     try:
         assert not _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
-        scanned = [run(g, algorithm, T=150, eta=0.3) for g in games]
-        scanned_batch = run_batch(games[1], algorithm, T=150, etas=[0.3, 0.1], record_trajectory=True)
+        scanned = [run(g, algorithm, T=200, eta=0.3) for g in games]
+        scanned_batch = run_batch(games[1], algorithm, T=200, etas=[0.3, 0.1], record_trajectory=True)
     finally:
         _engine.compiled_chunk.cache_clear()
     for a, b in [*zip(per_step, scanned, strict=True), (batch, scanned_batch)]:
