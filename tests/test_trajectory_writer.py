@@ -90,3 +90,40 @@ def test_a_failed_run_stops_the_writer_thread(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run(make_paper_game(), "stage_cce", T=60, eta=0.2, chunk_size=10, trajectory_dir=tmp_path / "t", progress=stop)
     assert not any(t.name.startswith("markovgames-trajectory") and t.is_alive() for t in threading.enumerate())
+
+
+def _npy_with_header(path, header: str) -> None:
+    """A .npy file (format 1.0) whose header dictionary is the literal text ``header``."""
+    text = header.encode("latin1")
+    text += b" " * (-(10 + len(text) + 1) % 64) + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text + b"\0" * 16)
+
+
+@pytest.mark.parametrize("reader", ["verify", "certify"])
+def test_a_header_that_makes_numpy_warn_is_refused_without_a_warning(tmp_path, reader):
+    """numpy parses a .npy header with ast.literal_eval, which warns about an invalid escape
+    sequence (a flipped byte can make one): the readers refuse such a file, and print nothing."""
+    import warnings
+
+    from markovgames._files import read_npy_header
+
+    path = tmp_path / "policy_0.npy"
+    _npy_with_header(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), 'n\\s': 0, }")
+    # numpy itself warns on this header (the case is real), then refuses its extra key.
+    with open(path, "rb") as fh, pytest.warns((SyntaxWarning, DeprecationWarning)), pytest.raises(ValueError):
+        np.lib.format.read_magic(fh)
+        np.lib.format.read_array_header_1_0(fh)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with open(path, "rb") as fh, pytest.raises(ValueError, match="the header does not parse"):
+            read_npy_header(fh)
+        if reader == "verify":
+            with pytest.raises(TrajectoryFileError, match="not a readable .npy file"):
+                FileTrajectory(tmp_path, [(2,)], np.float64, False, records=[])
+        else:
+            from markovgames.cli import main
+
+            (tmp_path / "policy_1.npy").write_bytes(path.read_bytes())
+            args = ["certify", str(tmp_path), "--game", "paper", "--value-update", "smooth", "--out", str(tmp_path / "o")]
+            assert main(args) == 2
+    assert [str(w.message) for w in caught] == []

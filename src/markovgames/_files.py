@@ -20,6 +20,7 @@ import io
 import os
 import stat
 import struct
+import warnings
 from pathlib import Path
 from typing import BinaryIO
 
@@ -117,7 +118,8 @@ def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
 
     The header's length is checked before the header is read (numpy would read, and allocate,
     as many bytes as a damaged length field says, up to 4 GiB); the header is then parsed by
-    numpy from those bytes alone. ``fh`` is left at the start of the array data.
+    numpy from those bytes alone (a warning while parsing is a refusal too). ``fh`` is left at the
+    start of the array data.
 
     Raises
     ------
@@ -144,8 +146,12 @@ def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
         raise ValueError("the header ends early")
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     try:
-        shape, fortran, dtype = read(io.BytesIO(raw + header))
-    except Exception as err:  # ValueError, SyntaxError, tokenize.TokenError, ...: a damaged header
+        # numpy parses the header with ast.literal_eval, which warns about what a damaged header
+        # may hold (an invalid escape sequence): such a header is refused, not warned about.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            shape, fortran, dtype = read(io.BytesIO(raw + header))
+    except Exception as err:  # ValueError, SyntaxError, tokenize.TokenError, a warning: a damaged header
         detail = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"the header does not parse ({detail[:200]})") from None
     return tuple(int(d) for d in shape), bool(fortran), np.dtype(dtype)

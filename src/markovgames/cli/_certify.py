@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import open_regular, read_npy_header
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -53,6 +54,8 @@ def _load_policies(directory: Path, num_players: int) -> tuple[np.ndarray, ...]:
         if not path.is_file():
             raise CliError(f"{path}: missing (the game has {num_players} players: policy_0.npy .. policy_{num_players - 1}.npy)")
         try:
+            with open_regular(path) as fh:
+                read_npy_header(fh)  # bounded, and refused rather than warned about where damaged
             out.append(np.load(path, mmap_mode="r", allow_pickle=False))
         except (ValueError, OSError) as err:
             raise CliError(f"{path}: not a readable .npy array ({err})") from None

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._errors import MarkovGamesError
+from .._files import open_regular, read_npy_header
 
 __all__ = ["MemoryTrajectory", "FileTrajectory", "TrajectoryFileError", "policy_file"]
 
@@ -206,16 +207,11 @@ class FileTrajectory:
             if not path.is_file():
                 raise TrajectoryFileError(f"{path}: missing or not a regular file; the interrupted run cannot continue")
             try:
-                with open(path, "rb") as fh:
-                    version = np.lib.format.read_magic(fh)
-                    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-                    if version not in readers:
-                        raise ValueError(f"format version {version} is not one this run writes")
-                    header = readers[version](fh, max_header_size=10_000)
+                with open_regular(path) as fh:
+                    found_shape, fortran, found_dtype = read_npy_header(fh)
                     offset = fh.tell()
-            except (ValueError, OSError, SyntaxError) as err:
+            except (ValueError, OSError) as err:
                 raise TrajectoryFileError(f"{path}: not a readable .npy file ({err})") from None
-            found_shape, fortran, found_dtype = header
             if tuple(found_shape) != shape or fortran or np.dtype(found_dtype) != self._dtype:
                 raise TrajectoryFileError(
                     f"{path}: holds {np.dtype(found_dtype)} {tuple(found_shape)}{' (Fortran order)' if fortran else ''}, "
