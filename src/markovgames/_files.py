@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # only for annotations: reading a file needs no NumPy until it is a .npy
     import numpy as np
 
+import contextlib
 import errno
 import io
 import os
@@ -26,7 +27,15 @@ from typing import BinaryIO
 
 from ._errors import MarkovGamesError
 
-__all__ = ["NotRegularFileError", "open_regular", "read_bounded", "read_limited", "FileTooLargeError", "read_npy_header"]
+__all__ = [
+    "NotRegularFileError",
+    "open_regular",
+    "read_bounded",
+    "read_limited",
+    "FileTooLargeError",
+    "read_npy_header",
+    "header_warnings_refused",
+]
 
 #: The longest ``.npy`` header accepted (numpy's own default limit for a safe load).
 MAX_NPY_HEADER = 10_000
@@ -155,3 +164,18 @@ def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:
         detail = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"the header does not parse ({detail[:200]})") from None
     return tuple(int(d) for d in shape), bool(fortran), np.dtype(dtype)
+
+
+@contextlib.contextmanager
+def header_warnings_refused():
+    """Within: a ``.npy`` header (also an ``.npz`` member's, read by ``np.load``) that makes numpy
+    warn while parsing it is refused as numpy refuses a header that does not parse (ValueError).
+
+    numpy parses headers with ``ast.literal_eval``, which warns about an invalid escape sequence
+    (``SyntaxWarning``, before Python 3.12 ``DeprecationWarning``); as errors, these make the
+    parse fail, and numpy reports that as a ValueError, which the readers already refuse.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=SyntaxWarning)
+        warnings.filterwarnings("error", category=DeprecationWarning)
+        yield

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._atomic import atomic_write
 from .._errors import MarkovGamesError
+from .._files import header_warnings_refused
 
 __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint"]
 
@@ -112,7 +113,7 @@ class StateFile:
             raise RunStateError(f"{self.path}: not a regular file")
         expected = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(template)]
         try:
-            with np.load(self.path, allow_pickle=False) as data:
+            with header_warnings_refused(), np.load(self.path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
                 if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                     raise RunStateError(f"{self.path}: not a state file of this version of markovgames")

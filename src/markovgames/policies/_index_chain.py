@@ -23,6 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._files import header_warnings_refused
 from ._index_kernel import IndexKernel
 
 __all__ = ["IndexChainPolicy"]
@@ -182,6 +183,6 @@ class IndexChainPolicy:
 
     @classmethod
     def load(cls, path) -> IndexChainPolicy:
-        with np.load(path, allow_pickle=False) as data:
+        with header_warnings_refused(), np.load(path, allow_pickle=False) as data:
             n = int(data["num_players"])
             return cls(str(data["kind"]), tuple(np.array(data[f"policy_{i}"]) for i in range(n)))

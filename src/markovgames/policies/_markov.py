@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._files import header_warnings_refused
+
 __all__ = ["MarkovCorrelatedPolicy", "DISTRIBUTION_TOLERANCE"]
 
 #: Each ``joint[h, s]`` must sum to 1 within this absolute tolerance (and be >= -tolerance).
@@ -68,5 +70,5 @@ class MarkovCorrelatedPolicy:
 
     @classmethod
     def load(cls, path) -> MarkovCorrelatedPolicy:
-        with np.load(path, allow_pickle=False) as data:
+        with header_warnings_refused(), np.load(path, allow_pickle=False) as data:
             return cls(np.array(data["joint"]), int(data["num_players"]))
