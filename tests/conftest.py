@@ -26,6 +26,25 @@ def examples(default: int, full: int) -> int:
     return full if FULL_TESTS else default
 
 
+def beyond_default_in_full(values, default):
+    """Parameter values for ``pytest.mark.parametrize``: those in ``default`` run in both modes,
+    the others only in the full mode (marked ``full``), with the same test ids in both.
+
+    A parametrisation whose cases differ only in a combination that other cases already cover
+    runs a covering subset by default (README.md, "Tests"): for the three paper algorithms,
+    ``smooth_ce`` and ``stage_cce`` are both value updates and both learners of ``smooth_cce``."""
+    return [value if value in default else pytest.param(value, marks=pytest.mark.full) for value in values]
+
+
+#: The paper's three algorithms as a parametrisation: ``smooth_cce`` only in the full mode.
+PAPER_ALGORITHMS = beyond_default_in_full(["smooth_ce", "stage_cce", "smooth_cce"], {"smooth_ce", "stage_cce"})
+
+
+def case(*values, default: bool, id: str | None = None):
+    """One case of a multi-argument parametrisation, run by default or only in the full mode."""
+    return pytest.param(*values, marks=() if default else pytest.mark.full, id=id)
+
+
 def pytest_configure(config):
     """One persistent compilation cache for the whole suite, here and in the processes the tests
     start (they inherit ``MARKOVGAMES_CACHE_DIR``), kept between sessions in pytest's cache
@@ -44,9 +63,14 @@ def pytest_configure(config):
     if setting != "off":
         import jax
 
+        from markovgames.cli._main import CACHE_MAX_BYTES
+
         jax.config.update("jax_compilation_cache_dir", setting)
-        # As the command line sets it: our loops compile in about a second, below JAX's default.
+        # As the command line sets them: our loops compile in about a second, below JAX's
+        # default; with a size limit, JAX locks the cache around each read and write, so that the
+        # parallel workers (-n) never read an entry another one is writing.
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+        jax.config.update("jax_compilation_cache_max_size", CACHE_MAX_BYTES)
 
 
 def pytest_collection_modifyitems(config, items):

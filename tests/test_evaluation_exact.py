@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reference_impl as ref
+from conftest import PAPER_ALGORITHMS
 from markovgames import MarkovGame
 from markovgames.dynamics import run
 from markovgames.evaluation import (
@@ -262,7 +263,7 @@ def test_kernel_large_T_matches_library_push_and_duality(kind, horizon):
     np.testing.assert_allclose(kernel.pull(np.ones(T)), 1.0, rtol=1e-11)
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_policy_value_matches_run_every_prefix(paper_game, algorithm):
     result = run(paper_game, algorithm, T_RUN, 0.2)
     for T in range(1, T_RUN + 1):

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import interrupting_progress, make_random_game
+from conftest import beyond_default_in_full, interrupting_progress, make_random_game
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
 from markovgames.evaluation import nash_gap
@@ -29,7 +29,13 @@ def _independent(game, policies, prefixes):
     return np.asarray(out)
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce", "bm-rm-plus+stage", "rm-plus+smooth"])
+@pytest.mark.parametrize(
+    "algorithm",
+    beyond_default_in_full(
+        ["smooth_ce", "stage_cce", "smooth_cce", "bm-rm-plus+stage", "rm-plus+smooth"],
+        {"smooth_ce", "stage_cce", "bm-rm-plus+stage", "rm-plus+smooth"},
+    ),
+)
 def test_the_loops_last_iterate_equals_an_independent_backward_induction(algorithm):
     game = make_random_game(6, 3, 3, 2, (2, 3, 2))
     prefixes = [1, 2, 3, 7, 40, 41, 200]

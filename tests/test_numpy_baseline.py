@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from numpy_loop import run_numpy  # noqa: E402
 
-from conftest import make_paper_game, make_random_game  # noqa: E402
+from conftest import PAPER_ALGORITHMS, make_paper_game, make_random_game  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
 
 TOL = 1e-10
@@ -35,7 +35,7 @@ METRICS = ("value", "certified_ce_bound", "certified_cce_bound")
 CASES = [(name, True) for name in GAMES] + [("paper", False)]
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 @pytest.mark.parametrize("name,optimistic", CASES, ids=[f"{n}-{'opt' if o else 'plain'}" for n, o in CASES])
 def test_numpy_loop_matches_engine(name, optimistic, algorithm):
     game, T, eta = GAMES[name]

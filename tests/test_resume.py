@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import interrupting_progress, make_paper_game
+from conftest import PAPER_ALGORITHMS, interrupting_progress, make_paper_game
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
 from markovgames.experiments import load_run_directory, staging_directory
@@ -33,7 +33,7 @@ def _stop_after(limit):
     return progress
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_api_resume_is_bit_identical(tmp_path, algorithm):
     game = make_paper_game()
     full = run(game, algorithm, T=700, trajectory_dir=tmp_path / "full")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from conftest import PAPER_ALGORITHMS, examples
 from markovgames.dynamics import run, run_batch
 from markovgames.games import (
     GameFileError,
@@ -208,7 +208,7 @@ def test_sparse_npz_wrong_successor_dtype(tmp_path):
 
 
 # ---------------------------------------------------------------------------- engine
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 @pytest.mark.parametrize("optimistic", [True, False])
 def test_engine_dense_equals_sparse(algorithm, optimistic):
     sparse = _sparse_game()

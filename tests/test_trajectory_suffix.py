@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import PAPER_ALGORITHMS
 from markovgames.dynamics import IndexKernel, run, run_batch, trajectory_suffix
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value
 from markovgames.games import random_game
@@ -66,7 +67,7 @@ def test_bounds_and_tolerance_checks():
         run(random_game(2, 2, 2, 2, seed_or_rng=0), "smooth_ce", T=10, record_trajectory=False, trajectory_tolerance=0.1)
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "smooth_cce"])
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_kept_rows_are_the_full_runs_rows_and_bounds_hold(algorithm, tmp_path):
     game = random_game(2, 3, 2, 2, seed_or_rng=11)
     T = 2400
