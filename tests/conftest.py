@@ -31,7 +31,7 @@ def beyond_default_in_full(values, default):
     the others only in the full mode (marked ``full``), with the same test ids in both.
 
     A parametrisation whose cases differ only in a combination that other cases already cover
-    runs a covering subset by default (README.md, "Tests"): for the three paper algorithms,
+    runs a covering subset by default (CONTRIBUTING.md, "Tests"): for the three paper algorithms,
     ``smooth_ce`` and ``stage_cce`` are both value updates and both learners of ``smooth_cce``."""
     return [value if value in default else pytest.param(value, marks=pytest.mark.full) for value in values]
 

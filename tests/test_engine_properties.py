@@ -11,8 +11,6 @@ from conftest import PAPER_ALGORITHMS, make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import run, run_batch
 
-ALGORITHMS = PAPER_ALGORITHMS
-
 
 def _assert_on_simplex(policies, atol=1e-12):
     for pol in policies:
@@ -21,7 +19,7 @@ def _assert_on_simplex(policies, atol=1e-12):
 
 
 # One shape per algorithm keeps compilation to a minimum; hypothesis varies the numbers.
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 @given(
     seed=st.integers(0, 2**31 - 1),
     eta=st.sampled_from([1e-4, 0.01, 0.2, 3.0, 100.0, 1e3]),
@@ -51,7 +49,7 @@ def test_extreme_rewards_keep_policies_valid():
             _assert_on_simplex(run(game, algorithm, T=50, eta=1e3).policies)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
     game = make_random_game(11, 2, 2, 2, (3, 2))
     perm = np.array([2, 0, 1])  # new action k is old action perm[k] for player 0
@@ -64,7 +62,7 @@ def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
         np.testing.assert_allclose(getattr(b, field), getattr(a, field), atol=1e-12)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_swapping_players_swaps_everything(algorithm):
     game = make_random_game(12, 2, 2, 3, (2, 3))
     swapped = MarkovGame(
@@ -109,7 +107,7 @@ def test_smooth_cce_on_a_matrix_game_reduces_to_linearly_weighted_optimistic_hed
     np.testing.assert_allclose(result.value[-1, 0], w @ vals, atol=1e-12)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_single_index_certified_bounds_are_best_responses(algorithm):
     # After T' = 1 the output policy is the product policy pi^1 (uniform): the certified CCE
     # bound is the best-response value against uniform opponents (backward induction here).
@@ -124,7 +122,7 @@ def test_single_index_certified_bounds_are_best_responses(algorithm):
         assert result.certified_cce_bound[0, i] == pytest.approx(v[game.initial_state], abs=1e-12)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_batch_equals_single_runs(algorithm):
     games = [make_random_game(s, 3, 2, 2, (2, 2, 2)) for s in (31, 32)]
     etas = [0.1, 0.9]
@@ -138,7 +136,7 @@ def test_batch_equals_single_runs(algorithm):
             np.testing.assert_allclose(getattr(single, field), getattr(other, field), atol=1e-12)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_chunking_and_trajectory_files_do_not_change_results(algorithm, tmp_path):
     game = make_paper_game()
     whole = run(game, algorithm, T=100, eta=0.2)
@@ -157,7 +155,7 @@ def test_smooth_identity_holds_inside_the_run(algorithm):
     assert result.identity_residual < 1e-12
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_float32_is_close_to_float64(algorithm):
     # Measured error of the float32 path on the paper's game (documented tolerance 1e-4).
     game = make_paper_game()
@@ -190,7 +188,7 @@ def test_bad_arguments_raise_clear_errors():
         run_batch([game, make_random_game(0, 2, 2, 3, (2, 2))], "smooth_ce", T=5)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
     game = make_paper_game()
     full = run(game, algorithm, T=90, eta=0.2)
@@ -205,7 +203,7 @@ def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
         run(game, algorithm, T=10, checkpoints=[11])
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_batch_groups_do_not_change_results(algorithm, tmp_path):
     """A batch split into groups of compiled calls (uneven last group) equals one call, and each run equals its single run."""
     games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
