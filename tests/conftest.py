@@ -48,29 +48,36 @@ def case(*values, default: bool, id: str | None = None):
 def pytest_configure(config):
     """One persistent compilation cache for the whole suite, here and in the processes the tests
     start (they inherit ``MARKOVGAMES_CACHE_DIR``), kept between sessions in pytest's cache
-    directory (``.pytest_cache/d/jax-compilation``; ``pytest --cache-clear`` empties it).
+    directory (``.pytest_cache/d/jax-compilation-locked``; ``pytest --cache-clear`` empties it).
 
     Compiling is most of the suite's time: a loop compiles once, not once per test or command,
     and a second session reuses the first one's programs (README.md gives both times). The
     programs are the ones the tests would compile; the cache only skips compiling them again.
     A ``MARKOVGAMES_CACHE_DIR`` already set is kept (``off`` measures a suite that compiles
-    everything); tests of the cache, and of commands that must compile, set their own."""
+    everything); tests of the cache, and of commands that must compile, set their own.
+
+    The suite's own directory has a size limit, here and in the processes the tests start
+    (``JAX_COMPILATION_CACHE_MAX_SIZE``): with one, JAX locks the cache around each read and
+    write, so that the parallel workers (``-n``) never read an entry another one is still writing
+    (JAX would warn and compile again). JAX then keeps an access-time file beside each entry and
+    fails to write into a directory with entries that have none, such as one the command line
+    filled: so the limit is set only for the suite's own directory, whose name is new with it."""
     setting = os.environ.get("MARKOVGAMES_CACHE_DIR")
     if setting is None:
         cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
-        directory = cache.mkdir("jax-compilation") if cache is not None else Path(tempfile.mkdtemp(prefix="markovgames-jax-"))
+        directory = (
+            cache.mkdir("jax-compilation-locked") if cache is not None else Path(tempfile.mkdtemp(prefix="markovgames-jax-"))
+        )
         setting = os.environ["MARKOVGAMES_CACHE_DIR"] = str(directory)
+        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(4 * 2**30)
     if setting != "off":
         import jax
 
-        from markovgames.cli._main import CACHE_MAX_BYTES
-
         jax.config.update("jax_compilation_cache_dir", setting)
-        # As the command line sets them: our loops compile in about a second, below JAX's
-        # default; with a size limit, JAX locks the cache around each read and write, so that the
-        # parallel workers (-n) never read an entry another one is writing.
+        # As the command line sets it: our loops compile in about a second, below JAX's default.
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
-        jax.config.update("jax_compilation_cache_max_size", CACHE_MAX_BYTES)
+        if "JAX_COMPILATION_CACHE_MAX_SIZE" in os.environ:  # (read by JAX only when it is imported)
+            jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -188,15 +188,3 @@ def test_reproduce_writes_identical_data(tmp_path):
 
     assert report(a / "REPORT.md") == report(b / "REPORT.md")
     assert any(line.startswith("Produced by markovgames") for line in (a / "REPORT.md").read_text().splitlines())
-
-
-def test_the_compilation_cache_is_shared_under_a_lock(tmp_path):
-    """Commands keep their compiled loops in the cache directory and read and write it under
-    JAX's file lock (taken because the cache has a size limit), so that a sweep's workers or two
-    commands never read an entry another is still writing."""
-    _cli(tmp_path, "run", "--game", "paper", "--algorithm", "stage_cce", "-T", "50", "--out", "A")
-    cache = tmp_path / "jax-cache"
-    names = [p.name for p in cache.iterdir()]
-    assert ".lockfile" in names
-    entries = [n for n in names if n.endswith("-cache")]
-    assert entries and all(n.removesuffix("-cache") + "-atime" in names for n in entries)

@@ -122,16 +122,11 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     return (MarkovGamesError, ValueError, OSError)
 
 
-#: The compilation cache's size limit: the least recently used programs are dropped beyond it.
-CACHE_MAX_BYTES = 2 * 2**30
-
-
 def _enable_compilation_cache() -> None:
     """Keep compiled loops on disk so that a second identical command does not compile again.
 
     The directory is ``$MARKOVGAMES_CACHE_DIR`` or ``$XDG_CACHE_HOME/markovgames/jax`` (default
-    ``~/.cache/markovgames/jax``), at most `CACHE_MAX_BYTES` (the least recently used programs
-    go first); ``MARKOVGAMES_CACHE_DIR=off`` disables it. This sets JAX's
+    ``~/.cache/markovgames/jax``); ``MARKOVGAMES_CACHE_DIR=off`` disables it. This sets JAX's
     global configuration, which is ours to set in the command-line process (the library never does):
     through the environment, which JAX reads when it is imported (here, only by the commands that
     compute, and in a sweep's worker processes too), or directly where JAX is loaded already.
@@ -144,15 +139,8 @@ def _enable_compilation_cache() -> None:
         base.mkdir(parents=True, exist_ok=True)
     except OSError:
         return  # an unwritable cache only costs compile time
-    settings = {
-        "jax_compilation_cache_dir": str(base),
-        # Our loops compile in about a second; JAX's default threshold (1 s) would skip most of them.
-        "jax_persistent_cache_min_compile_time_secs": 0.2,
-        # A size limit makes JAX take a file lock around every read and write of the cache: without
-        # one, a process (a sweep's worker, a second command) can read an entry that another is
-        # still writing, and JAX then warns and compiles again. Entries are 0.1-1 MB.
-        "jax_compilation_cache_max_size": CACHE_MAX_BYTES,
-    }
+    # Our loops compile in about a second; JAX's default threshold (1 s) would skip most of them.
+    settings = {"jax_compilation_cache_dir": str(base), "jax_persistent_cache_min_compile_time_secs": 0.2}
     if "jax" in sys.modules:  # main() called in a process that has loaded JAX
         import jax
 
