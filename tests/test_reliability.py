@@ -687,3 +687,40 @@ def test_sigterm_during_the_first_compilation_is_not_a_crash(tmp_path, delay):
     assert proc.returncode == 143, (proc.returncode, err)
     assert err.strip().splitlines()[-1] == "markovgames: terminated", err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, monkeypatch, command):
+    """Python runs a signal handler wherever the main thread is, also inside a finaliser
+    (``__del__``, which the garbage collector runs, for instance while JAX compiles), and drops the
+    exception raised there ("Exception ignored"). The command must still end at its next chunk
+    of work, with exit 143 and nothing left behind, not run to the end as if no signal had come."""
+    import threading
+
+    import markovgames.dynamics as dynamics_module
+    import markovgames.experiments._reproduce as reproduce_module
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("a signal handler is installed on the main thread only")
+    swallowed = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: swallowed.append(u.exc_type))
+
+    class SignalledInItsFinaliser:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10_000):  # the handler runs here, at a loop's check for signals
+                pass
+
+    module = dynamics_module if command == "run" else reproduce_module  # where each command finds run
+    real_run = module.run
+
+    def run_signalled_in_a_finaliser(*args, **kwargs):
+        SignalledInItsFinaliser()  # collected at once: its finaliser receives the signal
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(module, "run", run_signalled_in_a_finaliser)
+    out = tmp_path / "o"
+    argv = ["run", *PAPER_RUN, "-T", "300", "--quiet"] if command == "run" else ["reproduce", "-T", "300", "--quiet"]
+    assert main([*argv, "--out", str(out)]) == 128 + signal.SIGTERM
+    assert swallowed and all(issubclass(t, KeyboardInterrupt) for t in swallowed)  # the first one was dropped
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [".o.lock"]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ._errors import command_line_message
+from ._signals import Terminated, restore, terminate_as_interrupt
 
 __all__ = ["main", "console_main", "build_parser"]
 
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     # after the work is done.
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
-    previous = _terminate_as_interrupt()
+    previous = terminate_as_interrupt()
     try:
         code = int(handler(args) or 0)
         sys.stdout.flush()  # here, so that a closed pipe is caught below rather than at exit
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as err:
         # A handler's note says what was kept, e.g. how to resume a run that saved its state.
         notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
-        if isinstance(err, _Terminated):
+        if isinstance(err, Terminated):
             print(f"markovgames: terminated{notes}", file=sys.stderr)
             return 128 + signal.SIGTERM
         print(f"markovgames: interrupted{notes}", file=sys.stderr)
@@ -254,8 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_INTERNAL
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        restore(previous)
 
 
 def _write_traceback(err: BaseException, argv: list[str]) -> str | None:
@@ -290,22 +290,3 @@ def _command_parser(parser: argparse.ArgumentParser, argv: list[str]) -> argpars
             break
         current = sub.choices[token]
     return current
-
-
-def _terminate_as_interrupt():
-    """Treat SIGTERM (``kill``, a scheduler's stop) as Ctrl-C, so that a command cleans up as
-    after an interruption (an interrupted run keeps its saved state and drops its partial files)
-    instead of dying where it stands. Returns the handler it replaced (``None`` off the main thread)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def interrupt(signum, frame):
-        raise _Terminated
-
-    return signal.signal(signal.SIGTERM, interrupt) or signal.SIG_DFL
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, cleaned up after as Ctrl-C is, then reported with its own exit status (143)."""

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from ._errors import CliError, check_output_directory
 from ._run import parse_T
+from ._signals import raise_if_terminated
 
 __all__ = ["add_reproduce_parser"]
 
@@ -56,6 +57,7 @@ def _handle(args) -> int:
     show = not args.quiet
 
     def progress(label, done, total):
+        raise_if_terminated()  # a SIGTERM whose first exception was swallowed (._signals)
         if show and done == total:
             console.print(f"  {label}: done ({total:,} {'iterations' if 'exact' not in label else 'checkpoints'})")
 

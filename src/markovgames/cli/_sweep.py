@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
+from ._signals import raise_if_terminated
 
 __all__ = ["add_sweep_parser", "add_plot_parser", "add_summarize_parser"]
 
@@ -74,10 +75,11 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _sweep_progress(enabled: bool) -> Iterator[Callable | None]:
-    """A rich display of runs done / total and the latest batch's gap; silent off a terminal."""
+def _sweep_progress(enabled: bool) -> Iterator[Callable]:
+    """A rich display of runs done / total and the latest batch's gap; silent off a terminal.
+    Shown or not, the update raises a SIGTERM whose first exception was swallowed (`._signals`)."""
     if not enabled or not sys.stdout.isatty():
-        yield None
+        yield lambda p: raise_if_terminated()
         return
     from rich.console import Console
     from rich.progress import (
@@ -102,6 +104,7 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable | None]:
         task = bar.add_task("sweep", total=None, batches="", latest="")
 
         def update(p) -> None:
+            raise_if_terminated()
             latest = ""
             if p.latest is not None:
                 lt = p.latest
