@@ -3,18 +3,24 @@
 The other version is a git revision (``--base``, default ``HEAD~1``) checked out into a temporary
 directory with ``git worktree``; each round runs every workload once in a fresh process per
 version, alternating which version goes first, so both see the same background load. A workload
-process imports its version (``PYTHONPATH``), compiles with an untimed call, then reports the
-best of ``--repeats`` timed calls (wall and process CPU time). The report is the best over rounds
-per version and the ratio this tree / base (above 1: this tree is faster).
+process imports its version (``PYTHONPATH``), compiles with a first call (its ``compile_time_s``
+is the compile time reported), then reports the best of ``--repeats`` timed calls (wall and
+process CPU time). The report is the best over rounds per version and the ratio this tree / base
+(above 1: this tree is faster, or compiles faster).
 
-Workloads (the paper's game, eta = 0.2, float64; metrics of every prefix always on):
+Workloads (eta = 0.2, float64; metrics of every prefix always on), ``KIND:ALG``:
 
-* ``single:ALG``: ``run(game, ALG, T)`` with the trajectory kept in memory (``--T``);
-* ``batch:ALG``: ``run_batch(game, ALG, --batch-T, etas=[0.2] * 64)``.
+* ``single:ALG``: ``run(paper_game(), ALG, --T)`` with the trajectory kept in memory;
+* ``batch:ALG``: ``run_batch(paper_game(), ALG, --batch-T, etas=[0.2] * 64)``;
+* ``three:ALG``: ``run`` on ``random_game(3, 3, 4, (2, 3, 2), seed_or_rng=1)`` (three players), ``--T`` / 10;
+* ``medium:ALG``: ``run`` on ``random_game(3, 5, 20, (4, 4, 4), seed_or_rng=2024)``, ``--medium-T``;
+* ``sparse:ALG``: ``run`` on ``random_game(2, 4, 500, (3, 3), seed_or_rng=0, num_successors=4)``
+  (sparse transitions), ``--medium-T``.
 
 Usage::
 
     python benchmarks/ab.py --base b12ce8f [--rounds 5] [--T 100000] [--json out.json]
+    python benchmarks/ab.py --base HEAD --workloads three:stage_cce medium:smooth_ce
 """
 
 from __future__ import annotations
@@ -29,19 +35,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
+KINDS = ("single", "batch", "three", "medium", "sparse")
 
 WORKER = r"""
 import json, sys, time
 import numpy as np
 from markovgames.dynamics import run, run_batch
-from markovgames.games import paper_game
+from markovgames.games import paper_game, random_game
 
 kind, algorithm, T, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-game = paper_game()
-if kind == "single":
-    call = lambda: run(game, algorithm, T=T, eta=0.2)
-else:
+games = {
+    "single": paper_game,
+    "batch": paper_game,
+    "three": lambda: random_game(3, 3, 4, (2, 3, 2), seed_or_rng=1),
+    "medium": lambda: random_game(3, 5, 20, (4, 4, 4), seed_or_rng=2024),
+    "sparse": lambda: random_game(2, 4, 500, (3, 3), seed_or_rng=0, num_successors=4),
+}
+game = games[kind]()
+if kind == "batch":
     call = lambda: run_batch(game, algorithm, T=T, etas=[0.2] * 64)
+else:
+    call = lambda: run(game, algorithm, T=T, eta=0.2)
 result = call()  # compiles
 assert np.all(np.isfinite(result.value))
 best_wall = best_cpu = float("inf")
@@ -49,7 +63,8 @@ for _ in range(repeats):
     w, c = time.perf_counter(), time.process_time()
     call()
     best_wall, best_cpu = min(best_wall, time.perf_counter() - w), min(best_cpu, time.process_time() - c)
-print(json.dumps({"wall": best_wall, "cpu": best_cpu, "final_value": np.asarray(result.value)[..., -1, :].tolist()}))
+final = np.asarray(result.value)[..., -1, :].tolist()
+print(json.dumps({"wall": best_wall, "cpu": best_cpu, "compile": result.compile_time_s, "final_value": final}))
 """
 
 
@@ -74,11 +89,21 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3, help="timed calls per process")
     parser.add_argument("--T", type=int, default=100_000, help="iterations of a single run")
     parser.add_argument("--batch-T", type=int, default=10_000, help="iterations of each run of a batch")
-    parser.add_argument(
-        "--workloads", nargs="+", default=[f"single:{a}" for a in ALGORITHMS] + [f"batch:{a}" for a in ALGORITHMS]
-    )
+    parser.add_argument("--medium-T", type=int, default=2_000, help="iterations of a medium or sparse game's run")
+    parser.add_argument("--workloads", nargs="+", default=[f"{k}:{a}" for k in KINDS for a in ALGORITHMS])
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers to this JSON file")
     args = parser.parse_args(argv)
+    for workload in args.workloads:
+        kind, _, algorithm = workload.partition(":")
+        if kind not in KINDS or not algorithm:
+            parser.error(f"--workloads: {workload!r} is not KIND:ALGORITHM with KIND one of {', '.join(KINDS)}")
+    iterations = {
+        "single": args.T,
+        "batch": args.batch_T,
+        "three": max(args.T // 10, 1),
+        "medium": args.medium_T,
+        "sparse": args.medium_T,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         subprocess.run(
@@ -86,16 +111,19 @@ def main(argv=None) -> dict:
         )
         try:
             trees = {"this": ROOT / "src", "base": base / "src"}
-            best: dict = {w: {v: {"wall": float("inf"), "cpu": float("inf")} for v in trees} for w in args.workloads}
+            best: dict = {
+                w: {v: {"wall": float("inf"), "cpu": float("inf"), "compile": float("inf")} for v in trees}
+                for w in args.workloads
+            }
             finals: dict = {w: {} for w in args.workloads}
             for r in range(args.rounds):
                 order = list(trees) if r % 2 == 0 else list(reversed(trees))
                 for workload in args.workloads:
                     kind, algorithm = workload.split(":")
-                    T = args.T if kind == "single" else args.batch_T
+                    T = iterations[kind]
                     for version in order:
                         m = _measure(trees[version], kind, algorithm, T, args.repeats)
-                        for key in ("wall", "cpu"):
+                        for key in ("wall", "cpu", "compile"):
                             best[workload][version][key] = min(best[workload][version][key], m[key])
                         finals[workload][version] = m["final_value"]
                 print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
@@ -104,26 +132,39 @@ def main(argv=None) -> dict:
     rows = []
     for workload in args.workloads:
         kind, algorithm = workload.split(":")
-        iterations = args.T if kind == "single" else args.batch_T * 64
+        runs = iterations[kind] * (64 if kind == "batch" else 1)
         this, base_ = best[workload]["this"], best[workload]["base"]
         rows.append(
             {
                 "workload": workload,
-                "this_it_s": iterations / this["wall"],
-                "base_it_s": iterations / base_["wall"],
+                "this_it_s": runs / this["wall"],
+                "base_it_s": runs / base_["wall"],
                 "ratio_wall": base_["wall"] / this["wall"],
                 "ratio_cpu": base_["cpu"] / this["cpu"],
+                "this_compile_s": this["compile"],
+                "base_compile_s": base_["compile"],
+                "ratio_compile": base_["compile"] / this["compile"],
                 "same_final_value": finals[workload]["this"] == finals[workload]["base"],
             }
         )
-    print(f"| workload | this it/s | base ({args.base}) it/s | ratio (wall) | ratio (CPU) | same numbers |")
-    print("|---|---:|---:|---:|---:|---|")
+    print(
+        f"| workload | this it/s | base ({args.base}) it/s | ratio (wall) | ratio (CPU) "
+        "| this compile s | base compile s | ratio (compile) | same numbers |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for row in rows:
         print(
             f"| {row['workload']} | {row['this_it_s']:,.0f} | {row['base_it_s']:,.0f} | {row['ratio_wall']:.2f}x | "
-            f"{row['ratio_cpu']:.2f}x | {'yes' if row['same_final_value'] else 'no'} |"
+            f"{row['ratio_cpu']:.2f}x | {row['this_compile_s']:.2f} | {row['base_compile_s']:.2f} | "
+            f"{row['ratio_compile']:.2f}x | {'yes' if row['same_final_value'] else 'no'} |"
         )
-    out = {"base": args.base, "rounds": args.rounds, "repeats": args.repeats, "T": args.T, "batch_T": args.batch_T, "rows": rows}
+    out = {
+        "base": args.base,
+        "rounds": args.rounds,
+        "repeats": args.repeats,
+        "iterations": iterations,
+        "rows": rows,
+    }
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return out

@@ -301,3 +301,37 @@ def test_blocked_scan_is_the_plain_scan(size):
             got = blocked_scan(step, jnp.float64(0.3), xs, block)
             for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
                 np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_compiler_options_this_jaxlib_does_not_know_are_left_out():
+    """The compiled loop's XLA options are probed: an option the installed jaxlib does not know is
+    dropped, the ones it knows are kept (a newer jaxlib that drops one still compiles the loop)."""
+    import jax
+
+    from markovgames.dynamics._engine import _supported_options
+
+    if jax.default_backend() != "cpu":
+        pytest.skip("the loop's XLA options are CPU options")
+    known = ("xla_cpu_enable_fast_math", False)  # an option every supported jaxlib knows
+    assert _supported_options((("xla_cpu_no_such_option_of_markovgames", True), known)) == (known,)
+    assert _supported_options((("xla_cpu_no_such_option_of_markovgames", True),)) == ()
+
+
+def test_the_classic_emitters_compile_only_tiny_games():
+    """A tiny game's loop (every array at most 512 bytes) compiles with XLA's classic emitters
+    (faster to compile, as fast to run); a batch or a larger game keeps the default emitters,
+    whose loops run faster there (benchmarks/README.md)."""
+    import jax
+
+    from markovgames.dynamics._engine import _size_options
+    from markovgames.dynamics._loop import device_game, precision
+
+    if jax.default_backend() != "cpu":
+        pytest.skip("the emitters are a CPU option")
+    with precision("float64"):
+        paper = device_game([make_paper_game()], [0.2], "float64", batched=False)
+        assert _size_options(paper) == {"xla_cpu_use_fusion_emitters": False}
+        assert _size_options(device_game([make_paper_game()] * 2, [0.2] * 2, "float64", batched=True)) is not None
+        assert _size_options(device_game([make_paper_game()] * 3, [0.2] * 3, "float64", batched=True)) is None
+        three = make_random_game(1, 3, 3, 4, (2, 3, 2))
+        assert _size_options(device_game([three], [0.2], "float64", batched=False)) is None

@@ -27,9 +27,9 @@ import jax
 import jax.numpy as jnp
 
 from ..learners import LearnerSpec
-from ._value_update import ValueUpdate
+from ._value_update import SEQUENTIAL_BUFFER_BYTES, GameArrays, ValueUpdate
 
-__all__ = ["compiled_chunk", "compiled_certify"]
+__all__ = ["compiled_chunk", "compiled_certify", "compile_for"]
 
 
 def _runs_last(x):
@@ -96,6 +96,29 @@ def compiled_certify(value_update: ValueUpdate, batched: bool, size: int):
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
 
 
+def compile_for(fn, game: GameArrays, *args):
+    """``fn`` (a `compiled_chunk` or `compiled_certify`) lowered and compiled for these arguments,
+    with the options their sizes call for (`_size_options`)."""
+    return fn.lower(game, *args).compile(compiler_options=_size_options(game))
+
+
+def _size_options(game: GameArrays) -> dict | None:
+    """XLA options that depend on the game's size (``game``: one compiled call's arrays).
+
+    On the CPU, for a tiny game (every array at most `SEQUENTIAL_BUFFER_BYTES`, as the paper's
+    game in a single run or a batch of two), XLA's MLIR fusion emitters are off. Such a loop body
+    is dozens of tiny kernels, each compiled on its own; the classic emitters compile it in about
+    0.6 times the time, and the loop runs about as fast (0.97-1.00x, within this machine's spread). On
+    larger games and batches the classic emitters' loops ran slower (0.66-0.95x, with a few
+    faster), so those keep the fusion emitters (benchmarks/README.md, "Compile time").
+    """
+    if jax.default_backend() != "cpu":
+        return None
+    if any(leaf.size * leaf.dtype.itemsize > SEQUENTIAL_BUFFER_BYTES for leaf in jax.tree_util.tree_leaves(game)):
+        return None
+    return dict(_supported_options((("xla_cpu_use_fusion_emitters", False),))) or None
+
+
 def _compiler_options() -> dict:
     """Per-function XLA options (the caller's global flags stay untouched); each is probed first.
 
@@ -112,7 +135,10 @@ def _compiler_options() -> dict:
         return {}
     return dict(
         _supported_options(
-            (("xla_cpu_enable_concurrency_optimized_scheduler", False), ("xla_cpu_experimental_ynn_fusion_type", ""))
+            (
+                ("xla_cpu_enable_concurrency_optimized_scheduler", False),
+                ("xla_cpu_experimental_ynn_fusion_type", ""),
+            )
         )
     )
 

@@ -26,7 +26,7 @@ from .._dtypes import DTYPES
 from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
-from ._engine import compiled_chunk
+from ._engine import compile_for, compiled_chunk
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
@@ -254,7 +254,7 @@ class _Loop:
                 self.learner, self.update, self.job.optimistic, record_chunk, self.job.batched, size, mask is not None
             )
             t0 = time.perf_counter()
-            self.executables[key] = fn.lower(game, carry, sched, mask).compile()
+            self.executables[key] = compile_for(fn, game, carry, sched, mask)
             self.compile_time += time.perf_counter() - t0
         return self.executables[key]
 
