@@ -116,7 +116,7 @@ def _size_options(game: GameArrays) -> dict | None:
         return None
     if any(leaf.size * leaf.dtype.itemsize > SEQUENTIAL_BUFFER_BYTES for leaf in jax.tree_util.tree_leaves(game)):
         return None
-    return dict(_supported_options((("xla_cpu_use_fusion_emitters", False),))) or None
+    return {key: value for key, value in _cpu_options() if key in dict(_TINY_LOOP_OPTIONS)} or None
 
 
 def _compiler_options() -> dict:
@@ -133,14 +133,17 @@ def _compiler_options() -> dict:
     """
     if jax.default_backend() != "cpu":
         return {}
-    return dict(
-        _supported_options(
-            (
-                ("xla_cpu_enable_concurrency_optimized_scheduler", False),
-                ("xla_cpu_experimental_ynn_fusion_type", ""),
-            )
-        )
-    )
+    return {key: value for key, value in _cpu_options() if key in dict(_LOOP_OPTIONS)}
+
+
+_LOOP_OPTIONS = (("xla_cpu_enable_concurrency_optimized_scheduler", False), ("xla_cpu_experimental_ynn_fusion_type", ""))
+_TINY_LOOP_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
+
+
+def _cpu_options() -> tuple[tuple[str, object], ...]:
+    """Every CPU option of the loops that this jaxlib knows, probed together (one small
+    compilation per process where it knows them all)."""
+    return _supported_options(_LOOP_OPTIONS + _TINY_LOOP_OPTIONS)
 
 
 @cache
