@@ -689,14 +689,16 @@ def test_sigterm_during_the_first_compilation_is_not_a_crash(tmp_path, delay):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("command", ["run", "reproduce"])
-def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, monkeypatch, command):
+@pytest.mark.parametrize("command", ["run", "reproduce", "evaluate"])
+def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, monkeypatch, finished_run, command):
     """Python runs a signal handler wherever the main thread is, also inside a finaliser
     (``__del__``, which the garbage collector runs, for instance while JAX compiles), and drops the
     exception raised there ("Exception ignored"). The command must still end at its next chunk
-    of work, with exit 143 and nothing left behind, not run to the end as if no signal had come."""
+    of work (iterations, or Monte Carlo episodes), with exit 143 and nothing left behind, not run
+    to the end as if no signal had come."""
     import threading
 
+    import markovgames.cli._evaluate as evaluate_module
     import markovgames.dynamics as dynamics_module
     import markovgames.experiments._reproduce as reproduce_module
 
@@ -711,16 +713,27 @@ def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, mon
             for _ in range(10_000):  # the handler runs here, at a loop's check for signals
                 pass
 
-    module = dynamics_module if command == "run" else reproduce_module  # where each command finds run
-    real_run = module.run
+    # Where each command finds the function that does its work.
+    module, name = {
+        "run": (dynamics_module, "run"),
+        "reproduce": (reproduce_module, "run"),
+        "evaluate": (evaluate_module, "monte_carlo_value"),
+    }[command]
+    real = getattr(module, name)
 
-    def run_signalled_in_a_finaliser(*args, **kwargs):
+    def signalled_in_a_finaliser(*args, **kwargs):
         SignalledInItsFinaliser()  # collected at once: its finaliser receives the signal
-        return real_run(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(module, "run", run_signalled_in_a_finaliser)
+    monkeypatch.setattr(module, name, signalled_in_a_finaliser)
     out = tmp_path / "o"
-    argv = ["run", *PAPER_RUN, "-T", "300", "--quiet"] if command == "run" else ["reproduce", "-T", "300", "--quiet"]
-    assert main([*argv, "--out", str(out)]) == 128 + signal.SIGTERM
+    if command == "evaluate":
+        argv = ["evaluate", str(_copy_run(finished_run, tmp_path)), "--monte-carlo", "1000", "--quiet"]
+    else:
+        argv = [command, *(PAPER_RUN if command == "run" else []), "-T", "300", "--quiet", "--out", str(out)]
+    assert main(argv) == 128 + signal.SIGTERM
     assert swallowed and all(issubclass(t, KeyboardInterrupt) for t in swallowed)  # the first one was dropped
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [".o.lock"]
+    if command == "evaluate":
+        assert not (tmp_path / "run" / "evaluation.json").exists()
+    else:
+        assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [".o.lock"]

@@ -32,6 +32,7 @@ from ..policies import IndexChainPolicy
 from ._errors import CliError
 from ._games import add_game_limits, check_game_limits
 from ._run import parse_T
+from ._signals import raise_if_terminated
 
 __all__ = ["add_evaluate_parser", "evaluate_run_directory"]
 
@@ -138,15 +139,23 @@ def evaluate_run_directory(
         # (seed, seed + 1, seed + 2 would share streams with the next seeds' estimates).
         value_stream, ce_stream, cce_stream = np.random.SeedSequence(seed).spawn(3)
         batch = _monte_carlo_batch(stored.game)
-        est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream, batch_size=batch)
+
+        def check(done: int) -> None:  # after each batch: a SIGTERM whose exception was swallowed (._signals)
+            raise_if_terminated()
+
+        est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream, batch_size=batch, progress=check)
         mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
         if ce_res is not None and cce_res is not None:  # both computed (exact), or neither
             i = ce_res.player
-            dev = monte_carlo_value(stored.game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch)
+            dev = monte_carlo_value(
+                stored.game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch, progress=check
+            )
             mc["ce_deviation_player"] = i
             mc["ce_deviation_value_mean"], mc["ce_deviation_value_stderr"] = float(dev.mean[i]), float(dev.stderr[i])
             j = cce_res.player
-            dev = monte_carlo_value(stored.game, policy, monte_carlo, cce_stream, cce_res.deviation, batch_size=batch)
+            dev = monte_carlo_value(
+                stored.game, policy, monte_carlo, cce_stream, cce_res.deviation, batch_size=batch, progress=check
+            )
             mc["cce_deviation_player"] = j
             mc["cce_deviation_value_mean"], mc["cce_deviation_value_stderr"] = float(dev.mean[j]), float(dev.stderr[j])
         report["monte_carlo"] = mc

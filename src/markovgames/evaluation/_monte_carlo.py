@@ -14,6 +14,7 @@ generator, so the result depends only on the seed and ``num_episodes``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +65,7 @@ def monte_carlo_value(
     deviation=None,
     *,
     batch_size: int = DEFAULT_BATCH,
+    progress: Callable[[int], None] | None = None,
 ) -> MonteCarloEstimate:
     r"""Estimate every player's value of ``policy`` (optionally with one player deviating) by simulation.
 
@@ -78,6 +80,8 @@ def monte_carlo_value(
         See [`sample_episodes`][markovgames.evaluation.sample_episodes].
     batch_size : int
         Episodes per vectorised batch.
+    progress : callable or None
+        ``progress(done)`` after each batch, with the number of episodes done so far.
 
     Returns
     -------
@@ -103,6 +107,8 @@ def monte_carlo_value(
         mean = mean + delta * (size / new_count)
         m2 = m2 + b_m2 + np.square(delta) * (count * size / new_count)
         count = new_count
+        if progress is not None:
+            progress(count)
     var = m2 / (num_episodes - 1)
     return MonteCarloEstimate(
         mean=mean,
