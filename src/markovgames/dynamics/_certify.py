@@ -143,7 +143,7 @@ def certify(
             sched = update.chunk_inputs(schedule, done, size, np_dtype)
             if size not in executables:
                 t0 = time.perf_counter()
-                executables[size] = compile_for(compiled_certify(update, False, size), game_arrays, carry, sched, chunk)
+                executables[size] = compile_for(compiled_certify(update, False, size), False, game_arrays, carry, sched, chunk)
                 compile_time += time.perf_counter() - t0
             carry, out = executables[size](game_arrays, carry, sched, chunk)
             if "metrics" in out:

@@ -96,23 +96,24 @@ def compiled_certify(value_update: ValueUpdate, batched: bool, size: int):
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
 
 
-def compile_for(fn, game: GameArrays, *args):
+def compile_for(fn, batched: bool, game: GameArrays, *args):
     """``fn`` (a `compiled_chunk` or `compiled_certify`) lowered and compiled for these arguments,
-    with the options their sizes call for (`_size_options`)."""
-    return fn.lower(game, *args).compile(compiler_options=_size_options(game))
+    with the options the run's size calls for (`_size_options`)."""
+    return fn.lower(game, *args).compile(compiler_options=_size_options(game, batched))
 
 
-def _size_options(game: GameArrays) -> dict | None:
-    """XLA options that depend on the game's size (``game``: one compiled call's arrays).
+def _size_options(game: GameArrays, batched: bool) -> dict | None:
+    """XLA options that depend on the run's size (``game``: one compiled call's arrays).
 
-    On the CPU, for a tiny game (every array at most `SEQUENTIAL_BUFFER_BYTES`, as the paper's
-    game in a single run or a batch of two), XLA's MLIR fusion emitters are off. Such a loop body
-    is dozens of tiny kernels, each compiled on its own; the classic emitters compile it in about
-    0.6 times the time, and the loop runs about as fast (0.97-1.00x, within this machine's spread). On
-    larger games and batches the classic emitters' loops ran slower (0.66-0.95x, with a few
-    faster), so those keep the fusion emitters (benchmarks/README.md, "Compile time").
+    On the CPU, for a single run of a tiny game (every array at most `SEQUENTIAL_BUFFER_BYTES`,
+    as the paper's game), XLA's MLIR fusion emitters are off. Such a loop body is dozens of tiny
+    kernels, each compiled on its own; the classic emitters compile it in about 0.6 times the
+    time, and the loop runs about as fast (0.97-1.00x, within this machine's spread). Batches and
+    larger games keep the fusion emitters: with the classic ones their loops ran slower (a batch
+    of two paper games 0.93-0.99x, of 64 0.66-0.82x, the medium game 0.71-0.79x;
+    benchmarks/README.md, "Compile time").
     """
-    if jax.default_backend() != "cpu":
+    if batched or jax.default_backend() != "cpu":
         return None
     if any(leaf.size * leaf.dtype.itemsize > SEQUENTIAL_BUFFER_BYTES for leaf in jax.tree_util.tree_leaves(game)):
         return None

@@ -254,7 +254,7 @@ class _Loop:
                 self.learner, self.update, self.job.optimistic, record_chunk, self.job.batched, size, mask is not None
             )
             t0 = time.perf_counter()
-            self.executables[key] = compile_for(fn, game, carry, sched, mask)
+            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask)
             self.compile_time += time.perf_counter() - t0
         return self.executables[key]
 
