@@ -1,7 +1,8 @@
 """Benchmark: the default test suite's wall time, with an empty compilation cache and a warm one.
 
-The README's test command, ``python -m pytest -q`` (every core, the default mode), is run twice
-per version: first with an empty compilation cache (every program compiled, as on a fresh clone
+The README's test command, ``python -m pytest -q`` (every core, the default mode; here with
+``-p no:cacheprovider``, so that a measured tree's ``.pytest_cache`` is neither read nor
+written), is run twice per version: first with an empty compilation cache (every program compiled, as on a fresh clone
 or in continuous integration), then again with the cache the first run filled. The cache is a
 new temporary directory per version (``MARKOVGAMES_CACHE_DIR``), with the size limit the suite
 sets for its own directory, so that JAX locks it for the parallel workers
