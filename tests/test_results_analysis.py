@@ -226,10 +226,25 @@ def test_summarize_and_plot_show_one_slope(study, tmp_path, monkeypatch, window)
     for s in summary:
         label = f"{s.algorithm}, eta={s.eta} [{s.runs} run{'s' if s.runs != 1 else ''}]: slope {s.slope:+.2f}"
         assert label in legends, (label, legends)
-    # The default window (the last two decades) is the same one in both too.
+
+
+def test_summarize_and_plot_share_the_default_window(study, tmp_path, monkeypatch):
+    """Without a window (the last two decades), the plot's legends give the summary's slopes."""
+    from markovgames.experiments import _sweep_plot
+
+    legends = []
+    real_save = _sweep_plot.save_figure
+
+    def capture(fig, stem, dpi=150):
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is not None:
+                legends.extend(t.get_text() for t in legend.get_texts())
+        return real_save(fig, stem, dpi)
+
+    monkeypatch.setattr(_sweep_plot, "save_figure", capture)
     default = summarize_results(study / "out")
-    legends.clear()
-    plot_sweep(study / "out", tmp_path / "figs2")
+    plot_sweep(study / "out", tmp_path / "figs")
     for s in default:
         assert f"slope {s.slope:+.2f}" in " ".join(legends)
 

@@ -208,13 +208,18 @@ def test_sparse_npz_wrong_successor_dtype(tmp_path):
 
 
 # ---------------------------------------------------------------------------- engine
+#: Every engine test below runs this many iterations of games of one shape (`_sparse_game`),
+#: so that they share their compiled loops (compiling one of these takes seconds).
+ENGINE_T = 60
+
+
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 @pytest.mark.parametrize("optimistic", [True, False])
 def test_engine_dense_equals_sparse(algorithm, optimistic):
     sparse = _sparse_game()
     dense = sparse.to_dense()
-    a = run(sparse, algorithm, T=120, eta=0.3, optimistic=optimistic)
-    b = run(dense, algorithm, T=120, eta=0.3, optimistic=optimistic)
+    a = run(sparse, algorithm, T=ENGINE_T, eta=0.3, optimistic=optimistic)
+    b = run(dense, algorithm, T=ENGINE_T, eta=0.3, optimistic=optimistic)
     for x, y in zip(a.policies, b.policies, strict=True):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
@@ -224,10 +229,12 @@ def test_engine_dense_equals_sparse(algorithm, optimistic):
 @pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce"])
 def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
     games = [_sparse_game(seed) for seed in (1, 2)]
-    batch = run_batch(games, algorithm, T=40, etas=[0.1, 0.4])
+    batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.1, 0.4])
     for k, (g, eta) in enumerate(zip(games, (0.1, 0.4), strict=True)):
-        single = run(g.to_dense(), algorithm, T=40, eta=eta, record_trajectory=False)
-        np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
+        # Against a single run of each form (the programs of test_engine_dense_equals_sparse).
+        for form in (g, g.to_dense()):
+            single = run(form, algorithm, T=ENGINE_T, eta=eta)
+            np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
     with pytest.raises(ValueError, match=r"games\[1\] has dense transitions, but games\[0\] has sparse"):
         run_batch([games[0], games[1].to_dense()], algorithm, T=5)
 
@@ -323,8 +330,8 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
 
     game = _sparse_game(seed=4, k=3)
     games = [game, _sparse_game(seed=5, k=3)]
-    small = run(game, algorithm, T=60, eta=0.3)
-    small_batch = run_batch(games, algorithm, T=60, etas=[0.3, 0.2])
+    small = run(game, algorithm, T=ENGINE_T, eta=0.3)
+    small_batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.3, 0.2])
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
     monkeypatch.setattr(_transitions, "_UNROLL_SUCCESSORS", 1)
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
@@ -333,8 +340,8 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
     monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 900)
     _engine.compiled_chunk.cache_clear()
     try:
-        large = run(game, algorithm, T=60, eta=0.3)
-        large_batch = run_batch(games, algorithm, T=60, etas=[0.3, 0.2])
+        large = run(game, algorithm, T=ENGINE_T, eta=0.3)
+        large_batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.3, 0.2])
     finally:
         _engine.compiled_chunk.cache_clear()
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
@@ -393,9 +400,11 @@ def test_to_sparse_canonicalises_and_equal_games_hash_equal():
 
 def test_batch_pads_sparse_games_with_different_successor_counts():
     a, b = _sparse_game(1, k=2), _sparse_game(2, k=3)
-    batch = run_batch([a, b], "smooth_cce", T=30, etas=[0.2, 0.3])
-    for k, (g, eta) in enumerate(((a, 0.2), (b, 0.3))):
-        single = run(g, "smooth_cce", T=30, eta=eta, record_trajectory=False)
+    # Padded to three successors, the batch has the shape of the batches above (one program);
+    # game a is checked against its dense form, b against its own (sparse) single run.
+    batch = run_batch([a, b], "smooth_ce", T=ENGINE_T, etas=[0.2, 0.3])
+    for k, (g, eta) in enumerate(((a.to_dense(), 0.2), (b, 0.3))):
+        single = run(g, "smooth_ce", T=ENGINE_T, eta=eta)
         np.testing.assert_allclose(batch.value[k], single.value, rtol=0, atol=1e-13)
 
 
