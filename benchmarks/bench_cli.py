@@ -6,7 +6,8 @@ and the cost of every prefix's metrics against checkpoints only.
 * **default run**: ``markovgames run --game paper --algorithm ALG -T T --out DIR --quiet`` with
   its defaults (trajectory kept on disk, ``metrics.json`` and ``curve.npz`` with every prefix), at
   ``T = 10^4`` and ``T = 2 x 10^5``; the *marginal* rate is ``(2e5 - 1e4) / (time(2e5) - time(1e4))``,
-  which removes start-up and compilation (the compile cache is warmed first; best of ``--repeats``).
+  which removes start-up and compilation (the compile cache is warmed first; best of ``--repeats``
+  rounds, each running both sizes, so that they see the same background load).
 * **every prefix against checkpoints only** (library, one process): ``run(game, ALG, T,
   record_trajectory=False)`` (every prefix's metrics) against the same with ``checkpoints=[T]``,
   interleaved, best of ``--repeats`` each, after compiling calls: the ratio of the two times.
@@ -78,31 +79,28 @@ def startup(repeats: int, env, cwd) -> dict:
 
 
 def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) -> dict:
-    times = {}
-    for T in (small, large):
-        cmd = [
-            sys.executable,
-            "-m",
-            "markovgames",
-            "run",
-            "--game",
-            "paper",
-            "--algorithm",
-            algorithm,
-            "-T",
-            str(T),
-            "--out",
-            "runs/bench",
-            "--overwrite",
-            "--quiet",
-        ]
-        _wall(cmd, env, cwd)  # fills the compile cache
-        times[T] = min(_wall(cmd, env, cwd) for _ in range(repeats))
+    """The default command at both sizes in fresh processes: one call of each to fill the compile
+    cache, then ``repeats`` rounds, each running the small and then the large one (interleaved, so
+    that both see the same background load), best of each. Every call writes a new directory (no
+    ``--overwrite``: removing the previous run's files would be timed with the large runs)."""
+
+    def once(T: int, tag: str) -> float:
+        cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", algorithm, "-T", str(T)]
+        elapsed = _wall([*cmd, "--out", f"runs/{T}-{tag}", "--quiet"], env, cwd)
         shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
+        return elapsed
+
+    for T in (small, large):
+        once(T, "warm")  # fills the compile cache
+    times: dict[int, list[float]] = {small: [], large: []}
+    for i in range(repeats):
+        for T in (small, large):
+            times[T].append(once(T, str(i)))
+    best = {T: min(ts) for T, ts in times.items()}
     return {
-        "time_small_s": times[small],
-        "time_large_s": times[large],
-        "marginal_it_s": (large - small) / (times[large] - times[small]),
+        "time_small_s": best[small],
+        "time_large_s": best[large],
+        "marginal_it_s": (large - small) / (best[large] - best[small]),
     }
 
 
