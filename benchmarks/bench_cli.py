@@ -106,7 +106,8 @@ def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) 
 
 def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large: int) -> dict:
     """The same command through ``markovgames.cli.main`` in this process (no start-up, no exit):
-    best of ``repeats`` after one call of each T, the run directory written fresh each time."""
+    after one call of each T, ``repeats`` rounds of both sizes (interleaved, as `default_run`),
+    best of each, the run directory written fresh each time."""
     from markovgames.cli import main as cli_main
 
     def once(T: int, tag: str) -> float:
@@ -117,15 +118,18 @@ def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large:
             raise RuntimeError(f"markovgames {' '.join(args)} failed")
         return time.perf_counter() - start
 
-    times = {}
     for T in (small, large):
         once(T, "warm")
-        times[T] = min(once(T, str(i)) for i in range(repeats))
+    times: dict[int, list[float]] = {small: [], large: []}
+    for i in range(repeats):
+        for T in (small, large):
+            times[T].append(once(T, str(i)))
     shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
+    best = {T: min(ts) for T, ts in times.items()}
     return {
-        "time_small_s": times[small],
-        "time_large_s": times[large],
-        "marginal_it_s": (large - small) / (times[large] - times[small]),
+        "time_small_s": best[small],
+        "time_large_s": best[large],
+        "marginal_it_s": (large - small) / (best[large] - best[small]),
     }
 
 
