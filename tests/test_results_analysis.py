@@ -203,15 +203,11 @@ def independent_slopes(df: pd.DataFrame, window) -> dict[tuple, float]:
     return out
 
 
-@pytest.mark.parametrize("window", [(10, 200), (20, 150)])
-def test_summarize_and_plot_show_one_slope(study, tmp_path, monkeypatch, window):
+def _saved_legends(monkeypatch) -> list[str]:
+    """The legend texts of every figure the plots save from now on (filled as they are saved)."""
     from markovgames.experiments import _sweep_plot
 
-    df = load_results(study / "out")
-    expected = independent_slopes(df, window)
-    summary = summarize_results(study / "out", window=window)
-    assert {(s.game, s.algorithm, s.eta): pytest.approx(s.slope, abs=1e-12) for s in summary} == expected
-    legends = []
+    legends: list[str] = []
     real_save = _sweep_plot.save_figure
 
     def capture(fig, stem, dpi=150):
@@ -222,6 +218,16 @@ def test_summarize_and_plot_show_one_slope(study, tmp_path, monkeypatch, window)
         return real_save(fig, stem, dpi)
 
     monkeypatch.setattr(_sweep_plot, "save_figure", capture)
+    return legends
+
+
+@pytest.mark.parametrize("window", [(10, 200), (20, 150)])
+def test_summarize_and_plot_show_one_slope(study, tmp_path, monkeypatch, window):
+    df = load_results(study / "out")
+    expected = independent_slopes(df, window)
+    summary = summarize_results(study / "out", window=window)
+    assert {(s.game, s.algorithm, s.eta): pytest.approx(s.slope, abs=1e-12) for s in summary} == expected
+    legends = _saved_legends(monkeypatch)
     plot_sweep(study / "out", tmp_path / "figs", window=window)
     for s in summary:
         label = f"{s.algorithm}, eta={s.eta} [{s.runs} run{'s' if s.runs != 1 else ''}]: slope {s.slope:+.2f}"
@@ -230,20 +236,9 @@ def test_summarize_and_plot_show_one_slope(study, tmp_path, monkeypatch, window)
 
 def test_summarize_and_plot_share_the_default_window(study, tmp_path, monkeypatch):
     """Without a window (the last two decades), the plot's legends give the summary's slopes."""
-    from markovgames.experiments import _sweep_plot
-
-    legends = []
-    real_save = _sweep_plot.save_figure
-
-    def capture(fig, stem, dpi=150):
-        for ax in fig.axes:
-            legend = ax.get_legend()
-            if legend is not None:
-                legends.extend(t.get_text() for t in legend.get_texts())
-        return real_save(fig, stem, dpi)
-
-    monkeypatch.setattr(_sweep_plot, "save_figure", capture)
+    legends = _saved_legends(monkeypatch)
     default = summarize_results(study / "out")
+    assert default
     plot_sweep(study / "out", tmp_path / "figs")
     for s in default:
         assert f"slope {s.slope:+.2f}" in " ".join(legends)
