@@ -78,20 +78,12 @@ def startup(repeats: int, env, cwd) -> dict:
     return out
 
 
-def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) -> dict:
-    """The default command at both sizes in fresh processes: one call of each to fill the compile
-    cache, then ``repeats`` rounds, each running the small and then the large one (interleaved, so
-    that both see the same background load), best of each. Every call writes a new directory (no
-    ``--overwrite``: removing the previous run's files would be timed with the large runs)."""
-
-    def once(T: int, tag: str) -> float:
-        cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", algorithm, "-T", str(T)]
-        elapsed = _wall([*cmd, "--out", f"runs/{T}-{tag}", "--quiet"], env, cwd)
-        shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
-        return elapsed
-
+def _marginal(once, repeats: int, small: int, large: int) -> dict:
+    """``once(T, tag)`` (a timed command) for both sizes: one call of each first (it fills the
+    compile cache), then ``repeats`` rounds of small then large (interleaved, so that both see the
+    same background load), best of each, and the marginal rate between them."""
     for T in (small, large):
-        once(T, "warm")  # fills the compile cache
+        once(T, "warm")
     times: dict[int, list[float]] = {small: [], large: []}
     for i in range(repeats):
         for T in (small, large):
@@ -104,10 +96,22 @@ def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) 
     }
 
 
+def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) -> dict:
+    """The default command at both sizes in fresh processes (`_marginal`). Every call writes a new
+    directory (no ``--overwrite``: removing the previous run's files would be timed with the large runs)."""
+
+    def once(T: int, tag: str) -> float:
+        cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", algorithm, "-T", str(T)]
+        elapsed = _wall([*cmd, "--out", f"runs/{T}-{tag}", "--quiet"], env, cwd)
+        shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
+        return elapsed
+
+    return _marginal(once, repeats, small, large)
+
+
 def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large: int) -> dict:
-    """The same command through ``markovgames.cli.main`` in this process (no start-up, no exit):
-    after one call of each T, ``repeats`` rounds of both sizes (interleaved, as `default_run`),
-    best of each, the run directory written fresh each time."""
+    """The same command through ``markovgames.cli.main`` in this process (no start-up, no exit;
+    `_marginal`), the run directory written fresh each time."""
     from markovgames.cli import main as cli_main
 
     def once(T: int, tag: str) -> float:
@@ -118,19 +122,10 @@ def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large:
             raise RuntimeError(f"markovgames {' '.join(args)} failed")
         return time.perf_counter() - start
 
-    for T in (small, large):
-        once(T, "warm")
-    times: dict[int, list[float]] = {small: [], large: []}
-    for i in range(repeats):
-        for T in (small, large):
-            times[T].append(once(T, str(i)))
-    shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
-    best = {T: min(ts) for T, ts in times.items()}
-    return {
-        "time_small_s": best[small],
-        "time_large_s": best[large],
-        "marginal_it_s": (large - small) / (best[large] - best[small]),
-    }
+    try:
+        return _marginal(once, repeats, small, large)
+    finally:
+        shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
 
 
 def prefix_cost(algorithm: str, T: int, repeats: int) -> dict:
