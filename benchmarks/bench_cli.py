@@ -13,6 +13,9 @@ and the cost of every prefix's metrics against checkpoints only.
   interleaved, best of ``--repeats`` each, after compiling calls: the ratio of the two times.
 * with ``--in-process``, the default run also through ``markovgames.cli.main`` in this process
   (the same command without the process's start-up and exit).
+* with ``--base REV``, the default run of a git revision too (checked out with ``git worktree``,
+  its ``src`` first on ``PYTHONPATH``), in the same rounds, alternating which version goes first:
+  the ratio this / base of the marginal rates.
 
 The targets (marginal it/s of the default run) hold for every composition: at least 0.5M for a
 swap-regret learner with the smooth update (``smooth_ce`` = ``bm-logbarrier+smooth``), 1M for an
@@ -22,12 +25,13 @@ time. ``--all-compositions`` measures every built-in ``LEARNER+UPDATE`` against 
 
 Usage::
 
-    python benchmarks/bench_cli.py [--repeats 5] [--all-compositions] [--in-process] [--json out.json]
+    python benchmarks/bench_cli.py [--repeats 5] [--all-compositions] [--in-process] [--base REV] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -37,6 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 
 
@@ -78,35 +83,43 @@ def startup(repeats: int, env, cwd) -> dict:
     return out
 
 
-def _marginal(once, repeats: int, small: int, large: int) -> dict:
-    """``once(T, tag)`` (a timed command) for both sizes: one call of each first (it fills the
-    compile cache), then ``repeats`` rounds of small then large (interleaved, so that both see the
-    same background load), best of each, and the marginal rate between them."""
-    for T in (small, large):
-        once(T, "warm")
-    times: dict[int, list[float]] = {small: [], large: []}
-    for i in range(repeats):
+def _marginal(once, repeats: int, small: int, large: int, versions=("this",)) -> dict:
+    """``once(version, T, tag)`` (a timed command) for both sizes and every version: one call of
+    each first (it fills the compile cache), then ``repeats`` rounds of small then large, each size
+    for every version (alternating which goes first), so that all see the same background load;
+    per version the best of each size and the marginal rate between them."""
+    for version in versions:
         for T in (small, large):
-            times[T].append(once(T, str(i)))
-    best = {T: min(ts) for T, ts in times.items()}
-    return {
-        "time_small_s": best[small],
-        "time_large_s": best[large],
-        "marginal_it_s": (large - small) / (best[large] - best[small]),
-    }
+            once(version, T, "warm")
+    times = {version: {small: [], large: []} for version in versions}
+    for i in range(repeats):
+        order = versions if i % 2 == 0 else versions[::-1]
+        for T in (small, large):
+            for version in order:
+                times[version][T].append(once(version, T, str(i)))
+    out = {}
+    for version, sizes in times.items():
+        best = {T: min(ts) for T, ts in sizes.items()}
+        out[version] = {
+            "time_small_s": best[small],
+            "time_large_s": best[large],
+            "marginal_it_s": (large - small) / (best[large] - best[small]),
+        }
+    return out
 
 
-def default_run(algorithm: str, repeats: int, env, cwd, small: int, large: int) -> dict:
-    """The default command at both sizes in fresh processes (`_marginal`). Every call writes a new
-    directory (no ``--overwrite``: removing the previous run's files would be timed with the large runs)."""
+def default_run(algorithm: str, repeats: int, envs: dict, cwd, small: int, large: int) -> dict:
+    """The default command at both sizes in fresh processes, per version (``envs``: version ->
+    environment; `_marginal`). Every call writes a new directory (no ``--overwrite``: removing
+    the previous run's files would be timed with the large runs)."""
 
-    def once(T: int, tag: str) -> float:
+    def once(version: str, T: int, tag: str) -> float:
         cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", algorithm, "-T", str(T)]
-        elapsed = _wall([*cmd, "--out", f"runs/{T}-{tag}", "--quiet"], env, cwd)
+        elapsed = _wall([*cmd, "--out", f"runs/{version}-{T}-{tag}", "--quiet"], envs[version], cwd)
         shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
         return elapsed
 
-    return _marginal(once, repeats, small, large)
+    return _marginal(once, repeats, small, large, tuple(envs))
 
 
 def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large: int) -> dict:
@@ -114,7 +127,7 @@ def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large:
     `_marginal`), the run directory written fresh each time."""
     from markovgames.cli import main as cli_main
 
-    def once(T: int, tag: str) -> float:
+    def once(version: str, T: int, tag: str) -> float:
         out = Path(cwd) / "runs" / f"{algorithm}-{T}-{tag}"
         args = ["run", "--game", "paper", "--algorithm", algorithm, "-T", str(T), "--out", str(out), "--quiet"]
         start = time.perf_counter()
@@ -123,7 +136,7 @@ def default_run_in_process(algorithm: str, repeats: int, cwd, small: int, large:
         return time.perf_counter() - start
 
     try:
-        return _marginal(once, repeats, small, large)
+        return _marginal(once, repeats, small, large)["this"]
     finally:
         shutil.rmtree(Path(cwd) / "runs", ignore_errors=True)
 
@@ -162,15 +175,28 @@ def main(argv=None) -> dict:
         action="store_true",
         help="also measure the default run through markovgames.cli.main in this process (no start-up or exit)",
     )
+    parser.add_argument("--base", default=None, help="also measure the default run of this git revision")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.all_compositions:
         args.algorithms = all_compositions()
     results: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         env = dict(os.environ, MARKOVGAMES_CACHE_DIR=str(Path(tmp) / "cache"))
+        envs = {"this": env}
+        if args.base is not None:
+            base = Path(tmp) / "base"
+            git = ["git", "-C", str(ROOT), "worktree"]
+            subprocess.run([*git, "add", "--detach", str(base), args.base], check=True, capture_output=True)
+            stack.callback(subprocess.run, [*git, "remove", "--force", str(base)], check=False, capture_output=True)
+            path = os.pathsep.join([str(base / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+            envs["base"] = dict(env, PYTHONPATH=path)
+            results["base"] = args.base
         results["startup_s"] = startup(args.repeats, env, tmp)
-        results["default_run"] = {a: default_run(a, args.repeats, env, tmp, args.small_T, args.large_T) for a in args.algorithms}
+        measured = {a: default_run(a, args.repeats, envs, tmp, args.small_T, args.large_T) for a in args.algorithms}
+        results["default_run"] = {a: m["this"] for a, m in measured.items()}
+        if args.base is not None:
+            results["default_run_base"] = {a: m["base"] for a, m in measured.items()}
         if args.in_process:
             results["default_run_in_process"] = {
                 a: default_run_in_process(a, args.repeats, tmp, args.small_T, args.large_T) for a in args.algorithms
@@ -187,6 +213,11 @@ def main(argv=None) -> dict:
         target = target_it_s(a)
         met = "met" if r["marginal_it_s"] >= target else "not met"
         print(f"| {a} | {r['time_small_s']:.2f} | {r['time_large_s']:.2f} | {r['marginal_it_s']:,.0f} | {target:,.0f} ({met}) |")
+    if args.base is not None:
+        print(f"\n| default run, marginal it/s | this | base ({args.base}) | this / base |\n|---|---:|---:|---:|")
+        for a, r in results["default_run"].items():
+            b = results["default_run_base"][a]["marginal_it_s"]
+            print(f"| {a} | {r['marginal_it_s']:,.0f} | {b:,.0f} | {r['marginal_it_s'] / b:.2f}x |")
     for a, r in results.get("default_run_in_process", {}).items():
         target = target_it_s(a)
         met = "met" if r["marginal_it_s"] >= target else "not met"

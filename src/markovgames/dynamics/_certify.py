@@ -153,7 +153,7 @@ def certify(
             if progress is not None:
                 progress(done)
         prefixes = np.arange(1, T + 1, dtype=np.int64) if keep is None else keep
-        assembled = update.prefix_metrics(jax.tree_util.tree_map(np.asarray, carry), schedule, prefixes)
+        assembled = update.prefix_metrics(jax.tree_util.tree_map(np.asarray, update.prefix_records(carry)), schedule, prefixes)
         stacked = assembled if assembled is not None else np.concatenate(metrics, axis=0)
     return CertifiedCurve(
         value=stacked[:, 0, :],

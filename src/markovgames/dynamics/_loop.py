@@ -138,7 +138,7 @@ class _Loop:
         self.axis_t = 1 if job.batched else 0
         self.lead = (len(job.games),) if job.batched else ()
         self.group_size = group_size
-        self.metrics: _Rows | None = None  # the per-prefix metrics drained so far
+        self.metrics: _Rows  # the per-prefix metrics drained so far (`start`)
         self.sink: MemoryTrajectory | FileTrajectory | None = None
         self.last: list[np.ndarray] = []
         self.executables: dict = {}
@@ -160,14 +160,17 @@ class _Loop:
         carry = jax.device_put(carry)  # (a learner's init may give host arrays)
         saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
-        if self.update.per_iteration_metrics:
-            rows = job.T if self.settings.keep is None else len(self.settings.keep)
-            self.metrics = _Rows((*self.lead, rows, 3, self.num_players), self.axis_t, self.np_dtype)
+        rows = job.T if self.settings.keep is None else len(self.settings.keep)
+        self.metrics = _Rows((*self.lead, rows, 3, self.num_players), self.axis_t, self.np_dtype)
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
+            if not self.update.per_iteration_metrics:
+                # The saved state holds no metrics: its records hold every prefix done.
+                records = self.update.prefix_records(jax.tree_util.tree_unflatten(treedef, saved.leaves))
+                self._assemble(records, 0, saved.done)
             carry = jax.tree_util.tree_unflatten(treedef, [jax.device_put(leaf) for leaf in saved.leaves])
             self.done = saved.done
-            if saved.metrics is not None and self.metrics is not None:
+            if saved.metrics is not None:
                 self.metrics.append(saved.metrics)
             self.last += [] if saved.last_iterate is None else [saved.last_iterate]
         self._split_into_groups(carry)
@@ -263,8 +266,10 @@ class _Loop:
         and report progress."""
         chunk_done, size, record_chunk, out = chunk
         out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
-        if "metrics" in out and self.metrics is not None:
+        if "metrics" in out:
             self.metrics.append(out["metrics"])
+        if "prefix_records" in out:
+            self._assemble(out["prefix_records"], chunk_done, size)
         if "last_iterate" in out:
             self.last.append(out["last_iterate"])
         if record_chunk and self.sink is not None:
@@ -275,12 +280,22 @@ class _Loop:
         if self.progress is not None:
             self.progress(chunk_done + size)
 
+    def _assemble(self, records, done: int, size: int) -> None:
+        """Append the kept prefixes among ``done + 1 .. done + size``, assembled from the value
+        update's records (`ValueUpdate.prefix_records`) after those iterations."""
+        keep = self.settings.keep
+        prefixes = np.arange(done + 1, done + size + 1) if keep is None else keep[(keep > done) & (keep <= done + size)]
+        if prefixes.size:
+            self.metrics.append(self.update.prefix_metrics(records, self.schedule, prefixes))
+
     def save(self, state: StateFile) -> None:
         """Write the state after the chunks drained so far (the trajectory files first)."""
         if isinstance(self.sink, FileTrajectory):
             self.sink.flush()
         records = self.sink.records() if self.sink is not None else []
-        metrics = [] if self.metrics is None or not self.metrics.count else [self.metrics.filled()]
+        # Only metrics the chunks emitted: a value update's records in the saved carry hold the others.
+        saved = self.update.per_iteration_metrics and self.metrics.count
+        metrics = [self.metrics.filled()] if saved else []
         state.save(self.done, _join(self.carry_parts), metrics, self.axis_t, records, self.last)
 
     def run(self, plan: list[int]) -> None:
@@ -305,23 +320,18 @@ class _Loop:
 
     # ---------------------------------------------------------------- finish
     def finish(self, start_wall: float) -> LoopOutput:
-        """The per-prefix metrics (assembled where the value update records them per stage),
-        checked finite, and the rest of what the loop produced."""
+        """The per-prefix metrics drained, checked finite, and the rest of what the loop produced."""
         job = self.job
         if isinstance(self.sink, FileTrajectory):
-            self.sink.flush_in_background()  # while the metrics are assembled
+            self.sink.flush_in_background()  # while the metrics are checked
         carry = _join(self.carry_parts)
         residual = self.update.identity_residual(carry)
         residual = None if residual is None else np.asarray(residual)
         prefixes = np.arange(1, job.T + 1) if self.settings.keep is None else self.settings.keep
-        assembled = self.update.prefix_metrics(jax.tree_util.tree_map(np.asarray, carry), self.schedule, prefixes)
         # (..., P, 3, N): value, CCE bound, CE bound.
-        if assembled is not None:
-            stacked = assembled
-        elif self.metrics is not None and self.metrics.count == len(prefixes):
-            stacked = self.metrics.filled()
-        else:  # a value update must do one or the other (ValueUpdate.per_iteration_metrics)
+        if self.metrics.count != len(prefixes):  # a value update must emit metrics or records
             raise AssertionError(f"the value update {self.update.name!r} gave no metrics for every prefix")
+        stacked = self.metrics.filled()
         # A sum first (one pass, no temporary): it is finite when every entry is, unless it
         # overflows, which values and bounds of at most H cannot; the entries decide otherwise.
         if not np.isfinite(np.sum(stacked)) and not np.all(np.isfinite(stacked)):
@@ -337,12 +347,17 @@ class _Loop:
 
 
 class _Rows:
-    """An array filled block by block along one axis (the chunks' per-prefix metrics as they are
-    drained): allocated once, so that nothing is concatenated after the loop and the pages are
-    touched while the next chunk runs."""
+    """The per-prefix metrics ``(..., P, 3, N)`` filled block by block along the prefix axis
+    ``axis`` as the chunks are drained: allocated once, so that nothing is concatenated after the
+    loop and the pages are touched while the next chunk runs.
+
+    Stored with the three quantities first: each one's curve ``metrics[..., q, :]`` is then one
+    contiguous array, which a results file writes without gathering it first.
+    """
 
     def __init__(self, shape: tuple[int, ...], axis: int, dtype) -> None:
-        self.array = np.empty(shape, dtype)
+        store = np.empty((shape[-2], *shape[:-2], shape[-1]), dtype)
+        self.array = np.moveaxis(store, 0, -2)  # a view of ``shape``
         self.axis, self.count = axis, 0
 
     def append(self, block: np.ndarray) -> None:

@@ -354,7 +354,7 @@ class SmoothUpdate(ValueUpdate):
         xs = sched if last_iterate is None else (sched, last_iterate)
         return _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
 
-    def prefix_metrics(self, carry, schedule, prefixes):
+    def prefix_metrics(self, records, schedule, prefixes):
         return None
 
     def identity_residual(self, carry):

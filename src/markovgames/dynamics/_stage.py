@@ -15,8 +15,8 @@ Per iteration ``t`` of stage :math:`\tau`:
 
 The output policy (Algorithm 4) draws ``t_0 ~ Unif{1..T}`` and moves uniformly over the stage
 before the current one (stage 1 over itself), so its quantities only change at stage ends (and
-during the self-referential stage 1): the carry records them per stage and
-`StageUpdate.prefix_metrics` assembles the per-prefix curve after the loop.
+during the self-referential stage 1): the carry records them per stage, every chunk emits these records, and
+`StageUpdate.prefix_metrics` assembles the chunk's part of the per-prefix curve from them.
 """
 
 from __future__ import annotations
@@ -81,6 +81,13 @@ class StageCarry(NamedTuple):
     stage_values: jax.Array  # (num_stages + 2, 3, N): the last stage's end writes row num_stages + 1
     # Stage 1 refers to itself, so its quantities change with the prefix T' <= L_1: row T' - 1.
     stage1_values: jax.Array  # (L_1, 3, N)
+
+
+class StageRecords(NamedTuple):
+    """The part of a `StageCarry` that the per-prefix curve is assembled from (`stage_prefix_metrics`)."""
+
+    stage_values: jax.Array
+    stage1_values: jax.Array
 
 
 class _Schedule(NamedTuple):
@@ -374,10 +381,19 @@ class StageUpdate(ValueUpdate):
                 q=q_next,
             )
 
-        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate)
+        carry, out = _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate)
+        # The per-stage records after this chunk: its prefixes are assembled while the next one runs.
+        return carry, {**out, "prefix_records": self.prefix_records(carry)}
 
-    def prefix_metrics(self, carry, schedule, prefixes):
-        return stage_prefix_metrics(np.asarray(carry.stage_values), np.asarray(carry.stage1_values), schedule.stages, prefixes)
+    def prefix_records(self, carry):
+        # Every row is written once (stage k's when stage k-1 ends; stage 1's row T' - 1 at
+        # iteration T'), so the records after t iterations hold every prefix T' <= t.
+        return StageRecords(carry.stage_values, carry.stage1_values)
+
+    def prefix_metrics(self, records, schedule, prefixes):
+        return stage_prefix_metrics(
+            np.asarray(records.stage_values), np.asarray(records.stage1_values), schedule.stages, prefixes
+        )
 
     def init_certify_carry(self, shape_key, dtype, schedule):
         num_players, horizon, num_states, num_actions = shape_key

@@ -142,8 +142,8 @@ class ValueUpdate:
     index_kernel: str
     description: str
     citation: str
-    #: Whether `run_chunk` emits the per-prefix metrics of every iteration (else
-    #: `prefix_metrics` assembles them after the loop).
+    #: Whether `run_chunk` emits the per-prefix metrics of every iteration (else it emits
+    #: `prefix_records`, from which `prefix_metrics` assembles them).
     per_iteration_metrics: bool
 
     def theory_rate(self, num_players: int, horizon: int, max_actions: int) -> tuple[float, bool]:
@@ -177,8 +177,9 @@ class ValueUpdate:
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 
-        ``outputs`` may hold ``"metrics"`` (``(size, 3, N[, R])``: value, certified CCE bound and
-        certified CE bound at ``s_1`` after each iteration) and, with ``record``, ``"policies"``
+        ``outputs`` holds ``"metrics"`` (``(size, 3, N[, R])``: value, certified CCE bound and
+        certified CE bound at ``s_1`` after each iteration) or ``"prefix_records"`` (see
+        `prefix_records`), and, with ``record``, ``"policies"``
         (per player ``(size, H, S, A_i[, R])``). ``last_iterate`` is ``None`` or a ``(size,)``
         boolean mask: at the iterations it marks, ``outputs["last_iterate"]`` (``(size, 2, N[, R])``)
         holds the value and the best-response values of the product policy ``pi^t`` itself
@@ -186,9 +187,18 @@ class ValueUpdate:
         """
         raise NotImplementedError
 
-    def prefix_metrics(self, carry, schedule, prefixes):
-        """The per-prefix ``(..., P, 3, N)`` metrics assembled after the loop from the final
-        carry (NumPy, leading run axes allowed), or ``None`` when the chunks emitted them."""
+    def prefix_records(self, carry):
+        """What `prefix_metrics` assembles the per-prefix metrics from: the part of ``carry`` that
+        holds them for every prefix up to the iterations done, or ``None`` when the chunks emit
+        every prefix's metrics. A value update that records them emits ``outputs["prefix_records"]``
+        from `run_chunk` (the loop assembles each chunk's prefixes while the next chunk runs)."""
+        return None
+
+    def prefix_metrics(self, records, schedule, prefixes):
+        """The metrics ``(..., P, 3, N)`` of ``prefixes`` (1-based, increasing, at most the
+        iterations done) assembled from ``records`` (`prefix_records` of a carry, or a chunk's
+        ``outputs["prefix_records"]``; NumPy, leading run axes allowed), or ``None`` when the
+        chunks emit every prefix's metrics."""
         raise NotImplementedError
 
     def identity_residual(self, carry):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import hashlib
+import io
 import json
 import math
 import os
@@ -32,6 +33,7 @@ import shutil
 import struct
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -353,21 +355,27 @@ def write_run_directory(
     game = result.game
     kernel_entries = game.sparse_transitions.successors.size * 2 if game.is_sparse else game.transitions.size
     game_file = "game.json" if game.rewards.size + kernel_entries <= _JSON_GAME_ENTRIES else "game.npz"
-    save_game(result.game, staging / game_file)
     curve = staging / CURVE_FILE
-    try:
-        atomic_write(
-            curve,
-            # A file object, not a name: np.savez would append ".npz" to the temporary name.
-            lambda fh: np.savez(
-                fh,
-                value=result.value,
-                certified_ce_bound=result.certified_ce_bound,
-                certified_cce_bound=result.certified_cce_bound,
-            ),
-        )
-    except OSError as err:
-        raise RunDirectoryError(f"{curve}: cannot write: {err.strerror or err}") from None
+    # The curve is made in memory (a few bytes per prefix), then written and made durable in a
+    # thread while its digest is computed and the game is saved: both release the interpreter.
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        value=result.value,
+        certified_ce_bound=result.certified_ce_bound,
+        certified_cce_bound=result.certified_cce_bound,
+    )
+    with buffer.getbuffer() as content, ThreadPoolExecutor(1, thread_name_prefix="markovgames-curve") as pool:
+        written = pool.submit(atomic_write, curve, lambda fh: fh.write(content))
+        curve_sha256 = hashlib.sha256(content).hexdigest()
+        try:
+            save_game(result.game, staging / game_file)
+        finally:
+            error = written.exception()  # waits: the thread may still write while save_game fails
+    if isinstance(error, OSError):
+        raise RunDirectoryError(f"{curve}: cannot write: {error.strerror or error}") from None
+    if error is not None:
+        raise error
     spec = result.spec
     if spec is None:  # unreachable: RunResult.__post_init__ fills in the algorithm's spec
         raise AssertionError("a RunResult without its Algorithm")
@@ -393,7 +401,7 @@ def write_run_directory(
         "identity_residual": result.identity_residual,
         "game_file": game_file,
         # What evaluate checks the files against: a damaged or replaced file is refused, not used.
-        "sha256": {name: _sha256(staging / name) for name in (game_file, CURVE_FILE)},
+        "sha256": {game_file: _sha256(staging / game_file), CURVE_FILE: curve_sha256},
         "trajectory": TRAJECTORY_DIR if result.policies is not None else None,
         "trajectory_suffix": None
         if result.suffix is None
