@@ -366,16 +366,15 @@ def write_run_directory(
         certified_cce_bound=result.certified_cce_bound,
     )
     with buffer.getbuffer() as content, ThreadPoolExecutor(1, thread_name_prefix="markovgames-curve") as pool:
-        written = pool.submit(atomic_write, curve, lambda fh: fh.write(content))
-        curve_sha256 = hashlib.sha256(content).hexdigest()
+        digest = pool.submit(lambda: hashlib.sha256(content).hexdigest())
         try:
-            save_game(result.game, staging / game_file)
+            atomic_write(curve, lambda fh: fh.write(content))
+        except OSError as err:
+            raise RunDirectoryError(f"{curve}: cannot write: {err.strerror or err}") from None
         finally:
-            error = written.exception()  # waits: the thread may still write while save_game fails
-    if isinstance(error, OSError):
-        raise RunDirectoryError(f"{curve}: cannot write: {error.strerror or error}") from None
-    if error is not None:
-        raise error
+            digest.exception()  # waits: the buffer is released only after the thread is done with it
+        curve_sha256 = digest.result()
+    save_game(result.game, staging / game_file)
     spec = result.spec
     if spec is None:  # unreachable: RunResult.__post_init__ fills in the algorithm's spec
         raise AssertionError("a RunResult without its Algorithm")
