@@ -356,8 +356,8 @@ def write_run_directory(
     kernel_entries = game.sparse_transitions.successors.size * 2 if game.is_sparse else game.transitions.size
     game_file = "game.json" if game.rewards.size + kernel_entries <= _JSON_GAME_ENTRIES else "game.npz"
     curve = staging / CURVE_FILE
-    # The curve is made in memory (a few bytes per prefix), then written and made durable in a
-    # thread while its digest is computed and the game is saved: both release the interpreter.
+    # The curve is made in memory (a few bytes per prefix), then written and made durable while
+    # a thread computes its digest from the same bytes (both release the interpreter).
     buffer = io.BytesIO()
     np.savez(
         buffer,
