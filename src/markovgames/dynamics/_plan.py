@@ -12,9 +12,8 @@ CHUNK_OUTPUT_BYTES = 256 * 2**20
 #: The most iterations of a chunk. The host's work on the last chunk's outputs (its trajectory
 #: rows, its prefixes' metrics) follows the loop instead of overlapping it, so shorter chunks end
 #: a run sooner; each chunk also costs a call. Measured with the default command's outputs on the
-#: paper game, T = 2e5 (benchmarks/README.md): chunks of 25,000 against 50,000 made the stage-based
-#: runs about 7% faster and the smooth ones neither faster nor slower; chunks of 12,500 the smooth
-#: ones 3-4% slower.
+#: paper game, T = 2e5 (benchmarks/README.md): chunks of 25,000 against 50,000 made a stage-based
+#: run 7% faster and the smooth ones 0.99-1.01x; chunks of 12,500 the smooth ones 3-4% slower.
 DEFAULT_CHUNK = 32768
 
 #: On the CPU a batch runs as groups of runs, each a separate compiled call dispatched
