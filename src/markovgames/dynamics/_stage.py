@@ -15,8 +15,8 @@ Per iteration ``t`` of stage :math:`\tau`:
 
 The output policy (Algorithm 4) draws ``t_0 ~ Unif{1..T}`` and moves uniformly over the stage
 before the current one (stage 1 over itself), so its quantities only change at stage ends (and
-during the self-referential stage 1): the carry records them per stage, every chunk emits these records, and
-`StageUpdate.prefix_metrics` assembles the chunk's part of the per-prefix curve from them.
+during the self-referential stage 1): the carry records them per stage, every chunk emits these
+records, and `StageUpdate.prefix_metrics` assembles the chunk's part of the per-prefix curve from them.
 """
 
 from __future__ import annotations
