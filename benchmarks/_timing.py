@@ -1,9 +1,14 @@
-"""Timing helper shared by the benchmark scripts."""
+"""Helpers shared by the benchmark scripts: best-of timing, and a checkout of another revision."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import subprocess
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def best_of(fn, repeats: int):
@@ -16,3 +21,15 @@ def best_of(fn, repeats: int):
         best_wall = min(best_wall, time.perf_counter() - w0)
         best_cpu = min(best_cpu, time.process_time() - c0)
     return best_wall, best_cpu, result
+
+
+@contextlib.contextmanager
+def revision_tree(revision: str, parent: Path):
+    """A checkout of the git ``revision`` in ``parent / "base"`` (``git worktree``), removed afterwards."""
+    tree = Path(parent) / "base"
+    git = ["git", "-C", str(ROOT), "worktree"]
+    subprocess.run([*git, "add", "--detach", str(tree), revision], check=True, capture_output=True)
+    try:
+        yield tree
+    finally:
+        subprocess.run([*git, "remove", "--force", str(tree)], check=False, capture_output=True)

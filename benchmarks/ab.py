@@ -33,7 +33,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import ROOT, revision_tree  # noqa: E402
+
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 KINDS = ("single", "batch", "three", "medium", "sparse")
 
@@ -104,31 +107,23 @@ def main(argv=None) -> dict:
         "medium": args.medium_T,
         "sparse": args.medium_T,
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base], check=True, capture_output=True
-        )
-        try:
-            trees = {"this": ROOT / "src", "base": base / "src"}
-            best: dict = {
-                w: {v: {"wall": float("inf"), "cpu": float("inf"), "compile": float("inf")} for v in trees}
-                for w in args.workloads
-            }
-            finals: dict = {w: {} for w in args.workloads}
-            for r in range(args.rounds):
-                order = list(trees) if r % 2 == 0 else list(reversed(trees))
-                for workload in args.workloads:
-                    kind, algorithm = workload.split(":")
-                    T = iterations[kind]
-                    for version in order:
-                        m = _measure(trees[version], kind, algorithm, T, args.repeats)
-                        for key in ("wall", "cpu", "compile"):
-                            best[workload][version][key] = min(best[workload][version][key], m[key])
-                        finals[workload][version] = m["final_value"]
-                print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False, capture_output=True)
+    with tempfile.TemporaryDirectory() as tmp, revision_tree(args.base, Path(tmp)) as base:
+        trees = {"this": ROOT / "src", "base": base / "src"}
+        best: dict = {
+            w: {v: {"wall": float("inf"), "cpu": float("inf"), "compile": float("inf")} for v in trees} for w in args.workloads
+        }
+        finals: dict = {w: {} for w in args.workloads}
+        for r in range(args.rounds):
+            order = list(trees) if r % 2 == 0 else list(reversed(trees))
+            for workload in args.workloads:
+                kind, algorithm = workload.split(":")
+                T = iterations[kind]
+                for version in order:
+                    m = _measure(trees[version], kind, algorithm, T, args.repeats)
+                    for key in ("wall", "cpu", "compile"):
+                        best[workload][version][key] = min(best[workload][version][key], m[key])
+                    finals[workload][version] = m["final_value"]
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     rows = []
     for workload in args.workloads:
         kind, algorithm = workload.split(":")

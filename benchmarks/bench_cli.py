@@ -43,7 +43,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import ROOT, revision_tree  # noqa: E402
+
 ALGORITHMS = ("smooth_ce", "stage_cce", "smooth_cce")
 
 
@@ -190,10 +193,7 @@ def main(argv=None) -> dict:
         env = dict(os.environ, MARKOVGAMES_CACHE_DIR=str(Path(tmp) / "cache"))
         envs = {"this": env}
         if args.base is not None:
-            base = Path(tmp) / "base"
-            git = ["git", "-C", str(ROOT), "worktree"]
-            subprocess.run([*git, "add", "--detach", str(base), args.base], check=True, capture_output=True)
-            stack.callback(subprocess.run, [*git, "remove", "--force", str(base)], check=False, capture_output=True)
+            base = stack.enter_context(revision_tree(args.base, Path(tmp)))
             # Both versions from a source tree on PYTHONPATH: an editable install's import hook
             # alone added about 30 ms to every start of this tree's command.
             for version, tree in (("this", ROOT), ("base", base)):

@@ -21,6 +21,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -31,7 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import ROOT, revision_tree  # noqa: E402
+
 TARGET_S = 240.0
 #: The size limit the suite sets for its own cache directory (tests/conftest.py).
 CACHE_LIMIT = str(4 * 2**30)
@@ -76,28 +80,16 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         trees = {"this": ROOT}
         if args.base is not None:
-            base = Path(tmp) / "base"
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base], check=True, capture_output=True
-            )
-            trees["base"] = base
-        try:
-            runs: dict = {version: [] for version in trees}
-            for r in range(args.rounds):
-                order = list(trees) if r % 2 == 0 else list(reversed(trees))
-                for version in order:
-                    runs[version].append(_measure(trees[version]))
-                    print(f"round {r + 1}/{args.rounds}: {version} done", file=sys.stderr)
-        finally:
-            if "base" in trees:
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(trees["base"])],
-                    check=False,
-                    capture_output=True,
-                )
+            trees["base"] = stack.enter_context(revision_tree(args.base, Path(tmp)))
+        runs: dict = {version: [] for version in trees}
+        for r in range(args.rounds):
+            order = list(trees) if r % 2 == 0 else list(reversed(trees))
+            for version in order:
+                runs[version].append(_measure(trees[version]))
+                print(f"round {r + 1}/{args.rounds}: {version} done", file=sys.stderr)
     best = {v: {state: min(m[state]["wall_s"] for m in runs[v]) for state in ("cold", "warm")} for v in runs}
     print(f"cores: {os.cpu_count()}; target: under {TARGET_S:.0f} s")
     header = "| suite | this: wall s | tests |" + (
