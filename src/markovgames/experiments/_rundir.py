@@ -365,14 +365,13 @@ def write_run_directory(
         certified_ce_bound=result.certified_ce_bound,
         certified_cce_bound=result.certified_cce_bound,
     )
+    # The pool is left (its thread joined) before the buffer is released, also on an error.
     with buffer.getbuffer() as content, ThreadPoolExecutor(1, thread_name_prefix="markovgames-curve") as pool:
         digest = pool.submit(lambda: hashlib.sha256(content).hexdigest())
         try:
             atomic_write(curve, lambda fh: fh.write(content))
         except OSError as err:
             raise RunDirectoryError(f"{curve}: cannot write: {err.strerror or err}") from None
-        finally:
-            digest.exception()  # waits: the buffer is released only after the thread is done with it
         curve_sha256 = digest.result()
     save_game(result.game, staging / game_file)
     spec = result.spec
