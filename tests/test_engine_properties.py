@@ -199,7 +199,9 @@ def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
         np.testing.assert_array_equal(getattr(some, field), getattr(full, field)[some.prefixes - 1])
     assert some.row(45) == 2
     batch = run_batch([game], algorithm, T=90, etas=[0.2, 0.3], checkpoints=[10, 90])
-    np.testing.assert_array_equal(batch.value[0], full.value[[9, 89]])
+    # A batch's kernels run over the run axis, so they may round differently from a single run's
+    # (as in test_batch_equals_single_runs); the checkpoint rows are the ones asked for.
+    np.testing.assert_allclose(batch.value[0], full.value[[9, 89]], rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="checkpoints must lie in 1..T"):
         run(game, algorithm, T=10, checkpoints=[11])
 

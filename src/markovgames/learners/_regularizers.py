@@ -28,6 +28,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._small_axes import small_max, small_sum
+
 __all__ = ["entropy_argmax", "log_barrier_argmax", "stationary_distribution", "NEWTON_MAX_ITERATIONS"]
 
 #: Upper bound on the Newton iterations of [`log_barrier_argmax`][markovgames.learners.log_barrier_argmax] (it stops earlier on convergence).
@@ -53,8 +55,8 @@ def entropy_argmax(g: jax.Array, axis: int = -1) -> jax.Array:
     # roundings (fused multiply-adds in one kernel only), so that g - max(g) comes out a few ulps
     # of g above 0. For logits of 1e19 (a huge learning rate) that was exp(2048) = inf and a NaN
     # policy. Clamped, the largest term is exp(0) = 1, as in exact arithmetic.
-    unnormalized = jnp.exp(jnp.minimum(g - jnp.max(g, axis=axis, keepdims=True), 0.0))
-    return unnormalized / jnp.sum(unnormalized, axis=axis, keepdims=True)
+    unnormalized = jnp.exp(jnp.minimum(g - small_max(g, axis, keepdims=True), 0.0))
+    return unnormalized / small_sum(unnormalized, axis, keepdims=True)
 
 
 def _log_barrier_two(d1: jax.Array) -> jax.Array:
@@ -75,7 +77,7 @@ def log_barrier_argmax(g: jax.Array, axis: int = -1) -> jax.Array:
     c, d, _ = _log_barrier_solve(g, axis)
     x = 1.0 / (c + d)
     # Division leaves sum(x) within a few ulps of 1; renormalise so it is 1 to rounding.
-    return x / jnp.sum(x, axis=axis, keepdims=True)
+    return x / small_sum(x, axis, keepdims=True)
 
 
 def _log_barrier_solve(g: jax.Array, axis: int = -1) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -88,13 +90,13 @@ def _log_barrier_solve(g: jax.Array, axis: int = -1) -> tuple[jax.Array, jax.Arr
     updated again, so each row's result does not depend on the other rows. Requires ``A >= 2``.
     """
     num_actions = g.shape[axis]
-    gmax = jnp.max(g, axis=axis, keepdims=True)
+    gmax = small_max(g, axis, keepdims=True)
     # >= 0, and 0 at the argmax; clamped since XLA may compute g twice with different roundings
     # (see entropy_argmax), and a negative d of a huge g could make c + d <= 0.
     d = jnp.maximum(gmax - g, 0.0)
     if num_actions == 2:
         # With d sorted, the nonzero gap is the sum of the two gaps (one of them is 0).
-        return _log_barrier_two(jnp.sum(d, axis=axis, keepdims=True)), d, jnp.zeros((), jnp.int32)
+        return _log_barrier_two(small_sum(d, axis, keepdims=True)), d, jnp.zeros((), jnp.int32)
     upper = jnp.asarray(float(num_actions), g.dtype)
     lower = jnp.maximum(1.0, num_actions - jnp.mean(d, axis=axis, keepdims=True))
     c0 = lower
