@@ -43,10 +43,11 @@ __all__ = [
 ]
 
 #: XLA's CPU runtime runs a loop body's kernels one after the other on the calling thread when
-#: every buffer they touch has at most this many bytes; a body that touches a larger buffer (a
+#: every buffer they touch has at most this many bytes (or the body has at most 8 kernels, or each
+#: kernel depends on the one before); a body of dozens of kernels that touches a larger buffer (a
 #: chunk's stacked outputs, a trajectory buffer) goes through its concurrent executor, which costs
 #: about half a microsecond of scheduling per iteration: more than a whole paper-game iteration's
-#: arithmetic (benchmarks/README.md). The threshold is a constant of XLA's ThunkExecutor.
+#: arithmetic (benchmarks/README.md). These thresholds are constants of XLA's ThunkExecutor.
 SEQUENTIAL_BUFFER_BYTES = 512
 
 #: The most iterations an inner loop of `blocked_scan` runs.
