@@ -775,7 +775,7 @@ def main(argv=None) -> int:
     results: dict = {
         "command": command,
         "argv": raw,
-        "executable": sys.executable,
+        "executable": os.path.basename(sys.executable),  # the name only: no path of the machine
         "machine": machine_info(),
         "config": {
             "sections": sections,
