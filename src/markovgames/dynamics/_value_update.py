@@ -70,13 +70,16 @@ def learner_for(spec: LearnerSpec, run_axes: int) -> Learner:
 
 def per_player_utilities(q, policies, run_axes: int):
     """``u_i = [Q_i pi_{-i}]`` for every player over all ``(h, s)``: player ``i`` sees only its own."""
-    # ``+ 0 * pi_i`` adds nothing (policies are finite; a NaN policy makes its player's utilities
-    # NaN too) but makes u_i depend on player i's own policy. The learners' new arrays depend on
-    # u_i, so XLA can then order their writes after player i's play has read the old ones and
-    # update them in place; without it, it copies them in and out of every iteration (on the
-    # paper game, the stage-based loops ran 3-21% faster with it; benchmarks/README.md, "Copies
-    # in the loop bodies").
-    return tuple(others_expectation(q[:, i], policies, i, run_axes) + 0.0 * policies[i] for i in range(len(policies)))
+    utilities = tuple(others_expectation(q[:, i], policies, i, run_axes) for i in range(len(policies)))
+    if run_axes:
+        return utilities
+    # In a single run, ``+ 0 * pi_i`` adds an exact zero (policies are finite; a NaN policy makes
+    # its player's utilities NaN too) but makes u_i depend on player i's own policy. The learners'
+    # new arrays depend on u_i, so XLA can then order their writes after player i's play has read
+    # the old ones and update them in place; without it, it copies them in and out of every
+    # iteration. On the paper game the stage-based loops ran 1.03-1.21x as fast with it; a batch
+    # of 64 ran 0.90x, so batches go without (benchmarks/README.md, "Copies in the loop bodies").
+    return tuple(u + 0.0 * p for u, p in zip(utilities, policies, strict=True))
 
 
 def at_initial_state(x, initial_state, run_axes: int):
