@@ -54,7 +54,8 @@ def predictive_regret_matching_plus(axis: int = -1) -> Learner:
     def expected(u, x):
         # By slices over a short action axis (`small_sum`): elementwise, so it fuses with the
         # regrets around it. The normaliser `total` below keeps XLA's reduction: by slices it
-        # made PRM+ under the Blum-Mansour reduction slower (benchmarks/README.md).
+        # made PRM+ under the Blum-Mansour reduction slower (benchmarks/README.md, "The learners' short
+        # reductions").
         return small_sum(u * x, axis, keepdims=True)
 
     def init(shape, dtype=jnp.float64) -> RegretMatchingState:
