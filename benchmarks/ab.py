@@ -5,7 +5,8 @@ directory with ``git worktree``; each round runs every workload once in a fresh 
 version, alternating which version goes first, so both see the same background load. A workload
 process imports its version (``PYTHONPATH``), compiles with a first call (its ``compile_time_s``
 is the compile time reported), then reports the best of ``--repeats`` timed calls (wall and
-process CPU time). The report is the best over rounds per version and the ratio this tree / base
+process CPU time); the first call's wall time (compiling and one run: what a fresh process
+waits for) is reported too. The report is the best over rounds per version and the ratio this tree / base
 (above 1: this tree is faster, or compiles faster).
 
 Workloads (eta = 0.2, float64; metrics of every prefix always on), ``KIND:ALG``:
@@ -59,7 +60,9 @@ if kind == "batch":
     call = lambda: run_batch(game, algorithm, T=T, etas=[0.2] * 64)
 else:
     call = lambda: run(game, algorithm, T=T, eta=0.2)
+first = time.perf_counter()
 result = call()  # compiles
+first = time.perf_counter() - first
 assert np.all(np.isfinite(result.value))
 best_wall = best_cpu = float("inf")
 for _ in range(repeats):
@@ -67,7 +70,7 @@ for _ in range(repeats):
     call()
     best_wall, best_cpu = min(best_wall, time.perf_counter() - w), min(best_cpu, time.process_time() - c)
 final = np.asarray(result.value)[..., -1, :].tolist()
-print(json.dumps({"wall": best_wall, "cpu": best_cpu, "compile": result.compile_time_s, "final_value": final}))
+print(json.dumps({"wall": best_wall, "cpu": best_cpu, "compile": result.compile_time_s, "first": first, "final_value": final}))
 """
 
 
@@ -110,7 +113,7 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory() as tmp, revision_tree(args.base, Path(tmp)) as base:
         trees = {"this": ROOT / "src", "base": base / "src"}
         best: dict = {
-            w: {v: {"wall": float("inf"), "cpu": float("inf"), "compile": float("inf")} for v in trees} for w in args.workloads
+            w: {v: {key: float("inf") for key in ("wall", "cpu", "compile", "first")} for v in trees} for w in args.workloads
         }
         finals: dict = {w: {} for w in args.workloads}
         for r in range(args.rounds):
@@ -120,7 +123,7 @@ def main(argv=None) -> dict:
                 T = iterations[kind]
                 for version in order:
                     m = _measure(trees[version], kind, algorithm, T, args.repeats)
-                    for key in ("wall", "cpu", "compile"):
+                    for key in ("wall", "cpu", "compile", "first"):
                         best[workload][version][key] = min(best[workload][version][key], m[key])
                     finals[workload][version] = m["final_value"]
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
@@ -139,19 +142,24 @@ def main(argv=None) -> dict:
                 "this_compile_s": this["compile"],
                 "base_compile_s": base_["compile"],
                 "ratio_compile": base_["compile"] / this["compile"],
+                "this_first_call_s": this["first"],
+                "base_first_call_s": base_["first"],
+                "ratio_first_call": base_["first"] / this["first"],
                 "same_final_value": finals[workload]["this"] == finals[workload]["base"],
             }
         )
     print(
         f"| workload | this it/s | base ({args.base}) it/s | ratio (wall) | ratio (CPU) "
-        "| this compile s | base compile s | ratio (compile) | same numbers |"
+        "| this compile s | base compile s | ratio (compile) | this first call s | base first call s "
+        "| ratio (first call) | same numbers |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for row in rows:
         print(
             f"| {row['workload']} | {row['this_it_s']:,.0f} | {row['base_it_s']:,.0f} | {row['ratio_wall']:.2f}x | "
             f"{row['ratio_cpu']:.2f}x | {row['this_compile_s']:.2f} | {row['base_compile_s']:.2f} | "
-            f"{row['ratio_compile']:.2f}x | {'yes' if row['same_final_value'] else 'no'} |"
+            f"{row['ratio_compile']:.2f}x | {row['this_first_call_s']:.2f} | {row['base_first_call_s']:.2f} | "
+            f"{row['ratio_first_call']:.2f}x | {'yes' if row['same_final_value'] else 'no'} |"
         )
     out = {
         "base": args.base,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PAPER_ALGORITHMS, beyond_default_in_full, make_paper_game, make_random_game
+from conftest import PAPER_ALGORITHMS, beyond_default_in_full, case, make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import run, run_batch
 
@@ -321,20 +321,103 @@ def test_compiler_options_this_jaxlib_does_not_know_are_left_out():
     assert _supported_options((("xla_cpu_no_such_option_of_markovgames", True),)) == ()
 
 
-def test_the_classic_emitters_compile_only_single_runs_of_tiny_games():
+def test_the_classic_emitters_compile_tiny_games_and_short_runs():
     """A single run of a tiny game (every array at most 512 bytes) compiles with XLA's classic
-    emitters (faster to compile, as fast to run); a batch or a larger game keeps the default
-    emitters, whose loops run faster there (benchmarks/README.md)."""
+    emitters at any T (faster to compile, as fast to run); a batch or a larger game only while
+    its run's work (T times its game arrays' entries, every run of a batch) is at most
+    SHORT_RUN_WORK, beyond which the default emitters' faster loops pay off (benchmarks/README.md)."""
     import jax
 
-    from markovgames.dynamics._engine import _size_options
+    from markovgames.dynamics._engine import SHORT_RUN_WORK, _size_options, run_work
     from markovgames.dynamics._loop import device_game, precision
 
     if jax.default_backend() != "cpu":
         pytest.skip("the emitters are a CPU option")
+    classic = {"xla_cpu_use_fusion_emitters": False}
     with precision("float64"):
         paper = device_game([make_paper_game()], [0.2], "float64", batched=False)
-        assert _size_options(paper, batched=False) == {"xla_cpu_use_fusion_emitters": False}
-        assert _size_options(device_game([make_paper_game()], [0.2], "float64", batched=True), batched=True) is None
+        assert _size_options(paper, False, run_work(10**9, paper)) == classic
         three = make_random_game(1, 3, 3, 4, (2, 3, 2))
-        assert _size_options(device_game([three], [0.2], "float64", batched=False), batched=False) is None
+        for games, batched in [([make_paper_game()] * 2, True), ([three], False), ([three] * 3, True)]:
+            arrays = device_game(games, [0.2] * len(games), "float64", batched=batched)
+            entries = sum(leaf.size for leaf in jax.tree_util.tree_leaves(arrays))
+            longest = SHORT_RUN_WORK // entries  # the longest run that is still short
+            assert run_work(longest, arrays) <= SHORT_RUN_WORK < run_work(longest + 1, arrays)
+            assert _size_options(arrays, batched, run_work(longest, arrays)) == classic
+            assert _size_options(arrays, batched, run_work(longest + 1, arrays)) is None
+
+
+# A single run of a three-player game and a batch of two: each is one of the two update loops
+# by default, and both are in the full mode (each case compiles its loop with both emitters).
+@pytest.mark.parametrize(
+    "algorithm, batched",
+    [
+        case("smooth_ce", False, default=True),
+        case("stage_cce", True, default=True),
+        case("smooth_ce", True, default=False),
+        case("stage_cce", False, default=False),
+        case("smooth_cce", False, default=False),
+        case("smooth_cce", True, default=False),
+    ],
+)
+def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
+    """The suite's runs are short, so they compile with the classic emitters; the default ones
+    compile long runs of batches and larger games. Forced on the same short run, they give the
+    same numbers but for rounding in the last bits."""
+    from markovgames.dynamics import _engine
+
+    def once():
+        if batched:
+            games = [make_paper_game(), make_random_game(6, 2, 2, 2, (2, 2))]
+            return run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
+        return run(make_random_game(5, 3, 3, 3, (2, 3, 2)), algorithm, T=60, eta=0.3)
+
+    short = once()
+    monkeypatch.setattr(_engine, "SHORT_RUN_WORK", 0)
+    long = once()
+    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(short, name), getattr(long, name), rtol=0, atol=1e-12)
+    for x, y in zip(short.policies, long.policies, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
+
+
+def test_a_runs_whole_work_picks_the_emitters_of_every_group_and_resumption(tmp_path, monkeypatch):
+    """Every compiled call of a run gets the whole run's work (T times every run's game entries),
+    whatever its group of runs, and so does a resumed run's: the emitters, and with them the
+    last bits of the numbers, never change within a run."""
+    from markovgames.dynamics import _engine
+    from markovgames.dynamics._loop import device_game, precision
+
+    seen: list[int] = []
+    original = _engine._size_options
+
+    def recording(game, batched, work):
+        seen.append(work)
+        return original(game, batched, work)
+
+    monkeypatch.setattr(_engine, "_size_options", recording)
+    # The runs of test_batch_groups_do_not_change_results and test_api_resume_is_bit_identical
+    # (their compiled loops are shared).
+    games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
+    etas = [0.1, 0.15, 0.2, 0.25, 0.3]
+    run_batch(games, "stage_cce", T=60, etas=etas, record_trajectory=True, group_size=2)  # groups of 2, 2 and 1
+    with precision("float64"):
+        whole = _engine.run_work(60, device_game(games, etas, "float64", batched=True))
+    assert len(seen) == 2 and set(seen) == {whole}  # a group of two and one of one: two programs
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_300(done):
+        if done >= 300:
+            raise Stop
+
+    seen.clear()
+    game = make_paper_game()
+    kwargs = dict(T=700, trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=100)
+    with pytest.raises(Stop):
+        run(game, "smooth_ce", progress=stop_after_300, **kwargs)
+    run(game, "smooth_ce", **kwargs)
+    with precision("float64"):
+        whole = _engine.run_work(700, device_game([game], [0.2], "float64", batched=False))
+    assert len(seen) == 2 and set(seen) == {whole}

@@ -20,7 +20,7 @@ import numpy as np
 from ..games import MarkovGame
 from ..policies import DISTRIBUTION_TOLERANCE
 from ._algorithms import get_value_update
-from ._engine import compile_for, compiled_certify
+from ._engine import compile_for, compiled_certify, run_work
 from ._loop import DTYPES, device_game, precision
 from ._plan import chunk_plan
 from ._run import PrefixCurves
@@ -143,7 +143,9 @@ def certify(
             sched = update.chunk_inputs(schedule, done, size, np_dtype)
             if size not in executables:
                 t0 = time.perf_counter()
-                executables[size] = compile_for(compiled_certify(update, False, size), False, game_arrays, carry, sched, chunk)
+                executables[size] = compile_for(
+                    compiled_certify(update, False, size), False, game_arrays, carry, sched, chunk, work=run_work(T, game_arrays)
+                )
                 compile_time += time.perf_counter() - t0
             carry, out = executables[size](game_arrays, carry, sched, chunk)
             if "metrics" in out:

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from ..learners import LearnerSpec
 from ._value_update import SEQUENTIAL_BUFFER_BYTES, GameArrays, ValueUpdate
 
-__all__ = ["compiled_chunk", "compiled_certify", "compile_for"]
+__all__ = ["compiled_chunk", "compiled_certify", "compile_for", "run_work"]
 
 
 def _runs_last(x):
@@ -96,28 +96,53 @@ def compiled_certify(value_update: ValueUpdate, batched: bool, size: int):
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
 
 
-def compile_for(fn, batched: bool, game: GameArrays, *args):
+def compile_for(fn, batched: bool, game: GameArrays, *args, work: int):
     """``fn`` (a `compiled_chunk` or `compiled_certify`) lowered and compiled for these arguments,
-    with the options the run's size calls for (`_size_options`)."""
-    return fn.lower(game, *args).compile(compiler_options=_size_options(game, batched))
+    with the options the run's size calls for (`_size_options`; ``work``: `run_work`)."""
+    return fn.lower(game, *args).compile(compiler_options=_size_options(game, batched, work))
 
 
-def _size_options(game: GameArrays, batched: bool) -> dict | None:
-    """XLA options that depend on the run's size (``game``: one compiled call's arrays).
+def run_work(T: int, game: GameArrays) -> int:
+    """A run's work for `_size_options`: its ``T`` times the entries of its game arrays (every run
+    of a batch, whichever group of runs a compiled call gets)."""
+    return T * sum(leaf.size for leaf in jax.tree_util.tree_leaves(game))
 
-    On the CPU, for a single run of a tiny game (every array at most `SEQUENTIAL_BUFFER_BYTES`,
-    as the paper's game), XLA's MLIR fusion emitters are off. Such a loop body is dozens of tiny
-    kernels, each compiled on its own; the classic emitters compile it in about 0.6 times the
-    time, and the loop runs about as fast (0.97-1.00x, within this machine's spread). Batches and
-    larger games keep the fusion emitters: with the classic ones their loops ran slower (a batch
-    of two paper games 0.93-0.99x, of 64 0.66-0.82x, the medium game 0.71-0.79x;
-    benchmarks/README.md, "Compile time").
+
+#: A run whose work (`run_work`) is at most this compiles with XLA's classic emitters.
+#: The most expensive work per entry measured, smooth_ce on the medium game (3 players, 5 steps,
+#: 20 states, 4 actions each: 147,200 entries at 382 us per iteration), does 10^8 in 0.26 s
+#: with the default emitters and about 0.36 s with the classic ones: a tenth of a second lost
+#: where compiling with them saves 0.35 s. Cheaper work per entry (the stage-based update, the
+#: batches, smaller games) loses less in the same 10^8 (benchmarks/README.md, "Compile time").
+SHORT_RUN_WORK = 10**8
+
+
+def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
+    """XLA options that depend on the run's size (``game``: one compiled call's arrays; ``work``:
+    the whole run's, `run_work`).
+
+    On the CPU, XLA's classic emitters compile the loop instead of its MLIR fusion emitters
+    wherever that saves time in all. A loop body is dozens of small kernels, each compiled on its
+    own; the classic emitters compile it in 0.55-0.9 times the time, and their loops run:
+
+    * as fast for a single run of a tiny game (every array at most `SEQUENTIAL_BUFFER_BYTES`,
+      as the paper's game): 0.97-1.00x, within this machine's spread; so at any ``T``;
+    * slower for batches and larger games (a batch of two paper games 0.93-0.99x, of 64
+      0.66-0.82x, the medium game 0.71-0.79x); so only for short runs (`SHORT_RUN_WORK`), where
+      the compile time saved outweighs the slower loop.
+
+    The two emitters' numbers can differ in the last bits. The whole run's work picks them, so
+    every chunk and every group of runs of a run, and its resumption, use the same ones
+    (benchmarks/README.md, "Compile time").
     """
-    if batched or jax.default_backend() != "cpu":
+    if jax.default_backend() != "cpu":
         return None
-    if any(leaf.size * leaf.dtype.itemsize > SEQUENTIAL_BUFFER_BYTES for leaf in jax.tree_util.tree_leaves(game)):
+    leaves = jax.tree_util.tree_leaves(game)
+    tiny = not batched and all(leaf.size * leaf.dtype.itemsize <= SEQUENTIAL_BUFFER_BYTES for leaf in leaves)
+    short = work <= SHORT_RUN_WORK
+    if not (tiny or short):
         return None
-    return {key: value for key, value in _cpu_options() if key in dict(_TINY_LOOP_OPTIONS)} or None
+    return {key: value for key, value in _cpu_options() if key in dict(_CLASSIC_EMITTER_OPTIONS)} or None
 
 
 def _compiler_options() -> dict:
@@ -138,13 +163,13 @@ def _compiler_options() -> dict:
 
 
 _LOOP_OPTIONS = (("xla_cpu_enable_concurrency_optimized_scheduler", False), ("xla_cpu_experimental_ynn_fusion_type", ""))
-_TINY_LOOP_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
+_CLASSIC_EMITTER_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
 
 
 def _cpu_options() -> tuple[tuple[str, object], ...]:
     """Every CPU option of the loops that this jaxlib knows, probed together (one small
     compilation per process where it knows them all)."""
-    return _supported_options(_LOOP_OPTIONS + _TINY_LOOP_OPTIONS)
+    return _supported_options(_LOOP_OPTIONS + _CLASSIC_EMITTER_OPTIONS)
 
 
 @cache

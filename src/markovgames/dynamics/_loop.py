@@ -26,7 +26,7 @@ from .._dtypes import DTYPES
 from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
-from ._engine import compile_for, compiled_chunk
+from ._engine import compile_for, compiled_chunk, run_work
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
@@ -150,6 +150,7 @@ class _Loop:
         """The device arrays, the schedule, the initial or saved state, and the trajectory sink."""
         job = self.job
         self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
+        self.work = run_work(job.T, self.game_arrays)
         self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
         if job.batched:
@@ -257,7 +258,7 @@ class _Loop:
                 self.learner, self.update, self.job.optimistic, record_chunk, self.job.batched, size, mask is not None
             )
             t0 = time.perf_counter()
-            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask)
+            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask, work=self.work)
             self.compile_time += time.perf_counter() - t0
         return self.executables[key]
 
