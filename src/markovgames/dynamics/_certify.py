@@ -132,6 +132,7 @@ def certify(
         start = time.perf_counter()
         compile_time = 0.0
         game_arrays = device_game([game], [1.0], dtype, batched=False)
+        work = run_work(T, game_arrays)
         schedule = update.schedule(T, game.horizon, game.num_players, False)
         carry = update.init_certify_carry(game.shape_key, np_dtype, schedule)
         metrics = []
@@ -144,7 +145,7 @@ def certify(
             if size not in executables:
                 t0 = time.perf_counter()
                 executables[size] = compile_for(
-                    compiled_certify(update, False, size), False, game_arrays, carry, sched, chunk, work=run_work(T, game_arrays)
+                    compiled_certify(update, False, size), False, game_arrays, carry, sched, chunk, work=work
                 )
                 compile_time += time.perf_counter() - t0
             carry, out = executables[size](game_arrays, carry, sched, chunk)
