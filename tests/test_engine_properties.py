@@ -345,6 +345,8 @@ def test_the_classic_emitters_compile_tiny_games_and_short_runs():
             assert run_work(longest, arrays) <= SHORT_RUN_WORK < run_work(longest + 1, arrays)
             assert _size_options(arrays, batched, run_work(longest, arrays)) == classic
             assert _size_options(arrays, batched, run_work(longest + 1, arrays)) is None
+            assert _size_options(arrays, batched, SHORT_RUN_WORK) == classic
+            assert _size_options(arrays, batched, SHORT_RUN_WORK + 1) is None
 
 
 # A single run of a three-player game and a batch of two: each is one of the two update loops
@@ -364,17 +366,33 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
     """The suite's runs are short, so they compile with the classic emitters; the default ones
     compile long runs of batches and larger games. Forced on the same short run, they give the
     same numbers but for rounding in the last bits."""
+    import jax
+
     from markovgames.dynamics import _engine
 
+    options = []
+    original = _engine._size_options
+
+    def recording(game, batched, work):
+        options.append(original(game, batched, work))
+        return options[-1]
+
     def once():
+        options.clear()
         if batched:
             games = [make_paper_game(), make_random_game(6, 2, 2, 2, (2, 2))]
-            return run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
-        return run(make_random_game(5, 3, 3, 3, (2, 3, 2)), algorithm, T=60, eta=0.3)
+            result = run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
+        else:
+            result = run(make_random_game(5, 3, 3, 3, (2, 3, 2)), algorithm, T=60, eta=0.3)
+        return result, list(options)
 
-    short = once()
+    monkeypatch.setattr(_engine, "_size_options", recording)
+    short, short_options = once()
     monkeypatch.setattr(_engine, "SHORT_RUN_WORK", 0)
-    long = once()
+    long, long_options = once()
+    # The runs did compile with the two emitters (on the CPU, where the classic ones exist).
+    if jax.default_backend() == "cpu":
+        assert short_options == [{"xla_cpu_use_fusion_emitters": False}] and long_options == [None]
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(short, name), getattr(long, name), rtol=0, atol=1e-12)
     for x, y in zip(short.policies, long.policies, strict=True):
