@@ -299,3 +299,22 @@ def test_the_parser_and_light_commands_load_neither_jax_nor_scipy(argv):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_experiments_load_each_module_on_first_use():
+    """Every public name of markovgames.experiments resolves, and what `run` and `evaluate` use
+    (run directories, exact gaps) does not load the sweeps' configuration models (pydantic) or
+    the sweep modules: about 0.1 s of every such command's start."""
+    import markovgames.experiments as experiments
+
+    for name in experiments.__all__:
+        assert getattr(experiments, name) is not None, name
+    assert set(experiments.__all__) <= set(dir(experiments))
+    code = (
+        "import sys\n"
+        "from markovgames.experiments import exact_checkpoint_gaps, load_run_directory, write_run_directory\n"
+        "print([m for m in ('pydantic', 'markovgames.experiments._sweep', 'markovgames.experiments._sweep_config')"
+        " if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -349,6 +349,21 @@ def test_the_classic_emitters_compile_tiny_games_and_short_runs():
             assert _size_options(arrays, batched, SHORT_RUN_WORK + 1) is None
 
 
+def _record_size_options(monkeypatch) -> list:
+    """``(work, options)`` of every compilation from now on, in order (`_engine._size_options`)."""
+    from markovgames.dynamics import _engine
+
+    calls: list = []
+    original = _engine._size_options
+
+    def recording(game, batched, work):
+        calls.append((work, original(game, batched, work)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(_engine, "_size_options", recording)
+    return calls
+
+
 # A single run of a three-player game and a batch of two: each is one of the two update loops
 # by default, and both are in the full mode (each case compiles its loop with both emitters).
 @pytest.mark.parametrize(
@@ -370,12 +385,7 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
 
     from markovgames.dynamics import _engine
 
-    options = []
-    original = _engine._size_options
-
-    def recording(game, batched, work):
-        options.append(original(game, batched, work))
-        return options[-1]
+    options = _record_size_options(monkeypatch)
 
     def once():
         options.clear()
@@ -384,9 +394,8 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
             result = run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
         else:
             result = run(make_random_game(5, 3, 3, 3, (2, 3, 2)), algorithm, T=60, eta=0.3)
-        return result, list(options)
+        return result, [chosen for _, chosen in options]
 
-    monkeypatch.setattr(_engine, "_size_options", recording)
     short, short_options = once()
     monkeypatch.setattr(_engine, "SHORT_RUN_WORK", 0)
     long, long_options = once()
@@ -406,14 +415,7 @@ def test_a_runs_whole_work_picks_the_emitters_of_every_group_and_resumption(tmp_
     from markovgames.dynamics import _engine
     from markovgames.dynamics._loop import device_game, precision
 
-    seen: list[int] = []
-    original = _engine._size_options
-
-    def recording(game, batched, work):
-        seen.append(work)
-        return original(game, batched, work)
-
-    monkeypatch.setattr(_engine, "_size_options", recording)
+    seen = _record_size_options(monkeypatch)
     # The runs of test_batch_groups_do_not_change_results and test_api_resume_is_bit_identical
     # (their compiled loops are shared).
     games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
@@ -421,7 +423,7 @@ def test_a_runs_whole_work_picks_the_emitters_of_every_group_and_resumption(tmp_
     run_batch(games, "stage_cce", T=60, etas=etas, record_trajectory=True, group_size=2)  # groups of 2, 2 and 1
     with precision("float64"):
         whole = _engine.run_work(60, device_game(games, etas, "float64", batched=True))
-    assert len(seen) == 2 and set(seen) == {whole}  # a group of two and one of one: two programs
+    assert [work for work, _ in seen] == [whole, whole]  # a group of two and one of one: two programs
 
     class Stop(Exception):
         pass
@@ -438,4 +440,4 @@ def test_a_runs_whole_work_picks_the_emitters_of_every_group_and_resumption(tmp_
     run(game, "smooth_ce", **kwargs)
     with precision("float64"):
         whole = _engine.run_work(700, device_game([game], [0.2], "float64", batched=False))
-    assert len(seen) == 2 and set(seen) == {whole}
+    assert [work for work, _ in seen] == [whole, whole]
