@@ -84,5 +84,5 @@ def test_saved_policies_and_run_states_with_such_a_member_are_refused_without_a_
         with pytest.raises(ValueError):
             IndexChainPolicy.load(chain)
         with pytest.raises(RunStateError, match="not a readable run state"):
-            StateFile(state, "fingerprint", 1).load((np.zeros(2),), lambda d: None, lambda d: None, lambda d: None)
+            StateFile(state, "fingerprint", 1).load((np.zeros(2),), lambda d: None, lambda d: None, lambda d: None, np.float64)
     assert [str(w.message) for w in caught] == []

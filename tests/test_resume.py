@@ -55,6 +55,16 @@ def test_batch_resume_and_state_of_another_run_is_refused(tmp_path):
         run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50, progress=_stop_after(100))
     resumed = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50)
     np.testing.assert_array_equal(resumed.value, full.value)
+    # Kept prefixes only: the saves append blocks of 2, 2, 0, 0 and 1 rows (of each run).
+    kept = dict(checkpoints=[1, 7, 60, 61, 250, 300], etas=[0.1, 0.3], T=300)
+    full = run_batch(game, "smooth_cce", **kept)
+    state = tmp_path / "kept.npz"
+    with pytest.raises(_Stop):
+        run_batch(game, "smooth_cce", state_file=state, state_every=50, progress=_stop_after(300), **kept)
+    assert (tmp_path / "kept.metrics").stat().st_size == 2 * 5 * 3 * 2 * 8  # runs x rows x 3 x players x float64
+    resumed = run_batch(game, "smooth_cce", state_file=state, state_every=50, **kept)
+    np.testing.assert_array_equal(resumed.value, full.value)
+    np.testing.assert_array_equal(resumed.certified_ce_bound, full.certified_ce_bound)
     with pytest.raises(ValueError, match="different run"):
         run_batch(game, "smooth_cce", T=300, etas=[0.2, 0.3], state_file=state, state_every=50)
 
@@ -192,7 +202,7 @@ def test_cli_sigterm_is_an_interruption(tmp_path):
 
 
 def _interrupted_cli_run(tmp_path, monkeypatch, algorithm="smooth_ce"):
-    """A CLI run interrupted after 600 of 2000 iterations, its state saved every 100: the
+    """A CLI run interrupted at 600 of 2000 iterations, its state saved every 100 (last at 500): the
     arguments and the staging directory."""
 
     from markovgames.cli import _run as cli_run
@@ -248,6 +258,15 @@ def _foreign_state(path):
     np.savez(path, **arrays)
 
 
+def _metrics_records_without_the_last(path):
+    with np.load(path) as data:
+        arrays = {k: np.array(data[k]) for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["metrics"] = meta["metrics"][:-1]
+    arrays["meta"] = np.asarray(json.dumps(meta))
+    np.savez(path, **arrays)
+
+
 TAMPERING = {
     # family: (file, change, what the message must say)
     "trajectory truncated": ("trajectory/policy_0.npy", lambda p: _truncate(p, lambda n: n - 100), "truncated or padded"),
@@ -261,6 +280,19 @@ TAMPERING = {
     ),
     "trajectory missing": ("trajectory/policy_1.npy", lambda p: p.unlink(), "missing or not a regular file"),
     "trajectory not npy": ("trajectory/policy_0.npy", lambda p: p.write_bytes(b"\x93NUMPY garbage"), "not a readable .npy file"),
+    "metrics truncated": (
+        "state.metrics",
+        lambda p: _truncate(p, lambda n: n - 8),
+        "prefixes 401..500 that the saved state records (truncated)",
+    ),
+    "metrics altered": ("state.metrics", lambda p: _flip(p, 8 * 6 * 250), "the metrics of prefixes 201..300 differ"),
+    "metrics missing": ("state.metrics", lambda p: p.unlink(), "cannot be read (No such file or directory)"),
+    "metrics not a file": ("state.metrics", lambda p: (p.unlink(), os.mkfifo(p)), "cannot be read (not a regular file"),
+    "state with fewer metrics records": (
+        "state.npz",
+        _metrics_records_without_the_last,
+        "metrics records cover 400 rows, but 500 were written by then",
+    ),
     "state truncated": ("state.npz", lambda p: _truncate(p, lambda n: n // 2), "not a readable run state"),
     "state garbage": ("state.npz", _write_garbage, "not a readable run state"),
     "state of another shape": ("state.npz", _foreign_state, "state array 0 is"),
@@ -300,6 +332,29 @@ def test_resume_after_a_refusal_and_a_repair_still_gives_the_uninterrupted_run(t
     np.testing.assert_array_equal(stored.value, reference.value)
     for a, b in zip(stored.policies, reference.policies, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_saves_append_only_the_new_metrics_and_resume_reads_only_the_recorded_ones(tmp_path, monkeypatch):
+    """Each save appends the prefixes since the last one to ``state.metrics`` (the state file
+    holds their records, not the rows: rewriting every row at every save made frequent saves cost
+    time quadratic in T). Bytes beyond the records, as a save interrupted between appending and
+    replacing the state file leaves them, are not read, and the resumed run is the uninterrupted one."""
+    args, staging = _interrupted_cli_run(tmp_path, monkeypatch)
+    with np.load(staging / "state.npz") as data:
+        assert "metrics" not in data.files
+        meta = json.loads(str(data["meta"]))
+    # Interrupted in the chunk after the save at 500.
+    assert [record[:2] for record in meta["metrics"]] == [[row, 100] for row in range(0, 500, 100)]
+    metrics = staging / "state.metrics"
+    assert metrics.stat().st_size == 500 * 3 * 2 * 8  # prefixes x (value, two bounds) x players x float64
+    with open(metrics, "ab") as fh:
+        fh.write(np.full(100 * 3 * 2, np.nan).tobytes())  # an interrupted save's block
+    assert main(args + ["--resume"]) == 0
+    stored = load_run_directory(tmp_path / "run")
+    reference = run(make_paper_game(), "smooth_ce", T=2000, eta=0.2)
+    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_array_equal(getattr(stored, name), getattr(reference, name))
+    assert not staging.exists()  # the state and its metrics are not part of the finished run
 
 
 def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, monkeypatch, capsys):

@@ -124,6 +124,7 @@ def _handle_run(args) -> int:
     # for any command, and 'markovgames --version' must not load JAX.
     from .._lock import directory_lock
     from ..dynamics import get_algorithm, max_learning_rate, run
+    from ..dynamics._checkpoint import metrics_file
     from ..experiments import (
         CONFIG_FILE,
         STATE_FILE,
@@ -205,7 +206,7 @@ def _handle_run(args) -> int:
         metrics = write_run_directory(staging, result, checkpoints, config, extras)
         # Release the memory maps before the directory is moved; the saved state is not a result.
         del result
-        for scratch in (STATE_FILE, CONFIG_FILE):
+        for scratch in (STATE_FILE, metrics_file(Path(STATE_FILE)).name, CONFIG_FILE):
             (staging / scratch).unlink(missing_ok=True)
         finalize_output_directory(staging, args.out)
     except BaseException as err:

@@ -193,6 +193,7 @@ class _Loop:
                 max(0, done - settings.first_kept + 1) if settings.record and settings.trajectory_dir is not None else None
             ),
             last_iterate_shape=lambda done: (*lead, last_rows(done), 2, n) if last_rows(done) else None,
+            metrics_dtype=self.np_dtype,
         )
 
     def _open_sink(self, saved: SavedState | None):
@@ -296,7 +297,7 @@ class _Loop:
         records = self.sink.records() if self.sink is not None else []
         # Only metrics the chunks emitted: a value update's records in the saved carry hold the others.
         saved = self.update.per_iteration_metrics and self.metrics.count
-        metrics = [self.metrics.filled()] if saved else []
+        metrics = self.metrics.filled() if saved else None
         state.save(self.done, _join(self.carry_parts), metrics, self.axis_t, records, self.last)
 
     def run(self, plan: list[int]) -> None:

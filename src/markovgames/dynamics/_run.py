@@ -335,10 +335,12 @@ def run(
     progress : called with the number of finished iterations after each chunk.
     checkpoints : keep the per-prefix metrics only at these ``T'`` (default: every prefix).
     state_file : save the loop state there after chunks of at least ``state_every`` iterations
-        (atomically); if the file exists when the run starts, the run resumes from it — the
-        results are identical to an uninterrupted run. Needs ``trajectory_dir`` when recording.
-        A state file, or a trajectory file it reuses, that does not match this run is refused
-        (``ValueError`` naming the file) and left as it is.
+        (atomically), and the per-prefix metrics so far beside it, in the file of the same name
+        with the suffix ``.metrics`` (appended at each save); if the state file exists when the
+        run starts, the run resumes from it — the results are identical to an uninterrupted
+        run. Needs ``trajectory_dir`` when recording. A state file, or a metrics or trajectory
+        file it reuses, that does not match this run is refused (``ValueError`` naming the file)
+        and left as it is.
     state_every : iterations between saves (also caps the chunk length).
     trajectory_tolerance : keep only the shortest suffix ``first_kept..T`` of the trajectory whose
         dropped index mass under the output policy's kernel is at most this (``None``: keep all).
