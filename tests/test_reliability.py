@@ -90,6 +90,17 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
     )
 
 
+def _in_process(args, cwd: Path, monkeypatch, capsys):
+    """``markovgames ARGS`` in ``cwd`` through `main` in this process (for commands that need no
+    limits of their own): its exit code and stderr, as ``_cli`` gives them."""
+    import types
+
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    code = main(args)
+    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
+
+
 def _one_error_line(proc, *needles: str) -> str:
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
@@ -363,10 +374,12 @@ def _long_run(out: str, *extra: str) -> list[str]:
     return ["run", *PAPER_RUN, "-T", LONG_T, "--no-trajectory", "--quiet", "--out", out, *extra]
 
 
-def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nobody(tmp_path, finished_run):
+def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nobody(tmp_path, finished_run, monkeypatch, capsys):
     """While a run writes into ``out``: another run, a solve, and an evaluation of the directory
     it replaces are refused; once the holder is killed with SIGKILL (no clean-up at all), the lock
-    is free again (the kernel released the flock) and the same commands succeed."""
+    is free again (the kernel released the flock) and the same commands succeed. (The holder is a
+    process of its own; the other commands run in this one: a flock excludes any other open of
+    the lock file, in whichever process.)"""
     _copy_run(finished_run, tmp_path)
     holder = _start(_long_run("run", "--overwrite"), tmp_path)
     try:
@@ -376,7 +389,11 @@ def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nobody(tmp_path, 
             ["solve", "--game", "paper", "--concept", "cce", "--out", "run", "--overwrite", "--quiet"],
             ["evaluate", "run", "--quiet"],
         ):
-            _one_error_line(_cli(args, tmp_path), "another markovgames command is writing to this directory", ".run.lock")
+            _one_error_line(
+                _in_process(args, tmp_path, monkeypatch, capsys),
+                "another markovgames command is writing to this directory",
+                ".run.lock",
+            )
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
@@ -403,7 +420,7 @@ def test_two_runs_started_at_once_into_one_directory(tmp_path):
     assert stored.T == (3000, 5000)[codes.index(0)]
 
 
-def test_sweeps_and_reproductions_have_one_writer(tmp_path):
+def test_sweeps_and_reproductions_have_one_writer(tmp_path, monkeypatch, capsys):
     """The same for ``sweep`` (resumable directories) and ``reproduce`` (files replaced in place)."""
     (tmp_path / "long.toml").write_text(f'T = {LONG_T}\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = "decades"\n')
     (tmp_path / "short.toml").write_text(_sweep_config())
@@ -424,11 +441,12 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path):
         holder = _start(holder_args, tmp_path)
         try:
             _wait_for(tmp_path / ready, holder)
-            _one_error_line(_cli(second, tmp_path), "another markovgames command is writing to this directory")
+            refused = _in_process(second, tmp_path, monkeypatch, capsys)
+            _one_error_line(refused, "another markovgames command is writing to this directory")
         finally:
             holder.send_signal(signal.SIGKILL)
             holder.wait()
-        proc = _cli(second, tmp_path)
+        proc = _in_process(second, tmp_path, monkeypatch, capsys)
         assert proc.returncode == 0 and (tmp_path / after).exists(), proc.stderr
 
 
@@ -646,13 +664,23 @@ def test_sigterm_exits_143_after_cleaning_up(tmp_path, finished_run, command):
     proc = _start(command, tmp_path)
     lock = {"run": ".o.lock", "sweep": ".sw.lock", "reproduce": ".rep.lock", "evaluate": None}[command[0]]
     _wait_for(tmp_path / (lock or "run"), proc)
-    time.sleep(3)  # into the computation (compiled, running)
-    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+
+    def children() -> list[str]:
+        return subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+
+    if command[0] == "sweep":  # its workers started, so that stopping them is checked
+        deadline = time.time() + 60
+        while not children() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+    # Into the computation (its program loaded from the session's compilation cache, or compiled).
+    # The signal during the first compilation has a test of its own, below.
+    time.sleep(1.5)
+    workers = children()
     proc.send_signal(signal.SIGTERM)
     try:
         _, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:  # a hang: end it and its workers, then fail
-        for pid in [proc.pid, *map(int, children)]:
+        for pid in [proc.pid, *map(int, workers)]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         raise
@@ -661,9 +689,10 @@ def test_sigterm_exits_143_after_cleaning_up(tmp_path, finished_run, command):
     if command[0] == "sweep":  # what finished is kept, and says it was interrupted; the workers are gone
         assert json.loads((tmp_path / "sw" / "manifest.json").read_text())["status"] == "interrupted"
         deadline = time.time() + 30
-        while any(Path(f"/proc/{c}").exists() for c in children) and time.time() < deadline:
+        assert workers
+        while any(Path(f"/proc/{c}").exists() for c in workers) and time.time() < deadline:
             time.sleep(0.1)
-        assert not [c for c in children if Path(f"/proc/{c}").exists()]
+        assert not [c for c in workers if Path(f"/proc/{c}").exists()]
     else:  # no output directory, no staging directory, no evaluation.json: at most the lock file
         assert left <= {lock}
 
