@@ -35,6 +35,19 @@ def _cli(args, cwd, env=None, timeout=300):
     )
 
 
+def _in_process(args, cwd, monkeypatch, capsys):
+    """``markovgames ARGS`` in ``cwd`` through `main` in this process (a user's file is loaded as a
+    module of its own name, by its digest, so it leaves nothing behind that another test sees)."""
+    import types
+
+    from markovgames.cli import main
+
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    code = main(args)
+    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
+
+
 @pytest.mark.parametrize("update", ["smooth", "stage"])
 def test_the_example_equals_the_builtin_hedge(update):
     # Tolerance 1e-12 is the contract; the example's operations are the built-in's, so it is exact.
@@ -109,21 +122,24 @@ def test_the_howto_runs_as_written(tmp_path):
         (None, "no_such_package_xyz.module:NAME", "no module named 'no_such_package_xyz' (is the package installed?)"),
     ],
 )
-def test_a_bad_reference_is_one_line_and_exit_2(tmp_path, source, reference, message):
+def test_a_bad_reference_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, source, reference, message):
     if source is not None:
         (tmp_path / "mine.py").write_text(source)
-    proc = _cli(["run", "--game", "paper", "--algorithm", reference, "-T", "10", "--out", "out"], tmp_path)
+    args = ["run", "--game", "paper", "--algorithm", reference, "-T", "10", "--out", "out"]
+    proc = _in_process(args, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("markovgames: error: --algorithm: ") and len(proc.stderr.splitlines()) == 1
     assert message in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
 
 
-def test_unknown_names_on_the_command_line_and_in_a_sweep(tmp_path):
-    proc = _cli(["run", "--game", "paper", "--algorithm", "rm_plus+smooth", "-T", "10", "--out", "out"], tmp_path)
+def test_unknown_names_on_the_command_line_and_in_a_sweep(tmp_path, monkeypatch, capsys):
+    proc = _in_process(
+        ["run", "--game", "paper", "--algorithm", "rm_plus+smooth", "-T", "10", "--out", "out"], tmp_path, monkeypatch, capsys
+    )
     assert proc.returncode == 2 and "unknown learner 'rm_plus' (did you mean 'rm-plus'?); choose one of: hedge" in proc.stderr
     (tmp_path / "sweep.toml").write_text('T = 10\ngames = ["paper"]\nalgorithms = ["hedge+smooth", "hedge+fast"]\netas = [0.2]\n')
-    proc = _cli(["sweep", "sweep.toml", "--out", "sw"], tmp_path)
+    proc = _in_process(["sweep", "sweep.toml", "--out", "sw"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2, proc.stderr
     assert "algorithms[1]" in proc.stderr and "unknown value update 'fast'; choose one of: smooth, stage" in proc.stderr
     assert not (tmp_path / "sw").exists()

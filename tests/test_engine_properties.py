@@ -252,7 +252,11 @@ def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
         np.testing.assert_allclose(a.identity_residual, b.identity_residual, rtol=0, atol=1e-13)
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "rm-plus+stage"])
+# Both value updates by default; PRM+'s two-array learner state in the stage loop's blocks in
+# the full mode (the blocks carry any learner state alike).
+@pytest.mark.parametrize(
+    "algorithm", beyond_default_in_full(["smooth_ce", "stage_cce", "rm-plus+stage"], {"smooth_ce", "stage_cce"})
+)
 def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
     """On small games the loops run in blocks whose outputs fit XLA's sequential path
     (``_value_update.sequential_block``); with blocking off they must give the same numbers, for

@@ -17,9 +17,13 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 
 def _run(script: str, *args: str, cwd: Path) -> str:
-    env = dict(
-        os.environ, MARKOVGAMES_CACHE_DIR="off", PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
-    )
+    """Runs ``examples/SCRIPT`` with the suite's compilation cache: a script is a library user, so
+    JAX's own variables give it the cache that the command line takes from ``MARKOVGAMES_CACHE_DIR``
+    (its sweep's workers take the script's)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    cache = os.environ.get("MARKOVGAMES_CACHE_DIR", "off")
+    if cache != "off":
+        env.update(JAX_COMPILATION_CACHE_DIR=cache, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0.2")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / script), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
     )

@@ -33,7 +33,7 @@ def _independent(game, policies, prefixes):
     "algorithm",
     beyond_default_in_full(
         ["smooth_ce", "stage_cce", "smooth_cce", "bm-rm-plus+stage", "rm-plus+smooth"],
-        {"smooth_ce", "stage_cce", "bm-rm-plus+stage", "rm-plus+smooth"},
+        {"smooth_ce", "stage_cce", "rm-plus+smooth"},
     ),
 )
 def test_the_loops_last_iterate_equals_an_independent_backward_induction(algorithm):

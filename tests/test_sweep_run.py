@@ -272,7 +272,8 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
     assert not (out / RESULTS_FILE).exists()
     assert json.loads((out / MANIFEST_FILE).read_text())["status"] == "running"
 
-    report = run_sweep(config, out, workers=2)
+    # Resumed in this process (one worker: inline), which needs no worker processes started.
+    report = run_sweep(config, out, workers=1)
     assert report.skipped_runs == len(before) and report.computed_runs == total - len(before)
     after = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.json")}
     assert len(after) == total
@@ -401,6 +402,31 @@ def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch)
     # The failure says what usually kills a worker: a script without a main guard.
     assert all('if __name__ == "__main__":' in detail for *_, detail in failures)
     assert max(attempt for _, attempt in results.values()) >= 2
+
+
+def test_worker_processes_use_the_drivers_compilation_cache(tmp_path):
+    """A worker is a fresh interpreter, which reads JAX's configuration from the environment only:
+    the persistent compilation cache a driver configured in code reaches it through the pool's
+    initializer (without it, this sweep's workers write nothing into the driver's cache)."""
+    import jax
+
+    config = tmp_path / "two.toml"
+    config.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\n')
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    settings = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
+    before = {name: getattr(jax.config, name) for name in settings}
+    jax.config.update("jax_compilation_cache_dir", str(cache))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    try:
+        report = run_sweep(config, tmp_path / "out", workers=2)
+    finally:
+        for name, value in before.items():
+            jax.config.update(name, value)
+    assert report.computed_runs == 2 and not report.failures
+    manifest = json.loads((tmp_path / "out" / MANIFEST_FILE).read_text())
+    assert "inline" not in manifest["executor"]  # two batches in two worker processes
+    assert any(p.is_file() for p in cache.rglob("*"))  # the workers' compiled loops
 
 
 def test_sweep_over_sparse_random_games(tmp_path):

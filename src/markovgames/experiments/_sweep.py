@@ -932,9 +932,12 @@ def _execute_processes(
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
+    cache = _compilation_cache_settings()
 
     def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context)
+        return ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)), mp_context=context, initializer=_use_compilation_cache, initargs=(cache,)
+        )
 
     pool = new_pool()
     attempts: dict[str, int] = defaultdict(int)
@@ -976,6 +979,37 @@ def _execute_processes(
         if futures:
             _stop_workers(pool)
         pool.shutdown(wait=not futures, cancel_futures=True)
+
+
+#: JAX's persistent compilation cache settings a sweep's worker processes take over from the driver.
+_CACHE_SETTINGS = (
+    "jax_compilation_cache_dir",
+    "jax_persistent_cache_min_compile_time_secs",
+    "jax_compilation_cache_max_size",
+)
+
+
+def _compilation_cache_settings() -> dict[str, Any]:
+    """The driver's persistent compilation cache (JAX's configuration), for its worker processes:
+    empty when the driver keeps none.
+
+    A worker is a fresh interpreter: it reads JAX's configuration from the environment only, so a
+    cache the driver configured in code (``jax.config.update``, as the test suite and scripts do)
+    would not reach it, and every worker would compile every loop again.
+    """
+    import jax
+
+    settings = {name: getattr(jax.config, name) for name in _CACHE_SETTINGS}
+    return settings if settings["jax_compilation_cache_dir"] else {}
+
+
+def _use_compilation_cache(settings: dict[str, Any]) -> None:
+    """(In a worker process, at its start.) Use the driver's persistent compilation cache."""
+    if settings:
+        import jax
+
+        for name, value in settings.items():
+            jax.config.update(name, value)
 
 
 def _stop_workers(pool) -> None:
