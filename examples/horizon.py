@@ -22,6 +22,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=16, help="random games (seeds) per horizon")
     parser.add_argument("-T", type=int, default=100_000, help="iterations per run")
     parser.add_argument("--out", default="sweeps/horizon", help="the sweep directory")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: min(2, cpu count); 1 runs in this process)"
+    )
     parser.add_argument("--figures", default=None, help="where the figures go (default: OUT/figures)")
     args = parser.parse_args()
     horizons = [int(h) for h in args.horizons.split(",")]
@@ -37,7 +40,7 @@ def main() -> None:
             "algorithms": ["smooth_ce"],
         }
     )
-    run_sweep(config, args.out)
+    run_sweep(config, args.out, workers=args.workers)
     decades = [d for d in (10**k for k in range(1, 10)) if d <= args.T][-3:]
     plot_sweep(args.out, args.figures, x="horizon", decades=decades)
 

@@ -29,6 +29,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=32, help="random zero-sum games (seeds)")
     parser.add_argument("-T", type=int, default=100_000, help="iterations per run")
     parser.add_argument("--out", default="sweeps/last_iterate", help="the sweep directory")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: min(2, cpu count); 1 runs in this process)"
+    )
     parser.add_argument("--figure", default=None, help="the figure's file (default: OUT/figures/last_iterate.png)")
     args = parser.parse_args()
 
@@ -45,7 +48,7 @@ def main() -> None:
             "last_iterate": True,
         }
     )
-    run_sweep(config, args.out)
+    run_sweep(config, args.out, workers=args.workers)
     df = load_results(args.out)
     figure = Path(args.figure or Path(args.out) / "figures" / "last_iterate.png")
     figure.parent.mkdir(parents=True, exist_ok=True)

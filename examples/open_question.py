@@ -20,6 +20,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=48, help="random games (seeds) in the study")
     parser.add_argument("-T", type=int, default=100_000, help="iterations per run")
     parser.add_argument("--out", default="sweeps/open_question", help="the sweep directory")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: min(2, cpu count); 1 runs in this process)"
+    )
     parser.add_argument("--figures", default=None, help="where the figures go (default: OUT/figures)")
     args = parser.parse_args()
 
@@ -37,7 +40,7 @@ def main() -> None:
             "algorithms": ["smooth_cce"],
         }
     )
-    run_sweep(config, args.out)
+    run_sweep(config, args.out, workers=args.workers)
     window = (args.T / 100, args.T)  # the last two decades
     plot_sweep(args.out, args.figures, window=window)
 

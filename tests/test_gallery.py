@@ -32,7 +32,7 @@ def _run(script: str, *args: str, cwd: Path) -> str:
 
 
 def test_open_question_study_runs_small(tmp_path):
-    out = _run("open_question.py", "--games", "2", "-T", "1000", "--out", "sw", cwd=tmp_path)
+    out = _run("open_question.py", "--games", "2", "-T", "1000", "--out", "sw", "--workers", "1", cwd=tmp_path)
     lines = out.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("general-sum: 2 games, T = 1,000: median gap x T")
     assert lines[1].startswith("zero-sum: 2 games") and "grew more than 2x over [T/100, T] in" in lines[1]
@@ -41,7 +41,7 @@ def test_open_question_study_runs_small(tmp_path):
 
 
 def test_horizon_study_runs_small(tmp_path):
-    out = _run("horizon.py", "--horizons", "1,2", "--games", "2", "-T", "300", "--out", "sw", cwd=tmp_path)
+    out = _run("horizon.py", "--horizons", "1,2", "--games", "2", "-T", "300", "--out", "sw", "--workers", "1", cwd=tmp_path)
     lines = out.strip().splitlines()
     assert [line.split(":")[0] for line in lines[:2]] == ["H = 1", "H = 2"]
     assert re.match(r"gap x T grows like H\^-?\d+\.\d\d over these horizons", lines[2])
@@ -67,7 +67,7 @@ def test_gallery_page_shows_every_study_and_its_committed_figures():
 
 
 def test_last_iterate_study_runs_small(tmp_path):
-    out = _run("last_iterate.py", "--games", "2", "-T", "500", "--out", "sw", cwd=tmp_path)
+    out = _run("last_iterate.py", "--games", "2", "-T", "500", "--out", "sw", "--workers", "1", cwd=tmp_path)
     lines = out.strip().splitlines()
     assert len(lines) == 5 and lines[-1] == "wrote sw/figures/last_iterate.png"
     assert [line.split(":")[0] for line in lines[:4]] == [
