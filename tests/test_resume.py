@@ -357,6 +357,18 @@ def test_saves_append_only_the_new_metrics_and_resume_reads_only_the_recorded_on
     assert not staging.exists()  # the state and its metrics are not part of the finished run
 
 
+def test_a_link_in_place_of_the_metrics_file_is_not_written_through(tmp_path):
+    """The metrics file is opened without following a link: a link planted where a new run's
+    metrics go is refused (naming it), and its target is left as it was, not truncated."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    (tmp_path / "state.metrics").symlink_to(precious)
+    with pytest.raises(OSError) as raised:
+        run(make_paper_game(), "smooth_ce", T=300, record_trajectory=False, state_file=tmp_path / "state.npz", state_every=100)
+    assert raised.value.filename == str(tmp_path / "state.metrics")
+    assert precious.read_text() == "keep me"
+
+
 def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, monkeypatch, capsys):
     from markovgames.cli import _run as cli_run
 

@@ -136,7 +136,8 @@ class StateFile:
         new = np.ascontiguousarray(metrics[(slice(None),) * axis + (slice(self._metric_rows, rows),)])
         if not new.size:
             return  # no prefix kept since the last save
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        # Never through a link: a link planted in its place would have its target truncated.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
         if not self._metric_records:
             flags |= os.O_TRUNC  # a new run's file (a stale one of an earlier run is replaced)
         fd = os.open(self.metrics_path, flags, 0o666)
