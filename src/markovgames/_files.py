@@ -35,6 +35,7 @@ __all__ = [
     "FileTooLargeError",
     "read_npy_header",
     "header_warnings_refused",
+    "encloses_working_directory",
 ]
 
 #: The longest ``.npy`` header accepted (numpy's own default limit for a safe load).
@@ -179,3 +180,9 @@ def header_warnings_refused():
         warnings.filterwarnings("error", category=SyntaxWarning)
         warnings.filterwarnings("error", category=DeprecationWarning)
         yield
+
+
+def encloses_working_directory(path) -> bool:
+    """Whether ``path`` is the working directory or one that contains it (a run must not replace it)."""
+    here, path = Path.cwd().resolve(), Path(path).resolve()
+    return path == here or path in here.parents

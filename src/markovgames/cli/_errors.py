@@ -90,7 +90,7 @@ def check_output_directory(out, option: str = "--out", replaces: bool = False) -
     import os
     from pathlib import Path
 
-    from ..experiments import encloses_working_directory
+    from .._files import encloses_working_directory
 
     out = Path(out)
     if replaces and encloses_working_directory(out):

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from ._reproduce import (
         PAPER_ALGORITHMS,
         Reproduction,
-        fit_loglog_slope,
         reproduce,
         theorem_bounds,
     )
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from ._summary import (
         ResultsError,
         SummaryRow,
+        fit_loglog_slope,
         load_results,
         results_provenance,
         run_slope,
@@ -80,7 +80,7 @@ _MODULE_OF = {
     "plot_gap_curves": "_plots",
     "PAPER_ALGORITHMS": "_reproduce",
     "Reproduction": "_reproduce",
-    "fit_loglog_slope": "_reproduce",
+    "fit_loglog_slope": "_summary",
     "reproduce": "_reproduce",
     "theorem_bounds": "_reproduce",
     "CONFIG_FILE": "_rundir",

@@ -34,8 +34,9 @@ from ..games import MarkovGame, paper_game
 from ..policies import IndexChainPolicy
 from ._plots import Curve, log_grid, plot_gap_curves
 from ._rundir import versions
+from ._summary import fit_loglog_slope
 
-__all__ = ["reproduce", "Reproduction", "PAPER_ALGORITHMS", "fit_loglog_slope", "theorem_bounds"]
+__all__ = ["reproduce", "Reproduction", "PAPER_ALGORITHMS", "theorem_bounds"]
 
 #: (algorithm, the gap the paper reports for it, the paper's label)
 PAPER_ALGORITHMS = (
@@ -122,15 +123,6 @@ def iterate_cycle(result: RunResult, concept: str) -> dict | None:
         "largest_gap_times_T_after_dip": float(gap[worst - 1] * worst),
         "largest_at_T": worst,
     }
-
-
-def fit_loglog_slope(T: np.ndarray, gap: np.ndarray) -> float:
-    """Least-squares slope of ``log gap`` against ``log T`` (``nan`` if any gap is not positive)."""
-    T = np.asarray(T, dtype=np.float64)
-    gap = np.asarray(gap, dtype=np.float64)
-    if len(T) < 2 or np.any(gap <= 0):
-        return float("nan")
-    return float(np.polyfit(np.log(T), np.log(gap), 1)[0])
 
 
 def theorem_bounds(game: MarkovGame, T: int) -> dict[str, float]:

@@ -42,7 +42,7 @@ import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError, MarkovGamesError
-from .._files import open_regular, read_bounded, read_npy_header
+from .._files import encloses_working_directory, open_regular, read_bounded, read_npy_header
 from ..dynamics import (
     DTYPES,
     VALUE_UPDATES,
@@ -214,12 +214,6 @@ def staging_directory(out: Path) -> Path:
     an interrupted run can be found and resumed)."""
     out = Path(out).resolve()  # "." or "runs/.." name their directory only once resolved
     return out.parent / f".{out.name}.partial"
-
-
-def encloses_working_directory(path) -> bool:
-    """Whether ``path`` is the working directory or one that contains it (a run must not replace it)."""
-    here, path = Path.cwd().resolve(), Path(path).resolve()
-    return path == here or path in here.parents
 
 
 def check_output_directory_state(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> None:

@@ -18,8 +18,6 @@ import numpy as np
 from .._atomic import atomic_write_text
 from .._errors import ArgumentError, MarkovGamesError
 from .._files import open_regular
-from ..dynamics import ALGORITHMS
-from ._reproduce import fit_loglog_slope
 
 __all__ = [
     "ResultsError",
@@ -37,10 +35,21 @@ __all__ = [
     "check_window",
     "window_text",
     "CONCEPTS",
+    "PAPER_ORDER",
+    "RESULTS_FILE",
+    "fit_loglog_slope",
 ]
 
 CONCEPTS = ("auto", "ce", "cce")
 Concept = Literal["auto", "ce", "cce"]
+
+#: A sweep's results table, in its directory.
+RESULTS_FILE = "results.parquet"
+
+#: The paper's algorithms in the order of its figures (the registry's, `markovgames.dynamics.ALGORITHMS`;
+#: a test checks that the two agree): tables and legends list them first. Written out here so that
+#: reading results (``markovgames summarize``, ``plot``) does not import the engine and JAX.
+PAPER_ORDER = ("smooth_ce", "stage_cce", "smooth_cce")
 
 
 class ResultsError(MarkovGamesError, ValueError):
@@ -54,8 +63,6 @@ PROVENANCE_KEY = b"markovgames"
 def _read_results_table(results_dir: str | Path):
     """The checked ``pyarrow.Table`` of ``results_dir/results.parquet`` (or of a ``.parquet`` file)."""
     import pyarrow.parquet as pq
-
-    from ._sweep import RESULTS_FILE
 
     path = Path(results_dir)
     if path.is_dir():
@@ -168,6 +175,15 @@ def check_window(window) -> tuple[float, float] | None:
     return low, high
 
 
+def fit_loglog_slope(T: np.ndarray, gap: np.ndarray) -> float:
+    """Least-squares slope of ``log gap`` against ``log T`` (``nan`` if any gap is not positive)."""
+    T = np.asarray(T, dtype=np.float64)
+    gap = np.asarray(gap, dtype=np.float64)
+    if len(T) < 2 or np.any(gap <= 0):
+        return float("nan")
+    return float(np.polyfit(np.log(T), np.log(gap), 1)[0])
+
+
 def slope_mask(checkpoints: np.ndarray, T: int, window: tuple[float, float] | None = None) -> np.ndarray:
     """The checkpoints a slope is fitted on: those in ``window = (low, high)`` (inclusive), or by
     default the last two decades (``T' >= T/100``).
@@ -270,7 +286,7 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[
         seeds[r["run_id"]] = r.get("game_seed")
         meta.setdefault(key, {})
     out = []
-    order = {name: k for k, name in enumerate(ALGORITHMS)}
+    order = {name: k for k, name in enumerate(PAPER_ORDER)}
     games = list(dict.fromkeys(r["game"] for r in rows))  # first-seen order: the configuration's
     for key in sorted(
         by_group, key=lambda k: (games.index(k[0]), order.get(k[1], len(order)), k[1], not k[2], _eta_sort_key(k[3]), k[4], k[5])

@@ -51,7 +51,7 @@ from ..dynamics import (
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
 from ._rundir import last_iterate_fields
-from ._summary import PROVENANCE_KEY
+from ._summary import PROVENANCE_KEY, RESULTS_FILE
 from ._sweep_config import (
     SweepConfig,
     SweepConfigError,
@@ -84,7 +84,6 @@ __all__ = [
     "RUNS_DIR",
 ]
 
-RESULTS_FILE = "results.parquet"
 MANIFEST_FILE = "manifest.json"
 RUNS_DIR = "runs"
 MANIFEST_FORMAT = "markovgames-sweep/1"

@@ -25,6 +25,7 @@ import numpy as np
 from ._plots import save_figure
 from ._summary import (
     CONCEPTS,
+    PAPER_ORDER,
     Concept,
     GroupCurves,
     ResultsError,
@@ -291,7 +292,7 @@ def gap_times_T_across(
         groups.setdefault(key, {}).setdefault(value, []).append(gap * T_prime)
     if not groups:
         raise ResultsError(f"--x {x}: no run has a value of it (stage_cce's 'theory' rate has no single eta)")
-    order = {name: k for k, name in enumerate(("smooth_ce", "stage_cce", "smooth_cce"))}
+    order = {name: k for k, name in enumerate(PAPER_ORDER)}
     out = []
     for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], not k[1], str(k[2]), k[3], k[4])):
         by_x = groups[key]
