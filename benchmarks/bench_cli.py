@@ -1,8 +1,9 @@
 """Benchmark: what users run. The command line's start-up, ``markovgames run`` with its defaults,
 and the cost of every prefix's metrics against checkpoints only.
 
-* **start-up**: wall time of ``markovgames --version`` and ``markovgames games list`` (best of
-  ``--repeats`` fresh processes).
+* **start-up**: wall time of ``markovgames --version``, ``markovgames games list`` and
+  ``markovgames summarize`` of a small sweep's results (best of ``--repeats`` fresh processes;
+  with ``--base``, the revision's too, alternating).
 * **default run**: ``markovgames run --game paper --algorithm ALG -T T --out DIR --quiet`` with
   its defaults (trajectory kept on disk, ``metrics.json`` and ``curve.npz`` with every prefix), at
   ``T = 10^4`` and ``T = 2 x 10^5``; the *marginal* rate is ``(2e5 - 1e4) / (time(2e5) - time(1e4))``,
@@ -80,12 +81,23 @@ def _wall(cmd, env, cwd) -> float:
     return elapsed
 
 
-def startup(repeats: int, env, cwd) -> dict:
+def startup(repeats: int, envs: dict, cwd) -> dict:
+    """Best wall time of ``repeats`` fresh processes of each light command, per version (the
+    versions alternate within each round): ``--version``, ``games list``, and ``summarize`` of a
+    small sweep's results (made first, by this tree)."""
     cli = [sys.executable, "-m", "markovgames"]
-    out = {}
-    for label, args in (("--version", ["--version"]), ("games list", ["games", "list"])):
-        out[label] = min(_wall(cli + args, env, cwd) for _ in range(repeats))
-    return out
+    config = Path(cwd) / "startup.toml"
+    config.write_text('T = 20\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = [10, 20]\n')
+    results = Path(cwd) / "startup-sweep"
+    _wall(cli + ["sweep", str(config), "--out", str(results), "--workers", "1", "--quiet"], envs["this"], cwd)
+    commands = (("--version", ["--version"]), ("games list", ["games", "list"]), ("summarize", ["summarize", str(results)]))
+    times: dict = {version: {label: [] for label, _ in commands} for version in envs}
+    for i in range(repeats):
+        order = list(envs) if i % 2 == 0 else list(envs)[::-1]
+        for label, args in commands:
+            for version in order:
+                times[version][label].append(_wall(cli + args, envs[version], cwd))
+    return {version: {label: min(ts) for label, ts in by_label.items()} for version, by_label in times.items()}
 
 
 def _marginal(once, repeats: int, small: int, large: int, versions=("this",)) -> dict:
@@ -200,7 +212,10 @@ def main(argv=None) -> dict:
                 path = os.pathsep.join([str(tree / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
                 envs[version] = dict(env, PYTHONPATH=path)
             results["base"] = args.base
-        results["startup_s"] = startup(args.repeats, env, tmp)
+        started = startup(args.repeats, envs, tmp)
+        results["startup_s"] = started["this"]
+        if args.base is not None:
+            results["startup_s_base"] = started["base"]
         measured = {a: default_run(a, args.repeats, envs, tmp, args.small_T, args.large_T) for a in args.algorithms}
         results["default_run"] = {a: m["this"] for a, m in measured.items()}
         if args.base is not None:
@@ -210,9 +225,14 @@ def main(argv=None) -> dict:
                 a: default_run_in_process(a, args.repeats, tmp, args.small_T, args.large_T) for a in args.algorithms
             }
     results["every_prefix"] = {a: prefix_cost(a, args.library_T, args.repeats) for a in args.algorithms}
-    print("| start-up | seconds |\n|---|---:|")
-    for label, seconds in results["startup_s"].items():
-        print(f"| markovgames {label} | {seconds:.2f} |")
+    if args.base is not None:
+        print(f"| start-up | this: seconds | base ({args.base}): seconds |\n|---|---:|---:|")
+        for label, seconds in results["startup_s"].items():
+            print(f"| markovgames {label} | {seconds:.2f} | {results['startup_s_base'][label]:.2f} |")
+    else:
+        print("| start-up | seconds |\n|---|---:|")
+        for label, seconds in results["startup_s"].items():
+            print(f"| markovgames {label} | {seconds:.2f} |")
     print(
         f"\n| markovgames run (defaults) | T = {args.small_T:.0e} s | T = {args.large_T:.0e} s | marginal it/s "
         "| median of the rounds' | target |\n|---|---:|---:|---:|---:|---:|"
