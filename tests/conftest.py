@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -43,6 +45,28 @@ PAPER_ALGORITHMS = beyond_default_in_full(["smooth_ce", "stage_cce", "smooth_cce
 def case(*values, default: bool, id: str | None = None):
     """One case of a multi-argument parametrisation, run by default or only in the full mode."""
     return pytest.param(*values, marks=() if default else pytest.mark.full, id=id)
+
+
+def fresh_python(code: str, timeout: float = 120) -> str:
+    """Run ``code`` in a fresh interpreter (this one, its environment): its stripped stdout, after
+    checking that it exited with 0 (what it imports is what a user's program or command would)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout.strip()
+
+
+def cli_in_process(args, cwd, monkeypatch, capsys):
+    """``markovgames ARGS`` in ``cwd`` through `markovgames.cli.main` in this process: its exit
+    code and stderr, as a ``subprocess.run`` result gives them (for commands that need no limits,
+    signals or process of their own)."""
+    import types
+
+    from markovgames.cli import main
+
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    code = main(args)
+    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
 
 
 def pytest_configure(config):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 import markovgames as mg
+from conftest import fresh_python
 from markovgames.bridges import MissingOptionalDependency
 
 
@@ -23,8 +23,7 @@ def test_importing_the_library_imports_no_bridge():
         "print(bad)\n"
         "assert not bad, bad\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
+    fresh_python(code)
 
 
 def test_the_numpy_layers_import_without_jax():
@@ -36,8 +35,7 @@ def test_the_numpy_layers_import_without_jax():
         "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))\n"
         "assert 'jax' not in sys.modules\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
+    fresh_python(code)
 
 
 def test_normal_form_bridge_needs_no_optional_package(monkeypatch):
@@ -57,8 +55,7 @@ def test_openspiel_bridge_imports_pyspiel_lazily(monkeypatch):
         "import markovgames.bridges.openspiel as osb\n"
         "assert 'open_spiel' not in sys.modules\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
+    fresh_python(code)
     # Using it without OpenSpiel raises an ImportError that names the extra.
     from markovgames.bridges import openspiel as osb
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import make_paper_game
+from conftest import fresh_python, make_paper_game
 from markovgames.cli import main
 from markovgames.dynamics import run
 from markovgames.experiments import load_run_directory
@@ -297,8 +297,7 @@ def test_the_parser_and_light_commands_load_neither_jax_nor_scipy(argv):
         "        pass\n"
         "print([m for m in ('jax', 'scipy', 'markovgames.dynamics', 'markovgames.experiments') if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+    assert fresh_python(code) == "[]"
 
 
 def test_experiments_load_each_module_on_first_use():
@@ -316,5 +315,4 @@ def test_experiments_load_each_module_on_first_use():
         "print([m for m in ('pydantic', 'markovgames.experiments._sweep', 'markovgames.experiments._sweep_config')"
         " if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+    assert fresh_python(code) == "[]"

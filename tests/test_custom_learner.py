@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import make_random_game
+from conftest import cli_in_process, make_random_game
 from markovgames.dynamics import get_algorithm, registered, run, run_batch
 from markovgames.games import paper_game
 
@@ -33,19 +33,6 @@ def _cli(args, cwd, env=None, timeout=300):
         timeout=timeout,
         env=dict(os.environ, **(env or {})),
     )
-
-
-def _in_process(args, cwd, monkeypatch, capsys):
-    """``markovgames ARGS`` in ``cwd`` through `main` in this process (a user's file is loaded as a
-    module of its own name, by its digest, so it leaves nothing behind that another test sees)."""
-    import types
-
-    from markovgames.cli import main
-
-    monkeypatch.chdir(cwd)
-    capsys.readouterr()
-    code = main(args)
-    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("update", ["smooth", "stage"])
@@ -122,11 +109,13 @@ def test_the_howto_runs_as_written(tmp_path):
         (None, "no_such_package_xyz.module:NAME", "no module named 'no_such_package_xyz' (is the package installed?)"),
     ],
 )
+# In this process: a user's file is loaded as a module of its own name (by its digest), so it
+# leaves nothing behind that another test sees.
 def test_a_bad_reference_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, source, reference, message):
     if source is not None:
         (tmp_path / "mine.py").write_text(source)
     args = ["run", "--game", "paper", "--algorithm", reference, "-T", "10", "--out", "out"]
-    proc = _in_process(args, tmp_path, monkeypatch, capsys)
+    proc = cli_in_process(args, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("markovgames: error: --algorithm: ") and len(proc.stderr.splitlines()) == 1
     assert message in proc.stderr, proc.stderr
@@ -134,12 +123,12 @@ def test_a_bad_reference_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, s
 
 
 def test_unknown_names_on_the_command_line_and_in_a_sweep(tmp_path, monkeypatch, capsys):
-    proc = _in_process(
+    proc = cli_in_process(
         ["run", "--game", "paper", "--algorithm", "rm_plus+smooth", "-T", "10", "--out", "out"], tmp_path, monkeypatch, capsys
     )
     assert proc.returncode == 2 and "unknown learner 'rm_plus' (did you mean 'rm-plus'?); choose one of: hedge" in proc.stderr
     (tmp_path / "sweep.toml").write_text('T = 10\ngames = ["paper"]\nalgorithms = ["hedge+smooth", "hedge+fast"]\netas = [0.2]\n')
-    proc = _in_process(["sweep", "sweep.toml", "--out", "sw"], tmp_path, monkeypatch, capsys)
+    proc = cli_in_process(["sweep", "sweep.toml", "--out", "sw"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2, proc.stderr
     assert "algorithms[1]" in proc.stderr and "unknown value update 'fast'; choose one of: smooth, stage" in proc.stderr
     assert not (tmp_path / "sw").exists()

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import cli_in_process
 from markovgames.cli import main
 from markovgames.experiments import load_run_directory
 
@@ -88,17 +89,6 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
     assert proc.poll() is None and path.exists(), (
         f"the command ended or never wrote {path}: {proc.stderr.read() if proc.poll() is not None else ''}"
     )
-
-
-def _in_process(args, cwd: Path, monkeypatch, capsys):
-    """``markovgames ARGS`` in ``cwd`` through `main` in this process (for commands that need no
-    limits of their own): its exit code and stderr, as ``_cli`` gives them."""
-    import types
-
-    monkeypatch.chdir(cwd)
-    capsys.readouterr()
-    code = main(args)
-    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
 
 
 def _one_error_line(proc, *needles: str) -> str:
@@ -390,7 +380,7 @@ def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nobody(tmp_path, 
             ["evaluate", "run", "--quiet"],
         ):
             _one_error_line(
-                _in_process(args, tmp_path, monkeypatch, capsys),
+                cli_in_process(args, tmp_path, monkeypatch, capsys),
                 "another markovgames command is writing to this directory",
                 ".run.lock",
             )
@@ -441,12 +431,12 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path, monkeypatch, capsys)
         holder = _start(holder_args, tmp_path)
         try:
             _wait_for(tmp_path / ready, holder)
-            refused = _in_process(second, tmp_path, monkeypatch, capsys)
+            refused = cli_in_process(second, tmp_path, monkeypatch, capsys)
             _one_error_line(refused, "another markovgames command is writing to this directory")
         finally:
             holder.send_signal(signal.SIGKILL)
             holder.wait()
-        proc = _in_process(second, tmp_path, monkeypatch, capsys)
+        proc = cli_in_process(second, tmp_path, monkeypatch, capsys)
         assert proc.returncode == 0 and (tmp_path / after).exists(), proc.stderr
 
 

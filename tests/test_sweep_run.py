@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import fresh_python
 from markovgames.cli import main
 from markovgames.dynamics import run
 from markovgames.experiments import _sweep
@@ -361,8 +362,7 @@ def test_importing_markovgames_never_imports_ray():
         "import sys, markovgames, markovgames.experiments, markovgames.cli._main as m; m.build_parser(); "
         "import markovgames.experiments._sweep, markovgames.cli._sweep; print('ray' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+    assert fresh_python(code) == "False"
 
 
 def test_summarize_and_plot_load_neither_jax_nor_scipy(small_sweep, tmp_path):
@@ -376,8 +376,7 @@ def test_summarize_and_plot_load_neither_jax_nor_scipy(small_sweep, tmp_path):
         f"    codes = [main(['summarize', {str(root / 'out')!r}]), main(['plot', {str(root / 'out')!r}, '--out', {str(tmp_path)!r}])]\n"
         "print(codes, [m for m in ('jax', 'scipy', 'markovgames.dynamics') if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "[0, 0] []", out.stdout + out.stderr
+    assert fresh_python(code) == "[0, 0] []"
     assert any(tmp_path.glob("*.png"))
 
 

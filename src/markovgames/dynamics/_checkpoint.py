@@ -34,6 +34,7 @@ import numpy as np
 from .._atomic import atomic_write
 from .._errors import MarkovGamesError
 from .._files import header_warnings_refused, open_regular
+from ._trajectory import _pwrite_all
 
 __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint", "metrics_file"]
 
@@ -144,11 +145,7 @@ class StateFile:
         try:
             # Bytes beyond the records (an interrupted save's) are written over.
             os.ftruncate(fd, self._metric_bytes)
-            view = new.data.cast("B")
-            offset = self._metric_bytes
-            while view:
-                written = os.pwrite(fd, view, offset)
-                view, offset = view[written:], offset + written
+            _pwrite_all(fd, new, self._metric_bytes)
             os.fsync(fd)
         except OSError as err:
             raise OSError(err.errno, err.strerror, str(self.metrics_path)) from None
