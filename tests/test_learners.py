@@ -125,6 +125,8 @@ LEARNER_IDS = list(BUILTIN_LEARNERS)
 @pytest.mark.parametrize("make", LEARNERS, ids=LEARNER_IDS)
 def test_learner_is_pure_and_starts_uniform(make):
     learner = make(-1)
+    # Compiled, as in the loop (one program per function rather than one per operation).
+    learner = learner._replace(play=jax.jit(learner.play), observe=jax.jit(learner.observe))
     state = learner.init((2, 3, 4), jnp.float64)
     x, state = learner.play(state, jnp.zeros((2, 3, 4)), 0.5, 0.0)
     np.testing.assert_allclose(np.asarray(x), 0.25, atol=1e-15)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import cli_in_process
+from conftest import beyond_default_in_full, cli_in_process
 from markovgames.cli import main
 from markovgames.experiments import load_run_directory
 
@@ -687,7 +687,8 @@ def test_sigterm_exits_143_after_cleaning_up(tmp_path, finished_run, command):
         assert left <= {lock}
 
 
-@pytest.mark.parametrize("delay", [0.3, 0.4, 0.5, 0.6, 0.8])
+# Three moments of the compilation by default, five in the full mode (each start compiles anew).
+@pytest.mark.parametrize("delay", beyond_default_in_full([0.3, 0.4, 0.5, 0.6, 0.8], {0.3, 0.5, 0.8}))
 def test_sigterm_during_the_first_compilation_is_not_a_crash(tmp_path, delay):
     # A signal while XLA compiles the loop on its threads once ended the process with a
     # segmentation fault (5 of 8 tries) instead of exit 143: the interpreter was torn down under

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -127,10 +128,11 @@ def test_a_ray_worker_that_dies_is_retried_and_counted(tmp_path, monkeypatch):
     marker = tmp_path / "marker"
     monkeypatch.setenv("MARKOVGAMES_TEST_MARKER", str(marker))
     results, failures = {}, []
-    # The workers import the tests' helper module from the tests folder.
+    # The workers import the tests' helper module from the tests folder. The local instance's
+    # processes inherit this process's environment (a runtime_env would start Ray's agent for it).
     tests_dir = str(Path(sweep_worker_helpers.__file__).resolve().parent)
-    env = {"MARKOVGAMES_TEST_MARKER": str(marker), "PYTHONPATH": tests_dir}
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tests_dir, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         _execute_ray(
             tasks,
