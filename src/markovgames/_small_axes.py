@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["small_sum", "small_max"]
+__all__ = ["materialized", "small_max", "small_sum"]
 
 #: Axes up to this long are reduced by slices; longer ones by ``jnp.sum`` / ``jnp.max``. Measured
 #: (interleaved A/B, CPU time): length-2 axes gain on the paper game; with length-4 axes included,
@@ -52,3 +52,19 @@ def small_sum(x, axis, keepdims: bool = False):
 def small_max(x, axis, keepdims: bool = False):
     """``jnp.max(x, axis, keepdims=keepdims)``, by slices over axes of length <= ``SMALL_AXIS``."""
     return _reduce(x, axis, keepdims, jnp.maximum, jnp.max)
+
+
+def materialized(x):
+    """``x`` itself, written to memory once on the CPU: the maximum of ``x`` and ``-inf`` as a reduction.
+
+    XLA's CPU fusion recomputes a cheap elementwise result inside every kernel that reads it. When
+    that result comes from a loop's carried arrays, those arrays are then still read after the
+    loop body has written their new values, and XLA copies them first: kernels of their own, which
+    on a tiny game cost more than the arithmetic. A reduction's result is computed once, so its
+    readers read memory instead. ``max(x, -inf)`` is ``x`` for every float, signed zeros and NaN
+    included: the numbers do not change (benchmarks/README.md, "Materialised strategies").
+    Off the CPU, ``x`` is returned as it is.
+    """
+    if jax.default_backend() != "cpu":
+        return x
+    return jnp.max(jnp.stack([x, jnp.full_like(x, -jnp.inf)]), axis=0)

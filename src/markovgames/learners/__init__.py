@@ -5,9 +5,11 @@ A [`Learner`][markovgames.learners.Learner] is three pure functions over a ``Nam
 [`LearnerSpec`][markovgames.learners.LearnerSpec] names one and says how to build it for an action axis. The built-in ones
 (`BUILTIN_LEARNERS`): optimistic Hedge, log-barrier OFTRL, predictive regret matching+,
 and the Blum–Mansour swap-regret reduction over each ([`swap_regret`][markovgames.learners.swap_regret]). A learner written
-by a user with these pieces runs in the same compiled loop (docs: "Write your own learner").
+by a user with these pieces runs in the same compiled loop (docs: "Write your own learner");
+[`materialized`][markovgames.learners.materialized] is for its speed there.
 """
 
+from .._small_axes import materialized
 from ._builtin import (
     BM_HEDGE,
     BM_LOGBARRIER,
@@ -33,6 +35,7 @@ __all__ = [
     "Learner",
     "LearnerSpec",
     "insert_axis",
+    "materialized",
     "BUILTIN_LEARNERS",
     "HEDGE",
     "LOGBARRIER",

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._small_axes import small_sum
+from .._small_axes import materialized, small_sum
 from ._learner import Learner
 
 __all__ = ["RegretMatchingState", "predictive_regret_matching_plus"]
@@ -69,6 +69,10 @@ def predictive_regret_matching_plus(axis: int = -1) -> Learner:
         # theta = 0 (no positive regret yet, or all regrets cancelled): any strategy has zero
         # regret bound; play uniform, as at the start.
         strategy = jnp.where(positive, theta / jnp.where(positive, total, 1.0), 1.0 / theta.shape[axis])
+        # Once, into memory: recomputed inside each reader, it kept the old regrets alive past
+        # their update and XLA copied them every iteration (benchmarks/README.md, "Materialised
+        # strategies": rm-plus+smooth 1.47x, rm-plus+stage 1.44x on the paper game).
+        strategy = materialized(strategy)
         return strategy, RegretMatchingState(state.regret, strategy)
 
     def observe(state: RegretMatchingState, utility, decay) -> RegretMatchingState:
