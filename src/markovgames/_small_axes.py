@@ -7,6 +7,9 @@ two-state game, where the kernels, not the arithmetic, set the speed (benchmarks
 
 Only float64 takes this path: in float32 the slice-by-slice order was measurably less accurate
 (outside the documented float32 tolerance), so float32 keeps XLA's own reductions.
+
+`materialized` goes the other way: a reduction where XLA would otherwise repeat cheap elementwise
+work in every kernel that reads its result.
 """
 
 from __future__ import annotations
