@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
-from conftest import FULL_TESTS, PAPER_ALGORITHMS, case, make_paper_game, make_random_game
+from conftest import FULL_TESTS, beyond_default_in_full, case, make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import get_algorithm, max_learning_rate, oftrl_decay, run_batch
 from markovgames.learners import (
@@ -491,7 +491,11 @@ def test_engine_extreme_learning_rates_and_rewards(algorithm, shape):
 FLOAT32_TOLERANCE = 2e-5
 
 
-@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
+# smooth_cce by default: Hedge's float32 error depends on how XLA compiles the loop (5.9e-5 at
+# T = 10^4 with XLA's classic CPU emitters, 2.0e-6 with its default ones), smooth_ce's much less.
+@pytest.mark.parametrize(
+    "algorithm", beyond_default_in_full(["smooth_ce", "stage_cce", "smooth_cce"], {"stage_cce", "smooth_cce"})
+)
 def test_float32_error_against_float64(algorithm):
     T = 10_000
     prefixes = [1, 10, 100, 1000, 3000, T]
