@@ -135,14 +135,14 @@ def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
     every chunk and every group of runs of a run, and its resumption, use the same ones
     (benchmarks/README.md, "Compile time").
 
-    Float32 runs keep the default emitters: with the classic ones, smooth_cce's float32 values
-    on the paper's game were 5.9e-5 from float64's at ``T = 10^4`` (2.0e-6 with the default
-    ones), beyond the documented float32 tolerance (docs/numerics.md, "float32").
+    Only float64 runs take the classic emitters: with them, smooth_cce's float32 values on the
+    paper's game were 5.9e-5 from float64's at ``T = 10^4`` (2.0e-6 with the default ones),
+    beyond the documented float32 tolerance (docs/numerics.md, "float32").
     """
     if jax.default_backend() != "cpu":
         return None
     leaves = jax.tree_util.tree_leaves(game)
-    if any(leaf.dtype == jnp.float32 for leaf in leaves):
+    if any(jnp.issubdtype(leaf.dtype, jnp.floating) and leaf.dtype != jnp.float64 for leaf in leaves):
         return None
     tiny = not batched and all(leaf.size * leaf.dtype.itemsize <= SEQUENTIAL_BUFFER_BYTES for leaf in leaves)
     short = work <= SHORT_RUN_WORK
