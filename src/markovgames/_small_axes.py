@@ -9,7 +9,7 @@ Only float64 takes this path: in float32 the slice-by-slice order was measurably
 (outside the documented float32 tolerance), so float32 keeps XLA's own reductions.
 
 `materialized` goes the other way: a reduction where XLA would otherwise repeat cheap elementwise
-work in every kernel that reads its result.
+work in every kernel that reads its result. `exact_quotient` keeps a division a division.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["materialized", "small_max", "small_sum"]
+__all__ = ["exact_quotient", "materialized", "small_max", "small_sum"]
 
 #: Axes up to this long are reduced by slices; longer ones by ``jnp.sum`` / ``jnp.max``. Measured
 #: (interleaved A/B, CPU time): length-2 axes gain on the paper game; with length-4 axes included,
@@ -71,3 +71,19 @@ def materialized(x):
     if jax.default_backend() != "cpu":
         return x
     return jnp.max(jnp.stack([x, jnp.full_like(x, -jnp.inf)]), axis=0)
+
+
+def exact_quotient(numerator, denominator):
+    """``numerator / denominator`` rounded once, as IEEE division: never ``numerator * (1 / denominator)``.
+
+    XLA rewrites a division by a broadcast value (a normaliser such as ``theta / theta.sum(axis,
+    keepdims=True)``) into a multiplication by its reciprocal, which rounds twice: a strategy with
+    one positive entry ``theta_k`` comes out as ``theta_k * (1 / theta_k)``, ``0.9999999999999999``
+    for about one value in seven rather than exactly ``1``. For a learner whose play is
+    discontinuous, such as regret matching (a regret of ``1e-16`` plays pure where ``0`` plays
+    uniform), that last bit changes the run. Here the denominator is broadcast to the numerator's
+    shape behind an optimisation barrier, so that the compiler sees an elementwise division of two
+    arrays, which it leaves as it is. ``denominator`` must broadcast to ``numerator``'s shape.
+    """
+    denominator = jax.lax.optimization_barrier(jnp.broadcast_to(denominator, jnp.shape(numerator)))
+    return numerator / denominator

@@ -6,10 +6,11 @@ A [`Learner`][markovgames.learners.Learner] is three pure functions over a ``Nam
 (`BUILTIN_LEARNERS`): optimistic Hedge, log-barrier OFTRL, predictive regret matching+,
 and the Blum–Mansour swap-regret reduction over each ([`swap_regret`][markovgames.learners.swap_regret]). A learner written
 by a user with these pieces runs in the same compiled loop (docs: "Write your own learner");
-[`materialized`][markovgames.learners.materialized] is for its speed there.
+[`materialized`][markovgames.learners.materialized] is for its speed there, and
+[`exact_quotient`][markovgames.learners.exact_quotient] for a normaliser that must round once.
 """
 
-from .._small_axes import materialized
+from .._small_axes import exact_quotient, materialized
 from ._builtin import (
     BM_HEDGE,
     BM_LOGBARRIER,
@@ -36,6 +37,7 @@ __all__ = [
     "LearnerSpec",
     "insert_axis",
     "materialized",
+    "exact_quotient",
     "BUILTIN_LEARNERS",
     "HEDGE",
     "LOGBARRIER",

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._small_axes import materialized, small_sum
+from .._small_axes import exact_quotient, materialized, small_sum
 from ._learner import Learner
 
 __all__ = ["RegretMatchingState", "predictive_regret_matching_plus"]
@@ -68,7 +68,9 @@ def predictive_regret_matching_plus(axis: int = -1) -> Learner:
         positive = total > 0
         # theta = 0 (no positive regret yet, or all regrets cancelled): any strategy has zero
         # regret bound; play uniform, as at the start.
-        strategy = jnp.where(positive, theta / jnp.where(positive, total, 1.0), 1.0 / theta.shape[axis])
+        # The rule's division, rounded once (`exact_quotient`): with one positive entry the strategy
+        # is exactly pure, and the next regret of the action played is exactly 0, as the rule says.
+        strategy = jnp.where(positive, exact_quotient(theta, jnp.where(positive, total, 1.0)), 1.0 / theta.shape[axis])
         # Once, into memory: recomputed inside each reader, it kept the old regrets alive past
         # their update and XLA copied them every iteration (benchmarks/README.md, "Materialised
         # strategies": rm-plus+smooth 1.53x, rm-plus+stage 1.47x on the paper game).
