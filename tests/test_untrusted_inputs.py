@@ -250,10 +250,11 @@ def test_summarize_plot_and_load_results_never_load_what_the_results_name(
     assert code == 0, err
 
 
-def test_a_deeply_nested_provenance_is_refused(finished_sweep, tmp_path):
+@pytest.mark.parametrize("depth", [500, 50_000])  # within the parser's recursion, and far beyond it
+def test_a_deeply_nested_provenance_is_refused(finished_sweep, tmp_path, depth):
     sweep, _ = _copy_sweep(finished_sweep, tmp_path)
     table = pq.read_table(sweep / RESULTS_FILE)
-    deep = '{"config": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    deep = '{"config": ' + "[" * depth + "]" * depth + "}"
     pq.write_table(table.replace_schema_metadata({PROVENANCE_KEY: deep.encode()}), sweep / RESULTS_FILE)
     with pytest.raises(ResultsError, match=r"results.parquet: provenance metadata: unreadable: JSON nested too deep"):
         load_results(sweep)
