@@ -250,6 +250,8 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
     optional_fields = {
         "exact_ce_gap": (_optional(_is_number), "a finite number or null"),
         "exact_cce_gap": (_optional(_is_number), "a finite number or null"),
+        "exact_ce_gap_per_player": (_optional(_numbers(num_players)), f"a list of {num_players} finite numbers (N) or null"),
+        "exact_cce_gap_per_player": (_optional(_numbers(num_players)), f"a list of {num_players} finite numbers (N) or null"),
         "exact_ce_gap_skipped": (_optional(_is_text), "a reason or null"),
         "exact_cce_gap_skipped": (_optional(_is_text), "a reason or null"),
         "last_iterate_value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
