@@ -360,10 +360,11 @@ def test_a_damaged_run_file_is_refused_and_the_sweep_directory_left_as_it_was(
     _edit_json(run_file, edit)
     before = _snapshot(sweep)
     monkeypatch.chdir(tmp_path)
-    code, err = _code(capsys, ["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"])
-    assert code == 2
-    _one_line(err, f"sw/runs/{run_file.name}", needle, "delete the file to run that run again")
-    assert _snapshot(sweep) == before  # the manifest is not rewritten, nothing computed
+    for extra in ([], ["--dry-run"]):  # the plan it shows counts the runs to do as the sweep would
+        code, err = _code(capsys, ["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet", *extra])
+        assert code == 2
+        _one_line(err, f"sw/runs/{run_file.name}", needle, "delete the file to run that run again")
+        assert _snapshot(sweep) == before  # the manifest is not rewritten, nothing computed
 
 
 MANIFEST_DAMAGE = {

@@ -11,7 +11,12 @@ determines its numbers (the game's content, the algorithm, optimism, learning ra
 checkpoints, the dtype). Runs that share (algorithm, optimism, game shape, ``T``, checkpoints,
 dtype) execute as one [`run_batch`][markovgames.dynamics.run_batch] call (one task). A finished batch
 writes its runs' files atomically as soon as it returns, so an interrupted sweep loses only the
-batches that were running; started again, it skips every run whose file exists.
+batches that were running; started again, it skips every run whose file exists, after checking
+every such file and the manifest field by field (`._sweep_files`): a damaged one is refused
+before anything is computed or written.
+
+A user's learner file is read once, by the plan: its bytes are hashed into the runs' ids and
+handed to the workers, which compile those bytes rather than the file (which may have changed).
 
 Ray is imported only when ``executor="ray"`` is asked for.
 """
@@ -685,7 +690,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
     }
 
 
-def _read_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[str, Any] | None:
+def checked_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[str, Any] | None:
     """The checked run file of ``run_id`` (``None``: none); a damaged one is refused (`read_run_file`)."""
     planned = None
     if run is not None:
@@ -824,7 +829,7 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
         rows: list[dict[str, Any]] = []
         with pq.ParquetWriter(fh, schema) as writer:
             for path, rid, run in items:
-                doc = _read_run_file(path, rid, run)
+                doc = checked_run_file(path, rid, run)
                 if doc is None:
                     continue
                 rows.extend(_result_rows(doc, run))
@@ -1318,7 +1323,7 @@ class _SweepSession:
         self.by_id = {r.run_id: r for r in plan.runs}
         # Every run file and the manifest are checked before anything is computed or written: a
         # damaged one is refused here, with the directory as it was.
-        self.finished = {rid for rid, run in self.by_id.items() if _read_run_file(self.runs_dir / f"{rid}.json", rid, run)}
+        self.finished = {rid for rid, run in self.by_id.items() if checked_run_file(self.runs_dir / f"{rid}.json", rid, run)}
         self.tasks = plan.batches([rid for rid in plan.run_ids if rid not in self.finished])
         self.done = len(self.finished)  # runs with a run file, this session's included
         self.batches = self.failed_batches = self.computed = self.retries = self.failed_runs = 0
