@@ -490,3 +490,18 @@ def test_the_special_file_checks_still_name_the_file(finished_sweep, tmp_path):
     os.mkfifo(run_file)
     with pytest.raises(SweepFileError, match=r"cannot read: not a regular file \(a FIFO\)"):
         read_run_file(run_file, run_file.stem)
+
+
+def test_a_deeply_nested_state_file_is_refused(finished_run, tmp_path, capsys, monkeypatch):
+    """An interrupted run's state file whose metadata is nested thousands deep: one line naming it."""
+    staging = tmp_path / ".out.partial"
+    staging.mkdir()
+    config = json.loads((finished_run / "metrics.json").read_text())["config"]
+    (staging / "config.json").write_text(json.dumps({**config, "checkpoint_every": 5}))
+    np.savez(staging / "state.npz", meta=np.asarray("[" * 100_000 + "]" * 100_000))
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20", "--checkpoint-every", "5", "--resume"]
+    code, err = _code(capsys, [*argv, "--out", "out", "--quiet"])
+    assert code == 2
+    _one_line(err, "state.npz: meta: unreadable: JSON nested too deep")
+    assert (staging / "state.npz").exists()  # the saved state is kept
