@@ -505,3 +505,17 @@ def test_a_deeply_nested_state_file_is_refused(finished_run, tmp_path, capsys, m
     assert code == 2
     _one_line(err, "state.npz: meta: unreadable: JSON nested too deep")
     assert (staging / "state.npz").exists()  # the saved state is kept
+
+
+def test_game_files_are_bounded_in_depth_but_not_below_what_a_game_needs(tmp_path):
+    """The deepest game a file can hold (29 players: 33 levels of arrays) loads; a value nested
+    deeper than the bound anywhere in the file is refused before it is parsed."""
+    from markovgames.games import GameFileError, game_to_dict, load_game, random_game, save_game
+
+    widest = random_game(29, 1, 1, (1,) * 29, seed_or_rng=0)
+    assert load_game(save_game(widest, tmp_path / "wide.json")).num_players == 29
+    data = game_to_dict(paper_game())
+    data["description"] = json.loads("[" * 70 + "]" * 70)
+    (tmp_path / "deep.json").write_text(json.dumps(data))
+    with pytest.raises(GameFileError, match=r"deep.json: not a game file: JSON nesting too deep \(more than 64 levels\)"):
+        load_game(tmp_path / "deep.json")

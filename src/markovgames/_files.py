@@ -43,6 +43,7 @@ __all__ = [
     "encloses_working_directory",
     "JsonFileError",
     "MAX_JSON_DEPTH",
+    "json_depth",
     "parse_json",
     "read_json",
 ]
@@ -228,14 +229,14 @@ def parse_json(data: bytes | str, where: str, *, max_depth: int = MAX_JSON_DEPTH
     """``data`` parsed as JSON, refusing (`JsonFileError`, naming ``where``) text that is not UTF-8
     or not JSON, and a value nested more than ``max_depth`` levels deep.
 
-    The depth is checked before parsing, on the text (`_json_depth`), so that neither the parser
+    The depth is checked before parsing, on the text (`json_depth`), so that neither the parser
     nor any later reader of the value recurses without bound.
     """
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as err:
         raise JsonFileError(f"{where}: unreadable: not UTF-8 text (invalid byte at offset {err.start})") from None
-    depth = _json_depth(text, max_depth)
+    depth = json_depth(text, max_depth)
     if depth > max_depth:
         raise JsonFileError(f"{where}: unreadable: JSON nested too deep (more than {max_depth} levels)")
     try:
@@ -254,7 +255,7 @@ _NOT_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"\[\]{}]+')
 _INNERMOST = re.compile(r"\[\]|\{\}")
 
 
-def _json_depth(text: str, stop: int) -> int:
+def json_depth(text: str, stop: int) -> int:
     """The deepest nesting of brackets in the JSON ``text`` outside its strings, counted up to
     ``stop + 1``; a text whose brackets do not pair up is left for the parser to refuse.
 
