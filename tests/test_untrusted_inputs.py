@@ -263,33 +263,37 @@ def test_a_deeply_nested_provenance_is_refused(finished_sweep, tmp_path, depth):
 # ---------------------------------------------------------------------------------------
 # 2. Workers run the code that was hashed
 # ---------------------------------------------------------------------------------------
-def _sweep_values(sweep: Path) -> dict[str, list]:
+def _sweep_values(sweep: Path) -> dict[tuple[str, bool], list]:
+    """The stored values of every run file, by the code's SHA-256 and optimism."""
     out = {}
     for path in (sweep / RUNS_DIR).glob("*.json"):
         doc = json.loads(path.read_text())
-        out[doc["spec"]["algorithm_sha256"]] = [r["value"] for r in doc["records"]]
+        out[doc["spec"]["algorithm_sha256"], doc["optimistic"]] = [r["value"] for r in doc["records"]]
     return out
 
 
 def _close(found: dict, wanted: dict) -> bool:
-    """The same digests, with values equal to a batch's rounding (a batch and a single run agree
+    """The same keys, with values equal to a batch's rounding (a batch and a single run agree
     to about 1e-15, not bit for bit)."""
     return found.keys() == wanted.keys() and all(np.allclose(found[k], wanted[k], rtol=1e-12, atol=0) for k in wanted)
 
 
-def _single_run_values(learner: str) -> list:
-    result = run(paper_game(), f"{learner}+smooth", T=20, eta=0.2)
+def _single_run_values(learner: str, optimistic: bool) -> list:
+    result = run(paper_game(), f"{learner}+smooth", T=20, eta=0.2, optimistic=optimistic)
     return [[float(v) for v in result.value[result.row(t)]] for t in (1, 10, 20)]
 
 
-def test_a_sweep_runs_the_learner_file_it_hashed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2])  # inline, and two worker processes (spawned: a batch each)
+def test_a_sweep_runs_the_learner_file_it_hashed(tmp_path, monkeypatch, workers):
     """The learner file is replaced after the sweep read it and before its batches run: the results
     stored under the recorded SHA-256 are those of the file that was hashed. Run again, the sweep
     runs the new file's code under the new SHA-256."""
     mine = tmp_path / "mine.py"
     mine.write_text(MINE.format(learner="hedge"))
     hedge_digest = hashlib.sha256(mine.read_bytes()).hexdigest()
-    (tmp_path / "s.toml").write_text(SWEEP.replace('"smooth_ce"', '"mine.py:ALGORITHM"'))
+    settings = [True, False] if workers > 1 else [True]
+    config = SWEEP.replace('"smooth_ce"', '"mine.py:ALGORITHM"') + f"optimistic = {json.dumps(settings)}\n"
+    (tmp_path / "s.toml").write_text(config)
     original = _sweep._run_planned
 
     def edit_then_run(*args, **kwargs):
@@ -297,20 +301,24 @@ def test_a_sweep_runs_the_learner_file_it_hashed(tmp_path, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(_sweep, "_run_planned", edit_then_run)
-    report = run_sweep(tmp_path / "s.toml", tmp_path / "sw", workers=1)
-    assert report.computed_runs == 1 and not report.failures
-    hedge = _single_run_values("hedge")
-    assert _close(_sweep_values(tmp_path / "sw"), {hedge_digest: hedge})
+    report = run_sweep(tmp_path / "s.toml", tmp_path / "sw", workers=workers)
+    assert report.computed_runs == report.batches == len(settings) and not report.failures
+    hedge = {(hedge_digest, o): _single_run_values("hedge", o) for o in settings}
+    assert _close(_sweep_values(tmp_path / "sw"), hedge)
     # Resumed with the edited file: its runs are new runs (the content is part of their ids).
     monkeypatch.setattr(_sweep, "_run_planned", original)
     rm_digest = hashlib.sha256(mine.read_bytes()).hexdigest()
     report = run_sweep(tmp_path / "s.toml", tmp_path / "sw", workers=1)
-    assert report.computed_runs == 1 and report.skipped_runs == 0
-    rm_plus = _single_run_values("rm-plus")
-    assert not np.allclose(rm_plus, hedge, rtol=1e-6)
-    assert _close(_sweep_values(tmp_path / "sw"), {hedge_digest: hedge, rm_digest: rm_plus})
+    assert report.computed_runs == len(settings) and report.skipped_runs == 0
+    rm_plus = {(rm_digest, o): _single_run_values("rm-plus", o) for o in settings}
+    assert not np.allclose(rm_plus[rm_digest, True], hedge[hedge_digest, True], rtol=1e-6)
+    assert _close(_sweep_values(tmp_path / "sw"), {**hedge, **rm_plus})
+    # The results are this configuration's runs: the new code's.
     table = pq.read_table(tmp_path / "sw" / RESULTS_FILE).to_pylist()
-    assert np.allclose([r["value"] for r in table], rm_plus, rtol=1e-12)  # the results are this configuration's runs
+    found = {(rm_digest, r["optimistic"]): [] for r in table}
+    for r in table:
+        found[rm_digest, r["optimistic"]].append(r["value"])
+    assert _close(found, rm_plus)
 
 
 def test_a_worker_refuses_code_other_than_the_recorded(tmp_path):
