@@ -279,8 +279,10 @@ def config_difference(saved: Any, wanted: dict[str, Any]) -> str:
         for key in sorted(set(saved) | set(wanted), key=str)
         if saved.get(key) != wanted.get(key)
     ]
-    if "algorithm_sha256" in saved or "algorithm_sha256" in wanted:
-        if saved.get("algorithm_sha256") != wanted.get("algorithm_sha256") and saved.get("algorithm") == wanted.get("algorithm"):
+    if saved.get("algorithm_sha256") != wanted.get("algorithm_sha256") and saved.get("algorithm") == wanted.get("algorithm"):
+        if "algorithm_sha256" not in saved:  # a run made before the digest was recorded
+            differ.append("that run did not record its learner file's SHA-256, so its code cannot be checked")
+        else:
             differ.append("the learner's file has changed since that run (restore it to continue)")
     return "; ".join(differ)
 

@@ -153,12 +153,10 @@ class _Reader:
                     raise self.fail(name, f"expected {expected}, got {_shown(value[key])}")
         return value
 
-    def items(self, value: Any, field: str, each: Callable[[Any, str], object], most: int | None = None) -> None:
-        """``value`` must be a list (of at most ``most`` entries), each entry checked by ``each``."""
+    def items(self, value: Any, field: str, each: Callable[[Any, str], object]) -> None:
+        """``value`` must be a list, each entry checked by ``each`` (with its field name ``field[k]``)."""
         if not isinstance(value, list):
             raise self.fail(field, f"expected a list, got {_shown(value)}")
-        if most is not None and len(value) > most:
-            raise self.fail(field, f"{len(value)} entries, more than {most}")
         for k, entry in enumerate(value):
             each(entry, f"{field}[{k}]")
 
