@@ -527,3 +527,25 @@ def test_game_files_are_bounded_in_depth_but_not_below_what_a_game_needs(tmp_pat
     (tmp_path / "deep.json").write_text(json.dumps(data))
     with pytest.raises(GameFileError, match=r"deep.json: not a game file: JSON nesting too deep \(more than 64 levels\)"):
         load_game(tmp_path / "deep.json")
+
+
+@settings(max_examples=examples(15, 150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_sweep_resumed_over_any_tampered_file_exits_0_or_2(finished_sweep, capsys, data):
+    """The command line over the same tampering: a resumed sweep whose run file or manifest has
+    any field replaced or deleted finishes (exit 0: the file still describes its run) or refuses
+    it in one line (exit 2); never an internal error (70), never a traceback."""
+    import tempfile
+
+    which = data.draw(st.sampled_from(["run", "manifest"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        sweep, run_file = _copy_sweep(finished_sweep, Path(tmp))
+        target = run_file if which == "run" else sweep / MANIFEST_FILE
+        original = json.loads(target.read_text())
+        path = data.draw(st.sampled_from(list(_paths(original))))
+        delete = bool(path) and data.draw(st.booleans())
+        target.write_text(json.dumps(_tampered(original, path, data.draw(_VALUES), delete)))
+        code, err = _code(capsys, ["sweep", Path(tmp) / "s.toml", "--out", sweep, "--workers", "1", "--quiet"])
+        assert code in (0, 2), err
+        if code == 2:
+            _one_line(err, str(target))
