@@ -145,6 +145,77 @@ def _another_run(name: str = "out"):
     return setup
 
 
+def _sweep_directory(
+    edit_run: Callable[[dict], object] | None = None,
+    edit_manifest: Callable[[dict], object] | None = None,
+    manifest_text: str | None = None,
+):
+    """``sweep.toml`` (SWEEP_BASE) and the directory ``sw`` of its interrupted sweep, as a sweep
+    leaves it: its one run's file (changed by ``edit_run``), its manifest (changed by
+    ``edit_manifest``, or replaced by ``manifest_text``) and the lock file beside it. Made without
+    running anything: the run's numbers are zeros."""
+
+    def setup(d: Path) -> None:
+        from markovgames.experiments._sweep import BatchOutput, _run_document, _SweepSession, plan_sweep
+        from markovgames.experiments._sweep_config import load_sweep_config
+
+        (d / "sweep.toml").write_text(SWEEP_BASE)
+        config, raw = load_sweep_config(d / "sweep.toml")
+        plan = plan_sweep(config, d)
+        out = d / "sw"
+        (out / "runs").mkdir(parents=True)
+        (d / ".sw.lock").touch()  # the empty lock file every sweep leaves beside its directory
+        session = _SweepSession(
+            config,
+            plan,
+            out,
+            overrides=(),
+            progress=None,
+            raw_config=raw,
+            config_name="sweep.toml",
+            start_wall=0.0,
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+        session.write_manifest("interrupted")
+        if edit_manifest is not None or manifest_text is not None:
+            manifest = json.loads((out / "manifest.json").read_text())
+            if edit_manifest is not None:
+                edit_manifest(manifest)
+            text = manifest_text if manifest_text is not None else json.dumps(manifest)
+            (out / "manifest.json").write_text(text)
+        if edit_run is not None:
+            (run,) = plan.runs
+            checkpoints = np.asarray(run.checkpoints)
+            zeros = np.zeros((1, len(checkpoints), run.game.num_players))
+            output = BatchOutput("b", (run.run_id,), checkpoints, zeros, zeros, zeros, 0.0, 0.0, "host", 1)
+            doc = _run_document(run, output, 0, 1, 1)
+            edit_run(doc)
+            (out / "runs" / f"{run.run_id}.json").write_text(json.dumps(doc))
+
+    return setup
+
+
+#: A user's algorithm file (the paper's smooth_ce under another name).
+MINE = "from markovgames.dynamics import ALGORITHMS\n\nALGORITHM = ALGORITHMS['smooth_ce']\n"
+
+
+def _learner_changed(run: Path) -> None:
+    """The finished run as if made with ``mine.py:ALGORITHM`` when the file held other code."""
+    (run.parent / "mine.py").write_text(MINE)
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["config"].update(algorithm="mine.py:ALGORITHM", algorithm_sha256="0" * 64)
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
+def _names_a_users_file(run: Path) -> None:
+    """A metrics.json without value_update naming a file that would leave a trace if imported."""
+    (run.parent / "evil.py").write_text('open("IMPORTED", "w").write("evil.py ran")\nX = 1\n')
+    metrics = json.loads((run / "metrics.json").read_text())
+    del metrics["value_update"]
+    metrics["algorithm"] = "evil.py:X"
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
 def _interrupted_run(d: Path) -> None:
     staging = d / ".out.partial"
     staging.mkdir()
@@ -921,7 +992,40 @@ CASES: list[Case] = [
         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--resume", "--out", "out"),
         ("out", "finished run with a different configuration", "T: 1000 there, 10 now", "nothing to resume"),
     ),
+    Case(
+        "run-resume-learner-changed",
+        RUN_S,
+        "--resume of a run of a user's learner whose file has changed since",
+        _in_run(_learner_changed),
+        ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "20", "--resume", "--out", "run"),
+        ("run: holds a finished run with a different configuration", "algorithm_sha256", "the learner's file has changed"),
+        needs_run=True,
+    ),
     # ---- markovgames sweep
+    Case(
+        "sweep-run-file-damaged",
+        SWEEP_S,
+        "a run file of an interrupted sweep that was changed (a field of the wrong type)",
+        _sweep_directory(edit_run=lambda doc: doc["records"][0].update(value="high")),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sw/runs/", "records[0].value: expected a list of 2 finite numbers (N)", "delete the file to run that run again"),
+    ),
+    Case(
+        "sweep-manifest-damaged",
+        SWEEP_S,
+        "a manifest.json that was changed (a field of the wrong type)",
+        _sweep_directory(edit_manifest=lambda doc: doc["sessions"][0].update(retries="many")),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sw/manifest.json", "sessions[0].retries: expected a non-negative integer", "delete it to start the manifest afresh"),
+    ),
+    Case(
+        "sweep-manifest-nested-too-deep",
+        SWEEP_S,
+        "a manifest.json nested thousands deep",
+        _sweep_directory(manifest_text="[" * 100000 + "]" * 100000),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sw/manifest.json", "JSON nested too deep"),
+    ),
     Case(
         "sweep-unknown-key",
         SWEEP_S,
@@ -1303,6 +1407,15 @@ CASES: list[Case] = [
         _in_run(lambda run: (run / "metrics.json").write_text("[" * 100000 + "]" * 100000)),
         ("evaluate", "run"),
         ("run/metrics.json", "nested too deep"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-metrics-names-a-users-file",
+        EVAL_S,
+        "a metrics.json without value_update whose algorithm names a file (never loaded)",
+        _in_run(_names_a_users_file),
+        ("evaluate", "run"),
+        ("run/metrics.json", "value_update: missing", "'evil.py:X' is not a built-in algorithm"),
         needs_run=True,
     ),
     Case(

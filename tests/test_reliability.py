@@ -192,20 +192,24 @@ def test_special_files_in_a_run_directory_are_refused(tmp_path, finished_run, me
     assert not (run / "evaluation.json").exists()
 
 
-def test_special_files_in_a_sweep_directory_are_replaced_not_read(tmp_path):
-    """A resumed sweep reads its run files and manifest: a FIFO in their place is taken as
-    missing (the run is done again, the manifest started afresh), never waited on."""
+def test_special_files_in_a_sweep_directory_are_refused_not_read(tmp_path):
+    """A resumed sweep reads its run files and manifest: a FIFO in their place is refused at once
+    (one line naming it, exit 2), never waited on, and nothing is replaced."""
     (tmp_path / "s.toml").write_text(_sweep_config())
     assert _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path).returncode == 0
     run_file = next((tmp_path / "sw" / "runs").glob("*.json"))
-    run_file.unlink()
-    os.mkfifo(run_file)
-    (tmp_path / "sw" / "manifest.json").unlink()
-    os.mkfifo(tmp_path / "sw" / "manifest.json")
-    proc = _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert run_file.is_file() and (tmp_path / "sw" / "manifest.json").is_file()
-    assert json.loads((tmp_path / "sw" / "manifest.json").read_text())["runs"]["finished"] == 1
+    manifest = tmp_path / "sw" / "manifest.json"
+    for special in (run_file, manifest):
+        kept = special.read_bytes()
+        special.unlink()
+        os.mkfifo(special)
+        proc = _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path, timeout=60)
+        _one_error_line(proc, f"sw/{special.relative_to(tmp_path / 'sw')}", "not a regular file (a FIFO)")
+        assert special.is_fifo()
+        special.unlink()
+        special.write_bytes(kept)
+    assert _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path).returncode == 0
+    assert json.loads(manifest.read_text())["runs"]["finished"] == 1
 
 
 # ---------------------------------------------------------------------------------------

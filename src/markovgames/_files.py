@@ -5,7 +5,10 @@ directories) is opened through `open_regular`: a FIFO would block the open or th
 forever, a character device such as ``/dev/zero`` never ends, and a directory is not data, so
 anything but a regular file is refused before a byte is read. The check is made on the opened
 descriptor (``fstat``), not on the path, so the file cannot be swapped between check and read.
-`read_bounded` then reads at most a stated number of bytes.
+`read_bounded` then reads at most a stated number of bytes, and `read_json` parses such bytes as
+JSON with a bound on the nesting depth (`MAX_JSON_DEPTH`): a value nested thousands deep would
+otherwise overflow the parser's recursion, or parse and then overflow the first code that walks
+it (a comparison, a copy, a second ``json.dumps``) far from the file that held it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ if TYPE_CHECKING:  # only for annotations: reading a file needs no NumPy until i
 import contextlib
 import errno
 import io
+import json
 import os
+import re
 import stat
 import struct
 import warnings
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ._errors import MarkovGamesError
 
@@ -36,6 +41,11 @@ __all__ = [
     "read_npy_header",
     "header_warnings_refused",
     "encloses_working_directory",
+    "JsonFileError",
+    "MAX_JSON_DEPTH",
+    "json_depth",
+    "parse_json",
+    "read_json",
 ]
 
 #: The longest ``.npy`` header accepted (numpy's own default limit for a safe load).
@@ -48,6 +58,16 @@ class NotRegularFileError(MarkovGamesError, OSError):
 
 class FileTooLargeError(MarkovGamesError, OSError):
     """A file holds more bytes than the reader allows."""
+
+
+class JsonFileError(MarkovGamesError, ValueError):
+    """A JSON file cannot be read or parsed; the message names the file and says why."""
+
+
+#: The deepest nesting of arrays and objects accepted in any JSON file markovgames reads. The
+#: files it writes nest a few levels (a game file's arrays one level per player, at most 29
+#: players); anything near Python's recursion limit is not one of them.
+MAX_JSON_DEPTH = 64
 
 
 def _kind(mode: int) -> str:
@@ -186,3 +206,69 @@ def encloses_working_directory(path) -> bool:
     """Whether ``path`` is the working directory or one that contains it (a run must not replace it)."""
     here, path = Path.cwd().resolve(), Path(path).resolve()
     return path == here or path in here.parents
+
+
+def read_json(path: str | os.PathLike[str], max_bytes: int, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """The JSON value of the regular file ``path`` (UTF-8, at most ``max_bytes`` bytes), nested at
+    most ``max_depth`` levels deep.
+
+    Raises
+    ------
+    JsonFileError
+        ``path: cannot read: ...`` (not a regular file, too large, an OS error) or
+        ``path: unreadable: ...`` (not UTF-8, not JSON, nested too deep), in one line.
+    """
+    try:
+        data = read_bounded(path, max_bytes)
+    except OSError as err:
+        raise JsonFileError(f"{path}: cannot read: {err.strerror or err}") from None
+    return parse_json(data, str(path), max_depth=max_depth)
+
+
+def parse_json(data: bytes | str, where: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``data`` parsed as JSON, refusing (`JsonFileError`, naming ``where``) text that is not UTF-8
+    or not JSON, and a value nested more than ``max_depth`` levels deep.
+
+    The depth is checked before parsing, on the text (`json_depth`), so that neither the parser
+    nor any later reader of the value recurses without bound.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as err:
+        raise JsonFileError(f"{where}: unreadable: not UTF-8 text (invalid byte at offset {err.start})") from None
+    depth = json_depth(text, max_depth)
+    if depth > max_depth:
+        raise JsonFileError(f"{where}: unreadable: JSON nested too deep (more than {max_depth} levels)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise JsonFileError(f"{where}: unreadable: {err}") from None
+    except RecursionError:  # unreachable below the depth bound; kept so that no parse can escape
+        raise JsonFileError(f"{where}: unreadable: JSON nested too deep to parse") from None
+    except ValueError as err:  # an integer of thousands of digits
+        raise JsonFileError(f"{where}: unreadable: {str(err).splitlines()[0]}") from None
+
+
+#: A JSON string (escapes included), or a run of characters that are neither quotes nor brackets.
+_NOT_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"\[\]{}]+')
+#: An innermost pair of brackets.
+_INNERMOST = re.compile(r"\[\]|\{\}")
+
+
+def json_depth(text: str, stop: int) -> int:
+    """The deepest nesting of brackets in the JSON ``text`` outside its strings, counted up to
+    ``stop + 1``; a text whose brackets do not pair up is left for the parser to refuse.
+
+    The brackets are kept (strings and everything else dropped, in one pass of the regular
+    expression engine), then the innermost pairs are removed level by level: each pass is one
+    scan in C, and a file of ``d`` levels takes ``d`` of them, so a large file of shallow
+    arrays costs about one parse.
+    """
+    brackets = _NOT_BRACKETS.sub("", text)
+    depth = 0
+    while brackets and depth <= stop:
+        fewer = _INNERMOST.sub("", brackets)
+        if len(fewer) == len(brackets):
+            break  # unbalanced, or a stray quote: not JSON, which the parser says
+        brackets, depth = fewer, depth + 1
+    return depth

@@ -172,6 +172,11 @@ def _handle_run(args) -> int:
         "trajectory_tolerance": args.trajectory_tolerance,
         "last_iterate": args.last_iterate,
     }
+    if algorithm.source_sha256 is not None:
+        # A user's learner: the content of its file is part of the configuration, so that
+        # --resume continues a run only with the code that started it (the command line names
+        # the file again; what the run directory names is never loaded).
+        config["algorithm_sha256"] = algorithm.source_sha256
     # Refused here, before the lock is taken, a bad --out leaves nothing behind; the checks are
     # repeated under the lock, which keeps a second writer out of the directory.
     planned = staging_directory(args.out)
@@ -269,24 +274,20 @@ def _finished(out, config: dict) -> bool:
     """
     import json
 
-    from .._files import read_bounded
+    from .._files import JsonFileError, read_json
+    from ..experiments._rundir import config_difference
 
     try:
-        metrics = json.loads(read_bounded(Path(out) / "metrics.json", 64 << 20).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+        metrics = read_json(Path(out) / "metrics.json", 64 << 20)
+    except JsonFileError:
         return False
     saved = metrics.get("config") if isinstance(metrics, dict) else None
     if not isinstance(saved, dict):
         return False
-    wanted = json.loads(json.dumps(config))
-    differ = [
-        f"{k}: {saved.get(k)!r} there, {wanted.get(k)!r} now"
-        for k in sorted(set(saved) | set(wanted))
-        if saved.get(k) != wanted.get(k)
-    ]
+    differ = config_difference(saved, json.loads(json.dumps(config)))
     if differ:
         raise CliError(
-            f"{out}: holds a finished run with a different configuration ({'; '.join(differ)}); there is nothing "
+            f"{out}: holds a finished run with a different configuration ({differ}); there is nothing "
             "to resume: use --overwrite to replace it, or another --out"
         )
     return True

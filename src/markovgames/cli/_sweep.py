@@ -121,14 +121,17 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
 def _handle_sweep(args) -> int:
     from ..experiments._sweep import (
         DEFAULT_MAX_RUNS,
+        MANIFEST_FILE,
         RUNS_DIR,
         check_batch_memory,
+        checked_run_file,
         default_workers,
         plan_sweep,
         run_sweep,
         sweep_output_dir,
     )
     from ..experiments._sweep_config import SweepConfigError, load_sweep_config
+    from ..experiments._sweep_files import read_manifest
 
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
     max_runs = DEFAULT_MAX_RUNS if args.max_runs is None else _positive_int("--max-runs", args.max_runs)
@@ -148,7 +151,9 @@ def _handle_sweep(args) -> int:
         except SweepConfigError as err:  # a game entry's error: name the configuration file too
             raise SweepConfigError(f"{config_path.name}: {err}") from None
         runs_dir = out / RUNS_DIR
-        pending = [r for r in plan.run_ids if not (runs_dir / f"{r}.json").exists()]
+        # Checked as the sweep itself would check them: a damaged run file or manifest is refused.
+        pending = [r.run_id for r in plan.runs if checked_run_file(runs_dir / f"{r.run_id}.json", r.run_id, r) is None]
+        read_manifest(out / MANIFEST_FILE)
         batches = plan.batches(pending)
         games = len({g["sha256"] for g in plan.games})  # an entry listed twice is one game
 

@@ -16,6 +16,12 @@ move, with its output policy); optimism and the learning rate are settings of a 
   (each entry point an [`Algorithm`][markovgames.dynamics.Algorithm] or a ``LearnerSpec`` of the same name).
 
 An unknown name is an error that lists the choices; nothing falls back to another algorithm.
+
+[`get_algorithm`][markovgames.dynamics.get_algorithm] runs code: a reference loads a file or imports a module, and an
+unknown name loads the installed packages' entry points. It is for names a user gives (a command
+line, a configuration). A name read back from a file (a run directory's ``metrics.json``) goes
+through [`builtin_algorithm`][markovgames.dynamics.builtin_algorithm], which can only look in the built-in registry: reading
+results never imports what they name.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ __all__ = [
     "VALUE_UPDATES",
     "ENTRY_POINT_GROUP",
     "get_algorithm",
+    "builtin_algorithm",
+    "loaded_file_source",
     "get_learner",
     "get_value_update",
     "registered",
@@ -188,10 +196,13 @@ def get_learner(name: str, base_dir: str | Path | None = None) -> LearnerSpec:
     )
 
 
-def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None) -> Algorithm:
+def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None, *, file_source: bytes | None = None) -> Algorithm:
     """The algorithm called ``name`` (see the module docstring for the forms); the error lists the choices.
 
     A relative file reference is taken from ``base_dir`` (by default the working directory).
+    ``file_source``, for a file reference, is the file's content to run instead of what the file
+    holds now: the bytes that another process read and hashed ([`loaded_file_source`][markovgames.dynamics.loaded_file_source]), so
+    that a sweep's workers run exactly the code whose SHA-256 the sweep records.
     """
     if isinstance(name, Algorithm):
         return name
@@ -202,7 +213,7 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None) -> 
     learner_part, plus, update_part = name.rpartition("+")
     if plus and update_part in VALUE_UPDATES and learner_part:
         if _is_reference(learner_part):
-            found, digest = _load_reference(learner_part, base_dir)
+            found, digest = _load_reference(learner_part, base_dir, file_source)
             if not isinstance(found, LearnerSpec):
                 raise ValueError(f"learner {learner_part!r}: {_describe(found)} is not a markovgames.learners.LearnerSpec")
             return Algorithm(found, VALUE_UPDATES[update_part], source=learner_part, source_sha256=digest)
@@ -210,7 +221,7 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None) -> 
     if plus and learner_part and _is_reference(learner_part) and not _is_reference(update_part):
         get_value_update(update_part)  # "path.py:NAME+UPDATE" with an unknown update: say so
     if _is_reference(name):
-        found, digest = _load_reference(name, base_dir)
+        found, digest = _load_reference(name, base_dir, file_source)
         if isinstance(found, LearnerSpec):
             raise ValueError(
                 f"algorithm {name!r}: {found.name!r} is a learner; add the value update: {name}+smooth or {name}+stage"
@@ -229,6 +240,32 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None) -> 
         f"unknown algorithm {name!r}{_suggest(name, choices)}; choose one of: {', '.join(choices)}, "
         f"or LEARNER+UPDATE with LEARNER one of {', '.join([*BUILTIN_LEARNERS, *plugins.learners])} and UPDATE one of "
         f"{', '.join(VALUE_UPDATES)}, or a reference path.py:NAME or module:NAME (see 'markovgames algorithms list')"
+    )
+
+
+def builtin_algorithm(name: str) -> Algorithm:
+    """The built-in algorithm called ``name``, looked up without running any code.
+
+    Only the paper's names and ``LEARNER+UPDATE`` with a built-in learner (``bm-NAME`` over a
+    built-in external-regret learner included) are found: a reference (``path.py:NAME``,
+    ``module:NAME``) or an installed package's name is never loaded, since the name may come from
+    a file that anyone could have written (a run directory read back). The error says so.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"an algorithm name is a string, got {type(name).__name__}")
+    if name in ALGORITHMS:
+        return ALGORITHMS[name]
+    learner_part, plus, update_part = name.rpartition("+")
+    if plus and update_part in VALUE_UPDATES:
+        learner = BUILTIN_LEARNERS.get(learner_part)
+        if learner is None and learner_part.startswith(_SWAP_PREFIX):
+            base = BUILTIN_LEARNERS.get(learner_part[len(_SWAP_PREFIX) :])
+            learner = swap_regret(base) if base is not None and not base.swap_regret else None
+        if learner is not None:
+            return Algorithm(learner, VALUE_UPDATES[update_part])
+    shown = name if len(name) <= 80 else name[:77] + "..."
+    raise ValueError(
+        f"{shown!r} is not a built-in algorithm (a user's file, module or installed package is never loaded to read a name back)"
     )
 
 
@@ -271,15 +308,16 @@ def absolute_reference(name: str, base_dir: str | Path) -> str:
     return f"{Path(base_dir).absolute() / target}:{attribute}{plus}{update_part}"
 
 
-def _load_reference(ref: str, base_dir: str | Path | None = None):
-    """``(object, sha256 or None)``: the object ``NAME`` of ``path.py:NAME`` or ``package.module:NAME``;
-    errors name the reference and what is wrong."""
+def _load_reference(ref: str, base_dir: str | Path | None = None, file_source: bytes | None = None):
+    """``(object, sha256 or None)``: the object ``NAME`` of ``path.py:NAME`` or ``package.module:NAME``
+    (a file's content given as ``file_source``, if not None); errors name the reference and what is wrong."""
     target, _, attribute = ref.rpartition(":")
     if not target or not attribute.isidentifier():
         raise ValueError(f"{ref!r}: a reference is path/to/file.py:NAME or package.module:NAME, with NAME a Python name")
     if _is_file_target(target):
         path = Path(target)
-        module, digest = _load_file(ref, path if base_dir is None or path.is_absolute() else Path(base_dir) / path)
+        path = path if base_dir is None or path.is_absolute() else Path(base_dir) / path
+        module, digest = _load_file(ref, path, file_source)
     else:
         module, digest = _import_module(ref, target)
     if not hasattr(module, attribute):
@@ -289,16 +327,36 @@ def _load_reference(ref: str, base_dir: str | Path | None = None):
     return getattr(module, attribute), digest
 
 
-def _load_file(ref: str, path: Path):
-    if not path.exists():
-        raise ValueError(f"{ref!r}: no such file {path}")
-    if not path.is_file():
-        raise ValueError(f"{ref!r}: {path} is not a regular file")
-    try:
-        source = path.read_bytes()
-    except OSError as err:
-        raise ValueError(f"{ref!r}: cannot read {path}: {err.strerror}") from None
+#: The content of every file loaded, by its SHA-256: what a sweep hands its workers.
+_FILE_SOURCES: dict[str, bytes] = {}
+
+
+def loaded_file_source(sha256: str) -> bytes | None:
+    """The bytes of the user's file loaded in this process whose SHA-256 is ``sha256`` (an
+    [`Algorithm`][markovgames.dynamics.Algorithm]'s ``source_sha256``), or ``None`` if no such file was loaded.
+
+    The module was compiled from exactly these bytes; giving them to
+    [`get_algorithm`][markovgames.dynamics.get_algorithm] (``file_source``) in another process runs the same code, whatever the
+    file holds by then.
+    """
+    return _FILE_SOURCES.get(sha256)
+
+
+def _load_file(ref: str, path: Path, source: bytes | None = None):
+    """``(module, sha256)`` of the file ``path`` (or of its content ``source``), compiled from the
+    very bytes that are hashed: the file is read once, so the code that runs is the code whose
+    digest is recorded, even if the file changes meanwhile."""
+    if source is None:
+        if not path.exists():
+            raise ValueError(f"{ref!r}: no such file {path}")
+        if not path.is_file():
+            raise ValueError(f"{ref!r}: {path} is not a regular file")
+        try:
+            source = path.read_bytes()
+        except OSError as err:
+            raise ValueError(f"{ref!r}: cannot read {path}: {err.strerror}") from None
     digest = hashlib.sha256(source).hexdigest()
+    _FILE_SOURCES.setdefault(digest, source)
     key = (str(path.resolve()), digest)
     if key in _LOADED_FILES:
         return _LOADED_FILES[key], digest
@@ -310,7 +368,9 @@ def _load_file(ref: str, path: Path):
     # Registered before it runs, as an import would: dataclasses and pickling look modules up here.
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        # Compiled from the bytes hashed above (the loader's exec_module would read the file a
+        # second time); dont_inherit keeps this module's __future__ imports out of the user's code.
+        exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the user's code, as asked
     except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
         del sys.modules[module_name]
         raise ValueError(f"{ref!r}: loading {path} failed: {_where(err, path)}") from None

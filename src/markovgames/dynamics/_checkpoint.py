@@ -33,7 +33,7 @@ import numpy as np
 
 from .._atomic import atomic_write
 from .._errors import MarkovGamesError
-from .._files import header_warnings_refused, open_regular
+from .._files import JsonFileError, header_warnings_refused, open_regular, parse_json
 from ._trajectory import _pwrite_all
 
 __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint", "metrics_file"]
@@ -170,7 +170,7 @@ class StateFile:
         expected = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(template)]
         try:
             with header_warnings_refused(), np.load(self.path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
+                meta = parse_json(str(data["meta"]), f"{self.path}: meta")
                 if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                     raise RunStateError(f"{self.path}: not a state file of this version of markovgames")
                 if meta.get("fingerprint") != self.fingerprint:
@@ -186,6 +186,8 @@ class StateFile:
                 last = np.array(data["last_iterate"]) if "last_iterate" in data.files else None
         except RunStateError:
             raise
+        except JsonFileError as err:  # its message names the file
+            raise RunStateError(str(err)) from None
         except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
             raise RunStateError(f"{self.path}: not a readable run state ({type(err).__name__}: {err})".splitlines()[0]) from None
         if isinstance(done, bool) or not isinstance(done, int) or not 0 < done:

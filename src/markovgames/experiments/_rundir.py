@@ -42,13 +42,13 @@ import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError, MarkovGamesError
-from .._files import encloses_working_directory, open_regular, read_bounded, read_npy_header
+from .._files import JsonFileError, encloses_working_directory, open_regular, read_json, read_npy_header
 from ..dynamics import (
     DTYPES,
     VALUE_UPDATES,
     CertifiedCurve,
     RunResult,
-    get_algorithm,
+    builtin_algorithm,
     get_value_update,
     resolve_learning_rate,
 )
@@ -251,20 +251,14 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
         if saved_state and resume:
             if config is not None:
                 try:
-                    saved = json.loads(read_bounded(staging / CONFIG_FILE, _MAX_JSON_BYTES).decode("utf-8"))
-                except (OSError, ValueError, RecursionError):
+                    saved = read_json(staging / CONFIG_FILE, _MAX_JSON_BYTES)
+                except JsonFileError:
                     saved = None
                 wanted = json.loads(json.dumps(config))
                 if saved != wanted:
-                    saved = saved if isinstance(saved, dict) else {}
-                    differ = [
-                        f"{key}: {saved.get(key)!r} there, {wanted.get(key)!r} now"
-                        for key in sorted(set(saved) | set(wanted))
-                        if saved.get(key) != wanted.get(key)
-                    ]
                     raise RunDirectoryError(
                         f"{staging}: the interrupted run there has a different configuration "
-                        f"({'; '.join(differ) or 'unreadable'}); pass overwrite=True to start over"
+                        f"({config_difference(saved, wanted) or 'unreadable'}); pass overwrite=True to start over"
                     )
         elif saved_state and not overwrite:
             raise RunDirectoryError(
@@ -272,12 +266,39 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
             )
 
 
+def config_difference(saved: Any, wanted: dict[str, Any]) -> str:
+    """What differs between a stored run configuration ``saved`` (read from a file: anything) and
+    ``wanted``, key by key (``KEY: X there, Y now; ...``; empty when nothing does).
+
+    A user's learner whose file changed since (``algorithm_sha256``) is said in words: the
+    command line names the same file, so the digests alone would not tell the user why.
+    """
+    saved = saved if isinstance(saved, dict) else {}
+    differ = [
+        f"{key}: {_shown(saved.get(key))} there, {_shown(wanted.get(key))} now"
+        for key in sorted(set(saved) | set(wanted), key=str)
+        if saved.get(key) != wanted.get(key)
+    ]
+    if saved.get("algorithm_sha256") != wanted.get("algorithm_sha256") and saved.get("algorithm") == wanted.get("algorithm"):
+        if "algorithm_sha256" not in saved:  # a run made before the digest was recorded
+            differ.append("that run did not record its learner file's SHA-256, so its code cannot be checked")
+        else:
+            differ.append("the learner's file has changed since that run (restore it to continue)")
+    return "; ".join(differ)
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters (a stored value may be anything, of any size)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _check_marker(out: Path) -> None:
     """Refuse to replace a non-empty directory that holds no marker of a markovgames run."""
     marker = out / MARKER_FILE
     try:
-        doc = json.loads(read_bounded(marker, 4096).decode("utf-8")) if not marker.is_symlink() else None
-    except (OSError, ValueError, RecursionError):
+        doc = read_json(marker, 4096) if not marker.is_symlink() else None
+    except JsonFileError:
         doc = None
     if not isinstance(doc, dict) or doc.get("format") != MARKER_FORMAT:
         raise RunDirectoryError(
@@ -467,8 +488,9 @@ class StoredRun:
     def index_kernel(self) -> str:
         """The output policy's index kernel: ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4)."""
         try:
-            # A directory written before "value_update" was recorded names a built-in algorithm.
-            update = self.metrics.get("value_update") or get_algorithm(self.metrics["algorithm"]).value_update
+            # A directory written before "value_update" was recorded names a built-in algorithm
+            # (looked up without loading anything: the name was read from a file).
+            update = self.metrics.get("value_update") or builtin_algorithm(self.metrics["algorithm"]).value_update
             return get_value_update(update).index_kernel
         except ValueError as err:
             raise RunDirectoryError(f"{self.path / METRICS_FILE}: {err}") from None
@@ -558,15 +580,9 @@ def _is_number(value: Any) -> bool:
 def _read_metrics(metrics_path: Path) -> dict[str, Any]:
     """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names)."""
     try:
-        metrics = json.loads(read_bounded(metrics_path, _MAX_JSON_BYTES).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise RunDirectoryError(f"{metrics_path}: unreadable: {err}") from None
-    except RecursionError:
-        raise RunDirectoryError(f"{metrics_path}: unreadable: JSON nested too deep to parse") from None
-    except OSError as err:
-        raise RunDirectoryError(f"{metrics_path}: cannot read: {err.strerror or err}") from None
-    except ValueError as err:  # an integer of thousands of digits
-        raise RunDirectoryError(f"{metrics_path}: unreadable: {str(err).splitlines()[0]}") from None
+        metrics = read_json(metrics_path, _MAX_JSON_BYTES)
+    except JsonFileError as err:
+        raise RunDirectoryError(str(err)) from None
     if not isinstance(metrics, dict):
         raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
     algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
@@ -579,11 +595,16 @@ def _read_metrics(metrics_path: Path) -> dict[str, Any]:
         None,
     )
     if update is None:
-        # A directory written before "value_update" was recorded: its algorithm is a built-in name.
+        # A directory written before "value_update" was recorded: its algorithm is a built-in
+        # name. It is looked up in the registry alone: a name read from a file never loads a
+        # user's file or imports a module (a run of a user's learner records its value update).
         try:
-            get_algorithm(algorithm)
+            builtin_algorithm(algorithm)
         except ValueError as err:
-            raise RunDirectoryError(f"{metrics_path}: algorithm: {err}") from None
+            raise RunDirectoryError(
+                f"{metrics_path}: value_update: missing, and algorithm: {err}; a run directory names the value "
+                "update of any other algorithm"
+            ) from None
     T = _field(metrics, "T", metrics_path, lambda v: _is_int(v) and 1 <= v <= 2**31 - 1, "a positive integer")
     _field(metrics, "dtype", metrics_path, lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}", "float64")
     _field(metrics, "game_file", metrics_path, lambda v: v in _GAME_FILES, f"{' or '.join(_GAME_FILES)}")

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._atomic import atomic_write_text
 from .._errors import ArgumentError, MarkovGamesError
-from .._files import open_regular
+from .._files import JsonFileError, open_regular, parse_json
 
 __all__ = [
     "ResultsError",
@@ -114,15 +114,15 @@ def results_provenance(results_dir: str | Path) -> dict[str, Any]:
 
 
 def _provenance(path: Path, table) -> dict[str, Any]:
-    import json
-
     raw = (table.schema.metadata or {}).get(PROVENANCE_KEY)
     if raw is None:
         return {}
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise ResultsError(f"{path}: unreadable provenance metadata ({err})") from None
+        # Bounded in depth: a value nested thousands deep would overflow the parser, or later
+        # the copy pandas makes of ``attrs``.
+        data = parse_json(raw, f"{path}: provenance metadata")
+    except JsonFileError as err:
+        raise ResultsError(str(err)) from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: unreadable provenance metadata (not a JSON object)")
     return data

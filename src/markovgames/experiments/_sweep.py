@@ -11,7 +11,12 @@ determines its numbers (the game's content, the algorithm, optimism, learning ra
 checkpoints, the dtype). Runs that share (algorithm, optimism, game shape, ``T``, checkpoints,
 dtype) execute as one [`run_batch`][markovgames.dynamics.run_batch] call (one task). A finished batch
 writes its runs' files atomically as soon as it returns, so an interrupted sweep loses only the
-batches that were running; started again, it skips every run whose file exists.
+batches that were running; started again, it skips every run whose file exists, after checking
+every such file and the manifest field by field (`._sweep_files`): a damaged one is refused
+before anything is computed or written.
+
+A user's learner file is read once, by the plan: its bytes are hashed into the runs' ids and
+handed to the workers, which compile those bytes rather than the file (which may have changed).
 
 Ray is imported only when ``executor="ray"`` is asked for.
 """
@@ -37,14 +42,13 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
-from .._errors import MarkovGamesError
-from .._files import read_bounded
 from .._lock import directory_lock
 from .._resources import format_bytes, physical_memory
 from ..dynamics import (
     LearningRate,
     absolute_reference,
     get_algorithm,
+    loaded_file_source,
     resolve_learning_rate,
     run_batch,
 )
@@ -58,9 +62,21 @@ from ._sweep_config import (
     load_sweep_config,
     resolved_checkpoints,
 )
+from ._sweep_files import (
+    MANIFEST_FORMAT,
+    RUN_FILE_FORMAT,
+    SweepDirectoryError,
+    SweepError,
+    SweepFileError,
+    read_manifest,
+    read_run_file,
+    run_id_of,
+)
+from ._sweep_files import canonical_json as _canonical_json
 
 __all__ = [
     "SweepError",
+    "SweepFileError",
     "PlannedRun",
     "BatchTask",
     "BatchOutput",
@@ -86,9 +102,7 @@ __all__ = [
 
 MANIFEST_FILE = "manifest.json"
 RUNS_DIR = "runs"
-MANIFEST_FORMAT = "markovgames-sweep/1"
 RESULTS_FORMAT = "markovgames-results/1"
-RUN_FILE_FORMAT = 1
 EXECUTORS = ("local", "ray")
 #: The most runs a grid may have unless the caller allows more (``--max-runs``): the plan keeps
 #: every run (about 2 KiB each) and its game in memory, and the manifest lists them all.
@@ -96,27 +110,13 @@ DEFAULT_MAX_RUNS = 100_000
 #: Unless ``max_batch_size`` says otherwise, a batch is cut so that its per-checkpoint results
 #: (value and both bounds, per run, checkpoint and player) take at most this many bytes.
 BATCH_RESULT_BYTES = 256 * 2**20
-#: A run file or manifest larger than this is not one this module wrote (it is not read).
-_MAX_JSON_BYTES = 256 * 2**20
 #: Rows of results.parquet converted and written at a time (consolidation streams the run files).
 _ROWS_PER_WRITE = 50_000
-
-
-class SweepError(MarkovGamesError, RuntimeError):
-    """A sweep cannot run (output directory, executor) or some of its batches failed."""
-
-
-class SweepDirectoryError(SweepError, ValueError):
-    """The output directory cannot hold this sweep (a user error)."""
 
 
 # ---------------------------------------------------------------------------------------
 # Identities
 # ---------------------------------------------------------------------------------------
-def _canonical_json(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
 def game_content_hash(game: MarkovGame) -> str:
     """SHA-256 of what determines a game's dynamics: sizes, initial state, rewards, transitions."""
     h = hashlib.sha256()
@@ -124,11 +124,6 @@ def game_content_hash(game: MarkovGame) -> str:
     h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
     h.update(game.transition_bytes())
     return h.hexdigest()
-
-
-def run_id_of(spec: dict[str, Any]) -> str:
-    """The run id: the first 16 hex digits of the SHA-256 of the canonical JSON of ``spec``."""
-    return hashlib.sha256(_canonical_json(spec).encode()).hexdigest()[:16]
 
 
 def derive_game_seeds(base_seed: int, count: int) -> list[int]:
@@ -168,6 +163,10 @@ class PlannedRun:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    #: A user's file: the bytes the driver read and hashed, which the workers compile (see `BatchTask`).
+    reference_source: bytes | None = None
+    #: The SHA-256 of a user's file or module (the spec's ``algorithm_sha256``); None for built-ins.
+    algorithm_sha256: str | None = None
 
     @property
     def batch_key(self) -> tuple:
@@ -203,6 +202,13 @@ class BatchTask:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    #: A user's file: its content as the driver read and hashed it. The worker compiles these
+    #: bytes, not the file (which may have changed since), so that the results stored under the
+    #: recorded SHA-256 are those of that code.
+    reference_source: bytes | None = None
+    #: The SHA-256 the runs' ids record for a user's file or module; the worker refuses to run
+    #: other code (a module, which it imports itself, that changed since the driver's import).
+    algorithm_sha256: str | None = None
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -276,6 +282,8 @@ class SweepPlan:
                         concept=first.concept,
                         exact=first.exact,
                         last_iterate=first.last_iterate,
+                        reference_source=first.reference_source,
+                        algorithm_sha256=first.algorithm_sha256,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -481,6 +489,9 @@ def plan_sweep(
                 spec_alg = get_algorithm(reference)
             except ValueError as err:
                 raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
+            digest = spec_alg.source_sha256
+            # The bytes just hashed (None for a module or a built-in): the workers run them.
+            source = None if digest is None else loaded_file_source(digest)
             for optimistic in alg.optimistic or config.optimistic:
                 for eta in alg.etas or config.etas:
                     spec = {
@@ -527,6 +538,8 @@ def plan_sweep(
                             concept=spec_alg.concept,
                             exact=config.exact,
                             last_iterate=config.last_iterate,
+                            reference_source=source,
+                            algorithm_sha256=digest,
                         )
                     )
     return SweepPlan(
@@ -538,10 +551,20 @@ def plan_sweep(
 # One task
 # ---------------------------------------------------------------------------------------
 def execute_batch(task: BatchTask) -> BatchOutput:
-    """Run one batch (in a worker process, a Ray worker, or inline): one ``run_batch`` call."""
+    """Run one batch (in a worker process, a Ray worker, or inline): one ``run_batch`` call.
+
+    A user's file is compiled from the bytes the driver hashed (``task.reference_source``); a
+    module is imported here, and refused if its file's SHA-256 is no longer the one recorded.
+    """
+    algorithm = get_algorithm(task.reference, file_source=task.reference_source)
+    if algorithm.source_sha256 != task.algorithm_sha256:
+        raise SweepError(
+            f"{task.algorithm}: its code changed after the sweep read it (SHA-256 {task.algorithm_sha256} then, "
+            f"{algorithm.source_sha256} now); run the sweep again to run the new code"
+        )
     result = run_batch(
         list(task.games),
-        task.reference,
+        algorithm,
         T=task.T,
         etas=list(task.etas),
         optimistic=task.optimistic,
@@ -667,14 +690,14 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
     }
 
 
-def _read_run_file(path: Path, run_id: str) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(read_bounded(path, _MAX_JSON_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):  # missing, damaged or foreign: the run is done again
-        return None
-    if not isinstance(doc, dict) or doc.get("run_id") != run_id or not isinstance(doc.get("records"), list):
-        return None
-    return doc
+def checked_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[str, Any] | None:
+    """The checked run file of ``run_id`` (``None``: none); a damaged one is refused (`read_run_file`)."""
+    planned = None
+    if run is not None:
+        game = run.game
+        shape = {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)}
+        planned = {"spec": json.loads(_canonical_json(run.spec)), "shape": shape}
+    return read_run_file(path, run_id, planned)
 
 
 def _eta_text(eta: float | str) -> str:
@@ -806,7 +829,7 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
         rows: list[dict[str, Any]] = []
         with pq.ParquetWriter(fh, schema) as writer:
             for path, rid, run in items:
-                doc = _read_run_file(path, rid) if path.exists() else None
+                doc = checked_run_file(path, rid, run)
                 if doc is None:
                     continue
                 rows.extend(_result_rows(doc, run))
@@ -827,11 +850,7 @@ def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
     the games and their content hashes, the checkpoints (from ``plan``, else from the manifest)."""
     from ._rundir import versions
 
-    try:
-        manifest = json.loads(read_bounded(out / MANIFEST_FILE, _MAX_JSON_BYTES).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        manifest = {}
-    manifest = manifest if isinstance(manifest, dict) else {}
+    manifest = read_manifest(out / MANIFEST_FILE) or {}
     config: dict[str, Any] | None
     games: list[dict[str, Any]] | None
     checkpoints: list[int] | None
@@ -873,14 +892,12 @@ def _prepare_out(out: Path) -> None:
 
 
 def _previous_manifest(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The sessions and batches recorded by earlier sessions of a sweep directory."""
-    try:
-        previous = json.loads(read_bounded(out / MANIFEST_FILE, _MAX_JSON_BYTES).decode("utf-8"))
-        sessions = [s for s in previous.get("sessions", []) if isinstance(s, dict)]
-        batches = [b for b in previous.get("batches", []) if isinstance(b, dict)]
-        return sessions, batches
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+    """The sessions and batches recorded by earlier sessions of a sweep directory (none without a
+    manifest); a damaged manifest is refused (`read_manifest`), not replaced."""
+    previous = read_manifest(out / MANIFEST_FILE)
+    if previous is None:
         return [], []
+    return list(previous["sessions"]), list(previous["batches"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -1304,7 +1321,9 @@ class _SweepSession:
         self.start_wall, self.started_at = start_wall, started_at
         self.runs_dir = out / RUNS_DIR
         self.by_id = {r.run_id: r for r in plan.runs}
-        self.finished = {rid for rid in self.by_id if _read_run_file(self.runs_dir / f"{rid}.json", rid) is not None}
+        # Every run file and the manifest are checked before anything is computed or written: a
+        # damaged one is refused here, with the directory as it was.
+        self.finished = {rid for rid, run in self.by_id.items() if checked_run_file(self.runs_dir / f"{rid}.json", rid, run)}
         self.tasks = plan.batches([rid for rid in plan.run_ids if rid not in self.finished])
         self.done = len(self.finished)  # runs with a run file, this session's included
         self.batches = self.failed_batches = self.computed = self.retries = self.failed_runs = 0

@@ -69,7 +69,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._atomic import atomic_write
-from .._files import open_regular, read_limited, read_npy_header
+from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited, read_npy_header
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
@@ -494,6 +494,10 @@ def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGam
         raise GameFileError(f"{path}: not UTF-8 text (invalid byte 0x{raw[err.start]:02x} at offset {err.start})") from None
     if not text.strip():
         raise GameFileError(f"{path}: not valid JSON: the file is empty")
+    # Bounded before parsing, as every JSON file markovgames reads: a game nests one level per
+    # player and index (at most 33), a value nested thousands deep is not a game.
+    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise GameFileError(f"{path}: not a game file: JSON nesting too deep (more than {MAX_JSON_DEPTH} levels)")
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as err:
