@@ -22,8 +22,15 @@ __all__ = ["printable", "markup_safe"]
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
+#: The escapes a reader knows best, for the commonest controls.
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

@@ -883,7 +883,7 @@ def _check_out(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not is_sweep_directory(out):
         raise SweepDirectoryError.for_argument(
             "out",
-            f"not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory",
+            f"not empty and not a sweep directory (no sweep's {MARKER_FILE} marker or {MANIFEST_FILE}); choose another directory",
             str(out),
         )
 
