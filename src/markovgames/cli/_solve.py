@@ -83,7 +83,7 @@ def _solve_into(args, game):
             solution.policy.save(staging / "policy.npz")
         except OSError as err:
             # A full disk or a quota while the policy is written: the error names no file.
-            raise CliError(f"{staging / 'policy.npz'}: cannot write the solution: {err.strerror or err}") from None
+            raise CliError(f"--out {args.out}: cannot write {staging / 'policy.npz'}: {err.strerror or err}") from None
         save_game(game, staging / "game.json" if game.rewards.size < 200_000 else staging / "game.npz")
         record = {
             "game": game.name,
