@@ -294,6 +294,10 @@ def test_a_newline_in_a_path_keeps_the_message_on_one_line(tmp_path, monkeypatch
     assert main(["run", "--game", "bad\nname/game.json", "--algorithm", "smooth_ce", "-T", "5", "--out", "o"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "bad\\nname/game.json" in err
+    # A message that is not markovgames's own (a ValueError) quoting the argument: whole, escaped.
+    assert main(["run", "--game", "paper", "--algorithm", "bad\nname.py:X", "-T", "5", "--out", "o"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.rstrip().endswith("no such file bad\\nname.py"), err
 
 
 # ---------------------------------------------------------------------------------------

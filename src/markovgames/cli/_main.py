@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     except _user_error_types() as err:
         if args.debug:
             raise
-        print(f"markovgames: error: {_one_line(err)}", file=sys.stderr)
+        print(f"markovgames: error: {_one_line(err, argv)}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         if args.debug:
@@ -253,21 +253,22 @@ def main(argv: list[str] | None = None) -> int:
         restore(previous)
 
 
-def _one_line(err: BaseException) -> str:
+def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str:
     """The message of a user error as one printable line (without ``markovgames: error:``).
 
     markovgames's own messages are one line by construction, except for what they quote: a path
     or a name with a newline or a terminal escape in it. They are shown whole, with every such
     character escaped (`markovgames._text.printable`), so that a newline in a path neither cuts
-    the message nor starts a line that looks like another one. A message from elsewhere (a
-    ``ValueError`` of a library we call) keeps its first line, escaped the same way.
+    the message nor starts a line that looks like another one. So is any message when an
+    argument of the command holds a line break (the message may quote it). Otherwise a message
+    from elsewhere (a ``ValueError`` of a library we call) keeps its first line, escaped too.
     """
     from .._errors import MarkovGamesError
 
     text = str(err).strip()
     if not text:
         message = type(err).__name__
-    elif isinstance(err, (MarkovGamesError, OSError)):
+    elif isinstance(err, (MarkovGamesError, OSError)) or any(("\n" in a or "\r" in a) for a in argv):
         message = text
     else:
         message = text.splitlines()[0]
