@@ -192,20 +192,28 @@ def test_special_files_in_a_run_directory_are_refused(tmp_path, finished_run, me
     assert not (run / "evaluation.json").exists()
 
 
-def test_special_files_in_a_sweep_directory_are_replaced_not_read(tmp_path):
+def test_special_files_in_a_sweep_directory_are_refused_not_read(tmp_path):
     """A resumed sweep reads its run files and manifest: a FIFO in their place is taken as
-    missing (the run is done again, the manifest started afresh), never waited on."""
+    missing (the run is due again), never waited on; and, since markovgames replaces only regular
+    files, the sweep stops with one line naming the FIFO, which stays as it is. Once it is
+    removed, the sweep completes."""
     (tmp_path / "s.toml").write_text(_sweep_config())
     assert _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path).returncode == 0
     run_file = next((tmp_path / "sw" / "runs").glob("*.json"))
-    run_file.unlink()
-    os.mkfifo(run_file)
-    (tmp_path / "sw" / "manifest.json").unlink()
-    os.mkfifo(tmp_path / "sw" / "manifest.json")
+    manifest = tmp_path / "sw" / "manifest.json"
+    for fifo in (run_file, manifest):
+        fifo.unlink()
+        os.mkfifo(fifo)
+    for named in (manifest, run_file):
+        proc = _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and f"{named.name}: is a FIFO, not a regular file" in proc.stderr
+        assert named.is_fifo()
+        named.unlink()  # what the message asks for
     proc = _cli(["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"], tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert run_file.is_file() and (tmp_path / "sw" / "manifest.json").is_file()
-    assert json.loads((tmp_path / "sw" / "manifest.json").read_text())["runs"]["finished"] == 1
+    assert run_file.is_file() and manifest.is_file()
+    assert json.loads(manifest.read_text())["runs"]["finished"] == 1
 
 
 # ---------------------------------------------------------------------------------------
