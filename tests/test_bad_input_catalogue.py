@@ -301,9 +301,25 @@ def _symlink_to_directory(d: Path) -> None:
     (d / "out").symlink_to("real")
 
 
-def _foreign_directory(d: Path) -> None:
-    (d / "out").mkdir()
-    (d / "out" / "notes.txt").write_text("not a run\n")
+def _foreign_directory(d: Path, name: str = "out") -> None:
+    (d / name).mkdir()
+    (d / name / "notes.txt").write_text("not a run\n")
+
+
+def _symlink_to_file(name: str, target: str = "theirs.json"):
+    """``name`` a symbolic link to a regular file ``target`` (someone else's file, as it were)."""
+
+    def setup(d: Path) -> None:
+        (d / target).write_text("someone else's file\n")
+        (d / name).symlink_to(target)
+
+    return setup
+
+
+def _folder_with_runs(d: Path) -> None:
+    """A project folder that happens to have a ``runs/`` subfolder and a ``results.parquet``: not a sweep."""
+    (d / "proj" / "runs").mkdir(parents=True)
+    (d / "proj" / "results.parquet").write_bytes(b"the project's own table\n")
 
 
 #: Lock file descriptors held by a case's setup (another process's lock, as it were); closed
@@ -691,6 +707,46 @@ CASES: list[Case] = [
         ("--initial-state", "0..2", "got 5"),
     ),
     Case(
+        "games-export-onto-input",
+        GAME,
+        "a conversion onto the game file it reads (even with --force)",
+        _write_game("game.json"),
+        ("games", "export", "game.json", "--out", "game.json", "--force"),
+        ("--out game.json", "is the input game.json"),
+    ),
+    Case(
+        "games-export-force-fifo",
+        GAME,
+        "--force onto a FIFO (never replaced)",
+        _fifo("g.json"),
+        ("games", "export", "paper", "--out", "g.json", "--force"),
+        ("--out g.json", "is a FIFO, not a regular file"),
+    ),
+    Case(
+        "games-random-out-symlink",
+        GAME,
+        "--force onto a symbolic link (its target is never replaced)",
+        _symlink_to_file("g.json"),
+        (
+            "games",
+            "random",
+            "--players",
+            "2",
+            "--horizon",
+            "2",
+            "--states",
+            "3",
+            "--actions",
+            "2",
+            "--seed",
+            "1",
+            "--out",
+            "g.json",
+            "--force",
+        ),
+        ("--out g.json", "is a symbolic link"),
+    ),
+    Case(
         "games-random-successors",
         GAME,
         "more successors per row than states",
@@ -947,6 +1003,18 @@ CASES: list[Case] = [
         _symlink_to_directory,
         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--overwrite"),
         ("out", "is a symbolic link"),
+    ),
+    Case(
+        "run-out-contains-game",
+        RUN_S,
+        "--out naming the directory that holds the game file (a run replaces its whole output directory)",
+        lambda d: (
+            (d / "out").mkdir(),
+            _write_game("out/game.json")(d),
+            (d / "out" / ".markovgames").write_text('{"format": "markovgames-output/1", "kind": "run"}\n'),
+        ),
+        ("run", "--game", "out/game.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--overwrite", "--quiet"),
+        ("--out out", "contains the input out/game.json"),
     ),
     Case(
         "run-out-busy",
@@ -1275,6 +1343,14 @@ CASES: list[Case] = [
         ("--out sw", "not a sweep directory"),
     ),
     Case(
+        "sweep-out-has-runs-folder",
+        SWEEP_S,
+        "an output folder with a runs/ subfolder that no sweep made (recognised by the sweep's marker only)",
+        _both(_toml(SWEEP_BASE), _folder_with_runs),
+        ("sweep", "sweep.toml", "--out", "proj"),
+        ("--out proj", "not a sweep directory"),
+    ),
+    Case(
         "sweep-zero-sum-players",
         SWEEP_S,
         "a zero-sum random game with more than two players",
@@ -1445,6 +1521,42 @@ CASES: list[Case] = [
         ("run", "another markovgames command is writing to this directory"),
         needs_run=True,
     ),
+    Case(
+        "evaluate-out-is-an-input",
+        EVAL_S,
+        "--out naming a file the evaluation reads (never replaced, even with --overwrite)",
+        None,
+        ("evaluate", "run", "--out", "run/metrics.json", "--overwrite"),
+        ("--out run/metrics.json", "is the input", "an output never replaces what the command reads"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-out-inside-trajectory",
+        EVAL_S,
+        "--out inside the run's trajectory directory",
+        None,
+        ("evaluate", "run", "--out", "run/trajectory/policy_0.npy", "--overwrite"),
+        ("--out run/trajectory/policy_0.npy", "lies inside the input", "run/trajectory"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-out-fifo",
+        EVAL_S,
+        "--out naming a FIFO (never replaced, even with --overwrite)",
+        _fifo("ev.json"),
+        ("evaluate", "run", "--out", "ev.json", "--overwrite"),
+        ("--out ev.json", "is a FIFO, not a regular file", "replaces only regular files"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-out-symlink",
+        EVAL_S,
+        "--out naming a symbolic link (its target is never replaced)",
+        _symlink_to_file("ev.json"),
+        ("evaluate", "run", "--out", "ev.json", "--overwrite"),
+        ("--out ev.json", "is a symbolic link", "never writes through one"),
+        needs_run=True,
+    ),
     # ---- markovgames solve
     Case(
         "solve-bad-objective",
@@ -1503,6 +1615,45 @@ CASES: list[Case] = [
         ("certify", "pols", "--game", "paper", "--value-update", "stage", "--out", "cert"),
         ("pols/policy_0.npy[1][0][1] sums to 0.0, not 1",),
     ),
+    Case(
+        "certify-policy-fifo",
+        CERT_S,
+        "a policy file that is a FIFO (it exists, but is not a regular file)",
+        _both(_policies(1), _fifo("pols/policy_1.npy")),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("pols/policy_1.npy: exists but is a FIFO, not a regular file",),
+    ),
+    Case(
+        "certify-out-contains-input",
+        CERT_S,
+        "--out naming the run whose trajectory is certified (it would delete its own input)",
+        None,
+        ("certify", "run/trajectory", "--game", "paper", "--value-update", "smooth", "--out", "run", "--overwrite"),
+        ("--out run", "contains the input run/trajectory"),
+        needs_run=True,
+    ),
+    Case(
+        "certify-out-busy",
+        CERT_S,
+        "an output directory another command is writing to (a running run's, whose staging directory it would replace)",
+        _both(_policies(2), _busy("cert")),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("--out cert", "another markovgames command is writing to this directory"),
+    ),
+    Case(
+        "certify-overwrite-a-sweep",
+        CERT_S,
+        "--overwrite of a sweep directory (marked, but not a kind that a whole-directory output replaces)",
+        _both(
+            _policies(2),
+            lambda d: (
+                (d / "cert").mkdir(),
+                (d / "cert" / ".markovgames").write_text('{"format": "markovgames-output/1", "kind": "sweep"}\n'),
+            ),
+        ),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert", "--overwrite"),
+        ("cert", "holds a markovgames sweep directory, not a run"),
+    ),
     Case("reproduce-T-zero", REPRO_S, "T < 1", None, ("reproduce", "-T", "0", "--out", "out"), ("-T", "got 0")),
     Case(
         "reproduce-eta-zero", REPRO_S, "eta <= 0", None, ("reproduce", "-T", "10", "--eta", "0", "--out", "out"), ("--eta", "'0'")
@@ -1522,6 +1673,14 @@ CASES: list[Case] = [
         _another_run(),
         ("reproduce", "-T", "10", "--out", "out"),
         ("--out out", "metrics.json", "another run"),
+    ),
+    Case(
+        "reproduce-out-foreign",
+        REPRO_S,
+        "a non-empty output directory that no reproduction made (its files would be replaced)",
+        _foreign_directory,
+        ("reproduce", "-T", "10", "--out", "out"),
+        ("--out out", "holds no markovgames reproduction"),
     ),
     # ---- markovgames plot and summarize
     Case(
@@ -1556,7 +1715,47 @@ CASES: list[Case] = [
         ("plot", "sw", "--decades", "10"),
         ("--decades", "add --x"),
     ),
+    Case(
+        "summarize-markdown-exists",
+        PLOT_S,
+        "--markdown naming an existing file, without --overwrite",
+        _both(_results, lambda d: (d / "table.md").write_text("my notes\n")),
+        ("summarize", "sw", "--markdown", "table.md"),
+        ("--markdown table.md", "exists; use --overwrite to replace it"),
+    ),
+    Case(
+        "summarize-markdown-fifo",
+        PLOT_S,
+        "--markdown naming a FIFO (never replaced, even with --overwrite)",
+        _both(_results, _fifo("table.md")),
+        ("summarize", "sw", "--markdown", "table.md", "--overwrite"),
+        ("--markdown table.md", "is a FIFO, not a regular file"),
+    ),
+    Case(
+        "summarize-markdown-is-input",
+        PLOT_S,
+        "--markdown naming the results it reads",
+        _results,
+        ("summarize", "sw", "--markdown", "sw/results.parquet", "--overwrite"),
+        ("--markdown sw/results.parquet", "is the input"),
+    ),
+    Case(
+        "plot-out-contains-input",
+        PLOT_S,
+        "--out naming the sweep directory whose results it reads",
+        _results,
+        ("plot", "sw", "--out", "sw"),
+        ("--out sw", "contains the input sw/results.parquet"),
+    ),
     # ---- argparse
+    Case(
+        "args-newline-in-path",
+        ARGS_S,
+        "a path with a newline and a terminal escape (shown escaped, on one line)",
+        None,
+        ("games", "validate", "bad\nname\x1b[2J.json"),
+        ("bad\\nname\\x1b[2J.json",),
+    ),
     Case(
         "args-missing-option",
         ARGS_S,

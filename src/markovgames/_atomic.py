@@ -1,22 +1,48 @@
 """Atomic file writes: a temporary file in the same directory, then ``os.replace``.
 
 A crash or error never leaves a truncated file under the final name that a later step could trust.
+Only a regular file is ever replaced: a symbolic link, a FIFO, a device, a socket or a directory
+under the final name is refused (`NotReplaceableError`), whoever writes (a run's files, a sweep's,
+a figure, a summary), so that markovgames never replaces what it did not make.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write", "atomic_write_text"]
+from ._errors import MarkovGamesError
+from ._outputs import file_kind
+
+__all__ = ["atomic_write", "atomic_write_text", "NotReplaceableError"]
+
+
+class NotReplaceableError(MarkovGamesError, OSError):
+    """The final name of a write holds something other than a regular file (``filename`` names it)."""
+
+
+def _check_replaceable(path: Path) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotReplaceableError(
+            errno.EEXIST,
+            f"is {file_kind(mode)}, not a regular file; markovgames replaces only regular files, so remove it or write elsewhere",
+            str(path),
+        )
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> None:
     """Create ``path`` atomically from ``write(fh)``; raises ``OSError`` on failure (nothing is left behind)."""
     path = Path(path)
+    _check_replaceable(path)
     directory = path.parent
     for _ in range(100):
         tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
@@ -34,13 +60,14 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        _check_replaceable(path)  # again: the write may have taken long
         os.replace(tmp, path)
     except BaseException as err:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(err, OSError) and err.errno is not None:
+        if isinstance(err, OSError) and err.errno is not None and not isinstance(err, NotReplaceableError):
             # A write's error (a full disk, a quota) names no file, a rename's the temporary one:
             # name the file the caller asked for.
             raise OSError(err.errno, err.strerror, str(path)) from None

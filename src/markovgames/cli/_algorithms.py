@@ -80,5 +80,8 @@ def listing() -> str:
 
 
 def cmd_list(args) -> int:
-    print(listing())
+    from .._text import printable
+
+    # Installed packages name their entry points and their errors: each line is shown literally.
+    print("\n".join(printable(line) for line in listing().splitlines()))
     return 0

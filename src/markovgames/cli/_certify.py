@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 import numpy as np
 
 from .._files import open_regular, read_npy_header
+from .._outputs import check_apart, file_kind, remove_created_parents
+from .._text import printable
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -51,8 +55,16 @@ def _load_policies(directory: Path, num_players: int) -> tuple[np.ndarray, ...]:
     out = []
     for i in range(num_players):
         path = directory / f"policy_{i}.npy"
-        if not path.is_file():
-            raise CliError(f"{path}: missing (the game has {num_players} players: policy_0.npy .. policy_{num_players - 1}.npy)")
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise CliError(
+                f"{path}: missing (the game has {num_players} players: policy_0.npy .. policy_{num_players - 1}.npy)"
+            ) from None
+        except OSError as err:
+            raise CliError(f"{path}: cannot read: {err.strerror or err}") from None
+        if not stat.S_ISREG(mode):
+            raise CliError(f"{path}: exists but is {file_kind(mode)}, not a regular file; a policy is a .npy file")
         try:
             with open_regular(path) as fh:
                 read_npy_header(fh)  # bounded, and refused rather than warned about where damaged
@@ -67,16 +79,9 @@ def _load_policies(directory: Path, num_players: int) -> tuple[np.ndarray, ...]:
 
 def _handle(args) -> int:
     # The library is imported here: building the parser must not load it (start-up time).
-    from .._atomic import atomic_write_text
-    from ..dynamics import certify
-    from ..experiments import (
-        checkpoint_records,
-        finalize_output_directory,
-        parse_checkpoints,
-        prepare_output_directory,
-        versions,
-    )
-    from ..games import resolve_game, save_game
+    from .._lock import directory_lock
+    from ..experiments import check_output_directory_state, parse_checkpoints
+    from ..games import BUILTIN_GAMES, resolve_game
 
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
@@ -85,15 +90,41 @@ def _handle(args) -> int:
     T = int(policies[0].shape[0]) if policies[0].ndim == 4 else 0
     checkpoints = parse_checkpoints(args.checkpoints, max(T, 1))
     check_output_directory(args.out, replaces=True)
-    staging = prepare_output_directory(args.out, args.overwrite)
+    # The output directory is replaced as a whole: never one that holds the policies or the game.
+    check_apart(args.out, [directory, *([] if args.game in BUILTIN_GAMES else [args.game])], "--out")
+    check_output_directory_state(Path(args.out), args.overwrite)  # before the lock: a refusal leaves nothing
+    from ..dynamics import certify
+
+    # Computed before the output is touched: a policy refused on the way leaves nothing behind.
+    with iteration_progress(max(T, 1), f"certify {directory.name or directory}", enabled=not args.quiet) as advance:
+        try:
+            curve = certify(game, policies, args.value_update, dtype=args.dtype, progress=advance)
+        except ValueError as err:
+            # Name the file: the library calls the arrays policies[i].
+            message = re.sub(r"^policies\[(\d+)\]", lambda m: str(directory / f"policy_{m.group(1)}.npy"), str(err))
+            raise CliError(message if message != str(err) else f"{directory}: {err}") from None
+    # Then written under the directory's lock, as every writer does: a run writing there (whose
+    # staging directory this would replace) or a second certify is refused.
+    with remove_created_parents(args.out), directory_lock(args.out, "out"):
+        metrics = _write_certificate(args, game, directory, curve, checkpoints)
+    if not args.quiet:
+        for record in metrics["checkpoints"]:
+            print(
+                f"T' = {record['T']:>10}  value {np.round(record['value'], 6).tolist()}  "
+                f"certified CE gap {record['certified_ce_gap']:.3e}  certified CCE gap {record['certified_cce_gap']:.3e}"
+            )
+        print(f"wrote {printable(args.out)}/metrics.json and curve.npz")
+    return 0
+
+
+def _write_certificate(args, game, directory: Path, curve, checkpoints) -> dict:
+    """Write ``curve`` into ``args.out`` (whose lock the caller holds); return the metrics written."""
+    from .._atomic import atomic_write_text
+    from ..experiments import checkpoint_records, finalize_output_directory, prepare_output_directory, versions, write_marker
+    from ..games import save_game
+
+    staging = prepare_output_directory(Path(args.out), args.overwrite)
     try:
-        with iteration_progress(max(T, 1), f"certify {directory.name or directory}", enabled=not args.quiet) as advance:
-            try:
-                curve = certify(game, policies, args.value_update, dtype=args.dtype, progress=advance)
-            except ValueError as err:
-                # Name the file: the library calls the arrays policies[i].
-                message = re.sub(r"^policies\[(\d+)\]", lambda m: str(directory / f"policy_{m.group(1)}.npy"), str(err))
-                raise CliError(message if message != str(err) else f"{directory}: {err}") from None
         game_file = "game.json" if game.rewards.size < 200_000 else "game.npz"
         save_game(game, staging / game_file)
         np.savez(
@@ -116,15 +147,9 @@ def _handle(args) -> int:
             "compile_time_s": curve.compile_time_s,
         }
         atomic_write_text(staging / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-        finalize_output_directory(staging, args.out)
+        write_marker(staging, "certify")  # what --overwrite of a later certify recognises
+        finalize_output_directory(staging, Path(args.out))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if not args.quiet:
-        for record in metrics["checkpoints"]:
-            print(
-                f"T' = {record['T']:>10}  value {np.round(record['value'], 6).tolist()}  "
-                f"certified CE gap {record['certified_ce_gap']:.3e}  certified CCE gap {record['certified_cce_gap']:.3e}"
-            )
-        print(f"wrote {args.out}/metrics.json and curve.npz")
-    return 0
+    return metrics

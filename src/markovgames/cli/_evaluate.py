@@ -20,6 +20,8 @@ from rich.table import Table
 
 from .._atomic import atomic_write_text
 from .._lock import directory_lock
+from .._outputs import check_apart, check_replaceable_file
+from .._text import markup_safe, printable
 from ..evaluation import (
     DEFAULT_BATCH,
     DEFAULT_MAX_WORK,
@@ -35,6 +37,10 @@ from ._run import parse_T
 from ._signals import raise_if_terminated
 
 __all__ = ["add_evaluate_parser", "evaluate_run_directory"]
+
+#: What an evaluation reads in a run directory (`markovgames.experiments.load_run_directory`):
+#: an ``--out`` may not be, contain or lie inside any of them.
+RUN_INPUTS = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", ".markovgames")
 
 
 def add_evaluate_parser(subparsers):
@@ -192,11 +198,16 @@ def _handle(args) -> int:
         raise CliError(f"--out {out}: is a directory; give the path of the JSON file to write")
     if args.out and not out.parent.is_dir():
         raise CliError(f"--out {out}: {out.parent} is not an existing directory")
-    if out.exists() and not args.overwrite:
+    if args.out:
+        # Never onto a file the evaluation reads (metrics.json, the game, the curve, the trajectory).
+        check_apart(out, [run_dir / name for name in RUN_INPUTS], "--out")
+    if os.path.isfile(out) and not os.path.islink(out) and not args.overwrite:
         raise CliError(
             f"{'--out ' if args.out else ''}{out}: exists (an earlier evaluation); use --overwrite to replace it, "
             "or --out to write elsewhere"
         )
+    # A link, a FIFO, a device: never replaced, with or without --overwrite.
+    check_replaceable_file(out, "--out" if args.out else None, args.overwrite, "--overwrite")
     metrics_before = _identity(run_dir / "metrics.json")
     report = evaluate_run_directory(
         run_dir,
@@ -236,7 +247,7 @@ def _identity(path: Path) -> tuple | None:
 def _print(report: dict, out: Path) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     n = len(report["value"])
-    table = Table(title=f"{report['algorithm']} output policy after T' = {report['T']}")
+    table = Table(title=f"{markup_safe(report['algorithm'])} output policy after T' = {report['T']}")
     table.add_column("quantity")
     for i in range(n):
         table.add_column(f"player {i}", justify="right")
@@ -269,4 +280,4 @@ def _print(report: dict, out: Path) -> None:
                 )
                 table.add_row(name, *cells, "")
     console.print(table)
-    console.print(f"wrote {out}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup
+    console.print(f"wrote {printable(out)}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from .._outputs import check_apart, check_replaceable_file
+from .._text import markup_safe, printable
 from ..games import (
     BUILTIN_GAMES,
     DEFAULT_MAX_FILE_BYTES,
@@ -187,12 +188,15 @@ def _sizes(game: MarkovGame) -> str:
     return f"N={game.num_players}, H={game.horizon}, S={game.num_states}, A={'x'.join(str(a) for a in game.num_actions)}"
 
 
-def _check_out(path_text: str, force: bool) -> Path:
+def _check_out(path_text: str, force: bool, inputs: tuple[str, ...] = ()) -> Path:
+    """The game file to write: a new name, or with ``--force`` a regular file that is not an input."""
     path = Path(path_text)
     if path.suffix.lower() not in GAME_FILE_SUFFIXES:
         raise CliError(f"--out {path_text}: expected a {' or '.join(GAME_FILE_SUFFIXES)} file name")
-    if path.exists() and not force:
+    check_apart(path, inputs, "--out")  # a conversion never replaces the file it reads
+    if path.is_file() and not path.is_symlink() and not force:
         raise CliError(f"--out {path_text}: file exists (use --force to overwrite)")
+    check_replaceable_file(path, "--out", force, "--force")  # never a link, a FIFO or a device
     if not path.parent.is_dir():
         raise CliError(f"--out {path_text}: directory {path.parent} does not exist")
     return path
@@ -231,7 +235,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """``games validate FILE``: load with every check and print a one-line verdict."""
     check_game_limits(args)
     game = load_game(args.file, max_bytes=args.max_bytes, max_entries=args.max_entries)
-    print(f"{args.file}: valid ({_sizes(game)})")
+    print(f"{printable(args.file)}: valid ({_sizes(game)})")
     return 0
 
 
@@ -241,17 +245,17 @@ def cmd_hash(args: argparse.Namespace) -> int:
 
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
-    print(f"{game_content_hash(game)}  {args.game}")
+    print(f"{game_content_hash(game)}  {printable(args.game)}")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``games export NAME --out FILE``: write a built-in game (or convert a file)."""
     check_game_limits(args)
-    out = _check_out(args.out, args.force)
+    out = _check_out(args.out, args.force, () if args.game in BUILTIN_GAMES else (args.game,))
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     save_game(game, out)
-    print(f"wrote {out} ({game.name}: {_sizes(game)})")
+    print(f"wrote {printable(out)} ({printable(game.name)}: {_sizes(game)})")
     return 0
 
 
@@ -290,7 +294,7 @@ def cmd_random(args: argparse.Namespace) -> int:
     out = _check_out(args.out, args.force)
     game = _random_game(args, actions)  # over --max-entries: the entry point's message names the option
     save_game(game, out)
-    print(f"wrote {out} ({game.name}: {_sizes(game)})")
+    print(f"wrote {printable(out)} ({printable(game.name)}: {_sizes(game)})")
     return 0
 
 
@@ -323,8 +327,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     def num(x: float) -> str:
         return f"{x:.{digits}g}"
 
-    # escape(): names and descriptions come from files and may contain rich markup brackets.
-    title = f"[bold]{escape(game.name)}[/bold]" + (f": {escape(game.description)}" if game.description else "")
+    # Names and descriptions come from files: markup and control characters are shown literally.
+    title = f"[bold]{markup_safe(game.name)}[/bold]" + (f": {markup_safe(game.description)}" if game.description else "")
     console.print(title, markup=True)
     console.print(
         f"{game.num_players} players, horizon H={game.horizon}, {game.num_states} states, "

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from .._text import printable
 from ._errors import command_line_message
 from ._signals import Terminated, restore, terminate_as_interrupt
 
@@ -45,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
             unknown = unrecognized_options(self, getattr(self, "_arguments", []))
             if unknown:
                 message = unrecognized_message(self, unknown)
-        self.exit(EXIT_USAGE, f"markovgames: error: {message} (see '{self.prog} --help')\n")
+        self.exit(EXIT_USAGE, f"markovgames: error: {printable(message)} (see '{self.prog} --help')\n")
 
 
 _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+(e[-+]?\d+)?$", re.IGNORECASE)
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except KeyboardInterrupt as err:
         # A handler's note says what was kept, e.g. how to resume a run that saved its state.
-        notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
+        notes = "".join(f"; {printable(note)}" for note in getattr(err, "__notes__", ()))
         if isinstance(err, Terminated):
             print(f"markovgames: terminated{notes}", file=sys.stderr)
             return 128 + signal.SIGTERM
@@ -223,13 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     except _user_error_types() as err:
         if args.debug:
             raise
-        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        if isinstance(err, OSError) and err.strerror:  # "path: No space left on device", not "[Errno 28] ..."
-            message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
-        for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
-            message = f"{message}; {note}"
-        message = command_line_message(err, message)
-        print(f"markovgames: error: {message}", file=sys.stderr)
+        print(f"markovgames: error: {_one_line(err, argv)}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         if args.debug:
@@ -248,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         where = _write_traceback(err, argv)
         print(
             f"markovgames: internal error (a bug, not a problem with the input): {type(err).__name__}: "
-            f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}; "
+            f"{printable(str(err).strip().splitlines()[0]) if str(err).strip() else ''}; "
             + (f"the traceback is in {where}; " if where else "")
             + "please report it (rerun with --debug to see the traceback here)",
             file=sys.stderr,
@@ -256,6 +251,32 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         restore(previous)
+
+
+def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str:
+    """The message of a user error as one printable line (without ``markovgames: error:``).
+
+    markovgames's own messages are one line by construction, except for what they quote: a path
+    or a name with a newline or a terminal escape in it. They are shown whole, with every such
+    character escaped (`markovgames._text.printable`), so that a newline in a path neither cuts
+    the message nor starts a line that looks like another one. So is any message when an
+    argument of the command holds a line break (the message may quote it). Otherwise a message
+    from elsewhere (a ``ValueError`` of a library we call) keeps its first line, escaped too.
+    """
+    from .._errors import MarkovGamesError
+
+    text = str(err).strip()
+    if not text:
+        message = type(err).__name__
+    elif isinstance(err, (MarkovGamesError, OSError)) or any(("\n" in a or "\r" in a) for a in argv):
+        message = text
+    else:
+        message = text.splitlines()[0]
+    if isinstance(err, OSError) and err.strerror:  # "path: No space left on device", not "[Errno 28] ..."
+        message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
+    for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
+        message = f"{message}; {note}"
+    return printable(command_line_message(err, message))
 
 
 def _write_traceback(err: BaseException, argv: list[str]) -> str | None:

@@ -30,6 +30,8 @@ def iteration_progress(total: int, description: str, *, enabled: bool = True) ->
         TimeRemainingColumn,
     )
 
+    from .._text import markup_safe
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -39,7 +41,8 @@ def iteration_progress(total: int, description: str, *, enabled: bool = True) ->
         TimeRemainingColumn(),
         transient=False,
     ) as bar:
-        task = bar.add_task(description, total=total, rate="")
+        # The description names a game, which a file may name with markup or control characters.
+        task = bar.add_task(markup_safe(description), total=total, rate="")
 
         def advance(done: int) -> None:
             raise_if_terminated()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from .._text import printable
 from ._errors import CliError, check_output_directory
 from ._run import parse_T
 from ._signals import raise_if_terminated
@@ -35,7 +36,7 @@ def _handle(args) -> int:
     # The library is imported here: building the parser must not load it (start-up time).
     from .._lock import directory_lock
     from ..dynamics import max_learning_rate
-    from ..experiments import reproduce
+    from ..experiments import reproduce, write_marker
     from ..games import paper_game
 
     T = parse_T(args.T)
@@ -49,10 +50,7 @@ def _handle(args) -> int:
     if eta > limit:
         raise CliError(f"--eta: {eta:g} is too large for -T {T}; at most {limit:.3g}")
     check_output_directory(args.out)
-    # A reproduction replaces its own files in place; it must not mix them into a run or a sweep.
-    for foreign in ("metrics.json", "manifest.json"):
-        if (Path(args.out) / foreign).exists():
-            raise CliError(f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory")
+    _check_foreign(Path(args.out))
     console = Console(file=sys.stderr)
     show = not args.quiet
 
@@ -64,14 +62,16 @@ def _handle(args) -> int:
     if show:
         # soft_wrap: a path is never broken across lines (off a terminal rich wraps at 80 columns).
         console.print(
-            f"Reproducing Mao et al. (2024), Section 5: T = {T:,}, eta = {eta} -> {args.out}/", soft_wrap=True, markup=False
+            f"Reproducing Mao et al. (2024), Section 5: T = {T:,}, eta = {eta} -> {printable(args.out)}/",
+            soft_wrap=True,
+            markup=False,
         )
     created = not Path(args.out).exists()
     with directory_lock(args.out, "out"):
-        for foreign in ("metrics.json", "manifest.json"):  # again, under the lock
-            if (Path(args.out) / foreign).exists():
-                raise CliError(f"--out {args.out}: holds another run or sweep ({foreign}); choose another directory")
+        _check_foreign(Path(args.out))  # again, under the lock
         try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            write_marker(Path(args.out), "reproduce")  # what a later reproduction into it recognises
             result = reproduce(
                 args.out, T=T, eta=eta, exact=not args.no_exact, baselines=not args.no_baselines, progress=progress
             )
@@ -85,5 +85,26 @@ def _handle(args) -> int:
             claim["holds"]
         ]
         out.print(f"- {claim['claim']}: {mark} ({claim['evidence']} gaps)")
-    out.print(f"Report: {result.out_dir / 'REPORT.md'}", soft_wrap=True, markup=False)
+    out.print(f"Report: {printable(result.out_dir / 'REPORT.md')}", soft_wrap=True, markup=False)
     return 0
+
+
+def _check_foreign(out: Path) -> None:
+    """Refuse an output directory that holds anything but an earlier reproduction.
+
+    A reproduction replaces its own files in place (``REPORT.md``, the figures, the curves): it
+    must not mix them into a run or a sweep, nor replace files of the same names in a directory
+    that markovgames did not make (only its marker, kind ``reproduce``, says it did).
+    """
+    from ..experiments._rundir import marker_kind
+
+    for foreign in ("metrics.json", "manifest.json"):
+        if (out / foreign).exists():
+            raise CliError(f"--out {out}: holds another run or sweep ({foreign}); choose another directory")
+    if out.is_symlink():
+        raise CliError(f"--out {out}: is a symbolic link; name the directory itself")
+    if out.is_dir() and any(out.iterdir()) and marker_kind(out) != "reproduce":
+        raise CliError(
+            f"--out {out}: not empty and holds no markovgames reproduction (no .markovgames marker); "
+            "choose a new or empty directory"
+        )

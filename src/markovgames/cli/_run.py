@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 from .._dtypes import DTYPES
+from .._outputs import check_apart, remove_created_parents
+from .._text import markup_safe, printable
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -181,55 +183,71 @@ def _handle_run(args) -> int:
     # repeated under the lock, which keeps a second writer out of the directory.
     planned = staging_directory(args.out)
     if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and _finished(args.out, config):
-        print(f"{args.out}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
+        print(f"{printable(args.out)}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
         return 0
+    # The output directory is replaced as a whole: never one that holds the game or the learner.
+    check_apart(args.out, _input_files(args.game, args.algorithm), "--out")
     check_output_directory_state(args.out, args.overwrite, args.resume, config)
-    lock = contextlib.ExitStack()
-    lock.enter_context(directory_lock(args.out, "out"))
-    staging = state_file = None
-    found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
-    try:
-        staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
-        state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
-        with iteration_progress(T, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
-            result = run(
-                game,
-                algorithm,
-                T=T,
-                eta=eta,
-                optimistic=not args.no_optimism,
-                record_trajectory=not args.no_trajectory,
-                trajectory_dir=None if args.no_trajectory else staging / "trajectory",
-                dtype=args.dtype,
-                progress=advance,
-                state_file=state_file,
-                state_every=args.checkpoint_every,
-                trajectory_tolerance=args.trajectory_tolerance,
-                last_iterate=checkpoints if args.last_iterate else False,
-            )
-        extras = exact_checkpoint_gaps(result, checkpoints) if args.exact else None
-        metrics = write_run_directory(staging, result, checkpoints, config, extras)
-        # Release the memory maps before the directory is moved; the saved state is not a result.
-        del result
-        for scratch in (STATE_FILE, metrics_file(Path(STATE_FILE)).name, CONFIG_FILE):
-            (staging / scratch).unlink(missing_ok=True)
-        finalize_output_directory(staging, args.out)
-    except BaseException as err:
-        if staging is None:
-            # Refused, or interrupted while the staging directory was being made: remove only
-            # one this call created.
-            if not found and planned.exists() and not (planned / STATE_FILE).exists():
-                shutil.rmtree(planned, ignore_errors=True)
+    # A run refused or failed under the lock removes the parents of --out that it made.
+    with remove_created_parents(args.out):
+        lock = contextlib.ExitStack()
+        lock.enter_context(directory_lock(args.out, "out"))
+        staging = state_file = None
+        found = planned.exists()  # an earlier run's, which only prepare_output_directory may replace
+        try:
+            staging = prepare_output_directory(args.out, args.overwrite, args.resume, config)
+            state_file = staging / STATE_FILE if args.checkpoint_every is not None else None
+            with iteration_progress(T, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
+                result = run(
+                    game,
+                    algorithm,
+                    T=T,
+                    eta=eta,
+                    optimistic=not args.no_optimism,
+                    record_trajectory=not args.no_trajectory,
+                    trajectory_dir=None if args.no_trajectory else staging / "trajectory",
+                    dtype=args.dtype,
+                    progress=advance,
+                    state_file=state_file,
+                    state_every=args.checkpoint_every,
+                    trajectory_tolerance=args.trajectory_tolerance,
+                    last_iterate=checkpoints if args.last_iterate else False,
+                )
+            extras = exact_checkpoint_gaps(result, checkpoints) if args.exact else None
+            metrics = write_run_directory(staging, result, checkpoints, config, extras)
+            # Release the memory maps before the directory is moved; the saved state is not a result.
+            del result
+            for scratch in (STATE_FILE, metrics_file(Path(STATE_FILE)).name, CONFIG_FILE):
+                (staging / scratch).unlink(missing_ok=True)
+            finalize_output_directory(staging, args.out)
+        except BaseException as err:
+            if staging is None:
+                # Refused, or interrupted while the staging directory was being made: remove only
+                # one this call created.
+                if not found and planned.exists() and not (planned / STATE_FILE).exists():
+                    shutil.rmtree(planned, ignore_errors=True)
+                raise
+            reported = _after_failure(err, staging, state_file, T)
+            if reported is not err:
+                raise reported from None
             raise
-        reported = _after_failure(err, staging, state_file, T)
-        if reported is not err:
-            raise reported from None
-        raise
-    finally:
-        lock.close()
+        finally:
+            lock.close()
     if not args.quiet:
         _print_checkpoints(metrics, args.out)
     return 0
+
+
+def _input_files(game: str, algorithm: str) -> list[str]:
+    """The files a run reads: the game file (not a built-in game's name) and a user's learner file
+    (``path.py:NAME``, alone or before ``+UPDATE``)."""
+    from ..games import BUILTIN_GAMES
+
+    files = [] if game in BUILTIN_GAMES else [game]
+    reference = algorithm.split("+", 1)[0].rsplit(":", 1)[0]
+    if reference.endswith(".py"):
+        files.append(reference)
+    return files
 
 
 def _check_option_combinations(args) -> None:
@@ -327,7 +345,8 @@ def _print_checkpoints(metrics: dict, out) -> None:
 
     # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
-    table = Table(title=f"{metrics['algorithm']} on {metrics['game']} (eta={metrics['eta']})")
+    # The game's name comes from a file: its markup and control characters are shown literally.
+    table = Table(title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} (eta={metrics['eta']})")
     table.add_column("T", justify="right")
     num_players = len(metrics["checkpoints"][0]["value"])
     for i in range(num_players):
@@ -365,9 +384,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
             if c.get(k + "_skipped"):
                 skipped.setdefault(c[k + "_skipped"].splitlines()[0], []).append(f"T={c['T']} {k[6:-4].upper()}")
     for reason, where in skipped.items():
-        console.print(f"exact gap skipped ({', '.join(where)}): {reason}", markup=False, soft_wrap=True)
+        console.print(f"exact gap skipped ({', '.join(where)}): {printable(reason)}", markup=False, soft_wrap=True)
     console.print(
-        f"wrote {out}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
+        f"wrote {printable(out)}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
         soft_wrap=True,
         markup=False,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import sys
@@ -10,6 +9,8 @@ import sys
 import numpy as np
 from rich.console import Console
 
+from .._outputs import check_apart, remove_created_parents
+from .._text import markup_safe, printable
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 
@@ -39,18 +40,10 @@ def add_solve_parser(subparsers):
 
 def _handle(args) -> int:
     # The library is imported here: building the parser must not load it (start-up time).
-    from .._atomic import atomic_write_text
     from .._lock import directory_lock
-    from ..evaluation import exact_cce_gap, exact_ce_gap
-    from ..experiments import (
-        check_output_directory_state,
-        finalize_output_directory,
-        prepare_output_directory,
-        versions,
-        write_marker,
-    )
-    from ..games import resolve_game, save_game
-    from ..solvers import check_objective, solve_equilibrium
+    from ..experiments import check_output_directory_state
+    from ..games import BUILTIN_GAMES, resolve_game
+    from ..solvers import check_objective
 
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
@@ -59,19 +52,38 @@ def _handle(args) -> int:
     except ValueError as err:
         raise CliError(f"--{err}") from None
     check_output_directory(args.out, replaces=True)
+    check_apart(args.out, [] if args.game in BUILTIN_GAMES else [args.game], "--out")  # never onto the game file
     check_output_directory_state(args.out, args.overwrite)  # before the lock: a refusal leaves nothing
-    lock = contextlib.ExitStack()
-    lock.enter_context(directory_lock(args.out, "out"))
-    try:
-        staging = prepare_output_directory(args.out, args.overwrite)
-    except BaseException:
-        lock.close()
-        raise
+    with remove_created_parents(args.out), directory_lock(args.out, "out"):
+        solution, ce, cce = _solve_into(args, game)
+    if not args.quiet:
+        console = Console(file=sys.stdout)
+        console.print(
+            f"{args.concept.upper()} ({args.objective}) of {markup_safe(game.name)}: value {np.round(solution.value, 6).tolist()}, "
+            f"welfare {solution.welfare:.6f}; exact CE gap {ce.gap:.2e}, exact CCE gap {cce.gap:.2e}"
+        )
+        console.print(f"wrote {printable(args.out)}/solution.json and policy.npz", soft_wrap=True, markup=False)
+    return 0
+
+
+def _solve_into(args, game):
+    """Solve ``game`` and write the solution into ``args.out`` (whose lock the caller holds)."""
+    from .._atomic import atomic_write_text
+    from ..evaluation import exact_cce_gap, exact_ce_gap
+    from ..experiments import finalize_output_directory, prepare_output_directory, versions, write_marker
+    from ..games import save_game
+    from ..solvers import solve_equilibrium
+
+    staging = prepare_output_directory(args.out, args.overwrite)
     try:
         solution = solve_equilibrium(game, args.concept, args.objective)
         ce = exact_ce_gap(game, solution.policy)
         cce = exact_cce_gap(game, solution.policy)
-        solution.policy.save(staging / "policy.npz")
+        try:
+            solution.policy.save(staging / "policy.npz")
+        except OSError as err:
+            # A full disk or a quota while the policy is written: the error names no file.
+            raise CliError(f"--out {args.out}: cannot write {staging / 'policy.npz'}: {err.strerror or err}") from None
         save_game(game, staging / "game.json" if game.rewards.size < 200_000 else staging / "game.npz")
         record = {
             "game": game.name,
@@ -93,13 +105,4 @@ def _handle(args) -> int:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    finally:
-        lock.close()
-    if not args.quiet:
-        console = Console(file=sys.stdout)
-        console.print(
-            f"{args.concept.upper()} ({args.objective}) of {game.name}: value {np.round(solution.value, 6).tolist()}, "
-            f"welfare {solution.welfare:.6f}; exact CE gap {ce.gap:.2e}, exact CCE gap {cce.gap:.2e}"
-        )
-        console.print(f"wrote {args.out}/solution.json and policy.npz", soft_wrap=True, markup=False)
-    return 0
+    return solution, ce, cce

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .._outputs import check_apart, check_replaceable_file
+from .._text import markup_safe, printable
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._signals import raise_if_terminated
@@ -109,7 +111,9 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
             if p.latest is not None:
                 lt = p.latest
                 opt = "" if lt["optimistic"] else " (non-opt.)"
-                latest = f"latest: {lt['algorithm']}{opt} on {lt['game']}: median {lt['concept'].upper()} gap {lt['median_gap']:.3e} at T={lt['T']}"
+                # The labels come from the configuration: shown literally, never read as markup.
+                what = f"{markup_safe(lt['algorithm'])}{opt} on {markup_safe(lt['game'])}"
+                latest = f"latest: {what}: median {lt['concept'].upper()} gap {lt['median_gap']:.3e} at T={lt['T']}"
             batches = f"batches {p.done_batches}/{p.total_batches}" + (f", {p.failed_batches} failed" if p.failed_batches else "")
             if p.skipped_runs:
                 batches += f" ({p.skipped_runs} runs already done)"
@@ -142,6 +146,7 @@ def _handle_sweep(args) -> int:
     config, raw = load_sweep_config(config_path, args.overrides)
     out = Path(args.out) if args.out else sweep_output_dir(config, config_path.parent, config_path.stem)
     check_output_directory(out)
+    check_apart(out, [config_path], "--out")  # the sweep directory never holds or replaces its configuration
     if args.dry_run:
         try:
             plan = plan_sweep(
@@ -161,14 +166,14 @@ def _handle_sweep(args) -> int:
             return f"{n} {noun if n == 1 else plural}"
 
         print(
-            f"{config_path.name}: {count(len(plan.runs), 'run', 'runs')} on {count(games, 'distinct game', 'distinct games')}; "
-            f"{len(pending)} pending in {count(len(batches), 'batch', 'batches')} -> {out}"
+            f"{printable(config_path.name)}: {count(len(plan.runs), 'run', 'runs')} on {count(games, 'distinct game', 'distinct games')}; "
+            f"{len(pending)} pending in {count(len(batches), 'batch', 'batches')} -> {printable(out)}"
         )
         for b in batches:
             n, h, s, a = b.shape_key
-            opt = "" if b.optimistic else " (non-opt.)"
+            what = printable(b.algorithm) + ("" if b.optimistic else " (non-opt.)")
             print(
-                f"  batch {b.batch_id}: {b.algorithm}{opt}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
+                f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
             )
         return 0
     with _sweep_progress(not args.quiet) as update:
@@ -190,16 +195,26 @@ def _handle_sweep(args) -> int:
     if report.failures:
         print(
             f"markovgames: error: {report.failed_runs} of {report.total_runs} runs failed "
-            f"({len(report.failures)} batches, see {report.manifest_path}); run the sweep again to retry them",
+            f"({len(report.failures)} batches, see {printable(report.manifest_path)}); run the sweep again to retry them",
             file=sys.stderr,
         )
         return 1
     if not args.quiet:
         print(
             f"{report.total_runs} runs ({report.computed_runs} computed in {report.batches} batches, "
-            f"{report.skipped_runs} already finished) in {report.wall_time_s:.1f} s -> {report.results_path}"
+            f"{report.skipped_runs} already finished) in {report.wall_time_s:.1f} s -> {printable(report.results_path)}"
         )
     return 0
+
+
+def _results_inputs(results: str) -> list[Path]:
+    """What ``plot`` and ``summarize`` read: the sweep's ``results.parquet`` (and its manifest)."""
+    from ..experiments._summary import RESULTS_FILE
+
+    path = Path(results)
+    if path.is_dir():
+        return [path / RESULTS_FILE, path / "manifest.json"]
+    return [path]
 
 
 def _parse_window(text: str | None) -> tuple[float, float] | None:
@@ -277,9 +292,10 @@ def _handle_plot(args) -> int:
         raise CliError("--decades: chooses the checkpoints of the --x figure; add --x")
     if args.out is not None:
         check_output_directory(args.out)  # before the figures, naming --out
+        check_apart(args.out, _results_inputs(args.results), "--out")
     paths = plot_sweep(args.results, args.out, args.concept, window=window, x=args.x, decades=decades)
     for path in paths:
-        print(f"wrote {path}")
+        print(f"wrote {printable(path)}")
     return 0
 
 
@@ -294,6 +310,7 @@ def add_summarize_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")
     p.add_argument("--markdown", default=None, metavar="FILE", help="also write the table as Markdown to FILE")
+    p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     p.add_argument("--concept", default="auto", choices=["auto", "ce", "cce"], help="which certified gap (default: auto)")
     p.add_argument("--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP)
     p.set_defaults(handler=_handle_summarize)
@@ -317,16 +334,18 @@ def _handle_summarize(args) -> int:
             raise CliError(f"--markdown {target}: is a directory; give the path of the Markdown file to write")
         if not target.parent.is_dir():
             raise CliError(f"--markdown {target}: {target.parent} is not an existing directory")
+        check_apart(target, _results_inputs(args.results), "--markdown")
+        check_replaceable_file(target, "--markdown", args.overwrite, "--overwrite")
     window = _parse_window(args.window)
     rows = summarize_results(args.results, args.concept, window)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
-    table = Table(title=f"{args.results}: certified gaps at T (median over runs)")
+    table = Table(title=f"{markup_safe(args.results)}: certified gaps at T (median over runs)")
     for k, name in enumerate(SUMMARY_COLUMNS):
         table.add_column(name, justify="left" if k < 5 else "right")
     for r in rows:
-        table.add_row(*summary_cells(r))
+        table.add_row(*(markup_safe(cell) for cell in summary_cells(r)))  # labels come from the file
     console.print(table)
     if args.markdown:
         path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}", window=window)
-        console.print(f"wrote {path}", soft_wrap=True, markup=False)
+        console.print(f"wrote {printable(path)}", soft_wrap=True, markup=False)
     return 0

@@ -43,6 +43,7 @@ import numpy as np
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError, MarkovGamesError
 from .._files import JsonFileError, encloses_working_directory, open_regular, read_json, read_npy_header
+from .._text import printable
 from ..dynamics import (
     DTYPES,
     VALUE_UPDATES,
@@ -92,6 +93,9 @@ _JSON_GAME_ENTRIES = 200_000
 #: nothing else.
 MARKER_FILE = ".markovgames"
 MARKER_FORMAT = "markovgames-output/1"
+#: The kinds of marked directory that ``overwrite=True`` replaces as a whole (a sweep's and a
+#: reproduction's markers say what they hold, and are never replaced by a run).
+REPLACEABLE_KINDS = ("run", "solve", "certify")
 #: The most checkpoints a run (or each run of a sweep) reports: each is a record in memory and on disk.
 MAX_CHECKPOINTS = 10_000
 #: ``metrics.json`` (and an interrupted run's ``config.json``) larger than this is refused unread.
@@ -293,22 +297,38 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _check_marker(out: Path) -> None:
-    """Refuse to replace a non-empty directory that holds no marker of a markovgames run."""
-    marker = out / MARKER_FILE
+def marker_kind(directory: Path) -> str | None:
+    """The kind that ``directory``'s marker file records (``"run"``, ``"sweep"``, ...), or None
+    where there is no readable marker (no file, a link, a special file, other contents)."""
+    marker = Path(directory) / MARKER_FILE
     try:
         doc = read_json(marker, 4096) if not marker.is_symlink() else None
     except JsonFileError:
         doc = None
-    if not isinstance(doc, dict) or doc.get("format") != MARKER_FORMAT:
+    if not isinstance(doc, dict) or doc.get("format") != MARKER_FORMAT or not isinstance(doc.get("kind"), str):
+        return None
+    return doc["kind"]
+
+
+def _check_marker(out: Path) -> None:
+    """Refuse to replace a non-empty directory that holds no marker of a markovgames run."""
+    kind = marker_kind(out)
+    if kind is None:
         raise RunDirectoryError(
             f"{out}: holds no markovgames run (no {MARKER_FILE} marker); overwrite=True replaces only a directory "
             "written by 'markovgames run' or 'solve', so remove it yourself or choose another output directory"
         )
+    if kind not in REPLACEABLE_KINDS:
+        # A sweep or a reproduction is markovgames's too, but not a directory that a run replaces.
+        raise RunDirectoryError(
+            f"{out}: holds a markovgames {printable(kind)[:40]} directory, not a run; overwrite=True replaces only a "
+            "directory written by 'markovgames run', 'solve' or 'certify', so choose another output directory"
+        )
 
 
 def write_marker(directory: Path, kind: str) -> None:
-    """Mark ``directory`` as written by markovgames (``kind``: ``"run"`` or ``"solve"``)."""
+    """Mark ``directory`` as written by markovgames (``kind``: ``"run"``, ``"solve"``, ``"certify"``,
+    ``"sweep"`` or ``"reproduce"``)."""
     atomic_write_text(Path(directory) / MARKER_FILE, json.dumps({"format": MARKER_FORMAT, "kind": kind}) + "\n")
 
 

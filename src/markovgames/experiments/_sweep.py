@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import hashlib
 import json
 import math
@@ -42,7 +43,9 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
+from .._files import read_json
 from .._lock import directory_lock
+from .._outputs import remove_created_parents
 from .._resources import format_bytes, physical_memory
 from ..dynamics import (
     LearningRate,
@@ -54,7 +57,7 @@ from ..dynamics import (
 )
 from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._exact import EXACT_FIELDS, exact_checkpoint_gaps
-from ._rundir import last_iterate_fields
+from ._rundir import MARKER_FILE, last_iterate_fields, marker_kind, write_marker
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
 from ._sweep_config import (
     SweepConfig,
@@ -64,6 +67,7 @@ from ._sweep_config import (
 )
 from ._sweep_files import (
     MANIFEST_FORMAT,
+    MAX_JSON_BYTES,
     RUN_FILE_FORMAT,
     SweepDirectoryError,
     SweepError,
@@ -870,25 +874,77 @@ def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
     }
 
 
+def is_sweep_directory(out: Path) -> bool:
+    """Whether ``out`` holds a sweep: its marker file says so (``.markovgames``, kind ``sweep``), or,
+    for a directory written before sweeps were marked, its ``manifest.json`` is a sweep's manifest.
+
+    Nothing else counts: a folder with a ``runs/`` subfolder, or another program's
+    ``manifest.json``, is not a sweep, and a sweep never writes into it.
+    """
+    if marker_kind(out) == "sweep":
+        return True
+    manifest = out / MANIFEST_FILE
+    if manifest.is_symlink():
+        return False
+    try:
+        doc = read_json(manifest, MAX_JSON_BYTES)
+    except (OSError, ValueError):  # JsonFileError is a ValueError
+        return False
+    return isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT
+
+
 def _check_out(out: Path) -> None:
     """Refuse a sweep directory that is not a directory or holds something else (writes nothing)."""
+    if out.is_symlink():
+        raise SweepDirectoryError.for_argument(
+            "out", "is a symbolic link; a sweep writes only into a directory named as itself, so name it", str(out)
+        )
     if out.exists() and not out.is_dir():
         raise SweepDirectoryError.for_argument("out", "exists and is not a directory", str(out))
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists() and not (out / RUNS_DIR).is_dir():
+    if out.is_dir() and any(out.iterdir()) and not is_sweep_directory(out):
         raise SweepDirectoryError.for_argument(
-            "out", f"not empty and not a sweep directory (no {MANIFEST_FILE}); choose another directory", str(out)
+            "out",
+            f"not empty and not a sweep directory (no sweep's {MARKER_FILE} marker or {MANIFEST_FILE}); choose another directory",
+            str(out),
         )
 
 
-def _prepare_out(out: Path) -> None:
+def _prepare_out(out: Path) -> list[Path]:
+    """Make the sweep directory ready under its lock; return what this call created (deepest last)."""
     _check_out(out)  # again, under the lock
+    created = [p for p in (*reversed(Path(os.path.abspath(out)).parents), out, out / RUNS_DIR) if not os.path.lexists(p)]
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    if MARKER_FILE not in os.listdir(out):
+        write_marker(out, "sweep")
     # Temporary files of writes that an interruption cut short.
     for stale in (out / RUNS_DIR).glob(".*.tmp"):
         try:
             stale.unlink()
         except OSError:
             pass
+    return created
+
+
+#: Write errors that mean the disk (or the quota) is full or failing: the sweep cannot go on.
+_DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
+
+
+def _remove_created(out: Path, created: list[Path], err: OSError) -> SweepDirectoryError:
+    """After a write failed for lack of space: remove the sweep directory, or its ``runs/``, if
+    this call created it, and return the error that says so, naming the file."""
+    import shutil
+
+    where = err.filename or out
+    removed = ""
+    target = out if out in created else out / RUNS_DIR if out / RUNS_DIR in created else None
+    if target is not None:
+        shutil.rmtree(target, ignore_errors=True)
+        removed = f"; removed {target}, which this sweep created"
+    return SweepDirectoryError.for_argument(
+        "out",
+        f"cannot write {where}: {err.strerror or err}{removed}; free some space and run the sweep again",
+        str(out),
+    )
 
 
 def _previous_manifest(out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -1217,7 +1273,8 @@ def run_sweep(
     if executor == "ray":
         _require_ray(address)  # before anything is written: a refusal leaves nothing behind
     _check_out(out)
-    with directory_lock(out, "out"):
+    # A sweep refused or failed under the lock removes the parents of ``out`` that it made.
+    with remove_created_parents(out), directory_lock(out, "out"):
         return _run_planned(
             config,
             plan,
@@ -1250,7 +1307,44 @@ def _run_planned(
     started_at: str,
 ) -> SweepReport:
     """Run a planned sweep into ``out``, whose lock the caller holds."""
-    _prepare_out(out)
+    created = _prepare_out(out)
+    try:
+        return _run_prepared(
+            config,
+            plan,
+            out,
+            overrides=overrides,
+            executor=executor,
+            address=address,
+            workers=workers,
+            progress=progress,
+            raw_config=raw_config,
+            config_name=config_name,
+            start_wall=start_wall,
+            started_at=started_at,
+        )
+    except OSError as err:
+        if err.errno not in _DISK_ERRORS:
+            raise
+        raise _remove_created(out, created, err) from None
+
+
+def _run_prepared(
+    config: SweepConfig,
+    plan: SweepPlan,
+    out: Path,
+    *,
+    overrides: Sequence[str],
+    executor: str,
+    address: str | None,
+    workers: int | None,
+    progress: Callable[[SweepProgress], None] | None,
+    raw_config: dict[str, Any] | None,
+    config_name: str | None,
+    start_wall: float,
+    started_at: str,
+) -> SweepReport:
+    """Run a planned sweep into the prepared directory ``out``."""
     session = _SweepSession(
         config,
         plan,

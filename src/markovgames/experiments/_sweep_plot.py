@@ -22,10 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from .._lock import directory_lock
+from .._outputs import check_apart
 from ._plots import save_figure
 from ._summary import (
     CONCEPTS,
     PAPER_ORDER,
+    RESULTS_FILE,
     Concept,
     GroupCurves,
     ResultsError,
@@ -166,7 +169,16 @@ def plot_sweep(
     curves = group_curves(rows, concept)
     across = gap_times_T_across(rows, x, decades, concept) if x is not None else None  # errors before drawing
     out = Path(out) if out is not None else (results_dir if results_dir.is_dir() else results_dir.parent) / "figures"
-    out.mkdir(parents=True, exist_ok=True)
+    # The figures never go where they would replace the results they are drawn from.
+    check_apart(out, [results_dir / RESULTS_FILE if results_dir.is_dir() else results_dir], "out")
+    # One writer at a time, as for every output directory.
+    with directory_lock(out, "out"):
+        out.mkdir(parents=True, exist_ok=True)
+        return _draw_all(rows, curves, across, out, concept, window, x)
+
+
+def _draw_all(rows, curves, across, out: Path, concept: Concept, window, x) -> list[Path]:
+    """Draw every figure of `plot_sweep` into ``out`` (whose lock the caller holds)."""
     by_game: dict[str, list[GroupCurves]] = {}
     for c in curves:
         by_game.setdefault(c.game, []).append(c)
