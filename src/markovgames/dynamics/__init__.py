@@ -9,6 +9,8 @@
 * [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled
   loop, with the output policy's value and certified CE/CCE bounds for every prefix.
 * [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
+* A learner that is not built in is guarded: its functions are checked when the loop starts and
+  every strategy it plays inside the loop (`LearnerOutputError`, `STRATEGY_TOLERANCE`).
 * The schedules (step sizes, weights, stages, theory learning rates).
 """
 
@@ -40,6 +42,7 @@ from ._algorithms import (
 )
 from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
+from ._guard import STRATEGY_TOLERANCE, LearnerOutputError
 from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
 from ._smooth import SMOOTH
 from ._stage import STAGE
@@ -72,6 +75,8 @@ __all__ = [
     "RunResult",
     "BatchRunResult",
     "RunStateError",
+    "LearnerOutputError",
+    "STRATEGY_TOLERANCE",
     "TrajectoryFileError",
     "DTYPES",
     "IndexKernel",

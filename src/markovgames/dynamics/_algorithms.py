@@ -371,7 +371,7 @@ def _load_file(ref: str, path: Path, source: bytes | None = None):
         # Compiled from the bytes hashed above (the loader's exec_module would read the file a
         # second time); dont_inherit keeps this module's __future__ imports out of the user's code.
         exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the user's code, as asked
-    except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
         del sys.modules[module_name]
         raise ValueError(f"{ref!r}: loading {path} failed: {_where(err, path)}") from None
     _LOADED_FILES[key] = module
@@ -385,7 +385,7 @@ def _import_module(ref: str, target: str):
         if err.name and target.startswith(err.name):
             raise ValueError(f"{ref!r}: no module named {err.name!r} (is the package installed?)") from None
         raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
-    except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
         raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
     digest = None
     file = getattr(module, "__file__", None)

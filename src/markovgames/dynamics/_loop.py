@@ -27,6 +27,7 @@ from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
 from ._engine import compile_for, compiled_chunk, run_work
+from ._guard import STRATEGY_TOLERANCE, is_guarded, learner_axis, raise_violation, validate_learner
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
@@ -150,6 +151,16 @@ class _Loop:
         """The device arrays, the schedule, the initial or saved state, and the trajectory sink."""
         job = self.job
         self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
+        if is_guarded(self.learner):
+            # A user's learner: its functions traced once with the loop's shapes before anything
+            # is compiled or written (`_guard`), so that a wrong shape or an exception in its code
+            # is reported as the learner's, with its file and line.
+            runs = self.lead[::-1]  # the run axis is last in a batch
+            shapes = [(self.horizon, self.num_states, a, *runs) for a in self.num_actions]
+            eta_shape = tuple(self.game_arrays.eta.shape)
+            validate_learner(
+                self.learner, self.learner.learner(learner_axis(shapes[0], eta_shape)), shapes, self.np_dtype, eta_shape
+            )
         self.work = run_work(job.T, self.game_arrays)
         self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
@@ -220,8 +231,10 @@ class _Loop:
             per_run = sum(leaf[0].nbytes for leaf in jax.tree_util.tree_leaves((carry, self.game_arrays)))
             groups = run_groups(len(self.job.games), per_run, self.update.name, self.group_size)
             self.game_parts, self.carry_parts = _split(self.game_arrays, groups), _split(carry, groups)
+            self.groups = list(groups)
         else:
             self.game_parts, self.carry_parts = [self.game_arrays], [carry]
+            self.groups = [(0, 0)]
 
     # ---------------------------------------------------------------- chunks
     def dispatch(self, size: int):
@@ -242,7 +255,13 @@ class _Loop:
         # Dispatch every group before waiting for any: the calls run concurrently.
         results = [call(g, c, sched, mask) for call, g, c in zip(calls, self.game_parts, self.carry_parts, strict=True)]
         self.carry_parts = [r[0] for r in results]
-        out = _join([r[1] for r in results])
+        # A guarded learner's first violation per group of runs ([row, code]), kept apart: the
+        # groups' codes count runs from their own first run.
+        outs = [dict(r[1]) for r in results]
+        violations = [o.pop("violation") for o in outs if "violation" in o]
+        out = _join(outs)
+        if violations:
+            out["violation"] = violations
         # Keep only the checkpoint rows, selected on the device before the copy to the host.
         if settings.keep is not None and "metrics" in out:
             out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(_rows_of(settings.keep, done, size)), axis=self.axis_t))
@@ -268,6 +287,8 @@ class _Loop:
         and report progress."""
         chunk_done, size, record_chunk, out = chunk
         out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
+        if "violation" in out:
+            self._check_strategies(out["violation"], chunk_done)
         if "metrics" in out:
             self.metrics.append(out["metrics"])
         if "prefix_records" in out:
@@ -281,6 +302,17 @@ class _Loop:
             self.sink.write(row, [p[:, skip:] if self.job.batched else p[skip:] for p in out["policies"]])
         if self.progress is not None:
             self.progress(chunk_done + size)
+
+    def _check_strategies(self, violations, chunk_done: int) -> None:
+        """Stop the run at the chunk's first strategy off the simplex, if any (`_guard`)."""
+        found = [(int(v[0]), k) for k, v in enumerate(violations) if v[0] >= 0]
+        if not found:
+            return
+        row, k = min(found)
+        lo, hi = self.groups[k]
+        shape = (self.horizon, self.num_states, *((hi - lo,) if self.job.batched else ()))
+        tol = STRATEGY_TOLERANCE[self.job.dtype]
+        raise_violation(self.learner, chunk_done + row + 1, int(violations[k][1]), shape, tol, run_offset=lo)
 
     def _assemble(self, records, done: int, size: int) -> None:
         """Append the kept prefixes among ``done + 1 .. done + size``, assembled from the value

@@ -29,6 +29,7 @@ import numpy as np
 from .._schedules import theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
+from ._guard import guard_tolerance, strategy_violation
 from ._output_metrics import (
     RunningAverages,
     product_policy_values,
@@ -220,6 +221,8 @@ def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last
     learner = learner_for(learner_spec, run_axes)
     horizon, num_players = game.rewards.shape[:2]
     split = splits_steps(game.rewards)
+    # A user's learner: where its first strategy off the simplex is, per iteration (`_guard`).
+    guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
 
     def step(carry: SmoothCarry, x):
         t, flag = x if last_iterate else (x, None)
@@ -266,6 +269,8 @@ def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last
             out["policies"] = policies
         if last_iterate:
             out["last_iterate"] = _last_iterate(game, policies, flag, run_axes)
+        if guard_tol is not None:
+            out["violation"] = strategy_violation(policies, run_axes, guard_tol)
         return new_carry, out
 
     return step
@@ -352,7 +357,12 @@ class SmoothUpdate(ValueUpdate):
     def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
         step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes)
         xs = sched if last_iterate is None else (sched, last_iterate)
-        return _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
+        carry, out = _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
+        if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)
+            codes = out["violation"]
+            row = jnp.argmax(codes >= 0).astype(jnp.int32)
+            out["violation"] = jnp.where(codes[row] >= 0, jnp.stack([row, codes[row]]), jnp.full(2, -1, jnp.int32))
+        return carry, out
 
     def prefix_metrics(self, records, schedule, prefixes):
         return None

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._schedules import StageSchedule, stage_schedule, theory_eta_stage
 from ..learners import LearnerSpec
+from ._guard import ViolationWatch, guard_tolerance
 from ._output_metrics import product_policy_values, stage_index_quantities
 from ._tensor import joint_expectation, joint_product
 from ._transitions import SparseKernel, bellman_target, kernel_step
@@ -122,6 +123,7 @@ def _stage_loop(
     stage_end,
     record: bool,
     last_iterate=None,
+    guard_tol: float | None = None,
 ):
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
@@ -133,7 +135,9 @@ def _stage_loop(
     of the next stage here, and ``stage_end(c, stage, length) -> c`` (the value update and the
     learners' restart, for a run), so no iteration pays for a test. ``last_iterate`` (a
     ``(size,)`` mask, or ``None``): the product policy's values at the marked iterations
-    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]).
+    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). ``guard_tol`` (a
+    user's learner, `_guard`): the chunk's first strategy off the simplex, as ``out["violation"]``
+    ``[row, code]`` (``[-1, -1]`` if none).
     """
     horizon = game.rewards.shape[0]
     num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
@@ -155,8 +159,9 @@ def _stage_loop(
         iteration = iteration_for(eta, done0)
 
         def body(j, state):
-            c, buffers, last = state
+            c, buffers, last, viol = state
             c, policies = iteration(c, j)
+            viol = watch(viol, done0 + j, policies)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
             if stage1:
@@ -173,7 +178,7 @@ def _stage_loop(
                     lambda: jnp.zeros(last.shape[1:], dtype),
                 )
                 last = jax.lax.dynamic_update_slice(last, values[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
-            return c, buffers, last
+            return c, buffers, last, viol
 
         return body
 
@@ -189,7 +194,7 @@ def _stage_loop(
             return jax.lax.fori_loop(lo, hi, body_for(stage1, eta, position, done, -done, padded_mask), state)
 
         def one_block(k, state):
-            c, buffers, last = state
+            c, buffers, last, viol = state
             start = lo + k * block
             at = (done + start,)
             small = (
@@ -197,14 +202,14 @@ def _stage_loop(
                 jnp.zeros((block, *last.shape[1:]), dtype) if last_iterate is not None else (),
             )
             mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if padded_mask is not None else None
-            c, rows, values = jax.lax.fori_loop(
-                start, jnp.minimum(start + block, hi), body_for(stage1, eta, position, done, start, mask), (c, *small)
+            c, rows, values, viol = jax.lax.fori_loop(
+                start, jnp.minimum(start + block, hi), body_for(stage1, eta, position, done, start, mask), (c, *small, viol)
             )
             if record:
                 buffers = jax.lax.dynamic_update_slice(buffers, rows, at + (jnp.int32(0),) * (1 + run_axes))
             if last_iterate is not None:
                 last = jax.lax.dynamic_update_slice(last, values, at + (jnp.int32(0),) * (2 + run_axes))
-            return c, buffers, last
+            return c, buffers, last, viol
 
         return jax.lax.fori_loop(0, (hi - lo + block - 1) // block, one_block, state)
 
@@ -219,19 +224,19 @@ def _stage_loop(
         )
 
     def segment(state):
-        stage, position, done, c, buffers, last = state
+        stage, position, done, c, buffers, last, viol = state
         length = lengths[stage]
         count = jnp.minimum(length - position, size - done)
         eta = game.eta * eta_multipliers[stage] / horizon
         # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
         # buffer it passes through.
         in_first = jnp.where(stage == 0, count, 0)
-        c, buffers, last = iterations(0, in_first, True, eta, position, done, (c, buffers, last))
-        c, buffers, last = iterations(in_first, count, False, eta, position, done, (c, buffers, last))
+        c, buffers, last, viol = iterations(0, in_first, True, eta, position, done, (c, buffers, last, viol))
+        c, buffers, last, viol = iterations(in_first, count, False, eta, position, done, (c, buffers, last, viol))
         position, done = position + count, done + count
         finished = position == length
         c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
-        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last
+        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last, viol
 
     width = horizon * num_states * sum(num_actions)
     num_players = game.rewards.shape[1]
@@ -244,9 +249,11 @@ def _stage_loop(
     buffers = jnp.zeros((size + pad, width, *runs), dtype) if record else ()
     last = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if last_iterate is not None else ()
     padded_mask = None if last_iterate is None else jnp.concatenate([last_iterate, jnp.zeros(pad, bool)])
-    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last)
-    _, _, _, carry, buffers, last = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
-    out = {} if last_iterate is None else {"last_iterate": last[:size]}
+    watch = ViolationWatch(guard_tol, run_axes)
+    viol = watch.initial()
+    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, viol)
+    _, _, _, carry, buffers, last, viol = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    out = watch.output(viol) | ({} if last_iterate is None else {"last_iterate": last[:size]})
     if not record:
         return carry, out
     # With record, the buffers are the trajectory array (else the placeholder ()).
@@ -381,7 +388,8 @@ class StageUpdate(ValueUpdate):
                 q=q_next,
             )
 
-        carry, out = _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate)
+        guard_tol = guard_tolerance(learner, dtype)
+        carry, out = _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate, guard_tol)
         # The per-stage records after this chunk: its prefixes are assembled while the next one runs.
         return carry, {**out, "prefix_records": self.prefix_records(carry)}
 

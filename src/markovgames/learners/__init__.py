@@ -21,7 +21,7 @@ from ._builtin import (
     RM_PLUS,
     swap_regret,
 )
-from ._learner import Learner, LearnerSpec, insert_axis
+from ._learner import Learner, LearnerError, LearnerSpec, insert_axis
 from ._oftrl import OFTRLState, log_barrier_oftrl, oftrl, optimistic_hedge
 from ._regularizers import (
     NEWTON_MAX_ITERATIONS,
@@ -34,6 +34,7 @@ from ._swap import SwapState, blum_mansour
 
 __all__ = [
     "Learner",
+    "LearnerError",
     "LearnerSpec",
     "insert_axis",
     "materialized",

@@ -37,7 +37,16 @@ from typing import NamedTuple
 
 import jax
 
-__all__ = ["Learner", "LearnerSpec", "insert_axis"]
+from .._errors import MarkovGamesError
+
+__all__ = ["Learner", "LearnerError", "LearnerSpec", "insert_axis"]
+
+
+class LearnerError(MarkovGamesError, ValueError):
+    """A user's learner does not keep the learner protocol: ``build`` raised, or ``init``, ``play`` or
+    ``observe`` returned the wrong shapes, types or state structure, or raised (see
+    ``markovgames.dynamics``: a learner that is not built in is checked when the loop starts, and
+    every strategy it plays inside the loop)."""
 
 
 class Learner(NamedTuple):
@@ -101,9 +110,15 @@ class LearnerSpec:
 
     def learner(self, axis: int = -1) -> Learner:
         """The learner's functions for action axis ``axis``, checked to be a [`Learner`][markovgames.learners.Learner]."""
-        built = self.build(axis)
+        try:
+            built = self.build(axis)
+        except MarkovGamesError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the user's code: report it as theirs, in one line
+            message = f"{type(err).__name__}: {err}".strip().splitlines()[0]
+            raise LearnerError(f"learner {self.name!r}: build(axis) raised {message}") from err
         if not isinstance(built, Learner):
-            raise TypeError(
+            raise LearnerError(
                 f"learner {self.name!r}: build(axis) must return a markovgames.learners.Learner "
                 f"(init, play, observe), got {type(built).__name__}"
             )

@@ -1,0 +1,218 @@
+r"""The guard on a user's learner: its functions checked when first traced, its strategies in the loop.
+
+A learner that is not one of the built-in ones (a user's file, package or entry point, or the
+Blum–Mansour reduction over one) is user code running inside the compiled loop. What it returns
+is checked where it is used, so that a wrong learner stops the run with a message naming it
+rather than giving numbers that look like results:
+
+* **When the loop starts** (`validate_learner`), ``init``, ``play`` and ``observe`` are traced
+  once, abstractly (`jax.eval_shape`: no arithmetic), with the shapes and dtypes the loop will
+  use. ``play`` must return a ``(strategy, state)`` pair whose strategy has the strategy's shape
+  and dtype, and ``play`` and ``observe`` must return a state of ``init``'s structure, shapes and
+  dtypes. An exception raised in the user's code is reported with its file and line.
+* **At every iteration** (`strategy_violation`, inside the compiled loop), every strategy played
+  at every step, state and run must be a probability vector: finite, every entry at least
+  ``-tol`` and the entries summing to ``1`` within ``tol`` (`STRATEGY_TOLERANCE`: ``1e-9`` in
+  float64, ``1e-4`` in float32). The first violation ends the run (`LearnerOutputError`) with the
+  learner, player, iteration, step and state; nothing is kept as a result.
+
+The built-in learners are checked by the test suite instead (their strategies stay on the
+simplex: property tests), so their compiled loops carry no guard and their numbers and speed are
+those of an unguarded run.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._errors import MarkovGamesError
+from ..learners import BUILTIN_LEARNERS, Learner, LearnerError, LearnerSpec
+from ..learners._swap import SwapBuild
+
+__all__ = [
+    "LearnerError",
+    "LearnerOutputError",
+    "STRATEGY_TOLERANCE",
+    "is_guarded",
+    "guard_tolerance",
+    "validate_learner",
+    "strategy_violation",
+    "ViolationWatch",
+    "raise_violation",
+]
+
+#: How far from a probability vector a user learner's strategy may be: entries down to ``-tol``,
+#: sums within ``tol`` of 1. Rounding in a softmax or a projection is far inside (1e-15 in
+#: float64); an unnormalised strategy, a sign error or a NaN is far outside.
+STRATEGY_TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
+
+_REASONS = ("is not finite", "has a negative entry", "does not sum to 1")
+_TRUSTED_BUILDS = tuple(spec.build for spec in BUILTIN_LEARNERS.values() if not isinstance(spec.build, SwapBuild))
+
+
+class LearnerOutputError(LearnerError):
+    """A user's learner played something that is not a probability vector, inside the loop."""
+
+
+def is_guarded(spec: LearnerSpec) -> bool:
+    """Whether ``spec`` runs user code: anything but a built-in learner or the reduction over one."""
+    build = spec.build
+    while isinstance(build, SwapBuild):
+        build = build.base
+    return not any(build is trusted for trusted in _TRUSTED_BUILDS)
+
+
+def guard_tolerance(spec: LearnerSpec, dtype) -> float | None:
+    """`STRATEGY_TOLERANCE` for ``dtype`` where ``spec`` is guarded, else ``None`` (no check compiled)."""
+    return STRATEGY_TOLERANCE[jnp.dtype(dtype).name] if is_guarded(spec) else None
+
+
+def _user_frame(err: BaseException) -> str:
+    """``file.py, line N`` of the innermost frame outside JAX, NumPy and markovgames (the user's code)."""
+    skip = ("jax", "jaxlib", "numpy", "markovgames")
+    frames = [
+        f for f in traceback.extract_tb(err.__traceback__) if not any(part in skip for part in Path(f.filename).parts[-4:-1])
+    ]
+    return f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
+
+
+def _describe(tree) -> str:
+    """``a float64 array of shape [2, 3]``, or a pytree's structure and its leaves' types and shapes."""
+    if isinstance(tree, jax.ShapeDtypeStruct):
+        return f"a {tree.dtype} array of shape {list(tree.shape)}"
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return f"{treedef} of " + (", ".join(f"{leaf.dtype}{list(leaf.shape)}" for leaf in leaves) or "no arrays")
+
+
+def _same_structure(a, b) -> bool:
+    leaves_a, def_a = jax.tree_util.tree_flatten(a)
+    leaves_b, def_b = jax.tree_util.tree_flatten(b)
+    return str(def_a) == str(def_b) and all(
+        x.shape == y.shape and x.dtype == y.dtype for x, y in zip(leaves_a, leaves_b, strict=True)
+    )
+
+
+def _call(spec: LearnerSpec, what: str, fn, *args):
+    try:
+        return jax.eval_shape(fn, *args)
+    except MarkovGamesError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
+        message = f"{type(err).__name__}: {err}".strip().splitlines()[0]
+        raise LearnerError(f"learner {spec.name!r}: {what} raised {message}{_user_frame(err)}") from err
+
+
+def validate_learner(
+    spec: LearnerSpec, learner: Learner, shapes: list[tuple[int, ...]], dtype, eta_shape: tuple[int, ...]
+) -> None:
+    """Trace ``learner``'s three functions abstractly with each player's strategy shape (see the
+    module docstring); raise `LearnerError` naming the learner, the function and what was expected."""
+    dtype = jnp.dtype(dtype)
+    eta = jax.ShapeDtypeStruct(eta_shape, dtype)
+    decay = jax.ShapeDtypeStruct((), dtype)
+    for shape in dict.fromkeys(shapes):
+        vector = jax.ShapeDtypeStruct(shape, dtype)
+        state = _call(spec, "init", lambda shape=shape: learner.init(shape, dtype))
+        if not jax.tree_util.tree_leaves(state) and state != ():
+            raise LearnerError(f"learner {spec.name!r}: init must return a pytree of arrays, got {state!r}")
+        played = _call(spec, "play", learner.play, state, vector, eta, decay)
+        if not (isinstance(played, tuple) and len(played) == 2):
+            raise LearnerError(f"learner {spec.name!r}: play must return a pair (strategy, state), got {_describe(played)}")
+        strategy, after_play = played
+        if not (isinstance(strategy, jax.ShapeDtypeStruct) and strategy.shape == shape and strategy.dtype == dtype):
+            raise LearnerError(
+                f"learner {spec.name!r}: play returned as its strategy {_describe(strategy)}; expected a {dtype} array of shape "
+                f"{list(shape)}, the shape of init's argument (the action axis at {learner_axis(shape, eta_shape)})"
+            )
+        if not _same_structure(after_play, state):
+            raise LearnerError(
+                f"learner {spec.name!r}: play returned a state {_describe(after_play)}; expected init's {_describe(state)}"
+            )
+        if eta_shape:
+            # A batch starts from init's state for one run with the run axis appended (a stage
+            # restarts with init's state for the batch): the two must agree.
+            single = _call(spec, "init", lambda shape=shape: learner.init(shape[:-1], dtype))
+            runs = shape[-1]
+            appended = jax.tree_util.tree_map(
+                lambda leaf, runs=runs: jax.ShapeDtypeStruct((*leaf.shape, runs), leaf.dtype), single
+            )
+            if not _same_structure(appended, state):
+                raise LearnerError(
+                    f"learner {spec.name!r}: init's state for a batch of runs must be its state for one run with the run "
+                    f"axis appended to every array (every array holds a copy per step, state and run); got "
+                    f"{_describe(single)} for one run and {_describe(state)} for {shape[-1]} runs"
+                )
+        observed = _call(spec, "observe", learner.observe, after_play, vector, decay)
+        if not _same_structure(observed, state):
+            raise LearnerError(
+                f"learner {spec.name!r}: observe returned a state {_describe(observed)}; expected init's {_describe(state)}"
+            )
+
+
+def learner_axis(shape: tuple[int, ...], eta_shape: tuple[int, ...]) -> int:
+    """The action axis of a strategy of ``shape`` (negative): before the run axis in a batch."""
+    return -1 - len(eta_shape)
+
+
+def strategy_violation(policies, run_axes: int, tol: float) -> jax.Array:
+    """Where the first strategy of ``policies`` (per player, ``(H, S, A_i, *runs)``) is not a
+    probability vector: ``-1`` if none, else ``4 * flat + reason`` with ``flat`` the index of
+    ``(player, h, s, *runs)`` in row-major order and ``reason`` an index into the reasons
+    (not finite, negative, not summing to 1). A few reductions per iteration, only in guarded loops."""
+    action = -1 - run_axes
+    code = jnp.int32(-1)
+    for i in reversed(range(len(policies))):
+        x = policies[i]
+        reason = jnp.where(
+            ~jnp.all(jnp.isfinite(x), axis=action),
+            0,
+            jnp.where(jnp.any(x < -tol, axis=action), 1, jnp.where(jnp.abs(jnp.sum(x, axis=action) - 1) <= tol, -1, 2)),
+        )
+        bad = reason >= 0
+        first = jnp.argmax(bad.ravel()).astype(jnp.int32)
+        flat = jnp.int32(i * bad.size) + first
+        code = jnp.where(jnp.any(bad), 4 * flat + reason.ravel()[first].astype(jnp.int32), code)
+    return code
+
+
+class ViolationWatch:
+    """A loop's record of its first strategy off the simplex, ``[row, code]`` (``[-1, -1]`` if none),
+    for a loop that carries it through its iterations; with ``tol = None`` (a built-in learner)
+    it records nothing and compiles to nothing."""
+
+    def __init__(self, tol: float | None, run_axes: int) -> None:
+        self.tol, self.run_axes = tol, run_axes
+
+    def initial(self):
+        return () if self.tol is None else jnp.full(2, -1, jnp.int32)
+
+    def __call__(self, record, row, policies):
+        """``record`` after the strategies ``policies`` were played at the chunk's ``row``."""
+        if self.tol is None:
+            return record
+        code = strategy_violation(policies, self.run_axes, self.tol)
+        return jnp.where((record[0] < 0) & (code >= 0), jnp.stack([row, code]).astype(jnp.int32), record)
+
+    def output(self, record) -> dict:
+        return {} if self.tol is None else {"violation": record}
+
+
+def raise_violation(
+    spec: LearnerSpec, iteration: int, code: int, copy_shape: tuple[int, ...], tol: float, run_offset: int = 0
+) -> None:
+    """Raise `LearnerOutputError` for the `strategy_violation` ``code`` at ``iteration``;
+    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset``."""
+    flat, reason = divmod(int(code), 4)
+    player, rest = divmod(flat, int(np.prod(copy_shape)))
+    index = np.unravel_index(rest, copy_shape)
+    run = f", run {run_offset + int(index[2])}" if len(copy_shape) > 2 else ""
+    raise LearnerOutputError(
+        f"learner {spec.name!r}: play returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
+        f"player {player}, step {int(index[0])}, state {int(index[1])}{run}; a strategy must be a probability "
+        f"vector (finite, entries >= -{tol:g}, summing to 1 within {tol:g}); the run was stopped and nothing kept"
+    )
