@@ -161,7 +161,13 @@ def console_main() -> NoReturn:
     tearing down the interpreter under it crashed the process (a segmentation fault instead of
     the exit code) when the signal came during the first compilation of a command.
     """
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        # Ctrl-C before the command's handlers were installed (while Python imports the
+        # command's modules): the same one line and exit status as after them, no traceback.
+        print("markovgames: interrupted", file=sys.stderr)
+        code = 130
     if code in (130, 128 + signal.SIGTERM):
         _release_process_resources()
         sys.stdout.flush()

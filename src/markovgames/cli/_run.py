@@ -185,6 +185,15 @@ def _handle_run(args) -> int:
     if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and _finished(args.out, config):
         print(f"{printable(args.out)}: this run is complete (metrics.json holds all {T} iterations); nothing to resume")
         return 0
+    out_path = Path(args.out)
+    empty = not out_path.is_dir() or out_path.is_symlink() or not any(out_path.iterdir())
+    if args.resume and not args.overwrite and not (planned / STATE_FILE).exists() and empty:
+        # Not a silent fresh start: the user expects to continue something (a finished run or
+        # another directory there is refused below, with what it holds).
+        raise CliError(
+            f"--resume: {printable(str(args.out))}: there is no saved state to continue (a run saves its state only with "
+            "--checkpoint-every K, and keeps it only when it is interrupted); run the command without --resume to start the run"
+        )
     # The output directory is replaced as a whole: never one that holds the game or the learner.
     check_apart(args.out, _input_files(args.game, args.algorithm), "--out")
     check_output_directory_state(args.out, args.overwrite, args.resume, config)
@@ -278,6 +287,13 @@ def _after_failure(err: BaseException, staging: Path, state_file: Path | None, T
         err = CliError(f"{staging}: cannot write the run: {err.strerror or err}")
     if state_file is None or not state_file.exists():
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(err, KeyboardInterrupt):
+            # Say so: a long run lost without a word looks like a run that can be resumed.
+            err.add_note(
+                "nothing was kept: the run saved no state (use --checkpoint-every K to make a long run resumable)"
+                if state_file is None
+                else "nothing was kept: the run was interrupted before its first saved state (--checkpoint-every)"
+            )
     elif isinstance(err, KeyboardInterrupt):
         err.add_note(f"the run's state is saved in {staging}: run the same command with --resume to continue it")
     else:

@@ -1,4 +1,4 @@
-"""SIGTERM as an interruption, raised again where a handler's exception was swallowed.
+"""SIGTERM as an interruption, raised again where a handler's exception was swallowed (Ctrl-C too).
 
 A command treats SIGTERM (``kill``, a scheduler's stop) as Ctrl-C: the handler raises
 `Terminated`, a `KeyboardInterrupt`, so the command cleans up as after an interruption (an
@@ -15,41 +15,59 @@ from __future__ import annotations
 import signal
 import threading
 
+from .._waiting import set_poll_hook
+
 __all__ = ["Terminated", "terminate_as_interrupt", "restore", "raise_if_terminated"]
 
 _received = False
+_interrupted = False
 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, cleaned up after as Ctrl-C is, then reported with its own exit status (143)."""
 
 
-def _interrupt(signum, frame):
+def _terminate(signum, frame):
     global _received
     _received = True
     raise Terminated
 
 
+def _interrupt(signum, frame):
+    # Ctrl-C, recorded like SIGTERM: a KeyboardInterrupt swallowed by a finaliser is raised again.
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
 def terminate_as_interrupt():
-    """Install the SIGTERM handler; returns the handler it replaced (``None`` off the main
-    thread, where Python cannot install one)."""
-    global _received
+    """Install the SIGTERM and SIGINT handlers, and `raise_if_terminated` as the hook that runs
+    while compiled code is awaited (`markovgames._waiting`); returns what they replaced (``None``
+    off the main thread, where Python cannot install a handler)."""
+    global _received, _interrupted
     if threading.current_thread() is not threading.main_thread():
         return None
-    _received = False
-    return signal.signal(signal.SIGTERM, _interrupt) or signal.SIG_DFL
+    _received = _interrupted = False
+    previous_hook = set_poll_hook(raise_if_terminated)
+    previous_int = signal.signal(signal.SIGINT, _interrupt)
+    return signal.signal(signal.SIGTERM, _terminate) or signal.SIG_DFL, previous_int, previous_hook
 
 
 def restore(previous) -> None:
-    """Put back the handler `terminate_as_interrupt` replaced (nothing if it installed none)."""
-    global _received
+    """Put back what `terminate_as_interrupt` replaced (nothing if it installed nothing)."""
+    global _received, _interrupted
     if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
-        _received = False
+        term, interrupt, hook = previous
+        signal.signal(signal.SIGTERM, term)
+        signal.signal(signal.SIGINT, interrupt if interrupt is not None else signal.default_int_handler)
+        set_poll_hook(hook)
+        _received = _interrupted = False
 
 
 def raise_if_terminated() -> None:
-    """Raise `Terminated` if SIGTERM came since the handler was installed (its first exception
-    may have been swallowed; see the module docstring)."""
+    """Raise `Terminated` if SIGTERM came since the handler was installed, `KeyboardInterrupt` if
+    Ctrl-C did (its first exception may have been swallowed; see the module docstring)."""
     if _received:
         raise Terminated
+    if _interrupted:
+        raise KeyboardInterrupt

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from .._waiting import in_background
 from ..games import MarkovGame
 from ..policies import DISTRIBUTION_TOLERANCE
 from ._algorithms import get_value_update
@@ -149,6 +150,7 @@ def certify(
                 )
                 compile_time += time.perf_counter() - t0
             carry, out = executables[size](game_arrays, carry, sched, chunk)
+            in_background(jax.block_until_ready, (carry, out))  # interruptibly (`markovgames._waiting`)
             if "metrics" in out:
                 rows = np.arange(size) if keep is None else keep[(keep > done) & (keep <= done + size)] - done - 1
                 metrics.append(np.asarray(out["metrics"])[rows])

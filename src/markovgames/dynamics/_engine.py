@@ -26,6 +26,7 @@ from functools import cache
 import jax
 import jax.numpy as jnp
 
+from .._waiting import in_background
 from ..learners import LearnerSpec
 from ._value_update import SEQUENTIAL_BUFFER_BYTES, GameArrays, ValueUpdate
 
@@ -99,7 +100,9 @@ def compiled_certify(value_update: ValueUpdate, batched: bool, size: int):
 def compile_for(fn, batched: bool, game: GameArrays, *args, work: int):
     """``fn`` (a `compiled_chunk` or `compiled_certify`) lowered and compiled for these arguments,
     with the options the run's size calls for (`_size_options`; ``work``: `run_work`)."""
-    return fn.lower(game, *args).compile(compiler_options=_size_options(game, batched, work))
+    lowered = fn.lower(game, *args)  # tracing: Python, here (a user's learner's code runs in this thread)
+    # XLA's compilation, which can take seconds on a large game, waits interruptibly (`_waiting`).
+    return in_background(lowered.compile, compiler_options=_size_options(game, batched, work))
 
 
 def run_work(T: int, game: GameArrays) -> int:

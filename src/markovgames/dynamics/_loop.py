@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._dtypes import DTYPES
+from .._waiting import in_background
 from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
@@ -286,7 +287,10 @@ class _Loop:
         """Copy a dispatched chunk's outputs to the host (waiting for it), write its trajectory rows
         and report progress."""
         chunk_done, size, record_chunk, out = chunk
-        out = jax.tree_util.tree_map(np.asarray, out)  # waits for the chunk
+        # Waits for the chunk, interruptibly: a chunk of a slow learner or a large game can take
+        # minutes, and a signal must not wait for it (`_waiting`).
+        in_background(jax.block_until_ready, out)
+        out = jax.tree_util.tree_map(np.asarray, out)
         if "violation" in out:
             self._check_strategies(out["violation"], chunk_done)
         if "metrics" in out:

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
-from .._files import read_json
+from .._files import JsonFileError, read_json
 from .._lock import directory_lock
 from .._outputs import remove_created_parents
 from .._resources import format_bytes, physical_memory
@@ -886,9 +886,16 @@ def is_sweep_directory(out: Path) -> bool:
     manifest = out / MANIFEST_FILE
     if manifest.is_symlink():
         return False
+    if not manifest.is_file():
+        return False
     try:
         doc = read_json(manifest, MAX_JSON_BYTES)
-    except (OSError, ValueError):  # JsonFileError is a ValueError
+    except JsonFileError:
+        # A manifest.json that cannot be read (damaged, nested too deep): refused as a sweep's
+        # manifest, naming the file, rather than passed over as another program's.
+        read_manifest(manifest)
+        return False
+    except OSError:
         return False
     return isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT
 
@@ -914,8 +921,6 @@ def _prepare_out(out: Path) -> list[Path]:
     _check_out(out)  # again, under the lock
     created = [p for p in (*reversed(Path(os.path.abspath(out)).parents), out, out / RUNS_DIR) if not os.path.lexists(p)]
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    if MARKER_FILE not in os.listdir(out):
-        write_marker(out, "sweep")
     # Temporary files of writes that an interruption cut short.
     for stale in (out / RUNS_DIR).glob(".*.tmp"):
         try:
@@ -1356,6 +1361,9 @@ def _run_prepared(
         start_wall=start_wall,
         started_at=started_at,
     )
+    # Marked once its earlier files are read and checked: a refused sweep directory stays as it was.
+    if MARKER_FILE not in os.listdir(out):
+        write_marker(out, "sweep")
     n_workers = workers or default_workers()
     session.executor_info.update({"kind": executor, "workers": n_workers if executor == "local" else workers, "address": address})
     tasks = session.tasks

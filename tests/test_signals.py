@@ -1,0 +1,109 @@
+"""Signals are answered promptly: Ctrl-C and SIGTERM do not wait for a compiled chunk to end.
+
+A chunk of a slow learner (here about 10 ms an iteration, so that a chunk of 25,000 iterations
+would take minutes) used to hold the command until it ended: Python handles a signal only
+between bytecodes of the main thread, and the main thread was inside XLA. The command now waits
+for compiled code on a helper thread (`markovgames._waiting`), so the handler runs at once, the
+clean-up follows and the process exits. A run without saved state says how to make one; a
+``--resume`` with nothing to resume says so instead of starting over.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_in_process
+
+SLOW_LEARNER = """
+import jax
+import jax.numpy as jnp
+from markovgames.learners import HEDGE, Learner, LearnerSpec
+
+
+def build(axis):
+    base = HEDGE.build(axis)
+
+    def play(state, prediction, eta, decay):
+        x, state = base.play(state, prediction, eta, decay)
+        # Slow on purpose: a million dependent multiplications per play, then nothing changed.
+        spin = jax.lax.fori_loop(0, 10**6, lambda i, v: v * 1.0000001, jnp.sum(x))
+        return x + 0.0 * spin, state
+
+    return Learner(base.init, play, base.observe)
+
+
+LEARNER = LearnerSpec("slow", build)
+"""
+
+
+def _start(args, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "markovgames", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+
+
+@pytest.mark.parametrize("signum,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_does_not_wait_for_a_slow_chunk(tmp_path, signum, code, word):
+    (tmp_path / "slow.py").write_text(SLOW_LEARNER)
+    proc = _start(
+        ["run", "--game", "paper", "--algorithm", "slow.py:LEARNER+smooth", "-T", "100000", "--quiet", "--out", "o"], tmp_path
+    )
+    deadline = time.time() + 120
+    while not (tmp_path / ".o.partial").exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    time.sleep(4.0)  # past the compilation (about 2 s here), into a chunk of minutes
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=20)  # the chunk alone would take minutes
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    waited = time.monotonic() - sent
+    assert proc.returncode == code, (proc.returncode, err)
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"markovgames: {word}") and "--checkpoint-every" in last, err
+    assert not (tmp_path / "o").exists() and not (tmp_path / ".o.partial").exists()
+    assert waited < 20
+
+
+def test_a_signal_during_the_wait_raises_in_the_main_thread():
+    # The waiting helper itself: a blocking call on its thread, a signal to this process; the
+    # handler's exception comes out of the wait long before the call ends.
+    from markovgames._waiting import in_background
+
+    if os.name != "posix":
+        pytest.skip("POSIX signals")
+    previous = signal.signal(signal.SIGUSR1, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        start = time.monotonic()
+        timer = __import__("threading").Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            in_background(time.sleep, 30)
+        assert time.monotonic() - start < 10
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def test_in_background_returns_and_raises_what_the_call_does():
+    from markovgames._waiting import in_background
+
+    assert in_background(sum, [1, 2, 3]) == 6
+    with pytest.raises(ZeroDivisionError):
+        in_background(lambda: 1 / 0)
+
+
+def test_resume_with_nothing_saved_says_so(tmp_path, monkeypatch, capsys):
+    args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--resume", "--out", "o", "--quiet"]
+    proc = cli_in_process(args, tmp_path, monkeypatch, capsys)
+    assert proc.returncode == 2 and "--resume: o: there is no saved state to continue" in proc.stderr, proc.stderr
+    assert not (tmp_path / "o").exists()
