@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import io
 import json
@@ -30,19 +31,20 @@ import math
 import os
 import platform
 import shutil
-import struct
 import zipfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError, MarkovGamesError
-from .._files import encloses_working_directory, open_regular, read_bounded, read_npy_header
+from .._files import encloses_working_directory, open_regular, read_bounded, read_into, read_npy_header
+from .._npz import ArchiveError, NpzArchive
+from .._resources import format_bytes, physical_memory
 from ..dynamics import (
     DTYPES,
     VALUE_UPDATES,
@@ -59,6 +61,7 @@ from ..games import (
     load_game,
     save_game,
 )
+from ..games._io import check_game_file_size
 
 __all__ = [
     "parse_checkpoints",
@@ -68,6 +71,7 @@ __all__ = [
     "last_iterate_fields",
     "write_run_directory",
     "StoredRun",
+    "TrajectoryFile",
     "load_run_directory",
     "RunDirectoryError",
     "encloses_working_directory",
@@ -441,9 +445,23 @@ def policy_row_tolerance(dtype: str, num_actions: int) -> float:
     return max(PROBABILITY_TOLERANCE, 8 * num_actions * float(np.finfo(DTYPES[dtype]).eps))
 
 
+class TrajectoryFile(NamedTuple):
+    """A stored trajectory file, ``trajectory/policy_i.npy``, as checked when its run directory was
+    read: where its data starts (``offset``), and its ``shape`` and ``dtype``."""
+
+    path: Path
+    offset: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
 @dataclass(frozen=True, eq=False)
 class StoredRun:
-    """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory])."""
+    """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory]).
+
+    The trajectory's files were checked (header and size) but not read: `policies` and
+    `read_policies` read them, with checked reads, when an evaluation needs them.
+    """
 
     path: Path
     metrics: dict[str, Any]
@@ -451,7 +469,38 @@ class StoredRun:
     value: np.ndarray
     certified_ce_bound: np.ndarray
     certified_cce_bound: np.ndarray
-    policies: tuple[np.ndarray, ...] | None
+    trajectory_files: tuple[TrajectoryFile, ...] | None
+
+    @functools.cached_property
+    def policies(self) -> tuple[np.ndarray, ...] | None:
+        """The whole stored trajectory, per player ``(kept, H, S, A_i)`` (``None``: the run kept
+        none), read into memory on first use (`read_policies`)."""
+        return self.read_policies()
+
+    def read_policies(self, rows: int | None = None) -> tuple[np.ndarray, ...] | None:
+        """The first ``rows`` rows (default all) of each player's stored trajectory, read into memory.
+
+        The files are read, not memory-mapped: a mapped file that another process truncates
+        kills the reader with SIGBUS, whereas a read that comes up short is an error naming the
+        file. The rows' total size is checked against this machine's memory first.
+
+        Raises
+        ------
+        RunDirectoryError
+            The rows take more memory than the machine has, or a file changed since the run
+            directory was read (truncated, replaced, or with another header).
+        """
+        if self.trajectory_files is None:
+            return None
+        count = [f.shape[0] if rows is None else min(rows, f.shape[0]) for f in self.trajectory_files]
+        sizes = [n * math.prod(f.shape[1:]) * f.dtype.itemsize for n, f in zip(count, self.trajectory_files, strict=True)]
+        memory = physical_memory()
+        if memory is not None and sum(sizes) > memory:
+            raise RunDirectoryError(
+                f"{self.trajectory_files[0].path.parent}: {sum(count) // len(count)} rows of the trajectory take "
+                f"{format_bytes(sum(sizes))}, more than this machine's {format_bytes(memory)} of memory"
+            )
+        return tuple(_read_policy(f, n) for f, n in zip(self.trajectory_files, count, strict=True))
 
     @property
     def first_kept(self) -> int:
@@ -481,11 +530,12 @@ class StoredRun:
     def dtype(self) -> str:
         return self.metrics.get("dtype", "float64")
 
-    def check_trajectory(self, rows: int | None = None) -> None:
-        """Check that the first ``rows`` stored policies (default all) are probability vectors.
+    def check_trajectory(self, rows: int | None = None) -> tuple[np.ndarray, ...] | None:
+        """Read the first ``rows`` stored policies (default all, `read_policies`) and check that they
+        are probability vectors; returns them (``None``: the run kept no trajectory).
 
         Every entry finite and non-negative, every row ``pi^t_{h,i}(s, .)`` summing to 1 within
-        [`policy_row_tolerance`][markovgames.experiments.policy_row_tolerance]: an output policy is evaluated only if it is one. Reads the
+        [`policy_row_tolerance`][markovgames.experiments.policy_row_tolerance]: an output policy is evaluated only if it is one. Checks the
         rows in blocks of about 64 MiB.
 
         Raises
@@ -493,9 +543,10 @@ class StoredRun:
         RunDirectoryError
             Naming the file and the entry ``[t - first_kept][h][s][a]`` at fault.
         """
-        if self.policies is None:
-            return
-        for i, p in enumerate(self.policies):
+        policies = self.read_policies(rows)
+        if policies is None:
+            return None
+        for i, p in enumerate(policies):
             where = self.path / self.metrics["trajectory"] / f"policy_{i}.npy"
             tolerance = policy_row_tolerance(self.dtype, p.shape[-1])
             stop = p.shape[0] if rows is None else min(rows, p.shape[0])
@@ -527,6 +578,7 @@ class StoredRun:
                         f"{where}: row {text} sums to {float(sums[(idx[0] - start,) + idx[1:]])!r}, not 1 "
                         f"(tolerance {tolerance:.3g})"
                     )
+        return policies
 
 
 def _field(metrics: dict, key: str, where: Path, check, expected: str, default: Any = ...):
@@ -621,15 +673,28 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read."""
+    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read.
+
+    The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
+    file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
+    writes them), so the data read is never more than the file holds; each member's header must
+    give the shape ``(T, N)`` before its data is read (`NpzArchive`).
+    """
     names = ("value", "certified_ce_bound", "certified_cce_bound")
+    needed = 3 * T * num_players * 8
+    memory = physical_memory()
+    if memory is not None and needed > memory:
+        raise RunDirectoryError(
+            f"{path}: the curve of T = {T} ({metrics_path.name}) and N = {num_players} takes {format_bytes(needed)}, "
+            f"more than this machine's {format_bytes(memory)} of memory"
+        )
     try:
         fh = open_regular(path)
     except OSError as err:
         raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
     with fh:
         # Three float64 arrays and their headers; anything much larger is not this run's curve.
-        limit = 3 * T * num_players * 8 + 65536
+        limit = needed + 65536
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise RunDirectoryError(f"{path}: {size} bytes, more than the {limit} a curve of T = {T} takes: not this run's curve")
@@ -637,49 +702,28 @@ def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metric
         fh.seek(0)
         arrays = []
         try:
-            with zipfile.ZipFile(fh) as archive:
-                members = sorted(archive.namelist())
-                if members != sorted(f"{n}.npy" for n in names):
-                    raise RunDirectoryError(
-                        f"{path}: expected the arrays {', '.join(names)}, found {', '.join(members)[:200] or 'none'}"
-                    )
+            with NpzArchive(fh, stored_only=True) as archive:
+                if sorted(archive.keys) != sorted(names):
+                    found = ", ".join(sorted(f"{k}.npy" for k in archive.keys))
+                    raise RunDirectoryError(f"{path}: expected the arrays {', '.join(names)}, found {found[:200] or 'none'}")
                 for name in names:
                     where = f"{path}: {name}"
-                    with archive.open(f"{name}.npy") as member:
-                        shape, fortran, dtype = _npy_header(member, where)
-                        if shape != (T, num_players) or dtype.kind != "f":
-                            raise RunDirectoryError(
-                                f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
-                            )
-                        data = member.read(T * num_players * dtype.itemsize + 1)
-                    if len(data) != T * num_players * dtype.itemsize:
+                    shape, _, dtype = archive.header(name)
+                    if shape != (T, num_players) or dtype.kind != "f":
                         raise RunDirectoryError(
-                            f"{where}: holds {len(data)} bytes of data, not the {T * num_players * dtype.itemsize} its shape needs"
+                            f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
                         )
-                    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+                    array = archive.read(name)
                     if not np.isfinite(array).all():
                         raise RunDirectoryError(f"{where}: holds a value that is not finite")
-                    arrays.append(np.array(array))
-        except RunDirectoryError:
-            raise
-        except (
-            zipfile.BadZipFile,
-            zlib.error,
-            EOFError,
-            OSError,
-            RuntimeError,
-            ValueError,
-            NotImplementedError,
-            struct.error,
-        ) as err:
-            raise RunDirectoryError(
-                f"{path}: not a valid .npz (zip) archive ({str(err).splitlines()[0] if str(err) else type(err).__name__})"
-            ) from None
+                    arrays.append(array)
+        except ArchiveError as err:
+            raise RunDirectoryError(f"{path}: {err}") from None
     return tuple(arrays)
 
 
-def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """Memory-map ``trajectory/policy_i.npy`` after checking its header and its size against ``shape``."""
+def _check_policy(path: Path, shape: tuple[int, ...], dtype: str) -> TrajectoryFile:
+    """Check ``trajectory/policy_i.npy``'s header and size against ``shape`` (reading no data)."""
     try:
         fh = open_regular(path)
     except OSError as err:
@@ -694,16 +738,48 @@ def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
             )
         offset = fh.tell()
         size = os.fstat(fh.fileno()).st_size
-        needed = offset + math.prod(shape) * wanted.itemsize
-        if size != needed:
-            raise RunDirectoryError(
-                f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})"
-            )
-        return np.memmap(fh, dtype=wanted, mode="r", offset=offset, shape=shape)
+    needed = offset + math.prod(shape) * wanted.itemsize
+    if size != needed:
+        raise RunDirectoryError(
+            f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})"
+        )
+    return TrajectoryFile(path, offset, shape, wanted)
+
+
+def _read_policy(file: TrajectoryFile, rows: int) -> np.ndarray:
+    """The first ``rows`` rows of a checked trajectory file, read (never mapped) into a new array.
+
+    The file is opened again: its header must still be the one checked, and every byte must
+    arrive (a file truncated meanwhile is an error naming it, where a memory map would die of
+    SIGBUS). Reading 64 MiB at a time into the array costs about what the first pass over a
+    memory map costs (the page cache is read either way; ``benchmarks/README.md``).
+    """
+    path, offset, shape = file.path, file.offset, (rows, *file.shape[1:])
+    try:
+        with open_regular(path) as fh:
+            header = _npy_header(fh, str(path))
+            if header != (file.shape, False, file.dtype) or fh.tell() != offset:
+                raise RunDirectoryError(f"{path}: changed while it was read (its header is not the one checked)")
+            array = np.empty(shape, dtype=file.dtype)
+            done = read_into(fh, array, 64 << 20)
+            if done < array.nbytes:
+                raise RunDirectoryError(
+                    f"{path}: ends after {offset + done} bytes, not the {offset + file.dtype.itemsize * math.prod(file.shape)} "
+                    "its header declares (truncated while it was read)"
+                )
+    except OSError as err:
+        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
+    except MemoryError:
+        raise RunDirectoryError(
+            f"{path}: {rows} rows take {format_bytes(math.prod(shape) * file.dtype.itemsize)}, more memory than is available"
+        ) from None
+    return array
 
 
 def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
-    """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory] (memory-mapped trajectory).
+    """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory].
+
+    The trajectory's files are checked here and read when used (`StoredRun.read_policies`).
 
     Every file is checked before it is used (see the module docstring); the trajectory's values
     are checked by [`StoredRun.check_trajectory`][markovgames.experiments.StoredRun.check_trajectory], for the rows an evaluation uses.
@@ -724,18 +800,20 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     if sums.get(metrics["game_file"]) is not None:
         try:
             with open_regular(game_path) as fh:
+                # Its size first: hashing a file of many GiB before load_game refused it would take minutes.
+                check_game_file_size(game_path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
                 _check_sha256(game_path, fh, sums[metrics["game_file"]], metrics_path)
         except OSError as err:
             raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
     game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
     value, ce, cce = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path)
-    policies = None
+    files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
         first = 1 if not metrics.get("trajectory_suffix") else metrics["trajectory_suffix"]["first_kept"]
         dtype = metrics.get("dtype", "float64")
-        policies = tuple(
-            _map_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
+        files = tuple(
+            _check_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
             for i, a in enumerate(game.num_actions)
         )
-    return StoredRun(path, metrics, game, value, ce, cce, policies)
+    return StoredRun(path, metrics, game, value, ce, cce, files)
