@@ -25,7 +25,7 @@ import math
 import os
 import zipfile
 import zlib
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -134,6 +134,14 @@ class NpzArchive:
 
     def __getitem__(self, key: str) -> np.ndarray:
         return self.read(key)
+
+    def scalar(self, key: str, kinds: str, max_itemsize: int = 4096) -> Any:
+        """Member ``key`` as a 0-d array's value, of a dtype kind in ``kinds`` (``"iu"``: an integer,
+        ``"U"``: text) and at most ``max_itemsize`` bytes, checked on its header first."""
+        shape, _, dtype = self.header(key)
+        if shape != () or dtype.kind not in kinds or dtype.itemsize > max_itemsize:
+            raise ArchiveError(f"{key}: expected a 0-d array of kind {kinds!r}, got dtype {dtype} with shape {shape}")
+        return self.read(key)[()]
 
     def read(self, key: str) -> np.ndarray:
         """Member ``key`` as a new array, its data read only after its header is checked.
