@@ -41,13 +41,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
-from .._errors import ArgumentError, MarkovGamesError
+from .._errors import ArgumentError
 from .._files import encloses_working_directory, open_regular, read_bounded, read_into, read_npy_header
 from .._npz import ArchiveError, NpzArchive
 from .._resources import format_bytes, physical_memory
 from ..dynamics import (
     DTYPES,
-    VALUE_UPDATES,
     CertifiedCurve,
     RunResult,
     get_algorithm,
@@ -62,6 +61,14 @@ from ..games import (
     save_game,
 )
 from ..games._io import check_game_file_size
+from ._run_metrics import (
+    _MAX_JSON_BYTES,
+    CURVE_FILE,
+    MAX_CHECKPOINTS,
+    TRAJECTORY_DIR,
+    RunDirectoryError,
+    read_metrics,
+)
 
 __all__ = [
     "parse_checkpoints",
@@ -88,24 +95,12 @@ __all__ = [
 ]
 
 METRICS_FILE = "metrics.json"
-CURVE_FILE = "curve.npz"
-TRAJECTORY_DIR = "trajectory"
 #: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
 _JSON_GAME_ENTRIES = 200_000
 #: The marker of a directory written by ``markovgames run`` or ``solve``: ``--overwrite`` replaces
 #: nothing else.
 MARKER_FILE = ".markovgames"
 MARKER_FORMAT = "markovgames-output/1"
-#: The most checkpoints a run (or each run of a sweep) reports: each is a record in memory and on disk.
-MAX_CHECKPOINTS = 10_000
-#: ``metrics.json`` (and an interrupted run's ``config.json``) larger than this is refused unread.
-_MAX_JSON_BYTES = 64 * 2**20
-#: The game files a run directory may name (``metrics.json``'s ``game_file``).
-_GAME_FILES = ("game.json", "game.npz")
-
-
-class RunDirectoryError(MarkovGamesError, ValueError):
-    """A run directory cannot be written or read; the message names the path and the problem."""
 
 
 def default_checkpoints(T: int) -> list[int]:
@@ -581,80 +576,6 @@ class StoredRun:
         return policies
 
 
-def _field(metrics: dict, key: str, where: Path, check, expected: str, default: Any = ...):
-    """``metrics[key]`` if ``check`` accepts it; else a RunDirectoryError naming the file and field."""
-    if key not in metrics:
-        if default is not ...:
-            return default
-        raise RunDirectoryError(f"{where}: missing field {key!r}")
-    value = metrics[key]
-    if not check(value):
-        shown = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
-        raise RunDirectoryError(f"{where}: {key}: expected {expected}, got {shown}")
-    return value
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    try:
-        return bool(np.isfinite(float(value)) and value >= 0)
-    except OverflowError:  # an integer beyond float64
-        return False
-
-
-def _read_metrics(metrics_path: Path) -> dict[str, Any]:
-    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names)."""
-    try:
-        metrics = json.loads(read_bounded(metrics_path, _MAX_JSON_BYTES).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise RunDirectoryError(f"{metrics_path}: unreadable: {err}") from None
-    except RecursionError:
-        raise RunDirectoryError(f"{metrics_path}: unreadable: JSON nested too deep to parse") from None
-    except OSError as err:
-        raise RunDirectoryError(f"{metrics_path}: cannot read: {err.strerror or err}") from None
-    except ValueError as err:  # an integer of thousands of digits
-        raise RunDirectoryError(f"{metrics_path}: unreadable: {str(err).splitlines()[0]}") from None
-    if not isinstance(metrics, dict):
-        raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
-    algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
-    update = _field(
-        metrics,
-        "value_update",
-        metrics_path,
-        lambda v: v is None or v in VALUE_UPDATES,
-        f"one of {', '.join(VALUE_UPDATES)}",
-        None,
-    )
-    if update is None:
-        # A directory written before "value_update" was recorded: its algorithm is a built-in name.
-        try:
-            get_algorithm(algorithm)
-        except ValueError as err:
-            raise RunDirectoryError(f"{metrics_path}: algorithm: {err}") from None
-    T = _field(metrics, "T", metrics_path, lambda v: _is_int(v) and 1 <= v <= 2**31 - 1, "a positive integer")
-    _field(metrics, "dtype", metrics_path, lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}", "float64")
-    _field(metrics, "game_file", metrics_path, lambda v: v in _GAME_FILES, f"{' or '.join(_GAME_FILES)}")
-    _field(metrics, "trajectory", metrics_path, lambda v: v in (None, TRAJECTORY_DIR), f"{TRAJECTORY_DIR!r} or null", None)
-    suffix = _field(
-        metrics, "trajectory_suffix", metrics_path, lambda v: v is None or isinstance(v, dict), "an object or null", None
-    )
-    if suffix is not None:
-        where = metrics_path
-        _field(suffix, "first_kept", where, lambda v: _is_int(v) and 1 <= v <= T, f"an iteration in 1..T = {T}")
-        for key in ("dropped_mass", "value_error_bound", "gap_error_bound"):
-            _field(suffix, key, where, _is_number, "a finite non-negative number")
-    sums = _field(metrics, "sha256", metrics_path, lambda v: isinstance(v, dict), "an object", {})
-    for name, digest in sums.items():
-        if name not in _GAME_FILES + (CURVE_FILE,) or not (isinstance(digest, str) and len(digest) == 64):
-            raise RunDirectoryError(f"{metrics_path}: sha256: unexpected entry {json.dumps(name)[:40]}")
-    return metrics
-
-
 def _check_sha256(path: Path, fh, digest: str | None, metrics_path: Path) -> None:
     if digest is not None and _sha256(path, fh) != digest:
         raise RunDirectoryError(
@@ -794,7 +715,7 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     metrics_path = path / METRICS_FILE
     if not os.path.lexists(metrics_path):
         raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
-    metrics = _read_metrics(metrics_path)
+    metrics = read_metrics(metrics_path)
     T, sums = metrics["T"], metrics.get("sha256", {})
     game_path = path / metrics["game_file"]
     if sums.get(metrics["game_file"]) is not None:
