@@ -101,6 +101,17 @@ def bomb_member(name: str, shape: tuple[int, ...], descr: str = "<f8") -> tuple[
     return (name, payload, 8, len(header) + nbytes, 0)
 
 
+def _environment() -> dict[str, str]:
+    """The environment of a child command: this one's, with the markovgames that the tests import
+    first on the path (the child runs in another directory, where a relative path means nothing)."""
+    import markovgames
+
+    source = str(Path(markovgames.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([source, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
 def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
@@ -108,13 +119,12 @@ def _limit_memory() -> None:
 def run_limited(argv: list[str], cwd: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``python -m markovgames ARGV`` in ``cwd`` under `MEMORY_LIMIT` (so that a bomb that gets
     through fails instead of taking the machine's memory), with a timeout."""
-    env = dict(os.environ)
     return subprocess.run(
         [sys.executable, "-m", "markovgames", *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=env,
+        env=_environment(),
         timeout=timeout,
         preexec_fn=_limit_memory,  # noqa: PLW1509 - the child only sets its own limit
     )
@@ -123,7 +133,13 @@ def run_limited(argv: list[str], cwd: Path, timeout: float = 60.0) -> subprocess
 def run_python_limited(code: str, cwd: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``python -c CODE`` in ``cwd`` under `MEMORY_LIMIT`, with a timeout."""
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=timeout, preexec_fn=_limit_memory
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        timeout=timeout,
+        preexec_fn=_limit_memory,  # noqa: PLW1509 - the child only sets its own limit
     )
 
 
