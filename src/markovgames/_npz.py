@@ -15,8 +15,8 @@ expensive part:
    there. An array larger than this machine's memory is refused naming the member and its size,
    and an allocation that fails (a memory limit) says the same, not just "out of memory".
 
-The errors are `ArchiveError` (a ``ValueError``) with a message that names the member but not
-the file: each reader adds the file and its own error type.
+The errors are `ArchiveError` (a ``MarkovGamesError`` and ``ValueError``) with a message that
+names the member but not the file: each reader adds the file (and its own error type).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ._errors import MarkovGamesError
 from ._files import read_into, read_npy_header
 from ._resources import format_bytes, physical_memory
 
@@ -47,8 +48,9 @@ _LOCAL_HEADER = 30
 _PIECE = 16 << 20
 
 
-class ArchiveError(ValueError):
-    """An ``.npz`` archive, or one of its members, is not one a reader can use (one line, no file name)."""
+class ArchiveError(MarkovGamesError, ValueError):
+    """An ``.npz`` archive, or one of its members, is not one a reader can use (one line; the
+    readers of particular files add the file's name, or re-raise their own error with it)."""
 
 
 def _error(err: BaseException) -> str:

@@ -185,7 +185,7 @@ class IndexChainPolicy:
     @classmethod
     def load(cls, path) -> IndexChainPolicy:
         """Read a file written by `save`; its sizes are checked before its arrays are read
-        (``markovgames._npz``): a damaged or forged file is a ValueError naming it."""
+        (``markovgames._npz``): a damaged or forged file is an ArchiveError (a ValueError) naming it."""
         try:
             with open_regular(path) as fh, header_warnings_refused(), NpzArchive(fh) as data:
                 n = int(data.scalar("num_players", "iu"))
@@ -201,5 +201,5 @@ class IndexChainPolicy:
                         )
                     policies.append(data.read(f"policy_{i}"))
         except ArchiveError as err:
-            raise ValueError(f"{path}: {err}") from None
+            raise ArchiveError(f"{path}: {err}") from None
         return cls(kind, tuple(policies))

@@ -72,7 +72,7 @@ class MarkovCorrelatedPolicy:
     @classmethod
     def load(cls, path) -> MarkovCorrelatedPolicy:
         """Read a file written by `save`; its sizes are checked before its arrays are read
-        (``markovgames._npz``): a damaged or forged file is a ValueError naming it."""
+        (``markovgames._npz``): a damaged or forged file is an ArchiveError (a ValueError) naming it."""
         try:
             with open_regular(path) as fh, header_warnings_refused(), NpzArchive(fh) as data:
                 num_players = int(data.scalar("num_players", "iu"))
@@ -84,5 +84,5 @@ class MarkovCorrelatedPolicy:
                     )
                 joint = data.read("joint")
         except ArchiveError as err:
-            raise ValueError(f"{path}: {err}") from None
+            raise ArchiveError(f"{path}: {err}") from None
         return cls(joint, num_players)
