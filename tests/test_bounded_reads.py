@@ -226,6 +226,14 @@ def test_a_dotted_key_of_many_parts_is_refused_before_it_is_parsed(tmp_path, par
     assert time.perf_counter() - start < QUICK_S
 
 
+def test_an_override_with_a_dotted_key_of_many_parts_is_refused():
+    from markovgames.experiments._sweep_config import SweepConfigError, parse_override
+
+    with pytest.raises(SweepConfigError, match=r"^override T: a dotted key of more than 32 parts"):
+        parse_override("T={" + ".".join(["a"] * 50_000) + " = 1}")
+    assert parse_override("games[0].file=my.game.v1.json") == (["games", 0, "file"], "my.game.v1.json")
+
+
 def test_keys_within_the_limits_and_dots_in_strings_are_accepted():
     from markovgames.experiments._sweep_config import MAX_KEY_CHARS, MAX_KEY_PARTS, _check_keys_text
 

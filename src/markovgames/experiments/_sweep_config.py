@@ -573,6 +573,10 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     if not raw:
         raise SweepConfigError.for_argument("override", "empty value", f"{text!r}")
     try:
+        _check_keys_text(f"v = {raw}", "--set")  # an inline table's dotted keys: bounded as in a file
+    except SweepConfigError as err:
+        raise SweepConfigError.for_argument("override", str(err).split(": ", 2)[-1], f"{key}") from None
+    try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except RecursionError:
         raise SweepConfigError.for_argument("override", "the value is nested too deep to parse", f"{key}") from None
