@@ -44,8 +44,9 @@ MAX_DEFLATE_RATIO = 1032
 MAX_ARCHIVE_MEMBERS = 10_000
 #: Bytes a zip member's local header takes beyond its name and extra field (the minimum).
 _LOCAL_HEADER = 30
-#: Read the data in pieces of this size (``readinto`` of a deflated member inflates this much at a time).
-_PIECE = 16 << 20
+#: Read a member's data in pieces of this size: zipfile copies each piece once more, and 1 MiB
+#: pieces keep a 300 MiB game as fast to load as ``np.load`` makes it (16 MiB pieces took 30% longer).
+_PIECE = 1 << 20
 
 
 class ArchiveError(MarkovGamesError, ValueError):
