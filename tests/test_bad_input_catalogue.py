@@ -288,6 +288,77 @@ def _results(d: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows), d / "sw" / "results.parquet")
 
 
+def _results_edited(edit: Callable[[list[dict]], object]):
+    """The sweep directory of `_results`, its rows changed by ``edit`` (the types follow the values)."""
+
+    def setup(d: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        _results(d)
+        rows = pq.read_table(d / "sw" / "results.parquet").to_pylist()
+        edit(rows)
+        pq.write_table(pa.Table.from_pylist(rows), d / "sw" / "results.parquet")
+
+    return setup
+
+
+def _results_too_many_rows(d: Path) -> None:
+    """A results.parquet of 1,000,001 copies of one row: a few hundred kB that declare a million rows."""
+    import pyarrow.parquet as pq
+
+    _results(d)
+    table = pq.read_table(d / "sw" / "results.parquet")
+    pq.write_table(table.take(np.zeros(1_000_001, dtype=np.int64)), d / "sw" / "results.parquet")
+
+
+def _sparse_file(name: str, size: int):
+    """A file of ``size`` bytes that takes no room (a hole): as large as a bomb, as cheap as nothing."""
+
+    def setup(d: Path) -> None:
+        with open(d / name, "wb") as fh:
+            fh.truncate(size)
+
+    return setup
+
+
+def _npz_game_forged_size(d: Path) -> None:
+    """The paper game as .npz, its rewards member deflated honestly but listed as 4 GB uncompressed."""
+    import io
+    import zipfile
+    import zlib
+
+    from damaged_files import zip_archive
+
+    members = []
+    for key, value in BASE_GAME.items():
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(value))
+        data = buffer.getvalue()
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        packed = packer.compress(data) + packer.flush()
+        declared = 4_000_000_000 if key == "rewards" else len(data)
+        members.append((f"{key}.npy", packed, zipfile.ZIP_DEFLATED, declared, zlib.crc32(data)))
+    (d / "game.npz").write_bytes(zip_archive(members))
+
+
+def _compressed_curve(run: Path) -> None:
+    """The run's curve.npz written again compressed (a directory that records no checksums)."""
+    with np.load(run / "curve.npz") as data:
+        arrays = {k: np.array(data[k]) for k in data.files}
+    np.savez_compressed(run / "curve.npz", **arrays)
+    metrics = json.loads((run / "metrics.json").read_text())
+    del metrics["sha256"]
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
+def _huge_sparse_game_in_run(run: Path) -> None:
+    """The run's game.json replaced by a 20 GB file of zeros that takes no room (its SHA-256 recorded
+    in metrics.json as before: it must not be hashed before its size is checked)."""
+    with open(run / "game.json", "wb") as fh:
+        fh.truncate(20 * 2**30)
+
+
 def _fifo(name: str):
     return lambda d: os.mkfifo(d / name)
 
@@ -626,6 +697,14 @@ CASES: list[Case] = [
         ("game.npz", "not a valid .npz"),
     ),
     Case(
+        "game-npz-forged-size",
+        GAME,
+        "an .npz member that declares more bytes than deflate can expand (a forged or damaged archive)",
+        _npz_game_forged_size,
+        ("run", "--game", "game.npz", *RUN),
+        ("game.npz", "rewards.npy: declares 4000000000 bytes uncompressed", "more than deflate can expand (1032:1)"),
+    ),
+    Case(
         "game-unknown-suffix",
         GAME,
         "a game file that is neither .json nor .npz",
@@ -891,6 +970,14 @@ CASES: list[Case] = [
         _write_bytes("mine.py", b"import sys\nraise RuntimeError('boom')\n"),
         ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"),
         ("--algorithm", "loading mine.py failed: line 2: RuntimeError: boom"),
+    ),
+    Case(
+        "run-algorithm-file-too-large",
+        RUN_S,
+        "a learner's file over the size limit (refused unread)",
+        _sparse_file("mine.py", 3 * 2**30),
+        ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"),
+        ("--algorithm", "mine.py is more than 16777216 bytes (16 MiB), the limit of a learner's source file"),
     ),
     Case(
         "run-algorithm-not-an-algorithm",
@@ -1163,6 +1250,14 @@ CASES: list[Case] = [
         _toml("a = " + "[" * 5000 + "]" * 5000 + "\n"),
         ("sweep", "sweep.toml", "--out", "sw"),
         ("sweep.toml", "invalid TOML", "nested too deep"),
+    ),
+    Case(
+        "sweep-dotted-key-too-long",
+        SWEEP_S,
+        "a dotted key of thousands of parts (refused before it is parsed)",
+        _toml(SWEEP_BASE + ".".join(["a"] * 100_000) + " = 1\n"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "line 6", "a dotted key of more than 32 parts"),
     ),
     Case(
         "sweep-config-fifo",
@@ -1468,6 +1563,33 @@ CASES: list[Case] = [
         needs_run=True,
     ),
     Case(
+        "evaluate-curve-compressed",
+        EVAL_S,
+        "a curve.npz with compressed members (a run writes them uncompressed: a compressed one may be a bomb)",
+        _in_run(_compressed_curve),
+        ("evaluate", "run"),
+        ("run/curve.npz", "a compressed member", "written uncompressed"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-game-file-too-large",
+        EVAL_S,
+        "a game file over the size limit (refused before it is hashed)",
+        _in_run(_huge_sparse_game_in_run),
+        ("evaluate", "run"),
+        ("run/game.json", "file is 21474836480 bytes, more than the limit of 268435456 bytes"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-metrics-field-type",
+        EVAL_S,
+        "a metrics.json field of the wrong type",
+        _metrics(lambda m: m.update(optimistic="yes")),
+        ("evaluate", "run"),
+        ("run/metrics.json", "optimistic", 'expected true or false, got "yes"'),
+        needs_run=True,
+    ),
+    Case(
         "evaluate-curve-foreign",
         EVAL_S,
         "a curve.npz with other arrays (in a directory that records no checksums)",
@@ -1654,6 +1776,14 @@ CASES: list[Case] = [
         ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert", "--overwrite"),
         ("cert", "holds a markovgames sweep directory, not a run"),
     ),
+    Case(
+        "reproduce-T-memory",
+        REPRO_S,
+        "a T whose runs need more memory than the machine has",
+        None,
+        ("reproduce", "-T", "2147483647", "--out", "out"),
+        ("-T:", "the reproduction's 6 runs", "for T = 2147483647", "times this machine's", "choose -T at most"),
+    ),
     Case("reproduce-T-zero", REPRO_S, "T < 1", None, ("reproduce", "-T", "0", "--out", "out"), ("-T", "got 0")),
     Case(
         "reproduce-eta-zero", REPRO_S, "eta <= 0", None, ("reproduce", "-T", "10", "--eta", "0", "--out", "out"), ("--eta", "'0'")
@@ -1746,6 +1876,46 @@ CASES: list[Case] = [
         _results,
         ("plot", "sw", "--out", "sw"),
         ("--out sw", "contains the input sw/results.parquet"),
+    ),
+    Case(
+        "summarize-results-wrong-type",
+        PLOT_S,
+        "a results.parquet column of the wrong type (eta written as a number)",
+        _results_edited(lambda rows: [r.update(eta=0.2) for r in rows]),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "column 'eta'", "expected a string column, got double"),
+    ),
+    Case(
+        "plot-results-null",
+        PLOT_S,
+        "a null where every row has a value (a checkpoint)",
+        _results_edited(lambda rows: rows[1].update(checkpoint=None)),
+        ("plot", "sw"),
+        ("sw/results.parquet", "column 'checkpoint'", "1 null value(s)"),
+    ),
+    Case(
+        "summarize-results-nested-column",
+        PLOT_S,
+        "a list where a number belongs",
+        _results_edited(lambda rows: [r.update(certified_cce_gap=[0.1, 0.2]) for r in rows]),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "column 'certified_cce_gap'", "expected a floating-point column, got list<"),
+    ),
+    Case(
+        "summarize-results-too-many-rows",
+        PLOT_S,
+        "more rows than a results file may have (refused from its footer, before reading them)",
+        _results_too_many_rows,
+        ("summarize", "sw"),
+        ("sw/results.parquet", "1000001 rows, more than the 1000000"),
+    ),
+    Case(
+        "summarize-results-control-character",
+        PLOT_S,
+        "a label that is not plain text (a line break)",
+        _results_edited(lambda rows: [r.update(game="a\nb") for r in rows]),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "column 'game'", "control character"),
     ),
     # ---- argparse
     Case(

@@ -27,8 +27,9 @@ import re
 import stat
 import struct
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from ._errors import MarkovGamesError
 
@@ -39,6 +40,8 @@ __all__ = [
     "read_limited",
     "FileTooLargeError",
     "read_npy_header",
+    "read_into",
+    "read_npy",
     "header_warnings_refused",
     "encloses_working_directory",
     "JsonFileError",
@@ -141,6 +144,76 @@ def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
     return b"".join(chunks)
+
+
+def read_into(fh, array: np.ndarray, piece: int = 16 << 20) -> int:
+    """Fill the contiguous ``array`` with the bytes at ``fh``'s position, ``piece`` bytes at a time;
+    returns how many arrived (fewer than ``array.nbytes``: the file or member ended early).
+
+    A read, not a memory map: a mapped file that shrinks underneath kills the process (SIGBUS),
+    where a read that comes up short is an error its caller can name.
+    """
+    import numpy as np
+
+    view = array.reshape(-1, order="A").view(np.uint8).data
+    reader = cast(io.BufferedIOBase, fh)  # a file, or a zip member: both fill a buffer in place
+    done = 0
+    while done < len(view):
+        got = reader.readinto(view[done : done + piece])
+        if not got:
+            break
+        done += got
+    return done
+
+
+def read_npy(path: str | os.PathLike[str], accept: Callable[[tuple[int, ...], np.dtype], None] | None = None) -> np.ndarray:
+    """The ``.npy`` array in the regular file ``path``, read into memory with every size checked.
+
+    The header first (`read_npy_header`), which ``accept(shape, dtype)`` may refuse (by raising)
+    before anything else is read; the file must hold exactly the bytes it declares, an
+    array of objects is refused (never unpickled), the array must fit in this machine's memory,
+    and the data is read, not memory-mapped (`read_into`), so that a file truncated while it is
+    read is an error rather than a SIGBUS.
+
+    Raises
+    ------
+    ValueError
+        A damaged header, a size that disagrees with it, too large for the memory (one line, no path).
+    OSError
+        As `open_regular`.
+    """
+    import math
+
+    import numpy as np
+
+    from ._resources import format_bytes, physical_memory
+
+    with open_regular(path) as fh:
+        shape, fortran, dtype = read_npy_header(fh)
+        if dtype.hasobject:
+            raise ValueError(f"object arrays are not allowed (dtype {dtype}; a .npy file is never unpickled)")
+        if accept is not None:
+            accept(shape, dtype)
+        offset, size = fh.tell(), os.fstat(fh.fileno()).st_size
+        nbytes = math.prod(shape) * dtype.itemsize
+        if size != offset + nbytes:
+            state = "truncated" if size < offset + nbytes else "trailing data"
+            raise ValueError(f"the file has {size} bytes, not the {offset + nbytes} its header declares ({state})")
+        memory = physical_memory()
+        if memory is not None and nbytes > memory:
+            raise ValueError(
+                f"its {dtype} {shape} array takes {format_bytes(nbytes)}, more than this machine's {format_bytes(memory)} of memory"
+            )
+        try:
+            array = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+        except MemoryError:
+            raise ValueError(f"its {dtype} {shape} array takes {format_bytes(nbytes)}, more memory than is available") from None
+        done = read_into(fh, array)
+        if done < nbytes:
+            raise ValueError(
+                f"ends after {offset + done} bytes, not the {offset + nbytes} its header declares (truncated while it was read)"
+            )
+    return array
 
 
 def read_npy_header(fh) -> tuple[tuple[int, ...], bool, np.dtype]:

@@ -9,6 +9,7 @@ and writes ``OUT/metrics.json`` (the checkpoints, as ``run`` writes them), ``OUT
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import open_regular, read_npy_header
+from .._files import read_npy
 from .._outputs import check_apart, file_kind, remove_created_parents
 from .._text import printable
 from ._errors import CliError, check_output_directory
@@ -49,10 +50,12 @@ def add_certify_parser(subparsers):
     return p
 
 
-def _load_policies(directory: Path, num_players: int) -> tuple[np.ndarray, ...]:
+def _load_policies(directory: Path, game) -> tuple[np.ndarray, ...]:
+    """Each player's ``policy_i.npy``, its header checked against the game before it is read."""
+    num_players = game.num_players
     if not directory.is_dir():
         raise CliError(f"{directory}: not a directory")
-    out = []
+    out: list[np.ndarray] = []
     for i in range(num_players):
         path = directory / f"policy_{i}.npy"
         try:
@@ -66,15 +69,27 @@ def _load_policies(directory: Path, num_players: int) -> tuple[np.ndarray, ...]:
         if not stat.S_ISREG(mode):
             raise CliError(f"{path}: exists but is {file_kind(mode)}, not a regular file; a policy is a .npy file")
         try:
-            with open_regular(path) as fh:
-                read_npy_header(fh)  # bounded, and refused rather than warned about where damaged
-            out.append(np.load(path, mmap_mode="r", allow_pickle=False))
-        except (ValueError, OSError) as err:
+            # Read, never memory-mapped: a file truncated meanwhile is an error, not a SIGBUS.
+            out.append(read_npy(path, functools.partial(_accept, path, game=game, i=i, before=out)))
+        except OSError as err:
+            raise CliError(f"{path}: cannot read: {err.strerror or err}") from None
+        except ValueError as err:
             raise CliError(f"{path}: not a readable .npy array ({err})") from None
     extra = directory / f"policy_{num_players}.npy"
     if extra.exists():
         raise CliError(f"{extra}: the game has {num_players} players, but the directory holds more policy files")
     return tuple(out)
+
+
+def _accept(path: Path, shape: tuple[int, ...], dtype: np.dtype, *, game, i: int, before: list[np.ndarray]) -> None:
+    """Refuse, from its header, a policy file that cannot be player ``i``'s (its data unread)."""
+    want = (game.horizon, game.num_states, game.num_actions[i])
+    if len(shape) != 4 or shape[1:] != want:
+        raise CliError(f"{path}: expected shape (T, H, S, A_{i}) = (T, {', '.join(map(str, want))}), got {shape}")
+    if dtype.kind != "f":
+        raise CliError(f"{path}: expected floating-point probabilities, got dtype {dtype}")
+    if before and shape[0] != before[0].shape[0]:
+        raise CliError(f"{path}: {shape[0]} iterations, but policy_0.npy has {before[0].shape[0]}")
 
 
 def _handle(args) -> int:
@@ -86,7 +101,7 @@ def _handle(args) -> int:
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     directory = Path(args.policies)
-    policies = _load_policies(directory, game.num_players)
+    policies = _load_policies(directory, game)
     T = int(policies[0].shape[0]) if policies[0].ndim == 4 else 0
     checkpoints = parse_checkpoints(args.checkpoints, max(T, 1))
     check_output_directory(args.out, replaces=True)

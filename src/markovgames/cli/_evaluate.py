@@ -106,7 +106,7 @@ def evaluate_run_directory(
     needs_policy = exact or monte_carlo is not None
     policy = None
     if needs_policy:
-        if stored.policies is None:
+        if stored.trajectory_files is None:
             raise CliError(f"{run_dir}: the run kept no trajectory (--no-trajectory); exact and Monte Carlo evaluation need it")
         kind = stored.index_kernel
         if stored.first_kept > 1:
@@ -115,13 +115,17 @@ def evaluate_run_directory(
                     f"{run_dir}: the run kept only iterations {stored.first_kept}..{stored.T} (--trajectory-tolerance); "
                     f"its output policy can be evaluated at -T {stored.T} only"
                 )
-            stored.check_trajectory()  # an output policy is evaluated only if it is one
-            policy = IndexChainPolicy.from_suffix(kind, stored.policies, stored.first_kept)
+            policies = stored.check_trajectory()  # an output policy is evaluated only if it is one
+            if policies is None:  # unreachable: trajectory_files was checked above
+                raise AssertionError("a trajectory that is gone")
+            policy = IndexChainPolicy.from_suffix(kind, policies, stored.first_kept)
             # The rebuilt policy differs from the true output on the dropped index mass only.
             report["trajectory_suffix"] = stored.metrics["trajectory_suffix"]
         else:
-            stored.check_trajectory(rows=T_prime)  # the rows the prefix T' uses
-            policy = IndexChainPolicy(kind, stored.policies).prefix(T_prime)
+            policies = stored.check_trajectory(rows=T_prime)  # the rows the prefix T' uses, read and checked
+            if policies is None:  # unreachable: trajectory_files was checked above
+                raise AssertionError("a trajectory that is gone")
+            policy = IndexChainPolicy(kind, policies).prefix(T_prime)
     ce_res = cce_res = None
     if exact:
         ce_res = exact_ce_gap(stored.game, policy, max_work=max_work)

@@ -34,9 +34,11 @@ def add_reproduce_parser(subparsers):
 
 def _handle(args) -> int:
     # The library is imported here: building the parser must not load it (start-up time).
+    from .._errors import ArgumentError
     from .._lock import directory_lock
     from ..dynamics import max_learning_rate
     from ..experiments import reproduce, write_marker
+    from ..experiments._reproduce import check_reproduction_memory
     from ..games import paper_game
 
     T = parse_T(args.T)
@@ -49,6 +51,10 @@ def _handle(args) -> int:
     limit = max_learning_rate(T, paper_game().horizon)
     if eta > limit:
         raise CliError(f"--eta: {eta:g} is too large for -T {T}; at most {limit:.3g}")
+    try:  # before anything runs: which limit a T exceeds, and by how much
+        check_reproduction_memory(T, exact=not args.no_exact, baselines=not args.no_baselines)
+    except ArgumentError as err:
+        raise CliError(f"-T{str(err).removeprefix('T')}".replace(" T at most", " -T at most")) from None
     check_output_directory(args.out)
     _check_foreign(Path(args.out))
     console = Console(file=sys.stderr)

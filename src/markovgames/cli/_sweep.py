@@ -320,6 +320,7 @@ def add_summarize_parser(subparsers) -> argparse.ArgumentParser:
 def _handle_summarize(args) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from ..experiments._summary import (
         SUMMARY_COLUMNS,
@@ -343,7 +344,8 @@ def _handle_summarize(args) -> int:
     for k, name in enumerate(SUMMARY_COLUMNS):
         table.add_column(name, justify="left" if k < 5 else "right")
     for r in rows:
-        table.add_row(*(markup_safe(cell) for cell in summary_cells(r)))  # labels come from the file
+        # As text, never as markup: a game label read from the file may hold brackets ("[/]x").
+        table.add_row(*(Text(cell) for cell in summary_cells(r)))
     console.print(table)
     if args.markdown:
         path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}", window=window)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..games import MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
 from ._smooth import SMOOTH
@@ -351,10 +352,7 @@ def _load_file(ref: str, path: Path, source: bytes | None = None):
             raise ValueError(f"{ref!r}: no such file {path}")
         if not path.is_file():
             raise ValueError(f"{ref!r}: {path} is not a regular file")
-        try:
-            source = path.read_bytes()
-        except OSError as err:
-            raise ValueError(f"{ref!r}: cannot read {path}: {err.strerror}") from None
+        source = _read_source(ref, path)
     digest = hashlib.sha256(source).hexdigest()
     _FILE_SOURCES.setdefault(digest, source)
     key = (str(path.resolve()), digest)
@@ -390,8 +388,27 @@ def _import_module(ref: str, target: str):
     digest = None
     file = getattr(module, "__file__", None)
     if file and Path(file).is_file():
-        digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+        digest = hashlib.sha256(_read_source(ref, Path(file))).hexdigest()
     return module, digest
+
+
+#: The largest source file of a user's learner that is read (a learner is a page or two of Python;
+#: without a bound, a sparse file of gigabytes would be read whole, twice, before Python refused it).
+MAX_SOURCE_BYTES = 16 * 2**20
+
+
+def _read_source(ref: str, path: Path) -> bytes:
+    """The bytes of a learner's source file, refused unread beyond `MAX_SOURCE_BYTES`."""
+    try:
+        return read_bounded(path, MAX_SOURCE_BYTES)
+    except FileTooLargeError:
+        raise ValueError(
+            f"{ref!r}: {path} is more than {MAX_SOURCE_BYTES} bytes ({MAX_SOURCE_BYTES // 2**20} MiB), the limit of a learner's source file"
+        ) from None
+    except NotRegularFileError as err:
+        raise ValueError(f"{ref!r}: {path} is not a regular file ({err.strerror})") from None
+    except OSError as err:
+        raise ValueError(f"{ref!r}: cannot read {path}: {err.strerror or err}") from None
 
 
 def _where(err: BaseException, path: Path | None) -> str:

@@ -24,7 +24,6 @@ import hashlib
 import json
 import math
 import os
-import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,6 +33,7 @@ import numpy as np
 from .._atomic import atomic_write
 from .._errors import MarkovGamesError
 from .._files import JsonFileError, header_warnings_refused, open_regular, parse_json
+from .._npz import ArchiveError, NpzArchive
 from ._trajectory import _pwrite_all
 
 __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint", "metrics_file"]
@@ -41,6 +41,9 @@ __all__ = ["RunStateError", "SavedState", "StateFile", "fingerprint", "metrics_f
 #: The layout of a state file; a file of another layout is refused. (2: the metrics inside the
 #: state file; 3: in `metrics_file`, with their records in the state file.)
 _FORMAT = 3
+#: The most characters a state file's ``meta`` (its JSON: fingerprint, counts, the records of the
+#: metrics blocks and trajectory chunks) may have, as ``metrics.json``'s 64 MiB bound.
+_MAX_META_CHARS = 16 * 2**20
 
 
 def metrics_file(state_file: Path) -> Path:
@@ -169,46 +172,68 @@ class StateFile:
             raise RunStateError(f"{self.path}: not a regular file")
         expected = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(template)]
         try:
-            with header_warnings_refused(), np.load(self.path, allow_pickle=False) as data:
-                meta = parse_json(str(data["meta"]), f"{self.path}: meta")
-                if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-                    raise RunStateError(f"{self.path}: not a state file of this version of markovgames")
-                if meta.get("fingerprint") != self.fingerprint:
-                    raise RunStateError(
-                        f"{self.path}: the saved run state belongs to a different run (configuration or game differ)"
-                    )
-                if meta.get("num_leaves") != len(expected):
-                    raise RunStateError(
-                        f"{self.path}: holds {meta.get('num_leaves')!r} state arrays, this run has {len(expected)}"
-                    )
-                done = meta.get("done")
-                leaves = [np.array(data[f"leaf_{k}"]) for k in range(len(expected))]
-                last = np.array(data["last_iterate"]) if "last_iterate" in data.files else None
+            with open_regular(self.path) as fh, header_warnings_refused(), NpzArchive(fh, stored_only=True) as data:
+                meta, done, leaves, last = self._read_archive(data, expected, last_iterate_shape)
         except RunStateError:
             raise
         except JsonFileError as err:  # its message names the file
             raise RunStateError(str(err)) from None
-        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+        except (ValueError, OSError, EOFError) as err:  # ArchiveError, JSONDecodeError, an unreadable file
             raise RunStateError(f"{self.path}: not a readable run state ({type(err).__name__}: {err})".splitlines()[0]) from None
-        if isinstance(done, bool) or not isinstance(done, int) or not 0 < done:
-            raise RunStateError(f"{self.path}: 'done' = {done!r} is not a positive iteration count")
-        for k, (leaf, want) in enumerate(zip(leaves, expected, strict=True)):
-            if leaf.shape != want.shape or leaf.dtype != want.dtype:
-                raise RunStateError(
-                    f"{self.path}: state array {k} is {leaf.dtype} {leaf.shape}, this run's is {want.dtype} {want.shape}"
-                )
+        for k, leaf in enumerate(leaves):  # their shapes and dtypes are this run's (`_read_archive`)
             if np.issubdtype(leaf.dtype, np.floating) and not np.all(np.isfinite(leaf)):
                 raise RunStateError(f"{self.path}: state array {k} holds values that are not finite")
         metrics = self._read_metrics(meta.get("metrics"), metrics_shape(done), np.dtype(metrics_dtype), done)
-        want = last_iterate_shape(done)
-        found = None if last is None else last.shape
-        if found != want:
-            raise RunStateError(f"{self.path}: last_iterate of shape {found}, expected {want} after {done} iterations")
+        want_last = last_iterate_shape(done)
+        if want_last is not None and last is None:
+            raise RunStateError(f"{self.path}: last_iterate of shape None, expected {want_last} after {done} iterations")
         if last is not None and not np.all(np.isfinite(last)):
             raise RunStateError(f"{self.path}: last_iterate hold values that are not finite")
         trajectory = meta.get("trajectory")
         _check_records(self.path, trajectory, kept_rows(done))
         return SavedState(done, leaves, metrics, trajectory, last)
+
+    def _read_archive(self, data: NpzArchive, expected: list[np.ndarray], last_iterate_shape):
+        """``(meta, done, leaves, last_iterate)`` from the open state file: every member's header
+        checked against this run's arrays before its data is read, so that a small file that
+        declares a huge array is refused unread."""
+        if "meta" not in data:
+            raise ArchiveError("no array 'meta' in the archive")
+        shape, _, dtype = data.header("meta")
+        if shape != () or dtype.kind != "U" or dtype.itemsize > 4 * _MAX_META_CHARS:
+            raise RunStateError(f"{self.path}: meta is {dtype} {shape}, not the text of a state file")
+        meta = parse_json(str(data.read("meta")), f"{self.path}: meta")  # bounded in nesting depth
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise RunStateError(f"{self.path}: not a state file of this version of markovgames")
+        if meta.get("fingerprint") != self.fingerprint:
+            raise RunStateError(f"{self.path}: the saved run state belongs to a different run (configuration or game differ)")
+        if meta.get("num_leaves") != len(expected):
+            raise RunStateError(f"{self.path}: holds {meta.get('num_leaves')!r} state arrays, this run has {len(expected)}")
+        done = meta.get("done")
+        if isinstance(done, bool) or not isinstance(done, int) or not 0 < done:
+            raise RunStateError(f"{self.path}: 'done' = {done!r} is not a positive iteration count")
+        extra = set(data.keys) - {"meta", "last_iterate"} - {f"leaf_{k}" for k in range(len(expected))}
+        if extra:
+            raise RunStateError(f"{self.path}: unexpected arrays {', '.join(sorted(extra))[:200]}")
+        leaves = []
+        for k, want in enumerate(expected):
+            if f"leaf_{k}" not in data:
+                raise ArchiveError(f"no array 'leaf_{k}' in the archive")
+            shape, fortran, dtype = data.header(f"leaf_{k}")
+            if shape != want.shape or dtype != want.dtype:
+                raise RunStateError(f"{self.path}: state array {k} is {dtype} {shape}, this run's is {want.dtype} {want.shape}")
+            leaves.append(data.read(f"leaf_{k}"))
+        want_last = last_iterate_shape(done)
+        last = None
+        if "last_iterate" in data:
+            shape, _, dtype = data.header("last_iterate")
+            if shape != want_last or dtype.kind != "f":
+                raise RunStateError(
+                    f"{self.path}: last_iterate is {dtype} {shape}, expected a float array of shape {want_last} "
+                    f"after {done} iterations"
+                )
+            last = data.read("last_iterate")
+        return meta, done, leaves, last
 
     def _read_metrics(self, records, shape: tuple[int, ...] | None, dtype: np.dtype, done: int) -> np.ndarray | None:
         """The metrics rows the state file records (``records``), read from the metrics file and

@@ -32,10 +32,6 @@ def policy_file(directory: Path, player: int) -> Path:
     return Path(directory) / f"policy_{player}.npy"
 
 
-def _rows(policy: np.ndarray, batched: bool, lo: int, hi: int):
-    return policy[:, lo:hi] if batched else policy[lo:hi]
-
-
 class MemoryTrajectory:
     """Keeps the trajectory's chunks in memory and joins them at the end."""
 
@@ -210,32 +206,53 @@ class FileTrajectory:
                 with open_regular(path) as fh:
                     found_shape, fortran, found_dtype = read_npy_header(fh)
                     offset = fh.tell()
+                    if tuple(found_shape) != shape or fortran or np.dtype(found_dtype) != self._dtype:
+                        raise TrajectoryFileError(
+                            f"{path}: holds {np.dtype(found_dtype)} {tuple(found_shape)}{' (Fortran order)' if fortran else ''}, "
+                            f"but this run writes {self._dtype} {shape}"
+                        )
+                    expected = offset + int(np.prod(shape)) * self._dtype.itemsize
+                    size = os.fstat(fh.fileno()).st_size
+                    if size != expected:
+                        raise TrajectoryFileError(
+                            f"{path}: {size} bytes, but its header implies {expected} (truncated or padded)"
+                        )
+                    for row, count, digests in records:
+                        if len(digests) != len(self._shapes):
+                            raise TrajectoryFileError(
+                                f"{path}: the saved state records {len(digests)} players' chunks, this run has {len(self._shapes)}"
+                            )
+                        if self._digest(fh.fileno(), path, shape, offset, row, count) != digests[i]:
+                            raise TrajectoryFileError(
+                                f"{path}: iterations {row + 1}..{row + count} of the kept trajectory differ from what the "
+                                "interrupted run wrote (the file was changed)"
+                            )
             except (ValueError, OSError) as err:
+                if isinstance(err, TrajectoryFileError):
+                    raise
                 raise TrajectoryFileError(f"{path}: not a readable .npy file ({err})") from None
-            if tuple(found_shape) != shape or fortran or np.dtype(found_dtype) != self._dtype:
-                raise TrajectoryFileError(
-                    f"{path}: holds {np.dtype(found_dtype)} {tuple(found_shape)}{' (Fortran order)' if fortran else ''}, "
-                    f"but this run writes {self._dtype} {shape}"
-                )
-            expected = offset + int(np.prod(shape)) * self._dtype.itemsize
-            size = path.stat().st_size
-            if size != expected:
-                raise TrajectoryFileError(f"{path}: {size} bytes, but its header implies {expected} (truncated or padded)")
-            data = np.load(path, mmap_mode="r")
-            for row, count, digests in records:
-                if len(digests) != len(self._shapes):
-                    raise TrajectoryFileError(
-                        f"{path}: the saved state records {len(digests)} players' chunks, this run has {len(self._shapes)}"
-                    )
-                digest = hashlib.sha256(np.ascontiguousarray(_rows(data, self._batched, row, row + count)).tobytes()).hexdigest()
-                if digest != digests[i]:
-                    raise TrajectoryFileError(
-                        f"{path}: iterations {row + 1}..{row + count} of the kept trajectory differ from what the "
-                        "interrupted run wrote (the file was changed)"
-                    )
-            del data
             offsets.append(offset)
         return offsets
+
+    def _digest(self, fd: int, path: Path, shape: tuple[int, ...], offset: int, row: int, count: int) -> str:
+        """The SHA-256 of rows ``row..row + count`` of the file (each run's block of them, in a
+        batch), as the writer computed it, from reads of at most 16 MiB (never a memory map: a
+        file truncated meanwhile is an error, not a SIGBUS)."""
+        batched = self._batched
+        runs, kept = (shape[0], shape[1]) if batched else (1, shape[0])
+        row_bytes = math.prod(shape[2 if batched else 1 :]) * self._dtype.itemsize
+        digest = hashlib.sha256()
+        for b in range(runs):
+            start, left = offset + (b * kept + row) * row_bytes, count * row_bytes
+            while left:
+                data = os.pread(fd, min(left, 16 << 20), start)
+                if not data:
+                    raise TrajectoryFileError(
+                        f"{path}: ends at byte {start}, within the rows the saved state records (truncated)"
+                    )
+                digest.update(data)
+                start, left = start + len(data), left - len(data)
+        return digest.hexdigest()
 
 
 def _pwrite_all(fd: int, array: np.ndarray, offset: int) -> None:

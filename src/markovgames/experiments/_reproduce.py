@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
+from .._errors import ArgumentError
+from .._resources import format_bytes, physical_memory
 from ..dynamics import RunResult, run
 from ..games import MarkovGame, paper_game
 from ..policies import IndexChainPolicy
@@ -36,7 +38,7 @@ from ._plots import Curve, log_grid, plot_gap_curves
 from ._rundir import versions
 from ._summary import fit_loglog_slope
 
-__all__ = ["reproduce", "Reproduction", "PAPER_ALGORITHMS", "theorem_bounds"]
+__all__ = ["reproduce", "Reproduction", "PAPER_ALGORITHMS", "theorem_bounds", "check_reproduction_memory"]
 
 #: (algorithm, the gap the paper reports for it, the paper's label)
 PAPER_ALGORITHMS = (
@@ -180,6 +182,37 @@ def _exact_gaps(game: MarkovGame, result: RunResult, checkpoints: list[int], max
     return rows
 
 
+def check_reproduction_memory(T: int, game: MarkovGame | None = None, *, exact: bool = True, baselines: bool = True) -> None:
+    """Refuse a ``T`` whose runs cannot be kept in this machine's memory, before any of them starts.
+
+    A reproduction keeps every run's per-prefix curves (the value and both certified bounds,
+    ``3 N`` float64 per iteration) and, when it evaluates exactly or draws the baselines, its
+    trajectory (``H S (A_0 + ... + A_(N-1))`` float64 per iteration), all in memory, with room for
+    one more run being assembled (its chunks are joined at the end).
+
+    Raises
+    ------
+    ArgumentError
+        Naming ``T``, the memory it needs, the machine's, and the largest ``T`` that fits.
+    """
+    game = paper_game() if game is None else game
+    memory = physical_memory()
+    if memory is None:
+        return
+    runs = len(PAPER_ALGORITHMS) * (2 if baselines else 1)
+    per_iteration = 3 * game.num_players * 8
+    if exact or baselines:
+        per_iteration += game.horizon * game.num_states * sum(game.num_actions) * 8
+    needed = (runs + 1) * per_iteration * T
+    if needed > memory:
+        raise ArgumentError.for_argument(
+            "T",
+            f"the reproduction's {runs} runs keep their curves{' and trajectories' if exact or baselines else ''} in "
+            f"memory: about {format_bytes(needed)} for T = {T}, {needed / memory:.1f} times this machine's "
+            f"{format_bytes(memory)}; choose T at most {memory // ((runs + 1) * per_iteration):,}",
+        )
+
+
 def reproduce(
     out_dir: str | Path = "reproduction",
     *,
@@ -204,6 +237,7 @@ def reproduce(
     progress : ``progress(label, done, total)`` after each chunk of each run.
     """
     game = paper_game() if game is None else game
+    check_reproduction_memory(T, game, exact=exact, baselines=baselines)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

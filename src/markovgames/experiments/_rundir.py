@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import io
 import json
@@ -30,23 +31,23 @@ import math
 import os
 import platform
 import shutil
-import struct
 import zipfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
-from .._errors import ArgumentError, MarkovGamesError
-from .._files import JsonFileError, encloses_working_directory, open_regular, read_json, read_npy_header
+from .._errors import ArgumentError
+from .._files import JsonFileError, encloses_working_directory, open_regular, read_into, read_json, read_npy_header
+from .._npz import ArchiveError, NpzArchive
+from .._resources import format_bytes, physical_memory
 from .._text import printable
 from ..dynamics import (
     DTYPES,
-    VALUE_UPDATES,
     CertifiedCurve,
     RunResult,
     builtin_algorithm,
@@ -60,6 +61,15 @@ from ..games import (
     load_game,
     save_game,
 )
+from ..games._io import check_game_file_size
+from ._run_metrics import (
+    _MAX_JSON_BYTES,
+    CURVE_FILE,
+    MAX_CHECKPOINTS,
+    TRAJECTORY_DIR,
+    RunDirectoryError,
+    read_metrics,
+)
 
 __all__ = [
     "parse_checkpoints",
@@ -69,6 +79,7 @@ __all__ = [
     "last_iterate_fields",
     "write_run_directory",
     "StoredRun",
+    "TrajectoryFile",
     "load_run_directory",
     "RunDirectoryError",
     "encloses_working_directory",
@@ -85,8 +96,6 @@ __all__ = [
 ]
 
 METRICS_FILE = "metrics.json"
-CURVE_FILE = "curve.npz"
-TRAJECTORY_DIR = "trajectory"
 #: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
 _JSON_GAME_ENTRIES = 200_000
 #: The marker of a directory written by ``markovgames run`` or ``solve``: ``--overwrite`` replaces
@@ -96,16 +105,6 @@ MARKER_FORMAT = "markovgames-output/1"
 #: The kinds of marked directory that ``overwrite=True`` replaces as a whole (a sweep's and a
 #: reproduction's markers say what they hold, and are never replaced by a run).
 REPLACEABLE_KINDS = ("run", "solve", "certify")
-#: The most checkpoints a run (or each run of a sweep) reports: each is a record in memory and on disk.
-MAX_CHECKPOINTS = 10_000
-#: ``metrics.json`` (and an interrupted run's ``config.json``) larger than this is refused unread.
-_MAX_JSON_BYTES = 64 * 2**20
-#: The game files a run directory may name (``metrics.json``'s ``game_file``).
-_GAME_FILES = ("game.json", "game.npz")
-
-
-class RunDirectoryError(MarkovGamesError, ValueError):
-    """A run directory cannot be written or read; the message names the path and the problem."""
 
 
 def default_checkpoints(T: int) -> list[int]:
@@ -482,9 +481,23 @@ def policy_row_tolerance(dtype: str, num_actions: int) -> float:
     return max(PROBABILITY_TOLERANCE, 8 * num_actions * float(np.finfo(DTYPES[dtype]).eps))
 
 
+class TrajectoryFile(NamedTuple):
+    """A stored trajectory file, ``trajectory/policy_i.npy``, as checked when its run directory was
+    read: where its data starts (``offset``), and its ``shape`` and ``dtype``."""
+
+    path: Path
+    offset: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
 @dataclass(frozen=True, eq=False)
 class StoredRun:
-    """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory])."""
+    """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory]).
+
+    The trajectory's files were checked (header and size) but not read: `policies` and
+    `read_policies` read them, with checked reads, when an evaluation needs them.
+    """
 
     path: Path
     metrics: dict[str, Any]
@@ -492,7 +505,38 @@ class StoredRun:
     value: np.ndarray
     certified_ce_bound: np.ndarray
     certified_cce_bound: np.ndarray
-    policies: tuple[np.ndarray, ...] | None
+    trajectory_files: tuple[TrajectoryFile, ...] | None
+
+    @functools.cached_property
+    def policies(self) -> tuple[np.ndarray, ...] | None:
+        """The whole stored trajectory, per player ``(kept, H, S, A_i)`` (``None``: the run kept
+        none), read into memory on first use (`read_policies`)."""
+        return self.read_policies()
+
+    def read_policies(self, rows: int | None = None) -> tuple[np.ndarray, ...] | None:
+        """The first ``rows`` rows (default all) of each player's stored trajectory, read into memory.
+
+        The files are read, not memory-mapped: a mapped file that another process truncates
+        kills the reader with SIGBUS, whereas a read that comes up short is an error naming the
+        file. The rows' total size is checked against this machine's memory first.
+
+        Raises
+        ------
+        RunDirectoryError
+            The rows take more memory than the machine has, or a file changed since the run
+            directory was read (truncated, replaced, or with another header).
+        """
+        if self.trajectory_files is None:
+            return None
+        count = [f.shape[0] if rows is None else min(rows, f.shape[0]) for f in self.trajectory_files]
+        sizes = [n * math.prod(f.shape[1:]) * f.dtype.itemsize for n, f in zip(count, self.trajectory_files, strict=True)]
+        memory = physical_memory()
+        if memory is not None and sum(sizes) > memory:
+            raise RunDirectoryError(
+                f"{self.trajectory_files[0].path.parent}: {sum(count) // len(count)} rows of the trajectory take "
+                f"{format_bytes(sum(sizes))}, more than this machine's {format_bytes(memory)} of memory"
+            )
+        return tuple(_read_policy(f, n) for f, n in zip(self.trajectory_files, count, strict=True))
 
     @property
     def first_kept(self) -> int:
@@ -523,11 +567,12 @@ class StoredRun:
     def dtype(self) -> str:
         return self.metrics.get("dtype", "float64")
 
-    def check_trajectory(self, rows: int | None = None) -> None:
-        """Check that the first ``rows`` stored policies (default all) are probability vectors.
+    def check_trajectory(self, rows: int | None = None) -> tuple[np.ndarray, ...] | None:
+        """Read the first ``rows`` stored policies (default all, `read_policies`) and check that they
+        are probability vectors; returns them (``None``: the run kept no trajectory).
 
         Every entry finite and non-negative, every row ``pi^t_{h,i}(s, .)`` summing to 1 within
-        [`policy_row_tolerance`][markovgames.experiments.policy_row_tolerance]: an output policy is evaluated only if it is one. Reads the
+        [`policy_row_tolerance`][markovgames.experiments.policy_row_tolerance]: an output policy is evaluated only if it is one. Checks the
         rows in blocks of about 64 MiB.
 
         Raises
@@ -535,9 +580,10 @@ class StoredRun:
         RunDirectoryError
             Naming the file and the entry ``[t - first_kept][h][s][a]`` at fault.
         """
-        if self.policies is None:
-            return
-        for i, p in enumerate(self.policies):
+        policies = self.read_policies(rows)
+        if policies is None:
+            return None
+        for i, p in enumerate(policies):
             where = self.path / self.metrics["trajectory"] / f"policy_{i}.npy"
             tolerance = policy_row_tolerance(self.dtype, p.shape[-1])
             stop = p.shape[0] if rows is None else min(rows, p.shape[0])
@@ -569,79 +615,7 @@ class StoredRun:
                         f"{where}: row {text} sums to {float(sums[(idx[0] - start,) + idx[1:]])!r}, not 1 "
                         f"(tolerance {tolerance:.3g})"
                     )
-
-
-def _field(metrics: dict, key: str, where: Path, check, expected: str, default: Any = ...):
-    """``metrics[key]`` if ``check`` accepts it; else a RunDirectoryError naming the file and field."""
-    if key not in metrics:
-        if default is not ...:
-            return default
-        raise RunDirectoryError(f"{where}: missing field {key!r}")
-    value = metrics[key]
-    if not check(value):
-        shown = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
-        raise RunDirectoryError(f"{where}: {key}: expected {expected}, got {shown}")
-    return value
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    try:
-        return bool(np.isfinite(float(value)) and value >= 0)
-    except OverflowError:  # an integer beyond float64
-        return False
-
-
-def _read_metrics(metrics_path: Path) -> dict[str, Any]:
-    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names)."""
-    try:
-        metrics = read_json(metrics_path, _MAX_JSON_BYTES)
-    except JsonFileError as err:
-        raise RunDirectoryError(str(err)) from None
-    if not isinstance(metrics, dict):
-        raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
-    algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
-    update = _field(
-        metrics,
-        "value_update",
-        metrics_path,
-        lambda v: v is None or v in VALUE_UPDATES,
-        f"one of {', '.join(VALUE_UPDATES)}",
-        None,
-    )
-    if update is None:
-        # A directory written before "value_update" was recorded: its algorithm is a built-in
-        # name. It is looked up in the registry alone: a name read from a file never loads a
-        # user's file or imports a module (a run of a user's learner records its value update).
-        try:
-            builtin_algorithm(algorithm)
-        except ValueError as err:
-            raise RunDirectoryError(
-                f"{metrics_path}: value_update: missing, and algorithm: {err}; a run directory names the value "
-                "update of any other algorithm"
-            ) from None
-    T = _field(metrics, "T", metrics_path, lambda v: _is_int(v) and 1 <= v <= 2**31 - 1, "a positive integer")
-    _field(metrics, "dtype", metrics_path, lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}", "float64")
-    _field(metrics, "game_file", metrics_path, lambda v: v in _GAME_FILES, f"{' or '.join(_GAME_FILES)}")
-    _field(metrics, "trajectory", metrics_path, lambda v: v in (None, TRAJECTORY_DIR), f"{TRAJECTORY_DIR!r} or null", None)
-    suffix = _field(
-        metrics, "trajectory_suffix", metrics_path, lambda v: v is None or isinstance(v, dict), "an object or null", None
-    )
-    if suffix is not None:
-        where = metrics_path
-        _field(suffix, "first_kept", where, lambda v: _is_int(v) and 1 <= v <= T, f"an iteration in 1..T = {T}")
-        for key in ("dropped_mass", "value_error_bound", "gap_error_bound"):
-            _field(suffix, key, where, _is_number, "a finite non-negative number")
-    sums = _field(metrics, "sha256", metrics_path, lambda v: isinstance(v, dict), "an object", {})
-    for name, digest in sums.items():
-        if name not in _GAME_FILES + (CURVE_FILE,) or not (isinstance(digest, str) and len(digest) == 64):
-            raise RunDirectoryError(f"{metrics_path}: sha256: unexpected entry {json.dumps(name)[:40]}")
-    return metrics
+        return policies
 
 
 def _check_sha256(path: Path, fh, digest: str | None, metrics_path: Path) -> None:
@@ -662,15 +636,28 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 
 
 def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read."""
+    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read.
+
+    The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
+    file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
+    writes them), so the data read is never more than the file holds; each member's header must
+    give the shape ``(T, N)`` before its data is read (`NpzArchive`).
+    """
     names = ("value", "certified_ce_bound", "certified_cce_bound")
+    needed = 3 * T * num_players * 8
+    memory = physical_memory()
+    if memory is not None and needed > memory:
+        raise RunDirectoryError(
+            f"{path}: the curve of T = {T} ({metrics_path.name}) and N = {num_players} takes {format_bytes(needed)}, "
+            f"more than this machine's {format_bytes(memory)} of memory"
+        )
     try:
         fh = open_regular(path)
     except OSError as err:
         raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
     with fh:
         # Three float64 arrays and their headers; anything much larger is not this run's curve.
-        limit = 3 * T * num_players * 8 + 65536
+        limit = needed + 65536
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise RunDirectoryError(f"{path}: {size} bytes, more than the {limit} a curve of T = {T} takes: not this run's curve")
@@ -678,49 +665,28 @@ def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metric
         fh.seek(0)
         arrays = []
         try:
-            with zipfile.ZipFile(fh) as archive:
-                members = sorted(archive.namelist())
-                if members != sorted(f"{n}.npy" for n in names):
-                    raise RunDirectoryError(
-                        f"{path}: expected the arrays {', '.join(names)}, found {', '.join(members)[:200] or 'none'}"
-                    )
+            with NpzArchive(fh, stored_only=True) as archive:
+                if sorted(archive.keys) != sorted(names):
+                    found = ", ".join(sorted(f"{k}.npy" for k in archive.keys))
+                    raise RunDirectoryError(f"{path}: expected the arrays {', '.join(names)}, found {found[:200] or 'none'}")
                 for name in names:
                     where = f"{path}: {name}"
-                    with archive.open(f"{name}.npy") as member:
-                        shape, fortran, dtype = _npy_header(member, where)
-                        if shape != (T, num_players) or dtype.kind != "f":
-                            raise RunDirectoryError(
-                                f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
-                            )
-                        data = member.read(T * num_players * dtype.itemsize + 1)
-                    if len(data) != T * num_players * dtype.itemsize:
+                    shape, _, dtype = archive.header(name)
+                    if shape != (T, num_players) or dtype.kind != "f":
                         raise RunDirectoryError(
-                            f"{where}: holds {len(data)} bytes of data, not the {T * num_players * dtype.itemsize} its shape needs"
+                            f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
                         )
-                    array = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+                    array = archive.read(name)
                     if not np.isfinite(array).all():
                         raise RunDirectoryError(f"{where}: holds a value that is not finite")
-                    arrays.append(np.array(array))
-        except RunDirectoryError:
-            raise
-        except (
-            zipfile.BadZipFile,
-            zlib.error,
-            EOFError,
-            OSError,
-            RuntimeError,
-            ValueError,
-            NotImplementedError,
-            struct.error,
-        ) as err:
-            raise RunDirectoryError(
-                f"{path}: not a valid .npz (zip) archive ({str(err).splitlines()[0] if str(err) else type(err).__name__})"
-            ) from None
+                    arrays.append(array)
+        except ArchiveError as err:
+            raise RunDirectoryError(f"{path}: {err}") from None
     return tuple(arrays)
 
 
-def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """Memory-map ``trajectory/policy_i.npy`` after checking its header and its size against ``shape``."""
+def _check_policy(path: Path, shape: tuple[int, ...], dtype: str) -> TrajectoryFile:
+    """Check ``trajectory/policy_i.npy``'s header and size against ``shape`` (reading no data)."""
     try:
         fh = open_regular(path)
     except OSError as err:
@@ -735,16 +701,48 @@ def _map_policy(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
             )
         offset = fh.tell()
         size = os.fstat(fh.fileno()).st_size
-        needed = offset + math.prod(shape) * wanted.itemsize
-        if size != needed:
-            raise RunDirectoryError(
-                f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})"
-            )
-        return np.memmap(fh, dtype=wanted, mode="r", offset=offset, shape=shape)
+    needed = offset + math.prod(shape) * wanted.itemsize
+    if size != needed:
+        raise RunDirectoryError(
+            f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})"
+        )
+    return TrajectoryFile(path, offset, shape, wanted)
+
+
+def _read_policy(file: TrajectoryFile, rows: int) -> np.ndarray:
+    """The first ``rows`` rows of a checked trajectory file, read (never mapped) into a new array.
+
+    The file is opened again: its header must still be the one checked, and every byte must
+    arrive (a file truncated meanwhile is an error naming it, where a memory map would die of
+    SIGBUS). Reading 64 MiB at a time into the array costs about what the first pass over a
+    memory map costs (the page cache is read either way; ``benchmarks/README.md``).
+    """
+    path, offset, shape = file.path, file.offset, (rows, *file.shape[1:])
+    try:
+        with open_regular(path) as fh:
+            header = _npy_header(fh, str(path))
+            if header != (file.shape, False, file.dtype) or fh.tell() != offset:
+                raise RunDirectoryError(f"{path}: changed while it was read (its header is not the one checked)")
+            array = np.empty(shape, dtype=file.dtype)
+            done = read_into(fh, array, 64 << 20)
+            if done < array.nbytes:
+                raise RunDirectoryError(
+                    f"{path}: ends after {offset + done} bytes, not the {offset + file.dtype.itemsize * math.prod(file.shape)} "
+                    "its header declares (truncated while it was read)"
+                )
+    except OSError as err:
+        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
+    except MemoryError:
+        raise RunDirectoryError(
+            f"{path}: {rows} rows take {format_bytes(math.prod(shape) * file.dtype.itemsize)}, more memory than is available"
+        ) from None
+    return array
 
 
 def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
-    """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory] (memory-mapped trajectory).
+    """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory].
+
+    The trajectory's files are checked here and read when used (`StoredRun.read_policies`).
 
     Every file is checked before it is used (see the module docstring); the trajectory's values
     are checked by [`StoredRun.check_trajectory`][markovgames.experiments.StoredRun.check_trajectory], for the rows an evaluation uses.
@@ -759,24 +757,26 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     metrics_path = path / METRICS_FILE
     if not os.path.lexists(metrics_path):
         raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
-    metrics = _read_metrics(metrics_path)
+    metrics = read_metrics(metrics_path)
     T, sums = metrics["T"], metrics.get("sha256", {})
     game_path = path / metrics["game_file"]
     if sums.get(metrics["game_file"]) is not None:
         try:
             with open_regular(game_path) as fh:
+                # Its size first: hashing a file of many GiB before load_game refused it would take minutes.
+                check_game_file_size(game_path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
                 _check_sha256(game_path, fh, sums[metrics["game_file"]], metrics_path)
         except OSError as err:
             raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
     game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
     value, ce, cce = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path)
-    policies = None
+    files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
         first = 1 if not metrics.get("trajectory_suffix") else metrics["trajectory_suffix"]["first_kept"]
         dtype = metrics.get("dtype", "float64")
-        policies = tuple(
-            _map_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
+        files = tuple(
+            _check_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
             for i, a in enumerate(game.num_actions)
         )
-    return StoredRun(path, metrics, game, value, ce, cce, policies)
+    return StoredRun(path, metrics, game, value, ce, cce, files)

@@ -16,8 +16,9 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .._atomic import atomic_write_text
-from .._errors import ArgumentError, MarkovGamesError
-from .._files import JsonFileError, open_regular, parse_json
+from .._errors import ArgumentError
+from .._files import JsonFileError, parse_json
+from ._results_table import ResultsError, read_results_table
 
 __all__ = [
     "ResultsError",
@@ -52,53 +53,19 @@ RESULTS_FILE = "results.parquet"
 PAPER_ORDER = ("smooth_ce", "stage_cce", "smooth_cce")
 
 
-class ResultsError(MarkovGamesError, ValueError):
-    """A results directory cannot be read; the message names the path."""
-
-
 #: The key of ``results.parquet``'s key-value metadata that holds its provenance (JSON).
 PROVENANCE_KEY = b"markovgames"
 
 
 def _read_results_table(results_dir: str | Path):
-    """The checked ``pyarrow.Table`` of ``results_dir/results.parquet`` (or of a ``.parquet`` file)."""
-    import pyarrow.parquet as pq
-
+    """The checked ``pyarrow.Table`` of ``results_dir/results.parquet`` (or of a ``.parquet`` file):
+    its sizes bounded from its footer, and every column's type and values checked (`._results_table`)."""
     path = Path(results_dir)
     if path.is_dir():
         path = path / RESULTS_FILE
     if not path.exists():
         raise ResultsError(f"{path}: no such results file (run 'markovgames sweep' first)")
-    try:
-        fh = open_regular(path)  # a FIFO or a device would hang the reader
-    except OSError as err:
-        raise ResultsError(f"{path}: cannot read results: {err.strerror or err}") from None
-    try:
-        with fh:
-            table = pq.read_table(fh)
-    except Exception as err:  # ArrowInvalid and friends
-        raise ResultsError(f"{path}: cannot read results: {err}") from None
-    needed = {
-        "run_id",
-        "game",
-        "algorithm",
-        "optimistic",
-        "eta",
-        "T",
-        "checkpoint",
-        "certified_ce_gap",
-        "certified_cce_gap",
-        "concept",
-    }
-    missing = needed - set(table.schema.names)
-    if missing:
-        raise ResultsError(f"{path}: not a sweep results file (missing columns: {', '.join(sorted(missing))})")
-    if table.num_rows == 0:
-        raise ResultsError(
-            f"{path}: holds no results: no run of the sweep has finished (run 'markovgames sweep' again; "
-            "its manifest.json lists the failed batches)"
-        )
-    return path, table
+    return path, read_results_table(path)
 
 
 def result_rows(results_dir: str | Path) -> list[dict[str, Any]]:

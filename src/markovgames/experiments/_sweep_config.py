@@ -54,6 +54,61 @@ MAX_T = 2**31 - 1
 
 #: A configuration file larger than this is refused unread (configurations are a few kB).
 MAX_CONFIG_BYTES = 16 * 2**20
+#: The most parts a dotted key of a configuration may have (``games.0.random`` has three), and the
+#: most characters a key may have: tomllib has no limits, and its time grows with the square of a
+#: dotted key's parts (30,000 parts took 34 s, then exhausted the memory), so the text is scanned
+#: for such keys (`_check_keys_text`) before it is parsed.
+MAX_KEY_PARTS = 32
+MAX_KEY_CHARS = 1024
+
+# A "basic" string, unrolled (no alternation per character: a 16 MiB string scans in a blink).
+_TOML_BASIC = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+# A key: bare, "basic" or 'literal' (atomic, so that a long word is never retried from its middle).
+_TOML_KEY = rf"(?>[A-Za-z0-9_-]++|{_TOML_BASIC}|'[^'\n]*+')"
+_TOML_SCAN = re.compile(
+    # (only where a key, a string or a comment starts: the scan passes anything else at once)
+    r"(?=[A-Za-z0-9_\"'#-])(?:"
+    # a dotted key of more parts than allowed: a chain of keys joined by dots
+    rf"(?<![A-Za-z0-9_-])(?P<chain>{_TOML_KEY}(?:[ \t]*+\.[ \t]*+{_TOML_KEY}){{{MAX_KEY_PARTS},}})"
+    # a key (a word or string followed by '=' or '.') on a line longer than a key may be
+    rf"|(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_\"'-])(?P<long>(?=[^\n]{{{MAX_KEY_CHARS + 1}}}){_TOML_KEY}[ \t]*+[.=])"
+    # comments and strings, skipped whole so that nothing inside them counts
+    r'|#[^\n]*+|"""(?:[^\\]|\\.)*?"""' + r"|'''.*?'''" + rf"|{_TOML_BASIC}|'[^'\n]*+')",
+    re.DOTALL,
+)
+# What a line must have for the scan to find anything: more dots than a key's parts, or more
+# characters than a key's (keys never span lines); most configurations have neither.
+_TOML_SUSPECT = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{MAX_KEY_PARTS - 1}}}|^[^\n]{{{MAX_KEY_CHARS}}}")
+
+
+def _check_keys_text(text: str, source: str) -> None:
+    """Refuse a configuration with a dotted key of more than `MAX_KEY_PARTS` parts, or a key of more
+    than `MAX_KEY_CHARS` characters, from a scan of its text (linear in its length) before tomllib
+    parses it."""
+    suspects = [m.start() for m in _TOML_SUSPECT.finditer(text)]
+    if not suspects:
+        return
+    if '"""' in text or "'''" in text:
+        regions = [(0, len(text))]  # a multi-line string may span lines: scan the whole text
+    else:
+        regions = [(start, len(text) if text.find("\n", start) < 0 else text.find("\n", start)) for start in suspects]
+    for begin, end in regions:
+        _check_keys_region(text, begin, end, source)
+
+
+def _check_keys_region(text: str, begin: int, end: int, source: str) -> None:
+    for match in _TOML_SCAN.finditer(text, begin, end):
+        if match.lastgroup is None:
+            continue
+        line = text.count("\n", 0, match.start()) + 1
+        if match.lastgroup == "chain":
+            raise SweepConfigError(
+                f"{source}: line {line}: a dotted key of more than {MAX_KEY_PARTS} parts (a configuration's keys have a few)"
+            )
+        key = match.group("long").rstrip(" \t.=")
+        length = len(key) - (2 if key[0] in "\"'" else 0)
+        if length > MAX_KEY_CHARS:
+            raise SweepConfigError(f"{source}: line {line}: a key of {length} characters, more than the {MAX_KEY_CHARS} allowed")
 
 
 class SweepConfigError(MarkovGamesError, ValueError):
@@ -518,6 +573,10 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     if not raw:
         raise SweepConfigError.for_argument("override", "empty value", f"{text!r}")
     try:
+        _check_keys_text(f"v = {raw}", "--set")  # an inline table's dotted keys: bounded as in a file
+    except SweepConfigError as err:
+        raise SweepConfigError.for_argument("override", str(err).split(": ", 2)[-1], f"{key}") from None
+    try:
         value = tomllib.loads(f"v = {raw}")["v"]
     except RecursionError:
         raise SweepConfigError.for_argument("override", "the value is nested too deep to parse", f"{key}") from None
@@ -605,6 +664,7 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SweepConfigError(f"{source}: not UTF-8 text") from None
+    _check_keys_text(text, source)
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

@@ -55,6 +55,12 @@ def figure_stem(game: str) -> str:
     return stem or "game"
 
 
+def _plain(text: str) -> str:
+    """``text`` (a game label or learning rate read from the results) as matplotlib draws it
+    verbatim: a ``$`` would start mathematical notation, and a damaged one fail the figure."""
+    return text.replace("$", r"\$")
+
+
 def _shade(color: str, k: int, n: int) -> tuple[float, float, float]:
     """``color`` darkened/lightened for the ``k``-th of ``n`` learning rates."""
     import matplotlib.colors as mcolors
@@ -102,11 +108,13 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
         med, lo, hi = c.median, c.quantile(0.25), c.quantile(0.75)
         slope = c.slope(window)
         n = len(c.run_ids)
-        label = f"{c.label} [{n} run{'s' if n != 1 else ''}]: slope {slope:+.2f}" if np.isfinite(slope) else f"{c.label}"
+        label = (
+            f"{_plain(c.label)} [{n} run{'s' if n != 1 else ''}]: slope {slope:+.2f}" if np.isfinite(slope) else _plain(c.label)
+        )
         for axis, factor in ((ax, 1.0), (ax_t, x)):
             ym, yl, yh = med * factor, lo * factor, hi * factor
             pos = ym > 0
-            axis.plot(x[pos], ym[pos], style, color=color, linewidth=1.6, label=label if axis is ax else c.label)
+            axis.plot(x[pos], ym[pos], style, color=color, linewidth=1.6, label=label if axis is ax else _plain(c.label))
             band = (yl > 0) & (yh > 0)
             if n > 1 and band.any():
                 axis.fill_between(x[band], yl[band], yh[band], color=color, alpha=0.18, linewidth=0)
@@ -130,8 +138,8 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
     ax.set_ylabel(ylabel)
     ax_t.set_ylabel(f"{ylabel} × T")
     note = " (CE for smooth_ce, CCE otherwise)" if ylabel == "certified CE/CCE gap" else ""
-    ax.set_title(f"{game}: median and IQR over runs{note}", fontsize=10)
-    ax_t.set_title(f"{game}: gap × T", fontsize=10)
+    ax.set_title(f"{_plain(game)}: median and IQR over runs{note}", fontsize=10)
+    ax_t.set_title(f"{_plain(game)}: gap × T", fontsize=10)
     ax.legend(fontsize=7, loc="best", title=f"slope: median over runs, {window_text(window)}", title_fontsize=7)
     return save_figure(fig, out_stem, dpi=130)
 
@@ -363,7 +371,7 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
             linewidth=1.4,
             markersize=5,
             alpha=0.45 + 0.55 * (d + 1) / len(decades),
-            label=f"{s.label}, T'={s.decade:,} [{runs} runs per point]",
+            label=f"{_plain(s.label)}, T'={s.decade:,} [{runs} runs per point]",
         )
     ax.set_yscale("log")
     if x == "eta":
@@ -425,7 +433,7 @@ def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem
         )
     for ref, style in ((-1.0, "--"), (-0.5, ":")):
         ax.axvline(ref, linestyle=style, color="0.45", linewidth=1.0)
-    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.set_yticks(range(len(labels)), [_plain(label) for label in labels], fontsize=8)
     ax.invert_yaxis()  # the first group on top, as in the summary table
     ax.set_xlabel(f"log-log slope of the certified gap, T' in [{window[0]:g}, {window[1]:g}] (-1: O(1/T), -0.5: O(1/sqrt T))")
     ax.set_title("per-run slopes, pooled over games and seeds", fontsize=10)

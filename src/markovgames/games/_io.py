@@ -59,9 +59,6 @@ import json
 import math
 import os
 import re
-import struct
-import zipfile
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -69,7 +66,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._atomic import atomic_write
-from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited, read_npy_header
+from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited
+from .._npz import ArchiveError, NpzArchive
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 
 __all__ = [
@@ -78,6 +76,7 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "GAME_FILE_SUFFIXES",
     "load_game",
+    "check_game_file_size",
     "save_game",
     "game_to_dict",
     "game_from_dict",
@@ -449,11 +448,8 @@ def load_game(
     except OSError as err:
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
     with fh:
-        size = os.fstat(fh.fileno()).st_size
+        check_game_file_size(path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
         json_limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
-        limit = json_limit if suffix == ".json" else max_bytes
-        if limit is not None and size > limit:
-            raise GameFileError(f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)")
         try:
             if suffix == ".json":
                 return _load_json(path, fh, max_bytes=json_limit, max_entries=max_entries)
@@ -462,6 +458,33 @@ def load_game(
             raise
         except GameValidationError as err:
             raise GameFileError(_file_message(path, err)) from None
+
+
+#: The most bytes an entry of an ``.npz`` game's arrays can take (a 16-byte float, the largest the
+#: reader accepts), for the file size that ``max_entries`` allows.
+_MAX_ENTRY_BYTES = 16
+
+
+def check_game_file_size(path: Path, size: int, *, max_bytes: int | None, max_entries: int) -> None:
+    """Refuse a game file of ``size`` bytes before a byte of it is read (or hashed).
+
+    ``max_bytes`` bounds every game file; without it a JSON file is bounded by
+    `DEFAULT_MAX_FILE_BYTES` and an ``.npz`` file by what ``max_entries`` allows: three arrays
+    (rewards, and the transitions or the sparse form's two arrays) of at most ``max_entries``
+    entries of at most 16 bytes, and 1 MiB for the small arrays and the archive's own bytes.
+    """
+    suffix = _suffix(path)
+    if max_bytes is not None or suffix == ".json":
+        limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
+        if size > limit:
+            raise GameFileError(f"{path}: file is {size} bytes, more than the limit of {limit} bytes (raise max_bytes to allow)")
+        return
+    limit = 3 * _MAX_ENTRY_BYTES * max_entries + (1 << 20)
+    if size > limit:
+        raise GameFileError(
+            f"{path}: file is {size} bytes, more than the {limit} bytes an .npz game of at most "
+            f"max_entries = {max_entries} entries per array can take (raise max_entries to allow)"
+        )
 
 
 # MarkovGame names an entry numpy-style, ``rewards[0, 1, 0, 1, 0]``; in a file the entry sits at
@@ -534,36 +557,17 @@ _NPZ_SCALAR_INT_KEYS = ("num_players", "horizon", "num_states", "initial_state",
 _NPZ_TEXT_KEYS = ("name", "description")
 
 
-def _read_npz_headers(fh) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Return ``{key: (shape, dtype)}`` from the ``.npy`` headers of the open archive ``fh``, reading no array data."""
+def _read_npz_headers(archive: NpzArchive) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Return ``{key: (shape, dtype)}`` from the ``.npy`` headers of the archive, reading no array data."""
     headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
-    try:
-        with zipfile.ZipFile(fh) as archive:
-            for member in archive.namelist():
-                if not member.endswith(".npy"):
-                    raise GameValidationError(f"unexpected archive member {member!r} (not a .npy array)")
-                key = member[: -len(".npy")]
-                if key in headers:
-                    raise GameValidationError(f"duplicate key {key!r}")
-                with archive.open(member) as fh:
-                    try:
-                        # Its length checked before the header is read: a damaged length field
-                        # would make numpy read (and allocate) up to 4 GiB.
-                        shape, _, dtype = read_npy_header(fh)
-                    except (ValueError, EOFError, OSError, zlib.error) as err:
-                        raise GameValidationError(f"{key}: not a valid .npy array header ({err})") from None
-                headers[key] = (tuple(int(d) for d in shape), np.dtype(dtype))
-    except GameValidationError:
-        raise
-    except zipfile.BadZipFile as err:
-        raise GameValidationError(f"not a valid .npz (zip) archive ({err})") from None
-    except OSError as err:
-        raise GameValidationError(f"cannot read: {err.strerror or err}") from None
-    except (RuntimeError, ValueError, EOFError, zlib.error, struct.error) as err:
-        # zipfile's other refusals of a damaged archive: a member flagged as encrypted
-        # (RuntimeError), an unknown compression method (NotImplementedError), a member name
-        # that is not valid UTF-8 (UnicodeDecodeError), ...
-        raise GameValidationError(f"not a valid .npz (zip) archive ({err})") from None
+    for key in archive.keys:
+        try:
+            # Its length checked before the header is read: a damaged length field
+            # would make numpy read (and allocate) up to 4 GiB.
+            shape, _, dtype = archive.header(key)
+        except ArchiveError as err:
+            raise GameValidationError(f"{key}: not a valid .npy array header ({str(err).removeprefix(key + ': ')})") from None
+        headers[key] = (shape, dtype)
     return headers
 
 
@@ -581,18 +585,25 @@ class _NpzDeclared(NamedTuple):
 
 
 def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
-    """The game in the open ``.npz`` file ``fh``: its members' headers checked, then its declared
-    sizes against ``max_entries`` and against the headers' shapes, and only then its arrays read."""
-    headers = _read_npz_headers(fh)
-    _check_keys(set(headers))
-
-    # dtypes and shapes from the headers, before loading anything.
-    for key, (shape, dtype) in headers.items():
-        _check_npz_header(key, shape, dtype)
-
+    """The game in the open ``.npz`` file ``fh``: its zip directory and members' headers checked,
+    then its declared sizes against ``max_entries`` and against the headers' shapes, and only then
+    its arrays read (`NpzArchive`: no member inflates past the size its header declares)."""
     try:
-        fh.seek(0)
-        with np.load(fh, allow_pickle=False) as archive:
+        archive = NpzArchive(fh)
+    except ArchiveError as err:
+        message = str(err)
+        if "is listed twice" in message:  # in a game file's words: a key given twice
+            message = f"duplicate key {message.split(chr(39))[1].removesuffix('.npy')!r}"
+        raise GameValidationError(message) from None
+    with archive:
+        headers = _read_npz_headers(archive)
+        _check_keys(set(headers))
+
+        # dtypes and shapes from the headers, before loading anything.
+        for key, (shape, dtype) in headers.items():
+            _check_npz_header(key, shape, dtype)
+
+        try:
             declared = _read_npz_declared(archive, headers)
             sparse = declared.num_successors is not None
             reward_shape, transition_shape = _declared_shapes(
@@ -602,14 +613,15 @@ def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
             _check_npz_shapes(headers, reward_shape, transition_shape, sparse)
             # Shapes now equal the declared, budget-checked sizes: loading is bounded.
             rewards = archive["rewards"]
+            transitions: np.ndarray | SparseTransitions
             if sparse:
                 transitions = SparseTransitions(archive["transition_successors"], archive["transition_probabilities"])
             else:
                 transitions = archive["transitions"]
-    except GameValidationError:
-        raise
-    except (ValueError, RuntimeError, EOFError, OSError, zipfile.BadZipFile, zlib.error, struct.error) as err:
-        raise GameValidationError(f"cannot read array data: {err}") from None
+        except GameValidationError:
+            raise
+        except (ArchiveError, OSError) as err:
+            raise GameValidationError(f"cannot read array data: {err}") from None
 
     return MarkovGame(
         rewards=rewards,

@@ -23,7 +23,8 @@ from functools import cached_property
 
 import numpy as np
 
-from .._files import header_warnings_refused
+from .._files import header_warnings_refused, open_regular
+from .._npz import ArchiveError, NpzArchive
 from ._index_kernel import IndexKernel
 
 __all__ = ["IndexChainPolicy"]
@@ -183,6 +184,22 @@ class IndexChainPolicy:
 
     @classmethod
     def load(cls, path) -> IndexChainPolicy:
-        with header_warnings_refused(), np.load(path, allow_pickle=False) as data:
-            n = int(data["num_players"])
-            return cls(str(data["kind"]), tuple(np.array(data[f"policy_{i}"]) for i in range(n)))
+        """Read a file written by `save`; its sizes are checked before its arrays are read
+        (``markovgames._npz``): a damaged or forged file is an ArchiveError (a ValueError) naming it."""
+        try:
+            with open_regular(path) as fh, header_warnings_refused(), NpzArchive(fh) as data:
+                n = int(data.scalar("num_players", "iu"))
+                if not 1 <= n <= len(data.keys):
+                    raise ArchiveError(f"num_players = {n}, but the archive holds {len(data.keys)} arrays")
+                kind = str(data.scalar("kind", "U"))
+                policies = []
+                for i in range(n):
+                    shape, _, dtype = data.header(f"policy_{i}")
+                    if len(shape) != 4 or dtype.kind != "f":
+                        raise ArchiveError(
+                            f"policy_{i}: expected a float array (T, H, S, A_{i}), got dtype {dtype} with shape {shape}"
+                        )
+                    policies.append(data.read(f"policy_{i}"))
+        except ArchiveError as err:
+            raise ArchiveError(f"{path}: {err}") from None
+        return cls(kind, tuple(policies))

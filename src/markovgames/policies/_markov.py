@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._files import header_warnings_refused
+from .._files import header_warnings_refused, open_regular
+from .._npz import ArchiveError, NpzArchive
 
 __all__ = ["MarkovCorrelatedPolicy", "DISTRIBUTION_TOLERANCE"]
 
@@ -70,5 +71,18 @@ class MarkovCorrelatedPolicy:
 
     @classmethod
     def load(cls, path) -> MarkovCorrelatedPolicy:
-        with header_warnings_refused(), np.load(path, allow_pickle=False) as data:
-            return cls(np.array(data["joint"]), int(data["num_players"]))
+        """Read a file written by `save`; its sizes are checked before its arrays are read
+        (``markovgames._npz``): a damaged or forged file is an ArchiveError (a ValueError) naming it."""
+        try:
+            with open_regular(path) as fh, header_warnings_refused(), NpzArchive(fh) as data:
+                num_players = int(data.scalar("num_players", "iu"))
+                shape, _, dtype = data.header("joint")
+                if dtype.kind != "f" or len(shape) != 2 + num_players:
+                    raise ArchiveError(
+                        f"joint: expected a float array (H, S, A_0, ..., A_(N-1)) with N = {num_players}, "
+                        f"got dtype {dtype} with shape {shape}"
+                    )
+                joint = data.read("joint")
+        except ArchiveError as err:
+            raise ArchiveError(f"{path}: {err}") from None
+        return cls(joint, num_players)
