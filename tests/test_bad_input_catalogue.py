@@ -37,6 +37,21 @@ from markovgames.games import game_to_dict, paper_game
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "errors.md"
 
+#: A user's learner (Hedge, with what ``play`` returns written in place of PLAYED; ``x`` is Hedge's strategy).
+LEARNER_FILE = b"""from markovgames.learners import HEDGE, Learner, LearnerSpec
+
+def build(axis):
+    base = HEDGE.build(axis)
+
+    def play(state, prediction, eta, decay):
+        x, state = base.play(state, prediction, eta, decay)
+        return PLAYED, state
+
+    return Learner(base.init, play, base.observe)
+
+LEARNER = LearnerSpec("mine", build)
+"""
+
 #: The paper's game as a dict: rewards[h][i][s][a0][a1], transitions[h][s][a0][a1][s'];
 #: N = H = S = 2, A = (2, 2).
 BASE_GAME = game_to_dict(paper_game())
@@ -60,6 +75,7 @@ class Case:
     argv: tuple[str, ...]
     expect: tuple[str, ...]
     needs_run: bool = False  # the working directory gets a finished run in ./run
+    leaves_lock: bool = False  # refused while the run runs, after it took the output's lock file
     subprocess: bool = False  # also run as a real process (exit status, stderr)
 
 
@@ -970,6 +986,50 @@ CASES: list[Case] = [
         _write_bytes("mine.py", b"import sys\nraise RuntimeError('boom')\n"),
         ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"),
         ("--algorithm", "loading mine.py failed: line 2: RuntimeError: boom"),
+    ),
+    Case(
+        "run-algorithm-file-exits",
+        RUN_S,
+        "a file that calls sys.exit while it loads",
+        _write_bytes("mine.py", b"raise SystemExit(3)\n"),
+        ("run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"),
+        ("--algorithm", "loading mine.py failed: line 1: SystemExit: 3"),
+    ),
+    Case(
+        "run-learner-not-a-distribution",
+        RUN_S,
+        "a user's learner that plays unnormalised weights (checked at every iteration)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"x * 0.7")),
+        ("run", "--game", "paper", "--algorithm", "mine.py:LEARNER+smooth", "-T", "10", "--out", "out"),
+        ("learner 'mine': play returned a strategy that does not sum to 1 at iteration 1, player 0, step 0, state 0",),
+        leaves_lock=True,
+    ),
+    Case(
+        "run-learner-wrong-shape",
+        RUN_S,
+        "a user's learner whose strategy lost its action axis (checked when the loop starts)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"x[..., 0]")),
+        ("run", "--game", "paper", "--algorithm", "mine.py:LEARNER+smooth", "-T", "10", "--out", "out"),
+        (
+            "learner 'mine': play returned as its strategy a float64 array of shape [2, 2]",
+            "expected a float64 array of shape [2, 2, 2]",
+        ),
+    ),
+    Case(
+        "run-learner-raises",
+        RUN_S,
+        "a user's learner whose code raises (the user's error, with the file and line)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"undefined_name")),
+        ("run", "--game", "paper", "--algorithm", "mine.py:LEARNER+smooth", "-T", "10", "--out", "out"),
+        ("learner 'mine': play raised NameError: name 'undefined_name' is not defined (mine.py, line 8)",),
+    ),
+    Case(
+        "run-resume-nothing-saved",
+        RUN_S,
+        "--resume where no run saved its state (refused, not started afresh)",
+        None,
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--resume", "--out", "out"),
+        ("--resume: out: there is no saved state to continue", "run the command without --resume"),
     ),
     Case(
         "run-algorithm-file-too-large",
@@ -2029,7 +2089,10 @@ def test_bad_input(case, tmp_path, monkeypatch, capsys, request):
     code = _call(case.argv)
     err = capsys.readouterr().err
     _check_message(case, code, err)
-    assert _snapshot(workdir) == before, "the command left files behind or changed existing ones"
+    after = _snapshot(workdir)
+    if case.leaves_lock:  # the output's lock file (beside it, as every run leaves it), nothing else
+        after = {k: v for k, v in after.items() if not (k.startswith(".") and k.endswith(".lock"))}
+    assert after == before, "the command left files behind or changed existing ones"
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.subprocess], ids=lambda c: c.id)

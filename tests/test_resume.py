@@ -369,7 +369,7 @@ def test_a_link_in_place_of_the_metrics_file_is_not_written_through(tmp_path):
     assert precious.read_text() == "keep me"
 
 
-def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, monkeypatch, capsys):
+def test_cli_interrupt_says_how_to_resume_or_how_to_make_it_resumable(tmp_path, monkeypatch, capsys):
     from markovgames.cli import _run as cli_run
 
     monkeypatch.setattr(cli_run, "iteration_progress", _interrupted_at_500)
@@ -382,7 +382,12 @@ def test_cli_interrupt_says_how_to_resume_when_the_state_was_saved(tmp_path, mon
         if saved:
             assert f"saved in {staging_directory(out)}" in err and "run the same command with --resume" in err
         else:
-            assert err == "markovgames: interrupted" and not staging_directory(out).exists()
+            # Nothing kept, and how to make a long run resumable.
+            assert err == (
+                "markovgames: interrupted; nothing was kept: the run saved no state "
+                "(use --checkpoint-every K to make a long run resumable)"
+            )
+            assert not staging_directory(out).exists()
 
 
 def test_cli_resume_of_a_finished_run_says_it_is_complete(tmp_path, capsys):

@@ -125,7 +125,7 @@ def _handle_run(args) -> int:
     # The library is imported here, not with the module: the parser of every command is built
     # for any command, and 'markovgames --version' must not load JAX.
     from .._lock import directory_lock
-    from ..dynamics import get_algorithm, max_learning_rate, run
+    from ..dynamics import check_learner, get_algorithm, max_learning_rate, run
     from ..dynamics._checkpoint import metrics_file
     from ..experiments import (
         CONFIG_FILE,
@@ -152,6 +152,8 @@ def _handle_run(args) -> int:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    # A user's learner is checked with this game's shapes before any output is touched.
+    check_learner(algorithm.learner, game.shape_key, args.dtype)
     largest = max_learning_rate(T, game.horizon, args.dtype)
     if isinstance(eta, float) and eta > largest:
         raise CliError(

@@ -42,7 +42,7 @@ from ._algorithms import (
 )
 from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
-from ._guard import STRATEGY_TOLERANCE, LearnerOutputError
+from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner
 from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
 from ._smooth import SMOOTH
 from ._stage import STAGE
@@ -76,6 +76,7 @@ __all__ = [
     "BatchRunResult",
     "RunStateError",
     "LearnerOutputError",
+    "check_learner",
     "STRATEGY_TOLERANCE",
     "TrajectoryFileError",
     "DTYPES",

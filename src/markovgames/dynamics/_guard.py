@@ -41,6 +41,7 @@ __all__ = [
     "is_guarded",
     "guard_tolerance",
     "validate_learner",
+    "check_learner",
     "strategy_violation",
     "ViolationWatch",
     "raise_violation",
@@ -152,6 +153,19 @@ def validate_learner(
             raise LearnerError(
                 f"learner {spec.name!r}: observe returned a state {_describe(observed)}; expected init's {_describe(state)}"
             )
+
+
+def check_learner(spec: LearnerSpec, shape_key, dtype, runs: int | None = None) -> None:
+    """`validate_learner` for a game of ``shape_key`` ``(N, H, S, A)`` and one run, or a batch of
+    ``runs`` (the shapes the compiled loop gives it); nothing for a built-in learner."""
+    if not is_guarded(spec):
+        return
+    _, horizon, num_states, num_actions = shape_key
+    batch = () if runs is None else (runs,)
+    shapes = [(horizon, num_states, a, *batch) for a in num_actions]
+    # In the run's precision (JAX's 64-bit mode is scoped; a caller outside the loop has not set it).
+    with jax.enable_x64(np.dtype(dtype) == np.float64):
+        validate_learner(spec, spec.learner(learner_axis(shapes[0], batch)), shapes, dtype, batch)
 
 
 def learner_axis(shape: tuple[int, ...], eta_shape: tuple[int, ...]) -> int:

@@ -28,7 +28,7 @@ from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
 from ._engine import compile_for, compiled_chunk, run_work
-from ._guard import STRATEGY_TOLERANCE, is_guarded, learner_axis, raise_violation, validate_learner
+from ._guard import STRATEGY_TOLERANCE, check_learner, raise_violation
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
@@ -152,16 +152,10 @@ class _Loop:
         """The device arrays, the schedule, the initial or saved state, and the trajectory sink."""
         job = self.job
         self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
-        if is_guarded(self.learner):
-            # A user's learner: its functions traced once with the loop's shapes before anything
-            # is compiled or written (`_guard`), so that a wrong shape or an exception in its code
-            # is reported as the learner's, with its file and line.
-            runs = self.lead[::-1]  # the run axis is last in a batch
-            shapes = [(self.horizon, self.num_states, a, *runs) for a in self.num_actions]
-            eta_shape = tuple(self.game_arrays.eta.shape)
-            validate_learner(
-                self.learner, self.learner.learner(learner_axis(shapes[0], eta_shape)), shapes, self.np_dtype, eta_shape
-            )
+        # A user's learner: its functions traced once with the loop's shapes before anything is
+        # compiled or written (`_guard`), so that a wrong shape or an exception in its code is
+        # reported as the learner's, with its file and line.
+        check_learner(self.learner, job.games[0].shape_key, self.np_dtype, len(job.games) if job.batched else None)
         self.work = run_work(job.T, self.game_arrays)
         self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
