@@ -16,7 +16,6 @@ import jax.numpy as jnp
 import pytest
 
 import markovgames.dynamics._guard as guard_module
-import markovgames.dynamics._loop as loop_module
 from conftest import make_paper_game
 from markovgames.dynamics import Algorithm, LearnerOutputError, run
 from markovgames.learners import Learner, LearnerSpec
@@ -49,8 +48,7 @@ def _nan_from(start: int):
 @pytest.fixture
 def unguarded(monkeypatch):
     """Every learner treated as a built-in one: no check in the loop, only the final one."""
-    for module in (guard_module, loop_module):
-        monkeypatch.setattr(module, "is_guarded", lambda spec: False)
+    monkeypatch.setattr(guard_module, "is_guarded", lambda spec: False)
 
 
 # The learner counts its own plays: the stage update restarts it at iterations 1, 3, 6, 10, 16

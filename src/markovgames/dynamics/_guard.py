@@ -174,6 +174,19 @@ def learner_axis(shape: tuple[int, ...], eta_shape: tuple[int, ...]) -> int:
 
 
 def strategy_violation(policies, run_axes: int, tol: float) -> jax.Array:
+    """`locate_violation` where a strategy is off the simplex, ``-1`` (cheaply) where none is.
+
+    Every iteration computes one number per player, the largest of ``|sum_a x_a - 1|`` and
+    ``-x_a`` over every copy, which is NaN or infinite where a strategy is not finite (both
+    propagate through the sum and the maximum): a couple of reductions that fuse. Only an
+    iteration whose number exceeds ``tol`` (or is NaN) runs `locate_violation`, behind a branch.
+    """
+    action = -1 - run_axes
+    worst = jnp.stack([jnp.maximum(jnp.max(jnp.abs(jnp.sum(x, axis=action) - 1)), jnp.max(-x)) for x in policies]).max()
+    return jax.lax.cond(worst <= tol, lambda: jnp.int32(-1), lambda: locate_violation(policies, run_axes, tol))
+
+
+def locate_violation(policies, run_axes: int, tol: float) -> jax.Array:
     """Where the first strategy of ``policies`` (per player, ``(H, S, A_i, *runs)``) is not a
     probability vector: ``-1`` if none, else ``4 * flat + reason`` with ``flat`` the index of
     ``(player, h, s, *runs)`` in row-major order and ``reason`` an index into the reasons
