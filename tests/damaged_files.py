@@ -112,34 +112,45 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+#: Sets the address-space limit in the child itself, then runs what it was given: a bootstrap
+#: rather than ``preexec_fn``, which would run Python code between fork and exec in this
+#: multithreaded (JAX) process (Python warns that it may deadlock).
+_BOOTSTRAP = (
+    "import resource, runpy, sys\n"
+    "limit = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+    "if sys.argv[2] == '-c':\n"
+    "    code = sys.argv[3]\n"
+    "    sys.argv = ['-c']\n"
+    "    exec(compile(code, '<string>', 'exec'), {'__name__': '__main__'})\n"
+    "else:\n"
+    "    sys.argv = ['markovgames', *sys.argv[3:]]\n"
+    "    runpy.run_module('markovgames', run_name='__main__', alter_sys=True)\n"
+)
 
 
 def run_limited(argv: list[str], cwd: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``python -m markovgames ARGV`` in ``cwd`` under `MEMORY_LIMIT` (so that a bomb that gets
     through fails instead of taking the machine's memory), with a timeout."""
     return subprocess.run(
-        [sys.executable, "-m", "markovgames", *argv],
+        [sys.executable, "-c", _BOOTSTRAP, str(MEMORY_LIMIT), "-m", *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
         env=_environment(),
         timeout=timeout,
-        preexec_fn=_limit_memory,  # noqa: PLW1509 - the child only sets its own limit
     )
 
 
 def run_python_limited(code: str, cwd: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``python -c CODE`` in ``cwd`` under `MEMORY_LIMIT`, with a timeout."""
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", _BOOTSTRAP, str(MEMORY_LIMIT), "-c", code],
         cwd=cwd,
         capture_output=True,
         text=True,
         env=_environment(),
         timeout=timeout,
-        preexec_fn=_limit_memory,  # noqa: PLW1509 - the child only sets its own limit
     )
 
 
