@@ -73,8 +73,10 @@ class JsonFileError(MarkovGamesError, ValueError):
 MAX_JSON_DEPTH = 64
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """``"a FIFO"``, ``"a character device"``, ... for an ``st_mode`` that is not a regular file's."""
     for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -83,7 +85,10 @@ def _kind(mode: int) -> str:
     ):
         if test(mode):
             return name
-    return "not a plain file"
+    return "not a regular file"
+
+
+_kind = file_kind
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:

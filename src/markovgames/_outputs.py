@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ._errors import MarkovGamesError
+from ._files import file_kind
 
 __all__ = [
     "OutputPathError",
@@ -44,21 +45,6 @@ __all__ = [
 
 class OutputPathError(MarkovGamesError, ValueError):
     """An output path that would replace an input, a special file, a link's target or an existing file."""
-
-
-def file_kind(mode: int) -> str:
-    """``"a FIFO"``, ``"a character device"``, ... for an ``st_mode`` that is not a regular file's."""
-    for test, name in (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
