@@ -72,7 +72,7 @@ def test_a_signal_does_not_wait_for_a_slow_chunk(tmp_path, signum, code, word):
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"markovgames: {word}") and "--checkpoint-every" in last, err
     assert not (tmp_path / "o").exists() and not (tmp_path / ".o.partial").exists()
-    assert waited < 20
+    assert waited < 5  # about 0.03 s measured; the chunk alone would take minutes
 
 
 def test_a_signal_during_the_wait_raises_in_the_main_thread():

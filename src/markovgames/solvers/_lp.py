@@ -67,6 +67,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .._errors import MarkovGamesError
+from .._waiting import in_background
 from ..games import MarkovGame
 from ..policies import MarkovCorrelatedPolicy
 
@@ -342,7 +343,10 @@ def _solve_stage(stage: np.ndarray, concept: str, kind: str, player: int | None,
         bounds = [(0.0, None)] * num_joint + [(None, None)]
     else:  # player:<i>
         c = -flat[player]
-    res = linprog(
+    # HiGHS runs in C++ for as long as a large stage LP takes: on a helper thread, awaited
+    # interruptibly, so that Ctrl-C and SIGTERM are answered at once (`markovgames._waiting`).
+    res = in_background(
+        linprog,
         c,
         A_ub=a_ub if a_ub.shape[0] else None,
         b_ub=b_ub if a_ub.shape[0] else None,
