@@ -190,7 +190,7 @@ def locate_violation(policies, run_axes: int, tol: float) -> jax.Array:
     """Where the first strategy of ``policies`` (per player, ``(H, S, A_i, *runs)``) is not a
     probability vector: ``-1`` if none, else ``4 * flat + reason`` with ``flat`` the index of
     ``(player, h, s, *runs)`` in row-major order and ``reason`` an index into the reasons
-    (not finite, negative, not summing to 1). A few reductions per iteration, only in guarded loops."""
+    (not finite, negative, not summing to 1). Run only at an iteration `strategy_violation` flags."""
     action = -1 - run_axes
     code = jnp.int32(-1)
     for i in reversed(range(len(policies))):
