@@ -155,17 +155,29 @@ def validate_learner(
             )
 
 
+#: What `check_learner` has passed in this process: (learner, game shape, dtype, batch size).
+_CHECKED: set[tuple] = set()
+
+
 def check_learner(spec: LearnerSpec, shape_key, dtype, runs: int | None = None) -> None:
     """`validate_learner` for a game of ``shape_key`` ``(N, H, S, A)`` and one run, or a batch of
     ``runs`` (the shapes the compiled loop gives it); nothing for a built-in learner."""
     if not is_guarded(spec):
         return
+    key: tuple | None = (spec, tuple(shape_key), np.dtype(dtype).name, runs)
+    try:
+        if key in _CHECKED:  # the command line checks before its lock, the loop again: trace once
+            return
+    except TypeError:  # a user's build that cannot be hashed: checked every time
+        key = None
     _, horizon, num_states, num_actions = shape_key
     batch = () if runs is None else (runs,)
     shapes = [(horizon, num_states, a, *batch) for a in num_actions]
     # In the run's precision (JAX's 64-bit mode is scoped; a caller outside the loop has not set it).
     with jax.enable_x64(np.dtype(dtype) == np.float64):
         validate_learner(spec, spec.learner(learner_axis(shapes[0], batch)), shapes, dtype, batch)
+    if key is not None:
+        _CHECKED.add(key)
 
 
 def learner_axis(shape: tuple[int, ...], eta_shape: tuple[int, ...]) -> int:
