@@ -678,7 +678,12 @@ def test_sigterm_exits_143_after_cleaning_up(tmp_path, finished_run, command):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         raise
-    assert proc.returncode == 143 and err.strip().splitlines()[-1].startswith("markovgames: terminated"), err
+    # Our last line is the last line, but for one known race: a sweep's worker stopped in the
+    # middle of a batch can leave a semaphore registered with multiprocessing's resource tracker
+    # (a separate process sharing stderr), which then warns after we exit (seen once in four full
+    # runs on two cores). The warning is Python's, about a semaphore already removed.
+    ours = [line for line in err.strip().splitlines() if "resource_tracker" not in line and "warnings.warn(" not in line]
+    assert proc.returncode == 143 and ours[-1].startswith("markovgames: terminated"), err
     left = _listing(tmp_path) - before
     if command[0] == "sweep":  # what finished is kept, and says it was interrupted; the workers are gone
         assert json.loads((tmp_path / "sw" / "manifest.json").read_text())["status"] == "interrupted"
