@@ -1416,6 +1416,17 @@ CASES: list[Case] = [
         ("sweep.toml", "algorithms[1]", "'foo'"),
     ),
     Case(
+        "sweep-learner-wrong-shape",
+        SWEEP_S,
+        "a user's learner that breaks the protocol (checked before any worker starts)",
+        _both(
+            _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"x[..., 0]")),
+            _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["mine.py:LEARNER+smooth"]'),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[0]", "learner 'mine': play returned as its strategy a float64 array of shape [2, 2]"),
+    ),
+    Case(
         "sweep-checkpoints-beyond-T",
         SWEEP_S,
         "a checkpoint beyond T",

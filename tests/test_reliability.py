@@ -718,8 +718,9 @@ def test_sigterm_during_the_first_compilation_is_not_a_crash(tmp_path, delay):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 @pytest.mark.parametrize("command", ["run", "reproduce", "evaluate"])
-def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, monkeypatch, finished_run, command):
+def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, monkeypatch, finished_run, command, signum):
     """Python runs a signal handler wherever the main thread is, also inside a finaliser
     (``__del__``, which the garbage collector runs, for instance while JAX compiles), and drops the
     exception raised there ("Exception ignored"). The command must still end at its next chunk
@@ -738,7 +739,7 @@ def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, mon
 
     class SignalledInItsFinaliser:
         def __del__(self):
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signum)
             for _ in range(10_000):  # the handler runs here, at a loop's check for signals
                 pass
 
@@ -760,7 +761,7 @@ def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, mon
         argv = ["evaluate", str(_copy_run(finished_run, tmp_path)), "--monte-carlo", "1000", "--quiet"]
     else:
         argv = [command, *(PAPER_RUN if command == "run" else []), "-T", "300", "--quiet", "--out", str(out)]
-    assert main(argv) == 128 + signal.SIGTERM
+    assert main(argv) == (128 + signal.SIGTERM if signum == signal.SIGTERM else 130)  # Ctrl-C: 130
     assert swallowed and all(issubclass(t, KeyboardInterrupt) for t in swallowed)  # the first one was dropped
     if command == "evaluate":
         assert not (tmp_path / "run" / "evaluation.json").exists()

@@ -50,6 +50,7 @@ from .._resources import format_bytes, physical_memory
 from ..dynamics import (
     LearningRate,
     absolute_reference,
+    check_learner,
     get_algorithm,
     loaded_file_source,
     resolve_learning_rate,
@@ -491,6 +492,10 @@ def plan_sweep(
             reference = absolute_reference(alg.name, base_dir)
             try:
                 spec_alg = get_algorithm(reference)
+                # A user's learner, checked with this game's shapes before any worker starts (once
+                # per learner, shape and dtype): its broken protocol is the configuration's error,
+                # not a failure of every run.
+                check_learner(spec_alg.learner, game.shape_key, config.dtype)
             except ValueError as err:
                 raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
             digest = spec_alg.source_sha256
