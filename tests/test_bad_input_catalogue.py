@@ -75,7 +75,6 @@ class Case:
     argv: tuple[str, ...]
     expect: tuple[str, ...]
     needs_run: bool = False  # the working directory gets a finished run in ./run
-    leaves_lock: bool = False  # refused while the run runs, after it took the output's lock file
     subprocess: bool = False  # also run as a real process (exit status, stderr)
 
 
@@ -180,7 +179,6 @@ def _sweep_directory(
         plan = plan_sweep(config, d)
         out = d / "sw"
         (out / "runs").mkdir(parents=True)
-        (d / ".sw.lock").touch()  # the empty lock file every sweep leaves beside its directory
         session = _SweepSession(
             config,
             plan,
@@ -1002,7 +1000,6 @@ CASES: list[Case] = [
         _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"x * 0.7")),
         ("run", "--game", "paper", "--algorithm", "mine.py:LEARNER+smooth", "-T", "10", "--out", "out"),
         ("learner 'mine': play returned a strategy that does not sum to 1 at iteration 1, player 0, step 0, state 0",),
-        leaves_lock=True,
     ),
     Case(
         "run-learner-wrong-shape",
@@ -2101,8 +2098,6 @@ def test_bad_input(case, tmp_path, monkeypatch, capsys, request):
     err = capsys.readouterr().err
     _check_message(case, code, err)
     after = _snapshot(workdir)
-    if case.leaves_lock:  # the output's lock file (beside it, as every run leaves it), nothing else
-        after = {k: v for k, v in after.items() if not (k.startswith(".") and k.endswith(".lock"))}
     assert after == before, "the command left files behind or changed existing ones"
 
 
@@ -2142,8 +2137,8 @@ def test_running_out_of_memory_is_a_user_error(tmp_path, monkeypatch, capsys):
     code = main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "100", "--out", "out", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("markovgames: error: -T: a run of 100 iterations needs more memory")
-    # Only the (empty) lock file of the output directory stays: no output, no staging directory.
-    assert [p.name for p in tmp_path.iterdir()] == [".out.lock"]
+    # Nothing stays: no output, no staging directory, no lock file.
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_every_case_is_documented():

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from markovgames._atomic import NotReplaceableError, atomic_write_text
+from markovgames._atomic import NotReplaceableError, atomic_write, atomic_write_text
 from markovgames._outputs import OutputPathError, check_apart, check_replaceable_file, overlap, remove_created_parents
 from markovgames._text import markup_safe, printable
 from markovgames.cli import main
@@ -395,3 +396,130 @@ def test_an_output_overlapping_an_input_is_refused(finished_run, monkeypatch, ca
         assert code == 2, (command, relation, out, err)
         assert len(err.splitlines()) == 1 and err.startswith("markovgames: error: "), err
         assert _digests(work / "in") == before, (command, relation, out)
+
+
+# ----------------------------------------------------------------------------- the lock file
+def test_the_lock_file_is_removed_when_released(tmp_path):
+    from markovgames._lock import directory_lock
+
+    with directory_lock(tmp_path / "out") as path:
+        assert path == tmp_path / ".out.lock" and path.is_file()
+    assert list(tmp_path.iterdir()) == []  # nothing is left beside the output
+    # A lock file left by a holder killed with kill -9 (no flock on it) blocks nobody, and goes.
+    (tmp_path / ".out.lock").write_text("")
+    with directory_lock(tmp_path / "out"):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_lock_excludes_while_its_file_is_deleted_and_made_again(tmp_path):
+    """Holders come and go (each deletes the lock file as it leaves) while others wait on the old
+    file: never two holders at once. Without the check that the locked file is still the one at
+    the path, a waiter granted the flock on a deleted file would enter beside the next holder."""
+    import threading
+
+    from markovgames._lock import directory_lock
+
+    inside, overlaps, entries = [0], [], [0]
+    guard = threading.Lock()
+
+    def worker() -> None:
+        for _ in range(40):
+            with directory_lock(tmp_path / "out", timeout=30.0):
+                with guard:
+                    inside[0] += 1
+                    overlaps.append(inside[0])
+                    entries[0] += 1
+                time.sleep(0.0005)
+                with guard:
+                    inside[0] -= 1
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert entries[0] == 320 and max(overlaps) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_held_lock_refuses_a_second_writer_and_names_the_file(tmp_path):
+    from markovgames._lock import DirectoryBusyError, directory_lock
+
+    with directory_lock(tmp_path / "summary.md", "--markdown", noun="file"):
+        with pytest.raises(
+            DirectoryBusyError, match=r"--markdown .*summary\.md: another markovgames command is writing to this file"
+        ):
+            with directory_lock(tmp_path / "summary.md", "--markdown", noun="file"):
+                pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_without_replace_never_replaces_a_file_made_meanwhile(tmp_path):
+    """``replace=False`` (an output without --overwrite): a file that appears under the name while
+    the command writes (another command's) is left as it is, and the write fails naming it."""
+    target = tmp_path / "out.json"
+
+    def write(fh) -> None:
+        target.write_text("theirs")  # another process creates the name during our write
+        fh.write(b"ours")
+
+    with pytest.raises(FileExistsError) as info:
+        atomic_write(target, write, replace=False)
+    assert info.value.filename == str(target) and "another process" in info.value.strerror
+    assert target.read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]  # no temporary file left
+    atomic_write_text(tmp_path / "new.json", "ours", replace=False)  # a new name is written
+    assert (tmp_path / "new.json").read_text() == "ours"
+    atomic_write_text(target, "ours")  # replace=True (--overwrite) replaces a regular file
+    assert target.read_text() == "ours"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "games export paper --out g.json".split(),
+        "games random --players 2 --horizon 1 --states 1 --actions 2 --seed 0 --out g.json".split(),
+    ],
+)
+def test_single_file_commands_leave_nothing_beside_their_output(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+    assert main(command) == 2 and "--force" in capsys.readouterr().err  # refused without the flag
+    assert main([*command, "--force"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+def test_a_waiter_granted_the_deleted_lock_file_starts_again(tmp_path, monkeypatch):
+    """The race the deletion opens, made to happen: B opens the lock file, A releases (deleting it),
+    C locks a new file at the path, then B is granted its flock on the deleted one. B must see
+    that and be refused by C's lock, not enter beside C."""
+    import contextlib
+    import fcntl
+
+    import markovgames._lock as lock_module
+    from markovgames._lock import DirectoryBusyError, directory_lock
+
+    holder_a = contextlib.ExitStack()
+    holder_a.enter_context(directory_lock(tmp_path / "out"))
+    c_fd: list[int] = []
+
+    class Interleaved:
+        LOCK_EX, LOCK_NB = fcntl.LOCK_EX, fcntl.LOCK_NB
+
+        @staticmethod
+        def flock(fd: int, operation: int) -> None:
+            if not c_fd:  # B's first flock, on the file it opened while A held it
+                holder_a.close()  # A leaves: the file B opened is deleted
+                c_fd.append(os.open(tmp_path / ".out.lock", os.O_RDWR | os.O_CREAT, 0o644))
+                fcntl.flock(c_fd[0], fcntl.LOCK_EX | fcntl.LOCK_NB)  # C locks the new file
+            fcntl.flock(fd, operation)
+
+    monkeypatch.setattr(lock_module, "fcntl", Interleaved)
+    try:
+        with pytest.raises(DirectoryBusyError, match="another markovgames command is writing"):
+            with directory_lock(tmp_path / "out"):
+                pass
+    finally:
+        os.close(c_fd[0])

@@ -324,7 +324,7 @@ OTHER_BOMBS = {
 def test_other_counts_are_checked_before_allocation(tmp_path, member):
     args, needles = OTHER_BOMBS[member]
     _one_error_line(_cli(args, tmp_path, timeout=60), *needles)
-    assert _listing(tmp_path) <= {".o.lock"}
+    assert _listing(tmp_path) == set()  # nothing at all, not even the lock file
 
 
 @pytest.mark.full
@@ -391,7 +391,8 @@ def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nobody(tmp_path, 
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    assert (tmp_path / ".run.lock").exists() and (tmp_path / ".run.partial").exists()  # the holder cleaned nothing up
+    # The holder, killed, cleaned nothing up; its lock file blocks nobody (the next command deletes it).
+    assert (tmp_path / ".run.lock").exists() and (tmp_path / ".run.partial").exists()
     assert main(["evaluate", str(tmp_path / "run"), "--quiet"]) == 0  # the old run, untouched
     assert main(["run", *PAPER_RUN, "-T", "10", "--out", str(tmp_path / "run"), "--overwrite", "--quiet"]) == 0
     assert load_run_directory(tmp_path / "run").T == 10 and not (tmp_path / ".run.partial").exists()
@@ -612,14 +613,14 @@ def test_overwrite_replaces_only_a_run_and_never_follows_a_link(tmp_path, finish
 
 def test_a_full_disk_names_the_path(tmp_path):
     """With writes failing (RLIMIT_FSIZE gives EFBIG, as a full disk gives ENOSPC), each write of a
-    run names the file or directory it was writing, and nothing is left but the lock file."""
+    run names the file or directory it was writing, and nothing is left (not even the lock file)."""
     for args, named in (
         (["--out", "o"], ".o.partial"),  # the trajectory, written as the run goes
         (["--out", "o", "--no-trajectory"], "curve.npz"),  # the curve, written at the end
     ):
         proc = _cli(["run", *PAPER_RUN, "-T", "5000", "--quiet", *args], tmp_path, file_size=100_000)
         _one_error_line(proc, named, "File too large")
-        assert _listing(tmp_path) == {".o.lock"}
+        assert _listing(tmp_path) == set()
 
 
 def test_the_free_space_check_prints_meaningful_sizes(tmp_path, monkeypatch, capsys):
@@ -692,8 +693,8 @@ def test_sigterm_exits_143_after_cleaning_up(tmp_path, finished_run, command):
         while any(Path(f"/proc/{c}").exists() for c in workers) and time.time() < deadline:
             time.sleep(0.1)
         assert not [c for c in workers if Path(f"/proc/{c}").exists()]
-    else:  # no output directory, no staging directory, no evaluation.json: at most the lock file
-        assert left <= {lock}
+    else:  # no output directory, no staging directory, no evaluation.json, no lock file
+        assert left == set()
 
 
 # Three moments of the compilation by default, five in the full mode (each start compiles anew).
@@ -766,4 +767,4 @@ def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, mon
     if command == "evaluate":
         assert not (tmp_path / "run" / "evaluation.json").exists()
     else:
-        assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [".o.lock"]
+        assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == []

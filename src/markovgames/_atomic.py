@@ -1,6 +1,10 @@
-"""Atomic file writes: a temporary file in the same directory, then ``os.replace``.
+"""Atomic file writes: a temporary file in the same directory, then ``os.replace`` (or ``os.link``).
 
 A crash or error never leaves a truncated file under the final name that a later step could trust.
+A write that may not replace an existing file (``replace=False``: a command's output without its
+``--overwrite``/``--force``) puts the file in place with ``os.link``, which fails if the name
+exists: a file that appeared while the command ran (another command's) is never replaced, however
+close the two commands came.
 Only a regular file is ever replaced: a symbolic link, a FIFO, a device, a socket or a directory
 under the final name is refused (`NotReplaceableError`), whoever writes (a run's files, a sweep's,
 a figure, a summary), so that markovgames never replaces what it did not make.
@@ -39,8 +43,12 @@ def _check_replaceable(path: Path) -> None:
         )
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> None:
-    """Create ``path`` atomically from ``write(fh)``; raises ``OSError`` on failure (nothing is left behind)."""
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object], replace: bool = True) -> None:
+    """Create ``path`` atomically from ``write(fh)``; raises ``OSError`` on failure (nothing is left behind).
+
+    ``replace=False``: an existing ``path`` is not replaced (``FileExistsError`` naming it), even one
+    created by another process during the write.
+    """
     path = Path(path)
     _check_replaceable(path)
     directory = path.parent
@@ -61,7 +69,10 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
             fh.flush()
             os.fsync(fh.fileno())
         _check_replaceable(path)  # again: the write may have taken long
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _link_new(tmp, path)
     except BaseException as err:
         try:
             os.unlink(tmp)
@@ -74,6 +85,28 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
         raise
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write UTF-8 ``text`` to ``path`` atomically."""
-    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+def _link_new(tmp: Path, path: Path) -> None:
+    """Give the written file ``tmp`` the name ``path``, which must not exist; remove ``tmp``."""
+    try:
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError as err:
+            if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+                raise
+            # A file system without hard links: the exclusive creation of a placeholder stands in
+            # for the link (a write between it and the rename can only be our own).
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            os.replace(tmp, path)
+            return
+    except FileExistsError:
+        raise FileExistsError(
+            errno.EEXIST, "was created by another process while this command wrote it; it is left as it is", str(path)
+        ) from None
+    os.unlink(tmp)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, replace: bool = True) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (``replace``: as `atomic_write`)."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")), replace)

@@ -7,7 +7,6 @@ replaced only with ``--overwrite``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -227,11 +226,12 @@ def _handle(args) -> int:
     # same lock), and only if it is still the directory that was evaluated. Waits a little for
     # another evaluation's write; the evaluation itself held no lock.
     into_run = out.absolute().parent.resolve() == run_dir.resolve()
-    with directory_lock(run_dir, timeout=2.0) if into_run else contextlib.nullcontext():
+    lock = directory_lock(run_dir, timeout=2.0) if into_run else directory_lock(out, "--out", noun="file")
+    with lock:
         if into_run and _identity(run_dir / "metrics.json") != metrics_before:
             raise CliError(f"{run_dir}: the run directory was replaced while it was evaluated; evaluate it again")
         try:
-            atomic_write_text(out, json.dumps(report, indent=2) + "\n")
+            atomic_write_text(out, json.dumps(report, indent=2) + "\n", replace=args.overwrite)
         except OSError as err:
             raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
     if not args.quiet:

@@ -32,6 +32,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from .._lock import directory_lock
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
 from ..games import (
@@ -202,6 +203,12 @@ def _check_out(path_text: str, force: bool, inputs: tuple[str, ...] = ()) -> Pat
     return path
 
 
+def _write(game: MarkovGame, out: Path, force: bool) -> None:
+    """Write the game file under its lock (one writer per name), replacing a file only with ``--force``."""
+    with directory_lock(out, "--out", noun="file"):
+        save_game(game, out, replace=force)
+
+
 def check_game_limits(args: argparse.Namespace) -> None:
     """Refuse a non-positive ``--max-bytes`` or ``--max-entries``."""
     for option in ("max_bytes", "max_entries"):
@@ -254,7 +261,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     check_game_limits(args)
     out = _check_out(args.out, args.force, () if args.game in BUILTIN_GAMES else (args.game,))
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
-    save_game(game, out)
+    _write(game, out, args.force)
     print(f"wrote {printable(out)} ({printable(game.name)}: {_sizes(game)})")
     return 0
 
@@ -293,7 +300,7 @@ def cmd_random(args: argparse.Namespace) -> int:
     actions = _parse_actions(args.actions, args.players)
     out = _check_out(args.out, args.force)
     game = _random_game(args, actions)  # over --max-entries: the entry point's message names the option
-    save_game(game, out)
+    _write(game, out, args.force)
     print(f"wrote {printable(out)} ({printable(game.name)}: {_sizes(game)})")
     return 0
 

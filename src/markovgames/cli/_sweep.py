@@ -348,6 +348,11 @@ def _handle_summarize(args) -> int:
         table.add_row(*(Text(cell) for cell in summary_cells(r)))
     console.print(table)
     if args.markdown:
-        path = write_summary_markdown(rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}", window=window)
+        from .._lock import directory_lock
+
+        with directory_lock(args.markdown, "--markdown", noun="file"):
+            path = write_summary_markdown(
+                rows, args.markdown, title=f"Sweep summary: {Path(args.results).name}", window=window, replace=args.overwrite
+            )
         console.print(f"wrote {printable(path)}", soft_wrap=True, markup=False)
     return 0

@@ -394,8 +394,13 @@ def summary_markdown(rows: list[SummaryRow], title: str | None = None, window: t
 
 
 def write_summary_markdown(
-    rows: list[SummaryRow], path: str | Path, title: str | None = None, window: tuple[float, float] | None = None
+    rows: list[SummaryRow],
+    path: str | Path,
+    title: str | None = None,
+    window: tuple[float, float] | None = None,
+    replace: bool = True,
 ) -> Path:
+    """Write the summary table of ``rows`` as Markdown (``replace=False``: never over an existing file)."""
     path = Path(path)
-    atomic_write_text(path, summary_markdown(rows, title, window))
+    atomic_write_text(path, summary_markdown(rows, title, window), replace)
     return path

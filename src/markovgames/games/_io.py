@@ -710,14 +710,16 @@ def _check_npz_shapes(
 
 
 # --------------------------------------------------------------------------------- write
-def save_game(game: MarkovGame, path: str | os.PathLike[str]) -> Path:
+def save_game(game: MarkovGame, path: str | os.PathLike[str], *, replace: bool = True) -> Path:
     """Write ``game`` to ``path`` atomically, as ``.json`` or ``.npz`` by the suffix.
 
     Parameters
     ----------
     game : MarkovGame
     path : str or os.PathLike
-        An existing file is replaced.
+        An existing regular file is replaced (never a link, a directory or a special file).
+    replace : bool
+        False: refuse an existing ``path``, even one created while the game is written.
 
     Returns
     -------
@@ -768,13 +770,13 @@ def save_game(game: MarkovGame, path: str | os.PathLike[str]) -> Path:
             # names are the game file's keys, never savez's own allow_pickle, which mypy cannot tell.
             np.savez(fh, **arrays)  # type: ignore[arg-type]
 
-    _atomic_write(path, write)
+    _atomic_write(path, write, replace)
     return path
 
 
-def _atomic_write(path: Path, write) -> None:
+def _atomic_write(path: Path, write, replace: bool) -> None:
     try:
-        atomic_write(path, write)
+        atomic_write(path, write, replace)
     except OSError as err:
         raise GameFileError(f"{path}: cannot write: {err.strerror or err}") from None
 
