@@ -631,8 +631,40 @@ def test_the_free_space_check_prints_meaningful_sizes(tmp_path, monkeypatch, cap
     usage = collections.namedtuple("usage", "total used free")
     monkeypatch.setattr(cli_run.shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 100, 100))
     assert main(["run", *PAPER_RUN, "-T", "200", "--out", str(tmp_path / "o"), "--quiet"]) == 2
-    err = capsys.readouterr().err  # 200 x H S (A_0 + A_1) x 8 bytes = 200 x 2 x 2 x 4 x 8 = 25,600 bytes
-    assert "the trajectory of 200 iterations takes 25.0 KiB, more than the 100 bytes free under" in err
+    err = capsys.readouterr().err
+    # trajectory: 200 x H S (A_0 + A_1) x 8 bytes = 200 x 2 x 2 x 4 x 8 = 25,600 bytes (25.0 KiB);
+    # curve: 3 x 200 x N x 8 = 9,600 bytes (9.4 KiB); the game's arrays: 2 x 2 x 2 x 4 x 8 + 2 x 2 x 4 x 2 x 8
+    # = 512 bytes (under 5% of the total, not listed); in all 35,712 bytes (34.9 KiB).
+    assert (
+        "a run of 200 iterations writes about 34.9 KiB (trajectory 25.0 KiB, curve.npz 9.4 KiB), "
+        "more than the 100 bytes free under"
+    ) in err
+    assert "--no-trajectory or --trajectory-tolerance DELTA writes less" in err
+    # Without the trajectory the curve alone does not fit either, and nothing suggests dropping it.
+    assert main(["run", *PAPER_RUN, "-T", "200", "--out", str(tmp_path / "o"), "--no-trajectory", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "writes about 9.9 KiB (curve.npz 9.4 KiB, game 512 bytes), more than the 100 bytes" in err
+    assert "--no-trajectory" not in err
+
+
+def test_a_large_write_is_announced_before_the_run(tmp_path, monkeypatch, capsys):
+    """Above LARGE_WRITE_BYTES (1 GB) a run says on stderr, before it starts, how much it writes and
+    how to write less (lowered here to 30 KB: the paper game at T = 200 writes 35,712 bytes)."""
+    from markovgames.cli import _run as cli_run
+
+    monkeypatch.setattr(cli_run, "LARGE_WRITE_BYTES", 30_000)
+    assert main(["run", *PAPER_RUN, "-T", "200", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("markovgames: note: this run writes about 34.9 KiB into ")
+        and "(trajectory 25.0 KiB, curve.npz 9.4 KiB)" in err
+    )
+    stored = sum(p.stat().st_size for p in (tmp_path / "o").rglob("*") if p.is_file())
+    assert 25_600 + 9_600 <= stored <= 25_600 + 9_600 + 20_000  # the estimate is what was written (and metrics.json)
+    assert main(["run", *PAPER_RUN, "-T", "200", "--out", str(tmp_path / "t"), "--trajectory-tolerance", "0.01", "--quiet"]) == 0
+    assert "this run writes at most about 34.9 KiB" in capsys.readouterr().err
+    assert main(["run", *PAPER_RUN, "-T", "100", "--out", str(tmp_path / "s"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # 17,856 bytes: below the threshold, nothing said
 
 
 @pytest.mark.parametrize(

@@ -329,12 +329,17 @@ def _finished(out, config: dict) -> bool:
     return True
 
 
+#: A run that writes at least this much says so before it starts (1 GB).
+LARGE_WRITE_BYTES = 10**9
+
+
 def _check_resources(game, T: int, args) -> None:
-    """Refuse up front a T whose per-prefix curves cannot fit in memory, or whose trajectory
-    cannot fit on the output's disk, rather than failing (or being killed) hours later."""
+    """Refuse up front a T whose per-prefix curves cannot fit in memory, or whose files cannot fit
+    on the output's disk, rather than failing (or being killed) hours later; announce a large write."""
     import numpy as np
 
     from .._resources import format_bytes, physical_memory
+    from ..experiments._rundir import run_directory_bytes
 
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
     curves = 2 * T * 3 * game.num_players * itemsize  # values and both bounds per prefix, and a copy
@@ -344,17 +349,33 @@ def _check_resources(game, T: int, args) -> None:
             f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
             f"{format_bytes(curves)}, more than this machine's {format_bytes(memory)}; choose a smaller T"
         )
-    if not args.no_trajectory and args.trajectory_tolerance is None:
-        trajectory = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
-        ancestor = Path(args.out).absolute().parent
-        while not ancestor.exists():
-            ancestor = ancestor.parent
-        free = shutil.disk_usage(ancestor).free
-        if trajectory > free:
-            raise CliError(
-                f"-T: the trajectory of {T} iterations takes {format_bytes(trajectory)}, more than the "
-                f"{format_bytes(free)} free under {ancestor}; use --no-trajectory or --trajectory-tolerance"
-            )
+    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory)
+    total = sum(parts.values())
+    # While the run goes, a run that saves its state also keeps the per-prefix metrics so far
+    # beside it (about the curve's size), deleted at the end.
+    peak = total + (parts["curve.npz"] if args.checkpoint_every is not None else 0)
+    if args.trajectory_tolerance is not None:
+        peak -= parts["trajectory"]  # how much of it is kept is known only at the end
+    ancestor = Path(args.out).absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    free = shutil.disk_usage(ancestor).free
+    largest_first = sorted(parts.items(), key=lambda part: -part[1])
+    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in largest_first if size >= total / 20)
+    fix = "" if args.no_trajectory else "; --no-trajectory or --trajectory-tolerance DELTA writes less"
+    if peak > free:
+        raise CliError(
+            f"-T: a run of {T} iterations writes about {format_bytes(peak)} ({listed}), more than the "
+            f"{format_bytes(free)} free under {ancestor}; choose a smaller T{fix}"
+        )
+    if total >= LARGE_WRITE_BYTES:
+        # Said before the work, on stderr (with --quiet too), so that gigabytes are never a surprise.
+        bound = "at most " if args.trajectory_tolerance is not None else ""
+        print(
+            f"markovgames: note: this run writes {bound}about {format_bytes(total)} into {printable(str(args.out))} "
+            f"({listed}){fix}",
+            file=sys.stderr,
+        )
 
 
 def _print_checkpoints(metrics: dict, out) -> None:

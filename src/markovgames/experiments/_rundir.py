@@ -93,6 +93,7 @@ __all__ = [
     "write_marker",
     "check_output_directory_state",
     "policy_row_tolerance",
+    "run_directory_bytes",
 ]
 
 METRICS_FILE = "metrics.json"
@@ -105,6 +106,30 @@ MARKER_FORMAT = "markovgames-output/1"
 #: The kinds of marked directory that ``overwrite=True`` replaces as a whole (a sweep's and a
 #: reproduction's markers say what they hold, and are never replaced by a run).
 REPLACEABLE_KINDS = ("run", "solve", "certify")
+
+
+def run_directory_bytes(game: MarkovGame, T: int, dtype: str, trajectory: bool) -> dict[str, int]:
+    """The bytes a run directory of ``T`` iterations holds, by part, before the run (for the
+    command line's warning before a large write and its free-space check).
+
+    ``"trajectory"`` (if kept): ``T`` policies of ``H x S x A_i`` entries per player in ``dtype``,
+    the whole trajectory (``--trajectory-tolerance`` keeps a suffix of it, known only at the end);
+    ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix);
+    ``"game"``: the game's arrays. ``metrics.json`` (a few kilobytes per checkpoint) is not counted.
+    """
+    itemsize = np.dtype(DTYPES[dtype]).itemsize
+    parts = {"curve.npz": 3 * T * game.num_players * 8}
+    if trajectory:
+        parts["trajectory"] = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
+    parts["game"] = int(np.asarray(game.rewards).nbytes) + _transition_bytes(game)
+    return parts
+
+
+def _transition_bytes(game: MarkovGame) -> int:
+    if game.is_sparse:
+        sparse = game.sparse_transitions
+        return int(sparse.successors.nbytes + sparse.probabilities.nbytes)
+    return int(np.asarray(game.transitions).nbytes)
 
 
 def default_checkpoints(T: int) -> list[int]:
