@@ -138,6 +138,7 @@ def _handle_run(args) -> int:
         staging_directory,
         write_run_directory,
     )
+    from ..experiments._rundir import read_mapped_trajectory
     from ..games import BUILTIN_GAMES, resolve_game
 
     _check_option_combinations(args)
@@ -224,7 +225,9 @@ def _handle_run(args) -> int:
                     trajectory_tolerance=args.trajectory_tolerance,
                     last_iterate=checkpoints if args.last_iterate else False,
                 )
-            extras = exact_checkpoint_gaps(result, checkpoints) if args.exact else None
+            # The exact gaps read the trajectory's files again, checked, never through the memory
+            # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
+            extras = exact_checkpoint_gaps(read_mapped_trajectory(result), checkpoints) if args.exact else None
             metrics = write_run_directory(staging, result, checkpoints, config, extras)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result

@@ -94,7 +94,9 @@ class RunResult(_RunCurves):
     certified_ce_bound, certified_cce_bound : (P, N) the index-revealing bounds (docs: "Certified
         versus exact gaps").
     policies : per player ``(T, H, S, A_i)``: ``pi^t`` for ``t = 1..T`` (row ``t - 1``), or ``None``
-        when the trajectory was not kept. May be a read-only memory map of a file.
+        when the trajectory was not kept. May be a read-only memory map of a file (``trajectory_dir``):
+        a file truncated by another process while it is read through the map ends the process with
+        SIGBUS, so ``markovgames run --exact`` reads the files again with checked reads instead.
     identity_residual : max over the run of ``|Q^t_h - (r_h + P_h V^t_{h+1})|`` (the smooth
         value update; the paper's lemma says it is 0), ``None`` for the stage-based one.
     suffix : with ``trajectory_tolerance``, the kept part of the trajectory (``policies`` then holds

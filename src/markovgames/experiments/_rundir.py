@@ -22,6 +22,7 @@ records for them; the arrays must have the shapes, dtypes and finite values the 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import functools
 import hashlib
@@ -34,7 +35,6 @@ import shutil
 import zipfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -94,6 +94,7 @@ __all__ = [
     "check_output_directory_state",
     "policy_row_tolerance",
     "run_directory_bytes",
+    "read_mapped_trajectory",
 ]
 
 METRICS_FILE = "metrics.json"
@@ -516,7 +517,7 @@ class TrajectoryFile(NamedTuple):
     dtype: np.dtype
 
 
-@dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False)
 class StoredRun:
     """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory]).
 
@@ -708,6 +709,26 @@ def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metric
         except ArchiveError as err:
             raise RunDirectoryError(f"{path}: {err}") from None
     return tuple(arrays)
+
+
+def read_mapped_trajectory(result: RunResult) -> RunResult:
+    """``result`` with its trajectory read into memory, with checked reads, where it is memory-mapped.
+
+    A run that writes its trajectory to files returns them as read-only memory maps, which die of
+    SIGBUS if a file is truncated while they are read. The command line never reads through
+    them: it reads the files again here (header, size and every byte checked; a file changed
+    meanwhile is a `RunDirectoryError` naming it) before it evaluates the trajectory.
+    """
+    policies = result.policies
+    if policies is None or not any(isinstance(p, np.memmap) for p in policies):
+        return result
+    read = []
+    for p in policies:
+        if isinstance(p, np.memmap) and p.filename is not None:
+            read.append(_read_policy(_check_policy(Path(p.filename), p.shape, result.dtype), p.shape[0]))
+        else:
+            read.append(np.asarray(p))
+    return dataclasses.replace(result, policies=tuple(read))
 
 
 def _check_policy(path: Path, shape: tuple[int, ...], dtype: str) -> TrajectoryFile:
