@@ -461,8 +461,20 @@ def make_literal_learner(name: str, num_actions: int):
     raise ValueError(name)
 
 
+#: The order k of each smooth update's averaging (alpha_t = (k+1)/(k+t), w_j = binom(k+j-1, k));
+#: None: the paper's k = H.
+SMOOTH_ORDERS = {"smooth": None, "smooth-uniform": 0, "smooth-linear": 1}
+
+
+def smooth_order(update: str, H: int) -> int:
+    order = SMOOTH_ORDERS[update]
+    return H if order is None else order
+
+
 def run_reference_composition(rewards, transitions, learner, update, eta, T, optimistic=True) -> dict:
-    """Run ``learner`` with the ``update`` ("smooth" or "stage") value update literally for T iterations.
+    """Run ``learner`` with the ``update`` value update literally for T iterations: "smooth"
+    (Algorithm 1), "smooth-uniform" or "smooth-linear" (Algorithm 1 with H replaced by the order
+    0 or 1 in alpha_t and w_j), or "stage".
 
     Returns ``policies`` (list over players of (T+1, H, S, A_i), index 0 the uniform pi^0). The
     value updates are those of :func:`run_reference` (Algorithm 1's smooth update, Algorithm 2's
@@ -471,17 +483,18 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
     rewards, transitions, H, N, S, A = _dims(rewards, transitions)
     joint = _joint_actions(A)
     pols = _uniform_policies(T, H, S, A)
-    if update == "smooth":
+    if update in SMOOTH_ORDERS:
+        k = smooth_order(update, H)
         eta_val = 1.0 / (256.0 * N * H * math.sqrt(H * max(A))) if eta == "theory" else float(eta)
         copies = {(i, h, s): make_literal_learner(learner, A[i]) for i in range(N) for h in range(H) for s in range(S)}
         Q = np.zeros((H, N, S) + A)
         last_u = {key: np.zeros(A[key[0]]) for key in copies}  # u^{t-1}, u^0 = 0
         for t in range(1, T + 1):
-            w_t = weight(H, t)
+            w_t = weight(k, t)
             for (i, h, s), copy in copies.items():
                 m = last_u[(i, h, s)] if optimistic else np.zeros(A[i])
                 pols[i][t, h, s] = copy.play(m, w_t, eta_val)
-            al = alpha(H, t)
+            al = alpha(k, t)
             Qn = np.zeros_like(Q)
             for h in range(H - 1, -1, -1):
                 Vnext = np.zeros((N, S))
@@ -554,11 +567,13 @@ def output_policy_kernel(algorithm, T, H):
     t0 = np.zeros(T + 1)
     mu = np.zeros((T + 1, T + 1))
     # A composition "LEARNER+UPDATE" (or the update's name) has its update's output policy.
-    algorithm = {"smooth": "smooth_ce", "stage": "stage_cce"}.get(algorithm.rpartition("+")[2], algorithm)
+    update = algorithm.rpartition("+")[2]
+    order = smooth_order(update, H) if update in SMOOTH_ORDERS else H  # the paper's names: k = H
+    algorithm = {name: "smooth_ce" for name in SMOOTH_ORDERS}.get(update, {"stage": "stage_cce"}.get(update, algorithm))
     if algorithm in ("smooth_ce", "smooth_cce"):
         t0[T] = 1.0
         for t in range(1, T + 1):
-            aw = alpha_weights(H, t)
+            aw = alpha_weights(order, t)
             for j in range(1, t + 1):
                 mu[t, j] = aw[j - 1]
     elif algorithm == "stage_cce":

@@ -967,7 +967,7 @@ CASES: list[Case] = [
         "an unknown value update in LEARNER+UPDATE",
         None,
         ("run", "--game", "paper", "--algorithm", "hedge+fast", "-T", "10", "--out", "out"),
-        ("--algorithm", "unknown value update 'fast'", "choose one of: smooth, stage"),
+        ("--algorithm", "unknown value update 'fast'", "choose one of: smooth, smooth-uniform, smooth-linear, stage"),
     ),
     Case(
         "run-algorithm-file-missing",

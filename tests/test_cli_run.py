@@ -191,7 +191,9 @@ def test_runs_too_large_for_memory_or_disk_are_refused_up_front(tmp_path, monkey
     usage = collections.namedtuple("usage", "total used free")
     monkeypatch.setattr(cli_run.shutil, "disk_usage", lambda path: usage(2**20, 0, 2**20))  # 1 MiB free
     assert main(argv + ["-T", "1e5"]) == 2  # trajectory: 1e5 x H S (A_0 + A_1) x 8 bytes = 12.8 MB
-    assert "-T: a run of 100000 iterations writes about 16.8 MiB (trajectory 12.2 MiB, curve.npz 4.6 MiB)" in capsys.readouterr().err
+    assert (
+        "-T: a run of 100000 iterations writes about 16.8 MiB (trajectory 12.2 MiB, curve.npz 4.6 MiB)" in capsys.readouterr().err
+    )
     assert not (tmp_path / "o").exists()
     assert main(argv + ["-T", "1000"]) == 0  # small runs pass both checks
 

@@ -66,6 +66,44 @@ def test_engine_matches_the_literal_reference(composition, optimistic):
         np.testing.assert_allclose(result.certified_ce_bound[prefix - 1], offline["certified_ce_bound"], rtol=0, atol=TOL)
 
 
+#: The smooth update's other averagings (uniform: k = 0, linear: k = 1, for the paper's k = H): every
+#: learner with one of them and one optimism setting by default, alternating; all in the full mode.
+AVERAGING_CASES = [
+    case(
+        learner,
+        update,
+        optimistic,
+        default=(i + j) % 2 == 0 and optimistic == (i % 4 < 2),
+        id=f"{'optimistic' if optimistic else 'plain'}-{learner}+{update}",
+    )
+    for i, learner in enumerate(LEARNERS)
+    for j, update in enumerate(["smooth-uniform", "smooth-linear"])
+    for optimistic in (True, False)
+]
+
+
+@pytest.mark.parametrize("learner,update,optimistic", AVERAGING_CASES)
+def test_uniform_and_linear_averaging_match_the_literal_reference(learner, update, optimistic):
+    """The literal reference with ``H`` replaced by the order ``k`` (0: uniform, 1: linear) in
+    ``alpha_t`` and ``w_j``, and Algorithm 3's kernel with the same ``alpha_t^j``: the trajectory
+    and every prefix's value and certified bounds, to 1e-12 (H = 3, so k differs from H)."""
+    game = make_random_game(21, 2, 3, 2, (3, 2))
+    T = 12
+    composition = f"{learner}+{update}"
+    result = run(game, composition, T=T, eta=0.8, optimistic=optimistic)
+    reference = ref.run_reference_composition(game.rewards, game.transitions, learner, update, 0.8, T, optimistic)
+    for i, pol in enumerate(result.policies):
+        np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
+    for prefix in (1, 2, T):
+        offline = ref.metrics_for_prefix(
+            game.rewards, game.transitions, game.initial_state, composition, reference["policies"], prefix, game.horizon
+        )
+        np.testing.assert_allclose(result.value[prefix - 1], offline["value"], rtol=0, atol=TOL)
+        np.testing.assert_allclose(result.certified_cce_bound[prefix - 1], offline["certified_cce_bound"], rtol=0, atol=TOL)
+        np.testing.assert_allclose(result.certified_ce_bound[prefix - 1], offline["certified_ce_bound"], rtol=0, atol=TOL)
+    assert result.identity_residual < 1e-12  # the smooth Q identity holds for every averaging
+
+
 @pytest.mark.parametrize("learner", ["rm-plus", "bm-rm-plus", "bm-hedge"])
 def test_three_players_and_the_theory_rate_match_the_literal_reference(learner):
     game = make_random_game(8, 3, 2, 2, (2, 3, 2))
@@ -191,7 +229,9 @@ class TestNames:
             Algorithm("rm_plus", "smooth")
 
     def test_an_unknown_value_update_lists_the_choices(self):
-        with pytest.raises(ValueError, match=r"unknown value update 'foo'; choose one of: smooth, stage"):
+        with pytest.raises(
+            ValueError, match=r"unknown value update 'foo'; choose one of: smooth, smooth-uniform, smooth-linear, stage"
+        ):
             Algorithm("hedge", "foo")
         with pytest.raises(ValueError, match=r"unknown value update 'foo'"):
             get_algorithm("hedge+foo")

@@ -130,7 +130,10 @@ def test_unknown_names_on_the_command_line_and_in_a_sweep(tmp_path, monkeypatch,
     (tmp_path / "sweep.toml").write_text('T = 10\ngames = ["paper"]\nalgorithms = ["hedge+smooth", "hedge+fast"]\netas = [0.2]\n')
     proc = cli_in_process(["sweep", "sweep.toml", "--out", "sw"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2, proc.stderr
-    assert "algorithms[1]" in proc.stderr and "unknown value update 'fast'; choose one of: smooth, stage" in proc.stderr
+    assert (
+        "algorithms[1]" in proc.stderr
+        and "unknown value update 'fast'; choose one of: smooth, smooth-uniform, smooth-linear, stage" in proc.stderr
+    )
     assert not (tmp_path / "sw").exists()
 
 

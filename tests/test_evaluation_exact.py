@@ -60,6 +60,10 @@ def random_game(seed: int, n: int, horizon: int, num_s: int, acts) -> MarkovGame
     )
 
 
+#: Every output policy's index kernel (Algorithm 3 with each averaging, Algorithm 4).
+KINDS = ["smooth", "smooth-uniform", "smooth-linear", "stage"]
+
+
 def random_index_policy(seed: int, game: MarkovGame, T: int, kind: str, concentration: float = 0.5):
     """Random per-index product policies (Dirichlet rows; small concentration = near-deterministic)."""
     rng = np.random.default_rng(seed)
@@ -80,7 +84,8 @@ def random_markov_policy(seed: int, game: MarkovGame) -> MarkovCorrelatedPolicy:
 
 def _dense_kernel(kind: str, T: int, horizon: int):
     """(t0, mu) as dense 1-based arrays from the literal reference implementation."""
-    return ref.output_policy_kernel("smooth_ce" if kind == "smooth" else "stage_cce", T, horizon)
+    # A kernel's kind is its value update's name (the smooth ones: their averaging).
+    return ref.output_policy_kernel("stage_cce" if kind == "stage" else f"x+{kind}", T, horizon)
 
 
 def _joint_prob(pols, j, h, s, a):
@@ -229,7 +234,7 @@ def bf_cce(game, policy):
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["smooth", "stage"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("horizon", [1, 2, 3])
 def test_kernel_matches_dense_reference(kind, horizon):
     rng = np.random.default_rng(horizon)
@@ -243,7 +248,7 @@ def test_kernel_matches_dense_reference(kind, horizon):
         np.testing.assert_allclose(kernel.start_distribution(), t0[1:], atol=1e-15)
 
 
-@pytest.mark.parametrize("kind", ["smooth", "stage"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("horizon", [1, 2, 50])
 def test_kernel_large_T_matches_library_push_and_duality(kind, horizon):
     # H = 50 makes the raw weights w_j ~ j^50 overflow: the smooth sums run over several blocks.
@@ -270,7 +275,7 @@ def test_policy_value_matches_run_every_prefix(paper_game, algorithm):
         np.testing.assert_allclose(policy_value(paper_game, policy), result.value[T - 1], atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["smooth", "stage"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_policy_value_matches_brute_force_and_reference(kind):
     game = random_game(5, 3, 2, 2, (2, 3, 2))
     policy = random_index_policy(6, game, 4, kind)
@@ -384,7 +389,7 @@ def exhaustive_ce_two_players(game, policy, player):
     return total.max()
 
 
-@pytest.mark.parametrize("kind", ["smooth", "stage"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("concentration", [0.3, 5.0])
 def test_branch_and_bound_matches_exhaustive_enumeration(kind, concentration):
     # H = 3: 4^6 = 4096 modifications per player, every one evaluated; the search must find the max.

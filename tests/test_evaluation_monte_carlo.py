@@ -72,7 +72,7 @@ def test_monte_carlo_agrees_on_paper_game_runs(paper_game, algorithm):
     check_policy_and_deviations(paper_game, policy, seed=10)
 
 
-@pytest.mark.parametrize("kind", ["smooth", "stage"])
+@pytest.mark.parametrize("kind", ["smooth", "smooth-uniform", "stage"])
 def test_monte_carlo_agrees_on_random_three_player_policy(kind):
     # Random, far-from-equilibrium policies: the best modification and deviation are far from the
     # identity / the recommendations, so this checks that they really achieve the exact values.

@@ -107,3 +107,18 @@ def test_resume_with_nothing_saved_says_so(tmp_path, monkeypatch, capsys):
     proc = cli_in_process(args, tmp_path, monkeypatch, capsys)
     assert proc.returncode == 2 and "--resume: o: there is no saved state to continue" in proc.stderr, proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.25, 0.4])
+def test_ctrl_c_while_the_command_is_still_importing(tmp_path, delay):
+    """Ctrl-C before the command's handlers are installed (Python is still importing the library,
+    JAX, NumPy): the same one line and exit status 130 as after them, never a traceback."""
+    env = {**os.environ, "MARKOVGAMES_CACHE_DIR": "off"}
+    argv = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "1e6", "--out", "o"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("markovgames: interrupted"), err
+    assert not (tmp_path / "o").exists()

@@ -12,7 +12,19 @@ the *normalised* cumulative sum :math:`G^t = \sum_{j\le t} w_j u^j / w_t` throug
 
 .. math:: G^t = \rho_t G^{t-1} + u^t, \qquad \rho_t = \frac{w_{t-1}}{w_t} = \frac{t-1}{H+t-1},
 
-which only multiplies by numbers in ``[0, 1)``. Stage-based updates (Algorithm 2) use stages of
+which only multiplies by numbers in ``[0, 1)``.
+
+**Averaging.** The same formulas with ``H`` replaced by an *order* ``k >= 0``,
+
+.. math:: \alpha_t = \frac{k+1}{k+t}, \qquad w_j = \binom{k+j-1}{k}, \qquad \rho_t = \frac{t-1}{k+t-1},
+
+give the averagings of the rest of the literature: ``k = 0`` is uniform averaging
+(:math:`\alpha_t = 1/t`, :math:`w_j = 1`: textbook OFTRL, Hedge, RM+ and PRM+, which sum their
+utilities with equal weights) and ``k = 1`` linear averaging (:math:`\alpha_t = 2/(t+1)`,
+:math:`w_j = j`: utilities and output average both weighted by ``j``, as in Linear CFR). The paper's value update is ``k = H``. The value
+updates ``smooth`` (``k = H``), ``smooth-uniform`` (``k = 0``) and ``smooth-linear`` (``k = 1``)
+use them (`smoothing_order`); their output policies are Algorithm 3 with the same
+:math:`\alpha_t^j = w_j / W_t`, :math:`W_t = \binom{k+t}{k+1}`. Stage-based updates (Algorithm 2) use stages of
 lengths :math:`L_1 = H`, :math:`L_{\tau+1} = \lfloor (1 + 1/H) L_\tau \rfloor`, computed in exact
 integer arithmetic as ``((H + 1) * L) // H``.
 """
@@ -25,6 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "SMOOTH_KERNELS",
+    "smoothing_order",
     "smooth_step_size",
     "oftrl_decay",
     "StageSchedule",
@@ -34,14 +48,34 @@ __all__ = [
 ]
 
 
-def smooth_step_size(t, horizon: int):
-    r"""``alpha_t = (H+1)/(H+t)`` for 1-based iteration ``t`` (works on NumPy or JAX arrays)."""
-    return (horizon + 1.0) / (horizon + t)
+#: The smooth output policies' index kernels by name, with the order ``k`` of their averaging
+#: (``None``: the paper's ``k = H``).
+SMOOTH_KERNELS: dict[str, int | None] = {"smooth": None, "smooth-uniform": 0, "smooth-linear": 1}
 
 
-def oftrl_decay(t, horizon: int):
-    r"""``rho_t = w_{t-1}/w_t = (t-1)/(H+t-1)``; ``rho_1 = 0`` since ``w_0 = 0``."""
-    return (t - 1.0) / (horizon + t - 1.0)
+def smoothing_order(kind: str, horizon: int) -> int:
+    """The order ``k`` of the smooth kernel ``kind`` on a game of horizon ``horizon``:
+    ``H`` for ``"smooth"`` (the paper), 0 for ``"smooth-uniform"``, 1 for ``"smooth-linear"``."""
+    if kind not in SMOOTH_KERNELS:
+        raise ValueError(f"not a smooth index kernel: {kind!r}; choose one of: {', '.join(SMOOTH_KERNELS)}")
+    order = SMOOTH_KERNELS[kind]
+    return int(horizon) if order is None else order
+
+
+def smooth_step_size(t, horizon: int, order: int | None = None):
+    r"""``alpha_t = (k+1)/(k+t)`` for 1-based iteration ``t``, ``k = order`` (default ``H``, the
+    paper's ``(H+1)/(H+t)``; works on NumPy or JAX arrays)."""
+    k = horizon if order is None else order
+    return (k + 1.0) / (k + t)
+
+
+def oftrl_decay(t, horizon: int, order: int | None = None):
+    r"""``rho_t = w_{t-1}/w_t = (t-1)/(k+t-1)``, ``k = order`` (default ``H``); ``rho_1 = 0``
+    since ``w_0 = 0`` (also for ``k = 0``, where the formula reads 0/0)."""
+    k = horizon if order is None else order
+    if k == 0:
+        return (t > 1) * 1.0  # NumPy or JAX alike
+    return (t - 1.0) / (k + t - 1.0)
 
 
 def theory_eta_smooth(num_players: int, horizon: int, max_actions: int) -> float:

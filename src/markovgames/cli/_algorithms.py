@@ -73,7 +73,7 @@ def listing() -> str:
     out += [
         "",
         "Your own: --algorithm path/to/file.py:NAME or package.module:NAME (an Algorithm, or a",
-        "LearnerSpec followed by +smooth or +stage); see the guide 'Write your own learner'.",
+        "LearnerSpec followed by +UPDATE); see the guide 'Write your own learner'.",
         f"{len(learners)} learners x {len(VALUE_UPDATES)} value updates, each with or without optimism (--no-optimism).",
     ]
     return "\n".join(out)

@@ -39,7 +39,12 @@ def add_certify_parser(subparsers):
     )
     p.add_argument("policies", metavar="DIR", help="a directory with policy_0.npy, policy_1.npy, ... (one per player)")
     p.add_argument("--game", required=True, help="a built-in game name or a .json/.npz file")
-    p.add_argument("--value-update", required=True, choices=["smooth", "stage"], help="whose output policy")
+    p.add_argument(
+        "--value-update",
+        required=True,
+        choices=["smooth", "smooth-uniform", "smooth-linear", "stage"],
+        help="whose output policy (the smooth update's averaging: the paper's, uniform or linear)",
+    )
     p.add_argument("--out", required=True, help="output directory (metrics.json, curve.npz, the game)")
     p.add_argument("--checkpoints", default=None, help="comma-separated prefixes T' for metrics.json (default: decades and T)")
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"], help="floating point precision")

@@ -3,7 +3,8 @@
 * [`Algorithm`][markovgames.dynamics.Algorithm],
   [`get_algorithm`][markovgames.dynamics.get_algorithm]: a per-state learner
   ([`markovgames.learners`][markovgames.learners]) and a value update (`SMOOTH`, Algorithm 1
-  with Algorithm 3's output policy; `STAGE`, Algorithm 2 with Algorithm 4's), found by name
+  with Algorithm 3's output policy, and the same with uniform and linear averaging,
+  `SMOOTH_UNIFORM` and `SMOOTH_LINEAR`; `STAGE`, Algorithm 2 with Algorithm 4's), found by name
   (``LEARNER+UPDATE``, the paper's ``smooth_ce``, ``stage_cce``, ``smooth_cce``, a user's
   ``file.py:NAME``, installed plugins).
 * [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled
@@ -44,7 +45,7 @@ from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner
 from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
-from ._smooth import SMOOTH
+from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
 from ._trajectory import TrajectoryFileError
 from ._value_update import ValueUpdate
@@ -55,6 +56,8 @@ __all__ = [
     "VALUE_UPDATES",
     "ENTRY_POINT_GROUP",
     "SMOOTH",
+    "SMOOTH_UNIFORM",
+    "SMOOTH_LINEAR",
     "STAGE",
     "ValueUpdate",
     "Registry",

@@ -43,7 +43,7 @@ from typing import Literal
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..games import MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
-from ._smooth import SMOOTH
+from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
 from ._value_update import ValueUpdate
 
@@ -68,7 +68,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "markovgames.algorithms"
 
 #: The value updates by name.
-VALUE_UPDATES: dict[str, ValueUpdate] = {u.name: u for u in (SMOOTH, STAGE)}
+VALUE_UPDATES: dict[str, ValueUpdate] = {u.name: u for u in (SMOOTH, SMOOTH_UNIFORM, SMOOTH_LINEAR, STAGE)}
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+\-]*")
 _SWAP_PREFIX = "bm-"
@@ -87,9 +87,9 @@ class Algorithm:
         The learner, or its name (``hedge``, ``logbarrier``, ``rm-plus``, ``bm-...``; see
         ``markovgames algorithms list``).
     value_update : ValueUpdate or str
-        `SMOOTH` (Algorithm 1, output policy Algorithm 3) or
-        `STAGE` (Algorithm 2, output policy Algorithm 4), or
-        ``"smooth"`` / ``"stage"``.
+        `SMOOTH` (Algorithm 1, output policy Algorithm 3; `SMOOTH_UNIFORM` and `SMOOTH_LINEAR`
+        with uniform or linear averaging) or `STAGE` (Algorithm 2, output policy Algorithm 4), or
+        their names ``"smooth"``, ``"smooth-uniform"``, ``"smooth-linear"``, ``"stage"``.
     name : str, optional
         Its name in results and listings; ``LEARNER+UPDATE`` by default.
     description : str
@@ -129,7 +129,7 @@ class Algorithm:
     @property
     def output_policy(self) -> str:
         """``"algorithm3"`` (smooth index chain, ``t_0 = T``) or ``"algorithm4"`` (stage mixture)."""
-        return "algorithm3" if self.value_update.index_kernel == "smooth" else "algorithm4"
+        return "algorithm4" if self.value_update.index_kernel == "stage" else "algorithm3"
 
     @property
     def identity(self) -> str:
@@ -157,7 +157,8 @@ ALGORITHMS: dict[str, Algorithm] = {
 
 
 def get_value_update(name: str | ValueUpdate) -> ValueUpdate:
-    """The value update called ``name`` (``"smooth"`` or ``"stage"``; a
+    """The value update called ``name`` (``"smooth"``, ``"smooth-uniform"``, ``"smooth-linear"``
+    or ``"stage"``; a
     [`ValueUpdate`][markovgames.dynamics.ValueUpdate] is returned as it is); the error lists the choices."""
     if isinstance(name, ValueUpdate):
         return name

@@ -39,7 +39,8 @@ class CertifiedCurve(PrefixCurves):
     value : (P, N) exact value ``V_i`` at ``s_1`` of the output policy after ``T'`` iterations.
     certified_ce_bound, certified_cce_bound : (P, N) the index-revealing bounds.
     prefixes : (P,) the prefixes ``T'`` (by default ``1..T``).
-    value_update : ``"smooth"`` or ``"stage"``: whose output policy.
+    value_update : the value update whose output policy (``"smooth"``, ``"smooth-uniform"``,
+        ``"smooth-linear"`` or ``"stage"``).
     """
 
     value: np.ndarray
@@ -109,7 +110,8 @@ def certify(
     policies : per player an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t`` (a memory
         map is read chunk by chunk). Every ``pi^t(s, .)`` must be a probability vector (within
         ``DISTRIBUTION_TOLERANCE``, [`markovgames.policies`][markovgames.policies]).
-    value_update : ``"smooth"`` (Algorithm 3's output policy) or ``"stage"`` (Algorithm 4's), or
+    value_update : ``"smooth"`` (Algorithm 3's output policy; ``"smooth-uniform"``,
+        ``"smooth-linear"`` with uniform or linear averaging) or ``"stage"`` (Algorithm 4's), or
         the [`ValueUpdate`][markovgames.dynamics.ValueUpdate] object.
     checkpoints : keep only these prefixes ``T'`` (default: all).
     dtype, chunk_size, progress : as for [`run`][markovgames.dynamics.run].

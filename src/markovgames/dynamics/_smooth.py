@@ -15,6 +15,19 @@ The output policy (Algorithm 3) starts its index chain at ``t_0 = T`` and moves 
 :math:`\mu_t(j) = \alpha_t^j`; its value and bounds after ``T' = t`` iterations are emitted at
 every iteration. The paper's lemma :math:`Q^t_h = r_h + P_h V^t_{h+1}` (``V`` the output policy's
 value) is checked in the loop: the carry keeps the largest residual.
+
+**Averaging.** `SMOOTH` is the paper's update. `SMOOTH_UNIFORM` (``smooth-uniform``) and
+`SMOOTH_LINEAR` (``smooth-linear``) are the same update and output policy with the order ``k`` of
+``alpha_t = (k+1)/(k+t)`` and ``w_j = binom(k+j-1, k)`` set to 0 (uniform averaging:
+``alpha_t = 1/t``, every ``w_j = 1``, so a learner's sums are the textbook unweighted sums) or 1
+(linear averaging: ``alpha_t = 2/(t+1)``, ``w_j = j``, the learners' sums and the output average
+both weighted by ``j`` as in Linear CFR; CFR+'s linear average of unweighted RM+ iterates is not
+this) instead of ``H`` (`markovgames._schedules`).
+The lemma ``Q^t_h = r_h + P_h V^t_{h+1}`` holds for every such ``alpha`` (it needs only
+``alpha_1 = 1`` and the output policy's ``alpha_t^j`` from the same ``alpha``), so the
+certified bounds are certified for each averaging; Theorem 1's rate is proved for ``k = H`` only.
+On a one-state game with ``H = 1``, ``Q^t = r`` at every ``t`` and ``hedge+smooth-uniform`` is
+optimistic Hedge, ``rm-plus+smooth-uniform`` predictive RM+ (PRM+; RM+ with ``--no-optimism``).
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._schedules import theory_eta_smooth
+from .._schedules import smoothing_order, theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
 from ._guard import guard_tolerance, strategy_violation
@@ -50,7 +63,15 @@ from ._value_update import (
     sequential_block,
 )
 
-__all__ = ["SMOOTH", "SmoothUpdate", "SmoothCarry", "SmoothMetricsCarry", "smooth_q_update"]
+__all__ = [
+    "SMOOTH",
+    "SMOOTH_UNIFORM",
+    "SMOOTH_LINEAR",
+    "SmoothUpdate",
+    "SmoothCarry",
+    "SmoothMetricsCarry",
+    "smooth_q_update",
+]
 
 #: Steps of the backward pass are unrolled up to this horizon, scanned beyond it.
 _UNROLL_HORIZON = 8
@@ -137,9 +158,12 @@ def stack_steps(carry):
     return stacked._replace(q=jnp.stack(carry.q)) if isinstance(carry, SmoothCarry) else stacked
 
 
-def _step_size(t, horizon):
-    """``(alpha_t, rho_t)`` for the traced iteration number ``t``."""
-    return (horizon + 1.0) / (horizon + t), (t - 1.0) / (horizon + t - 1.0)
+def _step_size(t, order: int):
+    """``(alpha_t, rho_t)`` for the traced iteration number ``t`` and the static order ``k`` of the
+    averaging (``H`` for the paper's)."""
+    if order == 0:  # alpha_t = 1/t; rho_t = 1, but rho_1 = 0 (the formula's 0/0)
+        return 1.0 / t, jnp.where(t > 1, 1.0, 0.0).astype(t.dtype)
+    return (order + 1.0) / (order + t), (t - 1.0) / (order + t - 1.0)
 
 
 def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: int, run_axes: int):
@@ -215,18 +239,21 @@ def _last_iterate(game: GameArrays, policies, flag, run_axes: int):
     return jax.lax.cond(flag, values, lambda: jnp.zeros((2, game.rewards.shape[1], *runs), game.rewards.dtype))
 
 
-def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last_iterate: bool, game: GameArrays, run_axes: int):
+def _smooth_step(
+    learner_spec: LearnerSpec, optimistic: bool, record: bool, last_iterate: bool, game: GameArrays, run_axes: int, kind: str
+):
     """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
     ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk])."""
     learner = learner_for(learner_spec, run_axes)
     horizon, num_players = game.rewards.shape[:2]
+    order = smoothing_order(kind, horizon)
     split = splits_steps(game.rewards)
     # A user's learner: where its first strategy off the simplex is, per iteration (`_guard`).
     guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
 
     def step(carry: SmoothCarry, x):
         t, flag = x if last_iterate else (x, None)
-        alpha, rho = _step_size(t[0], horizon)
+        alpha, rho = _step_size(t[0], order)
         played = [learner.play(carry.learners[i], carry.prediction[i], game.eta, rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
@@ -276,14 +303,14 @@ def _smooth_step(learner_spec: LearnerSpec, optimistic: bool, record: bool, last
     return step
 
 
-def _certify_step(game: GameArrays, run_axes: int):
+def _certify_step(game: GameArrays, run_axes: int, kind: str):
     """One iteration of Algorithm 3's recursions over a given policy: ``(carry, (t, policies)) -> (carry, outputs)``."""
-    horizon = game.rewards.shape[0]
+    order = smoothing_order(kind, game.rewards.shape[0])
     split = splits_steps(game.rewards)
 
     def step(carry: SmoothMetricsCarry, x):
         t, policies = x
-        alpha, _ = _step_size(t[0], horizon)
+        alpha, _ = _step_size(t[0], order)
 
         def backward(nxt, xs: StepInputs):
             targets = stacked_targets(xs.rewards, xs.transitions, nxt, run_axes)
@@ -321,14 +348,38 @@ def _largest_output_bytes(game: GameArrays, record: bool, run_axes: int) -> int:
     return max(sizes) * runs * rewards.dtype.itemsize
 
 
-class SmoothUpdate(ValueUpdate):
-    """Algorithm 1's smooth value update with Algorithm 3's output policy (see the module docstring)."""
+#: name -> (description, citation) of each averaging (`markovgames._schedules.SMOOTH_KERNELS`).
+_AVERAGINGS = {
+    "smooth": (
+        "alpha_t = (H+1)/(H+t), learners weighted by w_j = binom(H+j-1, H); output policy Algorithm 3",
+        "Mao et al., L4DC 2024, Algorithms 1 and 3",
+    ),
+    "smooth-uniform": (
+        "uniform averaging: alpha_t = 1/t, every w_j = 1 (textbook OFTRL, Hedge, RM+, PRM+); output policy Algorithm 3",
+        "Mao et al., L4DC 2024, Algorithms 1 and 3 with alpha_t = 1/t",
+    ),
+    "smooth-linear": (
+        "linear averaging: alpha_t = 2/(t+1), w_j = j (utilities and output both weighted by j, as Linear CFR); "
+        "output policy Algorithm 3",
+        "Mao et al., L4DC 2024, Algorithms 1 and 3 with alpha_t = 2/(t+1); Brown and Sandholm, AAAI 2019 (Linear CFR)",
+    ),
+}
 
-    name = "smooth"
-    index_kernel = "smooth"
+
+class SmoothUpdate(ValueUpdate):
+    """Algorithm 1's smooth value update with Algorithm 3's output policy (see the module docstring).
+
+    ``averaging``: the kernel's name, ``"smooth"`` (the paper's ``alpha_t = (H+1)/(H+t)``),
+    ``"smooth-uniform"`` or ``"smooth-linear"``; it is the value update's name too.
+    """
+
     per_iteration_metrics = True
-    description = "alpha_t = (H+1)/(H+t), learners weighted by w_j; output policy Algorithm 3"
-    citation = "Mao et al., L4DC 2024, Algorithms 1 and 3"
+
+    def __init__(self, averaging: str = "smooth"):
+        if averaging not in _AVERAGINGS:
+            raise ValueError(f"unknown averaging {averaging!r}; choose one of: {', '.join(_AVERAGINGS)}")
+        self.name = self.index_kernel = averaging
+        self.description, self.citation = _AVERAGINGS[averaging]
 
     def theory_rate(self, num_players, horizon, max_actions):
         # Theorem 1's rate (proved for BM-OFTRL; used for every learner with this update).
@@ -355,7 +406,7 @@ class SmoothUpdate(ValueUpdate):
         )
 
     def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
-        step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes)
+        step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel)
         xs = sched if last_iterate is None else (sched, last_iterate)
         carry, out = _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
         if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)
@@ -380,8 +431,14 @@ class SmoothUpdate(ValueUpdate):
 
     def certify_chunk(self, size, game, carry, sched, policies, run_axes):
         # The policies come in whole (a chunk): the inner loop cannot stay small.
-        return _scan_split(_certify_step(game, run_axes), game, carry, (sched, policies), SEQUENTIAL_BUFFER_BYTES + 1)
+        return _scan_split(
+            _certify_step(game, run_axes, self.index_kernel), game, carry, (sched, policies), SEQUENTIAL_BUFFER_BYTES + 1
+        )
 
 
-#: The smooth value update.
-SMOOTH = SmoothUpdate()
+#: The smooth value update (the paper's averaging).
+SMOOTH = SmoothUpdate("smooth")
+#: The smooth value update with uniform averaging (``alpha_t = 1/t``, weights 1).
+SMOOTH_UNIFORM = SmoothUpdate("smooth-uniform")
+#: The smooth value update with linear averaging (``alpha_t = 2/(t+1)``, weights ``j``).
+SMOOTH_LINEAR = SmoothUpdate("smooth-linear")

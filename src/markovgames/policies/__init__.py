@@ -5,13 +5,14 @@ imports without JAX.
 """
 
 from ._index_chain import IndexChainPolicy
-from ._index_kernel import IndexKernel, TrajectorySuffix, trajectory_suffix
+from ._index_kernel import KERNEL_KINDS, IndexKernel, TrajectorySuffix, trajectory_suffix
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
 from ._play import PolicyPlayer
 
 __all__ = [
     "IndexChainPolicy",
     "IndexKernel",
+    "KERNEL_KINDS",
     "TrajectorySuffix",
     "trajectory_suffix",
     "MarkovCorrelatedPolicy",

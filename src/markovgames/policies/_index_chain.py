@@ -25,14 +25,15 @@ import numpy as np
 
 from .._files import header_warnings_refused, open_regular
 from .._npz import ArchiveError, NpzArchive
-from ._index_kernel import IndexKernel
+from ._index_kernel import KERNEL_KINDS, IndexKernel
 
 __all__ = ["IndexChainPolicy"]
 
 
 @dataclass(frozen=True, eq=False)
 class IndexChainPolicy:
-    """The output policy of Algorithm 3 (``kind="smooth"``) or Algorithm 4 (``kind="stage"``).
+    """The output policy of Algorithm 3 (``kind="smooth"``; ``"smooth-uniform"`` and
+    ``"smooth-linear"`` with uniform or linear averaging) or Algorithm 4 (``kind="stage"``).
 
     The prefix ``T`` is the length of the arrays; `prefix` gives the output after fewer
     iterations.
@@ -40,17 +41,17 @@ class IndexChainPolicy:
     Parameters
     ----------
     kind : str
-        ``"smooth"`` or ``"stage"``.
+        ``"smooth"``, ``"smooth-uniform"``, ``"smooth-linear"`` or ``"stage"`` (`IndexKernel`).
     policies : tuple of ndarray
         Per player, an array ``(T, H, S, A_i)`` whose row ``t - 1`` is ``pi^t``.
     """
 
-    kind: str  # "smooth" or "stage" (checked; a stored policy's kind is read as a string)
+    kind: str  # an index kernel's kind (checked; a stored policy's kind is read as a string)
     policies: tuple[np.ndarray, ...]
 
     def __post_init__(self) -> None:
-        if self.kind not in ("smooth", "stage"):
-            raise ValueError(f"kind must be 'smooth' or 'stage', got {self.kind!r}")
+        if self.kind not in KERNEL_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, KERNEL_KINDS))}, got {self.kind!r}")
         pols = tuple(np.asarray(p) for p in self.policies)
         if not pols:
             raise ValueError("policies: need at least one player")

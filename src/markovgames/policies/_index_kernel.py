@@ -33,9 +33,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._rng import as_generator
-from .._schedules import stage_schedule
+from .._schedules import SMOOTH_KERNELS, smoothing_order, stage_schedule
 
-__all__ = ["IndexKernel", "TrajectorySuffix", "trajectory_suffix"]
+__all__ = ["IndexKernel", "KERNEL_KINDS", "TrajectorySuffix", "trajectory_suffix"]
+
+#: The output policies' index kernels: Algorithm 3's with each averaging, and Algorithm 4's.
+KERNEL_KINDS: tuple[str, ...] = (*SMOOTH_KERNELS, "stage")
 
 #: Largest log-ratio of weights allowed inside one block of the smooth cumulative sums.
 _BLOCK_LOG_RATIO = 300.0
@@ -47,7 +50,9 @@ class IndexKernel:
 
     Parameters
     ----------
-    kind : ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4).
+    kind : ``"smooth"`` (Algorithm 3), ``"smooth-uniform"`` or ``"smooth-linear"`` (Algorithm 3
+        with uniform or linear averaging: the order ``k`` of ``markovgames.dynamics``' averaging
+        is 0 or 1 instead of ``H``, see `smoothing_order`), or ``"stage"`` (Algorithm 4).
     T : int
         Number of iterations (indices ``1..T``; arrays use row ``t - 1``).
     horizon : int
@@ -69,22 +74,23 @@ class IndexKernel:
     _stage_of: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("smooth", "stage"):
-            raise ValueError(f"kind must be 'smooth' or 'stage', got {self.kind!r}")
+        if self.kind not in KERNEL_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, KERNEL_KINDS))}, got {self.kind!r}")
         T, H = int(self.T), int(self.horizon)
         if T < 1 or H < 1:
             raise ValueError(f"need T >= 1 and H >= 1, got T={T}, H={H}")
         object.__setattr__(self, "T", T)
         object.__setattr__(self, "horizon", H)
-        if self.kind == "smooth":
+        if self.is_smooth:
+            k = smoothing_order(self.kind, H)  # H for the paper's averaging
             j = np.arange(1, T + 1, dtype=np.float64)
-            # log w_j = sum_{k=2..j} log(w_k / w_{k-1}) with w_k / w_{k-1} = (H+k-1)/(k-1): a sum of
+            # log w_j = sum_{i=2..j} log(w_i / w_{i-1}) with w_i / w_{i-1} = (k+i-1)/(i-1): a sum of
             # small positive terms (no cancellation), never the huge weights themselves.
-            steps = np.log1p(H / np.maximum(j - 1.0, 1.0))
+            steps = np.log1p(k / np.maximum(j - 1.0, 1.0))
             steps[0] = 0.0
             log_w = np.cumsum(steps)
-            # alpha_t = w_t / W_t = (H+1)/(H+t), so log W_t = log w_t - log alpha_t.
-            alpha = (H + 1.0) / (H + j)
+            # alpha_t = w_t / W_t = (k+1)/(k+t), so log W_t = log w_t - log alpha_t.
+            alpha = (k + 1.0) / (k + j)
             log_W = log_w - np.log(alpha)
             blocks = []
             start = 0
@@ -110,6 +116,11 @@ class IndexKernel:
             object.__setattr__(self, "_target", target)
             object.__setattr__(self, "_stage_of", stage_of)
 
+    @property
+    def is_smooth(self) -> bool:
+        """Whether it is Algorithm 3's kernel (any averaging), not Algorithm 4's."""
+        return self.kind in SMOOTH_KERNELS
+
     @classmethod
     def of(cls, policy) -> IndexKernel:
         """The kernel of an [`IndexChainPolicy`][markovgames.policies.IndexChainPolicy]."""
@@ -119,7 +130,7 @@ class IndexKernel:
     def start_distribution(self) -> np.ndarray:
         """Law of the start index ``t_0``: ``T`` surely (smooth) or uniform on ``1..T`` (stage)."""
         d = np.zeros(self.T)
-        if self.kind == "smooth":
+        if self.is_smooth:
             d[-1] = 1.0
         else:
             d[:] = 1.0 / self.T
@@ -196,7 +207,7 @@ class IndexKernel:
     # ------------------------------------------------------------------ sampling
     def sample_start(self, size: int, rng) -> np.ndarray:
         """``size`` draws of the start index ``t_0`` (1-based, int64)."""
-        if self.kind == "smooth":
+        if self.is_smooth:
             return np.full(size, self.T, dtype=np.int64)
         return as_generator(rng).integers(1, self.T + 1, size=size, dtype=np.int64)
 
@@ -205,7 +216,7 @@ class IndexKernel:
         gen = as_generator(rng)
         t = np.asarray(current, dtype=np.int64)
         u = gen.random(t.shape)
-        if self.kind == "smooth":
+        if self.is_smooth:
             # P(J <= j | t) = W_j / W_t: the first j with log W_j >= log u + log W_t. Drawing u in
             # (0, 1] avoids log(0); the clip guards the last ulp of rounding.
             target = np.log1p(-u) + self._log_W[t - 1]
@@ -296,7 +307,7 @@ def trajectory_suffix(kind: str, T: int, horizon: int, tolerance: float) -> Traj
     below = np.cumsum(law)  # below[k] = P(j_H <= k + 1): nonnegative terms, no cancellation
     # Largest m with P(j_H <= m - 1) <= tolerance.
     first = min(int(np.searchsorted(below, tolerance, side="right")) + 1, int(T))
-    monotone_from = 1 if kernel.kind == "smooth" else int(stage_schedule(kernel.horizon, T).lengths[0]) + 1
+    monotone_from = 1 if kernel.is_smooth else int(stage_schedule(kernel.horizon, T).lengths[0]) + 1
     if first < monotone_from:
         # Inside stage 1: the escape probability is monotone in first_kept; search the few candidates.
         first = 1
