@@ -231,7 +231,7 @@ def lift(game_or_payoffs, *, bounds="auto", name: str | None = None, description
         if description is not None
         else (f"{nfg.title or 'normal-form game'} (payoffs rescaled by u01 = {rescaling.scale!r} * u + {rescaling.offset!r})")
     )
-    game = normal_form_game(unit, name=name or title, description=desc)
+    game = normal_form_game(unit, name=name or title, description=desc, units=rescaling)
     return LiftedGame(game=game, rescaling=rescaling, normal_form=nfg)
 
 

@@ -943,6 +943,7 @@ def _assemble(os_game, traversed: _Traversed, states: _StateIndex, arrays: _Arra
         initial_state=states.state_of[traversed.initial_key],
         name=name or f"openspiel:{os_game}",
         description=f"Imported from the OpenSpiel game {os_game} (rewards r01 = {rescaling.scale!r} * r + {rescaling.offset!r})",
+        units=rescaling,
     )
     return ImportedGame(
         game=game,

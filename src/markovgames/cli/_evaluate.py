@@ -80,6 +80,7 @@ def evaluate_run_directory(
     """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
     and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
     from ..experiments import load_run_directory, versions
+    from ..experiments._rundir import original_unit_fields, units_field
 
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
     T = stored.T
@@ -168,6 +169,10 @@ def evaluate_run_directory(
             mc["cce_deviation_player"] = j
             mc["cce_deviation_value_mean"], mc["cce_deviation_value_stderr"] = float(dev.mean[j]), float(dev.stderr[j])
         report["monte_carlo"] = mc
+    units = stored.game.units
+    if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
+        report["units"] = units_field(units)
+        report.update(original_unit_fields(report, units, stored.game.horizon))
     report["versions"] = versions()
     return report
 
@@ -284,4 +289,22 @@ def _print(report: dict, out: Path) -> None:
                 )
                 table.add_row(name, *cells, "")
     console.print(table)
+    if "units" in report:
+        console.print(_original_units_line(report), soft_wrap=True, markup=False)
     console.print(f"wrote {printable(out)}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup
+
+
+def _original_units_line(report: dict) -> str:
+    """The headline numbers in the game's own units (its payoffs before the rescaling into [0, 1])."""
+    units = report["units"]
+    parts = [f"value {', '.join(f'{v:.6g}' for v in report['value_original'])}"]
+    labels = {
+        "certified_ce_gap": "certified CE gap",
+        "certified_cce_gap": "certified CCE gap",
+        "exact_ce_gap": "exact CE gap",
+        "exact_cce_gap": "exact CCE gap",
+    }
+    for key, label in labels.items():
+        if f"{key}_original" in report:
+            parts.append(f"{label} {report[f'{key}_original']:.6g}")
+    return f"in the game's own units (rewards r01 = {units['scale']:.6g} r + {units['offset']:.6g}): " + "; ".join(parts)

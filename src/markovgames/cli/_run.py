@@ -381,6 +381,31 @@ def _check_resources(game, T: int, args) -> None:
         )
 
 
+def _original_units_table(metrics: dict):
+    """The checkpoints' values and gaps in the game's own units (its payoffs before the rescaling)."""
+    from rich.table import Table
+
+    units = metrics["units"]
+    table = Table(title=f"in the game's own units (rewards r01 = {units['scale']:.6g} r + {units['offset']:.6g})")
+    table.add_column("T", justify="right")
+    first = metrics["checkpoints"][0]
+    for i in range(len(first["value_original"])):
+        table.add_column(f"V_{i}", justify="right")
+    labels = {
+        "certified_ce_gap": "cert. CE gap",
+        "certified_cce_gap": "cert. CCE gap",
+        "exact_ce_gap": "exact CE gap",
+        "exact_cce_gap": "exact CCE gap",
+    }
+    keys = [k for k in labels if f"{k}_original" in first]
+    for key in keys:
+        table.add_column(labels[key], justify="right")
+    for c in metrics["checkpoints"]:
+        cells = ["–" if c.get(f"{k}_original") is None else f"{c[f'{k}_original']:.3e}" for k in keys]
+        table.add_row(str(c["T"]), *(f"{v:.6f}" for v in c["value_original"]), *cells)
+    return table
+
+
 def _print_checkpoints(metrics: dict, out) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -419,6 +444,8 @@ def _print_checkpoints(metrics: dict, out) -> None:
             *([f"{c['last_iterate_nash_gap']:.3e}"] if has_last else []),
         )
     console.print(table)
+    if metrics.get("units"):
+        console.print(_original_units_table(metrics))
     # Say why an exact gap is missing (once per reason), rather than only a dash in the table.
     skipped: dict[str, list[str]] = {}
     for c in metrics["checkpoints"]:

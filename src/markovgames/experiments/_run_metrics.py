@@ -160,6 +160,23 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
     for key in ("config", "versions"):
         _field(metrics, key, where, lambda v: v is None or isinstance(v, dict), "an object", None)
     _field(metrics, "created", where, lambda v: v is None or _is_short_text(v), "a date", None)
+    _field(
+        metrics,
+        "units",
+        where,
+        lambda v: (
+            v is None
+            or (
+                isinstance(v, dict)
+                and set(v) == {"scale", "offset"}
+                and _is_number(v["scale"])
+                and v["scale"] > 0
+                and _is_finite(v["offset"])
+            )
+        ),
+        "null or an object with a positive scale and a finite offset",
+        None,
+    )
     records = _field(
         metrics,
         "checkpoints",

@@ -57,6 +57,7 @@ from ..dynamics import (
 from ..games import (
     MAX_GAME_ENTRIES,
     PROBABILITY_TOLERANCE,
+    AffineRescaling,
     MarkovGame,
     load_game,
     save_game,
@@ -95,6 +96,8 @@ __all__ = [
     "policy_row_tolerance",
     "run_directory_bytes",
     "read_mapped_trajectory",
+    "original_unit_fields",
+    "units_field",
 ]
 
 METRICS_FILE = "metrics.json"
@@ -185,6 +188,47 @@ def versions() -> dict[str, str]:
         "jaxlib": jaxlib.__version__,
         "platform": platform.platform(),
     }
+
+
+#: A checkpoint record's fields that are returns (values of a policy over the episode), and those
+#: that are gaps (differences of returns): `original_unit_fields` converts both.
+_RETURN_FIELDS = (
+    "value",
+    "certified_ce_bound",
+    "certified_cce_bound",
+    "last_iterate_value",
+    "exact_value",
+    "ce_deviation_value",
+    "cce_best_response_value",
+)
+_GAP_SUFFIXES = ("_gap", "_gap_per_player")
+
+
+def original_unit_fields(record: dict[str, Any], units: AffineRescaling, horizon: int) -> dict[str, Any]:
+    """The record's returns and gaps in the game's original units, as fields ``NAME_original``.
+
+    With ``r01 = scale * r + offset`` a return over ``H`` steps is ``V = (V01 - H offset) / scale``
+    and a gap ``gap / scale`` (`markovgames.games.AffineRescaling`). Empty for a game in ``[0, 1]``.
+    """
+    if units.is_identity:
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if value is None or isinstance(value, str) or key.endswith("_original"):
+            continue
+        if key in _RETURN_FIELDS:
+            converted = units.original_value(value, horizon)
+        elif key.endswith(_GAP_SUFFIXES):
+            converted = units.original_gap(value)
+        else:
+            continue
+        out[f"{key}_original"] = converted.tolist() if np.ndim(converted) else float(converted)
+    return out
+
+
+def units_field(units: AffineRescaling) -> dict[str, float] | None:
+    """``metrics.json``'s ``units``: the map from the game's original payoffs, or None for ``[0, 1]``."""
+    return None if units.is_identity else {"scale": units.scale, "offset": units.offset}
 
 
 def last_iterate_fields(value, best_response) -> dict[str, Any]:
@@ -453,8 +497,11 @@ def write_run_directory(
         "eta_value": _eta_value(result),
         "T": result.T,
         "dtype": result.dtype,
+        # The game's own units: the map, and every checkpoint's returns and gaps in them too.
+        "units": units_field(game.units),
         "checkpoints": [
-            {**record, **(checkpoint_extras or {}).get(record["T"], {})} for record in checkpoint_records(result, checkpoints)
+            _with_original_units({**record, **(checkpoint_extras or {}).get(record["T"], {})}, game)
+            for record in checkpoint_records(result, checkpoints)
         ],
         "identity_residual": result.identity_residual,
         "game_file": game_file,
@@ -478,6 +525,10 @@ def write_run_directory(
     atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
     write_marker(staging, "run")
     return metrics
+
+
+def _with_original_units(record: dict[str, Any], game: MarkovGame) -> dict[str, Any]:
+    return {**record, **original_unit_fields(record, game.units, game.horizon)}
 
 
 def _sha256(path: Path, fh=None) -> str:

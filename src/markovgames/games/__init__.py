@@ -34,9 +34,11 @@ from ._model import (
     MarkovGame,
     SparseTransitions,
 )
+from ._units import AffineRescaling
 
 __all__ = [
     "MarkovGame",
+    "AffineRescaling",
     "SparseTransitions",
     "GameValidationError",
     "PROBABILITY_TOLERANCE",

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 
 from ._io import _MAX_PLAYERS, GAME_FILE_SUFFIXES, load_game
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
+from ._units import AffineRescaling
 
 __all__ = [
     "paper_game",
@@ -103,7 +104,9 @@ def paper_game() -> MarkovGame:
 # ---------------------------------------------------------------------------------------
 # Normal-form games
 # ---------------------------------------------------------------------------------------
-def normal_form_game(payoffs: ArrayLike, name: str = "normal_form", description: str = "") -> MarkovGame:
+def normal_form_game(
+    payoffs: ArrayLike, name: str = "normal_form", description: str = "", *, units: AffineRescaling | None = None
+) -> MarkovGame:
     """Lift a normal-form game to a one-step, one-state Markov game.
 
     Parameters
@@ -144,6 +147,7 @@ def normal_form_game(payoffs: ArrayLike, name: str = "normal_form", description:
         initial_state=0,
         name=name,
         description=description,
+        units=units,
     )
 
 
@@ -151,6 +155,11 @@ def _bimatrix(row: ArrayLike, col: ArrayLike, lo: float, hi: float) -> np.ndarra
     """Stack two textbook payoff matrices and rescale ``x -> (x - lo) / (hi - lo)``."""
     payoffs = np.stack([np.asarray(row, dtype=np.float64), np.asarray(col, dtype=np.float64)])
     return (payoffs - lo) / (hi - lo)
+
+
+def _textbook_units(lo: float, hi: float) -> AffineRescaling:
+    """The map of `_bimatrix`'s rescaling, ``r01 = (x - lo) / (hi - lo)``, kept as the game's units."""
+    return AffineRescaling(1.0 / (hi - lo), 0.0 - lo / (hi - lo) + 0.0)
 
 
 def prisoners_dilemma() -> MarkovGame:
@@ -163,6 +172,7 @@ def prisoners_dilemma() -> MarkovGame:
     """
     return normal_form_game(
         _bimatrix([[3, 0], [5, 1]], [[3, 5], [0, 1]], lo=0.0, hi=5.0),
+        units=_textbook_units(0.0, 5.0),
         name="prisoners_dilemma",
         description="Prisoner's dilemma (T,R,P,S) = (5,3,1,0) rescaled by x/5; actions cooperate, defect",
     )
@@ -178,6 +188,7 @@ def matching_pennies() -> MarkovGame:
     match = np.array([[1.0, -1.0], [-1.0, 1.0]])
     return normal_form_game(
         _bimatrix(match, -match, lo=-1.0, hi=1.0),
+        units=_textbook_units(-1.0, 1.0),
         name="matching_pennies",
         description="Matching pennies (+1/-1 rescaled by (x+1)/2); player 0 wins on a match",
     )
@@ -191,6 +202,7 @@ def battle_of_the_sexes() -> MarkovGame:
     """
     return normal_form_game(
         _bimatrix([[2, 0], [0, 1]], [[1, 0], [0, 2]], lo=0.0, hi=2.0),
+        units=_textbook_units(0.0, 2.0),
         name="battle_of_the_sexes",
         description="Battle of the sexes (2,1)/(1,2)/(0,0) rescaled by x/2; actions opera, football",
     )
@@ -207,6 +219,7 @@ def chicken() -> MarkovGame:
     """
     return normal_form_game(
         _bimatrix([[0, -1], [1, -10]], [[0, 1], [-1, -10]], lo=-10.0, hi=1.0),
+        units=_textbook_units(-10.0, 1.0),
         name="chicken",
         description="Chicken 0/-1/+1/-10 rescaled by (x+10)/11; actions swerve, straight",
     )
@@ -224,6 +237,7 @@ def shapley() -> MarkovGame:
     col = np.roll(np.eye(3), 1, axis=1)
     return normal_form_game(
         _bimatrix(row, col, lo=0.0, hi=1.0),
+        units=_textbook_units(0.0, 1.0),
         name="shapley",
         description="Shapley's 3x3 game: row wins by matching, column by being one ahead (mod 3)",
     )

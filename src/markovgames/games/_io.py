@@ -16,6 +16,9 @@ key               meaning
 ``rewards``       ``rewards[h][i][s][a_0]...[a_{N-1}]`` in ``[0, 1]``: ``H*N*S*prod(A)`` numbers
 ``transitions``   ``transitions[h][s][a_0]...[a_{N-1}][s']`` = ``P_h(s' | s, a)``: ``H*S*prod(A)*S``
 ``description``   optional free text
+``units``         optional: ``{"scale": c, "offset": d}``, the map ``r01 = c r + d`` (``c > 0``) from
+                  the game's original payoffs to ``rewards`` (`AffineRescaling`); written when
+                  it is not the identity
 ``format_version`` optional; written as ``1``; any other value is refused
 ================  =======================================================================
 
@@ -32,7 +35,8 @@ keys (giving both forms is an error):
 
 In a JSON file the arrays are nested lists. In an ``.npz`` file the same keys are arrays:
 the sizes as 0-d integer arrays, ``num_actions`` a 1-d integer array, ``name`` and
-``description`` 0-d unicode arrays and ``rewards``/``transitions`` float arrays of the shapes
+``description`` 0-d unicode arrays, ``units`` a float array ``[scale, offset]``, and
+``rewards``/``transitions`` float arrays of the shapes
 ``(H, N, S, A_0, ..., A_{N-1})`` and ``(H, S, A_0, ..., A_{N-1}, S)``. ``.npz`` files are read with
 ``allow_pickle=False``: an object array is refused, never unpickled.
 
@@ -69,6 +73,7 @@ from .._atomic import atomic_write
 from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited
 from .._npz import ArchiveError, NpzArchive
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
+from ._units import AffineRescaling
 
 __all__ = [
     "GameFileError",
@@ -106,7 +111,7 @@ _REQUIRED_KEYS = (
 )
 #: The sparse form's keys, which replace ``transitions``.
 _SPARSE_KEYS = ("num_successors", "transition_successors", "transition_probabilities")
-_OPTIONAL_KEYS = ("description", "format_version")
+_OPTIONAL_KEYS = ("description", "format_version", "units")
 _ALLOWED_KEYS = frozenset(_REQUIRED_KEYS + _SPARSE_KEYS + _OPTIONAL_KEYS)
 
 # rewards and transitions have N + 3 axes. numpy 1.x allows 32 axes (numpy 2.x allows 64);
@@ -149,6 +154,8 @@ def game_to_dict(game: MarkovGame) -> dict[str, Any]:
         # tolist() yields Python floats, which json writes repr-exactly.
         "rewards": game.rewards.tolist(),
     }
+    if not game.units.is_identity:
+        out["units"] = {"scale": game.units.scale, "offset": game.units.offset}
     if game.is_sparse:
         sparse = game.sparse_transitions
         out["num_successors"] = sparse.num_successors
@@ -191,6 +198,7 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
     _check_player_count(num_players)
     num_actions = _check_num_actions(data["num_actions"], num_players)
     initial_state = _check_initial_state(data["initial_state"])
+    units = _check_units(data.get("units"))
     horizon, num_states = sizes["horizon"], sizes["num_states"]
     sparse = "transitions" not in data
     num_successors = _check_size(data["num_successors"], "num_successors") if sparse else None
@@ -225,7 +233,26 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
         name=name,
         description=description,
         max_entries=max_entries,
+        units=units,
     )
+
+
+def _check_units(value: Any) -> AffineRescaling | None:
+    """The ``units`` field: ``{"scale": c, "offset": d}`` with finite numbers, ``c > 0`` (absent: None)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != {"scale", "offset"}:
+        shown = sorted(map(str, value)) if isinstance(value, Mapping) else _type_name(value)
+        raise GameValidationError(f'units: expected {{"scale": c, "offset": d}}, got {shown}')
+    for key in ("scale", "offset"):
+        number = value[key]
+        if isinstance(number, bool) or not isinstance(number, (int, float, np.integer, np.floating)):
+            raise GameValidationError(f"units.{key}: expected a number, got {_type_name(number)}")
+        if not math.isfinite(float(number)):
+            raise GameValidationError(f"units.{key}: expected a finite number, got {float(number)!r}")
+    if not float(value["scale"]) > 0:
+        raise GameValidationError(f"units.scale: expected a positive number, got {float(value['scale'])!r}")
+    return AffineRescaling(float(value["scale"]), float(value["offset"]))
 
 
 def _short(number: int) -> str:
@@ -582,6 +609,7 @@ class _NpzDeclared(NamedTuple):
     num_states: int
     num_actions: tuple[int, ...]
     num_successors: int | None  # the sparse form's K; None for dense transitions
+    units: AffineRescaling | None
 
 
 def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
@@ -630,6 +658,7 @@ def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
         name=declared.name,
         description=declared.description,
         max_entries=max_entries,
+        units=declared.units,
     )
 
 
@@ -652,6 +681,11 @@ def _check_npz_header(key: str, shape: tuple[int, ...], dtype: np.dtype) -> None
             raise GameValidationError(f"num_actions: expected a 1-d integer array, got dtype {dtype} with shape {shape}")
         if shape[0] > _MAX_PLAYERS:
             raise GameValidationError(f"num_actions: {shape[0]} entries exceed the supported maximum of {_MAX_PLAYERS} players")
+    elif key == "units":
+        if dtype.kind != "f" or shape != (2,):
+            raise GameValidationError(
+                f"units: expected a float array [scale, offset] of shape (2,), got dtype {dtype} with shape {shape}"
+            )
     elif key == "transition_successors":
         if dtype.kind not in "iu":
             raise GameValidationError(f"{key}: expected an integer array, got dtype {dtype}")
@@ -675,6 +709,10 @@ def _read_npz_declared(archive, headers: Mapping[str, tuple[tuple[int, ...], np.
     num_actions = _check_num_actions(archive["num_actions"].tolist(), num_players)
     sparse = "transitions" not in headers
     num_successors = _check_size(archive["num_successors"][()], "num_successors") if sparse else None
+    units = None
+    if "units" in headers:
+        scale, offset = archive["units"].tolist()
+        units = _check_units({"scale": scale, "offset": offset})
     return _NpzDeclared(
         name=name,
         description=description,
@@ -684,6 +722,7 @@ def _read_npz_declared(archive, headers: Mapping[str, tuple[tuple[int, ...], np.
         num_states=sizes["num_states"],
         num_actions=num_actions,
         num_successors=num_successors,
+        units=units,
     )
 
 
@@ -757,6 +796,8 @@ def save_game(game: MarkovGame, path: str | os.PathLike[str], *, replace: bool =
             "initial_state": np.array(game.initial_state, dtype=np.int64),
             "rewards": np.asarray(game.rewards, dtype=np.float64),
         }
+        if not game.units.is_identity:
+            arrays["units"] = np.array([game.units.scale, game.units.offset], dtype=np.float64)
         if game.is_sparse:
             sparse = game.sparse_transitions
             arrays["num_successors"] = np.array(sparse.num_successors, dtype=np.int64)

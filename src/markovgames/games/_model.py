@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import MarkovGamesError
+from ._units import IDENTITY_UNITS, AffineRescaling
 
 __all__ = ["MarkovGame", "SparseTransitions", "GameValidationError", "PROBABILITY_TOLERANCE", "MAX_GAME_ENTRIES"]
 
@@ -206,6 +207,10 @@ class MarkovGame:
         Free text.
     max_entries : int
         Refuse any array (rewards, transitions, or each sparse array) with more entries.
+    units : AffineRescaling, optional
+        The map ``r01 = scale * r + offset`` from the game's original payoffs to ``rewards``
+        (`markovgames.games.AffineRescaling`; default the identity), so that values and gaps can
+        be reported in the original units too. It does not change the dynamics.
 
     Raises
     ------
@@ -213,7 +218,7 @@ class MarkovGame:
         On any inconsistency; the message names the field and the index of the first violation.
     """
 
-    __slots__ = ("_rewards", "_dense", "_sparse", "_initial_state", "_name", "_description", "_max_entries")
+    __slots__ = ("_rewards", "_dense", "_sparse", "_initial_state", "_name", "_description", "_max_entries", "_units")
     # The slots' types. One of the two kernel forms is always set (the sparse form of a sparse
     # game, the dense form of a dense one); a sparse game also caches its dense form when asked.
     _rewards: np.ndarray
@@ -223,6 +228,7 @@ class MarkovGame:
     _name: str
     _description: str
     _max_entries: int
+    _units: AffineRescaling
 
     def __init__(
         self,
@@ -232,9 +238,16 @@ class MarkovGame:
         name: str = "unnamed",
         description: str = "",
         max_entries: int = MAX_GAME_ENTRIES,
+        *,
+        units: AffineRescaling | None = None,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "_max_entries", int(max_entries))
+        if units is None:
+            units = IDENTITY_UNITS
+        if not isinstance(units, AffineRescaling):
+            raise GameValidationError(f"units: expected a markovgames.games.AffineRescaling, got {type(units).__name__}")
+        set_(self, "_units", units)
         rewards = _as_float_array(rewards, "rewards", self._max_entries)
         if rewards.ndim < 4:
             raise GameValidationError(
@@ -306,8 +319,7 @@ class MarkovGame:
         raise AttributeError(f"MarkovGame is immutable: cannot set {key!r}")
 
     def __reduce__(self):
-        transitions = self._sparse if self._sparse is not None else self._dense
-        return (MarkovGame, (self._rewards, transitions, self._initial_state, self._name, self._description, self._max_entries))
+        return (_rebuild, (self._arguments(), self._units))
 
     # ------------------------------------------------------------------ data
     @property
@@ -330,6 +342,19 @@ class MarkovGame:
     @property
     def max_entries(self) -> int:
         return self._max_entries
+
+    @property
+    def units(self) -> AffineRescaling:
+        """The map from the game's original payoffs to its rewards (the identity if it has none)."""
+        return self._units
+
+    def with_units(self, units: AffineRescaling | None) -> MarkovGame:
+        """The same game with the map ``units`` from its original payoffs (``None``: the identity)."""
+        return MarkovGame(*self._arguments(), units=units)
+
+    def _arguments(self) -> tuple:
+        transitions = self._sparse if self._sparse is not None else self._dense
+        return (self._rewards, transitions, self._initial_state, self._name, self._description, self._max_entries)
 
     @property
     def is_sparse(self) -> bool:
@@ -368,11 +393,21 @@ class MarkovGame:
     def to_sparse(self) -> MarkovGame:
         """The same game with [`SparseTransitions`][markovgames.games.SparseTransitions] (canonical form)."""
         sparse = self._sparse.canonical() if self._sparse is not None else SparseTransitions.from_dense(self.transitions)
-        return MarkovGame(self._rewards, sparse, self._initial_state, self._name, self._description, self._max_entries)
+        return MarkovGame(
+            self._rewards, sparse, self._initial_state, self._name, self._description, self._max_entries, units=self._units
+        )
 
     def to_dense(self) -> MarkovGame:
         """The same game with a dense transition array."""
-        return MarkovGame(self._rewards, self.transitions, self._initial_state, self._name, self._description, self._max_entries)
+        return MarkovGame(
+            self._rewards,
+            self.transitions,
+            self._initial_state,
+            self._name,
+            self._description,
+            self._max_entries,
+            units=self._units,
+        )
 
     def transition_bytes(self) -> bytes:
         """The kernel's bytes in its stored form (for digests): dense float64, or successors and probabilities."""
@@ -420,11 +455,12 @@ class MarkovGame:
         )
 
     def __eq__(self, other: object) -> bool:
-        """Equal sizes, texts, initial state, rewards and kernel (a dense and a sparse form of one kernel are equal)."""
+        """Equal sizes, texts, units, initial state, rewards and kernel (a dense and a sparse form of one kernel are equal)."""
         if not isinstance(other, MarkovGame):
             return NotImplemented
         if not (
-            self.name == other.name
+            self.units == other.units
+            and self.name == other.name
             and self.description == other.description
             and self.initial_state == other.initial_state
             and self.rewards.shape == other.rewards.shape
@@ -439,3 +475,8 @@ class MarkovGame:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _rebuild(arguments: tuple, units: AffineRescaling) -> MarkovGame:
+    """Unpickle a game (a sweep's worker receives its games pickled)."""
+    return MarkovGame(*arguments, units=units)
