@@ -172,8 +172,11 @@ def _sweep_directory(
     running anything: the run's numbers are zeros."""
 
     def setup(d: Path) -> None:
-        from markovgames.experiments._sweep import BatchOutput, _run_document, _SweepSession, plan_sweep
         from markovgames.experiments._sweep_config import load_sweep_config
+        from markovgames.experiments._sweep_execute import BatchOutput
+        from markovgames.experiments._sweep_plan import plan_sweep
+        from markovgames.experiments._sweep_results import _run_document
+        from markovgames.experiments._sweep_session import _SweepSession
 
         (d / "sweep.toml").write_text(SWEEP_BASE)
         config, raw = load_sweep_config(d / "sweep.toml")
