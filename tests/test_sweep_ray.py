@@ -119,7 +119,8 @@ def test_a_ray_worker_that_dies_is_retried_and_counted(tmp_path, monkeypatch):
     from pathlib import Path
 
     import sweep_worker_helpers
-    from markovgames.experiments._sweep import _execute_ray, load_sweep_config, plan_sweep
+    from markovgames.experiments._sweep import load_sweep_config, plan_sweep
+    from markovgames.experiments._sweep_execute import _execute_ray
 
     config_file = tmp_path / "two.toml"
     config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')

@@ -18,7 +18,7 @@ import pytest
 from conftest import fresh_python
 from markovgames.cli import main
 from markovgames.dynamics import run
-from markovgames.experiments import _sweep
+from markovgames.experiments import _sweep, _sweep_execute
 from markovgames.experiments._summary import result_rows, summarize_results, summary_markdown
 from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, plan_sweep, run_sweep
 from markovgames.experiments._sweep_config import load_sweep_config
@@ -189,7 +189,7 @@ def test_plot_writes_png_and_pdf_per_game(small_sweep, capsys):
 def test_a_failing_batch_is_retried_and_recorded(tmp_path, monkeypatch):
     config = tmp_path / "one.toml"
     config.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce"]\nmax_retries = 2\n')
-    real = _sweep.execute_batch
+    real = _sweep_execute.execute_batch
     calls = []
 
     def flaky(task):
@@ -198,7 +198,7 @@ def test_a_failing_batch_is_retried_and_recorded(tmp_path, monkeypatch):
             raise RuntimeError("transient failure")
         return real(task)
 
-    monkeypatch.setattr(_sweep, "execute_batch", flaky)
+    monkeypatch.setattr(_sweep_execute, "execute_batch", flaky)
     report = run_sweep(config, tmp_path / "out", workers=1)
     assert report.retries == 1 and report.computed_runs == 1 and not report.failures and len(calls) == 2
     manifest = json.loads((tmp_path / "out" / MANIFEST_FILE).read_text())
@@ -212,7 +212,7 @@ def test_a_batch_failing_every_attempt_is_reported_and_exit_1(tmp_path, monkeypa
     def broken(task):
         raise RuntimeError("always broken")
 
-    monkeypatch.setattr(_sweep, "execute_batch", broken)
+    monkeypatch.setattr(_sweep_execute, "execute_batch", broken)
     assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--workers", "1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "1 of 1 runs failed" in err[0]
@@ -403,7 +403,8 @@ def test_example_config_is_valid():
 
 def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch):
     import sweep_worker_helpers
-    from markovgames.experiments._sweep import _execute_processes, load_sweep_config, plan_sweep
+    from markovgames.experiments._sweep import load_sweep_config, plan_sweep
+    from markovgames.experiments._sweep_execute import _execute_processes
 
     config_file = tmp_path / "two.toml"
     config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')
@@ -480,10 +481,10 @@ def test_unreachable_ray_address_is_refused_at_once(tmp_path, capsys):
         port = probe.getsockname()[1]
     for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
         with pytest.raises(_sweep.SweepConfigError, match=rf"^address {address}: no Ray cluster answers there"):
-            _sweep._check_reachable(address, timeout=5.0)
+            _sweep_execute._check_reachable(address, timeout=5.0)
     with socket.socket() as server:  # and a listening one passes
         server.bind(("127.0.0.1", 0))
         server.listen()
-        _sweep._check_reachable(f"127.0.0.1:{server.getsockname()[1]}", timeout=5.0)
+        _sweep_execute._check_reachable(f"127.0.0.1:{server.getsockname()[1]}", timeout=5.0)
     for address in (None, "auto", "local"):
-        _sweep._check_reachable(address)
+        _sweep_execute._check_reachable(address)

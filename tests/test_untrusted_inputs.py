@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from conftest import examples
 from markovgames.cli import main
 from markovgames.dynamics import builtin_algorithm, run
-from markovgames.experiments import _sweep
+from markovgames.experiments import _sweep, _sweep_results
 from markovgames.experiments._summary import PROVENANCE_KEY, ResultsError, load_results
 from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, run_sweep
 from markovgames.experiments._sweep_files import SweepFileError, read_manifest, read_run_file
@@ -481,7 +481,7 @@ def test_any_tampered_field_is_refused_cleanly_or_reads_back_consistently(finish
         if which == "run":
             read = read_run_file(target, run_file.stem)
             assert read is not None
-            rows = _sweep._result_rows(read, None)
+            rows = _sweep_results._result_rows(read, None)
             assert len(rows) == len(read["records"])
         else:
             read = read_manifest(target)

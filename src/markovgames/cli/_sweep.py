@@ -128,7 +128,6 @@ def _handle_sweep(args) -> int:
         MANIFEST_FILE,
         RUNS_DIR,
         check_batch_memory,
-        checked_run_file,
         default_workers,
         plan_sweep,
         run_sweep,
@@ -136,6 +135,7 @@ def _handle_sweep(args) -> int:
     )
     from ..experiments._sweep_config import SweepConfigError, load_sweep_config
     from ..experiments._sweep_files import read_manifest
+    from ..experiments._sweep_results import checked_run_file
 
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
     max_runs = DEFAULT_MAX_RUNS if args.max_runs is None else _positive_int("--max-runs", args.max_runs)

@@ -1,0 +1,473 @@
+"""Planning a sweep: the runs of a configuration's grid, their ids, and their batches.
+
+`plan_sweep` expands a validated configuration into its runs (`PlannedRun`), building every game
+once; runs that share (algorithm, optimism, game shape, ``T``, checkpoints, dtype) are grouped
+into batch tasks (`SweepPlan.batches`, `BatchTask`). Before anything is expanded, `check_grid_size`
+refuses a grid too large for the machine; `check_batch_memory` refuses a ``T`` whose batches
+cannot run side by side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._resources import format_bytes, physical_memory
+from ..dynamics import (
+    LearningRate,
+    absolute_reference,
+    check_learner,
+    get_algorithm,
+    loaded_file_source,
+    resolve_learning_rate,
+)
+from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ._sweep_config import SweepConfig, SweepConfigError, resolved_checkpoints
+from ._sweep_files import RUN_FILE_FORMAT, run_id_of
+from ._sweep_files import canonical_json as _canonical_json
+
+__all__ = [
+    "PlannedRun",
+    "BatchTask",
+    "SweepPlan",
+    "plan_sweep",
+    "grid_size",
+    "check_grid_size",
+    "check_batch_memory",
+    "DEFAULT_MAX_RUNS",
+    "derive_game_seeds",
+    "game_content_hash",
+]
+
+#: The most runs a grid may have unless the caller allows more (``--max-runs``): the plan keeps
+#: every run (about 2 KiB each) and its game in memory, and the manifest lists them all.
+DEFAULT_MAX_RUNS = 100_000
+#: Unless ``max_batch_size`` says otherwise, a batch is cut so that its per-checkpoint results
+#: (value and both bounds, per run, checkpoint and player) take at most this many bytes.
+BATCH_RESULT_BYTES = 256 * 2**20
+
+
+# ---------------------------------------------------------------------------------------
+# Identities
+# ---------------------------------------------------------------------------------------
+def game_content_hash(game: MarkovGame) -> str:
+    """SHA-256 of what determines a game's dynamics: sizes, initial state, rewards, transitions."""
+    h = hashlib.sha256()
+    h.update(_canonical_json({"shape": [*game.shape_key[:3], list(game.shape_key[3])], "s1": game.initial_state}).encode())
+    h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
+    h.update(game.transition_bytes())
+    return h.hexdigest()
+
+
+def derive_game_seeds(base_seed: int, count: int) -> list[int]:
+    """The integer seeds of the random games: ``SeedSequence(base_seed).spawn(count)``, one 63-bit int each.
+
+    Seed ``k`` is ``int(children[k].generate_state(1, numpy.uint64)[0]) >> 1``; the game is
+    ``random_game(..., seed_or_rng=seed)`` (or ``markovgames games random --seed SEED``).
+    """
+    children = np.random.SeedSequence(base_seed).spawn(count)
+    return [int(c.generate_state(1, dtype=np.uint64)[0]) >> 1 for c in children]
+
+
+# ---------------------------------------------------------------------------------------
+# Plan
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PlannedRun:
+    """One run of the grid."""
+
+    run_id: str
+    spec: dict[str, Any]
+    game: MarkovGame
+    game_label: str
+    game_kind: str
+    game_index: int
+    game_seed: int | None
+    seed_index: int | None
+    algorithm: str  # as the configuration names it
+    optimistic: bool
+    eta: LearningRate
+    eta_value: float | None
+    T: int
+    checkpoints: tuple[int, ...]
+    dtype: str
+    reference: str  # what a worker resolves (a user's file with its absolute path)
+    value_update: str
+    concept: str
+    exact: bool = False
+    last_iterate: bool = False
+    #: A user's file: the bytes the driver read and hashed, which the workers compile (see `BatchTask`).
+    reference_source: bytes | None = None
+    #: The SHA-256 of a user's file or module (the spec's ``algorithm_sha256``); None for built-ins.
+    algorithm_sha256: str | None = None
+
+    @property
+    def batch_key(self) -> tuple:
+        # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
+        stage_theory = self.value_update == "stage" and self.eta == "theory"
+        return (
+            self.algorithm,
+            self.optimistic,
+            self.game.shape_key,
+            self.T,
+            self.checkpoints,
+            self.dtype,
+            stage_theory,
+            self.exact,
+            self.last_iterate,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class BatchTask:
+    """One task: the runs of one batch, with their games (picklable; sent to a worker)."""
+
+    batch_id: str
+    algorithm: str  # as the configuration names it
+    optimistic: bool
+    T: int
+    checkpoints: tuple[int, ...]
+    dtype: str
+    run_ids: tuple[str, ...]
+    games: tuple[MarkovGame, ...]
+    etas: tuple[LearningRate, ...]
+    reference: str  # what the worker resolves
+    concept: str
+    exact: bool = False
+    last_iterate: bool = False
+    #: A user's file: its content as the driver read and hashed it. The worker compiles these
+    #: bytes, not the file (which may have changed since), so that the results stored under the
+    #: recorded SHA-256 are those of that code.
+    reference_source: bytes | None = None
+    #: The SHA-256 the runs' ids record for a user's file or module; the worker refuses to run
+    #: other code (a module, which it imports itself, that changed since the driver's import).
+    algorithm_sha256: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.run_ids)
+
+    @property
+    def shape_key(self):
+        return self.games[0].shape_key
+
+
+@dataclass(frozen=True, eq=False)
+class SweepPlan:
+    """The runs of a configuration, in grid order."""
+
+    config: SweepConfig
+    runs: tuple[PlannedRun, ...]
+    checkpoints: tuple[int, ...]
+    game_seeds: tuple[int, ...]
+    games: tuple[dict[str, Any], ...]
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [r.run_id for r in self.runs]
+
+    def batches(self, run_ids: Sequence[str] | None = None) -> list[BatchTask]:
+        """Group runs (all, or those in ``run_ids``) into batch tasks, largest first."""
+        wanted = None if run_ids is None else set(run_ids)
+        groups: dict[tuple, list[PlannedRun]] = defaultdict(list)
+        for r in self.runs:
+            if wanted is None or r.run_id in wanted:
+                groups[r.batch_key].append(r)
+        tasks = []
+        for members in groups.values():
+            limit = self.config.max_batch_size
+            if limit is None:
+                per_run = 3 * len(self.checkpoints) * members[0].game.num_players * 8
+                limit = max(1, BATCH_RESULT_BYTES // per_run)
+            chunks = [members[k : k + limit] for k in range(0, len(members), limit)]
+            for chunk in chunks:
+                first = chunk[0]
+                ids = tuple(r.run_id for r in chunk)
+                tasks.append(
+                    BatchTask(
+                        batch_id=hashlib.sha256(",".join(ids).encode()).hexdigest()[:12],
+                        algorithm=first.algorithm,
+                        optimistic=first.optimistic,
+                        T=first.T,
+                        checkpoints=first.checkpoints,
+                        dtype=first.dtype,
+                        run_ids=ids,
+                        games=tuple(r.game for r in chunk),
+                        etas=tuple(r.eta for r in chunk),
+                        reference=first.reference,
+                        concept=first.concept,
+                        exact=first.exact,
+                        last_iterate=first.last_iterate,
+                        reference_source=first.reference_source,
+                        algorithm_sha256=first.algorithm_sha256,
+                    )
+                )
+        tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
+        return tasks
+
+
+def _random_label(spec, seed: int | None) -> str:
+    acts = "x".join(map(str, spec.action_tuple))
+    text = f"random(N={spec.players},H={spec.horizon},S={spec.states},A={acts}"
+    if spec.reward_distribution != "uniform":
+        text += f",{spec.reward_distribution}"
+    if spec.transition_concentration != 1.0:
+        text += f",c={spec.transition_concentration:g}"
+    if spec.initial_state != 0:
+        text += f",s1={spec.initial_state}"
+    if spec.successors is not None:
+        text += f",K={spec.successors}"
+    if spec.zero_sum:
+        text += ",zero-sum"
+    if seed is not None:
+        text += f",seed={seed}"
+    return text + ")"
+
+
+def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
+    """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
+    built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
+    for index, entry in enumerate(config.games):
+        where = f"games[{index}]"
+        if entry.builtin is not None:
+            game = get_builtin(entry.builtin)
+            built.append((index, entry.label or entry.builtin, "builtin", None, None, game))
+        elif entry.file is not None:
+            path = Path(entry.file)
+            if not path.is_absolute():
+                path = base_dir / path
+            if not path.exists():
+                raise SweepConfigError(f"{where}: {entry.file!r} is neither a built-in game nor an existing game file")
+            try:
+                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
+            except Exception as err:  # GameFileError and friends: name the entry
+                raise SweepConfigError(f"{where}: {err}") from None
+            built.append((index, entry.label or entry.file, "file", None, None, game))
+        else:
+            spec = entry.random
+            if spec is None:  # unreachable: GameSpec is validated to give exactly one of the three
+                raise SweepConfigError(f"{where}: give exactly one of builtin, file, random")
+            seeds = [(spec.seed, None)] if spec.seed is not None else [(s, k) for k, s in enumerate(game_seeds)]
+            for seed, k in seeds:
+                try:
+                    game = random_game(
+                        spec.players,
+                        spec.horizon,
+                        spec.states,
+                        spec.action_tuple,
+                        seed_or_rng=seed,
+                        reward_distribution=spec.reward_distribution,
+                        transition_concentration=spec.transition_concentration,
+                        initial_state=spec.initial_state,
+                        num_successors=spec.successors,
+                        max_entries=max_entries,
+                        zero_sum=spec.zero_sum,
+                    )
+                except Exception as err:
+                    raise SweepConfigError(f"{where}.random: {err}") from None
+                label = entry.label or _random_label(spec, spec.seed)
+                built.append((index, label, "random", seed, k, game))
+    # Different entries must not share a label (results are grouped by it).
+    owner: dict[str, int] = {}
+    out = []
+    for index, label, kind, game_seed, k, game in built:
+        if owner.setdefault(label, index) != index:
+            label = f"{label}#{index}"
+        out.append((index, label, kind, game_seed, k, game))
+    return out
+
+
+def grid_size(config: SweepConfig) -> tuple[int, str]:
+    """The number of runs a configuration asks for (before identical runs are merged), and how it
+    is made up, computed from the configuration alone: nothing is expanded."""
+    games = sum(config.seeds if g.random is not None and g.random.seed is None else 1 for g in config.games)
+    per_game = sum(len(a.optimistic or config.optimistic) * len(a.etas or config.etas) for a in config.algorithms)
+    seeded = any(g.random is not None and g.random.seed is None for g in config.games)
+    made_of = f"{games} games" + (f", seeds = {config.seeds} per random entry," if seeded else "")
+    settings = "setting" if per_game == 1 else "settings"
+    return games * per_game, f"{made_of} x {per_game} {settings} of algorithm, optimism and learning rate"
+
+
+def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_entries: int = MAX_GAME_ENTRIES) -> None:
+    """Refuse, before anything is expanded or allocated, a grid of more than ``max_runs`` runs, and
+    random games that could not all be held in memory together.
+
+    Raises
+    ------
+    SweepConfigError
+        Naming the counts (the caller prefixes the configuration file).
+    """
+    runs, made_of = grid_size(config)
+    if runs > max_runs:
+        raise SweepConfigError(f"the grid has {runs} runs ({made_of}), more than max_runs = {max_runs} (raise max_runs to allow)")
+    if config.seeds > max_runs:  # the manifest lists every seed, used or not
+        raise SweepConfigError(f"seeds: {config.seeds} is more than max_runs = {max_runs} (raise max_runs to allow)")
+    total, entries = 0, []
+    for index, entry in enumerate(config.games):
+        spec = entry.random
+        if spec is None:
+            continue
+        joint = math.prod(spec.action_tuple)
+        rewards = spec.horizon * spec.players * spec.states * joint
+        kernel = spec.horizon * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
+        if max(rewards, kernel) > max_entries:
+            continue  # each such game is refused when it is built, with its sizes named
+        kernel *= 1 if spec.successors is None else 2  # successors and probabilities
+        count = config.seeds if spec.seed is None else 1
+        total += 8 * count * (rewards + kernel)
+        entries.append(f"games[{index}]")
+    memory = physical_memory()
+    if memory and total > memory:
+        raise SweepConfigError(
+            f"{', '.join(entries)}: the grid's random games take {format_bytes(total)} together (all are kept while "
+            f"the sweep runs), more than this machine's {format_bytes(memory)}; use fewer seeds or smaller games"
+        )
+
+
+def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
+    """Refuse a ``T`` whose batches cannot run side by side in this machine's memory.
+
+    A batch's memory grows with ``T`` (the engine keeps per-iteration arrays, such as the smooth
+    algorithms' weights); it is estimated as ``markovgames run`` estimates a run of ``T``
+    iterations (values and both certified bounds per prefix, and a copy: ``2 T 3 N`` numbers),
+    which is above what a batch takes, for ``concurrent`` batches at once (the local workers).
+    """
+    memory = physical_memory()
+    if not memory or not plan.runs:
+        return
+    T = plan.config.T
+    itemsize = np.dtype(plan.config.dtype).itemsize
+    players = max(r.game.num_players for r in plan.runs)
+    concurrent = max(1, min(concurrent, len(plan.batches())))
+    per_batch = 2 * T * 3 * players * itemsize
+    if per_batch * concurrent > memory:
+        at_once = f", and {concurrent} run at once ({format_bytes(per_batch * concurrent)})" if concurrent > 1 else ""
+        raise SweepConfigError(
+            f"T: a batch of {T} iterations takes about {format_bytes(per_batch)}{at_once}: more than this "
+            f"machine's {format_bytes(memory)}; choose a smaller T" + (" or fewer workers" if concurrent > 1 else "")
+        )
+
+
+def plan_sweep(
+    config: SweepConfig,
+    base_dir: str | Path = ".",
+    *,
+    max_bytes: int | None = None,
+    max_entries: int = MAX_GAME_ENTRIES,
+    max_runs: int = DEFAULT_MAX_RUNS,
+) -> SweepPlan:
+    """Expand a configuration into its runs (games are built here; files relative to ``base_dir``;
+    ``max_bytes`` and ``max_entries`` bound the games as in [`load_game`][markovgames.games.load_game],
+    ``max_runs`` the grid as in `check_grid_size`, which runs first)."""
+    check_grid_size(config, max_runs, max_entries)
+    base_dir = Path(base_dir)
+    checkpoints = tuple(resolved_checkpoints(config))
+    game_seeds = derive_game_seeds(config.base_seed, config.seeds)
+    games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
+    runs: list[PlannedRun] = []
+    seen: set[str] = set()
+    hashes: dict[int, str] = {}
+    game_rows = []
+    for index, label, kind, seed, k, game in games:
+        content = hashes.setdefault(id(game), game_content_hash(game))
+        game_rows.append(
+            {
+                "label": label,
+                "kind": kind,
+                "entry": index,
+                "seed": seed,
+                "seed_index": k,
+                "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
+                "sha256": content,
+            }
+        )
+        game_spec: dict[str, Any] = {"kind": kind, "sha256": content}
+        if kind == "builtin":
+            game_spec["name"] = config.games[index].builtin
+        elif kind == "random":
+            r = config.games[index].random
+            game_spec.update(
+                players=r.players,
+                horizon=r.horizon,
+                states=r.states,
+                actions=list(r.action_tuple),
+                seed=seed,
+                reward_distribution=r.reward_distribution,
+                transition_concentration=r.transition_concentration,
+                initial_state=r.initial_state,
+            )
+            if r.zero_sum:  # only when set, so that the ids of earlier sweeps' runs stay the same
+                game_spec["zero_sum"] = True
+        for alg_index, alg in enumerate(config.algorithms):
+            # A user's file is taken from the configuration's directory; workers get its absolute path.
+            reference = absolute_reference(alg.name, base_dir)
+            try:
+                spec_alg = get_algorithm(reference)
+                # A user's learner, checked with this game's shapes before any worker starts (once
+                # per learner, shape and dtype): its broken protocol is the configuration's error,
+                # not a failure of every run.
+                check_learner(spec_alg.learner, game.shape_key, config.dtype)
+            except ValueError as err:
+                raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
+            digest = spec_alg.source_sha256
+            # The bytes just hashed (None for a module or a built-in): the workers run them.
+            source = None if digest is None else loaded_file_source(digest)
+            for optimistic in alg.optimistic or config.optimistic:
+                for eta in alg.etas or config.etas:
+                    spec = {
+                        "format": RUN_FILE_FORMAT,
+                        "game": game_spec,
+                        "algorithm": alg.name,
+                        "optimistic": bool(optimistic),
+                        "eta": eta if eta == "theory" else float(eta),
+                        "T": config.T,
+                        "checkpoints": list(checkpoints),
+                        "dtype": config.dtype,
+                    }
+                    if spec_alg.source_sha256 is not None:
+                        # A user's learner: its file's content is part of the run's identity.
+                        spec["algorithm_sha256"] = spec_alg.source_sha256
+                    if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
+                        spec["exact"] = True
+                    if config.last_iterate:  # likewise
+                        spec["last_iterate"] = True
+                    rid = run_id_of(spec)
+                    if rid in seen:  # the same run listed twice: run it once
+                        continue
+                    seen.add(rid)
+                    scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
+                    runs.append(
+                        PlannedRun(
+                            run_id=rid,
+                            spec=spec,
+                            game=game,
+                            game_label=label,
+                            game_kind=kind,
+                            game_index=index,
+                            game_seed=seed,
+                            seed_index=k,
+                            algorithm=alg.name,
+                            optimistic=bool(optimistic),
+                            eta=eta,
+                            eta_value=None if per_stage else float(scale),
+                            T=config.T,
+                            checkpoints=checkpoints,
+                            dtype=config.dtype,
+                            reference=reference,
+                            value_update=spec_alg.value_update.name,
+                            concept=spec_alg.concept,
+                            exact=config.exact,
+                            last_iterate=config.last_iterate,
+                            reference_source=source,
+                            algorithm_sha256=digest,
+                        )
+                    )
+    return SweepPlan(
+        config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows)
+    )

@@ -1,0 +1,258 @@
+"""A sweep's results: the file of each finished run, and ``results.parquet`` consolidated from them.
+
+A finished batch's runs are each written as one document (`_run_document`); `consolidate_results`
+reads every run file back, checked (`checked_run_file`), and writes one row per run and
+checkpoint, with the sweep's provenance in the table's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._atomic import atomic_write
+from ._exact import EXACT_FIELDS
+from ._rundir import last_iterate_fields
+from ._summary import PROVENANCE_KEY, RESULTS_FILE
+from ._sweep_dir import MANIFEST_FILE, RUNS_DIR, _now
+from ._sweep_execute import BatchOutput
+from ._sweep_files import RUN_FILE_FORMAT, read_manifest, read_run_file
+from ._sweep_files import canonical_json as _canonical_json
+from ._sweep_plan import PlannedRun, SweepPlan
+
+__all__ = ["checked_run_file", "consolidate_results"]
+
+RESULTS_FORMAT = "markovgames-results/1"
+#: Rows of results.parquet converted and written at a time (consolidation streams the run files).
+_ROWS_PER_WRITE = 50_000
+
+
+def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, batch_size: int) -> dict[str, Any]:
+    records = []
+    for k, T_prime in enumerate(output.prefixes):
+        value = output.value[b, k]
+        ce = output.certified_ce_bound[b, k]
+        cce = output.certified_cce_bound[b, k]
+        records.append(
+            {
+                "checkpoint": int(T_prime),
+                "value": [float(x) for x in value],
+                "certified_ce_bound": [float(x) for x in ce],
+                "certified_cce_bound": [float(x) for x in cce],
+                "certified_ce_gap": float(np.max(ce - value)),
+                "certified_cce_gap": float(np.max(cce - value)),
+                **({} if output.exact is None else output.exact[b][int(T_prime)]),
+                **({} if output.last_iterate is None else last_iterate_fields(*output.last_iterate[b, k])),
+            }
+        )
+    return {
+        "format": RUN_FILE_FORMAT,
+        "run_id": run.run_id,
+        "spec": run.spec,
+        "game": run.game_label,
+        "game_kind": run.game_kind,
+        "game_seed": run.game_seed,
+        "seed_index": run.seed_index,
+        "shape": {"N": run.game.num_players, "H": run.game.horizon, "S": run.game.num_states, "A": list(run.game.num_actions)},
+        "algorithm": run.algorithm,
+        "concept": run.concept,
+        "optimistic": run.optimistic,
+        "eta": run.eta,
+        "eta_value": run.eta_value,
+        "T": run.T,
+        "dtype": run.dtype,
+        "batch": {
+            "id": output.batch_id,
+            "size": batch_size,
+            "wall_time_s": output.wall_time_s,
+            "compile_time_s": output.compile_time_s,
+            "attempt": attempt,
+            "host": output.host,
+        },
+        "wall_time_s": output.wall_time_s / batch_size,
+        "finished_at": _now(),
+        "records": records,
+    }
+
+
+def checked_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[str, Any] | None:
+    """The checked run file of ``run_id`` (``None``: none); a damaged one is refused (`read_run_file`)."""
+    planned = None
+    if run is not None:
+        game = run.game
+        shape = {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)}
+        planned = {"spec": json.loads(_canonical_json(run.spec)), "shape": shape}
+    return read_run_file(path, run_id, planned)
+
+
+def _eta_text(eta: float | str) -> str:
+    return eta if isinstance(eta, str) else repr(float(eta))
+
+
+def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, Any]]:
+    concept = doc["concept"]
+    shape = doc["shape"]
+    rows = []
+    for rec in doc["records"]:
+        Tp = rec["checkpoint"]
+        ce, cce = rec["certified_ce_gap"], rec["certified_cce_gap"]
+        gap = ce if concept == "ce" else cce
+        rows.append(
+            {
+                "run_id": doc["run_id"],
+                "game": run.game_label if run is not None else doc["game"],
+                "game_kind": doc["game_kind"],
+                "game_seed": doc["game_seed"],
+                "seed_index": doc["seed_index"],
+                "N": shape["N"],
+                "H": shape["H"],
+                "S": shape["S"],
+                "A": "x".join(map(str, shape["A"])),
+                "algorithm": doc["algorithm"],
+                "concept": concept,
+                "optimistic": doc["optimistic"],
+                "eta": _eta_text(doc["eta"]),
+                "eta_value": doc["eta_value"],
+                "T": doc["T"],
+                "checkpoint": Tp,
+                "value": rec["value"],
+                "certified_ce_bound": rec["certified_ce_bound"],
+                "certified_cce_bound": rec["certified_cce_bound"],
+                "certified_ce_gap": ce,
+                "certified_cce_gap": cce,
+                "ce_gap_times_T": ce * Tp,
+                "cce_gap_times_T": cce * Tp,
+                "gap": gap,
+                "gap_times_T": gap * Tp,
+                "wall_time_s": doc["wall_time_s"],
+                "batch_id": doc["batch"]["id"],
+                "batch_size": doc["batch"]["size"],
+                "batch_wall_time_s": doc["batch"]["wall_time_s"],
+                "dtype": doc["dtype"],
+                "game_sha256": doc["spec"]["game"]["sha256"],
+                "exact_ce_gap": rec.get("exact_ce_gap"),
+                "exact_cce_gap": rec.get("exact_cce_gap"),
+                "exact_skipped": _skipped(rec),
+                "last_iterate_value": rec.get("last_iterate_value"),
+                "last_iterate_nash_gap": rec.get("last_iterate_nash_gap"),
+            }
+        )
+    return rows
+
+
+def _skipped(record: dict[str, Any]) -> str | None:
+    """Why an asked-for exact gap is missing at a checkpoint (``None``: computed, or not asked for)."""
+    reasons = [f"{name}: {record[name + '_skipped']}" for name in EXACT_FIELDS if record.get(name + "_skipped")]
+    return "; ".join(reasons) or None
+
+
+def _results_schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("game", pa.string()),
+            ("game_kind", pa.string()),
+            ("game_seed", pa.int64()),
+            ("seed_index", pa.int64()),
+            ("N", pa.int64()),
+            ("H", pa.int64()),
+            ("S", pa.int64()),
+            ("A", pa.string()),
+            ("algorithm", pa.string()),
+            ("concept", pa.string()),
+            ("optimistic", pa.bool_()),
+            ("eta", pa.string()),
+            ("eta_value", pa.float64()),
+            ("T", pa.int64()),
+            ("checkpoint", pa.int64()),
+            ("value", pa.list_(pa.float64())),
+            ("certified_ce_bound", pa.list_(pa.float64())),
+            ("certified_cce_bound", pa.list_(pa.float64())),
+            ("certified_ce_gap", pa.float64()),
+            ("certified_cce_gap", pa.float64()),
+            ("ce_gap_times_T", pa.float64()),
+            ("cce_gap_times_T", pa.float64()),
+            ("gap", pa.float64()),
+            ("gap_times_T", pa.float64()),
+            ("wall_time_s", pa.float64()),
+            ("batch_id", pa.string()),
+            ("batch_size", pa.int64()),
+            ("batch_wall_time_s", pa.float64()),
+            ("dtype", pa.string()),
+            ("game_sha256", pa.string()),
+            ("exact_ce_gap", pa.float64()),
+            ("exact_cce_gap", pa.float64()),
+            ("exact_skipped", pa.string()),
+            ("last_iterate_value", pa.list_(pa.float64())),
+            ("last_iterate_nash_gap", pa.float64()),
+        ]
+    )
+
+
+def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple[Path, int]:
+    """Write ``out/results.parquet`` from the run files (those of ``plan``, or all); returns (path, runs)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    runs_dir = out / RUNS_DIR
+    items: list[tuple[Path, str, PlannedRun | None]]
+    if plan is not None:
+        items = [(runs_dir / f"{r.run_id}.json", r.run_id, r) for r in plan.runs]
+    else:
+        items = [(p, p.stem, None) for p in sorted(runs_dir.glob("*.json")) if not p.name.startswith(".")]
+    schema = _results_schema()
+    # Provenance in the file itself, so that a copied table still says where it came from.
+    schema = schema.with_metadata({PROVENANCE_KEY: _canonical_json(_provenance(out, plan)).encode("utf-8")})
+    count = 0
+
+    def write(fh) -> None:
+        # Row groups of a bounded number of rows: the memory does not grow with the sweep.
+        nonlocal count
+        rows: list[dict[str, Any]] = []
+        with pq.ParquetWriter(fh, schema) as writer:
+            for path, rid, run in items:
+                doc = checked_run_file(path, rid, run)
+                if doc is None:
+                    continue
+                rows.extend(_result_rows(doc, run))
+                count += 1
+                if len(rows) >= _ROWS_PER_WRITE:
+                    writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+                    rows = []
+            if rows or not count:
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+
+    path = out / RESULTS_FILE
+    atomic_write(path, write)
+    return path, count
+
+
+def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
+    """What ``results.parquet`` carries in its metadata: versions, the validated configuration,
+    the games and their content hashes, the checkpoints (from ``plan``, else from the manifest)."""
+    from ._rundir import versions
+
+    manifest = read_manifest(out / MANIFEST_FILE) or {}
+    config: dict[str, Any] | None
+    games: list[dict[str, Any]] | None
+    checkpoints: list[int] | None
+    if plan is not None:
+        config, games, checkpoints = plan.config.model_dump(mode="json"), list(plan.games), list(plan.checkpoints)
+    else:
+        config, games, checkpoints = manifest.get("config"), manifest.get("games"), manifest.get("checkpoints")
+    raw = manifest.get("raw_config")
+    return {
+        "format": RESULTS_FORMAT,
+        "versions": versions(),
+        "config": config,
+        "raw_config": raw,
+        "games": games,
+        "checkpoints": checkpoints,
+        "created": _now(),
+    }

@@ -1,0 +1,385 @@
+"""Bad input to ``solve``, ``certify``, ``reproduce``, ``plot`` and ``summarize``, and to any command (``docs/errors.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bad_input import (
+    Case,
+    _a_file,
+    _another_run,
+    _both,
+    _busy,
+    _fifo,
+    _foreign_directory,
+    check_case,
+    finished_run,  # noqa: F401 - the fixture of the cases that need a finished run
+)
+
+SOLVE_S = "markovgames solve"
+REPRO_S = "markovgames reproduce"
+PLOT_S = "markovgames plot and summarize"
+CERT_S = "markovgames certify"
+ARGS_S = "Any command"
+
+
+def _policies(players: int, *, shape=(3, 2, 2, 2), bad_row: bool = False):
+    """A directory ``pols`` with ``policy_0.npy`` .. ``policy_{players-1}.npy`` (uniform rows)."""
+
+    def setup(d: Path) -> None:
+        (d / "pols").mkdir()
+        for i in range(players):
+            policy = np.full(shape, 1.0 / shape[-1])
+            if bad_row and i == 0:
+                policy[1, 0, 1] = 0.0
+            np.save(d / "pols" / f"policy_{i}.npy", policy)
+
+    return setup
+
+
+def _results(d: Path) -> None:
+    """A sweep directory ``sw`` whose results.parquet has one run with checkpoints 1, 10, 100."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {
+            "run_id": "r",
+            "game": "g",
+            "game_seed": None,
+            "N": 2,
+            "H": 2,
+            "S": 2,
+            "A": "2x2",
+            "algorithm": "smooth_cce",
+            "concept": "cce",
+            "optimistic": True,
+            "eta": "0.2",
+            "eta_value": 0.2,
+            "T": 100,
+            "checkpoint": c,
+            "certified_ce_gap": 1.0 / c,
+            "certified_cce_gap": 1.0 / c,
+        }
+        for c in (1, 10, 100)
+    ]
+    (d / "sw").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), d / "sw" / "results.parquet")
+
+
+def _results_edited(edit: Callable[[list[dict]], object]):
+    """The sweep directory of `_results`, its rows changed by ``edit`` (the types follow the values)."""
+
+    def setup(d: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        _results(d)
+        rows = pq.read_table(d / "sw" / "results.parquet").to_pylist()
+        edit(rows)
+        pq.write_table(pa.Table.from_pylist(rows), d / "sw" / "results.parquet")
+
+    return setup
+
+
+def _results_too_many_rows(d: Path) -> None:
+    """A results.parquet of 1,000,001 copies of one row: a few hundred kB that declare a million rows."""
+    import pyarrow.parquet as pq
+
+    _results(d)
+    table = pq.read_table(d / "sw" / "results.parquet")
+    pq.write_table(table.take(np.zeros(1_000_001, dtype=np.int64)), d / "sw" / "results.parquet")
+
+
+CASES: list[Case] = [
+    # ---- markovgames solve
+    Case(
+        "solve-bad-objective",
+        SOLVE_S,
+        "an unknown objective",
+        None,
+        ("solve", "--game", "paper", "--concept", "ce", "--objective", "nope", "--out", "out"),
+        ("objective", "'nope'"),
+    ),
+    Case(
+        "solve-out-unwritable",
+        SOLVE_S,
+        "an output directory that cannot be created (its parent is a file)",
+        _a_file,
+        ("solve", "--game", "paper", "--concept", "ce", "--out", "afile/out"),
+        ("--out afile/out", "afile is not a directory"),
+    ),
+    Case(
+        "solve-overwrite-not-a-run",
+        SOLVE_S,
+        "--overwrite of a directory that holds no markovgames run (no marker file)",
+        _foreign_directory,
+        ("solve", "--game", "paper", "--concept", "ce", "--out", "out", "--overwrite"),
+        ("out", "holds no markovgames run"),
+    ),
+    Case(
+        "solve-out-holds-another-run",
+        SOLVE_S,
+        "an output directory that already holds a different run",
+        _another_run(),
+        ("solve", "--game", "paper", "--concept", "ce", "--out", "out"),
+        ("out", "not empty", "--overwrite"),
+    ),
+    # ---- markovgames reproduce
+    Case(
+        "certify-policy-missing",
+        CERT_S,
+        "a policy directory without a player's file",
+        _policies(1),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("pols/policy_1.npy: missing", "policy_0.npy .. policy_1.npy"),
+    ),
+    Case(
+        "certify-policy-wrong-shape",
+        CERT_S,
+        "a policy of the wrong shape for the game",
+        _policies(2, shape=(3, 2, 2, 3)),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("pols/policy_0.npy: expected shape (T, H, S, A_0) = (T, 2, 2, 2), got (3, 2, 2, 3)",),
+    ),
+    Case(
+        "certify-policy-not-a-distribution",
+        CERT_S,
+        "a policy row that is not a probability vector",
+        _policies(2, bad_row=True),
+        ("certify", "pols", "--game", "paper", "--value-update", "stage", "--out", "cert"),
+        ("pols/policy_0.npy[1][0][1] sums to 0.0, not 1",),
+    ),
+    Case(
+        "certify-policy-fifo",
+        CERT_S,
+        "a policy file that is a FIFO (it exists, but is not a regular file)",
+        _both(_policies(1), _fifo("pols/policy_1.npy")),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("pols/policy_1.npy: exists but is a FIFO, not a regular file",),
+    ),
+    Case(
+        "certify-out-contains-input",
+        CERT_S,
+        "--out naming the run whose trajectory is certified (it would delete its own input)",
+        None,
+        ("certify", "run/trajectory", "--game", "paper", "--value-update", "smooth", "--out", "run", "--overwrite"),
+        ("--out run", "contains the input run/trajectory"),
+        needs_run=True,
+    ),
+    Case(
+        "certify-out-busy",
+        CERT_S,
+        "an output directory another command is writing to (a running run's, whose staging directory it would replace)",
+        _both(_policies(2), _busy("cert")),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("--out cert", "another markovgames command is writing to this directory"),
+    ),
+    Case(
+        "certify-overwrite-a-sweep",
+        CERT_S,
+        "--overwrite of a sweep directory (marked, but not a kind that a whole-directory output replaces)",
+        _both(
+            _policies(2),
+            lambda d: (
+                (d / "cert").mkdir(),
+                (d / "cert" / ".markovgames").write_text('{"format": "markovgames-output/1", "kind": "sweep"}\n'),
+            ),
+        ),
+        ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert", "--overwrite"),
+        ("cert", "holds a markovgames sweep directory, not a run"),
+    ),
+    Case(
+        "reproduce-T-memory",
+        REPRO_S,
+        "a T whose runs need more memory than the machine has",
+        None,
+        ("reproduce", "-T", "2147483647", "--out", "out"),
+        ("-T:", "the reproduction's 6 runs", "for T = 2147483647", "times this machine's", "choose -T at most"),
+    ),
+    Case("reproduce-T-zero", REPRO_S, "T < 1", None, ("reproduce", "-T", "0", "--out", "out"), ("-T", "got 0")),
+    Case(
+        "reproduce-eta-zero", REPRO_S, "eta <= 0", None, ("reproduce", "-T", "10", "--eta", "0", "--out", "out"), ("--eta", "'0'")
+    ),
+    Case(
+        "reproduce-out-unwritable",
+        REPRO_S,
+        "an output directory that cannot be created (its parent is a file)",
+        _a_file,
+        ("reproduce", "-T", "10", "--out", "afile/out"),
+        ("--out afile/out", "afile is not a directory"),
+    ),
+    Case(
+        "reproduce-out-holds-a-run",
+        REPRO_S,
+        "an output directory that already holds a run",
+        _another_run(),
+        ("reproduce", "-T", "10", "--out", "out"),
+        ("--out out", "metrics.json", "another run"),
+    ),
+    Case(
+        "reproduce-out-foreign",
+        REPRO_S,
+        "a non-empty output directory that no reproduction made (its files would be replaced)",
+        _foreign_directory,
+        ("reproduce", "-T", "10", "--out", "out"),
+        ("--out out", "holds no markovgames reproduction"),
+    ),
+    # ---- markovgames plot and summarize
+    Case(
+        "plot-window-reversed",
+        PLOT_S,
+        "a slope window whose ends are reversed",
+        _results,
+        ("plot", "sw", "--window", "1e5,1e3"),
+        ("--window", "1 <= LOW < HIGH", "'1e5,1e3'"),
+    ),
+    Case(
+        "summarize-window-not-numbers",
+        PLOT_S,
+        "a slope window that is not two numbers",
+        _results,
+        ("summarize", "sw", "--window", "1e3"),
+        ("--window", "LOW,HIGH", "'1e3'"),
+    ),
+    Case(
+        "plot-decades-not-a-checkpoint",
+        PLOT_S,
+        "a decade that is not a checkpoint of the runs",
+        _results,
+        ("plot", "sw", "--x", "horizon", "--decades", "50"),
+        ("--decades", "T' = 50", "10, 100"),
+    ),
+    Case(
+        "plot-decades-without-x",
+        PLOT_S,
+        "--decades without --x",
+        _results,
+        ("plot", "sw", "--decades", "10"),
+        ("--decades", "add --x"),
+    ),
+    Case(
+        "summarize-markdown-exists",
+        PLOT_S,
+        "--markdown naming an existing file, without --overwrite",
+        _both(_results, lambda d: (d / "table.md").write_text("my notes\n")),
+        ("summarize", "sw", "--markdown", "table.md"),
+        ("--markdown table.md", "exists; use --overwrite to replace it"),
+    ),
+    Case(
+        "summarize-markdown-fifo",
+        PLOT_S,
+        "--markdown naming a FIFO (never replaced, even with --overwrite)",
+        _both(_results, _fifo("table.md")),
+        ("summarize", "sw", "--markdown", "table.md", "--overwrite"),
+        ("--markdown table.md", "is a FIFO, not a regular file"),
+    ),
+    Case(
+        "summarize-markdown-is-input",
+        PLOT_S,
+        "--markdown naming the results it reads",
+        _results,
+        ("summarize", "sw", "--markdown", "sw/results.parquet", "--overwrite"),
+        ("--markdown sw/results.parquet", "is the input"),
+    ),
+    Case(
+        "plot-out-contains-input",
+        PLOT_S,
+        "--out naming the sweep directory whose results it reads",
+        _results,
+        ("plot", "sw", "--out", "sw"),
+        ("--out sw", "contains the input sw/results.parquet"),
+    ),
+    Case(
+        "summarize-results-wrong-type",
+        PLOT_S,
+        "a results.parquet column of the wrong type (eta written as a number)",
+        _results_edited(lambda rows: [r.update(eta=0.2) for r in rows]),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "column 'eta'", "expected a string column, got double"),
+    ),
+    Case(
+        "plot-results-null",
+        PLOT_S,
+        "a null where every row has a value (a checkpoint)",
+        _results_edited(lambda rows: rows[1].update(checkpoint=None)),
+        ("plot", "sw"),
+        ("sw/results.parquet", "column 'checkpoint'", "1 null value(s)"),
+    ),
+    Case(
+        "summarize-results-nested-column",
+        PLOT_S,
+        "a list where a number belongs",
+        _results_edited(lambda rows: [r.update(certified_cce_gap=[0.1, 0.2]) for r in rows]),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "column 'certified_cce_gap'", "expected a floating-point column, got list<"),
+    ),
+    Case(
+        "summarize-results-too-many-rows",
+        PLOT_S,
+        "more rows than a results file may have (refused from its footer, before reading them)",
+        _results_too_many_rows,
+        ("summarize", "sw"),
+        ("sw/results.parquet", "1000001 rows, more than the 1000000"),
+    ),
+    Case(
+        "summarize-results-control-character",
+        PLOT_S,
+        "a label that is not plain text (a line break)",
+        _results_edited(lambda rows: [r.update(game="a\nb") for r in rows]),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "column 'game'", "control character"),
+    ),
+    # ---- argparse
+    Case(
+        "args-newline-in-path",
+        ARGS_S,
+        "a path with a newline and a terminal escape (shown escaped, on one line)",
+        None,
+        ("games", "validate", "bad\nname\x1b[2J.json"),
+        ("bad\\nname\\x1b[2J.json",),
+    ),
+    Case(
+        "args-missing-option",
+        ARGS_S,
+        "a required option is missing",
+        None,
+        ("run", "--game", "paper", "-T", "10", "--out", "out"),
+        ("--algorithm", "required"),
+    ),
+    Case(
+        "args-invalid-choice",
+        ARGS_S,
+        "a value outside an option's choices",
+        None,
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--dtype", "float16", "--out", "out"),
+        ("--dtype", "'float16'"),
+    ),
+    Case("args-unknown-command", ARGS_S, "an unknown command", None, ("runn",), ("'runn'",)),
+    Case(
+        "args-misspelt-option",
+        ARGS_S,
+        "a misspelt option (named first, not reported as a missing one)",
+        None,
+        ("run", "--game", "paper", "--algoritm", "smooth_ce", "-T", "10", "--out", "out"),
+        ("unrecognized arguments: --algoritm", "did you mean --algorithm?"),
+        subprocess=True,
+    ),
+    Case(
+        "args-misspelt-short-option",
+        ARGS_S,
+        "a short option in the wrong case",
+        None,
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-t", "10", "--out", "out"),
+        ("unrecognized arguments: -t", "did you mean -T?"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case, tmp_path, monkeypatch, capsys, request):
+    check_case(case, tmp_path, monkeypatch, capsys, request)

@@ -1,0 +1,414 @@
+"""Bad input to ``markovgames sweep``, from its configuration to its directory: its section of ``docs/errors.md``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bad_input import (
+    LEARNER_FILE,
+    Case,
+    _a_file,
+    _another_run,
+    _both,
+    _busy,
+    _fifo,
+    _set,
+    _write_bytes,
+    _write_game,
+    check_case,
+)
+
+SWEEP_S = "markovgames sweep"
+SWEEP_BASE = 'T = 50\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\netas = [0.2]\ncheckpoints = [10, 50]\n'
+
+
+def _toml(text: str, name: str = "sweep.toml"):
+    def setup(d: Path) -> None:
+        (d / name).write_text(text)
+
+    return setup
+
+
+def _sweep(old: str, new: str):
+    assert old in SWEEP_BASE
+    return _toml(SWEEP_BASE.replace(old, new))
+
+
+def _sweep_directory(
+    edit_run: Callable[[dict], object] | None = None,
+    edit_manifest: Callable[[dict], object] | None = None,
+    manifest_text: str | None = None,
+):
+    """``sweep.toml`` (SWEEP_BASE) and the directory ``sw`` of its interrupted sweep, as a sweep
+    leaves it: its one run's file (changed by ``edit_run``), its manifest (changed by
+    ``edit_manifest``, or replaced by ``manifest_text``) and the lock file beside it. Made without
+    running anything: the run's numbers are zeros."""
+
+    def setup(d: Path) -> None:
+        from markovgames.experiments._sweep_config import load_sweep_config
+        from markovgames.experiments._sweep_execute import BatchOutput
+        from markovgames.experiments._sweep_plan import plan_sweep
+        from markovgames.experiments._sweep_results import _run_document
+        from markovgames.experiments._sweep_session import _SweepSession
+
+        (d / "sweep.toml").write_text(SWEEP_BASE)
+        config, raw = load_sweep_config(d / "sweep.toml")
+        plan = plan_sweep(config, d)
+        out = d / "sw"
+        (out / "runs").mkdir(parents=True)
+        session = _SweepSession(
+            config,
+            plan,
+            out,
+            overrides=(),
+            progress=None,
+            raw_config=raw,
+            config_name="sweep.toml",
+            start_wall=0.0,
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+        session.write_manifest("interrupted")
+        if edit_manifest is not None or manifest_text is not None:
+            manifest = json.loads((out / "manifest.json").read_text())
+            if edit_manifest is not None:
+                edit_manifest(manifest)
+            text = manifest_text if manifest_text is not None else json.dumps(manifest)
+            (out / "manifest.json").write_text(text)
+        if edit_run is not None:
+            (run,) = plan.runs
+            checkpoints = np.asarray(run.checkpoints)
+            zeros = np.zeros((1, len(checkpoints), run.game.num_players))
+            output = BatchOutput("b", (run.run_id,), checkpoints, zeros, zeros, zeros, 0.0, 0.0, "host", 1)
+            doc = _run_document(run, output, 0, 1, 1)
+            edit_run(doc)
+            (out / "runs" / f"{run.run_id}.json").write_text(json.dumps(doc))
+
+    return setup
+
+
+def _folder_with_runs(d: Path) -> None:
+    """A project folder that happens to have a ``runs/`` subfolder and a ``results.parquet``: not a sweep."""
+    (d / "proj" / "runs").mkdir(parents=True)
+    (d / "proj" / "results.parquet").write_bytes(b"the project's own table\n")
+
+
+CASES: list[Case] = [
+    # ---- markovgames sweep
+    Case(
+        "sweep-run-file-damaged",
+        SWEEP_S,
+        "a run file of an interrupted sweep that was changed (a field of the wrong type)",
+        _sweep_directory(edit_run=lambda doc: doc["records"][0].update(value="high")),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sw/runs/", "records[0].value: expected a list of 2 finite numbers (N)", "delete the file to run that run again"),
+    ),
+    Case(
+        "sweep-manifest-damaged",
+        SWEEP_S,
+        "a manifest.json that was changed (a field of the wrong type)",
+        _sweep_directory(edit_manifest=lambda doc: doc["sessions"][0].update(retries="many")),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sw/manifest.json", "sessions[0].retries: expected a non-negative integer", "delete it to start the manifest afresh"),
+    ),
+    Case(
+        "sweep-manifest-nested-too-deep",
+        SWEEP_S,
+        "a manifest.json nested thousands deep",
+        _sweep_directory(manifest_text="[" * 100000 + "]" * 100000),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sw/manifest.json", "JSON nested too deep"),
+    ),
+    Case(
+        "sweep-unknown-key",
+        SWEEP_S,
+        "an unknown configuration key",
+        _toml(SWEEP_BASE + "colour = 1\n"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "unknown key 'colour'", "allowed keys"),
+        subprocess=True,
+    ),
+    Case(
+        "sweep-unknown-nested-key",
+        SWEEP_S,
+        "an unknown key in a nested table",
+        _sweep('games = ["paper"]', "games = [{random = {players = 2, horizon = 1, states = 2, actions = 2, colour = 1}}]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0].random", "unknown key 'colour'"),
+    ),
+    Case(
+        "sweep-T-float",
+        SWEEP_S,
+        "T written as a float (a count is an integer, as in game files)",
+        _sweep("T = 50", "T = 50.0"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "T:", "got 50.0", "a float"),
+    ),
+    Case(
+        "sweep-grid-too-large",
+        SWEEP_S,
+        "a grid of more runs than --max-runs (checked before it is expanded)",
+        _sweep(
+            'games = ["paper"]', "games = [{random = {players = 2, horizon = 2, states = 2, actions = 2}}]\nseeds = 1000000000"
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "the grid has 1000000000 runs", "more than --max-runs = 100000", "raise the limit with --max-runs"),
+    ),
+    Case(
+        "sweep-random-games-too-large",
+        SWEEP_S,
+        "random games that together need more memory than the machine has",
+        _sweep(
+            'games = ["paper"]',
+            "games = [{random = {players = 2, horizon = 1, states = 4096, actions = 64, successors = 1}}]\nseeds = 100000",
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0]", "the grid's random games take", "more than this machine's"),
+    ),
+    Case(
+        "sweep-T-memory",
+        SWEEP_S,
+        "a T whose batches need more memory than the machine has",
+        _sweep("T = 50", "T = 2147483647"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "T: a batch of 2147483647 iterations takes about", "more than this machine's"),
+    ),
+    Case(
+        "sweep-checkpoints-too-many",
+        SWEEP_S,
+        "more checkpoints than a run reports (10000)",
+        _toml(SWEEP_BASE.replace("T = 50", "T = 20000").replace("[10, 50]", str(list(range(1, 10002))))),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "checkpoints", "10001 checkpoints", "limit of 10000"),
+    ),
+    Case(
+        "sweep-nested-too-deep",
+        SWEEP_S,
+        "arrays nested thousands deep",
+        _toml("a = " + "[" * 5000 + "]" * 5000 + "\n"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "invalid TOML", "nested too deep"),
+    ),
+    Case(
+        "sweep-dotted-key-too-long",
+        SWEEP_S,
+        "a dotted key of thousands of parts (refused before it is parsed)",
+        _toml(SWEEP_BASE + ".".join(["a"] * 100_000) + " = 1\n"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "line 6", "a dotted key of more than 32 parts"),
+    ),
+    Case(
+        "sweep-config-fifo",
+        SWEEP_S,
+        "a configuration that is a FIFO",
+        _fifo("sweep.toml"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "not a regular file (a FIFO)"),
+    ),
+    Case(
+        "sweep-out-busy",
+        SWEEP_S,
+        "a sweep directory another command is writing to",
+        _both(_toml(SWEEP_BASE), _busy("sw")),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("--out sw", "another markovgames command is writing to this directory"),
+    ),
+    Case(
+        "sweep-wrong-type",
+        SWEEP_S,
+        "a value of the wrong type",
+        _sweep("T = 50", 'T = "ten"'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "T:", "'ten'"),
+    ),
+    Case(
+        "sweep-T-zero",
+        SWEEP_S,
+        "T < 1",
+        _sweep("T = 50", "T = 0"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "T:", "got 0"),
+    ),
+    Case(
+        "sweep-T-too-large",
+        SWEEP_S,
+        "T beyond what the compiled loop can count",
+        _sweep("T = 50", "T = 10_000_000_000"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "T:", "largest supported T"),
+    ),
+    Case(
+        "sweep-eta-huge-integer",
+        SWEEP_S,
+        "a learning rate too large for a float",
+        _sweep("etas = [0.2]", "etas = [1" + "0" * 400 + "]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas[0]", "learning rate"),
+    ),
+    Case(
+        "sweep-eta-too-large",
+        SWEEP_S,
+        "a learning rate whose logits the dtype cannot resolve",
+        _sweep("etas = [0.2]", "etas = [0.2, 1e300]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas[1]", "1e+300 is too large"),
+    ),
+    Case(
+        "sweep-eta-nonpositive",
+        SWEEP_S,
+        "a learning rate <= 0",
+        _sweep("etas = [0.2]", "etas = [0.2, 0]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas[1]", "got 0"),
+    ),
+    Case(
+        "sweep-empty-etas",
+        SWEEP_S,
+        "an empty grid: etas = []",
+        _sweep("etas = [0.2]", "etas = []"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas:", "non-empty"),
+    ),
+    Case(
+        "sweep-empty-algorithms",
+        SWEEP_S,
+        "an empty grid: algorithms = []",
+        _sweep('algorithms = ["smooth_ce"]', "algorithms = []"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms:", "must not be empty"),
+    ),
+    Case(
+        "sweep-empty-games",
+        SWEEP_S,
+        "an empty grid: games = []",
+        _sweep('games = ["paper"]', "games = []"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games:", "must not be empty"),
+    ),
+    Case(
+        "sweep-unknown-algorithm",
+        SWEEP_S,
+        "an unknown algorithm",
+        _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["smooth_ce", "foo"]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[1]", "'foo'"),
+    ),
+    Case(
+        "sweep-learner-wrong-shape",
+        SWEEP_S,
+        "a user's learner that breaks the protocol (checked before any worker starts)",
+        _both(
+            _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"x[..., 0]")),
+            _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["mine.py:LEARNER+smooth"]'),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[0]", "learner 'mine': play returned as its strategy a float64 array of shape [2, 2]"),
+    ),
+    Case(
+        "sweep-checkpoints-beyond-T",
+        SWEEP_S,
+        "a checkpoint beyond T",
+        _sweep("[10, 50]", "[10, 500]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "checkpoints", "500 is beyond T = 50"),
+    ),
+    Case(
+        "sweep-invalid-toml",
+        SWEEP_S,
+        "not TOML",
+        _toml("T = \n"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "invalid TOML", "line 1"),
+    ),
+    Case(
+        "sweep-not-utf8",
+        SWEEP_S,
+        "a configuration that is not UTF-8",
+        _write_bytes("sweep.toml", b'name = "caf\xe9"\n'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "not UTF-8"),
+    ),
+    Case(
+        "sweep-no-such-config",
+        SWEEP_S,
+        "a configuration file that does not exist",
+        None,
+        ("sweep", "nope.toml", "--out", "sw"),
+        ("nope.toml", "no such configuration file"),
+    ),
+    Case(
+        "sweep-bad-override",
+        SWEEP_S,
+        "--set with an impossible value",
+        _toml(SWEEP_BASE),
+        ("sweep", "sweep.toml", "--set", "T=0", "--out", "sw"),
+        ("sweep.toml", "T:", "got 0"),
+    ),
+    Case(
+        "sweep-override-out-of-range",
+        SWEEP_S,
+        "--set of a list entry that does not exist",
+        _toml(SWEEP_BASE),
+        ("sweep", "sweep.toml", "--set", "games[5].label=x", "--out", "sw"),
+        ("--set games[5].label", "out of range"),
+    ),
+    Case(
+        "sweep-bad-game-file",
+        SWEEP_S,
+        "a game file of the grid is invalid",
+        _both(
+            _toml(SWEEP_BASE.replace('"paper"', '"game.json"')), _write_game("game.json", _set(("rewards", 1, 0, 1, 0, 1), 1.5))
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("games[0]", "game.json", "rewards[1][0][1][0][1] = 1.5"),
+    ),
+    Case(
+        "sweep-workers-zero",
+        SWEEP_S,
+        "--workers < 1",
+        _toml(SWEEP_BASE),
+        ("sweep", "sweep.toml", "--workers", "0", "--out", "sw"),
+        ("--workers", "got 0"),
+    ),
+    Case(
+        "sweep-out-unwritable",
+        SWEEP_S,
+        "an output directory that cannot be created (its parent is a file)",
+        _both(_toml(SWEEP_BASE), _a_file),
+        ("sweep", "sweep.toml", "--out", "afile/sw"),
+        ("--out afile/sw", "afile is not a directory"),
+    ),
+    Case(
+        "sweep-out-holds-a-run",
+        SWEEP_S,
+        "an output directory that already holds a run, not a sweep",
+        _both(_toml(SWEEP_BASE), _another_run("sw")),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("--out sw", "not a sweep directory"),
+    ),
+    Case(
+        "sweep-out-has-runs-folder",
+        SWEEP_S,
+        "an output folder with a runs/ subfolder that no sweep made (recognised by the sweep's marker only)",
+        _both(_toml(SWEEP_BASE), _folder_with_runs),
+        ("sweep", "sweep.toml", "--out", "proj"),
+        ("--out proj", "not a sweep directory"),
+    ),
+    Case(
+        "sweep-zero-sum-players",
+        SWEEP_S,
+        "a zero-sum random game with more than two players",
+        _sweep('games = ["paper"]', "games = [{random = {players = 3, horizon = 2, states = 2, actions = 2, zero_sum = true}}]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0].random", "zero_sum = true needs players = 2"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case, tmp_path, monkeypatch, capsys, request):
+    check_case(case, tmp_path, monkeypatch, capsys, request)
