@@ -53,7 +53,7 @@ def main() -> None:
     figure = Path(args.figure or Path(args.out) / "figures" / "last_iterate.png")
     figure.parent.mkdir(parents=True, exist_ok=True)
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True, layout="constrained")
     for ax, optimistic in zip(axes, (True, False), strict=True):
         for algorithm, color in (("smooth_cce", "#2ca02c"), ("stage_cce", "#d62728")):
             runs = df[(df.algorithm == algorithm) & (df.optimistic == optimistic)]
@@ -69,9 +69,8 @@ def main() -> None:
         ax.set(xscale="log", yscale="log", xlabel="T", title="optimistic" if optimistic else "without optimism")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel(f"gap (median and IQR over {args.games} zero-sum games)")
-    axes[0].legend(fontsize=7)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7, frameon=False)
     fig.suptitle("Last iterate against output policy on random zero-sum games (N=2, H=2, S=3, A=3)")
-    fig.tight_layout()
     fig.savefig(figure, dpi=110)
 
     final = df[df.checkpoint == args.T]

@@ -318,3 +318,11 @@ def test_experiments_load_each_module_on_first_use():
         " if m in sys.modules])\n"
     )
     assert fresh_python(code) == "[]"
+
+
+def test_a_run_without_optimism_says_so_in_its_table_title(tmp_path, capsys):
+    args = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--no-trajectory"]
+    assert main([*args, "--out", str(tmp_path / "a"), "--no-optimism", "--dtype", "float32"]) == 0
+    assert "smooth_ce on paper (eta=0.2, no optimism, float32)" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "b"), "--eta", "0.1"]) == 0
+    assert "smooth_ce on paper (eta=0.1)" in capsys.readouterr().out

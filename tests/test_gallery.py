@@ -37,7 +37,7 @@ def test_open_question_study_runs_small(tmp_path):
     assert len(lines) == 2 and lines[0].startswith("general-sum: 2 games, T = 1,000: median gap x T")
     assert lines[1].startswith("zero-sum: 2 games") and "grew more than 2x over [T/100, T] in" in lines[1]
     figures = {p.name for p in (tmp_path / "sw" / "figures").iterdir()}
-    assert {"gaps_general-sum.png", "gaps_zero-sum.png", "slopes_1e1-1e3.png"} <= figures
+    assert {"gaps_general-sum_window-1e1-1e3.png", "gaps_zero-sum_window-1e1-1e3.png", "slopes_1e1-1e3.png"} <= figures
 
 
 def test_horizon_study_runs_small(tmp_path):

@@ -99,14 +99,14 @@ def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(tmp_path, mon
 
     def capture(fig, stem, dpi=150):
         ax = fig.axes[0]
-        figures[stem.name] = (ax.get_title(), [t.get_text() for t in ax.get_legend().get_texts()])
+        figures[stem.name] = (ax.get_title(), [t.get_text() for t in fig.legends[0].get_texts()])
         return real_save(fig, stem, dpi)
 
     monkeypatch.setattr(_plots, "save_figure", capture)
     T = 5000
     result = reproduce(tmp_path / "r", T=T, exact=False, baselines=True)
     title, legend = figures["figure3_optimism"]
-    assert title == "Figure 3: optimism on and off (certified gaps)"
+    assert title == "Figure 3: optimism on and off (certified gaps)\nT = 5,000"  # T is not the default 10^5
     assert not any("(certified)" in entry for entry in legend) and "Smooth OFTRL CCE [no optimism]" in legend
     assert figures["figure1_gap"][0].startswith("Figure 1:") and figures["figure2_gap_times_T"][0].startswith("Figure 2:")
 

@@ -211,10 +211,8 @@ def _saved_legends(monkeypatch) -> list[str]:
     real_save = _sweep_plot.save_figure
 
     def capture(fig, stem, dpi=150):
-        for ax in fig.axes:
-            legend = ax.get_legend()
-            if legend is not None:
-                legends.extend(t.get_text() for t in legend.get_texts())
+        for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]:
+            legends.extend(t.get_text() for t in legend.get_texts())
         return real_save(fig, stem, dpi)
 
     monkeypatch.setattr(_sweep_plot, "save_figure", capture)
@@ -300,7 +298,13 @@ def test_plot_cli_draws_the_study_figures(study, tmp_path, capsys):
         main(["plot", str(study / "out"), "--out", str(out), "--x", "horizon", "--decades", "10,1e2", "--window", "1e1,2e2"]) == 0
     )
     written = capsys.readouterr().out
-    for name in ("gap_times_T_vs_horizon.png", "slopes_1e1-2e2.png", "gaps_zs-H1.png", "gaps_big.pdf"):
+    # Each file's name says its options (the decades and the window given here).
+    for name in (
+        "gap_times_T_vs_horizon_decades-1e1-1e2.png",
+        "slopes_1e1-2e2.png",
+        "gaps_zs-H1_window-1e1-2e2.png",
+        "gaps_big_window-1e1-2e2.pdf",
+    ):
         assert (out / name).stat().st_size > 1000 and name in written
     assert main(["summarize", str(study / "out"), "--window", "10,200"]) == 0
     assert "log-log slope" in capsys.readouterr().out

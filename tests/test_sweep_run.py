@@ -178,9 +178,9 @@ def test_plot_writes_png_and_pdf_per_game(small_sweep, capsys):
     figs = root / "figs"
     assert main(["plot", str(root / "out"), "--out", str(figs), "--concept", "cce"]) == 0
     files = sorted(p.name for p in figs.iterdir())
-    assert files == ["gaps_r2x3.pdf", "gaps_r2x3.png"]
-    assert (figs / "gaps_r2x3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (figs / "gaps_r2x3.pdf").read_bytes()[:5] == b"%PDF-"
+    assert files == [".markovgames-figures.json", "gaps_r2x3_concept-cce.pdf", "gaps_r2x3_concept-cce.png"]
+    assert (figs / "gaps_r2x3_concept-cce.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (figs / "gaps_r2x3_concept-cce.pdf").read_bytes()[:5] == b"%PDF-"
     assert "wrote" in capsys.readouterr().out
     assert main(["plot", str(root / "out")]) == 0  # default: RESULTS_DIR/figures
     assert (root / "out" / "figures" / "gaps_r2x3.png").exists()

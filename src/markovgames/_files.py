@@ -38,6 +38,7 @@ __all__ = [
     "open_regular",
     "read_bounded",
     "read_limited",
+    "file_sha256",
     "FileTooLargeError",
     "read_npy_header",
     "read_into",
@@ -135,6 +136,18 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise FileTooLargeError(errno.EFBIG, f"more than the limit of {max_bytes} bytes", str(Path(path)))
     return data
+
+
+def file_sha256(path: str | os.PathLike[str], fh: BinaryIO | None = None) -> str:
+    """The SHA-256 of a regular file's bytes (of the open ``fh``, from its start, if given)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open_regular(path) if fh is None else contextlib.nullcontext(fh) as f:
+        f.seek(0)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:

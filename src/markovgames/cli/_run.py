@@ -413,7 +413,10 @@ def _print_checkpoints(metrics: dict, out) -> None:
     # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     # The game's name comes from a file: its markup and control characters are shown literally.
-    table = Table(title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} (eta={metrics['eta']})")
+    # The title says every setting that differs from the defaults (the learning rate always).
+    settings = [f"eta={metrics['eta']}"] + ([] if metrics.get("optimistic", True) else ["no optimism"])
+    settings += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
+    table = Table(title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({', '.join(settings)})")
     table.add_column("T", justify="right")
     num_players = len(metrics["checkpoints"][0]["value"])
     for i in range(num_players):

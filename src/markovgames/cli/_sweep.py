@@ -254,6 +254,11 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
         "plot",
         help="convergence figures of a sweep (median and IQR over seeds, log-log, fitted slopes)",
         description="One figure per game of a sweep: gap and gap x T versus T, PNG and PDF.",
+        epilog="Files are named by their options, so that a plot with other options never replaces another: "
+        "gaps_GAME.png with the defaults, gaps_GAME_window-1e3-1e5.png with --window 1e3,1e5, _concept-ce with "
+        "--concept ce, gap_times_T_vs_X_decades-1e3-1e4.png with --decades, slopes_LOW-HIGH.png. Plotting again "
+        "with the same options refreshes the same files. FIGDIR/.markovgames-figures.json records the figures "
+        "markovgames drew there; a file it did not draw is never replaced.",
     )
     p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")
     p.add_argument("--out", default=None, help="folder for the figures (default: RESULTS_DIR/figures)")
@@ -279,6 +284,11 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
         metavar="T1,T2",
         help="the checkpoints T' of the --x figure (default: the last three decades 10^k the runs share)",
     )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace figures of the same names drawn from other results (never a file markovgames did not draw)",
+    )
     p.set_defaults(handler=_handle_plot)
     return p
 
@@ -293,7 +303,7 @@ def _handle_plot(args) -> int:
     if args.out is not None:
         check_output_directory(args.out)  # before the figures, naming --out
         check_apart(args.out, _results_inputs(args.results), "--out")
-    paths = plot_sweep(args.results, args.out, args.concept, window=window, x=args.x, decades=decades)
+    paths = plot_sweep(args.results, args.out, args.concept, window=window, x=args.x, decades=decades, overwrite=args.overwrite)
     for path in paths:
         print(f"wrote {printable(path)}")
     return 0

@@ -10,10 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_write
+from ._figure_style import outside_legend, series_colors, use_agg
 
 __all__ = ["Curve", "plot_gap_curves", "log_grid", "save_figure"]
-
-_COLORS = {"smooth_ce": "#1f77b4", "stage_cce": "#d62728", "smooth_cce": "#2ca02c"}
 
 
 @dataclass(frozen=True)
@@ -21,8 +20,9 @@ class Curve:
     """One line of a convergence figure.
 
     ``T`` and ``gap`` are the certified curve (dense); ``exact_T`` / ``exact_gap`` optional exact
-    points drawn as markers. ``key`` picks the colour (one per algorithm), ``linestyle`` the line
-    (e.g. dashed for a non-optimistic baseline beside its optimistic run).
+    points drawn as markers, in the curve's colour. ``key`` picks the hue (one per algorithm),
+    ``linestyle`` the line (e.g. dashed for a non-optimistic baseline beside its optimistic run);
+    curves of one key and different line styles get different shades of its hue.
     """
 
     label: str
@@ -58,50 +58,51 @@ def log_grid(T: int, points_per_decade: int = 40) -> np.ndarray:
     return np.unique(np.concatenate([grid[(grid >= 1) & (grid <= T)], decades, [T]]).astype(np.int64))
 
 
-def _guide(ax, T_max: float, anchor: float, power: float, label: str, style: str) -> None:
+def _guide(ax, T_max: float, anchor: float, power: float, style: str):
     xs = np.array([max(10.0, T_max / 1e3), T_max])
-    ax.plot(xs, anchor * (xs / xs[0]) ** power, style, color="0.45", linewidth=1.0, label=label)
+    (line,) = ax.plot(xs, anchor * (xs / xs[0]) ** power, style, color="0.45", linewidth=1.0)
+    return line
 
 
-def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, title: str) -> list[Path]:
-    """Draw Figure 1 (``times_T=False``: gap vs T) or Figure 2 (gap x T vs T); write PNG and PDF."""
-    import matplotlib
+def plot_gap_curves(curves: Sequence[Curve], out_stem: Path, *, times_T: bool, title: str, settings: str = "") -> list[Path]:
+    """Draw Figure 1 (``times_T=False``: gap vs T) or Figure 2 (gap x T vs T); write PNG and PDF.
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
+    ``settings`` (the run's settings that differ from the defaults, e.g. ``"eta=0.1, T = 1,000"``)
+    is the title's second line; the legend lies below the axes.
+    """
+    plt = use_agg()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), layout="constrained")
     T_max = max(float(c.T[-1]) for c in curves)
+    colors = series_colors([(c.key, c.linestyle) for c in curves])
     # "(certified)" tells the lines from the exact points; a figure without exact points says it once, in its title.
     mixed = any(c.exact_T is not None and len(c.exact_T) for c in curves)
+    handles, labels = [], []
     for c in curves:
-        color = _COLORS.get(c.key)
+        color = colors[(c.key, c.linestyle)]
         y = c.gap * c.T if times_T else c.gap
         positive = y > 0
-        ax.plot(
-            c.T[positive],
-            y[positive],
-            c.linestyle,
-            color=color,
-            linewidth=1.6,
-            label=f"{c.label} (certified)" if mixed else c.label,
-        )
+        handles += ax.plot(c.T[positive], y[positive], c.linestyle, color=color, linewidth=1.6)
+        labels.append(f"{c.label} (certified)" if mixed else c.label)
         if c.exact_T is not None and c.exact_gap is not None and len(c.exact_T):
             ye = c.exact_gap * c.exact_T if times_T else c.exact_gap
             pos = ye > 0
-            ax.plot(c.exact_T[pos], ye[pos], "o", color=color, markersize=5, markerfacecolor="white", label=f"{c.label} (exact)")
+            handles += ax.plot(c.exact_T[pos], ye[pos], "o", color=color, markersize=5, markerfacecolor="white")
+            labels.append(f"{c.label} (exact)")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    guides: tuple[list, list[str]] = ([], [])
     if not times_T:
         start = max(10.0, T_max / 1e3)
         top = max(float(np.interp(start, c.T, c.gap)) for c in curves)
-        _guide(ax, T_max, top, -1.0, r"$\propto T^{-1}$", "--")
-        _guide(ax, T_max, top, -0.5, r"$\propto T^{-1/2}$", ":")
+        guides = (
+            [_guide(ax, T_max, top, -1.0, "--"), _guide(ax, T_max, top, -0.5, ":")],
+            [r"$\propto T^{-1}$", r"$\propto T^{-1/2}$"],
+        )
         ax.set_ylabel("gap of the output policy")
     else:
         ax.set_ylabel(r"gap $\times$ T")
     ax.set_xlabel("iterations T")
-    ax.set_title(title)
+    ax.set_title(title + (f"\n{settings}" if settings else ""), fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    outside_legend(fig, handles, labels, extra=guides)
     return save_figure(fig, out_stem)

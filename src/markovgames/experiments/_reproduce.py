@@ -34,6 +34,7 @@ from .._resources import format_bytes, physical_memory
 from ..dynamics import RunResult, run
 from ..games import MarkovGame, paper_game
 from ..policies import IndexChainPolicy
+from ._figure_style import settings_text
 from ._plots import Curve, log_grid, plot_gap_curves
 from ._rundir import versions
 from ._summary import fit_loglog_slope
@@ -46,6 +47,9 @@ PAPER_ALGORITHMS = (
     ("stage_cce", "cce", "Stage-based OFTRL CCE (Alg. 2)"),
     ("smooth_cce", "cce", "Smooth OFTRL CCE"),
 )
+
+#: The iterations of each run unless told (the paper does not state its T).
+DEFAULT_T = 100_000
 
 #: A claim "gap x T is essentially constant" holds when the fitted log-log slope over the last
 #: two decades is within this distance of -1 and gap x T changes by less than this factor there.
@@ -216,7 +220,7 @@ def check_reproduction_memory(T: int, game: MarkovGame | None = None, *, exact: 
 def reproduce(
     out_dir: str | Path = "reproduction",
     *,
-    T: int = 100_000,
+    T: int = DEFAULT_T,
     eta: float = 0.2,
     game: MarkovGame | None = None,
     exact: bool = True,
@@ -264,7 +268,7 @@ def reproduce(
             exact_rows[alg] = _exact_gaps(game, runs[(alg, True)], checkpoints, exact_max_work)
 
     files = _curve_tables(out, runs, exact_rows, grid, game.num_players)
-    files += _figures(out, runs, exact_rows, grid, baselines)
+    files += _figures(out, runs, exact_rows, grid, baselines, _settings(game, T, eta, exact))
     concept_of = {alg: concept for alg, concept, _ in PAPER_ALGORITHMS}
     label_of = {alg: label for alg, _, label in PAPER_ALGORITHMS}
 
@@ -331,9 +335,20 @@ def _curve_tables(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, num
     return files
 
 
-def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baselines: bool) -> list[Path]:
+def _settings(game: MarkovGame, T: int, eta: float, exact: bool) -> tuple[str, str]:
+    """The settings of a reproduction that differ from `reproduce`'s defaults, as the figures'
+    titles say them: Figures 1 and 2's, and Figure 3's (which has no exact gaps anyway)."""
+    extra = ([] if game.name == "paper" else [f"game {game.name}"]) + ([] if T == DEFAULT_T else [f"T = {T:,}"])
+    no_exact = [] if exact else ["no exact gaps"]
+    return settings_text(etas=[f"{eta:g}"], extra=extra + no_exact), settings_text(etas=[f"{eta:g}"], extra=extra)
+
+
+def _figures(
+    out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baselines: bool, settings: tuple[str, str] = ("", "")
+) -> list[Path]:
     """Figures 1 and 2 (the paper's, with the exact gaps as points) and, with the baselines,
-    Figure 3 (optimism on and off); returns the files written."""
+    Figure 3 (optimism on and off); returns the files written. ``settings``: the titles' second
+    lines (`_settings`)."""
     curves = []
     for alg, concept, label in PAPER_ALGORITHMS:
         res = runs[(alg, True)]
@@ -346,8 +361,11 @@ def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baseline
             if pts:
                 ex_T, ex_gap = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
         curves.append(Curve(f"{label}: {concept.upper()} gap", alg, grid.astype(float), gap[grid - 1], ex_T, ex_gap))
-    files = plot_gap_curves(curves, out / "figure1_gap", times_T=False, title="Figure 1: convergence of the CE/CCE gap")
-    files += plot_gap_curves(curves, out / "figure2_gap_times_T", times_T=True, title=r"Figure 2: gap $\times$ T")
+    first = settings[0]
+    files = plot_gap_curves(
+        curves, out / "figure1_gap", times_T=False, title="Figure 1: convergence of the CE/CCE gap", settings=first
+    )
+    files += plot_gap_curves(curves, out / "figure2_gap_times_T", times_T=True, title=r"Figure 2: gap $\times$ T", settings=first)
     if baselines:
         base_curves = []
         for alg, concept, label in PAPER_ALGORITHMS:
@@ -359,7 +377,11 @@ def _figures(out: Path, runs: dict, exact_rows: dict, grid: np.ndarray, baseline
                     Curve(f"{label} [{tag}]", alg, grid.astype(float), gap[grid - 1], linestyle="-" if optimistic else "--")
                 )
         files += plot_gap_curves(
-            base_curves, out / "figure3_optimism", times_T=False, title="Figure 3: optimism on and off (certified gaps)"
+            base_curves,
+            out / "figure3_optimism",
+            times_T=False,
+            title="Figure 3: optimism on and off (certified gaps)",
+            settings=settings[1],
         )
     return files
 

@@ -21,7 +21,6 @@ records for them; the arrays must have the shapes, dtypes and finite values the 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as _dt
 import functools
@@ -42,7 +41,7 @@ import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError
-from .._files import JsonFileError, encloses_working_directory, open_regular, read_into, read_json, read_npy_header
+from .._files import JsonFileError, encloses_working_directory, file_sha256, open_regular, read_into, read_json, read_npy_header
 from .._npz import ArchiveError, NpzArchive
 from .._resources import format_bytes, physical_memory
 from .._text import printable
@@ -506,7 +505,7 @@ def write_run_directory(
         "identity_residual": result.identity_residual,
         "game_file": game_file,
         # What evaluate checks the files against: a damaged or replaced file is refused, not used.
-        "sha256": {game_file: _sha256(staging / game_file), CURVE_FILE: curve_sha256},
+        "sha256": {game_file: file_sha256(staging / game_file), CURVE_FILE: curve_sha256},
         "trajectory": TRAJECTORY_DIR if result.policies is not None else None,
         "trajectory_suffix": None
         if result.suffix is None
@@ -529,16 +528,6 @@ def write_run_directory(
 
 def _with_original_units(record: dict[str, Any], game: MarkovGame) -> dict[str, Any]:
     return {**record, **original_unit_fields(record, game.units, game.horizon)}
-
-
-def _sha256(path: Path, fh=None) -> str:
-    """The SHA-256 of a file's bytes (of the open ``fh``, from its start, if given)."""
-    digest = hashlib.sha256()
-    with open_regular(path) if fh is None else contextlib.nullcontext(fh) as f:
-        f.seek(0)
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _eta_value(result: RunResult) -> float | None:
@@ -696,7 +685,7 @@ class StoredRun:
 
 
 def _check_sha256(path: Path, fh, digest: str | None, metrics_path: Path) -> None:
-    if digest is not None and _sha256(path, fh) != digest:
+    if digest is not None and file_sha256(path, fh) != digest:
         raise RunDirectoryError(
             f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
         )

@@ -208,7 +208,7 @@ class GroupCurves:
 
     @property
     def label(self) -> str:
-        text = self.algorithm if self.optimistic else f"{self.algorithm} (non-opt.)"
+        text = self.algorithm if self.optimistic else f"{self.algorithm}, no optimism"
         return f"{text}, eta={self.eta}"
 
     @property

@@ -9,13 +9,17 @@
   (games and seeds) with that value.
 * Slopes (``window``): the distribution of the per-run slopes over a window of checkpoints, one
   row per algorithm, optimism and learning rate, pooled over games and seeds.
+
+Every figure has its legend below the axes, a colour per series and a title that states the
+settings that differ from the defaults (`._figure_style`); its file name says the options it was
+drawn with, and a file that markovgames did not draw is never replaced (`._figure_files`).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,8 @@ import numpy as np
 
 from .._lock import directory_lock
 from .._outputs import check_apart
+from ._figure_files import FigureFiles, option_suffix, short_number
+from ._figure_style import outside_legend, series_colors, settings_text, use_agg, variant_text
 from ._plots import save_figure
 from ._summary import (
     CONCEPTS,
@@ -44,9 +50,10 @@ __all__ = ["plot_sweep", "figure_stem", "ACROSS_PARAMETERS", "AcrossSeries", "ga
 #: ``--x`` choices and the results column each one reads (``actions``: the largest ``A_i``).
 ACROSS_PARAMETERS = {"horizon": "H", "states": "S", "players": "N", "actions": "A", "eta": "eta_value"}
 
-_BASE_COLORS = {"smooth_ce": "#1f77b4", "stage_cce": "#d62728", "smooth_cce": "#2ca02c"}
-_EXTRA = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-_DASHES = ["-", "--", "-.", ":"]
+#: The line styles (4) and markers (6) of the decades ``T'`` of the across-games figure, from the
+#: last decade (solid) back.
+_DECADE_STYLES: list[Any] = ["-", "--", ":", "-."]  # (Any: matplotlib types them as literals)
+_DECADE_MARKERS = ["^", "s", "o", "D", "v", "P"]
 
 
 def figure_stem(game: str) -> str:
@@ -61,16 +68,31 @@ def _plain(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _shade(color: str, k: int, n: int) -> tuple[float, float, float]:
-    """``color`` darkened/lightened for the ``k``-th of ``n`` learning rates."""
-    import matplotlib.colors as mcolors
+def _series_name(algorithm: str, optimistic: bool, eta: str | None, vary_optimism: bool, vary_eta: bool) -> str:
+    """A series' legend name: the algorithm, and its optimism and learning rate where they vary
+    between the figure's series (where they do not, the title says them)."""
+    words = variant_text(optimistic if vary_optimism else None, eta if vary_eta else None)
+    return _plain(", ".join([algorithm, *words]))
 
-    rgb = np.array(mcolors.to_rgb(color))
-    if n <= 1:
-        return tuple(rgb)
-    t = k / (n - 1)  # 0: darker, 1: lighter
-    mixed = rgb * (1 - 0.55 * t) + 0.55 * t if t > 0 else rgb * 0.8
-    return tuple(np.clip(mixed, 0, 1))
+
+def _settings(rows: list[dict[str, Any]], concept: Concept, window=None) -> str:
+    """The settings of the figure drawn from ``rows`` that differ from the defaults (its title's second line)."""
+    Ts = {int(r["T"]) for r in rows}
+    extra = [f"T = {next(iter(Ts)):,}"] if len(Ts) == 1 else []
+    if concept != "auto":
+        extra.append(f"{concept.upper()} gap for every algorithm")
+    if window is not None:
+        extra.append(f"slopes over T' in [{window[0]:g}, {window[1]:g}]")
+    return settings_text(
+        optimistic=(bool(r["optimistic"]) for r in rows),
+        etas=(_plain(str(r["eta"])) for r in rows),
+        dtypes=(r["dtype"] for r in rows if r.get("dtype")),
+        extra=extra,
+    )
+
+
+def _title(first: str, settings: str) -> str:
+    return first + (f"\n{settings}" if settings else "")
 
 
 def _concept_label(curves: list[GroupCurves], concept: Concept) -> str:
@@ -82,42 +104,33 @@ def _concept_label(curves: list[GroupCurves], concept: Concept) -> str:
     return "certified CE/CCE gap"
 
 
-def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem: Path, window=None) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12.0, 4.8), constrained_layout=True)
-    algorithms = list(dict.fromkeys(c.algorithm for c in curves))
-    colors = {a: _BASE_COLORS.get(a, _EXTRA[k % len(_EXTRA)]) for k, a in enumerate(algorithms)}
-    etas_of: dict[str, list[str]] = {}
-    for c in curves:
-        etas_of.setdefault(c.algorithm, [])
-        if c.eta not in etas_of[c.algorithm]:
-            etas_of[c.algorithm].append(c.eta)
+def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem: Path, window=None, settings="") -> list[Path]:
+    plt = use_agg()
+    fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12.0, 4.6), layout="constrained")
+    colors = series_colors([(c.algorithm, (c.optimistic, c.eta)) for c in curves])
+    vary_optimism, vary_eta = len({c.optimistic for c in curves}) > 1, len({c.eta for c in curves}) > 1
+    handles, labels = [], []
     anchor = 0.0
     T_max = max(int(c.checkpoints[-1]) for c in curves)
     T_min = min(int(c.checkpoints[0]) for c in curves)
     start = float(min(max(10, T_min), T_max))
     for c in curves:
-        k = etas_of[c.algorithm].index(c.eta)
-        color = _shade(colors[c.algorithm], k, len(etas_of[c.algorithm]))
-        style = "-" if c.optimistic else _DASHES[1 + (k % 3)]
+        color = colors[(c.algorithm, (c.optimistic, c.eta))]
+        style = "-" if c.optimistic else "--"  # and a lighter shade: a colour of its own
         x = c.checkpoints.astype(float)
         med, lo, hi = c.median, c.quantile(0.25), c.quantile(0.75)
         slope = c.slope(window)
         n = len(c.run_ids)
-        label = (
-            f"{_plain(c.label)} [{n} run{'s' if n != 1 else ''}]: slope {slope:+.2f}" if np.isfinite(slope) else _plain(c.label)
-        )
+        label = f"{_series_name(c.algorithm, c.optimistic, c.eta, vary_optimism, vary_eta)} [{n} run{'s' if n != 1 else ''}]"
+        labels.append(f"{label}: slope {slope:+.2f}" if np.isfinite(slope) else label)
         for axis, factor in ((ax, 1.0), (ax_t, x)):
             ym, yl, yh = med * factor, lo * factor, hi * factor
             pos = ym > 0
-            axis.plot(x[pos], ym[pos], style, color=color, linewidth=1.6, label=label if axis is ax else _plain(c.label))
+            (line,) = axis.plot(x[pos], ym[pos], style, color=color, linewidth=1.6)
             band = (yl > 0) & (yh > 0)
             if n > 1 and band.any():
                 axis.fill_between(x[band], yl[band], yh[band], color=color, alpha=0.18, linewidth=0)
+        handles.append(line)
         positive = med > 0
         if positive.any():
             anchor = max(anchor, float(np.interp(start, x[positive], med[positive])))
@@ -125,10 +138,12 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
         tail = slope_mask(c.checkpoints, c.T, window) & positive
         if tail.sum() >= 2:
             ax.plot(x[tail][[0, -1]], med[tail][[0, -1]], "|", color=color, markersize=8)
+    guides: tuple[list, list[str]] = ([], [])
     if anchor > 0 and T_max > start:
         xs = np.array([start, float(T_max)])
-        ax.plot(xs, anchor * (xs / start) ** -1.0, "--", color="0.45", linewidth=1.0, label=r"$\propto T^{-1}$")
-        ax.plot(xs, anchor * (xs / start) ** -0.5, ":", color="0.45", linewidth=1.0, label=r"$\propto T^{-1/2}$")
+        for power, style, text in ((-1.0, "--", r"$\propto T^{-1}$"), (-0.5, ":", r"$\propto T^{-1/2}$")):
+            guides[0].extend(ax.plot(xs, anchor * (xs / start) ** power, style, color="0.45", linewidth=1.0))
+            guides[1].append(text)
     ylabel = _concept_label(curves, concept)
     for axis in (ax, ax_t):
         axis.set_xscale("log")
@@ -138,9 +153,8 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
     ax.set_ylabel(ylabel)
     ax_t.set_ylabel(f"{ylabel} × T")
     note = " (CE for smooth_ce, CCE otherwise)" if ylabel == "certified CE/CCE gap" else ""
-    ax.set_title(f"{_plain(game)}: median and IQR over runs{note}", fontsize=10)
-    ax_t.set_title(f"{_plain(game)}: gap × T", fontsize=10)
-    ax.legend(fontsize=7, loc="best", title=f"slope: median over runs, {window_text(window)}", title_fontsize=7)
+    fig.suptitle(_title(f"{_plain(game)}: {ylabel}{note}, median and IQR over runs", settings), fontsize=10)
+    outside_legend(fig, handles, labels, extra=guides, title=f"slope: median over runs, {window_text(window)}")
     return save_figure(fig, out_stem, dpi=130)
 
 
@@ -152,11 +166,15 @@ def plot_sweep(
     window: tuple[float, float] | None = None,
     x: str | None = None,
     decades: Sequence[int] | None = None,
+    overwrite: bool = False,
 ) -> list[Path]:
     """Draw a sweep's figures into ``out`` (default ``results_dir/figures``); return the files.
 
     One figure per game (``gaps_<game>``) is always drawn; ``window`` and ``x`` add the studies
-    across games.
+    across games. Each file's name says the options it was drawn with (``gaps_<game>_window-1e3-1e5``,
+    ``_concept-ce``, ``_decades-...``; nothing for the defaults), so that figures drawn with
+    other options lie beside each other. ``out/.markovgames-figures.json`` records the figures
+    drawn there; a file that markovgames did not draw is never replaced.
 
     Parameters
     ----------
@@ -170,48 +188,75 @@ def plot_sweep(
         (``gap_times_T_vs_<x>``).
     decades : the checkpoints ``T'`` of that figure (default: the last three decades ``10^k >= 10``
         that every run has).
+    overwrite : replace figures of the same names drawn from other results (or, where two games'
+        names collide, with other options); figures drawn from the same results with the same
+        options are replaced anyway (drawn again, e.g. after the sweep grew).
+
+    Raises
+    ------
+    OutputPathError
+        A figure's file exists and markovgames did not draw it (whatever ``overwrite`` says), or
+        drew it from other results and ``overwrite`` is not given; nothing is drawn then.
     """
     window = check_window(window)
     results_dir = Path(results_dir)
     rows = result_rows(results_dir)
     curves = group_curves(rows, concept)
     across = gap_times_T_across(rows, x, decades, concept) if x is not None else None  # errors before drawing
+    dist = _slopes_to_draw(rows, window, concept) if window is not None else None
+    figures = _plan(rows, curves, across, dist, concept, window, x, decades)
+    given = out is not None
     out = Path(out) if out is not None else (results_dir if results_dir.is_dir() else results_dir.parent) / "figures"
+    results_file = results_dir / RESULTS_FILE if results_dir.is_dir() else results_dir
     # The figures never go where they would replace the results they are drawn from.
-    check_apart(out, [results_dir / RESULTS_FILE if results_dir.is_dir() else results_dir], "out")
+    check_apart(out, [results_file], "out")
     # One writer at a time, as for every output directory.
-    with directory_lock(out, "out"):
+    with directory_lock(out, "out" if given else None):
         out.mkdir(parents=True, exist_ok=True)
-        return _draw_all(rows, curves, across, out, concept, window, x)
+        files = FigureFiles(out, str(results_file.resolve()), "out" if given else None, overwrite)
+        for stem, options, _ in figures:  # every refusal before any figure is drawn
+            files.check(stem, options)
+        paths: list[Path] = []
+        for stem, options, draw in figures:
+            paths += files.write(stem, options, draw)
+        return paths
 
 
-def _draw_all(rows, curves, across, out: Path, concept: Concept, window, x) -> list[Path]:
-    """Draw every figure of `plot_sweep` into ``out`` (whose lock the caller holds)."""
+_Figure = tuple[str, dict[str, Any], Callable[[Path], list[Path]]]
+
+
+def _plan(rows, curves, across, dist, concept: Concept, window, x, decades) -> list[_Figure]:
+    """The figures of `plot_sweep`: each one's file stem, its options (as recorded) and how to draw it."""
     by_game: dict[str, list[GroupCurves]] = {}
     for c in curves:
         by_game.setdefault(c.game, []).append(c)
-    paths: list[Path] = []
+    figures: list[_Figure] = []
     used: set[str] = set()
+    suffix = option_suffix(concept=concept, window=window)
     for game, group in by_game.items():
         stem = figure_stem(game)
         base, k = stem, 2
         while stem in used:
             stem, k = f"{base}-{k}", k + 1
         used.add(stem)
-        paths += _draw_game(game, group, concept, out / f"gaps_{stem}", window)
+        settings = _settings([r for r in rows if r["game"] == game], concept, window)
+        draw = _bind(_draw_game, game, group, concept, window=window, settings=settings)
+        figures.append((f"gaps_{stem}{suffix}", {"figure": "gaps", "game": game, "concept": concept, "window": window}, draw))
     if across is not None and x is not None:  # across is computed exactly when x is given
-        paths += _draw_across(across, x, concept, out / f"gap_times_T_vs_{x}")
-    if window is not None:
-        dist = slope_distributions(rows, window, concept)
-        paths += _draw_slopes(dist, window, concept, out / f"slopes_{_short(window[0])}-{_short(window[1])}")
-    return paths
+        given = None if decades is None else sorted({int(d) for d in decades})
+        stem = f"gap_times_T_vs_{x}{option_suffix(concept=concept, decades=given)}"
+        draw = _bind(_draw_across, across, x, concept, settings=_settings(rows, concept))
+        figures.append((stem, {"figure": "gap_times_T", "x": x, "concept": concept, "decades": given}, draw))
+    if dist is not None:
+        stem = f"slopes_{short_number(window[0])}-{short_number(window[1])}{option_suffix(concept=concept)}"
+        draw = _bind(_draw_slopes, dist, window, concept, settings=_settings(rows, concept, window))
+        figures.append((stem, {"figure": "slopes", "concept": concept, "window": window}, draw))
+    return figures
 
 
-def _short(value: float) -> str:
-    """``1000.0`` -> ``1e3``, ``20000.0`` -> ``2e4``, ``2500.0`` -> ``2500`` (file names)."""
-    exponent = int(np.floor(np.log10(value)))
-    mantissa = value / 10.0**exponent
-    return f"{int(mantissa)}e{exponent}" if mantissa == int(mantissa) else f"{value:g}"
+def _bind(draw: Callable[..., list[Path]], *args, **kwargs) -> Callable[[Path], list[Path]]:
+    """``draw(*args, out_stem, **kwargs)`` as a function of ``out_stem``."""
+    return lambda out_stem: draw(*args, out_stem=out_stem, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -247,7 +292,7 @@ class AcrossSeries:
 
     @property
     def label(self) -> str:
-        text = self.algorithm if self.optimistic else f"{self.algorithm} (non-opt.)"
+        text = self.algorithm if self.optimistic else f"{self.algorithm}, no optimism"
         return text + ("" if self.eta is None else f", eta={self.eta}")
 
 
@@ -340,39 +385,51 @@ _AXIS_LABELS = {
 }
 
 
-def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem: Path) -> list[Path]:
-    import matplotlib
+def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem: Path, settings: str = "") -> list[Path]:
+    """gap x ``T'`` against ``x``. One colour per series (algorithm, optimism, learning rate) and one
+    line style and marker per decade ``T'``; a single series gets one colour per decade instead."""
+    from matplotlib.lines import Line2D
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.2, 4.8), constrained_layout=True)
+    plt = use_agg()
+    fig, ax = plt.subplots(figsize=(8.0, 4.6), layout="constrained")
     decades = sorted({s.decade for s in series})
-    markers = ["o", "s", "^", "D", "v", "P"]
-    algorithms = list(dict.fromkeys(s.algorithm for s in series))
-    etas_of: dict[str, list] = {}
+    groups = list(dict.fromkeys((s.algorithm, s.optimistic, s.eta) for s in series))
+    vary_optimism, vary_eta = len({g[1] for g in groups}) > 1, len({g[2] for g in groups}) > 1
+    by_decade = len(groups) == 1
+    if by_decade:
+        import matplotlib
+
+        cmap = matplotlib.colormaps["viridis"]
+        decade_colors = [cmap(v) for v in np.linspace(0.0, 0.75, len(decades))]
+    colors = series_colors([(g[0], (g[1], g[2])) for g in groups])
+    counts_of: dict[tuple, list[int]] = {}
     for s in series:
-        if s.eta not in etas_of.setdefault(s.algorithm, []):
-            etas_of[s.algorithm].append(s.eta)
-    for s in series:
-        base = _BASE_COLORS.get(s.algorithm, _EXTRA[algorithms.index(s.algorithm) % len(_EXTRA)])
-        color = _shade(base, etas_of[s.algorithm].index(s.eta), len(etas_of[s.algorithm]))
         d = decades.index(s.decade)
+        rank = len(decades) - 1 - d  # 0: the last decade
+        style = "-" if by_decade else _DECADE_STYLES[rank % 4]
+        marker = _DECADE_MARKERS[rank % 6]
+        group = (s.algorithm, s.optimistic, s.eta)
+        color = decade_colors[d] if by_decade else colors[(group[0], (group[1], group[2]))]
         med, lo, hi = s.median, s.q25, s.q75
-        counts = [len(v) for v in s.values]
-        runs = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+        counts_of.setdefault(group, []).extend(len(v) for v in s.values)
         ax.errorbar(
             s.x,
             med,
             yerr=[med - lo, hi - med],
-            fmt=markers[d % len(markers)] + ("-" if s.optimistic else "--"),
+            fmt=marker,
+            linestyle=style,
             color=color,
             capsize=3,
             linewidth=1.4,
             markersize=5,
-            alpha=0.45 + 0.55 * (d + 1) / len(decades),
-            label=f"{_plain(s.label)}, T'={s.decade:,} [{runs} runs per point]",
+            label=f"T' = {s.decade:,}",
         )
+    everyone = [n for counts in counts_of.values() for n in counts]
+    same = min(everyone) == max(everyone)
+
+    def runs(counts: list[int]) -> str:
+        return f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+
     ax.set_yscale("log")
     if x == "eta":
         ax.set_xscale("log")
@@ -381,9 +438,25 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
     ax.set_xlabel(_AXIS_LABELS[x])
     kinds = sorted({s.concept.upper() for s in series})
     ax.set_ylabel(f"certified {'/'.join(kinds)} gap × T'")
-    ax.set_title(f"gap × T' against {_AXIS_LABELS[x]}: median and IQR over games and seeds", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    pooled = f"median and IQR over {runs(everyone) + ' runs per point' if same else 'runs'} (games and seeds)"
+    head = f"{_plain(groups[0][0])}: " if by_decade else ""
+    fig.suptitle(_title(f"{head}gap × T' against {_AXIS_LABELS[x]}, {pooled}", settings), fontsize=10)
+    if by_decade:
+        handles, labels = ax.get_legend_handles_labels()
+        outside_legend(fig, handles, labels)
+    else:
+        handles = [Line2D([], [], color=colors[(g[0], (g[1], g[2]))], linewidth=2.0) for g in groups]
+        labels = [
+            _series_name(*g, vary_optimism, vary_eta) + ("" if same else f" [{runs(counts_of[g])} runs per point]")
+            for g in groups
+        ]
+        keys = [
+            Line2D([], [], color="0.3", linestyle=_DECADE_STYLES[k % 4], marker=_DECADE_MARKERS[k % 6])
+            for k in range(len(decades))
+        ]
+        extra = (keys, [f"T' = {d:,}" for d in reversed(decades)])
+        outside_legend(fig, handles, labels, extra=extra, title="colour: series; line and marker: T'")
     return save_figure(fig, out_stem, dpi=130)
 
 
@@ -403,25 +476,30 @@ def slope_distributions(
     return {label: np.array(slopes) for label, slopes in out.items()}
 
 
-def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    labels = [k for k, v in dist.items() if v.size]
-    if not labels:
+def _slopes_to_draw(rows, window, concept: Concept) -> list[tuple[str, str, np.ndarray]]:
+    """The rows of the slope figure: each series' label, colour and slopes (those with any)."""
+    dist = slope_distributions(rows, window, concept)
+    keys = {g.label: (g.algorithm, (g.optimistic, g.eta)) for g in group_curves(rows, concept)}
+    colors = series_colors(list(keys.values()))
+    drawn = [(label, colors[keys[label]], v) for label, v in dist.items() if v.size]
+    if not drawn:
         raise ResultsError.for_argument(
             "window", "no run has two checkpoints with a positive gap there", f"{window[0]:g},{window[1]:g}"
         )
-    fig, ax = plt.subplots(figsize=(7.2, 1.2 + 0.55 * len(labels)), constrained_layout=True)
+    return drawn
+
+
+def _draw_slopes(
+    drawn: list[tuple[str, str, np.ndarray]], window, concept: Concept, out_stem: Path, settings: str = ""
+) -> list[Path]:
+    plt = use_agg()
+    fig, ax = plt.subplots(figsize=(7.2, 1.4 + 0.55 * len(drawn)), layout="constrained")
     rng = np.random.default_rng(0)  # jitter of the points only
     # matplotlib >= 3.10 says orientation=, older versions vert= (deprecated since 3.11).
     horizontal = {"orientation": "horizontal"} if "orientation" in inspect.signature(ax.boxplot).parameters else {"vert": False}
-    for k, label in enumerate(labels):
-        v = dist[label]
+    for k, (_, color, v) in enumerate(drawn):
         ax.boxplot([v], positions=[k], widths=0.5, showfliers=False, **horizontal)
-        ax.plot(v, k + rng.uniform(-0.18, 0.18, v.size), "o", markersize=3, alpha=0.5, color="#1f77b4")
+        ax.plot(v, k + rng.uniform(-0.18, 0.18, v.size), "o", markersize=3, alpha=0.6, color=color)
         ax.annotate(
             f"median {np.median(v):+.2f} ({v.size} runs)",
             (1.0, k),
@@ -433,9 +511,9 @@ def _draw_slopes(dist: dict[str, np.ndarray], window, concept: Concept, out_stem
         )
     for ref, style in ((-1.0, "--"), (-0.5, ":")):
         ax.axvline(ref, linestyle=style, color="0.45", linewidth=1.0)
-    ax.set_yticks(range(len(labels)), [_plain(label) for label in labels], fontsize=8)
+    ax.set_yticks(range(len(drawn)), [_plain(label) for label, _, _ in drawn], fontsize=8)
     ax.invert_yaxis()  # the first group on top, as in the summary table
     ax.set_xlabel(f"log-log slope of the certified gap, T' in [{window[0]:g}, {window[1]:g}] (-1: O(1/T), -0.5: O(1/sqrt T))")
-    ax.set_title("per-run slopes, pooled over games and seeds", fontsize=10)
+    ax.set_title(_title("per-run slopes, pooled over games and seeds", settings), fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, out_stem, dpi=130)
