@@ -63,7 +63,7 @@ def load(tmp_path, text=BASE, overrides=()):
         (('name = "smooth_cce"', 'name = "nope"'), "sweep.toml: algorithms[2].name: unknown algorithm 'nope'"),
         (
             ("optimistic = [true, false]", "optimism = [true]"),
-            "sweep.toml: algorithms[2]: unknown key 'optimism'; allowed keys: name, optimistic, etas",
+            "sweep.toml: algorithms[2]: unknown key 'optimism' (did you mean 'optimistic'?); allowed keys: name, optimistic, etas",
         ),
         (("T = 100", "T = 0"), "sweep.toml: T: expected a positive integer, got 0"),
         (("T = 100", 'T = "ten"'), "sweep.toml: T: expected a positive integer, got 'ten'"),
