@@ -251,7 +251,10 @@ def test_unknown_option_points_to_the_subcommands_help(capsys):
         main(["games", "show", "paper", "--bogus"])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.strip() == "markovgames: error: unrecognized arguments: --bogus (see 'markovgames games show --help')"
+    assert err.strip() == (
+        "markovgames: error: unrecognized arguments: --bogus; the options of 'markovgames games show': "
+        "--full, --precision, --max-bytes, --max-entries (see 'markovgames games show --help')"
+    )
     with pytest.raises(SystemExit):
         main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "5", "--out", "x", "--nope"])
     assert "(see 'markovgames run --help')" in capsys.readouterr().err

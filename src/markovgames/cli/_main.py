@@ -32,8 +32,9 @@ EXIT_INTERNAL = 70
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line (argparse itself also exits with 2).
 
-    A misspelt option (``--algoritm``, ``-t``) is named first, with the option it resembles,
-    rather than reported as the required option it was meant to be.
+    A misspelt option (``--algoritm``, ``-t``) or another tool's name for one (``--learning-rate``)
+    is named first, with the option it most likely means, rather than reported as the required
+    option it was meant to be; so is an invalid choice (a command, ``--dtype``).
     """
 
     def parse_known_args(self, args=None, namespace=None):
@@ -47,6 +48,16 @@ class _Parser(argparse.ArgumentParser):
             if unknown:
                 message = unrecognized_message(self, unknown)
         self.exit(EXIT_USAGE, f"markovgames: error: {printable(message)} (see '{self.prog} --help')\n")
+
+    def _check_value(self, action, value):
+        # argparse's own message lists the choices; this one also names the likeliest
+        # (``invalid choice: 'rnu' (did you mean 'run'?) (choose from ...)``).
+        if action.choices is not None and value not in action.choices:
+            from .._suggest import did_you_mean
+
+            names = [str(c) for c in action.choices]
+            hint = did_you_mean(str(value), names)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {', '.join(map(repr, names))})")
 
 
 _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+(e[-+]?\d+)?$", re.IGNORECASE)
@@ -74,16 +85,40 @@ def unrecognized_options(parser: argparse.ArgumentParser, arguments: list[str]) 
 
 
 def unrecognized_message(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
-    """``unrecognized arguments: --algoritm (did you mean --algorithm?)``."""
-    import difflib
+    """``unrecognized arguments: --learning-rate (did you mean --eta?)``, by meaning, then by
+    spelling (`markovgames._suggest`); a name that resembles none of the command's options is
+    followed by the list of them. A sweep's options also suggest its configuration's keys
+    (``--set etas=VALUE``), which the parser names as ``config_keys``."""
+    from .._suggest import suggestion
 
-    options = [o for o in parser._option_string_actions if o not in ("-h", "--help")]
-    parts = []
+    options = option_names(parser)
+    keys = getattr(parser, "config_keys", ())
+    parts, unmatched = [], False
     for name in unknown:
-        same_letters = [o for o in options if o.lower() == name.lower()]
-        close = same_letters or difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-        parts.append(f"{name} (did you mean {close[0]}?)" if close else name)
-    return f"unrecognized arguments: {' '.join(parts)}"
+        # By meaning among the options, then the keys; by spelling after both.
+        close, key = None, None
+        for spelling in (False, True):
+            close = suggestion(name, options, spelling=spelling)
+            key = None if close else suggestion(name, keys, spelling=spelling)
+            if close or key:
+                break
+        close = f"--set {key}=VALUE" if key else close
+        unmatched = unmatched or close is None
+        parts.append(f"{name} (did you mean {close}?)" if close else name)
+    message = f"unrecognized arguments: {' '.join(parts)}"
+    if unmatched:
+        message += f"; the options of '{parser.prog}': {', '.join(options)}" if options else f"; '{parser.prog}' has no options"
+    return message
+
+
+def option_names(parser: argparse.ArgumentParser) -> list[str]:
+    """A command's options, one name each (the long one), in the order of its ``--help``, without ``--help``."""
+    names = []
+    for action in parser._actions:
+        strings = action.option_strings
+        if strings and not isinstance(action, argparse._HelpAction):
+            names.append(next((s for s in strings if s.startswith("--")), strings[0]))
+    return names
 
 
 def build_parser() -> argparse.ArgumentParser:

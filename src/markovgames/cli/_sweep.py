@@ -40,6 +40,28 @@ def _positive_int(option: str, text: str) -> int:
 # ---------------------------------------------------------------------------------------
 # sweep
 # ---------------------------------------------------------------------------------------
+#: A configuration's top-level keys (the fields of `markovgames.experiments.SweepConfig`, written
+#: out so that building the parser loads no pydantic; a test checks that they agree): an unknown
+#: option that means one of them is answered with ``--set KEY=VALUE``.
+CONFIG_KEYS = (
+    "name",
+    "games",
+    "algorithms",
+    "etas",
+    "optimistic",
+    "T",
+    "checkpoints",
+    "seeds",
+    "base_seed",
+    "dtype",
+    "max_retries",
+    "max_batch_size",
+    "out",
+    "exact",
+    "last_iterate",
+)
+
+
 def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "sweep",
@@ -72,6 +94,7 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
         help="refuse a grid of more than N runs, checked before it is expanded (default 100000)",
     )
     add_game_limits(p)
+    p.config_keys = CONFIG_KEYS
     p.set_defaults(handler=_handle_sweep)
     return p
 
