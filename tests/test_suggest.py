@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from markovgames._suggest import SYNONYMS, did_you_mean, normalized, suggestion
 from markovgames.cli import build_parser, main
+from markovgames.cli._defaults import SWEEP_CONFIG_KEYS
 from markovgames.cli._main import option_names, unrecognized_message, unrecognized_options
-from markovgames.cli._sweep import CONFIG_KEYS
 
 
 def _commands(parser: argparse.ArgumentParser | None = None) -> dict[str, argparse.ArgumentParser]:
@@ -171,7 +171,7 @@ def test_every_unknown_option_gets_a_real_option_or_the_list(prog, option):
     suggested = found.group(1)
     if suggested.startswith("--set "):
         assert "--set" in option_names(parser)
-        assert suggested.removeprefix("--set ").removesuffix("=VALUE") in CONFIG_KEYS
+        assert suggested.removeprefix("--set ").removesuffix("=VALUE") in SWEEP_CONFIG_KEYS
     else:
         assert suggested in option_names(parser)
 
@@ -267,12 +267,6 @@ def test_library_lookups_suggest(tmp_path):
         with pytest.raises(SweepConfigError) as info:
             load_sweep_config(config)
         assert expected in str(info.value), str(info.value)
-
-
-def test_the_sweeps_configuration_keys_are_its_fields():
-    from markovgames.experiments._sweep_config import SweepConfig
-
-    assert CONFIG_KEYS == tuple(SweepConfig.model_fields)
 
 
 def test_suggestion_order_and_edge_cases():

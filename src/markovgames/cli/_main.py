@@ -121,35 +121,44 @@ def option_names(parser: argparse.ArgumentParser) -> list[str]:
     return names
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-    from ._algorithms import add_algorithms_parser
-    from ._certify import add_certify_parser
-    from ._evaluate import add_evaluate_parser
-    from ._games import add_games_parser
-    from ._reproduce import add_reproduce_parser
-    from ._run import add_run_parser
-    from ._solve import add_solve_parser
-    from ._sweep import add_plot_parser, add_summarize_parser, add_sweep_parser
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``markovgames`` parser. Given the command line ``argv``, only the parser of the command
+    it names is built (its module imported); every other command is there by name and its line of
+    ``--help`` (`._commands`), so that ``--help`` and ``--version`` import none of them. Without
+    ``argv``, every command's parser is built."""
+    import importlib
+
+    from ._commands import COMMANDS, HELP
 
     parser = _Parser(
         prog="markovgames",
         description="No-regret learning dynamics and (coarse) correlated equilibria in Markov games.",
     )
-    parser.add_argument("--version", action="version", version=f"markovgames {__version__}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    add_reproduce_parser(sub)
-    add_games_parser(sub)
-    add_run_parser(sub)
-    add_algorithms_parser(sub)
-    add_evaluate_parser(sub)
-    add_certify_parser(sub)
-    add_solve_parser(sub)
-    add_sweep_parser(sub)
-    add_plot_parser(sub)
-    add_summarize_parser(sub)
+    # Top-level options take no value: the first other word is the command.
+    named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    for name, (module, function) in COMMANDS.items():
+        if named is None or name == named:
+            getattr(importlib.import_module(f".{module}", __package__), function)(sub)
+        else:
+            sub.add_parser(name, help=HELP[name])
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when it is asked for (argparse's own action
+    takes the text when the parser is built)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import __version__
+
+        sys.stdout.write(f"markovgames {__version__}\n")
+        parser.exit()
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
@@ -227,7 +236,7 @@ def _release_process_resources() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markovgames`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
+    parser = build_parser(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse reports these from the top-level parser; point to the subcommand's own --help.
