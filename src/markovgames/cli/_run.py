@@ -123,8 +123,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handle_run(args) -> int:
-    # The library is imported here, not with the module: the parser of every command is built
-    # for any command, and 'markovgames --version' must not load JAX.
+    # The library is imported here, not with the module: the module builds the parser, and
+    # 'markovgames run --help' must not load JAX.
     from .._lock import directory_lock
     from ..dynamics import check_learner, get_algorithm, max_learning_rate, run
     from ..dynamics._checkpoint import metrics_file
