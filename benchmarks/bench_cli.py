@@ -1,9 +1,10 @@
 """Benchmark: what users run. The command line's start-up, ``markovgames run`` with its defaults,
 and the cost of every prefix's metrics against checkpoints only.
 
-* **start-up**: wall time of ``markovgames --version``, ``markovgames games list`` and
-  ``markovgames summarize`` of a small sweep's results (best of ``--repeats`` fresh processes;
-  with ``--base``, the revision's too, alternating).
+* **start-up**: wall time of ``markovgames --version``, ``--help``, ``run --help``,
+  ``games list`` and ``summarize`` of a small sweep's results (the best and the median of
+  ``--repeats`` fresh processes; with ``--base``, the revision's too, alternating, and the ratios
+  base / this of the medians). ``--startup-only`` measures only these.
 * **default run**: ``markovgames run --game paper --algorithm ALG -T T --out DIR --quiet`` with
   its defaults (trajectory kept on disk, ``metrics.json`` and ``curve.npz`` with every prefix), at
   ``T = 10^4`` and ``T = 2 x 10^5``; the *marginal* rate is ``(2e5 - 1e4) / (time(2e5) - time(1e4))``,
@@ -28,6 +29,7 @@ time. ``--all-compositions`` measures every built-in ``LEARNER+UPDATE`` against 
 Usage::
 
     python benchmarks/bench_cli.py [--repeats 5] [--all-compositions] [--in-process] [--base REV] [--json out.json]
+    python benchmarks/bench_cli.py --startup-only --base REV [--repeats 5]
 """
 
 from __future__ import annotations
@@ -81,23 +83,31 @@ def _wall(cmd, env, cwd) -> float:
     return elapsed
 
 
-def startup(repeats: int, envs: dict, cwd) -> dict:
-    """Best wall time of ``repeats`` fresh processes of each light command, per version (the
-    versions alternate within each round): ``--version``, ``games list``, and ``summarize`` of a
-    small sweep's results (made first, by this tree)."""
+def startup(repeats: int, envs: dict, cwd) -> tuple[dict, dict]:
+    """Best and median wall time of ``repeats`` fresh processes of each light command, per version
+    (the versions alternate within each round): ``--version``, ``--help``, ``run --help``, ``games
+    list``, and ``summarize`` of a small sweep's results (made first, by this tree)."""
     cli = [sys.executable, "-m", "markovgames"]
     config = Path(cwd) / "startup.toml"
     config.write_text('T = 20\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = [10, 20]\n')
     results = Path(cwd) / "startup-sweep"
     _wall(cli + ["sweep", str(config), "--out", str(results), "--workers", "1", "--quiet"], envs["this"], cwd)
-    commands = (("--version", ["--version"]), ("games list", ["games", "list"]), ("summarize", ["summarize", str(results)]))
+    commands = (
+        ("--version", ["--version"]),
+        ("--help", ["--help"]),
+        ("run --help", ["run", "--help"]),
+        ("games list", ["games", "list"]),
+        ("summarize", ["summarize", str(results)]),
+    )
     times: dict = {version: {label: [] for label, _ in commands} for version in envs}
     for i in range(repeats):
         order = list(envs) if i % 2 == 0 else list(envs)[::-1]
         for label, args in commands:
             for version in order:
                 times[version][label].append(_wall(cli + args, envs[version], cwd))
-    return {version: {label: min(ts) for label, ts in by_label.items()} for version, by_label in times.items()}
+    best = {version: {label: min(ts) for label, ts in by_label.items()} for version, by_label in times.items()}
+    median = {version: {label: statistics.median(ts) for label, ts in by_label.items()} for version, by_label in times.items()}
+    return best, median
 
 
 def _marginal(once, repeats: int, small: int, large: int, versions=("this",)) -> dict:
@@ -196,6 +206,7 @@ def main(argv=None) -> dict:
         help="also measure the default run through markovgames.cli.main in this process (no start-up or exit)",
     )
     parser.add_argument("--base", default=None, help="also measure the default run of this git revision")
+    parser.add_argument("--startup-only", action="store_true", help="measure only the start-up of the light commands")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.all_compositions:
@@ -212,10 +223,17 @@ def main(argv=None) -> dict:
                 path = os.pathsep.join([str(tree / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
                 envs[version] = dict(env, PYTHONPATH=path)
             results["base"] = args.base
-        started = startup(args.repeats, envs, tmp)
+        started, medians = startup(args.repeats, envs, tmp)
         results["startup_s"] = started["this"]
+        results["startup_median_s"] = medians["this"]
         if args.base is not None:
             results["startup_s_base"] = started["base"]
+            results["startup_median_s_base"] = medians["base"]
+        if args.startup_only:
+            _print_startup(results, args.base)
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=2) + "\n")
+            return results
         measured = {a: default_run(a, args.repeats, envs, tmp, args.small_T, args.large_T) for a in args.algorithms}
         results["default_run"] = {a: m["this"] for a, m in measured.items()}
         if args.base is not None:
@@ -225,14 +243,7 @@ def main(argv=None) -> dict:
                 a: default_run_in_process(a, args.repeats, tmp, args.small_T, args.large_T) for a in args.algorithms
             }
     results["every_prefix"] = {a: prefix_cost(a, args.library_T, args.repeats) for a in args.algorithms}
-    if args.base is not None:
-        print(f"| start-up | this: seconds | base ({args.base}): seconds |\n|---|---:|---:|")
-        for label, seconds in results["startup_s"].items():
-            print(f"| markovgames {label} | {seconds:.2f} | {results['startup_s_base'][label]:.2f} |")
-    else:
-        print("| start-up | seconds |\n|---|---:|")
-        for label, seconds in results["startup_s"].items():
-            print(f"| markovgames {label} | {seconds:.2f} |")
+    _print_startup(results, args.base)
     print(
         f"\n| markovgames run (defaults) | T = {args.small_T:.0e} s | T = {args.large_T:.0e} s | marginal it/s "
         "| median of the rounds' | target |\n|---|---:|---:|---:|---:|---:|"
@@ -269,6 +280,23 @@ def main(argv=None) -> dict:
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return results
+
+
+def _print_startup(results: dict, base: str | None) -> None:
+    """The start-up table: median (best) seconds per version, and base / this of the medians."""
+    this, median = results["startup_s"], results["startup_median_s"]
+    if base is not None:
+        base_best, base_median = results["startup_s_base"], results["startup_median_s_base"]
+        print(f"| start-up | this: median (best) s | base ({base}): median (best) s | base / this |\n|---|---:|---:|---:|")
+        for label in this:
+            print(
+                f"| markovgames {label} | {median[label]:.3f} ({this[label]:.3f}) | {base_median[label]:.3f} "
+                f"({base_best[label]:.3f}) | {base_median[label] / median[label]:.2f}x |"
+            )
+    else:
+        print("| start-up | median (best) s |\n|---|---:|")
+        for label in this:
+            print(f"| markovgames {label} | {median[label]:.3f} ({this[label]:.3f}) |")
 
 
 if __name__ == "__main__":

@@ -291,7 +291,9 @@ def test_random_game_errors_before_drawing():
     for bad in (True, 2.5, None, 0):
         with pytest.raises(GameValidationError, match=rf"num_actions: expected a positive integer, got {bad!r}"):
             random_game(2, 1, 1, bad, seed_or_rng=0)
-    with pytest.raises(GameValidationError, match=r"reward_distribution = 'normal' is not one of uniform, bernoulli"):
+    with pytest.raises(
+        GameValidationError, match=r"reward_distribution = 'normal' \(did you mean 'uniform'\?\) is not one of uniform, bernoulli"
+    ):
         random_game(1, 1, 1, 2, seed_or_rng=0, reward_distribution="normal")
     with pytest.raises(GameValidationError, match=r"transition_concentration = 0 must be positive"):
         random_game(1, 1, 1, 2, seed_or_rng=0, transition_concentration=0)
@@ -354,7 +356,9 @@ def test_every_builtin_is_valid_and_named(name, tmp_path):
 
 
 def test_get_builtin_unknown_lists_choices():
-    with pytest.raises(UnknownGameError, match=r"unknown built-in game 'papr'; choices: .*paper.*shapley"):
+    with pytest.raises(
+        UnknownGameError, match=r"unknown built-in game 'papr' \(did you mean 'paper'\?\); choices: .*paper.*shapley"
+    ):
         get_builtin("papr")
     assert issubclass(UnknownGameError, GameValidationError)
     assert issubclass(UnknownGameError, LookupError)

@@ -253,7 +253,10 @@ def test_unknown_option_points_to_the_subcommands_help(capsys):
         main(["games", "show", "paper", "--bogus"])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.strip() == "markovgames: error: unrecognized arguments: --bogus (see 'markovgames games show --help')"
+    assert err.strip() == (
+        "markovgames: error: unrecognized arguments: --bogus; the options of 'markovgames games show': "
+        "--full, --precision, --max-bytes, --max-entries (see 'markovgames games show --help')"
+    )
     with pytest.raises(SystemExit):
         main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "5", "--out", "x", "--nope"])
     assert "(see 'markovgames run --help')" in capsys.readouterr().err
@@ -286,9 +289,9 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
 
 @pytest.mark.parametrize("argv", [["--version"], ["games", "list"], ["run", "--help"], ["sweep", "--help"]])
 def test_the_parser_and_light_commands_load_neither_jax_nor_scipy(argv):
-    """Start-up time: every command's parser is built for any command, so building it, and the
-    commands that compute nothing, must not import JAX or SciPy (a second or more each);
-    benchmarks/bench_cli.py measures the time."""
+    """Start-up time: building the parsers, and the commands that compute nothing, must not import
+    JAX or SciPy (a second or more each); tests/test_cli_startup.py checks --version and --help
+    more closely, and benchmarks/bench_cli.py measures the time."""
     code = (
         "import sys, contextlib, io\n"
         "from markovgames.cli import main\n"

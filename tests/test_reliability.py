@@ -493,12 +493,12 @@ def test_stored_policies_that_are_not_policies_are_refused(tmp_path, finished_ru
 # 6. A bug says it is one; bad input never reaches the user as a traceback
 # ---------------------------------------------------------------------------------------
 def test_an_internal_error_says_so_and_where_its_traceback_is(tmp_path, monkeypatch, capsys):
-    import markovgames.cli._games as cli_games
+    import markovgames.games as games_module  # where 'games validate' finds load_game when it runs
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("an example bug")
 
-    monkeypatch.setattr(cli_games, "load_game", broken)
+    monkeypatch.setattr(games_module, "load_game", broken)
     (tmp_path / "g.json").write_text("{}")
     assert main(["games", "validate", str(tmp_path / "g.json")]) == 70
     lines = capsys.readouterr().err.splitlines()
@@ -761,8 +761,8 @@ def test_a_sigterm_swallowed_in_a_finaliser_still_ends_the_command(tmp_path, mon
     to the end as if no signal had come."""
     import threading
 
-    import markovgames.cli._evaluate as evaluate_module
     import markovgames.dynamics as dynamics_module
+    import markovgames.evaluation as evaluate_module
     import markovgames.experiments._reproduce as reproduce_module
 
     if threading.current_thread() is not threading.main_thread():

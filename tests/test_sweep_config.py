@@ -63,7 +63,7 @@ def load(tmp_path, text=BASE, overrides=()):
         (('name = "smooth_cce"', 'name = "nope"'), "sweep.toml: algorithms[2].name: unknown algorithm 'nope'"),
         (
             ("optimistic = [true, false]", "optimism = [true]"),
-            "sweep.toml: algorithms[2]: unknown key 'optimism'; allowed keys: name, optimistic, etas",
+            "sweep.toml: algorithms[2]: unknown key 'optimism' (did you mean 'optimistic'?); allowed keys: name, optimistic, etas",
         ),
         (("T = 100", "T = 0"), "sweep.toml: T: expected a positive integer, got 0"),
         (("T = 100", 'T = "ten"'), "sweep.toml: T: expected a positive integer, got 'ten'"),
@@ -311,3 +311,8 @@ def test_game_files_are_relative_to_the_config(tmp_path, monkeypatch):
     bad = parse_sweep_config({"T": 10, "games": ["nope.json"], "algorithms": ["smooth_ce"]})
     with pytest.raises(SweepConfigError, match=r"^games\[0\]: 'nope.json' is neither a built-in game nor an existing game file$"):
         plan_sweep(bad, sub)
+    misspelt = parse_sweep_config({"T": 10, "games": ["paperr"], "algorithms": ["smooth_ce"]})
+    with pytest.raises(
+        SweepConfigError, match=r"'paperr' is neither a built-in game nor an existing game file \(did you mean 'paper'\?\)$"
+    ):
+        plan_sweep(misspelt, sub)

@@ -1,23 +1,43 @@
-"""markovgames: no-regret learning dynamics and (coarse) correlated equilibria in Markov games."""
+"""markovgames: no-regret learning dynamics and (coarse) correlated equilibria in Markov games.
 
-from importlib.metadata import PackageNotFoundError, version
+``import markovgames`` loads neither NumPy nor JAX: the names below are imported from their
+modules on first use (``markovgames.MarkovGame``, ``from markovgames import MarkovGame``), so that
+``markovgames --version`` and ``--help`` start at once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from ._errors import MarkovGamesError
-from .games import GameValidationError, MarkovGame
-
-try:
-    __version__ = version("markovgames")  # the one place it is written: pyproject.toml
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
 
 __all__ = ["MarkovGame", "GameValidationError", "MarkovGamesError", "load_results", "__version__"]
 
+if TYPE_CHECKING:
+    from .experiments import load_results
+    from .games import GameValidationError, MarkovGame
+
+    #: The installed distribution's version (written in one place: pyproject.toml).
+    __version__: str
+
+#: Each name imported on first use -> its module. load_results is markovgames.experiments'
+#: (JAX, pyarrow, pandas); the games' names need NumPy. __version__ is read on first use too.
+_LAZY = {"MarkovGame": ".games", "GameValidationError": ".games", "load_results": ".experiments"}
+
 
 def __getattr__(name: str):
-    # markovgames.load_results without importing the experiments (JAX, pyarrow, pandas) at
-    # `import markovgames`: the function is markovgames.experiments.load_results.
-    if name == "load_results":
-        from .experiments import load_results
+    if name == "__version__":
+        from ._version import installed_version
 
-        return load_results
+        globals()[name] = value = installed_version()
+        return value
+    if name in _LAZY:
+        import importlib
+
+        globals()[name] = value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        return value  # later lookups find it in globals(), without this function
     raise AttributeError(f"module 'markovgames' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

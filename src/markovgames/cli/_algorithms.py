@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from ._commands import HELP
+
 __all__ = ["add_algorithms_parser"]
 
 
 def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     algorithms = subparsers.add_parser(
         "algorithms",
-        help="list the learners, value updates and algorithm names",
+        help=HELP["algorithms"],
         description="The algorithms that 'run' and sweeps accept: LEARNER+UPDATE compositions, the "
         "paper's names, and those of installed packages.",
     )

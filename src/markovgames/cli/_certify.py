@@ -1,6 +1,6 @@
 """``markovgames certify``: the value and certified CE/CCE gaps of any policy sequence, every prefix.
 
-``markovgames certify DIR --game NAME|FILE --value-update smooth|stage --out OUT`` reads
+``markovgames certify DIR --game NAME|FILE --value-update UPDATE --out OUT`` reads
 ``DIR/policy_{i}.npy`` (per player ``(T, H, S, A_i)``, row ``t - 1`` is ``pi^t``, made anywhere)
 and writes ``OUT/metrics.json`` (the checkpoints, as ``run`` writes them), ``OUT/curve.npz``
 (every prefix) and the game.
@@ -16,15 +16,18 @@ import re
 import shutil
 import stat
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .._files import read_npy
 from .._outputs import check_apart, file_kind, remove_created_parents
 from .._text import printable
+from ._commands import HELP
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["add_certify_parser"]
 
@@ -32,10 +35,11 @@ __all__ = ["add_certify_parser"]
 def add_certify_parser(subparsers):
     p = subparsers.add_parser(
         "certify",
-        help="the value and certified CE/CCE gaps of a policy sequence made anywhere, for every prefix",
+        help=HELP["certify"],
         description="Read DIR/policy_{i}.npy (per player (T, H, S, A_i), row t-1 = pi^t) and compute, for "
         "every prefix T', the value and the certified CE and CCE bounds of the output policy of the "
-        "smooth (Algorithm 3) or stage-based (Algorithm 4) value update over that sequence.",
+        "smooth (Algorithm 3, with the paper's, uniform or linear averaging) or stage-based (Algorithm 4) "
+        "value update over that sequence (with smooth-uniform: the uniform average of the iterates).",
     )
     p.add_argument("policies", metavar="DIR", help="a directory with policy_0.npy, policy_1.npy, ... (one per player)")
     p.add_argument("--game", required=True, help="a built-in game name or a .json/.npz file")
@@ -98,7 +102,9 @@ def _accept(path: Path, shape: tuple[int, ...], dtype: np.dtype, *, game, i: int
 
 
 def _handle(args) -> int:
-    # The library is imported here: building the parser must not load it (start-up time).
+    # The library and NumPy are imported here: building the parser must not load them (start-up time).
+    import numpy as np
+
     from .._lock import directory_lock
     from ..experiments import check_output_directory_state, parse_checkpoints
     from ..games import BUILTIN_GAMES, resolve_game
@@ -139,6 +145,8 @@ def _handle(args) -> int:
 
 def _write_certificate(args, game, directory: Path, curve, checkpoints) -> dict:
     """Write ``curve`` into ``args.out`` (whose lock the caller holds); return the metrics written."""
+    import numpy as np
+
     from .._atomic import atomic_write_text
     from ..experiments import checkpoint_records, finalize_output_directory, prepare_output_directory, versions, write_marker
     from ..games import save_game

@@ -13,23 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from rich.console import Console
-from rich.table import Table
-
 from .._atomic import atomic_write_text
 from .._lock import directory_lock
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
-from ..evaluation import (
-    DEFAULT_BATCH,
-    DEFAULT_MAX_WORK,
-    exact_cce_gap,
-    exact_ce_gap,
-    monte_carlo_value,
-)
-from ..games import MAX_GAME_ENTRIES
-from ..policies import IndexChainPolicy
+from ._commands import HELP
+from ._defaults import DEFAULT_MAX_WORK, MAX_GAME_ENTRIES
 from ._errors import CliError
 from ._games import add_game_limits, check_game_limits
 from ._run import parse_T
@@ -45,7 +34,7 @@ RUN_INPUTS = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory"
 def add_evaluate_parser(subparsers):
     p = subparsers.add_parser(
         "evaluate",
-        help="evaluate a run's output policy: certified and exact gaps, Monte Carlo",
+        help=HELP["evaluate"],
         description="Evaluate the output policy (Algorithm 3 or 4) of a run directory after T' iterations.",
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="a directory written by 'markovgames run'")
@@ -63,6 +52,8 @@ def add_evaluate_parser(subparsers):
 
 
 def _floats(x) -> list[float]:
+    import numpy as np
+
     return [float(v) for v in np.asarray(x).ravel()]
 
 
@@ -79,8 +70,12 @@ def evaluate_run_directory(
 ) -> dict:
     """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
     and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
+    import numpy as np
+
+    from ..evaluation import exact_cce_gap, exact_ce_gap, monte_carlo_value
     from ..experiments import load_run_directory, versions
     from ..experiments._rundir import original_unit_fields, units_field
+    from ..policies import IndexChainPolicy
 
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
     T = stored.T
@@ -187,6 +182,8 @@ def _monte_carlo_batch(game) -> int:
     An episode keeps its states, recommended and played actions and rewards (``H (3 N + 1) + 1``
     numbers) and draws each step's actions from ``A_i`` probabilities; twice that, for temporaries.
     """
+    from ..evaluation import DEFAULT_BATCH
+
     per_episode = 16 * (game.horizon * (3 * game.num_players + 1) + 1 + sum(game.num_actions))
     return max(1, min(DEFAULT_BATCH, MONTE_CARLO_BATCH_BYTES // per_episode))
 
@@ -254,6 +251,9 @@ def _identity(path: Path) -> tuple | None:
 
 
 def _print(report: dict, out: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     n = len(report["value"])
     table = Table(title=f"{markup_safe(report['algorithm'])} output policy after T' = {report['T']}")

@@ -27,28 +27,22 @@ from __future__ import annotations
 import argparse
 import itertools
 from pathlib import Path
-
-import numpy as np
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from .._lock import directory_lock
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
-from ..games import (
-    BUILTIN_GAMES,
-    DEFAULT_MAX_FILE_BYTES,
-    GAME_FILE_SUFFIXES,
-    MAX_GAME_ENTRIES,
-    REWARD_DISTRIBUTIONS,
-    MarkovGame,
-    get_builtin,
-    load_game,
-    random_game,
-    resolve_game,
-    save_game,
-)
+from ._commands import HELP
+from ._defaults import DEFAULT_MAX_FILE_BYTES, GAME_FILE_SUFFIXES, MAX_GAME_ENTRIES, REWARD_DISTRIBUTIONS
 from ._errors import CliError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..games import MarkovGame
+
+# The games (NumPy) and rich are imported by the handlers that use them: the parsers are built
+# for every command, and 'markovgames --help' and '--version' must start at once.
 
 __all__ = ["add_games_parser", "add_game_limits", "check_game_limits"]
 
@@ -74,7 +68,7 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     """
     games = subparsers.add_parser(
         "games",
-        help="list, show, validate, export and generate games",
+        help=HELP["games"],
         description="List, show, validate, export and generate Markov games.",
     )
     sub = games.add_subparsers(dest="games_command", metavar="SUBCOMMAND", required=True)
@@ -181,6 +175,8 @@ def add_game_limits(p: argparse.ArgumentParser) -> None:
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     # Created per call so that it writes to the sys.stdout of the moment (tests capture it).
     return Console(highlight=False)
 
@@ -205,6 +201,8 @@ def _check_out(path_text: str, force: bool, inputs: tuple[str, ...] = ()) -> Pat
 
 def _write(game: MarkovGame, out: Path, force: bool) -> None:
     """Write the game file under its lock (one writer per name), replacing a file only with ``--force``."""
+    from ..games import save_game
+
     with directory_lock(out, "--out", noun="file"):
         save_game(game, out, replace=force)
 
@@ -220,6 +218,10 @@ def check_game_limits(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------- handlers
 def cmd_list(args: argparse.Namespace) -> int:
     """``games list``: a table of the built-in games."""
+    from rich.table import Table
+
+    from ..games import BUILTIN_GAMES, get_builtin
+
     table = Table(title="Built-in games", title_justify="left")
     for column in ("name", "N", "H", "S", "A"):
         table.add_column(column, justify="left" if column == "name" else "right", no_wrap=True)
@@ -240,6 +242,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``games validate FILE``: load with every check and print a one-line verdict."""
+    from ..games import load_game
+
     check_game_limits(args)
     game = load_game(args.file, max_bytes=args.max_bytes, max_entries=args.max_entries)
     print(f"{printable(args.file)}: valid ({_sizes(game)})")
@@ -249,6 +253,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_hash(args: argparse.Namespace) -> int:
     """``games hash NAME|FILE``: print the content hash that sweeps record for the game."""
     from ..experiments import game_content_hash
+    from ..games import resolve_game
 
     check_game_limits(args)
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
@@ -258,6 +263,8 @@ def cmd_hash(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``games export NAME --out FILE``: write a built-in game (or convert a file)."""
+    from ..games import BUILTIN_GAMES, resolve_game
+
     check_game_limits(args)
     out = _check_out(args.out, args.force, () if args.game in BUILTIN_GAMES else (args.game,))
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
@@ -306,6 +313,8 @@ def cmd_random(args: argparse.Namespace) -> int:
 
 
 def _random_game(args: argparse.Namespace, actions):
+    from ..games import random_game
+
     return random_game(
         args.players,
         args.horizon,
@@ -324,6 +333,11 @@ def _random_game(args: argparse.Namespace, actions):
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``games show NAME|FILE``: sizes, a summary, and for small games per-(h, s) tables."""
+    import numpy as np
+    from rich.table import Table
+
+    from ..games import resolve_game
+
     check_game_limits(args)
     if args.precision < 1:
         raise CliError(f"--precision: must be at least 1, got {args.precision}")

@@ -32,8 +32,9 @@ EXIT_INTERNAL = 70
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line (argparse itself also exits with 2).
 
-    A misspelt option (``--algoritm``, ``-t``) is named first, with the option it resembles,
-    rather than reported as the required option it was meant to be.
+    A misspelt option (``--algoritm``, ``-t``) or another tool's name for one (``--learning-rate``)
+    is named first, with the option it most likely means, rather than reported as the required
+    option it was meant to be; so is an invalid choice (a command, ``--dtype``).
     """
 
     def parse_known_args(self, args=None, namespace=None):
@@ -47,6 +48,16 @@ class _Parser(argparse.ArgumentParser):
             if unknown:
                 message = unrecognized_message(self, unknown)
         self.exit(EXIT_USAGE, f"markovgames: error: {printable(message)} (see '{self.prog} --help')\n")
+
+    def _check_value(self, action, value):
+        # argparse's own message lists the choices; this one also names the likeliest
+        # (``invalid choice: 'rnu' (did you mean 'run'?) (choose from ...)``).
+        if action.choices is not None and value not in action.choices:
+            from .._suggest import did_you_mean
+
+            names = [str(c) for c in action.choices]
+            hint = did_you_mean(str(value), names)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {', '.join(map(repr, names))})")
 
 
 _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+(e[-+]?\d+)?$", re.IGNORECASE)
@@ -74,47 +85,80 @@ def unrecognized_options(parser: argparse.ArgumentParser, arguments: list[str]) 
 
 
 def unrecognized_message(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
-    """``unrecognized arguments: --algoritm (did you mean --algorithm?)``."""
-    import difflib
+    """``unrecognized arguments: --learning-rate (did you mean --eta?)``, by meaning, then by
+    spelling (`markovgames._suggest`); a name that resembles none of the command's options is
+    followed by the list of them. A sweep's options also suggest its configuration's keys
+    (``--set etas=VALUE``), which the parser names as ``config_keys``."""
+    from .._suggest import suggestion
 
-    options = [o for o in parser._option_string_actions if o not in ("-h", "--help")]
-    parts = []
+    options = option_names(parser)
+    keys = getattr(parser, "config_keys", ())
+    parts, unmatched = [], False
     for name in unknown:
-        same_letters = [o for o in options if o.lower() == name.lower()]
-        close = same_letters or difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-        parts.append(f"{name} (did you mean {close[0]}?)" if close else name)
-    return f"unrecognized arguments: {' '.join(parts)}"
+        # By meaning among the options, then the keys; by spelling after both.
+        close, key = None, None
+        for spelling in (False, True):
+            close = suggestion(name, options, spelling=spelling)
+            key = None if close else suggestion(name, keys, spelling=spelling)
+            if close or key:
+                break
+        close = f"--set {key}=VALUE" if key else close
+        unmatched = unmatched or close is None
+        parts.append(f"{name} (did you mean {close}?)" if close else name)
+    message = f"unrecognized arguments: {' '.join(parts)}"
+    if unmatched:
+        message += f"; the options of '{parser.prog}': {', '.join(options)}" if options else f"; '{parser.prog}' has no options"
+    return message
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-    from ._algorithms import add_algorithms_parser
-    from ._certify import add_certify_parser
-    from ._evaluate import add_evaluate_parser
-    from ._games import add_games_parser
-    from ._reproduce import add_reproduce_parser
-    from ._run import add_run_parser
-    from ._solve import add_solve_parser
-    from ._sweep import add_plot_parser, add_summarize_parser, add_sweep_parser
+def option_names(parser: argparse.ArgumentParser) -> list[str]:
+    """A command's options, one name each (the long one), in the order of its ``--help``, without ``--help``."""
+    names = []
+    for action in parser._actions:
+        strings = action.option_strings
+        if strings and not isinstance(action, argparse._HelpAction):
+            names.append(next((s for s in strings if s.startswith("--")), strings[0]))
+    return names
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``markovgames`` parser. Given the command line ``argv``, only the parser of the command
+    it names is built (its module imported); every other command is there by name and its line of
+    ``--help`` (`._commands`), so that ``--help`` and ``--version`` import none of them. Without
+    ``argv``, every command's parser is built."""
+    import importlib
+
+    from ._commands import COMMANDS, HELP
 
     parser = _Parser(
         prog="markovgames",
         description="No-regret learning dynamics and (coarse) correlated equilibria in Markov games.",
     )
-    parser.add_argument("--version", action="version", version=f"markovgames {__version__}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    add_reproduce_parser(sub)
-    add_games_parser(sub)
-    add_run_parser(sub)
-    add_algorithms_parser(sub)
-    add_evaluate_parser(sub)
-    add_certify_parser(sub)
-    add_solve_parser(sub)
-    add_sweep_parser(sub)
-    add_plot_parser(sub)
-    add_summarize_parser(sub)
+    # Top-level options take no value: the first other word is the command.
+    named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    for name, (module, function) in COMMANDS.items():
+        if named is None or name == named:
+            getattr(importlib.import_module(f".{module}", __package__), function)(sub)
+        else:
+            sub.add_parser(name, help=HELP[name])
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when it is asked for (argparse's own action
+    takes the text when the parser is built)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import __version__
+
+        sys.stdout.write(f"markovgames {__version__}\n")
+        parser.exit()
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
@@ -192,7 +236,7 @@ def _release_process_resources() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``markovgames`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
+    parser = build_parser(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse reports these from the top-level parser; point to the subcommand's own --help.

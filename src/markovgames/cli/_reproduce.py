@@ -6,9 +6,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
 from .._text import printable
+from ._commands import HELP
 from ._errors import CliError, check_output_directory
 from ._run import parse_T
 from ._signals import raise_if_terminated
@@ -19,7 +18,7 @@ __all__ = ["add_reproduce_parser"]
 def add_reproduce_parser(subparsers):
     p = subparsers.add_parser(
         "reproduce",
-        help="reproduce the paper's Figures 1 and 2 with exact gaps and a report",
+        help=HELP["reproduce"],
         description="Run smooth_ce, stage_cce and smooth_cce (eta=0.2) on the paper's game; write figures, data and REPORT.md.",
     )
     p.add_argument("--out", default="reproduction", help="output directory (default: ./reproduction)")
@@ -33,7 +32,9 @@ def add_reproduce_parser(subparsers):
 
 
 def _handle(args) -> int:
-    # The library is imported here: building the parser must not load it (start-up time).
+    # The library and rich are imported here: building the parser must not load them (start-up time).
+    from rich.console import Console
+
     from .._errors import ArgumentError
     from .._lock import directory_lock
     from ..dynamics import max_learning_rate

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from .._dtypes import DTYPES
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
+from ._commands import HELP
+from ._defaults import DTYPE_NAMES
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -64,7 +65,7 @@ def parse_eta(text: str) -> float | Literal["theory"]:
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "run",
-        help="run a learning dynamic and write metrics.json, the curve and the trajectory",
+        help=HELP["run"],
         description="Run a learning dynamic on a game: the paper's smooth_ce (Algorithm 1), stage_cce "
         "(Algorithm 2) or smooth_cce, any LEARNER+UPDATE composition, or your own learner "
         "(see 'markovgames algorithms list').",
@@ -97,7 +98,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         help="also evaluate, at every checkpoint T', the last iterate pi^T' itself: its value and its Nash gap "
         "(exact, inside the compiled loop)",
     )
-    p.add_argument("--dtype", default="float64", choices=sorted(DTYPES), help="floating point precision")
+    p.add_argument("--dtype", default="float64", choices=DTYPE_NAMES, help="floating point precision")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory (or an interrupted run)")
     p.add_argument(
         "--checkpoint-every",
@@ -122,8 +123,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handle_run(args) -> int:
-    # The library is imported here, not with the module: the parser of every command is built
-    # for any command, and 'markovgames --version' must not load JAX.
+    # The library is imported here, not with the module: the module builds the parser, and
+    # 'markovgames run --help' must not load JAX.
     from .._lock import directory_lock
     from ..dynamics import check_learner, get_algorithm, max_learning_rate, run
     from ..dynamics._checkpoint import metrics_file
@@ -341,6 +342,7 @@ def _check_resources(game, T: int, args) -> None:
     on the output's disk, rather than failing (or being killed) hours later; announce a large write."""
     import numpy as np
 
+    from .._dtypes import DTYPES
     from .._resources import format_bytes, physical_memory
     from ..experiments._rundir import run_directory_bytes
 

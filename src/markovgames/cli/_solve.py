@@ -6,11 +6,9 @@ import json
 import shutil
 import sys
 
-import numpy as np
-from rich.console import Console
-
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
+from ._commands import HELP
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 
@@ -20,7 +18,7 @@ __all__ = ["add_solve_parser"]
 def add_solve_parser(subparsers):
     p = subparsers.add_parser(
         "solve",
-        help="compute an exact Markov CE or CCE by linear programming (HiGHS)",
+        help=HELP["solve"],
         description="Backward induction picking at each (h, s) a CE or CCE of the stage game r_h + P_h V_{h+1}.",
     )
     p.add_argument("--game", required=True, help="a built-in game name or a .json/.npz file")
@@ -39,7 +37,10 @@ def add_solve_parser(subparsers):
 
 
 def _handle(args) -> int:
-    # The library is imported here: building the parser must not load it (start-up time).
+    # The library, NumPy and rich are imported here: building the parser must not load them (start-up time).
+    import numpy as np
+    from rich.console import Console
+
     from .._lock import directory_lock
     from ..experiments import check_output_directory_state
     from ..games import BUILTIN_GAMES, resolve_game
@@ -68,6 +69,8 @@ def _handle(args) -> int:
 
 def _solve_into(args, game):
     """Solve ``game`` and write the solution into ``args.out`` (whose lock the caller holds)."""
+    import numpy as np
+
     from .._atomic import atomic_write_text
     from ..evaluation import exact_cce_gap, exact_ce_gap
     from ..experiments import finalize_output_directory, prepare_output_directory, versions, write_marker

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
+from ._commands import HELP
+from ._defaults import SWEEP_CONFIG_KEYS
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._signals import raise_if_terminated
@@ -43,7 +45,7 @@ def _positive_int(option: str, text: str) -> int:
 def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "sweep",
-        help="run a grid of games x algorithms x learning rates x seeds (batched, parallel, resumable)",
+        help=HELP["sweep"],
         description=(
             "Run the grid of a TOML configuration into a sweep directory: runs/<id>.json per finished run, "
             "results.parquet and manifest.json. Started again, it skips finished runs. See docs/howto-sweep.md."
@@ -72,6 +74,7 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
         help="refuse a grid of more than N runs, checked before it is expanded (default 100000)",
     )
     add_game_limits(p)
+    p.config_keys = SWEEP_CONFIG_KEYS  # for suggestions: --learning-rate means --set etas=...
     p.set_defaults(handler=_handle_sweep)
     return p
 
@@ -252,7 +255,7 @@ _WINDOW_HELP = (
 def add_plot_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "plot",
-        help="convergence figures of a sweep (median and IQR over seeds, log-log, fitted slopes)",
+        help=HELP["plot"],
         description="One figure per game of a sweep: gap and gap x T versus T, PNG and PDF.",
         epilog="Files are named by their options, so that a plot with other options never replaces another: "
         "gaps_GAME.png with the defaults, gaps_GAME_window-1e3-1e5.png with --window 1e3,1e5, _concept-ce with "
@@ -315,7 +318,7 @@ def _handle_plot(args) -> int:
 def add_summarize_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "summarize",
-        help="a table of final gaps, gap x T and log-log slopes of a sweep (median over seeds)",
+        help=HELP["summarize"],
         description="Summarise a sweep per game, algorithm, optimism and learning rate.",
     )
     p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")

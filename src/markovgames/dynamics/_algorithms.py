@@ -27,7 +27,6 @@ results never imports what they name.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import importlib
 import importlib.metadata
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Literal
 
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
+from .._suggest import did_you_mean, suggestion
 from ..games import MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
 from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
@@ -234,12 +234,14 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None, *, 
     plugins = registered()
     if name in plugins.algorithms:
         return plugins.algorithms[name]
-    if plus and learner_part:
+    if plus and learner_part and update_part:
         # "LEARNER+UPDATE" with an unknown update: say which part is wrong.
         get_value_update(update_part)
     choices = [*ALGORITHMS, *plugins.algorithms]
+    # A learner's name alone ("hedge", "mwu", "rm+") is answered with LEARNER+smooth.
+    learners = [*BUILTIN_LEARNERS, *plugins.learners] if not (plus and update_part) else []
     raise ValueError(
-        f"unknown algorithm {name!r}{_suggest(name, choices)}; choose one of: {', '.join(choices)}, "
+        f"unknown algorithm {name!r}{_suggest(name, choices, learners)}; choose one of: {', '.join(choices)}, "
         f"or LEARNER+UPDATE with LEARNER one of {', '.join([*BUILTIN_LEARNERS, *plugins.learners])} and UPDATE one of "
         f"{', '.join(VALUE_UPDATES)}, or a reference path.py:NAME or module:NAME (see 'markovgames algorithms list')"
     )
@@ -271,9 +273,15 @@ def builtin_algorithm(name: str) -> Algorithm:
     )
 
 
-def _suggest(name, choices) -> str:
-    close = difflib.get_close_matches(str(name), list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def _suggest(name, choices, learners=()) -> str:
+    """`` (did you mean 'x'?)``: by meaning (``mwu`` is ``hedge``), then by spelling
+    (`markovgames._suggest`). An algorithm name that means a learner (``hedge``, ``mwu``) is
+    answered with the learner and the smooth value update."""
+    found = did_you_mean(str(name), choices)
+    if not found and learners:
+        learner = suggestion(str(name), learners)
+        found = f" (did you mean '{learner}+smooth'?)" if learner else ""
+    return found
 
 
 def _describe(obj) -> str:

@@ -29,6 +29,7 @@ from pydantic import (
 
 from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
+from .._suggest import did_you_mean
 from ..dynamics import get_algorithm, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ._rundir import MAX_CHECKPOINTS
@@ -127,7 +128,8 @@ class _Strict(BaseModel):
             allowed = set(cls.model_fields)
             unknown = [k for k in data if k not in allowed]
             if unknown:
-                raise ValueError(f"unknown key {unknown[0]!r}; allowed keys: {', '.join(cls.model_fields)}")
+                hint = did_you_mean(str(unknown[0]), [k for k in cls.model_fields if k not in data])
+                raise ValueError(f"unknown key {unknown[0]!r}{hint}; allowed keys: {', '.join(cls.model_fields)}")
         return data
 
 
@@ -219,7 +221,10 @@ class RandomGameSpec(_Strict):
     @classmethod
     def _distribution(cls, v: str) -> str:
         if v not in REWARD_DISTRIBUTIONS:
-            raise ValueError(f"unknown reward distribution {v!r}; choose one of: {', '.join(REWARD_DISTRIBUTIONS)}")
+            raise ValueError(
+                f"unknown reward distribution {v!r}{did_you_mean(v, REWARD_DISTRIBUTIONS)}; "
+                f"choose one of: {', '.join(REWARD_DISTRIBUTIONS)}"
+            )
         return v
 
     @field_validator("transition_concentration", mode="before")
@@ -277,7 +282,9 @@ class GameSpec(_Strict):
     @classmethod
     def _known_builtin(cls, v: str | None) -> str | None:
         if v is not None and v not in BUILTIN_GAMES:
-            raise ValueError(f"unknown built-in game {v!r}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}")
+            raise ValueError(
+                f"unknown built-in game {v!r}{did_you_mean(v, BUILTIN_GAMES)}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}"
+            )
         return v
 
     @model_validator(mode="after")

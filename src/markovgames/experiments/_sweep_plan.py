@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._resources import format_bytes, physical_memory
+from .._suggest import did_you_mean
 from ..dynamics import (
     LearningRate,
     absolute_reference,
@@ -28,7 +29,7 @@ from ..dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ..games import MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ..games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._sweep_config import SweepConfig, SweepConfigError, resolved_checkpoints
 from ._sweep_files import RUN_FILE_FORMAT, run_id_of
 from ._sweep_files import canonical_json as _canonical_json
@@ -243,7 +244,10 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             if not path.is_absolute():
                 path = base_dir / path
             if not path.exists():
-                raise SweepConfigError(f"{where}: {entry.file!r} is neither a built-in game nor an existing game file")
+                raise SweepConfigError(
+                    f"{where}: {entry.file!r} is neither a built-in game nor an existing game file"
+                    f"{did_you_mean(entry.file, BUILTIN_GAMES)}"
+                )
             try:
                 game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
             except Exception as err:  # GameFileError and friends: name the entry

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._suggest import did_you_mean
 from ._io import _MAX_PLAYERS, GAME_FILE_SUFFIXES, load_game
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
@@ -447,7 +448,8 @@ def random_game(
         actions = tuple(_positive_int(a, f"num_actions[{i}]") for i, a in enumerate(actions))
     if reward_distribution not in REWARD_DISTRIBUTIONS:
         raise GameValidationError(
-            f"reward_distribution = {reward_distribution!r} is not one of {', '.join(REWARD_DISTRIBUTIONS)}"
+            f"reward_distribution = {reward_distribution!r}{did_you_mean(str(reward_distribution), REWARD_DISTRIBUTIONS)} "
+            f"is not one of {', '.join(REWARD_DISTRIBUTIONS)}"
         )
     if not isinstance(zero_sum, (bool, np.bool_)):
         raise GameValidationError(f"zero_sum: expected True or False, got {zero_sum!r}")
@@ -562,7 +564,9 @@ def get_builtin(name: str) -> MarkovGame:
     try:
         factory = BUILTIN_GAMES[name]
     except (KeyError, TypeError):
-        raise UnknownGameError(f"unknown built-in game {name!r}; choices: {', '.join(sorted(BUILTIN_GAMES))}") from None
+        raise UnknownGameError(
+            f"unknown built-in game {name!r}{did_you_mean(str(name), BUILTIN_GAMES)}; choices: {', '.join(sorted(BUILTIN_GAMES))}"
+        ) from None
     return factory()
 
 
@@ -590,7 +594,9 @@ def resolve_game(
     path = Path(spec)
     if path.exists():
         return load_game(path, max_bytes=max_bytes, max_entries=max_entries)
+    # A name (not a path, no suffix) is likelier a built-in game's than a file's.
+    hint = did_you_mean(str(spec), BUILTIN_GAMES) if path.name == str(spec) and not path.suffix else ""
     raise UnknownGameError(
-        f"{str(spec)!r} is neither a built-in game ({', '.join(sorted(BUILTIN_GAMES))}) "
+        f"{str(spec)!r}{hint} is neither a built-in game ({', '.join(sorted(BUILTIN_GAMES))}) "
         f"nor an existing game file ({' or '.join(GAME_FILE_SUFFIXES)})"
     )

@@ -72,6 +72,7 @@ import numpy as np
 from .._atomic import atomic_write
 from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited
 from .._npz import ArchiveError, NpzArchive
+from .._suggest import did_you_mean
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
 
@@ -303,7 +304,8 @@ def _check_keys(keys: set[Any]) -> None:
     unknown = sorted(str(k) for k in keys - _ALLOWED_KEYS)
     if unknown:
         allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS) + "; or, sparse, " + ", ".join(_SPARSE_KEYS) + " for transitions"
-        raise GameValidationError(f"unknown key(s): {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
+        shown = ", ".join(repr(k) + did_you_mean(k, sorted(_ALLOWED_KEYS - keys)) for k in unknown)
+        raise GameValidationError(f"unknown key(s): {shown} (allowed: {allowed})")
 
 
 def _is_int(value: Any) -> bool:
