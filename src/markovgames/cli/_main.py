@@ -205,13 +205,19 @@ def console_main() -> NoReturn:
     tearing down the interpreter under it crashed the process (a segmentation fault instead of
     the exit code) when the signal came during the first compilation of a command.
     """
+    # SIGTERM is answered from here on, before the command's own handlers are installed (while
+    # its arguments are parsed): killed by the default action, the process would end silently.
+    previous = terminate_as_interrupt()
     try:
         code = main()
-    except KeyboardInterrupt:
-        # Ctrl-C before the command's handlers were installed (while Python imports the
+    except KeyboardInterrupt as err:
+        # A signal before the command's handlers were installed (while Python imports the
         # command's modules): the same one line and exit status as after them, no traceback.
-        print("markovgames: interrupted", file=sys.stderr)
-        code = 130
+        terminated = isinstance(err, Terminated)
+        print(f"markovgames: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        code = 128 + signal.SIGTERM if terminated else 130
+    finally:
+        restore(previous)
     if code in (130, 128 + signal.SIGTERM):
         _release_process_resources()
         sys.stdout.flush()
