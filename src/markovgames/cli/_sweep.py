@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import math
 import sys
 from collections.abc import Callable, Iterator
@@ -125,6 +126,21 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
         yield update
 
 
+def _announce_large_sweep(out: Path, plan) -> None:
+    """Say before a sweep starts how much it writes, when that passes `LARGE_WRITE_BYTES` (1 GB)."""
+    from .._resources import format_bytes
+    from ._run import LARGE_WRITE_BYTES
+
+    size = plan.output_bytes()
+    if size >= LARGE_WRITE_BYTES:
+        checkpoints = sum(len(r.checkpoints) for r in plan.runs)
+        print(
+            f"markovgames: note: this sweep writes about {format_bytes(size)} into {printable(str(out))} "
+            f"({len(plan.runs):,} runs, {checkpoints:,} checkpoint rows); fewer checkpoints write less",
+            file=sys.stderr,
+        )
+
+
 def _handle_sweep(args) -> int:
     from ..experiments._sweep import (
         DEFAULT_MAX_RUNS,
@@ -194,6 +210,7 @@ def _handle_sweep(args) -> int:
             max_bytes=args.max_bytes,
             max_entries=args.max_entries,
             max_runs=max_runs,
+            on_plan=functools.partial(_announce_large_sweep, out),
         )
     if report.failures:
         print(

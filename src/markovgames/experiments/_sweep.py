@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Any
 
 from .._lock import directory_lock
 from .._outputs import remove_created_parents
+from .._resources import format_bytes
 from ..games import MAX_GAME_ENTRIES
 from ._rundir import MARKER_FILE, write_marker
 from ._summary import RESULTS_FILE
@@ -134,6 +136,7 @@ def run_sweep(
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
     max_runs: int = DEFAULT_MAX_RUNS,
+    on_plan: Callable[[SweepPlan], None] | None = None,
 ) -> SweepReport:
     """Run (or resume) a sweep into ``out``.
 
@@ -155,6 +158,13 @@ def run_sweep(
     progress : called after every finished batch with a `SweepProgress`.
     max_bytes, max_entries : bound the grid's games as in [`load_game`][markovgames.games.load_game].
     max_runs : refuse a larger grid (`check_grid_size`), before anything is expanded.
+    on_plan : called with the checked plan before anything is written (the command line says
+        there how much a large sweep will write, `SweepPlan.output_bytes`).
+
+    Raises
+    ------
+    SweepConfigError
+        Also when the sweep would write more than the free space of ``out``'s disk.
     """
     if executor not in EXECUTORS:
         raise SweepConfigError.for_argument("executor", f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS)}")
@@ -187,6 +197,9 @@ def run_sweep(
     if executor == "ray":
         _require_ray(address)  # before anything is written: a refusal leaves nothing behind
     _check_out(out)
+    _check_free_space(plan, out)
+    if on_plan is not None:
+        on_plan(plan)
     # A sweep refused or failed under the lock removes the parents of ``out`` that it made.
     with remove_created_parents(out), directory_lock(out, "out"):
         return _run_planned(
@@ -202,6 +215,21 @@ def run_sweep(
             config_name=config_name,
             start_wall=start_wall,
             started_at=started_at,
+        )
+
+
+def _check_free_space(plan: SweepPlan, out: Path) -> None:
+    """Refuse a sweep whose files cannot fit on ``out``'s disk, before it starts."""
+    ancestor = out.absolute()
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    needed, free = plan.output_bytes(), shutil.disk_usage(ancestor).free
+    if needed > free:
+        raise SweepConfigError.for_argument(
+            "out",
+            f"the sweep writes about {format_bytes(needed)} ({len(plan.runs)} runs, their checkpoints' rows), more than the "
+            f"{format_bytes(free)} free under {ancestor}; choose fewer runs or checkpoints, or another disk",
+            str(out),
         )
 
 
