@@ -98,6 +98,12 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         help="also evaluate, at every checkpoint T', the last iterate pi^T' itself: its value and its Nash gap "
         "(exact, inside the compiled loop)",
     )
+    p.add_argument(
+        "--average-iterate",
+        action="store_true",
+        help="also evaluate, at every checkpoint T', the uniform average of the iterates pi^1..pi^T' (a product "
+        "policy): its value, its Nash gap and, in a constant-sum game, its duality gap (exact; needs the trajectory)",
+    )
     p.add_argument("--dtype", default="float64", choices=DTYPE_NAMES, help="floating point precision")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory (or an interrupted run)")
     p.add_argument(
@@ -132,7 +138,6 @@ def _handle_run(args) -> int:
         CONFIG_FILE,
         STATE_FILE,
         check_output_directory_state,
-        exact_checkpoint_gaps,
         finalize_output_directory,
         parse_checkpoints,
         prepare_output_directory,
@@ -177,6 +182,7 @@ def _handle_run(args) -> int:
         "checkpoint_every": args.checkpoint_every,
         "trajectory_tolerance": args.trajectory_tolerance,
         "last_iterate": args.last_iterate,
+        "average_iterate": args.average_iterate,
     }
     if algorithm.source_sha256 is not None:
         # A user's learner: the content of its file is part of the configuration, so that
@@ -228,7 +234,7 @@ def _handle_run(args) -> int:
                 )
             # The exact gaps read the trajectory's files again, checked, never through the memory
             # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
-            extras = exact_checkpoint_gaps(read_mapped_trajectory(result), checkpoints) if args.exact else None
+            extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args)
             metrics = write_run_directory(staging, result, checkpoints, config, extras)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result
@@ -265,10 +271,30 @@ def _input_files(game: str, algorithm: str) -> list[str]:
     return files
 
 
+def _checkpoint_extras(result, checkpoints: list[int], args) -> dict[int, dict] | None:
+    """The fields added to each checkpoint after the run: exact gaps (``--exact``) and the average
+    iterate's (``--average-iterate``), from the trajectory read with checked reads."""
+    from ..experiments import exact_checkpoint_gaps
+    from ..experiments._iterates import average_iterate_fields
+
+    extras: dict[int, dict] = {t: {} for t in checkpoints}
+    if args.exact:
+        for t, fields in exact_checkpoint_gaps(result, checkpoints).items():
+            extras[t].update(fields)
+    if args.average_iterate:
+        for t, fields in average_iterate_fields(result.game, result.policies, checkpoints).items():
+            extras[t].update(fields)
+    return extras if (args.exact or args.average_iterate) else None
+
+
 def _check_option_combinations(args) -> None:
     """Refuse options that contradict each other, before any work."""
     if args.exact and args.no_trajectory:
         raise CliError("--exact needs the trajectory; drop --no-trajectory")
+    if args.average_iterate and args.no_trajectory:
+        raise CliError("--average-iterate needs the trajectory; drop --no-trajectory")
+    if args.average_iterate and args.trajectory_tolerance is not None:
+        raise CliError("--average-iterate averages every iterate, which needs the whole trajectory; drop --trajectory-tolerance")
     if args.trajectory_tolerance is not None:
         if args.no_trajectory:
             raise CliError("--trajectory-tolerance chooses which part of the trajectory to keep; drop --no-trajectory")
@@ -431,9 +457,17 @@ def _print_checkpoints(metrics: dict, out) -> None:
     if has_exact:
         table.add_column("exact CE gap", justify="right")
         table.add_column("exact CCE gap", justify="right")
-    has_last = any("last_iterate_nash_gap" in c for c in metrics["checkpoints"])
-    if has_last:
-        table.add_column("last iterate: Nash gap", justify="right")
+    # The iterates' own measures, where asked for: the Nash gap, and in a constant-sum game the
+    # duality gap, of the last iterate and of the uniform average of the iterates.
+    iterate_columns = {
+        "last_iterate_nash_gap": "last iterate: Nash gap",
+        "last_iterate_duality_gap": "last iterate: duality gap",
+        "average_iterate_nash_gap": "average iterate: Nash gap",
+        "average_iterate_duality_gap": "average iterate: duality gap",
+    }
+    iterate_keys = [k for k in iterate_columns if any(k in c for c in metrics["checkpoints"])]
+    for key in iterate_keys:
+        table.add_column(iterate_columns[key], justify="right")
     for c in metrics["checkpoints"]:
         exact_cells = []
         if has_exact:
@@ -446,7 +480,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
             f"{c['certified_ce_gap'] * c['T']:.4g}",
             f"{c['certified_cce_gap'] * c['T']:.4g}",
             *exact_cells,
-            *([f"{c['last_iterate_nash_gap']:.3e}"] if has_last else []),
+            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in iterate_keys),
         )
     console.print(table)
     if metrics.get("units"):

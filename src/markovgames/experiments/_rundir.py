@@ -62,6 +62,7 @@ from ..games import (
     save_game,
 )
 from ..games._io import check_game_file_size
+from ._iterates import duality_gap_field
 from ._run_metrics import (
     _MAX_JSON_BYTES,
     CURVE_FILE,
@@ -196,6 +197,7 @@ _RETURN_FIELDS = (
     "certified_ce_bound",
     "certified_cce_bound",
     "last_iterate_value",
+    "average_iterate_value",
     "exact_value",
     "ce_deviation_value",
     "cce_best_response_value",
@@ -230,14 +232,16 @@ def units_field(units: AffineRescaling) -> dict[str, float] | None:
     return None if units.is_identity else {"scale": units.scale, "offset": units.offset}
 
 
-def last_iterate_fields(value, best_response) -> dict[str, Any]:
+def last_iterate_fields(value, best_response, game: MarkovGame | None = None) -> dict[str, Any]:
     """A checkpoint's last-iterate fields: the value of the product policy ``pi^{T'}`` per player,
-    its Nash gap (max over players of best response minus value) and the per-player gaps."""
+    its Nash gap (max over players of best response minus value) and the per-player gaps; with a
+    constant-sum ``game``, its duality gap (their sum; `._iterates`)."""
     gaps = np.asarray(best_response) - np.asarray(value)
     return {
         "last_iterate_value": [float(x) for x in value],
         "last_iterate_nash_gap": float(np.max(gaps)),
         "last_iterate_nash_gap_per_player": [float(x) for x in gaps],
+        **({} if game is None else duality_gap_field("last_iterate", value, best_response, game)),
     }
 
 
@@ -248,7 +252,8 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
     last, best, last_prefixes = result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes
     last_fields: dict[int, dict[str, Any]] = {}
     if last is not None and best is not None and last_prefixes is not None:
-        last_fields = {int(t): last_iterate_fields(last[k], best[k]) for k, t in enumerate(last_prefixes)}
+        game = getattr(result, "game", None)  # a RunResult (a CertifiedCurve has no last iterate)
+        last_fields = {int(t): last_iterate_fields(last[k], best[k], game) for k, t in enumerate(last_prefixes)}
     for T_prime in checkpoints:
         row = result.row(T_prime)
         value = result.value[row]

@@ -344,6 +344,15 @@ class MarkovGame:
         return self._max_entries
 
     @property
+    def is_constant_sum(self) -> bool:
+        """Whether the players' rewards sum, at every step, to one constant over all states and joint
+        actions (to 1e-12): then ``sum_i V_i`` is the same for every policy (two players: a zero-sum
+        game up to an affine map), and the sum of the players' best-response gains is the duality gap."""
+        total = self._rewards.sum(axis=1)  # (H, S, A...)
+        flat = total.reshape(total.shape[0], -1)
+        return bool(np.all(flat.max(axis=1) - flat.min(axis=1) <= 1e-12))
+
+    @property
     def units(self) -> AffineRescaling:
         """The map from the game's original payoffs to its rewards (the identity if it has none)."""
         return self._units
