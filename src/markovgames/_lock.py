@@ -43,10 +43,6 @@ class DirectoryBusyError(MarkovGamesError, RuntimeError):
     """Another process holds the lock of an output directory, or the lock cannot be taken."""
 
 
-class _Busy(Exception):
-    """The lock is held by another process (internal)."""
-
-
 def lock_path(directory: str | os.PathLike[str]) -> Path:
     """The lock file of ``directory`` (or of an output file): ``.NAME.lock`` beside it.
 
@@ -66,8 +62,9 @@ def _same_file(fd: int, path: Path) -> bool:
     return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _acquire(path: Path, timeout: float) -> int:
-    """The descriptor of ``path`` with an exclusive ``flock`` on it, the file still at ``path``."""
+def _acquire(path: Path, timeout: float) -> int | None:
+    """The descriptor of ``path`` with an exclusive ``flock`` on it, the file still at ``path``
+    (``None``: another process held it for ``timeout`` seconds)."""
     assert fcntl is not None
     deadline = time.monotonic() + timeout
     while True:
@@ -77,7 +74,7 @@ def _acquire(path: Path, timeout: float) -> int:
         except BlockingIOError:
             os.close(fd)
             if time.monotonic() >= deadline:
-                raise _Busy from None
+                return None
             time.sleep(_POLL_SECONDS)
             continue
         except BaseException:
@@ -124,10 +121,10 @@ def directory_lock(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # the output's parent, made by the command anyway
         fd = _acquire(path, timeout)
-    except _Busy:
-        raise _busy(directory, argument, _held_message(path, noun)) from None
     except OSError as err:
         raise _busy(directory, argument, f"cannot lock the {noun}: {path}: {err.strerror or err}") from None
+    if fd is None:
+        raise _busy(directory, argument, _held_message(path, noun))
     try:
         yield path
     finally:

@@ -240,7 +240,13 @@ def _last_iterate(game: GameArrays, policies, flag, run_axes: int):
 
 
 def _smooth_step(
-    learner_spec: LearnerSpec, optimistic: bool, record: bool, last_iterate: bool, game: GameArrays, run_axes: int, kind: str
+    learner_spec: LearnerSpec,
+    optimistic: bool,
+    record: bool,
+    last_iterate: bool,
+    game: GameArrays,
+    run_axes: int,
+    kind: str = "smooth",
 ):
     """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
     ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk])."""
@@ -303,7 +309,7 @@ def _smooth_step(
     return step
 
 
-def _certify_step(game: GameArrays, run_axes: int, kind: str):
+def _certify_step(game: GameArrays, run_axes: int, kind: str = "smooth"):
     """One iteration of Algorithm 3's recursions over a given policy: ``(carry, (t, policies)) -> (carry, outputs)``."""
     order = smoothing_order(kind, game.rewards.shape[0])
     split = splits_steps(game.rewards)
