@@ -34,6 +34,8 @@ def main() -> None:
     )
     parser.add_argument("--figure", default=None, help="the figure's file (default: OUT/figures/last_iterate.png)")
     args = parser.parse_args()
+    if args.T < 1 or args.games < 1:  # (the sweep's own check would end in a traceback)
+        parser.error(f"-T and --games must be at least 1, got {args.T} and {args.games}")
 
     config = parse_sweep_config(
         {
