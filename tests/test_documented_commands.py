@@ -11,6 +11,10 @@ after it.
 A command is not run here only by a rule below, each with its reason: `NOT_RUN` (it cannot run
 in a test) and `RUN_ELSEWHERE` (another test runs it, with checks of its own). The commands of
 `SLOW` (and those that need their output) run in the full mode only.
+
+docs/errors.md's table is documentation of the same kind: its rows for mistakes on the command
+line run as written by default, and every row's message is compared with the one printed now
+in the full mode.
 """
 
 from __future__ import annotations
