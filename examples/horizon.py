@@ -27,7 +27,14 @@ def main() -> None:
     )
     parser.add_argument("--figures", default=None, help="where the figures go (default: OUT/figures)")
     args = parser.parse_args()
-    horizons = [int(h) for h in args.horizons.split(",")]
+    if args.T < 1 or args.games < 1:  # (the sweep's own check would end in a traceback)
+        parser.error(f"-T and --games must be at least 1, got {args.T} and {args.games}")
+    try:
+        horizons = [int(h) for h in args.horizons.split(",")]
+    except ValueError:
+        horizons = []
+    if not horizons or min(horizons) < 1:
+        parser.error(f"--horizons: expected positive integers separated by commas, got {args.horizons!r}")
 
     config = parse_sweep_config(
         {
@@ -41,11 +48,10 @@ def main() -> None:
         }
     )
     run_sweep(config, args.out, workers=args.workers)
-    decades = [d for d in (10**k for k in range(1, 10)) if d <= args.T][-3:]
     plot_sweep(args.out, args.figures, x="horizon")  # gap x T' at the last three decades
 
     rows = load_results(args.out).to_dict("records")
-    last = [s for s in gap_times_T_across(rows, "horizon", decades[-1:])][0]
+    (last,) = gap_times_T_across(rows, "horizon", [args.T])
     growth = np.polyfit(np.log(last.x), np.log(last.median), 1)[0] if len(last.x) > 1 else float("nan")
     for h, m in zip(last.x, last.median, strict=True):
         print(f"H = {h:g}: median CE gap x T at T = {args.T:,}: {m:.4g}")

@@ -1,8 +1,7 @@
-"""The gallery's studies (examples/*.py) run at a small size, and the gallery page shows their figures."""
+"""The gallery's studies (examples/*.py) run as documented, and the gallery page shows their figures."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -10,42 +9,94 @@ from pathlib import Path
 
 import pytest
 
+from conftest import case
+from documented_commands import documented_commands, environment, is_study, markdown_commands, missing_output
+
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = ROOT / "docs" / "gallery.md"
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 
-def _run(script: str, *args: str, cwd: Path) -> str:
-    """Runs ``examples/SCRIPT`` with the suite's compilation cache: a script is a library user, so
-    JAX's own variables give it the cache that the command line takes from ``MARKOVGAMES_CACHE_DIR``
-    (its sweep's workers take the script's)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
-    cache = os.environ.get("MARKOVGAMES_CACHE_DIR", "off")
-    if cache != "off":
-        env.update(JAX_COMPILATION_CACHE_DIR=cache, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0.2")
+def _run(script: str, *args: str, cwd: Path, code: int = 0) -> str:
+    """Runs ``examples/SCRIPT`` with the suite's compilation cache (`environment`): its standard
+    output, or with an exit ``code`` other than 0 its standard error."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=600,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    return proc.stdout if code == 0 else proc.stderr
 
 
-def test_open_question_study_runs_small(tmp_path):
-    out = _run("open_question.py", "--games", "2", "-T", "1000", "--out", "sw", "--workers", "1", cwd=tmp_path)
-    lines = out.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("general-sum: 2 games, T = 1,000: median gap x T")
-    assert lines[1].startswith("zero-sum: 2 games") and "grew more than 2x over [T/100, T] in" in lines[1]
-    figures = {p.name for p in (tmp_path / "sw" / "figures").iterdir()}
-    assert {"gaps_general-sum_window-1e1-1e3.png", "gaps_zero-sum_window-1e1-1e3.png", "slopes_1e1-1e3.png"} <= figures
+#: What each study writes besides its printed lines (under its default --out).
+FIGURES = {
+    "open_question.py": [
+        "sweeps/open_question/figures/gaps_general-sum_window-*.png",
+        "sweeps/open_question/figures/slopes_*.png",
+    ],
+    "horizon.py": ["sweeps/horizon/figures/gap_times_T_vs_horizon.png"],
+    "last_iterate.py": ["sweeps/last_iterate/figures/last_iterate.png"],
+}
 
 
-def test_horizon_study_runs_small(tmp_path):
-    out = _run("horizon.py", "--horizons", "1,2", "--games", "2", "-T", "300", "--out", "sw", "--workers", "1", cwd=tmp_path)
-    lines = out.strip().splitlines()
-    assert [line.split(":")[0] for line in lines[:2]] == ["H = 1", "H = 2"]
-    assert re.match(r"gap x T grows like H\^-?\d+\.\d\d over these horizons", lines[2])
-    assert (tmp_path / "sw" / "figures" / "gap_times_T_vs_horizon.png").stat().st_size > 1000
+def _study_invocations():
+    """Every documented invocation of a study (docs/gallery.md, the scripts' docstrings), once.
+
+    A study at its default size (no -T: ``T = 10^5``, a minute or two on two cores) runs in the
+    full mode; the quick looks run by default."""
+    seen = {}
+    for command in documented_commands():
+        if is_study(command):
+            seen.setdefault(command.argv, command)
+    return [pytest.param(c, id=c.id, marks=() if "-T" in c.argv else pytest.mark.full) for c in seen.values()]
+
+
+def _shown_output(script: str):
+    """The gallery's output block for ``script`` and the invocation that printed it."""
+    shown = [c for c in markdown_commands(GALLERY) if c.argv[1:2] == (f"examples/{script}",) and c.output and c.first_in_block]
+    assert len(shown) == 1, f"the gallery shows no output (or several) of {script}"
+    return shown[0]
+
+
+@pytest.mark.parametrize("command", _study_invocations())
+def test_study_runs_as_documented(command, tmp_path):
+    """The invocation as written prints the lines the gallery shows (with other numbers at another
+    size; with the gallery's numbers, to 1%, at the size it shows) and writes its figures."""
+    script = Path(command.argv[1]).name
+    assert script in FIGURES, f"{script}: add what it writes to FIGURES"
+    out = _run(script, *command.argv[2:], cwd=tmp_path)
+    shown = _shown_output(script)
+    missing = missing_output(out, shown.output, rtol=1e-2 if command.argv == shown.argv else None)
+    assert not missing, f"{command.id}: the gallery shows {missing}, which it did not print:\n{out}"
+    for pattern in FIGURES[script]:
+        figures = list(tmp_path.glob(pattern))
+        assert figures and all(f.stat().st_size > 1000 for f in figures), pattern
+
+
+@pytest.mark.parametrize(
+    "script, T",
+    [
+        case(script, T, default=script == "open_question.py" and T == 0, id=f"{script}-T{T}")
+        for script in sorted(FIGURES)
+        for T in (0, 1, 150)
+    ],
+)
+def test_study_takes_any_size(script, T, tmp_path):
+    """Any -T works (one checkpoint at T = 1; no 10^k near T/100 at T = 150), and one the sweep
+    refuses is argparse's one line and exit 2, before any work."""
+    args = ("--games", "1", "-T", str(T), "--workers", "1", "--out", "sw")
+    if T == 0:
+        err = _run(script, *args, cwd=tmp_path, code=2)
+        assert err.splitlines()[-1] == f"{script}: error: -T and --games must be at least 1, got 0 and 1"
+        assert not (tmp_path / "sw").exists()
+        return
+    out = _run(script, *args, cwd=tmp_path)
+    assert f"T = {T:,}" in out and "nan" not in out.replace("slope +nan", ""), out
 
 
 #: Example scripts that are not studies (the learner of the guide "Write your own learner").
@@ -64,17 +115,3 @@ def test_gallery_page_shows_every_study_and_its_committed_figures():
         path = ROOT / "docs" / image
         assert path.suffix == ".png" and path.is_file(), image
         assert path.stat().st_size < 300_000, f"{image} is not small"
-
-
-def test_last_iterate_study_runs_small(tmp_path):
-    out = _run("last_iterate.py", "--games", "2", "-T", "500", "--out", "sw", "--workers", "1", cwd=tmp_path)
-    lines = out.strip().splitlines()
-    assert len(lines) == 5 and lines[-1] == "wrote sw/figures/last_iterate.png"
-    assert [line.split(":")[0] for line in lines[:4]] == [
-        "smooth_cce",
-        "smooth_cce (no optimism)",
-        "stage_cce",
-        "stage_cce (no optimism)",
-    ]
-    assert all("median Nash gap of the last iterate" in line for line in lines[:4])
-    assert (tmp_path / "sw" / "figures" / "last_iterate.png").stat().st_size > 1000

@@ -414,7 +414,7 @@ def test_learners_stay_on_simplex_for_extreme_states():
 
 
 def test_stationary_distribution_on_extreme_log_barrier_rows():
-    # 25 and 50 actions in the full mode: the compiled elimination takes 2.5 s to compile at 25.
+    # 25 and 50 actions in the full mode: the compiled elimination takes 6.4 s to compile at 25.
     counts = [2, 3, 5, 12, 25, 50] if FULL else [2, 3, 5, 12]
     rng = np.random.default_rng(7)
     with jax.enable_x64(True):
