@@ -207,8 +207,11 @@ def console_main() -> NoReturn:
     """
     # SIGTERM is answered from here on, before the command's own handlers are installed (while
     # its arguments are parsed): killed by the default action, the process would end silently.
-    previous = terminate_as_interrupt()
+    previous = None
     try:
+        previous = terminate_as_interrupt()
+        if hasattr(signal, "pthread_sigmask"):  # a signal held by ``python -m markovgames`` arrives now
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         code = main()
     except KeyboardInterrupt as err:
         # A signal before the command's handlers were installed (while Python imports the
