@@ -48,3 +48,22 @@ def test_a_small_sweep_says_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["sweep", "s.toml", "--out", "sw", "--quiet", "--workers", "1"]) == 0
     assert capsys.readouterr().err == ""  # 24 KiB: below the 1 GB threshold
+
+
+def test_a_resumed_sweep_needs_room_only_for_its_pending_runs(tmp_path, monkeypatch, capsys):
+    from markovgames.experiments import _sweep
+
+    (tmp_path / "s.toml").write_text(CONFIG)
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "s.toml", "--out", "sw", "--quiet", "--workers", "1"]) == 0
+    config, _ = load_sweep_config(tmp_path / "s.toml")
+    plan = plan_sweep(config, tmp_path)
+    done, pending = plan.run_ids
+    (tmp_path / "sw" / "runs" / f"{pending}.json").unlink()  # as if interrupted before its second run
+    one_run = plan.output_bytes([pending])
+    assert one_run == 16 * 1024 + 2048 + 5 * (200 + 105 * 2)
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(_sweep.shutil, "disk_usage", lambda path: usage(10**6, 0, one_run + 1))  # not room for both
+    assert plan.output_bytes() > one_run + 1
+    assert main(["sweep", "s.toml", "--out", "sw", "--quiet", "--workers", "1"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "sw" / "runs" / f"{pending}.json").exists() and (tmp_path / "sw" / "runs" / f"{done}.json").exists()

@@ -219,15 +219,21 @@ def run_sweep(
 
 
 def _check_free_space(plan: SweepPlan, out: Path) -> None:
-    """Refuse a sweep whose files cannot fit on ``out``'s disk, before it starts."""
+    """Refuse a sweep whose files cannot fit on ``out``'s disk, before it starts. A resumed sweep
+    needs room only for the runs whose files are not written yet."""
     ancestor = out.absolute()
     while not ancestor.exists():
         ancestor = ancestor.parent
-    needed, free = plan.output_bytes(), shutil.disk_usage(ancestor).free
+    try:
+        written = {name.removesuffix(".json") for name in os.listdir(out / RUNS_DIR)}
+    except OSError:  # no runs yet (or not a directory: the sweep's own checks say so)
+        written = set()
+    pending = [run_id for run_id in plan.run_ids if run_id not in written]
+    needed, free = plan.output_bytes(pending), shutil.disk_usage(ancestor).free
     if needed > free:
         raise SweepConfigError.for_argument(
             "out",
-            f"the sweep writes about {format_bytes(needed)} ({len(plan.runs)} runs, their checkpoints' rows), more than the "
+            f"the sweep writes about {format_bytes(needed)} ({len(pending)} runs, their checkpoints' rows), more than the "
             f"{format_bytes(free)} free under {ancestor}; choose fewer runs or checkpoints, or another disk",
             str(out),
         )

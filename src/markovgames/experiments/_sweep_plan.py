@@ -173,13 +173,16 @@ class SweepPlan:
     def run_ids(self) -> list[str]:
         return [r.run_id for r in self.runs]
 
-    def output_bytes(self) -> int:
-        """About how many bytes the sweep directory will hold, as measured on sweeps of the paper's
-        game: 16 KiB for ``results.parquet``'s and the manifest's own overhead, 2 KiB per run (its
-        file and manifest entry) and per checkpoint of a run ``200 + 105 N`` bytes (its record in
-        the run's file and its row of ``results.parquet``). Game files are not counted."""
-        rows = sum(len(r.checkpoints) * (200 + 105 * r.game.num_players) for r in self.runs)
-        return 16 * 1024 + 2048 * len(self.runs) + rows
+    def output_bytes(self, run_ids: Sequence[str] | None = None) -> int:
+        """About how many bytes the sweep directory will hold for its runs (or those of ``run_ids``),
+        as measured on sweeps of the paper's game: 16 KiB for ``results.parquet``'s and the
+        manifest's own overhead, 2 KiB per run (its file and manifest entry) and per checkpoint of
+        a run ``200 + 105 N`` bytes (its record in the run's file and its row of ``results.parquet``).
+        Game files are not counted."""
+        wanted = None if run_ids is None else set(run_ids)
+        runs = [r for r in self.runs if wanted is None or r.run_id in wanted]
+        rows = sum(len(r.checkpoints) * (200 + 105 * r.game.num_players) for r in runs)
+        return 16 * 1024 + 2048 * len(runs) + rows
 
     def batches(self, run_ids: Sequence[str] | None = None) -> list[BatchTask]:
         """Group runs (all, or those in ``run_ids``) into batch tasks, largest first."""

@@ -218,7 +218,17 @@ class MarkovGame:
         On any inconsistency; the message names the field and the index of the first violation.
     """
 
-    __slots__ = ("_rewards", "_dense", "_sparse", "_initial_state", "_name", "_description", "_max_entries", "_units")
+    __slots__ = (
+        "_rewards",
+        "_dense",
+        "_sparse",
+        "_initial_state",
+        "_name",
+        "_description",
+        "_max_entries",
+        "_units",
+        "_constant_sum",
+    )
     # The slots' types. One of the two kernel forms is always set (the sparse form of a sparse
     # game, the dense form of a dense one); a sparse game also caches its dense form when asked.
     _rewards: np.ndarray
@@ -229,6 +239,7 @@ class MarkovGame:
     _description: str
     _max_entries: int
     _units: AffineRescaling
+    _constant_sum: bool | None
 
     def __init__(
         self,
@@ -248,6 +259,7 @@ class MarkovGame:
         if not isinstance(units, AffineRescaling):
             raise GameValidationError(f"units: expected a markovgames.games.AffineRescaling, got {type(units).__name__}")
         set_(self, "_units", units)
+        set_(self, "_constant_sum", None)  # computed on first use (`is_constant_sum`)
         rewards = _as_float_array(rewards, "rewards", self._max_entries)
         if rewards.ndim < 4:
             raise GameValidationError(
@@ -348,9 +360,11 @@ class MarkovGame:
         """Whether the players' rewards sum, at every step, to one constant over all states and joint
         actions (to 1e-12): then ``sum_i V_i`` is the same for every policy (two players: a zero-sum
         game up to an affine map), and the sum of the players' best-response gains is the duality gap."""
-        total = self._rewards.sum(axis=1)  # (H, S, A...)
-        flat = total.reshape(total.shape[0], -1)
-        return bool(np.all(flat.max(axis=1) - flat.min(axis=1) <= 1e-12))
+        if self._constant_sum is None:  # once per game: every checkpoint's record asks
+            total = self._rewards.sum(axis=1)  # (H, S, A...)
+            flat = total.reshape(total.shape[0], -1)
+            object.__setattr__(self, "_constant_sum", bool(np.all(flat.max(axis=1) - flat.min(axis=1) <= 1e-12)))
+        return bool(self._constant_sum)
 
     @property
     def units(self) -> AffineRescaling:
