@@ -12,6 +12,10 @@
 * [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
 * A learner that is not built in is guarded: its functions are checked when the loop starts and
   every strategy it plays inside the loop (`LearnerOutputError`, `STRATEGY_TOLERANCE`).
+* How the learners meet (`markovgames.dynamics._interplay`): the update order
+  (``order="simultaneous"`` or ``"alternating"``, `ORDERS`), step-size schedules
+  ([`StepSchedule`][markovgames.dynamics.StepSchedule], [`get_step_schedule`][markovgames.dynamics.get_step_schedule]:
+  ``constant``, ``sqrt``, ``power:P``, a user's ``f(t)``), rates per player, and two-query learners.
 * The schedules (step sizes, weights, stages, theory learning rates).
 """
 
@@ -36,6 +40,7 @@ from ._algorithms import (
     builtin_algorithm,
     get_algorithm,
     get_learner,
+    get_step_schedule,
     get_value_update,
     loaded_file_source,
     registered,
@@ -44,6 +49,7 @@ from ._algorithms import (
 from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner
+from ._interplay import ORDERS, STEP_SCHEDULES, StepSchedule, power_schedule
 from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
 from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
@@ -70,6 +76,11 @@ __all__ = [
     "absolute_reference",
     "LearningRate",
     "resolve_learning_rate",
+    "get_step_schedule",
+    "StepSchedule",
+    "STEP_SCHEDULES",
+    "power_schedule",
+    "ORDERS",
     "run",
     "run_batch",
     "certify",

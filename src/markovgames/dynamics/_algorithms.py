@@ -39,10 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean, suggestion
 from ..games import MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
+from ._interplay import STEP_SCHEDULES, StepSchedule, power_schedule
 from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
 from ._value_update import ValueUpdate
@@ -62,6 +65,7 @@ __all__ = [
     "absolute_reference",
     "LearningRate",
     "resolve_learning_rate",
+    "get_step_schedule",
 ]
 
 #: The entry-point group through which installed packages register algorithms and learners.
@@ -492,8 +496,45 @@ def registered(refresh: bool = False) -> Registry:
 # ---------------------------------------------------------------------------------------
 
 
-#: A learning rate: a positive number (constant) or ``"theory"`` (the paper's theorem rates).
-LearningRate = float | Literal["theory"]
+#: A learning rate: a positive number (constant), one per player, or ``"theory"`` (the paper's theorem rates).
+LearningRate = float | tuple[float, ...] | Literal["theory"]
+
+
+def get_step_schedule(name: str | StepSchedule | None, base_dir: str | Path | None = None) -> StepSchedule:
+    """The step-size schedule called ``name``: ``"constant"`` (``None`` too), ``"sqrt"``,
+    ``"power:P"`` (``eta_t = c t^-P``, ``P`` in ``[0, 1]``), or a reference ``path.py:NAME`` /
+    ``module:NAME`` to a [`StepSchedule`][markovgames.dynamics.StepSchedule] or to a function
+    ``f(t)`` of a NumPy array of iterations (``eta_t = c f(t)``). The error lists the choices."""
+    if name is None:
+        return STEP_SCHEDULES["constant"]
+    if isinstance(name, StepSchedule):
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"a step-size schedule is a StepSchedule or a name, got {type(name).__name__}")
+    if name in STEP_SCHEDULES:
+        return STEP_SCHEDULES[name]
+    if name.startswith("power:"):
+        text = name[len("power:") :]
+        try:
+            power = float(text)
+        except ValueError:
+            raise ValueError(f"step-size schedule {name!r}: the exponent {text!r} is not a number (e.g. power:0.5)") from None
+        try:
+            return power_schedule(power)
+        except ValueError as err:
+            raise ValueError(f"step-size schedule {name!r}: {err}") from None
+    if _is_reference(name):
+        found, digest = _load_reference(name, base_dir)
+        if isinstance(found, StepSchedule):
+            return dataclasses.replace(found, source=name, source_sha256=digest) if found.source is None else found
+        if callable(found) and not isinstance(found, (Algorithm, LearnerSpec)):
+            return StepSchedule(name, found, f"eta_t = c * {name}(t)", source=name, source_sha256=digest)
+        raise ValueError(f"step-size schedule {name!r}: {_describe(found)} is not a StepSchedule or a function f(t)")
+    choices = [*STEP_SCHEDULES, "power:P"]
+    raise ValueError(
+        f"unknown step-size schedule {name!r}{_suggest(name, choices)}; choose one of: {', '.join(choices)}, "
+        "or a reference path.py:NAME or module:NAME to a function f(t)"
+    )
 
 
 def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float, bool]:
@@ -509,9 +550,21 @@ def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovG
         if eta != "theory":
             raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
         return algorithm.value_update.theory_rate(game.num_players, game.horizon, max(game.num_actions))
+    if isinstance(eta, (tuple, list, np.ndarray)):
+        # One rate per player.
+        rates = list(eta)
+        if len(rates) != game.num_players:
+            raise ValueError(f"learning rates per player: got {len(rates)} for a game of {game.num_players} players")
+        return tuple(
+            resolve_learning_rate(r, algorithm, game)[0] if not isinstance(r, str) else _no_theory(r) for r in rates
+        ), False
     if isinstance(eta, bool) or not isinstance(eta, (int, float)):
         raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
     eta = float(eta)
     if not math.isfinite(eta) or eta <= 0.0:
         raise ValueError(f"learning rate must be a positive finite number, got {eta!r}")
     return eta, False
+
+
+def _no_theory(rate: str):
+    raise ValueError(f"learning rates per player are positive numbers, got {rate!r} ('theory' is one rate for all players)")

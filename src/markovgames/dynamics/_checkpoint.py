@@ -65,16 +65,33 @@ class SavedState(NamedTuple):
 
 
 def fingerprint(
-    algorithm, optimistic, games, etas, per_stage_theory, T, dtype, record, batched, plan, keep, first_kept, last_iterate
+    algorithm,
+    optimistic,
+    games,
+    etas,
+    per_stage_theory,
+    T,
+    dtype,
+    record,
+    batched,
+    plan,
+    keep,
+    first_kept,
+    last_iterate,
+    extras: tuple = (),
 ) -> str:
-    """A digest of everything that determines a run's numbers and chunking (a saved state must match it)."""
+    """A digest of everything that determines a run's numbers and chunking (a saved state must match it).
+
+    ``etas``: a number per run, or per run a tuple with one per player. ``extras``: what else a run
+    sets beyond the paper's settings (update order, step schedule, regret curves, initial
+    strategy), as JSON-able values; empty for the paper's settings, whose digest is unchanged."""
     digest = hashlib.sha256()
     digest.update(
         json.dumps(
             [
                 algorithm.identity,
                 optimistic,
-                [float(e) for e in etas],
+                [float(e) if np.ndim(e) == 0 else [float(x) for x in e] for e in etas],
                 per_stage_theory,
                 T,
                 dtype,
@@ -84,6 +101,7 @@ def fingerprint(
                 None if keep is None else keep.tolist(),
                 first_kept,
                 None if last_iterate is None else last_iterate.tolist(),
+                *([list(extras)] if extras else []),
             ]
         ).encode()
     )

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 
 from .._waiting import in_background
 from ..learners import LearnerSpec
+from ._interplay import SIMULTANEOUS, Interplay
 from ._value_update import SEQUENTIAL_BUFFER_BYTES, GameArrays, ValueUpdate
 
 __all__ = ["compiled_chunk", "compiled_certify", "compile_for", "run_work"]
@@ -50,6 +51,7 @@ def compiled_chunk(
     batched: bool,
     size: int,
     last_iterate: bool = False,
+    interplay: Interplay = SIMULTANEOUS,
 ):
     """The jitted function ``(game, carry, sched, mask) -> (carry, outputs)`` running ``size`` iterations.
 
@@ -68,7 +70,7 @@ def compiled_chunk(
         if batched:
             game, carry = jax.tree_util.tree_map(_runs_last, (game, carry))
         carry, out = value_update.run_chunk(
-            learner, optimistic, record, size, game, carry, sched, mask if last_iterate else None, run_axes
+            learner, optimistic, record, size, game, carry, sched, mask if last_iterate else None, run_axes, interplay
         )
         if batched:
             # The outputs are (chunk, ..., R): the run axis goes before the chunk axis.

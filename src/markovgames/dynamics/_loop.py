@@ -29,6 +29,7 @@ from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
 from ._engine import compile_for, compiled_chunk, run_work
 from ._guard import STRATEGY_TOLERANCE, check_learner, raise_violation
+from ._interplay import SIMULTANEOUS, Interplay, StepSchedule
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
@@ -43,11 +44,26 @@ class Job(NamedTuple):
     algorithm: Algorithm
     optimistic: bool
     games: tuple[MarkovGame, ...]
-    etas: tuple[float, ...]  # resolved rate scales, one per run
+    etas: tuple  # resolved rate scales, one per run: a number, or a tuple of one per player
     per_stage_theory: bool
     T: int
     dtype: str
     batched: bool
+    interplay: Interplay = SIMULTANEOUS
+    step_schedule: StepSchedule | None = None  # None: constant
+
+    def extras(self) -> tuple:
+        """What the run sets beyond the paper's settings, for its state file's fingerprint."""
+        out: list = []
+        if self.interplay != SIMULTANEOUS:
+            out += [["order", self.interplay.order], ["regret", self.interplay.regret]]
+        if self.step_schedule is not None and not self.step_schedule.is_constant:
+            out.append(["schedule", self.step_schedule.identity])
+        return tuple(out)
+
+    @property
+    def largest_eta(self) -> float:
+        return max(float(np.max(e)) for e in self.etas)
 
 
 class LoopOutput(NamedTuple):
@@ -80,9 +96,11 @@ def _padded(kernel, width: int):
     return np.pad(kernel.successors, pad), np.pad(kernel.probabilities, pad)
 
 
-def device_game(games: Sequence[MarkovGame], etas: Sequence[float], dtype: str, batched: bool) -> GameArrays:
-    """The games' arrays on the device in ``dtype`` (a batch stacked along a leading run axis)."""
+def device_game(games: Sequence[MarkovGame], etas: Sequence, dtype: str, batched: bool) -> GameArrays:
+    """The games' arrays on the device in ``dtype`` (a batch stacked along a leading run axis);
+    ``etas`` per run, a number or one per player (the device holds one per player)."""
     np_dtype = DTYPES[dtype]
+    num_players = games[0].num_players
 
     def stack(xs):
         # A transfer, not jnp.asarray: that compiles a small program per shape and dtype.
@@ -102,7 +120,7 @@ def device_game(games: Sequence[MarkovGame], etas: Sequence[float], dtype: str, 
         rewards=stack([g.rewards.astype(np_dtype, copy=False) for g in games]),
         transitions=transitions,
         initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
-        eta=stack([np.asarray(e, np_dtype) for e in etas]),
+        eta=stack([np.broadcast_to(np.asarray(e, np_dtype), (num_players,)) for e in etas]),
     )
 
 
@@ -157,7 +175,9 @@ class _Loop:
         # reported as the learner's, with its file and line.
         check_learner(self.learner, job.games[0].shape_key, self.np_dtype, len(job.games) if job.batched else None)
         self.work = run_work(job.T, self.game_arrays)
-        self.schedule = self.update.schedule(job.T, self.horizon, self.num_players, job.per_stage_theory)
+        self.schedule = self.update.schedule(
+            job.T, self.horizon, self.num_players, job.per_stage_theory, step_schedule=job.step_schedule
+        )
         carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
         if job.batched:
             # Repeated on the host and transferred: an eager jnp operation would compile a small
@@ -270,7 +290,14 @@ class _Loop:
         key = (size, record_chunk, jax.tree_util.tree_leaves(carry)[0].shape)
         if key not in self.executables:
             fn = compiled_chunk(
-                self.learner, self.update, self.job.optimistic, record_chunk, self.job.batched, size, mask is not None
+                self.learner,
+                self.update,
+                self.job.optimistic,
+                record_chunk,
+                self.job.batched,
+                size,
+                mask is not None,
+                self.job.interplay,
             )
             t0 = time.perf_counter()
             self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask, work=self.work)
@@ -371,7 +398,7 @@ class _Loop:
             rows = np.nonzero(~np.isfinite(stacked).reshape(*stacked.shape[: self.axis_t + 1], -1).all(axis=-1))[-1]
             raise FloatingPointError(
                 f"the run's values and bounds are not finite from T' = {int(prefixes[rows.min()])} on "
-                f"(eta = {max(job.etas):g}, {job.dtype}); please report this with the game and the settings"
+                f"(eta = {job.largest_eta:g}, {job.dtype}); please report this with the game and the settings"
             )
         policies = None if self.sink is None else self.sink.result()
         last = np.concatenate(self.last, axis=self.axis_t) if self.settings.last_iterate is not None else None

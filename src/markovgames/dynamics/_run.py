@@ -15,8 +15,9 @@ import numpy as np
 
 from ..games import MarkovGame
 from ..policies import TrajectorySuffix, trajectory_suffix
-from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
+from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedule, resolve_learning_rate
 from ._checkpoint import StateFile, fingerprint
+from ._interplay import ORDERS, Interplay, StepSchedule
 from ._loop import DTYPES, Job, run_loop
 from ._plan import chunk_plan
 
@@ -257,7 +258,7 @@ def _execute(
 ):
     """Check what the plan depends on, make the plan and the state file, and run the loop."""
     num_players, horizon, num_states, num_actions = job.games[0].shape_key
-    _check_logit_range(max(job.etas), job.T, horizon, job.dtype)
+    _check_logit_range(job.largest_eta, job.T, horizon, job.dtype)
     itemsize = np.dtype(DTYPES[job.dtype]).itemsize
     per_iteration = len(job.games) * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record else 0))
     if state_every is not None:
@@ -284,6 +285,7 @@ def _execute(
             keep,
             first_kept,
             last_iterate,
+            job.extras(),
         )
         state = StateFile(state_file, digest, state_every or 1)
     return run_loop(
@@ -317,6 +319,8 @@ def run(
     state_every: int | None = None,
     trajectory_tolerance: float | None = None,
     last_iterate: bool | Sequence[int] = False,
+    order: str = "simultaneous",
+    step_schedule: str | StepSchedule | None = None,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -327,7 +331,7 @@ def run(
         (Algorithm 2), ``"smooth_cce"``, any ``"LEARNER+UPDATE"`` (e.g. ``"rm-plus+smooth"``), or
         a reference ``"path/to/file.py:NAME"`` / ``"package.module:NAME"`` ([`get_algorithm`][markovgames.dynamics.get_algorithm]).
     T : number of iterations.
-    eta : constant learning rate (the paper's simulations: 0.2) or ``"theory"``.
+    eta : constant learning rate (the paper's simulations: 0.2), one per player (a tuple), or ``"theory"``.
     optimistic : ``False`` runs the non-optimistic baseline (prediction 0).
     record_trajectory : keep ``pi^t`` for every ``t`` (needed by the output policy).
     trajectory_dir : write the trajectory to ``policy_{i}.npy`` files there chunk by chunk
@@ -353,6 +357,11 @@ def run(
         its value and each player's best-response value (exact), in
         `RunResult.last_iterate_value` and ``last_iterate_best_response``; ``True`` at the
         kept prefixes (``checkpoints``, or every prefix), or at the given prefixes.
+    order : ``"simultaneous"`` (the paper's) or ``"alternating"``: the players update in turn, each
+        against the others' newest strategies (``markovgames.dynamics`` docs, "Update order").
+    step_schedule : the learning rate's schedule ``eta_t = eta f(t)``: ``"constant"`` (default),
+        ``"sqrt"``, ``"power:P"``, a [`StepSchedule`][markovgames.dynamics.StepSchedule] or a
+        reference to a user's function ([`get_step_schedule`][markovgames.dynamics.get_step_schedule]).
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -362,7 +371,8 @@ def run(
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
     last = _last_iterate_prefixes(last_iterate, keep, T)
-    job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, batched=False)
+    interplay, schedule = _interplay(spec, order, step_schedule)
+    job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule)
     out = _execute(
         job,
         record=bool(record_trajectory),
@@ -396,6 +406,18 @@ def run(
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
     )
+
+
+def _interplay(spec: Algorithm, order, step_schedule) -> tuple[Interplay, StepSchedule | None]:
+    """The run's `Interplay` and step schedule (``None`` when constant), checked."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if order == "alternating" and spec.learner.learner().propose is not None:
+        raise ValueError(
+            f"learner {spec.learner.name!r} makes two utility queries per iteration; alternating updates are not defined for it"
+        )
+    schedule = get_step_schedule(step_schedule)
+    return Interplay(order=order), (None if schedule.is_constant else schedule)
 
 
 def _last_iterate_prefixes(last_iterate, keep: np.ndarray | None, T: int) -> np.ndarray | None:
@@ -436,6 +458,8 @@ def run_batch(
     trajectory_tolerance: float | None = None,
     group_size: int | None = None,
     last_iterate: bool | Sequence[int] = False,
+    order: str = "simultaneous",
+    step_schedule: str | StepSchedule | None = None,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
@@ -452,7 +476,8 @@ def run_batch(
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
     game_list = [games] if isinstance(games, MarkovGame) else list(games)
-    eta_list = [etas] if isinstance(etas, (int, float, str)) else list(etas)
+    # One rate (a number, "theory" or a tuple of one per player) for all runs, or a list of them.
+    eta_list = [etas] if isinstance(etas, (int, float, str, tuple)) else list(etas)
     if not game_list or not eta_list:
         raise ValueError("run_batch needs at least one game and one learning rate")
     size = max(len(game_list), len(eta_list))
@@ -478,7 +503,19 @@ def run_batch(
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("the stage-based update cannot mix 'theory' and constant learning rates in one batch")
-    job = Job(spec, bool(optimistic), tuple(game_list), tuple(r[0] for r in resolved), per_stage.pop(), T, dtype, batched=True)
+    interplay, schedule = _interplay(spec, order, step_schedule)
+    job = Job(
+        spec,
+        bool(optimistic),
+        tuple(game_list),
+        tuple(r[0] for r in resolved),
+        per_stage.pop(),
+        T,
+        dtype,
+        True,
+        interplay,
+        schedule,
+    )
     out = _execute(
         job,
         record=bool(record_trajectory),

@@ -43,6 +43,7 @@ from .._schedules import smoothing_order, theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
 from ._guard import guard_tolerance, strategy_violation
+from ._interplay import SIMULTANEOUS, Interplay, observe_round, player_rates, proposed_predictions
 from ._output_metrics import (
     RunningAverages,
     product_policy_values,
@@ -59,7 +60,6 @@ from ._value_update import (
     blocked_scan,
     device_zeros,
     learner_for,
-    per_player_utilities,
     sequential_block,
 )
 
@@ -247,6 +247,7 @@ def _smooth_step(
     game: GameArrays,
     run_axes: int,
     kind: str = "smooth",
+    interplay: Interplay = SIMULTANEOUS,
 ):
     """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
     ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk])."""
@@ -258,9 +259,18 @@ def _smooth_step(
     guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
 
     def step(carry: SmoothCarry, x):
-        t, flag = x if last_iterate else (x, None)
-        alpha, rho = _step_size(t[0], order)
-        played = [learner.play(carry.learners[i], carry.prediction[i], game.eta, rho) for i in range(num_players)]
+        row, flag = x if last_iterate else (x, None)
+        t, factor, next_factor = row[0], row[1], row[2]
+        alpha, rho = _step_size(t, order)
+        rates = player_rates(game.eta, factor, num_players)
+        predictions = carry.prediction
+        if learner.propose is not None:
+            # A two-query learner: the prediction is the utility at the proposed strategies, under
+            # the current estimate Q^{t-1} (the rewards at t = 1: Q^0 is not an estimate).
+            q_prev = jnp.stack(carry.q) if split else carry.q
+            q_prev = jnp.where(t == 1, game.rewards, q_prev)
+            predictions = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes)
+        played = [learner.play(carry.learners[i], predictions[i], rates[i], rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
         def backward(nxt, xs: StepInputs):
@@ -286,8 +296,14 @@ def _smooth_step(
         else:
             q, residual = outputs.q, outputs.residual
             stacked_q = q
-        utilities = per_player_utilities(stacked_q, policies, run_axes)
-        learners = tuple(learner.observe(state, utilities[i], rho) for i, (_, state) in enumerate(played))
+        following = None
+        if interplay.order == "alternating":
+            _, next_rho = _step_size(t + 1, order)
+            next_rates = player_rates(game.eta, next_factor, num_players)
+            following = (lambda i, u: u if optimistic else carry.prediction[i], next_rates, next_rho)
+        utilities, learners = observe_round(
+            learner, tuple(s for _, s in played), policies, stacked_q, rates, rho, run_axes, interplay.order, following
+        )
         new_carry = SmoothCarry(
             learners,
             utilities if optimistic else carry.prediction,
@@ -315,8 +331,8 @@ def _certify_step(game: GameArrays, run_axes: int, kind: str = "smooth"):
     split = splits_steps(game.rewards)
 
     def step(carry: SmoothMetricsCarry, x):
-        t, policies = x
-        alpha, _ = _step_size(t[0], order)
+        row, policies = x
+        alpha, _ = _step_size(row[0], order)
 
         def backward(nxt, xs: StepInputs):
             targets = stacked_targets(xs.rewards, xs.transitions, nxt, run_axes)
@@ -391,11 +407,17 @@ class SmoothUpdate(ValueUpdate):
         # Theorem 1's rate (proved for BM-OFTRL; used for every learner with this update).
         return theory_eta_smooth(num_players, horizon, max_actions), False
 
-    def schedule(self, T, horizon, num_players, per_stage_theory):
-        return None  # alpha_t and rho_t are computed from t inside the loop
+    def schedule(self, T, horizon, num_players, per_stage_theory, step_schedule=None):
+        # alpha_t and rho_t are computed from t inside the loop; the learning rates' factors
+        # f(t) come with each chunk (`chunk_inputs`).
+        return step_schedule
 
     def chunk_inputs(self, schedule, done, size, dtype):
-        return np.arange(done + 1, done + size + 1, dtype=dtype)[:, None]
+        # Per iteration [t, f(t), f(t + 1)]: the rate's factor of this iteration and of the next
+        # (alternating updates play the next strategy within the iteration).
+        t = np.arange(done + 1, done + size + 2, dtype=np.float64)
+        factors = np.ones(size + 1) if schedule is None else schedule.factors(t)
+        return np.stack([t[:-1], factors[:-1], factors[1:]], axis=1).astype(dtype)
 
     def init_carry(self, learner, shape_key, dtype, schedule):
         num_players, horizon, num_states, num_actions = shape_key
@@ -411,8 +433,8 @@ class SmoothUpdate(ValueUpdate):
             identity_residual=device_zeros((), dtype),
         )
 
-    def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
-        step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel)
+    def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS):
+        step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel, interplay)
         xs = sched if last_iterate is None else (sched, last_iterate)
         carry, out = _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
         if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)

@@ -32,6 +32,7 @@ import numpy as np
 from .._schedules import StageSchedule, stage_schedule, theory_eta_stage
 from ..learners import LearnerSpec
 from ._guard import ViolationWatch, guard_tolerance
+from ._interplay import SIMULTANEOUS, observe_round, player_rates, proposed_predictions
 from ._output_metrics import product_policy_values, stage_index_quantities
 from ._tensor import joint_expectation, joint_product
 from ._transitions import SparseKernel, bellman_target, kernel_step
@@ -97,6 +98,7 @@ class _Schedule(NamedTuple):
     stages: StageSchedule
     lengths: np.ndarray  # int32, per stage
     eta_multipliers: np.ndarray  # per stage: Theorem 2's rate, or 1 for a constant rate
+    factors: np.ndarray  # the step schedule's f(position) for positions 1..max length + 1 (row position - 1)
 
 
 #: ``iteration(c, j) -> (c, policies)``: the policies of the chunk's iteration ``j`` and the
@@ -128,23 +130,25 @@ def _stage_loop(
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
 
-    ``sched = (stage, position, lengths, eta_multipliers)``: the 0-based stage and the iterations
-    already done in it at the chunk's start, and per-stage tables. Each stage's iterations run in an
-    inner loop with no branch (``iteration_for(eta, done)`` makes the body of one iteration at the
-    chunk's offset ``done``), and the stage-end work once per stage: the output policy's quantities
-    of the next stage here, and ``stage_end(c, stage, length) -> c`` (the value update and the
-    learners' restart, for a run), so no iteration pays for a test. ``last_iterate`` (a
-    ``(size,)`` mask, or ``None``): the product policy's values at the marked iterations
-    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). ``guard_tol`` (a
-    user's learner, `_guard`): the chunk's first strategy off the simplex, as ``out["violation"]``
-    ``[row, code]`` (``[-1, -1]`` if none).
+    ``sched = (stage, position, lengths, eta_multipliers, factors)``: the 0-based stage and the
+    iterations already done in it at the chunk's start, per-stage tables, and the step schedule's
+    factors by position in a stage. Each stage's iterations run in an inner loop with no branch
+    (``iteration_for(eta, done, position)`` makes the body of one iteration at the chunk's offset
+    ``done``, in a segment that starts after ``position`` iterations of its stage), and the
+    stage-end work once per stage: the output policy's quantities of the next stage here, and
+    ``stage_end(c, stage, length) -> c`` (the value update and the learners' restart, for a run), so
+    no iteration pays for a test. ``last_iterate`` (a ``(size,)`` mask, or ``None``): the product
+    policy's values at the marked iterations
+    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). ``guard_tol`` (a user's
+    learner, `_guard`): the chunk's first strategy off the simplex, as ``out["violation"]`` ``[row,
+    code]`` (``[-1, -1]`` if none).
     """
     horizon = game.rewards.shape[0]
     num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
     num_states = game.rewards.shape[2]
     runs = game.rewards.shape[game.rewards.ndim - run_axes :]
     dtype = game.rewards.dtype
-    stage0, position0, lengths, eta_multipliers = sched
+    stage0, position0, lengths, eta_multipliers, _ = sched
 
     def at_s1(x):
         return at_initial_state(x, game.initial_state, run_axes)
@@ -156,7 +160,7 @@ def _stage_loop(
         """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities.
         Iteration ``j`` of the segment writes its outputs at row ``j - base`` of the buffers it
         is given, and reads its last-iterate flag at ``mask[j - base]``."""
-        iteration = iteration_for(eta, done0)
+        iteration = iteration_for(eta, done0, position0)
 
         def body(j, state):
             c, buffers, last, viol = state
@@ -331,10 +335,13 @@ class StageUpdate(ValueUpdate):
         # Theorem 2's rate 1/(N max(1, ln L_tau)^4) changes per stage: the schedule carries it.
         return 1.0, True
 
-    def schedule(self, T, horizon, num_players, per_stage_theory):
+    def schedule(self, T, horizon, num_players, per_stage_theory, step_schedule=None):
         stages = stage_schedule(horizon, T)
         multipliers = theory_eta_stage(num_players, stages.lengths) if per_stage_theory else np.ones(len(stages.lengths))
-        return _Schedule(stages, stages.lengths.astype(np.int32), multipliers)
+        # The learners restart every stage: a schedule's t is the position in the stage.
+        positions = np.arange(1, int(stages.lengths.max()) + 2, dtype=np.float64)
+        factors = np.ones(positions.shape) if step_schedule is None else step_schedule.factors(positions)
+        return _Schedule(stages, stages.lengths.astype(np.int32), multipliers, factors)
 
     def chunk_inputs(self, schedule, done, size, dtype):
         # Where the chunk starts: 0-based stage and iterations already done in it.
@@ -343,6 +350,7 @@ class StageUpdate(ValueUpdate):
             np.int32(schedule.stages.position[done] - 1),
             schedule.lengths,
             schedule.eta_multipliers.astype(dtype),
+            schedule.factors.astype(dtype),
         )
 
     def init_carry(self, learner, shape_key, dtype, schedule):
@@ -354,19 +362,32 @@ class StageUpdate(ValueUpdate):
             q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
         )
 
-    def run_chunk(self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, last_iterate, run_axes):
+    def run_chunk(
+        self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS
+    ):
         built = learner_for(learner, run_axes)
+        factors = sched[4]
         horizon, num_players, num_states = game.rewards.shape[:3]
         num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
         runs = game.rewards.shape[game.rewards.ndim - run_axes :]
         dtype = game.rewards.dtype
 
-        def iteration_for(eta, done0):
+        def iteration_for(eta, done0, position0):
             def iteration(c: StageCarry, j):
-                played = [built.play(c.learners[i], c.prediction[i], eta, 1.0) for i in range(num_players)]
+                position = position0 + j  # 0-based position in the stage
+                rates = player_rates(eta, factors[position], num_players)
+                predictions = c.prediction
+                if built.propose is not None:
+                    predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes)
+                played = [built.play(c.learners[i], predictions[i], rates[i], 1.0) for i in range(num_players)]
                 policies = tuple(p for p, _ in played)
-                utilities = per_player_utilities(c.q, policies, run_axes)
-                learners = tuple(built.observe(state, utilities[i], 1.0) for i, (_, state) in enumerate(played))
+                following = None
+                if interplay.order == "alternating":
+                    next_rates = player_rates(eta, factors[position + 1], num_players)
+                    following = (lambda i, u: u if optimistic else c.prediction[i], next_rates, 1.0)
+                utilities, learners = observe_round(
+                    built, tuple(s for _, s in played), policies, c.q, rates, 1.0, run_axes, interplay.order, following
+                )
                 prediction = utilities if optimistic else c.prediction
                 return c._replace(learners=learners, prediction=prediction), policies
 
@@ -421,8 +442,8 @@ class StageUpdate(ValueUpdate):
         )
 
     def certify_chunk(self, size, game, carry, sched, policies, run_axes):
-        def iteration_for(eta, done0):
-            del eta
+        def iteration_for(eta, done0, position0):
+            del eta, position0
 
             def iteration(c: StageCarry, j):
                 return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies)

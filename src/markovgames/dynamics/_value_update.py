@@ -60,7 +60,7 @@ class GameArrays(NamedTuple):
     rewards: jax.Array  # (H, N, S, A...)
     transitions: jax.Array | SparseKernel  # (H, S, A..., S), or sparse (H, S, A..., K) pairs
     initial_state: jax.Array  # () int
-    eta: jax.Array  # () learning-rate scale
+    eta: jax.Array  # (N,) learning-rate scale per player
 
 
 def learner_for(spec: LearnerSpec, run_axes: int) -> Learner:
@@ -161,8 +161,9 @@ class ValueUpdate:
         ``(1.0, True)`` when the rate changes per stage (the schedule then carries it)."""
         raise NotImplementedError
 
-    def schedule(self, T: int, horizon: int, num_players: int, per_stage_theory: bool) -> Any:
-        """What the loop needs to know of the iterations ``1..T`` before it starts (NumPy)."""
+    def schedule(self, T: int, horizon: int, num_players: int, per_stage_theory: bool, step_schedule=None) -> Any:
+        """What the loop needs to know of the iterations ``1..T`` before it starts (NumPy);
+        ``step_schedule`` is the learning rate's `StepSchedule` (``None``: constant)."""
         raise NotImplementedError
 
     def chunk_inputs(self, schedule, done: int, size: int, dtype) -> Any:
@@ -184,8 +185,12 @@ class ValueUpdate:
         sched,
         last_iterate,
         run_axes: int,
+        interplay=None,
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
+
+        ``interplay`` is the `Interplay` of the run (update order, regret curves; ``None``: the
+        paper's simultaneous updates), see `markovgames.dynamics._interplay`.
 
         ``outputs`` holds ``"metrics"`` (``(size, 3, N[, R])``: value, certified CCE bound and
         certified CE bound at ``s_1`` after each iteration) or ``"prefix_records"`` (see

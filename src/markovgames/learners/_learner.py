@@ -17,7 +17,23 @@ learner sees only its own player's utilities: the dynamics are uncoupled):
    the stage-based update feeds ``decay = 1``). ``play`` may record in the state what it needs
    of its own play (regret matching its strategy, the Blum–Mansour reduction its rows).
 2. ``state = observe(state, utility, decay)``: the utility vector
-   :math:`u^t_i = [Q^t_i \pi^t_{-i}]` of the strategy just played.
+   :math:`u^t_i = [Q^t_i \pi^t_{-i}]` of the strategy just played (with ``observe_takes_eta``,
+   ``observe(state, utility, decay, eta)``: the learning rate of the iteration, for learners whose
+   update of the state uses it, as a projected-gradient step does).
+
+**Optional parts** (fields with defaults: a learner without them keeps the protocol above):
+
+* ``propose(state, eta, decay) -> strategy``: a learner that makes **two utility queries per
+  iteration** (extragradient, ExRM+). Before ``play``, the loop asks every player's learner for the
+  strategy at which to query, evaluates each player's utility there against the others' proposed
+  strategies, :math:`m^t_i = [Q^{t-1}_i \hat x^t_{-i}]`, and hands it to ``play`` as its
+  ``prediction`` (extragradient's extrapolation); ``observe`` then gets the utility of the strategy
+  played, as always. On a normal-form game (one state, ``H = 1``) this is the extragradient method
+  exactly; in a Markov game the query uses the current estimate ``Q^{t-1}`` (the rewards at
+  ``t = 1``, where there is no estimate yet).
+* ``init_at(strategy, dtype) -> state``: the state whose first ``play`` with no prediction
+  returns ``strategy`` (a given initial strategy, ``run(..., initial_strategy=...)``); a learner
+  without it starts where ``init`` does (uniform for every built-in).
 
 The stage-based update restarts every learner (``init``) at the start of each stage.
 
@@ -59,11 +75,27 @@ class Learner(NamedTuple):
         with whatever ``play`` records of its own play.
     ``observe(state, utility, decay) -> state``
         Feed the utility vector :math:`u^t` of the strategy the last ``play`` returned.
+    ``propose(state, eta, decay) -> strategy`` (optional)
+        The strategy at which a two-query learner's second utility query is made; its utility is
+        ``play``'s prediction (see the module docstring).
+    ``observe_takes_eta`` (default ``False``)
+        Whether ``observe`` takes the learning rate: ``observe(state, utility, decay, eta)``.
+    ``init_at(strategy, dtype) -> state`` (optional)
+        The state before iteration 1 whose first ``play`` (with prediction 0) returns ``strategy``.
     """
 
     init: Callable[..., NamedTuple]
     play: Callable[..., tuple[jax.Array, NamedTuple]]
     observe: Callable[..., NamedTuple]
+    propose: Callable[..., jax.Array] | None = None
+    observe_takes_eta: bool = False
+    init_at: Callable[..., NamedTuple] | None = None
+
+    def observe_with(self, state, utility, decay, eta):
+        """``observe`` called as this learner takes it (with ``eta`` where ``observe_takes_eta``)."""
+        if self.observe_takes_eta:
+            return self.observe(state, utility, decay, eta)
+        return self.observe(state, utility, decay)
 
 
 #: A learner's name: letters, digits, ``-``, ``_`` and ``.``, starting with a letter (it is

@@ -1,0 +1,200 @@
+r"""How the players' learners meet at an iteration: update order, step-size schedules, two-query learners.
+
+Every value update plays and feeds the learners through the functions here, so each choice
+below means the same for ``smooth``, ``smooth-uniform``, ``smooth-linear`` and ``stage``.
+
+**Step-size schedules** (`StepSchedule`). The learning rate of iteration ``t`` is
+:math:`\eta_{i,t} = c_i\, f(t)`: ``c_i`` the run's rate (one number, or one per player) and ``f`` the
+schedule: ``constant`` (:math:`f = 1`, the paper's), ``sqrt`` (:math:`1/\sqrt t`) or ``power:P``
+(:math:`t^{-P}`), or a user's function ``f(t)`` of a NumPy array of iterations. Under the stage-based
+update ``t`` is the iteration's position in its stage (its learners restart every stage). The factors
+are computed on the host before each compiled chunk, so a user's schedule is plain NumPy and is
+checked there (finite and positive, or the run stops naming the schedule and ``t``).
+
+**Update order** (`ORDERS`). ``simultaneous`` (the paper's): every player observes
+:math:`u^t_i = [Q^t_i \pi^t_{-i}]`. ``alternating`` (Tammelin et al. 2015; Burch, Moravčík and
+Schmid 2019): the players update in turn, each against the others' newest strategies. At iteration
+``t`` player 0 observes :math:`[Q^t_0 \pi^t_{-0}]` and computes its next strategy
+:math:`\pi^{t+1}_0`; player 1 observes its utility against :math:`\pi^{t+1}_0` and the others'
+:math:`\pi^t`; and so on: player ``i`` observes
+
+.. math:: u^t_i = \big[Q^t_i\; (\pi^{t+1}_{<i}, \pi^t_{>i})\big].
+
+The profile of iteration ``t`` is still :math:`\pi^t = (\pi^t_0, \dots, \pi^t_{N-1})` (with two
+players, :math:`y^t` has seen :math:`x^t`: Burch et al.'s pairs), and the value update, the output
+policy and every gap are those of this sequence of profiles, as for simultaneous updates.
+
+**Two-query learners** (`markovgames.learners.Learner.propose`): the prediction of iteration ``t``
+is the utility at the strategies the learners propose, :math:`m^t_i = [Q_i \hat x^t_{-i}]`, with
+``Q`` the estimate the learners currently see (``Q^{t-1}`` under the smooth update, the rewards at
+``t = 1``; the stage's ``Q`` under the stage-based one). Alternation is not defined for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ._tensor import others_expectation
+from ._value_update import per_player_utilities
+
+__all__ = [
+    "ORDERS",
+    "Interplay",
+    "SIMULTANEOUS",
+    "StepSchedule",
+    "STEP_SCHEDULES",
+    "power_schedule",
+    "player_rates",
+    "proposed_predictions",
+    "observe_round",
+]
+
+#: The update orders.
+ORDERS = ("simultaneous", "alternating")
+
+
+class Interplay(NamedTuple):
+    """The static choices of how the learners meet (part of a compiled loop's key).
+
+    ``order``: ``"simultaneous"`` or ``"alternating"`` (see the module docstring).
+    ``regret``: whether the loop also carries every player's external and swap regret.
+    """
+
+    order: str = "simultaneous"
+    regret: bool = False
+
+
+#: The paper's interplay: simultaneous updates, no regret curves.
+SIMULTANEOUS = Interplay()
+
+
+@dataclass(frozen=True)
+class StepSchedule:
+    """A step-size schedule: the rate of iteration ``t`` is the run's rate times ``factor(t)``.
+
+    ``factor`` takes a NumPy array of 1-based iterations (float64) and returns an array of the
+    same shape of positive finite factors. ``None`` is the constant schedule.
+    """
+
+    name: str
+    factor: Callable[[np.ndarray], np.ndarray] | None = None
+    description: str = ""
+    #: A user's schedule: the reference it was loaded from, and its file's SHA-256.
+    source: str | None = None
+    source_sha256: str | None = None
+
+    @property
+    def is_constant(self) -> bool:
+        return self.factor is None
+
+    @property
+    def identity(self) -> str:
+        """What distinguishes its numbers: the name, and for a user's schedule its file's content."""
+        return self.name if self.source is None else f"{self.name}@{self.source_sha256 or self.source}"
+
+    def factors(self, t: np.ndarray, dtype=np.float64) -> np.ndarray:
+        """``factor(t)`` in ``dtype``, checked: a ``ValueError`` names the schedule and the first bad ``t``."""
+        t = np.asarray(t, dtype=np.float64)
+        if self.factor is None:
+            return np.ones(t.shape, dtype)
+        try:
+            out = np.asarray(self.factor(t), dtype=np.float64)
+        except Exception as err:  # noqa: BLE001 - a user's function: its error is theirs, in one line
+            message = f"{type(err).__name__}: {err}".strip().splitlines()[0]
+            raise ValueError(f"step-size schedule {self.name!r}: factor(t) raised {message}") from err
+        if out.shape != t.shape:
+            try:
+                out = np.broadcast_to(out, t.shape)
+            except ValueError:
+                raise ValueError(
+                    f"step-size schedule {self.name!r}: factor(t) returned shape {list(out.shape)} for t of shape {list(t.shape)}"
+                ) from None
+        bad = ~(np.isfinite(out) & (out > 0))
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ValueError(
+                f"step-size schedule {self.name!r}: factor(t) at t = {int(t.flat[k])} is {out.flat[k]!r}; "
+                "it must be a positive finite number"
+            )
+        return out.astype(dtype)
+
+
+def _sqrt(t: np.ndarray) -> np.ndarray:
+    return 1.0 / np.sqrt(t)
+
+
+@dataclass(frozen=True)
+class _Power:
+    """``t^{-p}`` (a value, so that two schedules of one power compare equal)."""
+
+    power: float
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        return t ** (-self.power)
+
+
+def power_schedule(power: float) -> StepSchedule:
+    """``eta_t = c t^{-power}`` for ``power`` in ``[0, 1]`` (0 is constant, 1/2 is ``sqrt``)."""
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not math.isfinite(power) or not 0 <= power <= 1:
+        raise ValueError(f"a power schedule's exponent must be a number in [0, 1], got {power!r}")
+    power = float(power)
+    return StepSchedule(f"power:{power:g}", _Power(power), f"eta_t = c / t^{power:g}")
+
+
+#: The built-in schedules by name (``power:P`` is built by `power_schedule`).
+STEP_SCHEDULES: dict[str, StepSchedule] = {
+    s.name: s
+    for s in (
+        StepSchedule("constant", None, "eta_t = c (the paper's)"),
+        StepSchedule("sqrt", _sqrt, "eta_t = c / sqrt(t)"),
+    )
+}
+
+
+def player_rates(eta, factor, num_players: int) -> tuple:
+    """Each player's rate ``c_i f(t)``: ``eta`` holds ``c_i`` along its first axis ``(N[, R])``."""
+    return tuple(eta[i] * factor for i in range(num_players))
+
+
+def proposed_predictions(learner, states, rates, decay, q, run_axes: int) -> tuple:
+    """A two-query learner's predictions: each player's utility at the strategies the learners
+    propose, ``[Q_i x_hat_{-i}]`` (``q``: ``(H, N, S, A...)``)."""
+    proposals = tuple(learner.propose(state, rate, decay) for state, rate in zip(states, rates, strict=True))
+    return per_player_utilities(q, proposals, run_axes)
+
+
+def observe_round(learner, states, policies, q, rates, decay, run_axes: int, order: str, following=None):
+    """Feed every player's learner its utility; returns ``(utilities, states)``.
+
+    ``states``: the learners' states after ``play``; ``q``: ``(H, N, S, A...)``, the ``Q`` of the
+    utilities. With ``order == "alternating"``, ``following = (predictions, rates, decay)`` of the
+    next iteration: each player but the last plays its next strategy at once, and the players after
+    it observe their utilities against it (see the module docstring).
+    """
+    if order == "simultaneous":
+        utilities = per_player_utilities(q, policies, run_axes)
+        observed = tuple(
+            learner.observe_with(state, u, decay, rate) for state, u, rate in zip(states, utilities, rates, strict=True)
+        )
+        return utilities, observed
+    if order != "alternating":  # unreachable: the order is checked where a run starts
+        raise AssertionError(f"unknown order {order!r}")
+    if following is None:
+        raise AssertionError("alternating updates need the next iteration's settings")
+    next_predictions, next_rates, next_decay = following
+    num_players = len(policies)
+    view = list(policies)
+    utilities, observed = [], []
+    for i in range(num_players):
+        u = others_expectation(q[:, i], tuple(view), i, run_axes)
+        state = learner.observe_with(states[i], u, decay, rates[i])
+        if i < num_players - 1:
+            view[i], _ = learner.play(state, next_predictions(i, u), next_rates[i], next_decay)
+        utilities.append(u)
+        observed.append(state)
+    return tuple(utilities), tuple(observed)
