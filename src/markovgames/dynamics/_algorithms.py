@@ -537,10 +537,10 @@ def get_step_schedule(name: str | StepSchedule | None, base_dir: str | Path | No
     )
 
 
-def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float, bool]:
+def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float | tuple[float, ...], bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
-    For a constant rate: ``(eta, False)``. For ``"theory"``, the value update's theorem rate
+    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``. For ``"theory"``, the value update's theorem rate
     (proved for the paper's compositions, used for every learner): the smooth update gets
     Theorem 1's ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the
     same); the stage-based update gets ``(1.0, True)``: the per-stage rate
@@ -555,9 +555,7 @@ def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovG
         rates = list(eta)
         if len(rates) != game.num_players:
             raise ValueError(f"learning rates per player: got {len(rates)} for a game of {game.num_players} players")
-        return tuple(
-            resolve_learning_rate(r, algorithm, game)[0] if not isinstance(r, str) else _no_theory(r) for r in rates
-        ), False
+        return tuple(_one_rate(r) for r in rates), False
     if isinstance(eta, bool) or not isinstance(eta, (int, float)):
         raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
     eta = float(eta)
@@ -566,5 +564,11 @@ def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovG
     return eta, False
 
 
-def _no_theory(rate: str):
-    raise ValueError(f"learning rates per player are positive numbers, got {rate!r} ('theory' is one rate for all players)")
+def _one_rate(rate) -> float:
+    """One player's rate of a per-player list: a positive finite number."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)):
+        raise ValueError(f"learning rates per player are positive numbers, got {rate!r} ('theory' is one rate for all players)")
+    value = float(rate)
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"learning rates per player must be positive finite numbers, got {rate!r}")
+    return value

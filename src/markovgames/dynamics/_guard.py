@@ -148,7 +148,14 @@ def validate_learner(
                     f"axis appended to every array (every array holds a copy per step, state and run); got "
                     f"{_describe(single)} for one run and {_describe(state)} for {shape[-1]} runs"
                 )
-        observed = _call(spec, "observe", learner.observe, after_play, vector, decay)
+        if learner.propose is not None:
+            proposed = _call(spec, "propose", learner.propose, state, eta, decay)
+            if not (isinstance(proposed, jax.ShapeDtypeStruct) and proposed.shape == shape and proposed.dtype == dtype):
+                raise LearnerError(
+                    f"learner {spec.name!r}: propose returned {_describe(proposed)}; expected a {dtype} array of shape "
+                    f"{list(shape)}, a strategy"
+                )
+        observed = _call(spec, "observe", learner.observe_with, after_play, vector, decay, eta)
         if not _same_structure(observed, state):
             raise LearnerError(
                 f"learner {spec.name!r}: observe returned a state {_describe(observed)}; expected init's {_describe(state)}"

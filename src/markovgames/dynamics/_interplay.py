@@ -118,7 +118,7 @@ class StepSchedule:
         if bad.any():
             k = int(np.argmax(bad))
             raise ValueError(
-                f"step-size schedule {self.name!r}: factor(t) at t = {int(t.flat[k])} is {out.flat[k]!r}; "
+                f"step-size schedule {self.name!r}: factor(t) at t = {int(t.flat[k])} is {float(out.flat[k])!r}; "
                 "it must be a positive finite number"
             )
         return out.astype(dtype)
@@ -189,12 +189,13 @@ def observe_round(learner, states, policies, q, rates, decay, run_axes: int, ord
     next_predictions, next_rates, next_decay = following
     num_players = len(policies)
     view = list(policies)
-    utilities, observed = [], []
+    seen: list = []
+    fed: list = []
     for i in range(num_players):
         u = others_expectation(q[:, i], tuple(view), i, run_axes)
         state = learner.observe_with(states[i], u, decay, rates[i])
         if i < num_players - 1:
             view[i], _ = learner.play(state, next_predictions(i, u), next_rates[i], next_decay)
-        utilities.append(u)
-        observed.append(state)
-    return tuple(utilities), tuple(observed)
+        seen.append(u)
+        fed.append(state)
+    return tuple(seen), tuple(fed)

@@ -69,7 +69,7 @@ class Job(NamedTuple):
 class LoopOutput(NamedTuple):
     """What the loop produced."""
 
-    metrics: np.ndarray  # (..., P, 3, N): value, certified CCE bound, certified CE bound per prefix
+    metrics: np.ndarray  # (..., P, 3, N): value, certified CCE bound, certified CE bound per prefix (5: regrets)
     last_iterate: np.ndarray | None  # (..., P, 2, N): the last iterate's value and best-response values
     policies: tuple[np.ndarray, ...] | None
     identity_residual: np.ndarray | None
@@ -156,6 +156,8 @@ class _Loop:
         self.np_dtype = DTYPES[job.dtype]
         self.num_players, self.horizon, self.num_states, self.num_actions = job.games[0].shape_key
         self.axis_t = 1 if job.batched else 0
+        # Rows of the per-prefix metrics: value, CCE bound, CE bound (and external, swap regret).
+        self.width = 5 if job.interplay.regret else 3
         self.lead = (len(job.games),) if job.batched else ()
         self.group_size = group_size
         self.metrics: _Rows  # the per-prefix metrics drained so far (`start`)
@@ -178,7 +180,7 @@ class _Loop:
         self.schedule = self.update.schedule(
             job.T, self.horizon, self.num_players, job.per_stage_theory, step_schedule=job.step_schedule
         )
-        carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule)
+        carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule, job.interplay)
         if job.batched:
             # Repeated on the host and transferred: an eager jnp operation would compile a small
             # program for every shape (a noticeable part of a short command's time).
@@ -188,7 +190,7 @@ class _Loop:
         saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
         rows = job.T if self.settings.keep is None else len(self.settings.keep)
-        self.metrics = _Rows((*self.lead, rows, 3, self.num_players), self.axis_t, self.np_dtype)
+        self.metrics = _Rows((*self.lead, rows, self.width, self.num_players), self.axis_t, self.np_dtype)
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
             if not self.update.per_iteration_metrics:
@@ -213,7 +215,7 @@ class _Loop:
         return state.load(
             carry,
             metrics_shape=lambda done: (
-                (*lead, metric_rows(done), 3, n) if self.update.per_iteration_metrics and metric_rows(done) else None
+                (*lead, metric_rows(done), self.width, n) if self.update.per_iteration_metrics and metric_rows(done) else None
             ),
             kept_rows=lambda done: (
                 max(0, done - settings.first_kept + 1) if settings.record and settings.trajectory_dir is not None else None

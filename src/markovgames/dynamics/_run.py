@@ -109,6 +109,11 @@ class RunResult(_RunCurves):
         player's best-response value against the others' part of it (exact, backward induction);
         ``None`` otherwise. `last_iterate_nash_gap` is their gap.
     last_iterate_prefixes : (L,) the prefixes ``T'`` of those rows, or ``None``.
+    external_regret, swap_regret : (P, N) with ``regret=True``: each player's average external and
+        swap regret of the played sequence after ``T'`` iterations, the largest over steps and
+        states (`markovgames.dynamics._regret`); ``None`` otherwise.
+    order : the update order, ``"simultaneous"`` or ``"alternating"``.
+    step_schedule : the learning rate's schedule by name (``"constant"``, ``"sqrt"``, ``"power:P"``, a reference).
     """
 
     game: MarkovGame
@@ -130,6 +135,10 @@ class RunResult(_RunCurves):
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    external_regret: np.ndarray | None = None
+    swap_regret: np.ndarray | None = None
+    order: str = "simultaneous"
+    step_schedule: str = "constant"
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +164,10 @@ class BatchRunResult(_RunCurves):
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    external_regret: np.ndarray | None = None
+    swap_regret: np.ndarray | None = None
+    order: str = "simultaneous"
+    step_schedule: str = "constant"
 
     def __len__(self) -> int:
         return len(self.games)
@@ -183,6 +196,10 @@ class BatchRunResult(_RunCurves):
             if self.last_iterate_best_response is None
             else self.last_iterate_best_response[index],
             last_iterate_prefixes=self.last_iterate_prefixes,
+            external_regret=None if self.external_regret is None else self.external_regret[index],
+            swap_regret=None if self.swap_regret is None else self.swap_regret[index],
+            order=self.order,
+            step_schedule=self.step_schedule,
         )
 
 
@@ -260,7 +277,8 @@ def _execute(
     num_players, horizon, num_states, num_actions = job.games[0].shape_key
     _check_logit_range(job.largest_eta, job.T, horizon, job.dtype)
     itemsize = np.dtype(DTYPES[job.dtype]).itemsize
-    per_iteration = len(job.games) * itemsize * (3 * num_players + (horizon * num_states * sum(num_actions) if record else 0))
+    width = 5 if job.interplay.regret else 3
+    per_iteration = len(job.games) * itemsize * (width * num_players + (horizon * num_states * sum(num_actions) if record else 0))
     if state_every is not None:
         if isinstance(state_every, bool) or not isinstance(state_every, (int, np.integer)) or state_every < 1:
             raise ValueError(f"state_every must be a positive integer, got {state_every!r}")
@@ -321,6 +339,7 @@ def run(
     last_iterate: bool | Sequence[int] = False,
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
+    regret: bool = False,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -362,6 +381,9 @@ def run(
     step_schedule : the learning rate's schedule ``eta_t = eta f(t)``: ``"constant"`` (default),
         ``"sqrt"``, ``"power:P"``, a [`StepSchedule`][markovgames.dynamics.StepSchedule] or a
         reference to a user's function ([`get_step_schedule`][markovgames.dynamics.get_step_schedule]).
+    regret : also carry every player's average external and swap regret of the played sequence
+        (the largest over steps and states; smooth value updates), in `RunResult.external_regret`
+        and `RunResult.swap_regret` (docs/gaps.md, "Regret of the played sequence").
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -371,7 +393,7 @@ def run(
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
     last = _last_iterate_prefixes(last_iterate, keep, T)
-    interplay, schedule = _interplay(spec, order, step_schedule)
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret)
     job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule)
     out = _execute(
         job,
@@ -405,19 +427,32 @@ def run(
         last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
+        external_regret=out.metrics[..., 3, :] if interplay.regret else None,
+        swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
+        order=interplay.order,
+        step_schedule="constant" if schedule is None else schedule.name,
     )
 
 
-def _interplay(spec: Algorithm, order, step_schedule) -> tuple[Interplay, StepSchedule | None]:
+def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) -> tuple[Interplay, StepSchedule | None]:
     """The run's `Interplay` and step schedule (``None`` when constant), checked."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
-    if order == "alternating" and spec.learner.learner().propose is not None:
+    if not isinstance(regret, bool):
+        raise ValueError(f"regret must be True or False, got {regret!r}")
+    if regret and not spec.value_update.per_iteration_metrics:
         raise ValueError(
-            f"learner {spec.learner.name!r} makes two utility queries per iteration; alternating updates are not defined for it"
+            f"regret curves are carried by the smooth value updates; {spec.value_update.name!r} restarts its learners every "
+            "stage (use smooth, smooth-uniform or smooth-linear)"
         )
+    if spec.learner.learner().propose is not None:
+        two_query = f"learner {spec.learner.name!r} makes two utility queries per iteration"
+        if order == "alternating":
+            raise ValueError(f"{two_query}; alternating updates are not defined for it")
+        if not optimistic:
+            raise ValueError(f"{two_query}: its prediction is its second query, so it has no non-optimistic form")
     schedule = get_step_schedule(step_schedule)
-    return Interplay(order=order), (None if schedule.is_constant else schedule)
+    return Interplay(order=order, regret=regret), (None if schedule.is_constant else schedule)
 
 
 def _last_iterate_prefixes(last_iterate, keep: np.ndarray | None, T: int) -> np.ndarray | None:
@@ -460,6 +495,7 @@ def run_batch(
     last_iterate: bool | Sequence[int] = False,
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
+    regret: bool = False,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
@@ -503,7 +539,7 @@ def run_batch(
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("the stage-based update cannot mix 'theory' and constant learning rates in one batch")
-    interplay, schedule = _interplay(spec, order, step_schedule)
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret)
     job = Job(
         spec,
         bool(optimistic),
@@ -549,4 +585,8 @@ def run_batch(
         last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
+        external_regret=out.metrics[..., 3, :] if interplay.regret else None,
+        swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
+        order=interplay.order,
+        step_schedule="constant" if schedule is None else schedule.name,
     )

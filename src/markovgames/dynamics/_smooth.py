@@ -33,7 +33,7 @@ optimistic Hedge, ``rm-plus+smooth-uniform`` predictive RM+ (PRM+; RM+ with ``--
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -50,6 +50,7 @@ from ._output_metrics import (
     smooth_metric_step,
     stacked_targets,
 )
+from ._regret import RegretCarry, init_regret, regret_step
 from ._tensor import joint_expectation, joint_product
 from ._transitions import kernel_step, scanned_step, step_inputs
 from ._value_update import (
@@ -93,6 +94,7 @@ class SmoothCarry(NamedTuple):
     running_d: tuple  # per player (H, S, A_i, A_i)
     running_value: jax.Array | tuple  # (H, N, S), or its steps (split_steps)
     identity_residual: jax.Array  # () max |Q^t_h - (r_h + P_h V^t_{h+1})| so far
+    regret: RegretCarry | tuple = ()  # the players' regret averages (`._regret`), () unless asked for
 
 
 class SmoothMetricsCarry(NamedTuple):
@@ -267,7 +269,7 @@ def _smooth_step(
         if learner.propose is not None:
             # A two-query learner: the prediction is the utility at the proposed strategies, under
             # the current estimate Q^{t-1} (the rewards at t = 1: Q^0 is not an estimate).
-            q_prev = jnp.stack(carry.q) if split else carry.q
+            q_prev = jnp.stack(carry.q) if isinstance(carry.q, tuple) else carry.q
             q_prev = jnp.where(t == 1, game.rewards, q_prev)
             predictions = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes)
         played = [learner.play(carry.learners[i], predictions[i], rates[i], rho) for i in range(num_players)]
@@ -304,6 +306,12 @@ def _smooth_step(
         utilities, learners = observe_round(
             learner, tuple(s for _, s in played), policies, stacked_q, rates, rho, run_axes, interplay.order, following
         )
+        metrics = _metrics_out(top[1:], game.initial_state, run_axes)
+        regret = carry.regret
+        if interplay.regret:
+            # Two more rows of the metrics: each player's largest average external and swap regret.
+            regret, regret_rows = regret_step(cast(RegretCarry, carry.regret), policies, utilities, alpha, run_axes)
+            metrics = jnp.concatenate([metrics, regret_rows])
         new_carry = SmoothCarry(
             learners,
             utilities if optimistic else carry.prediction,
@@ -312,8 +320,9 @@ def _smooth_step(
             running.d,
             running.value,
             jnp.maximum(carry.identity_residual, jnp.max(residual, axis=0)),
+            regret,
         )
-        out: dict[str, Any] = {"metrics": _metrics_out(top[1:], game.initial_state, run_axes)}
+        out: dict[str, Any] = {"metrics": metrics}
         if record:
             out["policies"] = policies
         if last_iterate:
@@ -359,14 +368,14 @@ def _scan_split(step, game: GameArrays, carry, xs, per_iteration_bytes: int):
     return (stack_steps(carry) if split else carry), out
 
 
-def _largest_output_bytes(game: GameArrays, record: bool, run_axes: int) -> int:
-    """The bytes per iteration of the largest per-iteration output: the metrics ``(3, N[, R])``,
+def _largest_output_bytes(game: GameArrays, record: bool, run_axes: int, regret: bool = False) -> int:
+    """The bytes per iteration of the largest per-iteration output: the metrics ``(3, N[, R])`` (5 rows with regret),
     or with ``record`` a player's policy ``(H, S, A_i[, R])``."""
     rewards = game.rewards
     runs = math.prod(rewards.shape[rewards.ndim - run_axes :])
     horizon, num_players, num_states = rewards.shape[:3]
     actions = rewards.shape[3 : rewards.ndim - run_axes]
-    sizes = [3 * num_players] + ([horizon * num_states * max(actions)] if record else [])
+    sizes = [(5 if regret else 3) * num_players] + ([horizon * num_states * max(actions)] if record else [])
     return max(sizes) * runs * rewards.dtype.itemsize
 
 
@@ -419,10 +428,13 @@ class SmoothUpdate(ValueUpdate):
         factors = np.ones(size + 1) if schedule is None else schedule.factors(t)
         return np.stack([t[:-1], factors[:-1], factors[1:]], axis=1).astype(dtype)
 
-    def init_carry(self, learner, shape_key, dtype, schedule):
+    def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS):
         num_players, horizon, num_states, num_actions = shape_key
         built = learner_for(learner, run_axes=0)
         metrics = self.init_certify_carry(shape_key, dtype, schedule)
+        regret = (
+            init_regret(horizon, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
+        )
         return SmoothCarry(
             learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
             prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
@@ -431,12 +443,13 @@ class SmoothUpdate(ValueUpdate):
             running_d=metrics.running_d,
             running_value=metrics.running_value,
             identity_residual=device_zeros((), dtype),
+            regret=regret,
         )
 
     def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS):
         step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel, interplay)
         xs = sched if last_iterate is None else (sched, last_iterate)
-        carry, out = _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes))
+        carry, out = _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes, interplay.regret))
         if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)
             codes = out["violation"]
             row = jnp.argmax(codes >= 0).astype(jnp.int32)

@@ -353,7 +353,8 @@ class StageUpdate(ValueUpdate):
             schedule.factors.astype(dtype),
         )
 
-    def init_carry(self, learner, shape_key, dtype, schedule):
+    def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS):
+        del interplay  # regret curves are the smooth updates' (`markovgames.dynamics._regret`)
         num_players, horizon, num_states, num_actions = shape_key
         built = learner_for(learner, run_axes=0)
         return self.init_certify_carry(shape_key, dtype, schedule)._replace(

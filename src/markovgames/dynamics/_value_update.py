@@ -170,8 +170,8 @@ class ValueUpdate:
         """The compiled chunk's ``sched`` argument for iterations ``done + 1 .. done + size``."""
         raise NotImplementedError
 
-    def init_carry(self, learner: LearnerSpec, shape_key, dtype, schedule) -> NamedTuple:
-        """One run's loop state before iteration 1 (no run axis)."""
+    def init_carry(self, learner: LearnerSpec, shape_key, dtype, schedule, interplay=None) -> NamedTuple:
+        """One run's loop state before iteration 1 (no run axis); ``interplay`` as for `run_chunk`."""
         raise NotImplementedError
 
     def run_chunk(
@@ -193,7 +193,8 @@ class ValueUpdate:
         paper's simultaneous updates), see `markovgames.dynamics._interplay`.
 
         ``outputs`` holds ``"metrics"`` (``(size, 3, N[, R])``: value, certified CCE bound and
-        certified CE bound at ``s_1`` after each iteration) or ``"prefix_records"`` (see
+        certified CE bound at ``s_1`` after each iteration; with ``interplay.regret`` two more rows,
+        the players' largest average external and swap regret, `._regret`) or ``"prefix_records"`` (see
         `prefix_records`), and, with ``record``, ``"policies"``
         (per player ``(size, H, S, A_i[, R])``). ``last_iterate`` is ``None`` or a ``(size,)``
         boolean mask: at the iterations it marks, ``outputs["last_iterate"]`` (``(size, 2, N[, R])``)

@@ -535,11 +535,14 @@ def _with_original_units(record: dict[str, Any], game: MarkovGame) -> dict[str, 
     return {**record, **original_unit_fields(record, game.units, game.horizon)}
 
 
-def _eta_value(result: RunResult) -> float | None:
+def _eta_value(result: RunResult) -> float | list[float] | None:
+    """The rate the run used: a number, one per player (a list), or ``None`` for per-stage theory rates."""
     if result.spec is None:  # unreachable: RunResult.__post_init__ fills in the algorithm's spec
         raise AssertionError("a RunResult without its Algorithm")
     scale, per_stage = resolve_learning_rate(result.eta, result.spec, result.game)
-    return None if per_stage else float(scale)
+    if per_stage:
+        return None
+    return [float(x) for x in scale] if isinstance(scale, tuple) else float(scale)
 
 
 def policy_row_tolerance(dtype: str, num_actions: int) -> float:

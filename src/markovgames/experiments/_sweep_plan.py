@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -470,7 +470,9 @@ def plan_sweep(
                             algorithm=alg.name,
                             optimistic=bool(optimistic),
                             eta=eta,
-                            eta_value=None if per_stage else float(scale),
+                            eta_value=None
+                            if per_stage
+                            else float(cast(float, scale)),  # one rate: sweeps set no per-player rates
                             T=config.T,
                             checkpoints=checkpoints,
                             dtype=config.dtype,

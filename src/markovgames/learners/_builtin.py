@@ -6,6 +6,10 @@ name               learner
 ``hedge``          optimistic Hedge (OFTRL, negative entropy; Syrgkanis et al. 2015)
 ``logbarrier``     log-barrier OFTRL (Mao et al. 2024, the base learner of Algorithm 1)
 ``rm-plus``        predictive regret matching+ (Farina, Kroer and Sandholm 2021)
+``ogda``           optimistic gradient ascent on the simplex (projected steps of size ``eta``)
+``extragradient``  extragradient on the simplex (two utility queries; Korpelevich 1976)
+``exrm-plus``      extragradient RM+ (two utility queries; Cai et al., ICLR 2025)
+``sprm-plus``      smooth predictive RM+ (Farina et al., NeurIPS 2023)
 ``bm-hedge``       Blum–Mansour over ``hedge`` (swap regret)
 ``bm-logbarrier``  Blum–Mansour over ``logbarrier``: Algorithm 1's BM-OFTRL
 ``bm-rm-plus``     Blum–Mansour over ``rm-plus``
@@ -19,10 +23,24 @@ from __future__ import annotations
 
 from ._learner import LearnerSpec
 from ._oftrl import log_barrier_oftrl, optimistic_hedge
+from ._projected import extragradient, extragradient_rm_plus, optimistic_gradient, smooth_predictive_rm_plus
 from ._rm_plus import predictive_regret_matching_plus
 from ._swap import SwapBuild
 
-__all__ = ["HEDGE", "LOGBARRIER", "RM_PLUS", "BM_HEDGE", "BM_LOGBARRIER", "BM_RM_PLUS", "BUILTIN_LEARNERS", "swap_regret"]
+__all__ = [
+    "OGDA",
+    "EXTRAGRADIENT",
+    "EXRM_PLUS",
+    "SPRM_PLUS",
+    "HEDGE",
+    "LOGBARRIER",
+    "RM_PLUS",
+    "BM_HEDGE",
+    "BM_LOGBARRIER",
+    "BM_RM_PLUS",
+    "BUILTIN_LEARNERS",
+    "swap_regret",
+]
 
 _SWAP_PREFIX = "bm-"
 
@@ -43,6 +61,31 @@ RM_PLUS = LearnerSpec(
     predictive_regret_matching_plus,
     description="predictive regret matching+, on weighted regrets (eta has no effect)",
     citation="Farina, Kroer and Sandholm, AAAI 2021",
+)
+
+OGDA = LearnerSpec(
+    "ogda",
+    optimistic_gradient,
+    description="optimistic gradient ascent on the simplex (unweighted: use with smooth-uniform)",
+    citation="Popov 1980; Rakhlin and Sridharan, NeurIPS 2013",
+)
+EXTRAGRADIENT = LearnerSpec(
+    "extragradient",
+    extragradient,
+    description="extragradient on the simplex, two utility queries (unweighted: use with smooth-uniform)",
+    citation="Korpelevich 1976",
+)
+EXRM_PLUS = LearnerSpec(
+    "exrm-plus",
+    extragradient_rm_plus,
+    description="extragradient RM+, two utility queries (unweighted: use with smooth-uniform)",
+    citation="Cai, Farina, Grand-Clément, Kroer, Lee, Luo and Zheng, ICLR 2025",
+)
+SPRM_PLUS = LearnerSpec(
+    "sprm-plus",
+    smooth_predictive_rm_plus,
+    description="smooth predictive RM+ on the chopped-off cone (unweighted: use with smooth-uniform)",
+    citation="Farina, Grand-Clément, Kroer, Lee and Luo, NeurIPS 2023",
 )
 
 
@@ -72,5 +115,6 @@ BM_RM_PLUS = swap_regret(RM_PLUS)
 
 #: The built-in learners by name, in listing order.
 BUILTIN_LEARNERS: dict[str, LearnerSpec] = {
-    spec.name: spec for spec in (HEDGE, LOGBARRIER, RM_PLUS, BM_HEDGE, BM_LOGBARRIER, BM_RM_PLUS)
+    spec.name: spec
+    for spec in (HEDGE, LOGBARRIER, RM_PLUS, OGDA, EXTRAGRADIENT, EXRM_PLUS, SPRM_PLUS, BM_HEDGE, BM_LOGBARRIER, BM_RM_PLUS)
 }

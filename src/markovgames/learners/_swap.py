@@ -47,6 +47,8 @@ def blum_mansour(base: Callable[[int], Learner] = log_barrier_oftrl, axis: int =
     ``(axis - 1, axis)`` of their arrays.
     """
     base_learner = base(axis)
+    if base_learner.propose is not None:
+        raise ValueError("the Blum–Mansour reduction takes learners of one utility query per iteration (no propose)")
     tail = (slice(None),) * (-axis - 1)
     rows_at = (..., slice(None), None, *tail)  # pi(a) as a column over the recommendations a
     cols_at = (..., None, slice(None), *tail)  # a vector over the played actions b, one per row
@@ -63,11 +65,11 @@ def blum_mansour(base: Callable[[int], Learner] = log_barrier_oftrl, axis: int =
         strategy = stationary_distribution(rows, axis=axis)
         return strategy, SwapState(base_state, strategy)
 
-    def observe(state: SwapState, utility, decay) -> SwapState:
+    def observe(state: SwapState, utility, decay, eta=None) -> SwapState:
         share = state.last_strategy[rows_at] * utility[cols_at]
-        return SwapState(base_learner.observe(state.base, share, decay), state.last_strategy)
+        return SwapState(base_learner.observe_with(state.base, share, decay, eta), state.last_strategy)
 
-    return Learner(init, play, observe)
+    return Learner(init, play, observe, observe_takes_eta=base_learner.observe_takes_eta)
 
 
 @dataclass(frozen=True)

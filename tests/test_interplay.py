@@ -1,0 +1,236 @@
+"""Update order, step-size schedules, rates per player and regret curves, against literal NumPy.
+
+On one state with ``H = 1`` the smooth value update's ``Q^t`` is the payoff tensor, so with uniform
+averaging the engine's learners are the textbook ones on a normal-form game (tests/test_textbook_averaging.py):
+here each new choice is checked against a literal loop written from its definition (module
+docstrings of ``markovgames.dynamics._interplay`` and ``._regret``), to 1e-12, on zero-sum games
+(whose equilibria are mixed, so that the orders really differ), and the paper's settings are
+checked to be untouched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import make_random_game
+from markovgames import MarkovGame
+from markovgames.dynamics import get_step_schedule, run, run_batch
+from test_textbook_averaging import _hedge, _regret_matching, _utilities
+
+TOL = 1e-12
+T = 50
+
+
+#: Rock-paper-scissors: its only equilibrium is interior, and a small perturbation keeps it so.
+RPS = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+
+
+def zero_sum(seed: int) -> MarkovGame:
+    """A one-state, one-step constant-sum 3x3 game (``r_1 = 1 - r_0``) near rock-paper-scissors:
+    its equilibrium is mixed, so the dynamics keep moving and the orders differ."""
+    noise = np.random.default_rng(seed).uniform(-0.05, 0.05, (3, 3))
+    row = 0.5 + 0.3 * RPS + noise
+    rewards = np.stack([row, 1.0 - row])[None, :, None]  # (H, N, S, A_0, A_1)
+    return MarkovGame(rewards, np.ones((1, 1, 3, 3, 1)), 0)
+
+
+def payoffs_of(game: MarkovGame) -> list[np.ndarray]:
+    return [game.rewards[0, i, 0] for i in range(game.num_players)]
+
+
+def literal_rm(payoffs, T: int, predictive: bool, alternating: bool) -> list[np.ndarray]:
+    """RM+ / PRM+ (uniform weights), simultaneous or alternating: player ``i`` observes its utility
+    against the players before it at their next strategy (Burch et al. 2019 for two players)."""
+    n = [p.shape[i] for i, p in enumerate(payoffs)]
+    N = len(payoffs)
+    regret = [np.zeros(a) for a in n]
+    x = [np.full(a, 1.0 / a) for a in n]
+    played: list[list[np.ndarray]] = [[] for _ in range(N)]
+    for _ in range(T):
+        for i in range(N):
+            played[i].append(x[i])
+        view, nxt = list(x), list(x)
+        for i in range(N):
+            u = _utilities(payoffs[i], view if alternating else x, i)
+            regret[i] = np.maximum(regret[i] + u - u @ x[i], 0.0)
+            m = u if predictive else np.zeros_like(u)
+            nxt[i] = _regret_matching(np.maximum(regret[i] + m - m @ x[i], 0.0))
+            if alternating:
+                view[i] = nxt[i]
+        x = nxt
+    return [np.array(p) for p in played]
+
+
+@pytest.mark.parametrize("predictive", [False, True], ids=["rm-plus", "prm-plus"])
+@pytest.mark.parametrize("alternating", [False, True], ids=["simultaneous", "alternating"])
+def test_regret_matching_in_either_order_is_the_literal_one(predictive, alternating):
+    game = zero_sum(41)
+    order = "alternating" if alternating else "simultaneous"
+    result = run(game, "rm-plus+smooth-uniform", T=T, optimistic=predictive, order=order)
+    expected = literal_rm(payoffs_of(game), T, predictive, alternating)
+    for i in range(2):
+        np.testing.assert_allclose(result.policies[i][:, 0, 0], expected[i], rtol=0, atol=TOL)
+    # The two orders are different algorithms on this game (it must not pass by coincidence).
+    other = literal_rm(payoffs_of(game), T, predictive, not alternating)
+    assert np.max(np.abs(result.policies[1][:, 0, 0] - other[1])) > 1e-3
+
+
+def test_alternation_with_three_players_uses_the_newest_strategies():
+    base = make_random_game(43, 3, 1, 1, (2, 3, 2))
+    rewards = base.rewards.copy()
+    rewards[0, 2] = 1.0 - 0.5 * (rewards[0, 0] + rewards[0, 1])
+    game = MarkovGame(rewards, base.transitions, base.initial_state)
+    result = run(game, "rm-plus+smooth-uniform", T=T, order="alternating")
+    expected = literal_rm(payoffs_of(game), T, True, True)
+    for i in range(3):
+        np.testing.assert_allclose(result.policies[i][:, 0, 0], expected[i], rtol=0, atol=TOL)
+
+
+def literal_hedge(payoffs, T: int, rates, factor, optimistic: bool) -> list[np.ndarray]:
+    """(Optimistic) Hedge as FTRL with a time-varying rate: ``x^t ∝ exp(eta_{i,t} (sum_{j<t} u^j + m^t))``."""
+    N = len(payoffs)
+    n = [p.shape[i] for i, p in enumerate(payoffs)]
+    sums = [np.zeros(a) for a in n]
+    last = [np.zeros(a) for a in n]
+    played: list[list[np.ndarray]] = [[] for _ in range(N)]
+    for t in range(1, T + 1):
+        x = [_hedge(sums[i] + (last[i] if optimistic else 0.0), rates[i] * factor(t)) for i in range(N)]
+        for i in range(N):
+            u = _utilities(payoffs[i], x, i)
+            sums[i] = sums[i] + u
+            last[i] = u
+            played[i].append(x[i])
+    return [np.array(p) for p in played]
+
+
+@pytest.mark.parametrize(
+    ("schedule", "factor"),
+    [("constant", lambda t: 1.0), ("sqrt", lambda t: t**-0.5), ("power:0.75", lambda t: t**-0.75)],
+    ids=["constant", "sqrt", "power"],
+)
+@pytest.mark.parametrize("per_player", [False, True], ids=["one-rate", "per-player"])
+def test_hedge_with_a_step_schedule_is_ftrl_with_a_time_varying_rate(schedule, factor, per_player):
+    game = zero_sum(42)
+    rates = (0.9, 0.3) if per_player else (0.9, 0.9)
+    eta = rates if per_player else 0.9
+    result = run(game, "hedge+smooth-uniform", T=T, eta=eta, step_schedule=schedule)
+    expected = literal_hedge(payoffs_of(game), T, rates, factor, optimistic=True)
+    for i in range(2):
+        np.testing.assert_allclose(result.policies[i][:, 0, 0], expected[i], rtol=0, atol=TOL)
+    assert result.step_schedule == schedule
+
+
+def test_a_users_schedule_from_a_file(tmp_path):
+    source = tmp_path / "rates.py"
+    source.write_text("import numpy as np\n\ndef harmonic(t):\n    return 1.0 / (1.0 + np.log(t))\n")
+    game = zero_sum(44)
+    schedule = get_step_schedule(f"{source}:harmonic")
+    assert schedule.source_sha256 is not None
+    result = run(game, "hedge+smooth-uniform", T=T, eta=0.8, step_schedule=schedule)
+    expected = literal_hedge(payoffs_of(game), T, (0.8, 0.8), lambda t: 1.0 / (1.0 + np.log(t)), optimistic=True)
+    np.testing.assert_allclose(result.policies[0][:, 0, 0], expected[0], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return -1.0 + 0 * t", "at t = 1 is -1.0"),
+        ("return np.where(t > 3, np.nan, 1.0)", "at t = 4 is nan"),
+        ("raise RuntimeError('no')", "raised RuntimeError: no"),
+    ],
+)
+def test_a_bad_users_schedule_stops_the_run_naming_it(tmp_path, body, message):
+    source = tmp_path / "bad.py"
+    source.write_text(f"import numpy as np\n\ndef f(t):\n    {body}\n")
+    with pytest.raises(ValueError, match="step-size schedule") as err:
+        run(zero_sum(45), "hedge+smooth-uniform", T=10, step_schedule=f"{source}:f")
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"order": "sequential"}, "order must be one of simultaneous, alternating"),
+        ({"step_schedule": "power:2"}, "exponent must be a number in [0, 1]"),
+        ({"step_schedule": "power:x"}, "is not a number"),
+        ({"step_schedule": "sqrtt"}, "did you mean 'sqrt'"),
+        ({"eta": (0.1, 0.2, 0.3)}, "got 3 for a game of 2 players"),
+        ({"eta": (0.1, -0.2)}, "positive finite"),
+        ({"eta": (0.1, "theory")}, "'theory' is one rate for all players"),
+        ({"algorithm": "hedge+stage", "regret": True}, "regret curves are carried by the smooth value updates"),
+        ({"algorithm": "extragradient+smooth-uniform", "order": "alternating"}, "two utility queries"),
+        ({"algorithm": "extragradient+smooth-uniform", "optimistic": False}, "no non-optimistic form"),
+    ],
+)
+def test_bad_settings_are_refused_with_what_was_wrong(kwargs, message):
+    kwargs = {"algorithm": "hedge+smooth-uniform", **kwargs}
+    with pytest.raises(ValueError) as err:
+        run(zero_sum(46), T=5, **kwargs)
+    assert message in str(err.value)
+
+
+def literal_regrets(payoffs, played, i: int, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Player ``i``'s weighted average external and swap regret after each prefix."""
+    x = played[i]
+    U = np.array([_utilities(payoffs[i], [p[t] for p in played], i) for t in range(len(x))])
+    external, swap = [], []
+    for t in range(1, len(x) + 1):
+        w = weights[:t] / weights[:t].sum()
+        gain = U[:t] - np.sum(U[:t] * x[:t], axis=1, keepdims=True)  # u(b) - <u, x>
+        external.append(np.max(w @ gain))
+        # sum_a max_b sum_j w_j x_j(a) (u_j(b) - u_j(a))
+        swap.append(sum(np.max(w @ (x[:t, a, None] * (U[:t] - U[:t, a, None]))) for a in range(x.shape[1])))
+    return np.array(external), np.array(swap)
+
+
+@pytest.mark.parametrize("update", ["smooth-uniform", "smooth-linear"])
+@pytest.mark.parametrize("learner", ["hedge", "rm-plus", "bm-hedge"])
+def test_regret_curves_on_a_normal_form_game_are_the_literal_regrets(update, learner):
+    game = make_random_game(47, 2, 1, 1, (3, 2))
+    result = run(game, f"{learner}+{update}", T=T, regret=True, eta=0.7)
+    played = [p[:, 0, 0] for p in result.policies]
+    weights = np.ones(T) if update == "smooth-uniform" else np.arange(1.0, T + 1)
+    for i in range(2):
+        external, swap = literal_regrets(payoffs_of(game), played, i, weights)
+        np.testing.assert_allclose(result.external_regret[:, i], external, rtol=0, atol=TOL)
+        np.testing.assert_allclose(result.swap_regret[:, i], swap, rtol=0, atol=TOL)
+
+
+def test_regret_curves_under_alternation_use_the_utilities_the_learners_saw():
+    game = zero_sum(48)
+    result = run(game, "rm-plus+smooth-uniform", T=T, regret=True, order="alternating", optimistic=False)
+    P = payoffs_of(game)
+    x, y = (p[:, 0, 0] for p in result.policies)
+    # Player 1 saw player 0's next strategy: x^{t+1} (computed in iteration t; the last one too).
+    nxt = run(game, "rm-plus+smooth-uniform", T=T + 1, order="alternating", optimistic=False).policies[0][1:, 0, 0]
+    U1 = np.array([_utilities(P[1], [nxt[t], y[t]], 1) for t in range(T)])
+    gain = U1 - np.sum(U1 * y, axis=1, keepdims=True)
+    expected = np.max(np.cumsum(gain, axis=0) / np.arange(1, T + 1)[:, None], axis=1)
+    np.testing.assert_allclose(result.external_regret[:, 1], expected, rtol=0, atol=TOL)
+
+
+def test_regret_curves_in_a_markov_game_are_the_largest_over_steps_and_states():
+    """Swap regret is at least external regret at every step and state, so their maxima too; a
+    batch gives every run's curves as its single runs do; the curves leave the rest unchanged."""
+    game = make_random_game(49, 2, 3, 3, (2, 3))
+    with_regret = run(game, "bm-hedge+smooth", T=40, regret=True)
+    plain = run(game, "bm-hedge+smooth", T=40)
+    np.testing.assert_array_equal(with_regret.value, plain.value)
+    np.testing.assert_array_equal(with_regret.certified_ce_bound, plain.certified_ce_bound)
+    assert np.all(with_regret.swap_regret >= with_regret.external_regret - 1e-12)
+    assert np.all(with_regret.swap_regret >= -1e-12)
+    batch = run_batch([game, game], "bm-hedge+smooth", T=40, etas=[0.2, 0.5], regret=True)
+    np.testing.assert_allclose(batch.run(0).swap_regret, with_regret.swap_regret, rtol=0, atol=1e-13)
+    assert plain.external_regret is None
+
+
+def test_the_papers_settings_are_unchanged_by_the_new_defaults():
+    """Simultaneous, constant and without regret curves, a run is the same run (bit for bit) as
+    with the settings named."""
+    game = make_random_game(50, 2, 2, 3, (2, 2))
+    default = run(game, "smooth_ce", T=30)
+    named = run(game, "smooth_ce", T=30, order="simultaneous", step_schedule="constant", regret=False)
+    for i in range(2):
+        np.testing.assert_array_equal(default.policies[i], named.policies[i])
+    np.testing.assert_array_equal(default.value, named.value)
