@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import literal_learners as literal
 from conftest import make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import get_step_schedule, run, run_batch
@@ -234,3 +235,61 @@ def test_the_papers_settings_are_unchanged_by_the_new_defaults():
     for i in range(2):
         np.testing.assert_array_equal(default.policies[i], named.policies[i])
     np.testing.assert_array_equal(default.value, named.value)
+
+
+# ------------------------------------------------------------------------------------------------
+# The projected-gradient learners against tests/literal_learners.py (written from their papers)
+# ------------------------------------------------------------------------------------------------
+
+
+def game_of(payoffs) -> MarkovGame:
+    """A one-state, one-step game of payoffs in [0, 1] (an affine image of ``payoffs``; these
+    learners are not scale invariant, so the literal reference runs on the same image)."""
+    stacked = np.stack([np.asarray(p, float) for p in payoffs])
+    lo, hi = stacked.min(), stacked.max()
+    scaled = (stacked - lo) / (hi - lo)
+    n = scaled.shape[1:]
+    return MarkovGame(scaled[None, :, None], np.ones((1, 1, *n, 1)), 0)
+
+
+@pytest.mark.parametrize("name", ["extragradient", "exrm-plus", "sprm-plus"])
+@pytest.mark.parametrize("eta", [0.1, 1.3])
+def test_projected_gradient_learners_are_their_papers_algorithms(name, eta):
+    game = game_of(literal.cai_3x3_game())
+    payoffs = payoffs_of(game)
+    reference = {"extragradient": literal.extragradient, "exrm-plus": literal.exrm_plus, "sprm-plus": literal.sprm_plus}[name]
+    expected = reference(payoffs, T, eta)
+    result = run(game, f"{name}+smooth-uniform", T=T, eta=eta)
+    for i in range(2):
+        np.testing.assert_allclose(result.policies[i][:, 0, 0], expected.played[i], rtol=0, atol=TOL)
+
+
+def test_rm_plus_and_hedge_in_every_order_match_the_literal_references():
+    """The same checks as above, against the references of the papers module (an independent
+    writing of alternation: its rounds, not the engine's iterations)."""
+    game = zero_sum(51)
+    payoffs = payoffs_of(game)
+    for predictive in (False, True):
+        for alternating in (False, True):
+            order = "alternating" if alternating else "simultaneous"
+            result = run(game, "rm-plus+smooth-uniform", T=T, optimistic=predictive, order=order)
+            expected = literal.rm_plus(payoffs, T, predictive=predictive, alternating=alternating)
+            for i in range(2):
+                np.testing.assert_allclose(result.policies[i][:, 0, 0], expected[i], rtol=0, atol=TOL)
+    result = run(game, "hedge+smooth-uniform", T=T, eta=0.9, step_schedule="sqrt", order="alternating", optimistic=False)
+    expected = literal.hedge(payoffs, T, lambda t: 0.9 / np.sqrt(t), alternating=True)
+    for i in range(2):
+        np.testing.assert_allclose(result.policies[i][:, 0, 0], expected[i], rtol=0, atol=TOL)
+
+
+def test_last_iterates_on_the_3x3_game_of_cai_et_al():
+    """Cai et al. (ICLR 2025): RM+ and PRM+ do not converge in last iterate on this game, ExRM+ and
+    SPRM+ do. The engine's duality gaps of the last iterate (in the game's [0, 1] image) say the same."""
+    game = game_of(literal.cai_3x3_game())
+    gaps = {}
+    # eta = 0.7 in the [0, 1] image (payoffs divided by 7) is the step 0.1 in the paper's units.
+    for name, eta in (("rm-plus", 1.0), ("exrm-plus", 0.7), ("sprm-plus", 0.7)):
+        result = run(game, f"{name}+smooth-uniform", T=2000, eta=eta, last_iterate=[2000], record_trajectory=False)
+        gaps[name] = float(np.sum(result.last_iterate_best_response[-1] - result.last_iterate_value[-1]))
+    assert gaps["rm-plus"] > 1e-3
+    assert gaps["exrm-plus"] < 1e-6 and gaps["sprm-plus"] < 1e-6

@@ -13,19 +13,19 @@ base point :math:`\hat z^t` and, at iteration ``t``, plays from a step off it wi
                               (optimistic gradient; with ``--no-optimism``, projected gradient ascent)
 ``extragradient``             the same steps with :math:`m^t = u(\hat x^t)`, the utility at the base
                               point (a second query; Korpelevich 1976)
-``exrm-plus``                 ExRM+ (Cai et al., ICLR 2025): on the cone :math:`\mathbb R^n_+` with
-                              :math:`x = z/\|z\|_1`, steps :math:`z + \eta\,(u - \langle u, x\rangle\mathbf 1)`
-                              and projection :math:`[\cdot]^+`; the half step uses the utility at the
-                              base point's strategy (a second query)
-``sprm-plus``                 smooth predictive RM+ (Farina et al., NeurIPS 2023): the same steps on the
-                              chopped-off cone :math:`\{z \ge 0, \|z\|_1 \ge 1\}` with the prediction
-                              :math:`m^t = u^{t-1}`
+``exrm-plus``                 ExRM+ (Cai et al., ICLR 2025): on the chopped-off cone
+                              :math:`C = \{z \ge 0, \|z\|_1 \ge 1\}` with :math:`x = z/\|z\|_1`, steps
+                              :math:`z + \eta\,(u - \langle u, x\rangle\mathbf 1)` projected onto ``C``; the
+                              half step uses the utility at the base point's strategy (a second query)
+``sprm-plus``                 smooth predictive RM+ (Farina et al., NeurIPS 2023): the same steps on
+                              ``C`` with the prediction :math:`m^t = u^{t-1}`
 ============================  ===================================================================
 
 The regret vector of a utility ``u`` at a strategy ``x`` is :math:`u - \langle u, x\rangle\mathbf 1`:
 for ExRM+ the half step's at the base point's strategy :math:`\hat x^t = \hat z^t / \|\hat z^t\|_1`,
 the full step's at the strategy played; for SPRM+ the prediction's at the last strategy played and
-the full step's at the strategy played. A zero cone point plays uniform.
+the full step's at the strategy played. Every base point starts uniform (``1/n`` per action, a
+point of ``C`` and of the simplex); ``init_at`` starts it at a given strategy.
 """
 
 from __future__ import annotations
@@ -96,17 +96,12 @@ def _regret(u: jax.Array, x: jax.Array, axis: int) -> jax.Array:
 def _learner(axis: int, *, cone: str | None, two_query: bool, initial_base) -> Learner:
     """The common shape of the four learners (see the module docstring).
 
-    ``cone``: ``None`` (steps on the simplex with the utility itself), ``"plus"`` (the cone
-    ``R^n_+``) or ``"chopped"`` (the chopped-off cone ``{z >= 0, ||z||_1 >= 1}``), with regret
-    vectors as steps. ``initial_base(shape, dtype)``: the base point before iteration 1.
+    ``cone``: ``None`` (steps on the simplex with the utility itself) or ``"chopped"`` (the
+    chopped-off cone ``{z >= 0, ||z||_1 >= 1}``, with regret vectors as steps). ``initial_base(shape, dtype)``: the base point before iteration 1.
     """
 
     def project(y):
-        if cone is None:
-            return project_simplex(y, axis)
-        if cone == "plus":
-            return jnp.maximum(y, 0.0)
-        return project_chopped_cone(y, axis)
+        return project_simplex(y, axis) if cone is None else project_chopped_cone(y, axis)
 
     def strategy_of(z):
         return z if cone is None else _normalised(z, axis)
@@ -154,8 +149,10 @@ def extragradient(axis: int = -1) -> Learner:
 
 
 def extragradient_rm_plus(axis: int = -1) -> Learner:
-    """ExRM+ (Cai et al., ICLR 2025): extragradient on the cone of regret matching+."""
-    return _learner(axis, cone="plus", two_query=True, initial_base=lambda shape, dtype: jnp.zeros(shape, dtype))
+    """ExRM+ (Cai et al., ICLR 2025): extragradient on the chopped-off cone of regret matching+."""
+    return _learner(
+        axis, cone="chopped", two_query=True, initial_base=lambda shape, dtype: jnp.full(shape, 1.0 / shape[axis], dtype)
+    )
 
 
 def smooth_predictive_rm_plus(axis: int = -1) -> Learner:
