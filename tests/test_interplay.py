@@ -293,3 +293,102 @@ def test_last_iterates_on_the_3x3_game_of_cai_et_al():
         gaps[name] = float(np.sum(result.last_iterate_best_response[-1] - result.last_iterate_value[-1]))
     assert gaps["rm-plus"] > 1e-3
     assert gaps["exrm-plus"] < 1e-6 and gaps["sprm-plus"] < 1e-6
+
+
+@pytest.mark.parametrize("name", ["extragradient", "exrm-plus", "sprm-plus"])
+def test_an_initial_strategy_is_where_the_papers_algorithm_starts(name):
+    game = game_of(literal.cai_3x3_game())
+    start = [np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.2, 0.6])]
+    reference = {"extragradient": literal.extragradient, "exrm-plus": literal.exrm_plus, "sprm-plus": literal.sprm_plus}[name]
+    expected = reference(payoffs_of(game), T, 0.5, start)
+    result = run(game, f"{name}+smooth-uniform", T=T, eta=0.5, initial_strategy=start)
+    for i in range(2):
+        np.testing.assert_allclose(result.policies[i][:, 0, 0], expected.played[i], rtol=0, atol=TOL)
+    np.testing.assert_allclose(expected.base[0][0], start[0])
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "start", "message"),
+    [
+        ("hedge+smooth-uniform", [[1, 0, 0], [1, 0, 0]], "has no init_at"),
+        ("ogda+stage", [[1, 0, 0], [1, 0, 0]], "restarts its learners every stage"),
+        ("ogda+smooth-uniform", [[1, 0, 0]], "one strategy per player (2), got 1"),
+        ("ogda+smooth-uniform", [[1, 0], [1, 0, 0]], "expected shape (3,) or (1, 1, 3)"),
+        ("ogda+smooth-uniform", [[0.5, 0.6, -0.1], [1, 0, 0]], "must be probability vectors"),
+    ],
+)
+def test_a_bad_initial_strategy_is_refused(algorithm, start, message):
+    with pytest.raises(ValueError) as err:
+        run(zero_sum(52), algorithm, T=5, initial_strategy=start)
+    assert message in str(err.value)
+
+
+def test_alternation_and_schedules_under_the_stage_based_update():
+    """The stage's learners restart every stage: a schedule's t is the position in the stage, and
+    alternation plays within the stage. Checked on ``H = 1``, whose stages have lengths 1, 2, 4, ...
+    and ``Q^tau = r`` from stage 2 on (stage 1 sees ``Q^1 = 0``): without optimism (the stage's
+    first prediction is not a literal algorithm's) each later stage is a fresh literal run."""
+    game = zero_sum(53)
+    result = run(game, "rm-plus+stage", T=15, order="alternating", optimistic=False)
+    hedge = run(game, "hedge+stage", T=15, eta=0.9, step_schedule="sqrt", optimistic=False)
+    start = 1
+    for length in (2, 4, 8):
+        expected = literal.rm_plus(payoffs_of(game), length, predictive=False, alternating=True)
+        expected_h = literal.hedge(payoffs_of(game), length, lambda t: 0.9 / np.sqrt(t), optimistic=False)
+        for i in range(2):
+            np.testing.assert_allclose(result.policies[i][start : start + length, 0, 0], expected[i], rtol=0, atol=TOL)
+            np.testing.assert_allclose(hedge.policies[i][start : start + length, 0, 0], expected_h[i], rtol=0, atol=TOL)
+        start += length
+
+
+USER_EXTRAGRADIENT = """
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from markovgames.learners import Learner, LearnerSpec, project_simplex
+
+
+class State(NamedTuple):
+    base: jnp.ndarray
+
+
+def build(axis):
+    def init(shape, dtype):
+        return State(jnp.full(shape, 1.0 / shape[axis], dtype))
+
+    def propose(state, eta, decay):
+        return {propose}
+
+    def play(state, prediction, eta, decay):
+        return project_simplex(state.base + eta * prediction, axis), state
+
+    def observe(state, utility, decay, eta):
+        return State(project_simplex(state.base + eta * utility, axis))
+
+    return Learner(init, play, observe, propose=propose, observe_takes_eta=True)
+
+
+EG = LearnerSpec("my-eg", build, description="extragradient, written by a user")
+"""
+
+
+def test_a_users_two_query_learner_runs_in_the_same_loop(tmp_path):
+    """A user's learner with ``propose`` and ``observe_takes_eta`` is the built-in extragradient
+    (the protocol's optional parts reach user code as they reach the built-ins)."""
+    source = tmp_path / "eg.py"
+    source.write_text(USER_EXTRAGRADIENT.replace("{propose}", "state.base"))
+    game = game_of(literal.cai_3x3_game())
+    mine = run(game, f"{source}:EG+smooth-uniform", T=T, eta=0.4)
+    builtin = run(game, "extragradient+smooth-uniform", T=T, eta=0.4)
+    for i in range(2):
+        np.testing.assert_allclose(mine.policies[i], builtin.policies[i], rtol=0, atol=TOL)
+
+
+def test_a_users_propose_of_the_wrong_shape_is_the_users_error(tmp_path):
+    from markovgames.learners import LearnerError
+
+    source = tmp_path / "eg.py"
+    source.write_text(USER_EXTRAGRADIENT.replace("{propose}", "state.base[..., :1]"))
+    with pytest.raises(LearnerError, match="propose returned"):
+        run(game_of(literal.cai_3x3_game()), f"{source}:EG+smooth-uniform", T=5)

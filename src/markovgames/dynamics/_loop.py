@@ -51,6 +51,7 @@ class Job(NamedTuple):
     batched: bool
     interplay: Interplay = SIMULTANEOUS
     step_schedule: StepSchedule | None = None  # None: constant
+    initial: tuple | None = None  # per player the (H, S, A_i) initial strategies, or None (init's)
 
     def extras(self) -> tuple:
         """What the run sets beyond the paper's settings, for its state file's fingerprint."""
@@ -59,6 +60,8 @@ class Job(NamedTuple):
             out += [["order", self.interplay.order], ["regret", self.interplay.regret]]
         if self.step_schedule is not None and not self.step_schedule.is_constant:
             out.append(["schedule", self.step_schedule.identity])
+        if self.initial is not None:
+            out.append(["initial", [np.asarray(x, np.float64).ravel().tolist() for x in self.initial]])
         return tuple(out)
 
     @property
@@ -124,6 +127,21 @@ def device_game(games: Sequence[MarkovGame], etas: Sequence, dtype: str, batched
     )
 
 
+def _distinct_buffers(tree):
+    """``tree`` with every leaf its own buffer: the carry is donated to the compiled loop, and one
+    buffer may be donated once (a learner's state may hold one array twice, as an ``init_at``
+    whose base point and last strategy are the same strategy)."""
+    seen: set[int] = set()
+
+    def own(leaf):
+        if id(leaf) in seen:
+            return jnp.array(leaf, copy=True)
+        seen.add(id(leaf))
+        return leaf
+
+    return jax.tree_util.tree_map(own, tree)
+
+
 def _split(tree, groups):
     return [jax.tree_util.tree_map(operator.itemgetter(slice(lo, hi)), tree) for lo, hi in groups]
 
@@ -180,13 +198,15 @@ class _Loop:
         self.schedule = self.update.schedule(
             job.T, self.horizon, self.num_players, job.per_stage_theory, step_schedule=job.step_schedule
         )
-        carry = self.update.init_carry(self.learner, job.games[0].shape_key, self.np_dtype, self.schedule, job.interplay)
+        carry = self.update.init_carry(
+            self.learner, job.games[0].shape_key, self.np_dtype, self.schedule, job.interplay, job.initial
+        )
         if job.batched:
             # Repeated on the host and transferred: an eager jnp operation would compile a small
             # program for every shape (a noticeable part of a short command's time).
             batch = len(job.games)
             carry = jax.tree_util.tree_map(lambda x: np.broadcast_to(np.asarray(x), (batch, *x.shape)).copy(), carry)
-        carry = jax.device_put(carry)  # (a learner's init may give host arrays)
+        carry = _distinct_buffers(jax.device_put(carry))  # (a learner's init may give host arrays)
         saved = None if self.state is None else self._load(self.state, carry)
         self.sink = self._open_sink(saved)
         rows = job.T if self.settings.keep is None else len(self.settings.keep)

@@ -340,6 +340,7 @@ def run(
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
+    initial_strategy: Sequence | None = None,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -384,6 +385,10 @@ def run(
     regret : also carry every player's average external and swap regret of the played sequence
         (the largest over steps and states; smooth value updates), in `RunResult.external_regret`
         and `RunResult.swap_regret` (docs/gaps.md, "Regret of the played sequence").
+    initial_strategy : per player a probability vector ``(A_i,)`` (at every step and state) or an
+        array ``(H, S, A_i)``: the strategy each learner starts at (smooth value updates; the
+        learner must have ``init_at``, as ``ogda``, ``extragradient``, ``exrm-plus`` and
+        ``sprm-plus`` do). ``None``: where ``init`` starts (uniform for every built-in).
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -394,7 +399,8 @@ def run(
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
     last = _last_iterate_prefixes(last_iterate, keep, T)
     interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret)
-    job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule)
+    initial = _initial_strategies(spec, game, initial_strategy)
+    job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule, initial)
     out = _execute(
         job,
         record=bool(record_trajectory),
@@ -453,6 +459,35 @@ def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) 
             raise ValueError(f"{two_query}: its prediction is its second query, so it has no non-optimistic form")
     schedule = get_step_schedule(step_schedule)
     return Interplay(order=order, regret=regret), (None if schedule.is_constant else schedule)
+
+
+def _initial_strategies(spec: Algorithm, game: MarkovGame, initial) -> tuple[np.ndarray, ...] | None:
+    """Per player the ``(H, S, A_i)`` initial strategies, checked, or ``None``."""
+    if initial is None:
+        return None
+    name = spec.learner.name
+    if not spec.value_update.per_iteration_metrics:
+        raise ValueError(
+            f"initial_strategy: the {spec.value_update.name!r} update restarts its learners every stage at init's state"
+        )
+    if spec.learner.learner().init_at is None:
+        raise ValueError(f"initial_strategy: learner {name!r} has no init_at, so its initial strategy cannot be set")
+    if isinstance(initial, np.ndarray) or len(initial) != game.num_players:
+        raise ValueError(f"initial_strategy: expected one strategy per player ({game.num_players}), got {_count(initial)}")
+    out = []
+    for i, (x, a) in enumerate(zip(initial, game.num_actions, strict=True)):
+        arr = np.asarray(x, dtype=np.float64)
+        full = (game.horizon, game.num_states, a)
+        if arr.shape not in ((a,), full):
+            raise ValueError(f"initial_strategy[{i}]: expected shape ({a},) or {full}, got {arr.shape}")
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(np.abs(arr.sum(axis=-1) - 1.0) > 1e-9):
+            raise ValueError(f"initial_strategy[{i}]: must be probability vectors (finite, >= 0, summing to 1)")
+        out.append(np.broadcast_to(arr, full).copy())
+    return tuple(out)
+
+
+def _count(initial) -> str:
+    return f"an array of shape {np.shape(initial)}" if isinstance(initial, np.ndarray) else f"{len(initial)}"
 
 
 def _last_iterate_prefixes(last_iterate, keep: np.ndarray | None, T: int) -> np.ndarray | None:

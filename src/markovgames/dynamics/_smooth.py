@@ -428,15 +428,21 @@ class SmoothUpdate(ValueUpdate):
         factors = np.ones(size + 1) if schedule is None else schedule.factors(t)
         return np.stack([t[:-1], factors[:-1], factors[1:]], axis=1).astype(dtype)
 
-    def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS):
+    def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS, initial=None):
         num_players, horizon, num_states, num_actions = shape_key
         built = learner_for(learner, run_axes=0)
+        if initial is None:
+            states = tuple(built.init((horizon, num_states, a), dtype) for a in num_actions)
+        elif built.init_at is None:  # unreachable: run() checks the learner first
+            raise AssertionError(f"learner {learner.name!r} has no init_at")
+        else:
+            states = tuple(built.init_at(np.asarray(x, dtype), dtype) for x in initial)
         metrics = self.init_certify_carry(shape_key, dtype, schedule)
         regret = (
             init_regret(horizon, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
         )
         return SmoothCarry(
-            learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
+            learners=states,
             prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
             q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
             running_m=metrics.running_m,

@@ -353,8 +353,10 @@ class StageUpdate(ValueUpdate):
             schedule.factors.astype(dtype),
         )
 
-    def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS):
-        del interplay  # regret curves are the smooth updates' (`markovgames.dynamics._regret`)
+    def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS, initial=None):
+        # Regret curves and initial strategies are the smooth updates' (the learners restart
+        # every stage at init's state; `run` refuses both here).
+        del interplay, initial
         num_players, horizon, num_states, num_actions = shape_key
         built = learner_for(learner, run_axes=0)
         return self.init_certify_carry(shape_key, dtype, schedule)._replace(

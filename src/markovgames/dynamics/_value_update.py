@@ -170,8 +170,10 @@ class ValueUpdate:
         """The compiled chunk's ``sched`` argument for iterations ``done + 1 .. done + size``."""
         raise NotImplementedError
 
-    def init_carry(self, learner: LearnerSpec, shape_key, dtype, schedule, interplay=None) -> NamedTuple:
-        """One run's loop state before iteration 1 (no run axis); ``interplay`` as for `run_chunk`."""
+    def init_carry(self, learner: LearnerSpec, shape_key, dtype, schedule, interplay=None, initial=None) -> NamedTuple:
+        """One run's loop state before iteration 1 (no run axis); ``interplay`` as for `run_chunk`;
+        ``initial``: per player the ``(H, S, A_i)`` strategies the learners start at (their
+        ``init_at``), or ``None`` (their ``init``)."""
         raise NotImplementedError
 
     def run_chunk(
