@@ -29,6 +29,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .._small_axes import small_max, small_sum
+
 __all__ = ["RegretCarry", "init_regret", "regret_step"]
 
 
@@ -62,7 +64,9 @@ def regret_step(carry: RegretCarry, policies, utilities, alpha, run_axes: int) -
     utility, value, pairs, external, swap = [], [], [], [], []
     for i, (pi, u) in enumerate(zip(policies, utilities, strict=True)):
         m = _average(carry.utility[i], u, alpha)
-        v = _average(carry.value[i], jnp.sum(u * pi, axis=axis), alpha)
+        # Reductions by slices over the short axes (`small_sum`, `small_max`): elementwise, so
+        # they fuse with the averages around them instead of each being a kernel of its own.
+        v = _average(carry.value[i], small_sum(u * pi, axis), alpha)
         outer = jnp.expand_dims(pi, col_axis) * jnp.expand_dims(u, row_axis)  # [a, b] = pi(a) u(b)
         d = _average(carry.pairs[i], outer, alpha)
         utility.append(m)
@@ -70,7 +74,7 @@ def regret_step(carry: RegretCarry, policies, utilities, alpha, run_axes: int) -
         pairs.append(d)
         # Reduce every axis but the run axis: steps, states (and for swap the rows' sum first).
         over = tuple(range(v.ndim - run_axes))
-        external.append(jnp.max(jnp.max(m, axis=axis) - v, axis=over))
-        swap.append(jnp.max(jnp.sum(jnp.max(d, axis=col_axis), axis=axis) - v, axis=over))  # rows: at axis after the max
+        external.append(small_max(small_max(m, axis) - v, over))
+        swap.append(small_max(small_sum(small_max(d, col_axis), axis) - v, over))  # rows: at axis after the max
     out = jnp.stack([jnp.stack(external), jnp.stack(swap)])
     return RegretCarry(tuple(utility), tuple(value), tuple(pairs)), out
