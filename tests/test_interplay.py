@@ -162,6 +162,7 @@ def test_a_bad_users_schedule_stops_the_run_naming_it(tmp_path, body, message):
         ({"algorithm": "hedge+stage", "regret": True}, "regret curves are carried by the smooth value updates"),
         ({"algorithm": "extragradient+smooth-uniform", "order": "alternating"}, "two utility queries"),
         ({"algorithm": "extragradient+smooth-uniform", "optimistic": False}, "no non-optimistic form"),
+        ({"algorithm": "bm-exrm-plus+smooth-uniform"}, "the reduction takes learners of one query"),
     ],
 )
 def test_bad_settings_are_refused_with_what_was_wrong(kwargs, message):

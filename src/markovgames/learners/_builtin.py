@@ -96,6 +96,10 @@ def swap_regret(base: LearnerSpec, description: str | None = None, citation: str
         raise TypeError(f"swap_regret needs a LearnerSpec, got {type(base).__name__}")
     if base.swap_regret:
         raise ValueError(f"learner {base.name!r} already minimises swap regret; the reduction takes an external-regret learner")
+    if base.learner().propose is not None:
+        raise ValueError(
+            f"learner {base.name!r} makes two utility queries per iteration; the reduction takes learners of one query"
+        )
     return LearnerSpec(
         _SWAP_PREFIX + base.name,
         SwapBuild(base.build),
