@@ -67,6 +67,9 @@ class Interplay(NamedTuple):
 
     order: str = "simultaneous"
     regret: bool = False
+    #: Whether the rate has a schedule other than the constant one: only then does the loop read
+    #: the factors (a constant rate's loop is the paper's, without a table lookup per iteration).
+    scheduled: bool = False
 
 
 #: The paper's interplay: simultaneous updates, no regret curves.
@@ -157,8 +160,9 @@ STEP_SCHEDULES: dict[str, StepSchedule] = {
 
 
 def player_rates(eta, factor, num_players: int) -> tuple:
-    """Each player's rate ``c_i f(t)``: ``eta`` holds ``c_i`` along its first axis ``(N[, R])``."""
-    return tuple(eta[i] * factor for i in range(num_players))
+    """Each player's rate ``c_i f(t)``: ``eta`` holds ``c_i`` along its first axis ``(N[, R])``;
+    ``factor`` ``None`` is the constant schedule."""
+    return tuple(eta[i] if factor is None else eta[i] * factor for i in range(num_players))
 
 
 def proposed_predictions(learner, states, rates, decay, q, run_axes: int) -> tuple:

@@ -458,7 +458,8 @@ def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) 
         if not optimistic:
             raise ValueError(f"{two_query}: its prediction is its second query, so it has no non-optimistic form")
     schedule = get_step_schedule(step_schedule)
-    return Interplay(order=order, regret=regret), (None if schedule.is_constant else schedule)
+    scheduled = not schedule.is_constant
+    return Interplay(order=order, regret=regret, scheduled=scheduled), (schedule if scheduled else None)
 
 
 def _initial_strategies(spec: Algorithm, game: MarkovGame, initial) -> tuple[np.ndarray, ...] | None:

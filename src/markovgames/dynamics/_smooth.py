@@ -262,7 +262,8 @@ def _smooth_step(
 
     def step(carry: SmoothCarry, x):
         row, flag = x if last_iterate else (x, None)
-        t, factor, next_factor = row[0], row[1], row[2]
+        t = row[0]
+        factor, next_factor = (row[1], row[2]) if interplay.scheduled else (None, None)
         alpha, rho = _step_size(t, order)
         rates = player_rates(game.eta, factor, num_players)
         predictions = carry.prediction
@@ -422,10 +423,13 @@ class SmoothUpdate(ValueUpdate):
         return step_schedule
 
     def chunk_inputs(self, schedule, done, size, dtype):
-        # Per iteration [t, f(t), f(t + 1)]: the rate's factor of this iteration and of the next
-        # (alternating updates play the next strategy within the iteration).
+        # Per iteration [t], and with a step schedule [t, f(t), f(t + 1)]: the rate's factor of
+        # this iteration and of the next (alternating updates play the next strategy within the
+        # iteration).
+        if schedule is None:
+            return np.arange(done + 1, done + size + 1, dtype=dtype)[:, None]
         t = np.arange(done + 1, done + size + 2, dtype=np.float64)
-        factors = np.ones(size + 1) if schedule is None else schedule.factors(t)
+        factors = schedule.factors(t)
         return np.stack([t[:-1], factors[:-1], factors[1:]], axis=1).astype(dtype)
 
     def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS, initial=None):

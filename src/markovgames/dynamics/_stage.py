@@ -339,8 +339,10 @@ class StageUpdate(ValueUpdate):
         stages = stage_schedule(horizon, T)
         multipliers = theory_eta_stage(num_players, stages.lengths) if per_stage_theory else np.ones(len(stages.lengths))
         # The learners restart every stage: a schedule's t is the position in the stage.
-        positions = np.arange(1, int(stages.lengths.max()) + 2, dtype=np.float64)
-        factors = np.ones(positions.shape) if step_schedule is None else step_schedule.factors(positions)
+        if step_schedule is None:
+            factors = np.ones(1)  # unread: a constant rate's loop reads no factors (`Interplay.scheduled`)
+        else:
+            factors = step_schedule.factors(np.arange(1, int(stages.lengths.max()) + 2, dtype=np.float64))
         return _Schedule(stages, stages.lengths.astype(np.int32), multipliers, factors)
 
     def chunk_inputs(self, schedule, done, size, dtype):
@@ -378,7 +380,7 @@ class StageUpdate(ValueUpdate):
         def iteration_for(eta, done0, position0):
             def iteration(c: StageCarry, j):
                 position = position0 + j  # 0-based position in the stage
-                rates = player_rates(eta, factors[position], num_players)
+                rates = player_rates(eta, factors[position] if interplay.scheduled else None, num_players)
                 predictions = c.prediction
                 if built.propose is not None:
                     predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes)
@@ -386,7 +388,7 @@ class StageUpdate(ValueUpdate):
                 policies = tuple(p for p, _ in played)
                 following = None
                 if interplay.order == "alternating":
-                    next_rates = player_rates(eta, factors[position + 1], num_players)
+                    next_rates = player_rates(eta, factors[position + 1] if interplay.scheduled else None, num_players)
                     following = (lambda i, u: u if optimistic else c.prediction[i], next_rates, 1.0)
                 utilities, learners = observe_round(
                     built, tuple(s for _, s in played), policies, c.q, rates, 1.0, run_axes, interplay.order, following
