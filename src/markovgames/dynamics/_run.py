@@ -57,6 +57,14 @@ class PrefixCurves:
         best, value = self.last_iterate_best_response, self.last_iterate_value
         return None if best is None or value is None else np.max(best - value, axis=-1)
 
+    @property
+    def last_iterate_duality_gap(self) -> np.ndarray | None:
+        """``sum_i (best response_i - V_i)`` of the last iterate per prefix of ``last_iterate_prefixes``:
+        the duality gap in a two-player zero-sum (constant-sum) game, where it is the sum of the
+        players' best-response gains (``None`` unless the run evaluated the last iterate)."""
+        best, value = self.last_iterate_best_response, self.last_iterate_value
+        return None if best is None or value is None else np.sum(best - value, axis=-1)
+
     def row(self, T_prime: int) -> int:
         """The row of the per-prefix arrays that holds prefix ``T'``."""
         if self.prefixes is None:  # unreachable: the subclasses' __post_init__ fills in the default
