@@ -396,3 +396,15 @@ def test_a_users_propose_of_the_wrong_shape_is_the_users_error(tmp_path):
     source.write_text(USER_EXTRAGRADIENT.replace("{propose}", "state.base[..., :1]"))
     with pytest.raises(LearnerError, match="propose returned"):
         run(game_of(literal.cai_3x3_game()), f"{source}:EG+smooth-uniform", T=5)
+
+
+def test_a_users_init_at_of_the_wrong_structure_is_the_users_error(tmp_path):
+    from markovgames.learners import LearnerError
+
+    source = tmp_path / "eg.py"
+    text = USER_EXTRAGRADIENT.replace("{propose}", "state.base").replace(
+        "observe_takes_eta=True)", "observe_takes_eta=True, init_at=lambda s, dtype: (s, s))"
+    )
+    source.write_text(text)
+    with pytest.raises(LearnerError, match="init_at returned a state"):
+        run(game_of(literal.cai_3x3_game()), f"{source}:EG+smooth-uniform", T=5, initial_strategy=[[1, 0, 0], [0, 1, 0]])

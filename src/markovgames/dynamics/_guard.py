@@ -162,6 +162,26 @@ def validate_learner(
             )
 
 
+def check_init_at(spec: LearnerSpec, strategies, dtype) -> None:
+    """``init_at`` of ``spec``'s learner traced with each initial strategy: it must return a state of
+    ``init``'s structure, shapes and dtypes (a `LearnerError` naming the learner otherwise)."""
+    learner = spec.learner(-1)
+    init_at = learner.init_at
+    if init_at is None:  # unreachable: run() checks for it first
+        raise AssertionError(f"learner {spec.name!r} has no init_at")
+    dtype = jnp.dtype(dtype)
+    with jax.enable_x64(dtype == jnp.float64):
+        for x in strategies:
+            shape = tuple(np.shape(x))
+            expected = _call(spec, "init", lambda shape=shape: learner.init(shape, dtype))
+            strategy = jax.ShapeDtypeStruct(shape, dtype)
+            got = _call(spec, "init_at", lambda s: init_at(s, dtype), strategy)
+            if not _same_structure(got, expected):
+                raise LearnerError(
+                    f"learner {spec.name!r}: init_at returned a state {_describe(got)}; expected init's {_describe(expected)}"
+                )
+
+
 #: What `check_learner` has passed in this process: (learner, game shape, dtype, batch size).
 _CHECKED: set[tuple] = set()
 

@@ -17,6 +17,7 @@ from ..games import MarkovGame
 from ..policies import TrajectorySuffix, trajectory_suffix
 from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedule, resolve_learning_rate
 from ._checkpoint import StateFile, fingerprint
+from ._guard import check_init_at
 from ._interplay import ORDERS, Interplay, StepSchedule
 from ._loop import DTYPES, Job, run_loop
 from ._plan import chunk_plan
@@ -492,6 +493,7 @@ def _initial_strategies(spec: Algorithm, game: MarkovGame, initial) -> tuple[np.
         if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(np.abs(arr.sum(axis=-1) - 1.0) > 1e-9):
             raise ValueError(f"initial_strategy[{i}]: must be probability vectors (finite, >= 0, summing to 1)")
         out.append(np.broadcast_to(arr, full).copy())
+    check_init_at(spec.learner, out, np.float64)
     return tuple(out)
 
 
