@@ -224,6 +224,11 @@ def test_regret_curves_in_a_markov_game_are_the_largest_over_steps_and_states():
     assert np.all(with_regret.swap_regret >= -1e-12)
     batch = run_batch([game, game], "bm-hedge+smooth", T=40, etas=[0.2, 0.5], regret=True)
     np.testing.assert_allclose(batch.run(0).swap_regret, with_regret.swap_regret, rtol=0, atol=1e-13)
+    # Rates per player in a batch: a tuple per run (a bare tuple of numbers is one rate per run).
+    per_player = run_batch(game, "bm-hedge+smooth", T=40, etas=[(0.2, 0.5), (0.5, 0.2)], regret=True)
+    single = run(game, "bm-hedge+smooth", T=40, eta=(0.5, 0.2), regret=True)
+    np.testing.assert_allclose(per_player.run(1).swap_regret, single.swap_regret, rtol=0, atol=1e-13)
+    assert len(run_batch(game, "hedge+smooth", T=5, etas=(0.2, 0.5))) == 2
     assert plain.external_regret is None
 
 

@@ -546,7 +546,8 @@ def run_batch(
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
     ``games`` is one game (shared by all runs) or a sequence of games of one shape
-    ([`MarkovGame.shape_key`][markovgames.games.MarkovGame.shape_key]); ``etas`` one learning rate or one per run. The batch size is
+    ([`MarkovGame.shape_key`][markovgames.games.MarkovGame.shape_key]); ``etas`` one learning rate or one per run (each a
+    number, ``"theory"`` or a tuple of one rate per player: ``[(0.1, 0.3)]`` for every run). The batch size is
     the longer of the two (a single game or rate is broadcast).
 
     ``group_size``: runs per compiled call. By default the whole batch on an accelerator, and on
@@ -558,8 +559,10 @@ def run_batch(
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
     game_list = [games] if isinstance(games, MarkovGame) else list(games)
-    # One rate (a number, "theory" or a tuple of one per player) for all runs, or a list of them.
-    eta_list = [etas] if isinstance(etas, (int, float, str, tuple)) else list(etas)
+    # One rate (a number or "theory") for all runs, or a sequence of one per run, each a number,
+    # "theory" or a tuple of one rate per player (a tuple of numbers is one rate per run, as it
+    # always was: per-player rates for every run are [(c_0, c_1, ...)]).
+    eta_list = [etas] if isinstance(etas, (int, float, str)) else list(etas)
     if not game_list or not eta_list:
         raise ValueError("run_batch needs at least one game and one learning rate")
     size = max(len(game_list), len(eta_list))
