@@ -11,6 +11,10 @@ Step sizes :math:`\alpha_t = (H+1)/(H+t)` and the learners' weights :math:`w_j =
    (`._output_metrics`), with one transition contraction for all of them;
 3. ``u^t_i = [Q^t_i pi^t_{-i}]``, ``state_i = observe(state_i, u^t_i, rho_t)``.
 
+The rate ``eta`` of step 1 is each player's ``c_i f(t)`` (`._interplay`: step-size schedules, rates
+per player); alternating updates change step 3 and two-query learners the prediction of step 1
+(`._interplay`); with ``regret``, the players' regret averages move with ``alpha_t`` too (`._regret`).
+
 The output policy (Algorithm 3) starts its index chain at ``t_0 = T`` and moves with
 :math:`\mu_t(j) = \alpha_t^j`; its value and bounds after ``T' = t`` iterations are emitted at
 every iteration. The paper's lemma :math:`Q^t_h = r_h + P_h V^t_{h+1}` (``V`` the output policy's

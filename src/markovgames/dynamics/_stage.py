@@ -13,6 +13,9 @@ Per iteration ``t`` of stage :math:`\tau`:
    learners restart, and the output policy's quantities for the next stage are computed. A final
    partial stage gets no value update.
 
+Step-size schedules, rates per player, alternating updates and two-query learners work as for the
+smooth update (`._interplay`), with a schedule's ``t`` the position in the stage.
+
 The output policy (Algorithm 4) draws ``t_0 ~ Unif{1..T}`` and moves uniformly over the stage
 before the current one (stage 1 over itself), so its quantities only change at stage ends (and
 during the self-referential stage 1): the carry records them per stage, every chunk emits these
