@@ -41,6 +41,17 @@ FIGURES = {
     ],
     "horizon.py": ["sweeps/horizon/figures/gap_times_T_vs_horizon.png"],
     "last_iterate.py": ["sweeps/last_iterate/figures/last_iterate.png"],
+    "last_iterate_rm.py": ["sweeps/last_iterate_rm/figures/last_iterate_rm.png", "sweeps/last_iterate_rm/curves.csv"],
+    "optimistic_hedge.py": ["sweeps/optimistic_hedge/figures/optimistic_hedge.png", "sweeps/optimistic_hedge/curves.csv"],
+}
+
+#: Each study's smallest size besides -T (the sweeps' in this process), and its one line for -T 0.
+SMALLEST = {
+    "open_question.py": (("--games", "1", "--workers", "1"), "-T and --games must be at least 1, got 0 and 1"),
+    "horizon.py": (("--games", "1", "--workers", "1"), "-T and --games must be at least 1, got 0 and 1"),
+    "last_iterate.py": (("--games", "1", "--workers", "1"), "-T and --games must be at least 1, got 0 and 1"),
+    "last_iterate_rm.py": ((), "-T must be at least 1 and --eta positive, got 0 and 0.1"),
+    "optimistic_hedge.py": (("--games", "1"), "-T and --games must be at least 1, got 0 and 1"),
 }
 
 
@@ -81,18 +92,26 @@ def test_study_runs_as_documented(command, tmp_path):
 @pytest.mark.parametrize(
     "script, T",
     [
-        case(script, T, default=script == "open_question.py" and T == 0, id=f"{script}-T{T}")
+        # -T 0: the sweeps share their check (open_question.py's stands for them); the others have their own.
+        case(
+            script,
+            T,
+            default=T == 0 and script in ("open_question.py", "last_iterate_rm.py", "optimistic_hedge.py"),
+            id=f"{script}-T{T}",
+        )
         for script in sorted(FIGURES)
         for T in (0, 1, 150)
     ],
 )
 def test_study_takes_any_size(script, T, tmp_path):
-    """Any -T works (one checkpoint at T = 1; no 10^k near T/100 at T = 150), and one the sweep
+    """Any -T works (one checkpoint at T = 1; no 10^k near T/100 at T = 150), and one the study
     refuses is argparse's one line and exit 2, before any work."""
-    args = ("--games", "1", "-T", str(T), "--workers", "1", "--out", "sw")
+    assert script in SMALLEST, f"{script}: add its smallest size to SMALLEST"
+    size, refusal = SMALLEST[script]
+    args = (*size, "-T", str(T), "--out", "sw")
     if T == 0:
         err = _run(script, *args, cwd=tmp_path, code=2)
-        assert err.splitlines()[-1] == f"{script}: error: -T and --games must be at least 1, got 0 and 1"
+        assert err.splitlines()[-1] == f"{script}: error: {refusal}"
         assert not (tmp_path / "sw").exists()
         return
     out = _run(script, *args, cwd=tmp_path)
