@@ -293,8 +293,8 @@ def test_last_iterates_on_the_3x3_game_of_cai_et_al():
     SPRM+ do. The engine's duality gaps of the last iterate (in the game's [0, 1] image) say the same."""
     game = game_of(literal.cai_3x3_game())
     gaps = {}
-    # eta = 0.7 in the [0, 1] image (payoffs divided by 7) is the step 0.1 in the paper's units.
-    for name, eta in (("rm-plus", 1.0), ("exrm-plus", 0.7), ("sprm-plus", 0.7)):
+    # eta = 0.8 in the [0, 1] image (payoffs in [-4, 4] divided by 8) is the step 0.1 in the paper's units.
+    for name, eta in (("rm-plus", 1.0), ("exrm-plus", 0.8), ("sprm-plus", 0.8)):
         result = run(game, f"{name}+smooth-uniform", T=2000, eta=eta, last_iterate=[2000])
         gaps[name] = float(result.last_iterate_duality_gap[-1])
         # The engine's duality gap (best responses by backward induction) is the matrix game's.
