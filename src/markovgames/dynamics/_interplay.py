@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import jax.numpy as jnp
 import numpy as np
 
 from ._tensor import others_expectation
@@ -70,6 +71,10 @@ class Interplay(NamedTuple):
     #: Whether the rate has a schedule other than the constant one: only then does the loop read
     #: the factors (a constant rate's loop is the paper's, without a table lookup per iteration).
     scheduled: bool = False
+    #: The schedule's factor as a JAX function of the iteration (`StepSchedule.traced`), for the
+    #: stage-based loop, which then computes it rather than looking it up in a table of a stage's
+    #: length (a large table read in the loop body takes the loop off XLA's fast path).
+    traced: Callable | None = None
 
 
 #: The paper's interplay: simultaneous updates, no regret curves.
@@ -90,6 +95,9 @@ class StepSchedule:
     #: A user's schedule: the reference it was loaded from, and its file's SHA-256.
     source: str | None = None
     source_sha256: str | None = None
+    #: The same factor as a JAX function of a traced (float) iteration, where one is known (the
+    #: built-in schedules); ``None`` for a user's NumPy function.
+    traced: Callable | None = None
 
     @property
     def is_constant(self) -> bool:
@@ -131,6 +139,10 @@ def _sqrt(t: np.ndarray) -> np.ndarray:
     return 1.0 / np.sqrt(t)
 
 
+def _sqrt_traced(t):
+    return 1.0 / jnp.sqrt(t)
+
+
 @dataclass(frozen=True)
 class _Power:
     """``t^{-p}`` (a value, so that two schedules of one power compare equal)."""
@@ -140,13 +152,17 @@ class _Power:
     def __call__(self, t: np.ndarray) -> np.ndarray:
         return t ** (-self.power)
 
+    def traced(self, t):
+        return t ** (-self.power)
+
 
 def power_schedule(power: float) -> StepSchedule:
     """``eta_t = c t^{-power}`` for ``power`` in ``[0, 1]`` (0 is constant, 1/2 is ``sqrt``)."""
     if isinstance(power, bool) or not isinstance(power, (int, float)) or not math.isfinite(power) or not 0 <= power <= 1:
         raise ValueError(f"a power schedule's exponent must be a number in [0, 1], got {power!r}")
     power = float(power)
-    return StepSchedule(f"power:{power:g}", _Power(power), f"eta_t = c / t^{power:g}")
+    factor = _Power(power)
+    return StepSchedule(f"power:{power:g}", factor, f"eta_t = c / t^{power:g}", traced=factor.traced)
 
 
 #: The built-in schedules by name (``power:P`` is built by `power_schedule`).
@@ -154,7 +170,7 @@ STEP_SCHEDULES: dict[str, StepSchedule] = {
     s.name: s
     for s in (
         StepSchedule("constant", None, "eta_t = c (the paper's)"),
-        StepSchedule("sqrt", _sqrt, "eta_t = c / sqrt(t)"),
+        StepSchedule("sqrt", _sqrt, "eta_t = c / sqrt(t)", traced=_sqrt_traced),
     )
 }
 

@@ -17,9 +17,11 @@ reports, per player and iteration, their maximum over steps and states. Under un
 is over deviations that include the played strategy: external regret can be negative (the played
 sequence beat every fixed action); swap regret is always at least 0.
 
-The running averages move with the value update's own ``alpha_t`` (``alpha_1 = 1``), so the
-carry holds :math:`\sum_j \alpha^j_t u^j`, :math:`\sum_j \alpha^j_t \langle u^j, \pi^j\rangle` and
-:math:`\sum_j \alpha^j_t \pi^j(a) u^j(b)` per step and state, as Algorithm 3's averages do.
+The running average moves with the value update's own ``alpha_t`` (``alpha_1 = 1``), as
+Algorithm 3's averages do, and the carry holds only :math:`D_t(a, b) = \sum_j \alpha^j_t \pi^j(a)
+u^j(b)` per step and state: the average utility is its column sum :math:`\sum_a D_t(a, \cdot)`
+(the strategies sum to 1) and the average played value its trace, so one average serves both
+regrets.
 """
 
 from __future__ import annotations
@@ -35,46 +37,35 @@ __all__ = ["RegretCarry", "init_regret", "regret_step"]
 
 
 class RegretCarry(NamedTuple):
-    """Per player the running averages (one run's shapes ``(H, S, ...)``)."""
+    """Per player the running average ``D_t`` (one run's shapes ``(H, S, A_i, A_i)``, rows ``a``)."""
 
-    utility: tuple  # per player (H, S, A_i): sum_j alpha^j_t u^j
-    value: tuple  # per player (H, S): sum_j alpha^j_t <u^j, pi^j>
-    pairs: tuple  # per player (H, S, A_i, A_i): sum_j alpha^j_t pi^j(a) u^j(b), rows a
+    pairs: tuple  # per player (H, S, A_i, A_i): sum_j alpha^j_t pi^j(a) u^j(b)
 
 
 def init_regret(horizon: int, num_states: int, num_actions, zeros) -> RegretCarry:
     """Zeros of the carry's shapes (``zeros(shape)`` makes the arrays)."""
-    return RegretCarry(
-        tuple(zeros((horizon, num_states, a)) for a in num_actions),
-        tuple(zeros((horizon, num_states)) for _ in num_actions),
-        tuple(zeros((horizon, num_states, a, a)) for a in num_actions),
-    )
-
-
-def _average(old, new, alpha):
-    return (1.0 - alpha) * old + alpha * new
+    return RegretCarry(tuple(zeros((horizon, num_states, a, a)) for a in num_actions))
 
 
 def regret_step(carry: RegretCarry, policies, utilities, alpha, run_axes: int) -> tuple[RegretCarry, jax.Array]:
     """Fold in iteration ``t``'s policies and utilities (per player ``(H, S, A_i[, R])``) with
     ``alpha_t``; return the new carry and ``(2, N[, R])``: each player's largest average external
     and swap regret over steps and states."""
-    axis = -1 - run_axes  # the action axis
+    axis = -1 - run_axes  # the action axis; a pair's rows are at axis - 1, its columns at axis
     row_axis, col_axis = axis - 1, axis
-    utility, value, pairs, external, swap = [], [], [], [], []
-    for i, (pi, u) in enumerate(zip(policies, utilities, strict=True)):
-        m = _average(carry.utility[i], u, alpha)
-        # Reductions by slices over the short axes (`small_sum`, `small_max`): elementwise, so
-        # they fuse with the averages around them instead of each being a kernel of its own.
-        v = _average(carry.value[i], small_sum(u * pi, axis), alpha)
+    pairs, external, swap = [], [], []
+    for pi, u, old in zip(policies, utilities, carry.pairs, strict=True):
         outer = jnp.expand_dims(pi, col_axis) * jnp.expand_dims(u, row_axis)  # [a, b] = pi(a) u(b)
-        d = _average(carry.pairs[i], outer, alpha)
-        utility.append(m)
-        value.append(v)
+        d = (1.0 - alpha) * old + alpha * outer
         pairs.append(d)
-        # Reduce every axis but the run axis: steps, states (and for swap the rows' sum first).
-        over = tuple(range(v.ndim - run_axes))
-        external.append(small_max(small_max(m, axis) - v, over))
-        swap.append(small_max(small_sum(small_max(d, col_axis), axis) - v, over))  # rows: at axis after the max
+        # Reductions by slices over the short axes (`small_sum`, `small_max`): elementwise, so
+        # they fuse with the average instead of each being a kernel of its own. After a reduction
+        # over the columns, the rows are at `axis`.
+        eye = jnp.eye(d.shape[col_axis], dtype=d.dtype).reshape(d.shape[col_axis], d.shape[col_axis], *(1,) * run_axes)
+        value = small_sum(small_sum(d * eye, col_axis), axis)  # (H, S[, R]): sum_j alpha <u^j, pi^j>
+        utility = small_sum(d, row_axis)  # (H, S, A[, R]): sum_j alpha u^j
+        over = tuple(range(value.ndim - run_axes))  # steps and states
+        external.append(small_max(small_max(utility, axis) - value, over))
+        swap.append(small_max(small_sum(small_max(d, col_axis), axis) - value, over))
     out = jnp.stack([jnp.stack(external), jnp.stack(swap)])
-    return RegretCarry(tuple(utility), tuple(value), tuple(pairs)), out
+    return RegretCarry(tuple(pairs)), out

@@ -468,7 +468,8 @@ def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) 
             raise ValueError(f"{two_query}: its prediction is its second query, so it has no non-optimistic form")
     schedule = get_step_schedule(step_schedule)
     scheduled = not schedule.is_constant
-    return Interplay(order=order, regret=regret, scheduled=scheduled), (schedule if scheduled else None)
+    traced = schedule.traced if scheduled else None
+    return Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced), (schedule if scheduled else None)
 
 
 def _initial_strategies(spec: Algorithm, game: MarkovGame, initial) -> tuple[np.ndarray, ...] | None:

@@ -380,10 +380,18 @@ class StageUpdate(ValueUpdate):
         runs = game.rewards.shape[game.rewards.ndim - run_axes :]
         dtype = game.rewards.dtype
 
+        def factor_at(position):
+            """The schedule's factor at the 0-based position in the stage (``None``: constant)."""
+            if not interplay.scheduled:
+                return None
+            if interplay.traced is not None:
+                return interplay.traced((position + 1).astype(dtype))
+            return factors[position]
+
         def iteration_for(eta, done0, position0):
             def iteration(c: StageCarry, j):
                 position = position0 + j  # 0-based position in the stage
-                rates = player_rates(eta, factors[position] if interplay.scheduled else None, num_players)
+                rates = player_rates(eta, factor_at(position), num_players)
                 predictions = c.prediction
                 if built.propose is not None:
                     predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes)
@@ -391,7 +399,7 @@ class StageUpdate(ValueUpdate):
                 policies = tuple(p for p, _ in played)
                 following = None
                 if interplay.order == "alternating":
-                    next_rates = player_rates(eta, factors[position + 1] if interplay.scheduled else None, num_players)
+                    next_rates = player_rates(eta, factor_at(position + 1), num_players)
                     following = (lambda i, u: u if optimistic else c.prediction[i], next_rates, 1.0)
                 utilities, learners = observe_round(
                     built, tuple(s for _, s in played), policies, c.q, rates, 1.0, run_axes, interplay.order, following
