@@ -19,8 +19,9 @@ from .._errors import MarkovGamesError
 from .._files import JsonFileError, read_json
 from ..dynamics import DTYPES, VALUE_UPDATES, builtin_algorithm
 
-__all__ = ["RunDirectoryError", "read_metrics", "CURVE_FILE", "TRAJECTORY_DIR", "MAX_CHECKPOINTS"]
+__all__ = ["RunDirectoryError", "read_metrics", "CURVE_FILE", "METRICS_FILE", "TRAJECTORY_DIR", "MAX_CHECKPOINTS"]
 
+METRICS_FILE = "metrics.json"
 CURVE_FILE = "curve.npz"
 TRAJECTORY_DIR = "trajectory"
 #: The most checkpoints a run (or each run of a sweep) reports: each is a record in memory and on disk.
