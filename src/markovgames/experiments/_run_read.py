@@ -65,6 +65,8 @@ class StoredRun:
 
     The trajectory's files were checked (header and size) but not read: `policies` and
     `read_policies` read them, with checked reads, when an evaluation needs them.
+    ``external_regret`` and ``swap_regret``: ``(T, N)``, each player's average regret of the played
+    sequence per prefix, when the run carried them (``markovgames run --regret``), else ``None``.
     """
 
     path: Path
@@ -74,6 +76,19 @@ class StoredRun:
     certified_ce_bound: np.ndarray
     certified_cce_bound: np.ndarray
     trajectory_files: tuple[TrajectoryFile, ...] | None
+    external_regret: np.ndarray | None = None
+    swap_regret: np.ndarray | None = None
+
+    @property
+    def order(self) -> str:
+        """The update order: ``"simultaneous"`` (also a directory written before it was recorded) or ``"alternating"``."""
+        return self.metrics.get("order", "simultaneous")
+
+    @property
+    def eta_schedule(self) -> str:
+        """The step-size schedule by name (``"constant"`` also for a directory written before it was
+        recorded); a user's schedule is known by its reference and SHA-256 only, never loaded."""
+        return self.metrics.get("eta_schedule", "constant")
 
     @functools.cached_property
     def policies(self) -> tuple[np.ndarray, ...] | None:
@@ -203,16 +218,24 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         ) from None
 
 
-def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read.
+#: The arrays of every ``curve.npz``, and those of a run that carried its regrets.
+_CURVES = ("value", "certified_ce_bound", "certified_cce_bound")
+_REGRET_CURVES = ("external_regret", "swap_regret")
+
+
+def _read_curve(
+    path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path, regret: bool = False
+) -> tuple[np.ndarray, ...]:
+    """The three ``(T, N)`` arrays of ``curve.npz`` (five with ``regret``: the regret curves too),
+    checked before and after they are read.
 
     The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
     file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
     writes them), so the data read is never more than the file holds; each member's header must
     give the shape ``(T, N)`` before its data is read (`NpzArchive`).
     """
-    names = ("value", "certified_ce_bound", "certified_cce_bound")
-    needed = 3 * T * num_players * 8
+    names = _CURVES + (_REGRET_CURVES if regret else ())
+    needed = len(names) * T * num_players * 8
     memory = physical_memory()
     if memory is not None and needed > memory:
         raise RunDirectoryError(
@@ -224,7 +247,7 @@ def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metric
     except OSError as err:
         raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
     with fh:
-        # Three float64 arrays and their headers; anything much larger is not this run's curve.
+        # Three (or five) float64 arrays and their headers; anything much larger is not this run's curve.
         limit = needed + 65536
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
@@ -357,7 +380,9 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
         except OSError as err:
             raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
     game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
-    value, ce, cce = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path)
+    # A run that carried its regrets says so in metrics.json ("regret"); its curve holds them too.
+    regret = metrics.get("regret") is not None
+    value, ce, cce, *regrets = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret)
     files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
@@ -367,4 +392,5 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
             _check_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
             for i, a in enumerate(game.num_actions)
         )
-    return StoredRun(path, metrics, game, value, ce, cce, files)
+    external, swap = regrets if regret else (None, None)
+    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap)

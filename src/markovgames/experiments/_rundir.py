@@ -42,6 +42,7 @@ from ..dynamics import (
     DTYPES,
     CertifiedCurve,
     RunResult,
+    StepSchedule,
     resolve_learning_rate,
 )
 from ..games import (
@@ -86,6 +87,8 @@ __all__ = [
     "read_mapped_trajectory",
     "original_unit_fields",
     "units_field",
+    "regret_fields",
+    "settings_fields",
 ]
 
 #: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
@@ -99,17 +102,18 @@ MARKER_FORMAT = "markovgames-output/1"
 REPLACEABLE_KINDS = ("run", "solve", "certify")
 
 
-def run_directory_bytes(game: MarkovGame, T: int, dtype: str, trajectory: bool) -> dict[str, int]:
+def run_directory_bytes(game: MarkovGame, T: int, dtype: str, trajectory: bool, regret: bool = False) -> dict[str, int]:
     """The bytes a run directory of ``T`` iterations holds, by part, before the run (for the
     command line's warning before a large write and its free-space check).
 
     ``"trajectory"`` (if kept): ``T`` policies of ``H x S x A_i`` entries per player in ``dtype``,
     the whole trajectory (``--trajectory-tolerance`` keeps a suffix of it, known only at the end);
-    ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix);
+    ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix;
+    five with ``regret``: the external and swap regret curves);
     ``"game"``: the game's arrays. ``metrics.json`` (a few kilobytes per checkpoint) is not counted.
     """
     itemsize = np.dtype(DTYPES[dtype]).itemsize
-    parts = {"curve.npz": 3 * T * game.num_players * 8}
+    parts = {"curve.npz": (5 if regret else 3) * T * game.num_players * 8}
     if trajectory:
         parts["trajectory"] = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
     parts["game"] = int(np.asarray(game.rewards).nbytes) + _transition_bytes(game)
@@ -190,13 +194,16 @@ _RETURN_FIELDS = (
     "cce_best_response_value",
 )
 _GAP_SUFFIXES = ("_gap", "_gap_per_player")
+#: Regrets are averages of differences of utilities: converted as gaps are (by the scale only).
+_REGRET_SUFFIXES = ("_regret", "_regret_per_player")
 
 
 def original_unit_fields(record: dict[str, Any], units: AffineRescaling, horizon: int) -> dict[str, Any]:
     """The record's returns and gaps in the game's original units, as fields ``NAME_original``.
 
     With ``r01 = scale * r + offset`` a return over ``H`` steps is ``V = (V01 - H offset) / scale``
-    and a gap ``gap / scale`` (`markovgames.games.AffineRescaling`). Empty for a game in ``[0, 1]``.
+    and a gap ``gap / scale`` (`markovgames.games.AffineRescaling`), as is a regret (an average of
+    differences of utilities). Empty for a game in ``[0, 1]``.
     """
     if units.is_identity:
         return {}
@@ -206,7 +213,7 @@ def original_unit_fields(record: dict[str, Any], units: AffineRescaling, horizon
             continue
         if key in _RETURN_FIELDS:
             converted = units.original_value(value, horizon)
-        elif key.endswith(_GAP_SUFFIXES):
+        elif key.endswith(_GAP_SUFFIXES + _REGRET_SUFFIXES):
             converted = units.original_gap(value)
         else:
             continue
@@ -232,15 +239,42 @@ def last_iterate_fields(value, best_response, game: MarkovGame | None = None) ->
     }
 
 
+def regret_fields(external, swap) -> dict[str, Any]:
+    """A checkpoint's regret fields: each player's average external and swap regret of the played
+    sequence (``*_per_player``, the largest over steps and states) and their maximum over players."""
+    return {
+        "external_regret": float(np.max(external)),
+        "external_regret_per_player": [float(x) for x in external],
+        "swap_regret": float(np.max(swap)),
+        "swap_regret_per_player": [float(x) for x in swap],
+    }
+
+
+def settings_fields(order: str, step_schedule: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``metrics.json``'s fields of the update order and the step-size schedule: only those that
+    differ from the paper's settings (simultaneous, constant), so that a run made with those writes
+    what it always wrote; a reader takes a missing field as the default. ``source``: a user's
+    schedule file's ``{"reference", "sha256"}`` (recorded, never loaded back)."""
+    out: dict[str, Any] = {}
+    if order != "simultaneous":
+        out["order"] = order
+    if step_schedule != "constant":
+        out["eta_schedule"] = step_schedule
+        if source is not None:
+            out["eta_schedule_source"] = source
+    return out
+
+
 def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int]) -> list[dict[str, Any]]:
     """The per-checkpoint records of ``metrics.json`` (field names as documented); the last-iterate
-    fields are added when the run evaluated the last iterate."""
+    fields are added when the run evaluated the last iterate, the regret fields when it carried them."""
     records = []
     last, best, last_prefixes = result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes
     last_fields: dict[int, dict[str, Any]] = {}
     if last is not None and best is not None and last_prefixes is not None:
         game = getattr(result, "game", None)  # a RunResult (a CertifiedCurve has no last iterate)
         last_fields = {int(t): last_iterate_fields(last[k], best[k], game) for k, t in enumerate(last_prefixes)}
+    external, swap = getattr(result, "external_regret", None), getattr(result, "swap_regret", None)
     for T_prime in checkpoints:
         row = result.row(T_prime)
         value = result.value[row]
@@ -257,6 +291,7 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
                 "certified_ce_gap_per_player": [float(x) for x in ce - value],
                 "certified_cce_gap_per_player": [float(x) for x in cce - value],
                 **last_fields.get(T_prime, {}),
+                **({} if external is None or swap is None else regret_fields(external[row], swap[row])),
             }
         )
     return records
@@ -442,10 +477,14 @@ def write_run_directory(
     checkpoints: list[int],
     config: dict[str, Any],
     checkpoint_extras: dict[int, dict[str, Any]] | None = None,
+    *,
+    step_schedule: StepSchedule | None = None,
 ) -> dict[str, Any]:
     """Write ``metrics.json``, ``curve.npz`` and the game into ``staging`` (the trajectory is already there).
 
     ``checkpoint_extras`` adds fields (e.g. exact gaps) to the record of each checkpoint ``T'``.
+    ``step_schedule``: the run's schedule, whose source (a user's file: its reference and SHA-256)
+    ``metrics.json`` records beside its name.
     """
     game = result.game
     kernel_entries = game.sparse_transitions.successors.size * 2 if game.is_sparse else game.transitions.size
@@ -454,11 +493,17 @@ def write_run_directory(
     # The curve is made in memory (a few bytes per prefix), then written and made durable while
     # a thread computes its digest from the same bytes (both release the interpreter).
     buffer = io.BytesIO()
+    # The regret curves only where the run carried them: a run without them writes what it always wrote.
+    curves: dict[str, Any] = {}  # (Any: NumPy types savez's keywords as allow_pickle's bool)
+    if result.external_regret is not None and result.swap_regret is not None:
+        curves = {"external_regret": result.external_regret, "swap_regret": result.swap_regret}
+    regret = bool(curves)
     np.savez(
         buffer,
         value=result.value,
         certified_ce_bound=result.certified_ce_bound,
         certified_cce_bound=result.certified_cce_bound,
+        **curves,
     )
     # The pool is left (its thread joined) before the buffer is released, also on an error.
     with buffer.getbuffer() as content, ThreadPoolExecutor(1, thread_name_prefix="markovgames-curve") as pool:
@@ -488,6 +533,9 @@ def write_run_directory(
         "eta_value": _eta_value(result),
         "T": result.T,
         "dtype": result.dtype,
+        **settings_fields(result.order, result.step_schedule, _schedule_source(step_schedule, result.step_schedule)),
+        # The regrets after the last iteration (the curve.npz holds them for every prefix).
+        **({"regret": _final_regret(result, game)} if regret else {}),
         # The game's own units: the map, and every checkpoint's returns and gaps in them too.
         "units": units_field(game.units),
         "checkpoints": [
@@ -516,6 +564,21 @@ def write_run_directory(
     atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
     write_marker(staging, "run")
     return metrics
+
+
+def _schedule_source(schedule: StepSchedule | None, name: str) -> dict[str, Any] | None:
+    """A user's schedule's ``{"reference", "sha256"}`` (None for a built-in one)."""
+    if schedule is None or schedule.source is None or schedule.name != name:
+        return None
+    return {"reference": schedule.source, "sha256": schedule.source_sha256}
+
+
+def _final_regret(result: RunResult, game: MarkovGame) -> dict[str, Any]:
+    """``metrics.json``'s ``regret``: the regret fields after all ``T`` iterations (and in the game's units)."""
+    if result.external_regret is None or result.swap_regret is None:  # unreachable: asked only when carried
+        raise AssertionError("a run without regret curves")
+    row = result.row(result.T)
+    return _with_original_units({"T": result.T, **regret_fields(result.external_regret[row], result.swap_regret[row])}, game)
 
 
 def _with_original_units(record: dict[str, Any], game: MarkovGame) -> dict[str, Any]:
