@@ -411,13 +411,13 @@ def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
         )
 
 
-def _schedule(name: str, alg_index: int, alg, base_dir: Path, resolved: dict[str, StepSchedule]) -> StepSchedule:
-    """The step-size schedule ``name`` of the configuration (a user's file from its directory)."""
+def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSchedule]) -> StepSchedule:
+    """The step-size schedule ``name`` of the configuration (a user's file from its directory);
+    ``where``: its key, which an error names."""
     if name not in resolved:
         try:
-            resolved[name] = get_step_schedule(absolute_reference(name, base_dir))
+            resolved[name] = get_step_schedule(name, base_dir)
         except ValueError as err:
-            where = f"algorithms[{alg_index}].eta_schedules" if alg.eta_schedules else "eta_schedules"
             raise SweepConfigError(f"{where}: {err}") from None
     return resolved[name]
 
@@ -511,8 +511,10 @@ def plan_sweep(
             # The bytes just hashed (None for a module or a built-in): the workers run them.
             source = None if digest is None else loaded_file_source(digest)
             regret = config.regret if alg.regret is None else alg.regret
+            key = f"algorithms[{alg_index}].eta_schedules" if alg.eta_schedules else "eta_schedules"
             schedules = [
-                (name, _schedule(name, alg_index, alg, base_dir, resolved)) for name in alg.eta_schedules or config.eta_schedules
+                (name, _schedule(name, f"{key}[{j}]", base_dir, resolved))
+                for j, name in enumerate(alg.eta_schedules or config.eta_schedules)
             ]
             for optimistic, eta, order, (schedule_name, schedule) in itertools.product(
                 alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules
@@ -575,7 +577,8 @@ def plan_sweep(
                         algorithm_sha256=digest,
                         order=order,
                         eta_schedule="constant" if schedule.is_constant else schedule_name,
-                        schedule_reference="constant" if schedule.is_constant else schedule.source or schedule.name,
+                        # A worker resolves a user's file by its absolute path (it runs the bytes read here).
+                        schedule_reference="constant" if schedule.is_constant else absolute_reference(schedule_name, base_dir),
                         schedule_source=None if schedule.source_sha256 is None else loaded_file_source(schedule.source_sha256),
                         schedule_sha256=schedule.source_sha256,
                         regret=regret,
