@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -430,7 +431,7 @@ def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimisti
         raise SweepConfigError(
             f"{key}: the regret curves are carried by the smooth value updates; {where} {alg.name!r} uses "
             f"{spec.value_update.name!r}, which restarts its learners every stage (give it regret = false: "
-            f"{{name = {alg.name!r}, regret = false}})"
+            f"{{name = {json.dumps(alg.name)}, regret = false}})"
         )
     if spec.learner.learner().propose is None:
         return
