@@ -191,6 +191,10 @@ def _handle_sweep(args) -> int:
         for b in batches:
             n, h, s, a = b.shape_key
             what = printable(b.algorithm) + ("" if b.optimistic else " (non-opt.)")
+            # The order, schedule and regret curves where they are not the defaults.
+            what += "" if b.order == "simultaneous" else f", {b.order}"
+            what += "" if b.eta_schedule == "constant" else f", eta schedule {printable(b.eta_schedule)}"
+            what += ", regret" if b.regret else ""
             print(
                 f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
             )

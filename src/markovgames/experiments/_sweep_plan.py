@@ -175,6 +175,8 @@ class BatchTask:
     schedule_source: bytes | None = None
     schedule_sha256: str | None = None
     regret: bool = False
+    #: The schedule as the configuration names it (what the dry run shows).
+    eta_schedule: str = "constant"
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -248,6 +250,7 @@ class SweepPlan:
                         schedule_source=first.schedule_source,
                         schedule_sha256=first.schedule_sha256,
                         regret=first.regret,
+                        eta_schedule=first.eta_schedule,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
