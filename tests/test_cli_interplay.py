@@ -228,3 +228,13 @@ def test_a_curve_without_the_regrets_its_metrics_announce_is_refused(tmp_path):
         RunDirectoryError, match="expected the arrays value, certified_ce_bound, certified_cce_bound, external_regret"
     ):
         load_run_directory(tmp_path / "run")
+
+
+def test_algorithms_list_names_the_new_learners_and_the_two_query_ones(capsys):
+    assert main(["algorithms", "list"]) == 0
+    listing = capsys.readouterr().out
+    for name in ("ogda", "extragradient", "exrm-plus", "sprm-plus"):
+        assert f"  {name} " in listing, name
+    assert (
+        "Two utility queries per iteration (extragradient, exrm-plus): always optimistic, simultaneous updates only." in listing
+    )
