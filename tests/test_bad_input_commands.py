@@ -255,6 +255,22 @@ CASES: list[Case] = [
         ("--decades", "T' = 50", "10, 100"),
     ),
     Case(
+        "plot-metric-not-recorded",
+        PLOT_S,
+        "a metric that no run of the sweep recorded (regret curves without regret = true)",
+        _results,
+        ("plot", "sw", "--metric", "swap_regret"),
+        ("--metric", "no run of these results recorded swap_regret", "regret = true"),
+    ),
+    Case(
+        "plot-metric-with-concept",
+        PLOT_S,
+        "--concept (which certified gap) with a metric that is no gap",
+        _results,
+        ("plot", "sw", "--metric", "external_regret", "--concept", "ce"),
+        ("--concept", "--metric external_regret draws no gap"),
+    ),
+    Case(
         "plot-decades-without-x",
         PLOT_S,
         "--decades without --x",

@@ -78,7 +78,20 @@ def listing() -> str:
         "LearnerSpec followed by +UPDATE); see the guide 'Write your own learner'.",
         f"{len(learners)} learners x {len(VALUE_UPDATES)} value updates, each with or without optimism (--no-optimism).",
     ]
+    # A two-query learner's prediction is its second utility query: no non-optimistic or alternating form.
+    two_query = [name for name, spec in learners.items() if _makes_two_queries(spec)]
+    if two_query:
+        out.append(f"Two utility queries per iteration ({', '.join(two_query)}): always optimistic, simultaneous updates only.")
     return "\n".join(out)
+
+
+def _makes_two_queries(spec) -> bool:
+    """Whether a learner proposes a second utility query per iteration (an installed one that
+    cannot be built is not said to)."""
+    try:
+        return spec.learner().propose is not None
+    except Exception:  # noqa: BLE001 - an installed package's learner: listed, never fatal here
+        return False
 
 
 def cmd_list(args) -> int:

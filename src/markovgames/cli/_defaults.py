@@ -45,4 +45,7 @@ SWEEP_CONFIG_KEYS = (
     "out",
     "exact",
     "last_iterate",
+    "orders",
+    "eta_schedules",
+    "regret",
 )

@@ -32,6 +32,7 @@ class CliError(MarkovGamesError):
 OPTION_OF_ARGUMENT = {
     "checkpoints": "--checkpoints",
     "concept": "--concept",
+    "metric": "--metric",
     "x": "--x",
     "decades": "--decades",
     "window": "--window",

@@ -74,7 +74,7 @@ def evaluate_run_directory(
 
     from ..evaluation import exact_cce_gap, exact_ce_gap, monte_carlo_value
     from ..experiments import load_run_directory, versions
-    from ..experiments._rundir import original_unit_fields, units_field
+    from ..experiments._rundir import original_unit_fields, regret_fields, settings_fields, units_field
     from ..policies import IndexChainPolicy
 
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
@@ -89,6 +89,9 @@ def evaluate_run_directory(
     report: dict = {
         "run_dir": str(run_dir),
         "algorithm": stored.algorithm,
+        # The update order and the step-size schedule, where they are not the paper's (read from
+        # metrics.json: a user's schedule is named, never loaded).
+        **settings_fields(stored.order, stored.eta_schedule, stored.metrics.get("eta_schedule_source")),
         "T": T_prime,
         "value": _floats(value),
         "certified_ce_bound": _floats(ce),
@@ -98,6 +101,8 @@ def evaluate_run_directory(
         "certified_ce_gap_per_player": _floats(ce - value),
         "certified_cce_gap_per_player": _floats(cce - value),
     }
+    if stored.external_regret is not None and stored.swap_regret is not None:  # a run with --regret
+        report.update(regret_fields(stored.external_regret[row], stored.swap_regret[row]))
     needs_policy = exact or monte_carlo is not None
     policy = None
     if needs_policy:
@@ -256,7 +261,10 @@ def _print(report: dict, out: Path) -> None:
 
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     n = len(report["value"])
-    table = Table(title=f"{markup_safe(report['algorithm'])} output policy after T' = {report['T']}")
+    variant = [f"{report['order']} order"] if "order" in report else []
+    variant += [f"eta schedule {report['eta_schedule']}"] if "eta_schedule" in report else []
+    shown = f" ({markup_safe(', '.join(variant))})" if variant else ""
+    table = Table(title=f"{markup_safe(report['algorithm'])}{shown} output policy after T' = {report['T']}")
     table.add_column("quantity")
     for i in range(n):
         table.add_column(f"player {i}", justify="right")
@@ -273,6 +281,9 @@ def _print(report: dict, out: Path) -> None:
     if "exact_ce_gap" in report:
         row("exact CE gap", report["exact_ce_gap_per_player"], report["exact_ce_gap"])
         row("exact CCE gap", report["exact_cce_gap_per_player"], report["exact_cce_gap"])
+    if "external_regret" in report:  # of the played sequence, not of the output policy
+        row("average external regret", report["external_regret_per_player"], report["external_regret"])
+        row("average swap regret", report["swap_regret_per_player"], report["swap_regret"])
     mc = report.get("monte_carlo")
     if mc:
         table.add_row(
@@ -303,6 +314,8 @@ def _original_units_line(report: dict) -> str:
         "certified_cce_gap": "certified CCE gap",
         "exact_ce_gap": "exact CE gap",
         "exact_cce_gap": "exact CCE gap",
+        "external_regret": "average external regret",
+        "swap_regret": "average swap regret",
     }
     for key, label in labels.items():
         if f"{key}_original" in report:

@@ -1,6 +1,7 @@
 """``markovgames run``: run one learning dynamic and write a run directory.
 
-``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory --checkpoints 10,100 --out DIR``
+``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory|0.1,0.3 --checkpoints 10,100 --out DIR``
+(and ``--order alternating``, ``--eta-schedule sqrt|power:P|path.py:NAME``, ``--regret``)
 """
 
 from __future__ import annotations
@@ -49,10 +50,26 @@ def parse_T(text: str, option: str = "-T") -> int:
     return value
 
 
-def parse_eta(text: str) -> float | Literal["theory"]:
-    """``--eta``: a positive number or ``theory``."""
+def parse_eta(text: str) -> float | Literal["theory"] | tuple[float, ...]:
+    """``--eta``: a positive number, ``theory``, or a comma-separated list of positive numbers (one
+    per player: ``0.1,0.3``; the game's number of players is checked once the game is read)."""
     if text == "theory":
         return "theory"
+    if "," in text:
+        rates = []
+        for part in (p.strip() for p in text.split(",")):
+            if part == "theory":
+                raise CliError(
+                    f"--eta: 'theory' is one rate for all players; a list gives each player a positive number, got {text!r}"
+                )
+            try:
+                rate = float(part)
+            except ValueError:
+                raise CliError(f"--eta: expected a positive number per player (e.g. 0.1,0.3), got {part!r} in {text!r}") from None
+            if not math.isfinite(rate) or rate <= 0:
+                raise CliError(f"--eta: every player's rate must be a positive finite number, got {part!r} in {text!r}")
+            rates.append(rate)
+        return tuple(rates)
     try:
         value = float(text)
     except ValueError:
@@ -78,7 +95,31 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "or package.module:NAME (see 'markovgames algorithms list')",
     )
     p.add_argument("-T", dest="T", required=True, help="number of iterations")
-    p.add_argument("--eta", default="0.2", help="learning rate: a positive number (default 0.2) or 'theory'")
+    p.add_argument(
+        "--eta",
+        default="0.2",
+        help="learning rate: a positive number (default 0.2), 'theory', or one per player (e.g. 0.1,0.3)",
+    )
+    p.add_argument(
+        "--order",
+        default="simultaneous",
+        choices=["simultaneous", "alternating"],
+        help="the players' update order: simultaneous (the paper's, default) or alternating (in turn, each against "
+        "the others' newest strategies)",
+    )
+    p.add_argument(
+        "--eta-schedule",
+        default=None,
+        metavar="NAME",
+        help="the learning rate's schedule eta_t = eta f(t): constant (default), sqrt (1/sqrt t), power:P (t^-P, "
+        "P in [0, 1]) or path/file.py:NAME (your function f of a NumPy array of iterations)",
+    )
+    p.add_argument(
+        "--regret",
+        action="store_true",
+        help="also record every player's average external and swap regret of the played sequence (the largest over "
+        "steps and states) at every prefix (smooth value updates)",
+    )
     p.add_argument(
         "--checkpoints",
         default=None,
@@ -154,6 +195,8 @@ def _handle_run(args) -> int:
         raise CliError(f"--algorithm: {err}") from None
     T = parse_T(args.T)
     eta = parse_eta(args.eta)
+    schedule = _step_schedule(args.eta_schedule)
+    _check_interplay(algorithm, args)
     checkpoints = parse_checkpoints(args.checkpoints, T)
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
@@ -161,10 +204,16 @@ def _handle_run(args) -> int:
     game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     # A user's learner is checked with this game's shapes before any output is touched.
     check_learner(algorithm.learner, game.shape_key, args.dtype)
-    largest = max_learning_rate(T, game.horizon, args.dtype)
-    if isinstance(eta, float) and eta > largest:
+    if isinstance(eta, tuple) and len(eta) != game.num_players:
         raise CliError(
-            f"--eta: {eta:g} is too large for -T {T} in {args.dtype}; at most {largest:.3g} (the learners' "
+            f"--eta: {len(eta)} rates given, but {game.name} has {game.num_players} players; give one rate per "
+            "player (e.g. 0.1,0.3) or one for all"
+        )
+    largest = max_learning_rate(T, game.horizon, args.dtype)
+    top = max(eta) if isinstance(eta, tuple) else eta
+    if isinstance(top, float) and top > largest:
+        raise CliError(
+            f"--eta: {top:g} is too large for -T {T} in {args.dtype}; at most {largest:.3g} (the learners' "
             f"logits eta (T + H) must stay where {args.dtype} resolves them)"
         )
     check_output_directory(args.out, replaces=True)
@@ -189,6 +238,16 @@ def _handle_run(args) -> int:
         # --resume continues a run only with the code that started it (the command line names
         # the file again; what the run directory names is never loaded).
         config["algorithm_sha256"] = algorithm.source_sha256
+    # The order, the schedule and the regret curves only where they differ from the paper's
+    # settings: a run without them keeps the configuration (and --resume) of earlier versions.
+    if args.order != "simultaneous":
+        config["order"] = args.order
+    if not schedule.is_constant:
+        config["eta_schedule"] = schedule.name
+        if schedule.source_sha256 is not None:  # a user's schedule: its code, as for a learner's
+            config["eta_schedule_sha256"] = schedule.source_sha256
+    if args.regret:
+        config["regret"] = True
     # Refused here, before the lock is taken, a bad --out leaves nothing behind; the checks are
     # repeated under the lock, which keeps a second writer out of the directory.
     planned = staging_directory(args.out)
@@ -205,7 +264,7 @@ def _handle_run(args) -> int:
             "--checkpoint-every K, and keeps it only when it is interrupted); run the command without --resume to start the run"
         )
     # The output directory is replaced as a whole: never one that holds the game or the learner.
-    check_apart(args.out, _input_files(args.game, args.algorithm), "--out")
+    check_apart(args.out, _input_files(args.game, args.algorithm, args.eta_schedule), "--out")
     check_output_directory_state(args.out, args.overwrite, args.resume, config)
     # A run refused or failed under the lock removes the parents of --out that it made.
     with remove_created_parents(args.out):
@@ -231,11 +290,14 @@ def _handle_run(args) -> int:
                     state_every=args.checkpoint_every,
                     trajectory_tolerance=args.trajectory_tolerance,
                     last_iterate=checkpoints if args.last_iterate else False,
+                    order=args.order,
+                    step_schedule=schedule,
+                    regret=args.regret,
                 )
             # The exact gaps read the trajectory's files again, checked, never through the memory
             # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
             extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args)
-            metrics = write_run_directory(staging, result, checkpoints, config, extras)
+            metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result
             for scratch in (STATE_FILE, metrics_file(Path(STATE_FILE)).name, CONFIG_FILE):
@@ -259,16 +321,44 @@ def _handle_run(args) -> int:
     return 0
 
 
-def _input_files(game: str, algorithm: str) -> list[str]:
-    """The files a run reads: the game file (not a built-in game's name) and a user's learner file
-    (``path.py:NAME``, alone or before ``+UPDATE``)."""
+def _input_files(game: str, algorithm: str, schedule: str | None = None) -> list[str]:
+    """The files a run reads: the game file (not a built-in game's name), a user's learner file
+    (``path.py:NAME``, alone or before ``+UPDATE``) and a user's step-size schedule file."""
     from ..games import BUILTIN_GAMES
 
     files = [] if game in BUILTIN_GAMES else [game]
-    reference = algorithm.split("+", 1)[0].rsplit(":", 1)[0]
-    if reference.endswith(".py"):
-        files.append(reference)
+    references = [algorithm.split("+", 1)[0].rsplit(":", 1)[0]]
+    references += [] if schedule is None else [schedule.rsplit(":", 1)[0]]
+    files += [reference for reference in references if reference.endswith(".py")]
     return files
+
+
+def _step_schedule(name: str | None):
+    """``--eta-schedule``: the schedule (a user's file is loaded here, once; the run gets the object)."""
+    from ..dynamics import get_step_schedule
+
+    try:
+        return get_step_schedule(name)
+    except ValueError as err:
+        raise CliError(f"--eta-schedule: {err}") from None
+
+
+def _check_interplay(algorithm, args) -> None:
+    """Refuse ``--regret``, ``--order alternating`` and ``--no-optimism`` where the algorithm has
+    no such form, naming the option (the library refuses them too, naming its arguments)."""
+    update = algorithm.value_update
+    if args.regret and not update.per_iteration_metrics:
+        raise CliError(
+            f"--regret: the regret curves are carried by the smooth value updates; {algorithm.name!r} uses "
+            f"{update.name!r}, which restarts its learners every stage (use smooth, smooth-uniform or smooth-linear)"
+        )
+    if algorithm.learner.learner().propose is None:
+        return
+    two_query = f"learner {algorithm.learner.name!r} makes two utility queries per iteration"
+    if args.order == "alternating":
+        raise CliError(f"--order alternating: {two_query}; alternating updates are not defined for it")
+    if args.no_optimism:
+        raise CliError(f"--no-optimism: {two_query}: its prediction is its second query, so it has no non-optimistic form")
 
 
 def _checkpoint_extras(result, checkpoints: list[int], args) -> dict[int, dict] | None:
@@ -373,14 +463,15 @@ def _check_resources(game, T: int, args) -> None:
     from ..experiments._rundir import run_directory_bytes
 
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
-    curves = 2 * T * 3 * game.num_players * itemsize  # values and both bounds per prefix, and a copy
+    # Values and both bounds per prefix (and both regrets with --regret), and a copy.
+    curves = 2 * T * (5 if args.regret else 3) * game.num_players * itemsize
     memory = physical_memory()
     if memory and curves > memory:
         raise CliError(
             f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
             f"{format_bytes(curves)}, more than this machine's {format_bytes(memory)}; choose a smaller T"
         )
-    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory)
+    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret)
     total = sum(parts.values())
     # While the run goes, a run that saves its state also keeps the per-prefix metrics so far
     # beside it (about the curve's size), deleted at the end.
@@ -424,6 +515,7 @@ def _original_units_table(metrics: dict):
         "certified_cce_gap": "cert. CCE gap",
         "exact_ce_gap": "exact CE gap",
         "exact_cce_gap": "exact CCE gap",
+        **_REGRET_COLUMNS,
     }
     keys = [k for k in labels if f"{k}_original" in first]
     for key in keys:
@@ -434,6 +526,22 @@ def _original_units_table(metrics: dict):
     return table
 
 
+#: The regret columns of the printed tables (with --regret): the largest over players.
+_REGRET_COLUMNS = {"external_regret": "ext. regret", "swap_regret": "swap regret"}
+
+
+def _settings_words(metrics: dict) -> list[str]:
+    """The run's settings in a table's title: the learning rate always, the others where they
+    differ from the defaults."""
+    eta = metrics["eta"]
+    settings = [f"eta={','.join(f'{e:g}' for e in eta) if isinstance(eta, (list, tuple)) else eta}"]
+    settings += [] if metrics.get("optimistic", True) else ["no optimism"]
+    settings += [f"{metrics['order']} order"] if metrics.get("order", "simultaneous") != "simultaneous" else []
+    settings += [f"eta schedule {metrics['eta_schedule']}"] if metrics.get("eta_schedule", "constant") != "constant" else []
+    settings += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
+    return settings
+
+
 def _print_checkpoints(metrics: dict, out) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -442,9 +550,10 @@ def _print_checkpoints(metrics: dict, out) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     # The game's name comes from a file: its markup and control characters are shown literally.
     # The title says every setting that differs from the defaults (the learning rate always).
-    settings = [f"eta={metrics['eta']}"] + ([] if metrics.get("optimistic", True) else ["no optimism"])
-    settings += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
-    table = Table(title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({', '.join(settings)})")
+    settings = _settings_words(metrics)
+    table = Table(
+        title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({markup_safe(', '.join(settings))})"
+    )
     table.add_column("T", justify="right")
     num_players = len(metrics["checkpoints"][0]["value"])
     for i in range(num_players):
@@ -468,6 +577,10 @@ def _print_checkpoints(metrics: dict, out) -> None:
     iterate_keys = [k for k in iterate_columns if any(k in c for c in metrics["checkpoints"])]
     for key in iterate_keys:
         table.add_column(iterate_columns[key], justify="right")
+    # With --regret: each checkpoint's largest average regret over players.
+    regret_keys = [k for k in _REGRET_COLUMNS if any(k in c for c in metrics["checkpoints"])]
+    for key in regret_keys:
+        table.add_column(_REGRET_COLUMNS[key], justify="right")
     for c in metrics["checkpoints"]:
         exact_cells = []
         if has_exact:
@@ -481,8 +594,18 @@ def _print_checkpoints(metrics: dict, out) -> None:
             f"{c['certified_cce_gap'] * c['T']:.4g}",
             *exact_cells,
             *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in iterate_keys),
+            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in regret_keys),
         )
     console.print(table)
+    final = metrics.get("regret")
+    if final and metrics["checkpoints"] and metrics["checkpoints"][-1]["T"] != final["T"]:
+        # The last iteration is not a checkpoint: its regrets are said here.
+        console.print(
+            f"after T = {final['T']}: average external regret {final['external_regret']:.3e}, swap regret "
+            f"{final['swap_regret']:.3e} (the largest over players, steps and states)",
+            markup=False,
+            soft_wrap=True,
+        )
     if metrics.get("units"):
         console.print(_original_units_table(metrics))
     # Say why an exact gap is missing (once per reason), rather than only a dash in the table.

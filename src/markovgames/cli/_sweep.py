@@ -4,7 +4,7 @@
 
     markovgames sweep CONFIG.toml [--set KEY=VALUE ...] [--out DIR] [--executor local|ray]
                       [--address ADDR] [--workers K] [--dry-run] [--quiet]
-    markovgames plot RESULTS_DIR [--out DIR] [--concept ce|cce|auto] [--window LOW,HIGH]
+    markovgames plot RESULTS_DIR|RUN_DIR [--out DIR] [--concept ce|cce|auto] [--metric METRIC] [--window LOW,HIGH]
                      [--x horizon|states|players|actions|eta [--decades T1,T2,...]]
     markovgames summarize RESULTS_DIR [--markdown FILE] [--concept ce|cce|auto] [--window LOW,HIGH]
 """
@@ -191,6 +191,10 @@ def _handle_sweep(args) -> int:
         for b in batches:
             n, h, s, a = b.shape_key
             what = printable(b.algorithm) + ("" if b.optimistic else " (non-opt.)")
+            # The order, schedule and regret curves where they are not the defaults.
+            what += "" if b.order == "simultaneous" else f", {b.order}"
+            what += "" if b.eta_schedule == "constant" else f", eta schedule {printable(b.eta_schedule)}"
+            what += ", regret" if b.regret else ""
             print(
                 f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
             )
@@ -237,6 +241,18 @@ def _results_inputs(results: str) -> list[Path]:
     return [path]
 
 
+#: What a run directory holds (``markovgames run``): ``plot RUN_DIR --out`` never writes there.
+_RUN_FILES = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", ".markovgames")
+
+
+def _is_run_directory(results: str) -> bool:
+    """Whether ``plot`` was given a run directory (its ``metrics.json``, and no sweep's results)."""
+    from ..experiments._summary import RESULTS_FILE
+
+    path = Path(results)
+    return path.is_dir() and (path / "metrics.json").is_file() and not (path / RESULTS_FILE).exists()
+
+
 def _parse_window(text: str | None) -> tuple[float, float] | None:
     """``--window LOW,HIGH`` (e.g. ``1e3,1e5``): the checkpoints a slope is fitted on."""
     if text is None:
@@ -273,15 +289,26 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "plot",
         help=HELP["plot"],
-        description="One figure per game of a sweep: gap and gap x T versus T, PNG and PDF.",
+        description="One figure per game of a sweep (or the figure of a run directory): gap and gap x T versus T, "
+        "or with --metric the players' average regrets or the last iterate's duality gap; PNG and PDF.",
         epilog="Files are named by their options, so that a plot with other options never replaces another: "
         "gaps_GAME.png with the defaults, gaps_GAME_window-1e3-1e5.png with --window 1e3,1e5, _concept-ce with "
         "--concept ce, gap_times_T_vs_X_decades-1e3-1e4.png with --decades, slopes_LOW-HIGH.png. Plotting again "
         "with the same options refreshes the same files. FIGDIR/.markovgames-figures.json records the figures "
         "markovgames drew there; a file it did not draw is never replaced.",
     )
-    p.add_argument("results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet)")
+    p.add_argument(
+        "results", metavar="RESULTS_DIR", help="a sweep directory (with results.parquet), or a run directory (with metrics.json)"
+    )
     p.add_argument("--out", default=None, help="folder for the figures (default: RESULTS_DIR/figures)")
+    p.add_argument(
+        "--metric",
+        default="gap",
+        choices=["gap", "external_regret", "swap_regret", "duality_gap"],
+        help="what to draw: the certified gap (default), the average external or swap regret of the played "
+        "sequence (runs with --regret, sweeps with regret = true; the largest over steps and states) or the last "
+        "iterate's duality gap (two-player constant-sum games with --last-iterate / last_iterate = true)",
+    )
     p.add_argument(
         "--concept",
         default="auto",
@@ -320,10 +347,32 @@ def _handle_plot(args) -> int:
     decades = _parse_decades(args.decades)
     if decades is not None and args.x is None:
         raise CliError("--decades: chooses the checkpoints of the --x figure; add --x")
+    if args.metric != "gap" and args.concept != "auto":
+        raise CliError(f"--concept: chooses which certified gap is drawn; --metric {args.metric} draws no gap, so drop --concept")
+    run_dir = _is_run_directory(args.results)
+    if run_dir:
+        for option, given in (("--x", args.x), ("--window", args.window)):
+            if given is not None:
+                raise CliError(f"{option}: compares the runs of a sweep; {printable(args.results)} is a run directory")
     if args.out is not None:
         check_output_directory(args.out)  # before the figures, naming --out
-        check_apart(args.out, _results_inputs(args.results), "--out")
-    paths = plot_sweep(args.results, args.out, args.concept, window=window, x=args.x, decades=decades, overwrite=args.overwrite)
+        inputs = [Path(args.results) / name for name in _RUN_FILES] if run_dir else _results_inputs(args.results)
+        check_apart(args.out, inputs, "--out")
+    if run_dir:
+        from ..experiments._run_plot import plot_run
+
+        paths = plot_run(args.results, args.out, args.metric, concept=args.concept, overwrite=args.overwrite)
+    else:
+        paths = plot_sweep(
+            args.results,
+            args.out,
+            args.concept,
+            window=window,
+            x=args.x,
+            decades=decades,
+            overwrite=args.overwrite,
+            metric=args.metric,
+        )
     for path in paths:
         print(f"wrote {printable(path)}")
     return 0
@@ -356,6 +405,7 @@ def _handle_summarize(args) -> int:
         SUMMARY_COLUMNS,
         summarize_results,
         summary_cells,
+        summary_columns,
         write_summary_markdown,
     )
 
@@ -371,11 +421,13 @@ def _handle_summarize(args) -> int:
     rows = summarize_results(args.results, args.concept, window)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
     table = Table(title=f"{markup_safe(args.results)}: certified gaps at T (median over runs)")
-    for k, name in enumerate(SUMMARY_COLUMNS):
-        table.add_column(name, justify="left" if k < 5 else "right")
+    columns = summary_columns(rows)  # with the order and schedule where a row has others than the defaults
+    left = len(columns) - len(SUMMARY_COLUMNS) + 5
+    for k, name in enumerate(columns):
+        table.add_column(name, justify="left" if k < left else "right")
     for r in rows:
         # As text, never as markup: a game label read from the file may hold brackets ("[/]x").
-        table.add_row(*(Text(cell) for cell in summary_cells(r)))
+        table.add_row(*(Text(cell) for cell in summary_cells(r, columns != SUMMARY_COLUMNS)))
     console.print(table)
     if args.markdown:
         from .._lock import directory_lock

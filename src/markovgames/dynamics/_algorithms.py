@@ -500,11 +500,16 @@ def registered(refresh: bool = False) -> Registry:
 LearningRate = float | tuple[float, ...] | Literal["theory"]
 
 
-def get_step_schedule(name: str | StepSchedule | None, base_dir: str | Path | None = None) -> StepSchedule:
+def get_step_schedule(
+    name: str | StepSchedule | None, base_dir: str | Path | None = None, *, file_source: bytes | None = None
+) -> StepSchedule:
     """The step-size schedule called ``name``: ``"constant"`` (``None`` too), ``"sqrt"``,
     ``"power:P"`` (``eta_t = c t^-P``, ``P`` in ``[0, 1]``), or a reference ``path.py:NAME`` /
     ``module:NAME`` to a [`StepSchedule`][markovgames.dynamics.StepSchedule] or to a function
-    ``f(t)`` of a NumPy array of iterations (``eta_t = c f(t)``). The error lists the choices."""
+    ``f(t)`` of a NumPy array of iterations (``eta_t = c f(t)``). The error lists the choices.
+
+    ``file_source``, for a file reference, is the file's content to run instead of what the file
+    holds now, as for [`get_algorithm`][markovgames.dynamics.get_algorithm] (a sweep's workers)."""
     if name is None:
         return STEP_SCHEDULES["constant"]
     if isinstance(name, StepSchedule):
@@ -524,7 +529,7 @@ def get_step_schedule(name: str | StepSchedule | None, base_dir: str | Path | No
         except ValueError as err:
             raise ValueError(f"step-size schedule {name!r}: {err}") from None
     if _is_reference(name):
-        found, digest = _load_reference(name, base_dir)
+        found, digest = _load_reference(name, base_dir, file_source)
         if isinstance(found, StepSchedule):
             return dataclasses.replace(found, source=name, source_sha256=digest) if found.source is None else found
         if callable(found) and not isinstance(found, (Algorithm, LearnerSpec)):

@@ -6,7 +6,8 @@ options writes other files beside it rather than over it. The default options ad
 - ``_concept-ce`` / ``_concept-cce``: ``concept`` other than ``"auto"``;
 - ``_window-1e3-1e5``: a slope ``window`` (``[1e3, 1e5]``), in the per-game figures, whose
   legends give the slopes over it (the slope distribution's name, ``slopes_1e3-1e5``, has it already);
-- ``_decades-1e3-1e4``: the ``decades`` of the across-games figure, where they are given.
+- ``_decades-1e3-1e4``: the ``decades`` of the across-games figure, where they are given;
+- ``_metric-external_regret`` (``swap_regret``, ``duality_gap``): a ``metric`` other than the gap.
 
 So ``gaps_paper.png`` (default options), ``gaps_paper_window-1e3-1e5.png`` (``--window 1e3,1e5``)
 and ``gaps_paper_concept-ce_window-1e3-1e5.png`` can lie side by side.
@@ -52,9 +53,13 @@ def short_number(value: float) -> str:
     return f"{int(mantissa)}e{exponent}" if mantissa == int(mantissa) else f"{value:g}"
 
 
-def option_suffix(*, concept: str = "auto", window: Sequence[float] | None = None, decades: Sequence[int] | None = None) -> str:
+def option_suffix(
+    *, concept: str = "auto", window: Sequence[float] | None = None, decades: Sequence[int] | None = None, metric: str = "gap"
+) -> str:
     """The part of a figure's file name that says its options (see the module docstring); "" for the defaults."""
     parts = []
+    if metric != "gap":
+        parts.append(f"metric-{metric}")
     if concept != "auto":
         parts.append(f"concept-{concept}")
     if window is not None:
@@ -161,5 +166,5 @@ def _described(entry: dict[str, Any]) -> str:
     """The results and options of a recorded figure, as a message shows them."""
     recorded = entry.get("options")
     options: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
-    shown = [f"{k}={options[k]}" for k in ("concept", "window", "x", "decades") if options.get(k) not in (None, "auto")]
+    shown = [f"{k}={options[k]}" for k in ("metric", "concept", "window", "x", "decades") if options.get(k) not in (None, "auto")]
     return ", ".join([str(entry.get("results")), *shown])

@@ -22,6 +22,7 @@ from .._files import open_regular
 __all__ = [
     "ResultsError",
     "RESULT_COLUMNS",
+    "ORIGINAL_COLUMNS",
     "MAX_RESULT_ROWS",
     "MAX_RESULT_BYTES",
     "read_results_table",
@@ -32,7 +33,7 @@ __all__ = [
 MAX_RESULT_ROWS = 1_000_000
 #: The most bytes its columns may take uncompressed, as its footer states them.
 MAX_RESULT_BYTES = 1 << 30
-#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 36).
+#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 52).
 MAX_ROW_GROUPS = 10_000
 MAX_COLUMNS = 256
 #: The longest text in a cell (labels, ids, reasons) and the longest list (one entry per player).
@@ -40,6 +41,23 @@ MAX_TEXT_CHARS = 4096
 MAX_LIST_ENTRIES = 64
 #: The largest ``T`` (and checkpoint) of a run: what the compiled loop can count.
 _MAX_T = 2**31 - 1
+
+#: The columns a sweep also writes in the game's own units (``NAME_original``, null for a game given
+#: in [0, 1]): returns (lists, one per player), then gaps and regrets (differences of returns, which
+#: scale by the map's scale only).
+_RETURN_COLUMNS = ("value", "last_iterate_value")
+_DIFFERENCE_COLUMNS = (
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "gap",
+    "exact_ce_gap",
+    "exact_cce_gap",
+    "last_iterate_nash_gap",
+    "last_iterate_duality_gap",
+    "external_regret",
+    "swap_regret",
+)
+ORIGINAL_COLUMNS = tuple(f"{name}_original" for name in _RETURN_COLUMNS + _DIFFERENCE_COLUMNS)
 
 #: Every column of a sweep's results table: its kind, and whether a sweep may write nulls in it.
 #: Kinds: ``text``, ``int``, ``float``, ``bool``, ``floats`` (a list of floats, one per player).
@@ -80,7 +98,16 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "exact_skipped": ("text", True),
     "last_iterate_value": ("floats", True),
     "last_iterate_nash_gap": ("float", True),
+    # Since the update order, step-size schedules and regret curves (a file written before has none).
+    "order": ("text", False),
+    "eta_schedule": ("text", False),
+    "external_regret": ("float", True),
+    "swap_regret": ("float", True),
+    "last_iterate_duality_gap": ("float", True),
+    **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
+#: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
+COLUMN_DEFAULTS = {"order": "simultaneous", "eta_schedule": "constant", "external_regret": None, "swap_regret": None}
 
 #: The columns every results file has (a file written by an earlier version may lack the others).
 REQUIRED_COLUMNS = (
@@ -99,7 +126,7 @@ REQUIRED_COLUMNS = (
 #: Columns that hold a count of at least 1.
 _COUNTS = ("N", "H", "S", "T", "checkpoint", "batch_size")
 #: What a run's rows must agree on (each is a setting of the run, repeated on its every row).
-_RUN_SETTINGS = ("game", "algorithm", "optimistic", "eta", "concept", "T")
+_RUN_SETTINGS = ("game", "algorithm", "optimistic", "eta", "concept", "T", "order", "eta_schedule")
 #: The kinds' names in messages.
 _KIND_NAMES = {
     "text": "a string",
@@ -257,7 +284,7 @@ def _check_text(path: Path, name: str, column) -> None:
         raise ResultsError(f"{path}: column {name!r}: an empty text")
     if pc.all(pc.utf8_is_printable(column)).as_py() is False:
         raise ResultsError(f"{path}: column {name!r}: a text with a control character (a line break, a tab, ...)")
-    allowed = {"concept": ("ce", "cce"), "dtype": ("float32", "float64")}.get(name)
+    allowed = {"concept": ("ce", "cce"), "dtype": ("float32", "float64"), "order": ("simultaneous", "alternating")}.get(name)
     if allowed is not None:
         odd = pc.filter(column, pc.invert(pc.is_in(column, value_set=_array(allowed)))).drop_null()
         if len(odd):
@@ -293,9 +320,10 @@ def _check_consistency(path: Path, table) -> None:
         differs = pc.filter(spread, pc.greater(spread.column(f"{c}_count_distinct"), 1))
         if differs.num_rows:
             raise ResultsError(f"{path}: run {_shown(differs.column('run_id')[0].as_py())}: its rows disagree on column {c!r}")
-    # The runs of a curve (a game, algorithm, optimism, learning rate and T) are compared at the
-    # checkpoints they all have: there must be one, as in every sweep (T' = T at least).
-    keys = ["game", "algorithm", "optimistic", "eta", "T"]
+    # The runs of a curve (a game, algorithm, optimism, learning rate, T, and where recorded the
+    # order and schedule) are compared at the checkpoints they all have: there must be one, as in
+    # every sweep (T' = T at least).
+    keys = ["game", "algorithm", "optimistic", "eta", "T"] + [c for c in ("order", "eta_schedule") if c in table.column_names]
     runs = table.group_by(keys).aggregate([("run_id", "count_distinct")])
     shared = (
         table.group_by([*keys, "checkpoint"])

@@ -17,10 +17,11 @@ import numpy as np
 
 from .._errors import MarkovGamesError
 from .._files import JsonFileError, read_json
-from ..dynamics import DTYPES, VALUE_UPDATES, builtin_algorithm
+from ..dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
 
-__all__ = ["RunDirectoryError", "read_metrics", "CURVE_FILE", "TRAJECTORY_DIR", "MAX_CHECKPOINTS"]
+__all__ = ["RunDirectoryError", "read_metrics", "CURVE_FILE", "METRICS_FILE", "TRAJECTORY_DIR", "MAX_CHECKPOINTS"]
 
+METRICS_FILE = "metrics.json"
 CURVE_FILE = "curve.npz"
 TRAJECTORY_DIR = "trajectory"
 #: The most checkpoints a run (or each run of a sweep) reports: each is a record in memory and on disk.
@@ -122,6 +123,24 @@ def _is_short_text(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= 4096
 
 
+def _is_rate(value: Any) -> bool:
+    return _is_number(value) and value > 0
+
+
+def _is_rates(value: Any) -> bool:
+    """One learning rate per player: a short list of positive numbers."""
+    return isinstance(value, list) and 1 <= len(value) <= 4096 and all(_is_rate(v) for v in value)
+
+
+def _is_source(value: Any) -> bool:
+    """A user's file as a run records it: null, or ``{"reference": ..., "sha256": ...}``."""
+    return value is None or (
+        isinstance(value, dict)
+        and _is_short_text(value.get("reference"))
+        and (value.get("sha256") is None or _is_short_text(value["sha256"]))
+    )
+
+
 def _is_record_value(value: Any) -> bool:
     """What a checkpoint record's field may hold: a finite number, text, null, or a list of finite numbers."""
     if value is None or _is_finite(value) or _is_short_text(value):
@@ -136,24 +155,45 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
     _field(metrics, "game", where, _is_short_text, "a game name", None)
     _field(metrics, "learner", where, lambda v: v is None or _is_short_text(v), "a learner name or null", None)
     _field(metrics, "concept", where, lambda v: v in (None, "ce", "cce"), "'ce', 'cce' or null", None)
+    _field(metrics, "algorithm_source", where, _is_source, "null or an object with the reference and its sha256", None)
+    _field(metrics, "optimistic", where, lambda v: v is None or isinstance(v, bool), "true or false", None)
     _field(
         metrics,
-        "algorithm_source",
+        "eta",
+        where,
+        lambda v: _is_short_text(v) or _is_rate(v) or _is_rates(v),
+        "a positive number, 'theory' or a list of positive numbers (one per player)",
+        None,
+    )
+    _field(
+        metrics,
+        "eta_value",
+        where,
+        lambda v: v is None or _is_rate(v) or _is_rates(v),
+        "a positive number, a list of them (one per player) or null",
+        None,
+    )
+    # Written only where they differ from the paper's settings (absent: simultaneous, constant).
+    _field(metrics, "order", where, lambda v: v in ORDERS, f"one of {', '.join(ORDERS)}", None)
+    _field(metrics, "eta_schedule", where, _is_short_text, "a step-size schedule's name", None)
+    _field(metrics, "eta_schedule_source", where, _is_source, "null or an object with the reference and its sha256", None)
+    _field(
+        metrics,
+        "regret",
         where,
         lambda v: (
             v is None
             or (
                 isinstance(v, dict)
-                and _is_short_text(v.get("reference"))
-                and (v.get("sha256") is None or _is_short_text(v["sha256"]))
+                and _is_int(v.get("T"))
+                and 1 <= v["T"] <= T
+                and all(_is_record_value(x) for x in v.values())
+                and all(isinstance(k, str) and len(k) <= 64 for k in v)
             )
         ),
-        "null or an object with the reference and its sha256",
+        f"null or an object with the regrets after T = {T} iterations",
         None,
     )
-    _field(metrics, "optimistic", where, lambda v: v is None or isinstance(v, bool), "true or false", None)
-    _field(metrics, "eta", where, lambda v: _is_short_text(v) or (_is_number(v) and v > 0), "a positive number or 'theory'", None)
-    _field(metrics, "eta_value", where, lambda v: v is None or (_is_number(v) and v > 0), "a positive number or null", None)
     _field(metrics, "identity_residual", where, lambda v: v is None or _is_number(v), "a non-negative number or null", None)
     for key in ("wall_time_s", "compile_time_s"):
         _field(metrics, key, where, lambda v: v is None or _is_number(v), "a non-negative number of seconds", None)

@@ -12,7 +12,7 @@ A directory is written under a temporary name next to ``DIR`` and renamed into p
 complete, so an interrupted or failed run never leaves a directory that looks finished.
 ``--overwrite`` replaces only a directory that holds the marker, and never through a symbolic link.
 
-[`load_run_directory`][markovgames.experiments.load_run_directory] trusts nothing it reads: every file must be a regular file of a
+[`load_run_directory`][markovgames.experiments.load_run_directory] (`._run_read`) trusts nothing it reads: every file must be a regular file of a
 bounded size; ``metrics.json``'s fields must have their types and ranges and name only the files
 a run writes; the game file and ``curve.npz`` must match the SHA-256 that ``metrics.json``
 records for them; the arrays must have the shapes, dtypes and finite values the run implies; and
@@ -21,56 +21,45 @@ records for them; the arrays must have the shapes, dtypes and finite values the 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
-import functools
 import hashlib
 import io
 import json
-import math
 import os
 import platform
 import shutil
-import zipfile
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError
-from .._files import JsonFileError, encloses_working_directory, file_sha256, open_regular, read_into, read_json, read_npy_header
-from .._npz import ArchiveError, NpzArchive
-from .._resources import format_bytes, physical_memory
+from .._files import JsonFileError, encloses_working_directory, file_sha256, read_json
 from .._text import printable
 from ..dynamics import (
     DTYPES,
     CertifiedCurve,
     RunResult,
-    builtin_algorithm,
-    get_value_update,
+    StepSchedule,
     resolve_learning_rate,
 )
 from ..games import (
-    MAX_GAME_ENTRIES,
-    PROBABILITY_TOLERANCE,
     AffineRescaling,
     MarkovGame,
-    load_game,
     save_game,
 )
-from ..games._io import check_game_file_size
 from ._iterates import duality_gap_field
 from ._run_metrics import (
     _MAX_JSON_BYTES,
     CURVE_FILE,
     MAX_CHECKPOINTS,
+    METRICS_FILE,
     TRAJECTORY_DIR,
     RunDirectoryError,
-    read_metrics,
 )
+from ._run_read import StoredRun, TrajectoryFile, load_run_directory, policy_row_tolerance, read_mapped_trajectory
 
 __all__ = [
     "parse_checkpoints",
@@ -98,9 +87,10 @@ __all__ = [
     "read_mapped_trajectory",
     "original_unit_fields",
     "units_field",
+    "regret_fields",
+    "settings_fields",
 ]
 
-METRICS_FILE = "metrics.json"
 #: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
 _JSON_GAME_ENTRIES = 200_000
 #: The marker of a directory written by ``markovgames run`` or ``solve``: ``--overwrite`` replaces
@@ -112,17 +102,18 @@ MARKER_FORMAT = "markovgames-output/1"
 REPLACEABLE_KINDS = ("run", "solve", "certify")
 
 
-def run_directory_bytes(game: MarkovGame, T: int, dtype: str, trajectory: bool) -> dict[str, int]:
+def run_directory_bytes(game: MarkovGame, T: int, dtype: str, trajectory: bool, regret: bool = False) -> dict[str, int]:
     """The bytes a run directory of ``T`` iterations holds, by part, before the run (for the
     command line's warning before a large write and its free-space check).
 
     ``"trajectory"`` (if kept): ``T`` policies of ``H x S x A_i`` entries per player in ``dtype``,
     the whole trajectory (``--trajectory-tolerance`` keeps a suffix of it, known only at the end);
-    ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix);
+    ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix;
+    five with ``regret``: the external and swap regret curves);
     ``"game"``: the game's arrays. ``metrics.json`` (a few kilobytes per checkpoint) is not counted.
     """
     itemsize = np.dtype(DTYPES[dtype]).itemsize
-    parts = {"curve.npz": 3 * T * game.num_players * 8}
+    parts = {"curve.npz": (5 if regret else 3) * T * game.num_players * 8}
     if trajectory:
         parts["trajectory"] = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
     parts["game"] = int(np.asarray(game.rewards).nbytes) + _transition_bytes(game)
@@ -203,13 +194,16 @@ _RETURN_FIELDS = (
     "cce_best_response_value",
 )
 _GAP_SUFFIXES = ("_gap", "_gap_per_player")
+#: Regrets are averages of differences of utilities: converted as gaps are (by the scale only).
+_REGRET_SUFFIXES = ("_regret", "_regret_per_player")
 
 
 def original_unit_fields(record: dict[str, Any], units: AffineRescaling, horizon: int) -> dict[str, Any]:
     """The record's returns and gaps in the game's original units, as fields ``NAME_original``.
 
     With ``r01 = scale * r + offset`` a return over ``H`` steps is ``V = (V01 - H offset) / scale``
-    and a gap ``gap / scale`` (`markovgames.games.AffineRescaling`). Empty for a game in ``[0, 1]``.
+    and a gap ``gap / scale`` (`markovgames.games.AffineRescaling`), as is a regret (an average of
+    differences of utilities). Empty for a game in ``[0, 1]``.
     """
     if units.is_identity:
         return {}
@@ -219,7 +213,7 @@ def original_unit_fields(record: dict[str, Any], units: AffineRescaling, horizon
             continue
         if key in _RETURN_FIELDS:
             converted = units.original_value(value, horizon)
-        elif key.endswith(_GAP_SUFFIXES):
+        elif key.endswith(_GAP_SUFFIXES + _REGRET_SUFFIXES):
             converted = units.original_gap(value)
         else:
             continue
@@ -245,15 +239,42 @@ def last_iterate_fields(value, best_response, game: MarkovGame | None = None) ->
     }
 
 
+def regret_fields(external, swap) -> dict[str, Any]:
+    """A checkpoint's regret fields: each player's average external and swap regret of the played
+    sequence (``*_per_player``, the largest over steps and states) and their maximum over players."""
+    return {
+        "external_regret": float(np.max(external)),
+        "external_regret_per_player": [float(x) for x in external],
+        "swap_regret": float(np.max(swap)),
+        "swap_regret_per_player": [float(x) for x in swap],
+    }
+
+
+def settings_fields(order: str, step_schedule: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``metrics.json``'s fields of the update order and the step-size schedule: only those that
+    differ from the paper's settings (simultaneous, constant), so that a run made with those writes
+    what it always wrote; a reader takes a missing field as the default. ``source``: a user's
+    schedule file's ``{"reference", "sha256"}`` (recorded, never loaded back)."""
+    out: dict[str, Any] = {}
+    if order != "simultaneous":
+        out["order"] = order
+    if step_schedule != "constant":
+        out["eta_schedule"] = step_schedule
+        if source is not None:
+            out["eta_schedule_source"] = source
+    return out
+
+
 def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int]) -> list[dict[str, Any]]:
     """The per-checkpoint records of ``metrics.json`` (field names as documented); the last-iterate
-    fields are added when the run evaluated the last iterate."""
+    fields are added when the run evaluated the last iterate, the regret fields when it carried them."""
     records = []
     last, best, last_prefixes = result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes
     last_fields: dict[int, dict[str, Any]] = {}
     if last is not None and best is not None and last_prefixes is not None:
         game = getattr(result, "game", None)  # a RunResult (a CertifiedCurve has no last iterate)
         last_fields = {int(t): last_iterate_fields(last[k], best[k], game) for k, t in enumerate(last_prefixes)}
+    external, swap = getattr(result, "external_regret", None), getattr(result, "swap_regret", None)
     for T_prime in checkpoints:
         row = result.row(T_prime)
         value = result.value[row]
@@ -270,6 +291,7 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
                 "certified_ce_gap_per_player": [float(x) for x in ce - value],
                 "certified_cce_gap_per_player": [float(x) for x in cce - value],
                 **last_fields.get(T_prime, {}),
+                **({} if external is None or swap is None else regret_fields(external[row], swap[row])),
             }
         )
     return records
@@ -455,10 +477,14 @@ def write_run_directory(
     checkpoints: list[int],
     config: dict[str, Any],
     checkpoint_extras: dict[int, dict[str, Any]] | None = None,
+    *,
+    step_schedule: StepSchedule | None = None,
 ) -> dict[str, Any]:
     """Write ``metrics.json``, ``curve.npz`` and the game into ``staging`` (the trajectory is already there).
 
     ``checkpoint_extras`` adds fields (e.g. exact gaps) to the record of each checkpoint ``T'``.
+    ``step_schedule``: the run's schedule, whose source (a user's file: its reference and SHA-256)
+    ``metrics.json`` records beside its name.
     """
     game = result.game
     kernel_entries = game.sparse_transitions.successors.size * 2 if game.is_sparse else game.transitions.size
@@ -467,11 +493,17 @@ def write_run_directory(
     # The curve is made in memory (a few bytes per prefix), then written and made durable while
     # a thread computes its digest from the same bytes (both release the interpreter).
     buffer = io.BytesIO()
+    # The regret curves only where the run carried them: a run without them writes what it always wrote.
+    curves: dict[str, Any] = {}  # (Any: NumPy types savez's keywords as allow_pickle's bool)
+    if result.external_regret is not None and result.swap_regret is not None:
+        curves = {"external_regret": result.external_regret, "swap_regret": result.swap_regret}
+    regret = bool(curves)
     np.savez(
         buffer,
         value=result.value,
         certified_ce_bound=result.certified_ce_bound,
         certified_cce_bound=result.certified_cce_bound,
+        **curves,
     )
     # The pool is left (its thread joined) before the buffer is released, also on an error.
     with buffer.getbuffer() as content, ThreadPoolExecutor(1, thread_name_prefix="markovgames-curve") as pool:
@@ -501,6 +533,9 @@ def write_run_directory(
         "eta_value": _eta_value(result),
         "T": result.T,
         "dtype": result.dtype,
+        **settings_fields(result.order, result.step_schedule, _schedule_source(step_schedule, result.step_schedule)),
+        # The regrets after the last iteration (the curve.npz holds them for every prefix).
+        **({"regret": _final_regret(result, game)} if regret else {}),
         # The game's own units: the map, and every checkpoint's returns and gaps in them too.
         "units": units_field(game.units),
         "checkpoints": [
@@ -531,6 +566,21 @@ def write_run_directory(
     return metrics
 
 
+def _schedule_source(schedule: StepSchedule | None, name: str) -> dict[str, Any] | None:
+    """A user's schedule's ``{"reference", "sha256"}`` (None for a built-in one)."""
+    if schedule is None or schedule.source is None or schedule.name != name:
+        return None
+    return {"reference": schedule.source, "sha256": schedule.source_sha256}
+
+
+def _final_regret(result: RunResult, game: MarkovGame) -> dict[str, Any]:
+    """``metrics.json``'s ``regret``: the regret fields after all ``T`` iterations (and in the game's units)."""
+    if result.external_regret is None or result.swap_regret is None:  # unreachable: asked only when carried
+        raise AssertionError("a run without regret curves")
+    row = result.row(result.T)
+    return _with_original_units({"T": result.T, **regret_fields(result.external_regret[row], result.swap_regret[row])}, game)
+
+
 def _with_original_units(record: dict[str, Any], game: MarkovGame) -> dict[str, Any]:
     return {**record, **original_unit_fields(record, game.units, game.horizon)}
 
@@ -543,334 +593,3 @@ def _eta_value(result: RunResult) -> float | list[float] | None:
     if per_stage:
         return None
     return [float(x) for x in scale] if isinstance(scale, tuple) else float(scale)
-
-
-def policy_row_tolerance(dtype: str, num_actions: int) -> float:
-    """How far from 1 a stored policy row ``pi^t_h(s, .)`` of ``num_actions`` entries may sum.
-
-    ``PROBABILITY_TOLERANCE`` (``1e-9``, the game files' tolerance), or ``8 A eps`` of the run's
-    dtype if that is larger: the engine normalises each row in that precision (a float32 row of
-    4 actions sums to 1 within about ``2e-7``).
-    """
-    return max(PROBABILITY_TOLERANCE, 8 * num_actions * float(np.finfo(DTYPES[dtype]).eps))
-
-
-class TrajectoryFile(NamedTuple):
-    """A stored trajectory file, ``trajectory/policy_i.npy``, as checked when its run directory was
-    read: where its data starts (``offset``), and its ``shape`` and ``dtype``."""
-
-    path: Path
-    offset: int
-    shape: tuple[int, ...]
-    dtype: np.dtype
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class StoredRun:
-    """A run read back from its directory (checked by [`load_run_directory`][markovgames.experiments.load_run_directory]).
-
-    The trajectory's files were checked (header and size) but not read: `policies` and
-    `read_policies` read them, with checked reads, when an evaluation needs them.
-    """
-
-    path: Path
-    metrics: dict[str, Any]
-    game: MarkovGame
-    value: np.ndarray
-    certified_ce_bound: np.ndarray
-    certified_cce_bound: np.ndarray
-    trajectory_files: tuple[TrajectoryFile, ...] | None
-
-    @functools.cached_property
-    def policies(self) -> tuple[np.ndarray, ...] | None:
-        """The whole stored trajectory, per player ``(kept, H, S, A_i)`` (``None``: the run kept
-        none), read into memory on first use (`read_policies`)."""
-        return self.read_policies()
-
-    def read_policies(self, rows: int | None = None) -> tuple[np.ndarray, ...] | None:
-        """The first ``rows`` rows (default all) of each player's stored trajectory, read into memory.
-
-        The files are read, not memory-mapped: a mapped file that another process truncates
-        kills the reader with SIGBUS, whereas a read that comes up short is an error naming the
-        file. The rows' total size is checked against this machine's memory first.
-
-        Raises
-        ------
-        RunDirectoryError
-            The rows take more memory than the machine has, or a file changed since the run
-            directory was read (truncated, replaced, or with another header).
-        """
-        if self.trajectory_files is None:
-            return None
-        count = [f.shape[0] if rows is None else min(rows, f.shape[0]) for f in self.trajectory_files]
-        sizes = [n * math.prod(f.shape[1:]) * f.dtype.itemsize for n, f in zip(count, self.trajectory_files, strict=True)]
-        memory = physical_memory()
-        if memory is not None and sum(sizes) > memory:
-            raise RunDirectoryError(
-                f"{self.trajectory_files[0].path.parent}: {sum(count) // len(count)} rows of the trajectory take "
-                f"{format_bytes(sum(sizes))}, more than this machine's {format_bytes(memory)} of memory"
-            )
-        return tuple(_read_policy(f, n) for f, n in zip(self.trajectory_files, count, strict=True))
-
-    @property
-    def first_kept(self) -> int:
-        """The first iteration of the stored trajectory (1 unless the run kept a suffix)."""
-        suffix = self.metrics.get("trajectory_suffix")
-        return 1 if not suffix else int(suffix["first_kept"])
-
-    @property
-    def algorithm(self) -> str:
-        return self.metrics["algorithm"]
-
-    @property
-    def index_kernel(self) -> str:
-        """The output policy's index kernel: ``"smooth"`` (Algorithm 3) or ``"stage"`` (Algorithm 4)."""
-        try:
-            # A directory written before "value_update" was recorded names a built-in algorithm
-            # (looked up without loading anything: the name was read from a file).
-            update = self.metrics.get("value_update") or builtin_algorithm(self.metrics["algorithm"]).value_update
-            return get_value_update(update).index_kernel
-        except ValueError as err:
-            raise RunDirectoryError(f"{self.path / METRICS_FILE}: {err}") from None
-
-    @property
-    def T(self) -> int:
-        return int(self.metrics["T"])
-
-    @property
-    def dtype(self) -> str:
-        return self.metrics.get("dtype", "float64")
-
-    def check_trajectory(self, rows: int | None = None) -> tuple[np.ndarray, ...] | None:
-        """Read the first ``rows`` stored policies (default all, `read_policies`) and check that they
-        are probability vectors; returns them (``None``: the run kept no trajectory).
-
-        Every entry finite and non-negative, every row ``pi^t_{h,i}(s, .)`` summing to 1 within
-        [`policy_row_tolerance`][markovgames.experiments.policy_row_tolerance]: an output policy is evaluated only if it is one. Checks the
-        rows in blocks of about 64 MiB.
-
-        Raises
-        ------
-        RunDirectoryError
-            Naming the file and the entry ``[t - first_kept][h][s][a]`` at fault.
-        """
-        policies = self.read_policies(rows)
-        if policies is None:
-            return None
-        for i, p in enumerate(policies):
-            where = self.path / self.metrics["trajectory"] / f"policy_{i}.npy"
-            tolerance = policy_row_tolerance(self.dtype, p.shape[-1])
-            stop = p.shape[0] if rows is None else min(rows, p.shape[0])
-            step = max(1, (64 << 20) // max(1, p[0].nbytes))
-            for start in range(0, stop, step):
-                block = np.asarray(p[start : min(stop, start + step)], dtype=np.float64)
-
-                def at(mask, start: int) -> tuple[str, tuple[int, ...]]:
-                    """``[t][h][s]([a])`` of the first hit, and what it is (iteration, step, state, action)."""
-                    idx = tuple(int(k) for k in np.argwhere(mask)[0])
-                    idx = (idx[0] + start,) + idx[1:]
-                    parts = [f"iteration {idx[0] + self.first_kept}", f"step {idx[1]}", f"state {idx[2]}"]
-                    parts += [f"action {idx[3]}"] if len(idx) > 3 else []
-                    return "".join(f"[{k}]" for k in idx) + f" ({', '.join(parts)})", idx
-
-                bad = ~np.isfinite(block)
-                if bad.any():
-                    text, idx = at(bad, start)
-                    raise RunDirectoryError(f"{where}: entry {text} = {float(p[idx])!r} is not finite")
-                neg = block < 0.0
-                if neg.any():
-                    text, idx = at(neg, start)
-                    raise RunDirectoryError(f"{where}: entry {text} = {float(p[idx])!r} is negative")
-                sums = block.sum(axis=-1)
-                off = np.abs(sums - 1.0) > tolerance
-                if off.any():
-                    text, idx = at(off, start)
-                    raise RunDirectoryError(
-                        f"{where}: row {text} sums to {float(sums[(idx[0] - start,) + idx[1:]])!r}, not 1 "
-                        f"(tolerance {tolerance:.3g})"
-                    )
-        return policies
-
-
-def _check_sha256(path: Path, fh, digest: str | None, metrics_path: Path) -> None:
-    if digest is not None and file_sha256(path, fh) != digest:
-        raise RunDirectoryError(
-            f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
-        )
-
-
-def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """``(shape, fortran_order, dtype)`` of the ``.npy`` data at ``fh``'s position, reading no array data."""
-    try:
-        return read_npy_header(fh)
-    except (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile) as err:
-        raise RunDirectoryError(
-            f"{where}: not a valid .npy array ({str(err).splitlines()[0] if str(err) else type(err).__name__})"
-        ) from None
-
-
-def _read_curve(path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz``, checked before and after they are read.
-
-    The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
-    file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
-    writes them), so the data read is never more than the file holds; each member's header must
-    give the shape ``(T, N)`` before its data is read (`NpzArchive`).
-    """
-    names = ("value", "certified_ce_bound", "certified_cce_bound")
-    needed = 3 * T * num_players * 8
-    memory = physical_memory()
-    if memory is not None and needed > memory:
-        raise RunDirectoryError(
-            f"{path}: the curve of T = {T} ({metrics_path.name}) and N = {num_players} takes {format_bytes(needed)}, "
-            f"more than this machine's {format_bytes(memory)} of memory"
-        )
-    try:
-        fh = open_regular(path)
-    except OSError as err:
-        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
-    with fh:
-        # Three float64 arrays and their headers; anything much larger is not this run's curve.
-        limit = needed + 65536
-        size = os.fstat(fh.fileno()).st_size
-        if size > limit:
-            raise RunDirectoryError(f"{path}: {size} bytes, more than the {limit} a curve of T = {T} takes: not this run's curve")
-        _check_sha256(path, fh, digest, metrics_path)
-        fh.seek(0)
-        arrays = []
-        try:
-            with NpzArchive(fh, stored_only=True) as archive:
-                if sorted(archive.keys) != sorted(names):
-                    found = ", ".join(sorted(f"{k}.npy" for k in archive.keys))
-                    raise RunDirectoryError(f"{path}: expected the arrays {', '.join(names)}, found {found[:200] or 'none'}")
-                for name in names:
-                    where = f"{path}: {name}"
-                    shape, _, dtype = archive.header(name)
-                    if shape != (T, num_players) or dtype.kind != "f":
-                        raise RunDirectoryError(
-                            f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
-                        )
-                    array = archive.read(name)
-                    if not np.isfinite(array).all():
-                        raise RunDirectoryError(f"{where}: holds a value that is not finite")
-                    arrays.append(array)
-        except ArchiveError as err:
-            raise RunDirectoryError(f"{path}: {err}") from None
-    return tuple(arrays)
-
-
-def read_mapped_trajectory(result: RunResult) -> RunResult:
-    """``result`` with its trajectory read into memory, with checked reads, where it is memory-mapped.
-
-    A run that writes its trajectory to files returns them as read-only memory maps, which die of
-    SIGBUS if a file is truncated while they are read. The command line never reads through
-    them: it reads the files again here (header, size and every byte checked; a file changed
-    meanwhile is a `RunDirectoryError` naming it) before it evaluates the trajectory.
-    """
-    policies = result.policies
-    if policies is None or not any(isinstance(p, np.memmap) for p in policies):
-        return result
-    read = []
-    for p in policies:
-        if isinstance(p, np.memmap) and p.filename is not None:
-            read.append(_read_policy(_check_policy(Path(p.filename), p.shape, result.dtype), p.shape[0]))
-        else:
-            read.append(np.asarray(p))
-    return dataclasses.replace(result, policies=tuple(read))
-
-
-def _check_policy(path: Path, shape: tuple[int, ...], dtype: str) -> TrajectoryFile:
-    """Check ``trajectory/policy_i.npy``'s header and size against ``shape`` (reading no data)."""
-    try:
-        fh = open_regular(path)
-    except OSError as err:
-        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
-    with fh:
-        got, fortran, dt = _npy_header(fh, str(path))
-        wanted = np.dtype(DTYPES[dtype])
-        if got != shape or dt != wanted or fortran:
-            raise RunDirectoryError(
-                f"{path}: expected a {wanted} array of shape {shape} (the run's T, H, S and A_i; C order), "
-                f"got dtype {dt} with shape {got}{' in Fortran order' if fortran else ''}"
-            )
-        offset = fh.tell()
-        size = os.fstat(fh.fileno()).st_size
-    needed = offset + math.prod(shape) * wanted.itemsize
-    if size != needed:
-        raise RunDirectoryError(
-            f"{path}: the file has {size} bytes, not the {needed} its header declares ({'truncated' if size < needed else 'trailing data'})"
-        )
-    return TrajectoryFile(path, offset, shape, wanted)
-
-
-def _read_policy(file: TrajectoryFile, rows: int) -> np.ndarray:
-    """The first ``rows`` rows of a checked trajectory file, read (never mapped) into a new array.
-
-    The file is opened again: its header must still be the one checked, and every byte must
-    arrive (a file truncated meanwhile is an error naming it, where a memory map would die of
-    SIGBUS). Reading 64 MiB at a time into the array costs about what the first pass over a
-    memory map costs (the page cache is read either way; ``benchmarks/README.md``).
-    """
-    path, offset, shape = file.path, file.offset, (rows, *file.shape[1:])
-    try:
-        with open_regular(path) as fh:
-            header = _npy_header(fh, str(path))
-            if header != (file.shape, False, file.dtype) or fh.tell() != offset:
-                raise RunDirectoryError(f"{path}: changed while it was read (its header is not the one checked)")
-            array = np.empty(shape, dtype=file.dtype)
-            done = read_into(fh, array, 64 << 20)
-            if done < array.nbytes:
-                raise RunDirectoryError(
-                    f"{path}: ends after {offset + done} bytes, not the {offset + file.dtype.itemsize * math.prod(file.shape)} "
-                    "its header declares (truncated while it was read)"
-                )
-    except OSError as err:
-        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
-    except MemoryError:
-        raise RunDirectoryError(
-            f"{path}: {rows} rows take {format_bytes(math.prod(shape) * file.dtype.itemsize)}, more memory than is available"
-        ) from None
-    return array
-
-
-def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
-    """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory].
-
-    The trajectory's files are checked here and read when used (`StoredRun.read_policies`).
-
-    Every file is checked before it is used (see the module docstring); the trajectory's values
-    are checked by [`StoredRun.check_trajectory`][markovgames.experiments.StoredRun.check_trajectory], for the rows an evaluation uses.
-    ``max_bytes`` and ``max_entries`` bound its game file as in [`load_game`][markovgames.games.load_game].
-
-    Raises
-    ------
-    RunDirectoryError, GameValidationError
-        Naming the file (and the field or entry) at fault.
-    """
-    path = Path(path)
-    metrics_path = path / METRICS_FILE
-    if not os.path.lexists(metrics_path):
-        raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
-    metrics = read_metrics(metrics_path)
-    T, sums = metrics["T"], metrics.get("sha256", {})
-    game_path = path / metrics["game_file"]
-    if sums.get(metrics["game_file"]) is not None:
-        try:
-            with open_regular(game_path) as fh:
-                # Its size first: hashing a file of many GiB before load_game refused it would take minutes.
-                check_game_file_size(game_path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
-                _check_sha256(game_path, fh, sums[metrics["game_file"]], metrics_path)
-        except OSError as err:
-            raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
-    game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
-    value, ce, cce = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path)
-    files = None
-    if metrics.get("trajectory"):
-        traj = path / metrics["trajectory"]
-        first = 1 if not metrics.get("trajectory_suffix") else metrics["trajectory_suffix"]["first_kept"]
-        dtype = metrics.get("dtype", "float64")
-        files = tuple(
-            _check_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
-            for i, a in enumerate(game.num_actions)
-        )
-    return StoredRun(path, metrics, game, value, ce, cce, files)

@@ -1,7 +1,8 @@
 """Reading a sweep's ``results.parquet`` and summarising it: final gaps, gap x T, log-log slopes.
 
 A *group* is one curve of a figure and one row of the summary table: a game, an algorithm,
-optimism and a learning rate; its runs differ only by the random game's seed. Each statistic
+optimism, a learning rate, an update order and a step-size schedule; its runs differ only by the
+random game's seed. Each statistic
 is the median over the group's runs (with the interquartile range where it is drawn).
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 from .._atomic import atomic_write_text
 from .._errors import ArgumentError
 from .._files import JsonFileError, parse_json
-from ._results_table import ResultsError, read_results_table
+from ._results_table import COLUMN_DEFAULTS, ResultsError, read_results_table
 
 __all__ = [
     "ResultsError",
@@ -36,6 +37,8 @@ __all__ = [
     "check_window",
     "window_text",
     "CONCEPTS",
+    "METRICS",
+    "metric_label",
     "PAPER_ORDER",
     "RESULTS_FILE",
     "fit_loglog_slope",
@@ -43,6 +46,30 @@ __all__ = [
 
 CONCEPTS = ("auto", "ce", "cce")
 Concept = Literal["auto", "ce", "cce"]
+
+#: What a curve shows: the certified gap of the output policy (``concept`` picks which), each run's
+#: largest average regret over players, steps and states (runs with ``regret = true``), or the
+#: last iterate's duality gap (two-player constant-sum games, runs with ``last_iterate = true``).
+METRICS = ("gap", "external_regret", "swap_regret", "duality_gap")
+#: The results column of each metric but ``gap``.
+METRIC_COLUMNS = {"external_regret": "external_regret", "swap_regret": "swap_regret", "duality_gap": "last_iterate_duality_gap"}
+#: Where a metric's column comes from: what a sweep must set to have it.
+_METRIC_SOURCES = {
+    "external_regret": "regret = true",
+    "swap_regret": "regret = true",
+    "duality_gap": "last_iterate = true on a two-player constant-sum game",
+}
+
+
+def metric_label(metric: str, over_players: bool = True) -> str:
+    """A metric's axis label (its per-player curves: ``over_players=False``)."""
+    where = "players, steps and states" if over_players else "steps and states"
+    return {
+        "external_regret": f"average external regret (max over {where})",
+        "swap_regret": f"average swap regret (max over {where})",
+        "duality_gap": "duality gap of the last iterate",
+    }[metric]
+
 
 #: A sweep's results table, in its directory.
 RESULTS_FILE = "results.parquet"
@@ -69,8 +96,9 @@ def _read_results_table(results_dir: str | Path):
 
 
 def result_rows(results_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of ``results_dir/results.parquet`` (or of a ``.parquet`` file given directly) as dicts."""
-    return _read_results_table(results_dir)[1].to_pylist()
+    """The rows of ``results_dir/results.parquet`` (or of a ``.parquet`` file given directly) as
+    dicts (a column that a file written by an earlier version lacks has its default)."""
+    return [{**COLUMN_DEFAULTS, **row} for row in _read_results_table(results_dir)[1].to_pylist()]
 
 
 def results_provenance(results_dir: str | Path) -> dict[str, Any]:
@@ -109,7 +137,11 @@ def load_results(results_dir: str | Path):
     pandas.DataFrame
         The columns of ``results.parquet`` (``docs/howto-sweep.md``): the run's configuration
         (game label, kind, seed and content hash, ``N, H, S, A``, algorithm, optimism, learning
-        rate, ``T``, dtype), the checkpoint ``T'`` and its metrics. ``df.attrs`` holds the
+        rate, update order, step-size schedule, ``T``, dtype), the checkpoint ``T'`` and its
+        metrics (the regrets and the last iterate's duality gap where the sweep recorded them; the
+        ``*_original`` columns in the game's own units). A file written before the order,
+        schedule and regret columns existed reads with their defaults (``simultaneous``,
+        ``constant``, no regrets). ``df.attrs`` holds the
         provenance stored in the file's metadata: ``versions``, ``config`` (the validated
         configuration), ``raw_config``, ``games`` (label, kind, seed, shape and ``sha256`` of
         every game), ``checkpoints`` and ``created``.
@@ -121,6 +153,10 @@ def load_results(results_dir: str | Path):
     """
     path, table = _read_results_table(results_dir)
     frame = table.to_pandas()
+    # The columns a file written before the update order, schedules and regret curves lacks.
+    for column, default in COLUMN_DEFAULTS.items():
+        if column not in frame.columns:
+            frame[column] = np.nan if default is None else default
     frame.attrs.update(_provenance(path, table))
     return frame
 
@@ -205,11 +241,15 @@ class GroupCurves:
     gap: np.ndarray
     run_ids: tuple[str, ...]
     game_seeds: tuple[int | None, ...]
+    order: str = "simultaneous"
+    eta_schedule: str = "constant"
+    #: What ``gap`` holds (`METRICS`): the certified gap, or a regret or duality gap.
+    metric: str = "gap"
 
     @property
     def label(self) -> str:
         text = self.algorithm if self.optimistic else f"{self.algorithm}, no optimism"
-        return f"{text}, eta={self.eta}"
+        return f"{text}, eta={self.eta}{settings_suffix(self.order, self.eta_schedule)}"
 
     @property
     def median(self) -> np.ndarray:
@@ -232,31 +272,78 @@ class GroupCurves:
         return float(np.median(finite)) if finite.size else float("nan")
 
 
-def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[GroupCurves]:
-    """Group result rows into curves, sorted by game, algorithm, optimism (optimistic first) and eta.
+def settings_suffix(order: str, eta_schedule: str) -> str:
+    """``, alternating, eta schedule sqrt``: the order and schedule where they are not the defaults."""
+    words = [] if order == "simultaneous" else [order]
+    words += [] if eta_schedule == "constant" else [f"eta schedule {eta_schedule}"]
+    return "".join(f", {w}" for w in words)
+
+
+def check_metric(metric: str) -> None:
+    if metric not in METRICS:
+        raise ArgumentError.for_argument("metric", f"expected one of {', '.join(METRICS)}, got {metric!r}")
+
+
+def row_metric(row: dict[str, Any], metric: str, concept: str) -> float | None:
+    """A row's value of ``metric`` (``concept``: ``ce`` or ``cce``, for the gap); None where it has none."""
+    if metric == "gap":
+        return float(row["certified_ce_gap"] if concept == "ce" else row["certified_cce_gap"])
+    value = row.get(METRIC_COLUMNS[metric])
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: str = "gap") -> list[GroupCurves]:
+    """Group result rows into curves, sorted by game, algorithm, optimism (optimistic first), eta,
+    order and schedule.
 
     ``concept="auto"`` uses each algorithm's own equilibrium (CE for smooth_ce, CCE for the
-    others); ``"ce"`` / ``"cce"`` the certified CE / CCE gap for all.
+    others); ``"ce"`` / ``"cce"`` the certified CE / CCE gap for all. ``metric`` (`METRICS`)
+    picks what the curves hold: the gap, or a regret or the last iterate's duality gap, from the
+    runs that recorded it (a `ResultsError` naming ``metric`` if none did).
     """
     if concept not in CONCEPTS:
         raise ArgumentError.for_argument("concept", f"expected one of {', '.join(CONCEPTS)}, got {concept!r}")
+    check_metric(metric)
     by_group: dict[tuple, dict[str, dict[int, float]]] = {}
-    meta: dict[tuple, dict[str, Any]] = {}
     seeds: dict[str, Any] = {}
     for r in rows:
         c = r["concept"] if concept == "auto" else concept
-        key = (r["game"], r["algorithm"], bool(r["optimistic"]), r["eta"], c, int(r["T"]))
-        runs = by_group.setdefault(key, {})
-        runs.setdefault(r["run_id"], {})[int(r["checkpoint"])] = float(
-            r["certified_ce_gap"] if c == "ce" else r["certified_cce_gap"]
+        value = row_metric(r, metric, c)
+        if value is None:
+            continue
+        key = (
+            r["game"],
+            r["algorithm"],
+            bool(r["optimistic"]),
+            r["eta"],
+            c,
+            int(r["T"]),
+            r.get("order") or "simultaneous",
+            r.get("eta_schedule") or "constant",
         )
+        by_group.setdefault(key, {}).setdefault(r["run_id"], {})[int(r["checkpoint"])] = value
         seeds[r["run_id"]] = r.get("game_seed")
-        meta.setdefault(key, {})
+    if rows and not by_group:
+        raise ResultsError.for_argument(
+            "metric", f"no run of these results recorded {metric} (a sweep records it with {_METRIC_SOURCES[metric]})"
+        )
     out = []
     order = {name: k for k, name in enumerate(PAPER_ORDER)}
     games = list(dict.fromkeys(r["game"] for r in rows))  # first-seen order: the configuration's
     for key in sorted(
-        by_group, key=lambda k: (games.index(k[0]), order.get(k[1], len(order)), k[1], not k[2], _eta_sort_key(k[3]), k[4], k[5])
+        by_group,
+        key=lambda k: (
+            games.index(k[0]),
+            order.get(k[1], len(order)),
+            k[1],
+            not k[2],
+            _eta_sort_key(k[3]),
+            k[4],
+            k[5],
+            k[6] != "simultaneous",
+            k[7] != "constant",
+            k[7],
+        ),
     ):
         runs = by_group[key]
         common = sorted(set.intersection(*(set(v) for v in runs.values())))
@@ -274,6 +361,9 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto") -> list[
                 gap=gap,
                 run_ids=ids,
                 game_seeds=tuple(seeds[rid] for rid in ids),
+                order=key[6],
+                eta_schedule=key[7],
+                metric=metric,
             )
         )
     return out
@@ -295,6 +385,8 @@ class SummaryRow:
     final_gap_q75: float
     gap_times_T: float
     slope: float
+    order: str = "simultaneous"
+    eta_schedule: str = "constant"
 
 
 def summarize_results(
@@ -325,6 +417,8 @@ def summarize_results(
                 final_gap_q75=float(np.quantile(final, 0.75)),
                 gap_times_T=float(np.median(final * T_last)),
                 slope=g.slope(window),
+                order=g.order,
+                eta_schedule=g.eta_schedule,
             )
         )
     return out
@@ -349,12 +443,30 @@ SUMMARY_COLUMNS = (
 )
 
 
-def summary_cells(row: SummaryRow) -> list[str]:
+#: The columns a summary adds after ``eta`` where some row has another update order or schedule.
+SETTINGS_COLUMNS = ("order", "eta schedule")
+
+
+def summary_columns(rows: Sequence[SummaryRow]) -> tuple[str, ...]:
+    """The summary's columns: `SUMMARY_COLUMNS`, and `SETTINGS_COLUMNS` after ``eta`` where a row
+    has an update order or schedule other than the defaults (a summary without is as it was)."""
+    if not _has_settings(rows):
+        return SUMMARY_COLUMNS
+    return SUMMARY_COLUMNS[:4] + SETTINGS_COLUMNS + SUMMARY_COLUMNS[4:]
+
+
+def _has_settings(rows: Sequence[SummaryRow]) -> bool:
+    return any(r.order != "simultaneous" or r.eta_schedule != "constant" for r in rows)
+
+
+def summary_cells(row: SummaryRow, settings: bool = False) -> list[str]:
+    """A summary row's cells (with ``settings``: its order and schedule after ``eta``)."""
     return [
         row.game,
         row.algorithm,
         "yes" if row.optimistic else "no",
         row.eta,
+        *((row.order, row.eta_schedule) if settings else ()),
         row.concept.upper(),
         str(row.runs),
         str(row.T),
@@ -377,10 +489,13 @@ def summary_markdown(rows: list[SummaryRow], title: str | None = None, window: t
     lines = []
     if title:
         lines += [f"# {title}", ""]
-    lines.append("| " + " | ".join(SUMMARY_COLUMNS) + " |")
-    lines.append("| " + " | ".join("---" if k < 5 else "---:" for k in range(len(SUMMARY_COLUMNS))) + " |")
+    columns = summary_columns(rows)
+    left = len(columns) - len(SUMMARY_COLUMNS) + 5  # the labels, left-aligned; the numbers right
+    settings = _has_settings(rows)
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("| " + " | ".join("---" if k < left else "---:" for k in range(len(columns))) + " |")
     for r in rows:
-        cells = [c.replace("|", "\\|") for c in summary_cells(r)]
+        cells = [c.replace("|", "\\|") for c in summary_cells(r, settings)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",

@@ -1,8 +1,8 @@
 """Sweep configurations: a TOML file validated by pydantic, with ``key=value`` overrides.
 
 A configuration is a grid: every game (built-in, file, or random generator times seeds) is run
-with every algorithm, optimism setting and learning rate, for ``T`` iterations, keeping the
-metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
+with every algorithm, optimism setting, learning rate, update order and step-size schedule, for
+``T`` iterations, keeping the metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
 
 Every error names the file and the key at fault, e.g.
 ``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``.
@@ -30,7 +30,7 @@ from pydantic import (
 from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean
-from ..dynamics import get_algorithm, max_learning_rate
+from ..dynamics import ORDERS, get_algorithm, get_step_schedule, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ._rundir import MAX_CHECKPOINTS
 
@@ -298,12 +298,16 @@ class GameSpec(_Strict):
 class AlgorithmSpec(_Strict):
     """One entry of ``algorithms``: a name, or ``{name = ..., optimistic = ..., etas = ...}``.
 
-    ``optimistic`` and ``etas`` here replace the sweep-wide lists for this algorithm.
+    ``optimistic``, ``etas``, ``orders``, ``eta_schedules`` and ``regret`` here replace the
+    sweep-wide settings for this algorithm.
     """
 
     name: str
     optimistic: list[bool] | None = None
     etas: list[float | Literal["theory"]] | None = None
+    orders: list[str] | None = None
+    eta_schedules: list[str] | None = None
+    regret: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -330,6 +334,21 @@ class AlgorithmSpec(_Strict):
     def _etas(cls, v: Any) -> Any:
         return None if v is None else _eta_list(v)
 
+    @field_validator("orders", mode="before")
+    @classmethod
+    def _orders(cls, v: Any) -> Any:
+        return None if v is None else _order_list(v)
+
+    @field_validator("eta_schedules", mode="before")
+    @classmethod
+    def _schedules(cls, v: Any) -> Any:
+        return None if v is None else _schedule_list(v)
+
+    @field_validator("regret", mode="before")
+    @classmethod
+    def _regret(cls, v: Any) -> Any:
+        return None if v is None else _strict_bool(v)
+
 
 def _check_algorithm(name: str) -> str:
     if ":" in name:
@@ -354,6 +373,47 @@ def _bool_list(v: Any) -> Any:
     return items
 
 
+def _distinct_names(v: Any, what: str, check) -> list[str]:
+    """A name or a non-empty list of distinct names, each checked (and made canonical) by ``check``."""
+    items = v if isinstance(v, list) else [v]
+    if not items:
+        raise ValueError(f"expected {what} or a non-empty list of them")
+    out = []
+    for k, name in enumerate(items):
+        where = f"[{k}]: " if isinstance(v, list) else ""
+        if not isinstance(name, str):
+            raise ValueError(f"{where}expected {what}, got {_show(name)}")
+        try:
+            out.append(check(name))
+        except ValueError as err:
+            raise ValueError(f"{where}{err}") from None
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated value in {items!r}")
+    return out
+
+
+def _order(name: str) -> str:
+    if name not in ORDERS:
+        raise ValueError(f"unknown order {_show(name)}{did_you_mean(name, ORDERS)}; choose one of: {', '.join(ORDERS)}")
+    return name
+
+
+def _schedule(name: str) -> str:
+    """A built-in schedule by its canonical name (``power:0.50`` is ``power:0.5``); a reference to
+    a user's file is resolved when the sweep is planned (relative to the configuration's directory)."""
+    if ":" in name and not name.startswith("power:"):
+        return name
+    return get_step_schedule(name).name  # an unknown name is an error listing the choices
+
+
+def _order_list(v: Any) -> list[str]:
+    return _distinct_names(v, "an update order (simultaneous, alternating)", _order)
+
+
+def _schedule_list(v: Any) -> list[str]:
+    return _distinct_names(v, "a step-size schedule (constant, sqrt, power:P or path.py:NAME)", _schedule)
+
+
 def _eta_list(v: Any) -> list[float | str]:
     items = v if isinstance(v, list) else [v]
     if not items:
@@ -373,7 +433,8 @@ def _eta_list(v: Any) -> list[float | str]:
 
 
 class SweepConfig(_Strict):
-    """A sweep: games x algorithms x optimism x learning rates x seeds, for ``T`` iterations."""
+    """A sweep: games x algorithms x optimism x learning rates x update orders x step-size
+    schedules x seeds, for ``T`` iterations (``regret``: also every run's regret curves)."""
 
     name: str | None = None
     games: list[GameSpec]
@@ -391,11 +452,24 @@ class SweepConfig(_Strict):
     out: str | None = None
     exact: bool = False
     last_iterate: bool = False
+    orders: list[str] = Field(default_factory=lambda: ["simultaneous"])
+    eta_schedules: list[str] = Field(default_factory=lambda: ["constant"])
+    regret: bool = False
 
-    @field_validator("exact", "last_iterate", mode="before")
+    @field_validator("exact", "last_iterate", "regret", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
         return _strict_bool(v)
+
+    @field_validator("orders", mode="before")
+    @classmethod
+    def _orders(cls, v: Any) -> Any:
+        return _order_list(v)
+
+    @field_validator("eta_schedules", mode="before")
+    @classmethod
+    def _schedules(cls, v: Any) -> Any:
+        return _schedule_list(v)
 
     @field_validator("games", "algorithms", mode="before")
     @classmethod

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dynamics import get_algorithm, run_batch
+from ..dynamics import get_algorithm, get_step_schedule, run_batch
 from ._exact import exact_checkpoint_gaps
 from ._sweep_config import SweepConfigError
 from ._sweep_files import SweepError
@@ -45,6 +45,7 @@ class BatchOutput:
     pid: int
     exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
     last_iterate: np.ndarray | None = None  # (B, P, 2, N): the last iterate's value and best-response values
+    regret: np.ndarray | None = None  # (B, P, 2, N): each player's average external and swap regret
 
 
 # ---------------------------------------------------------------------------------------
@@ -54,13 +55,20 @@ def execute_batch(task: BatchTask) -> BatchOutput:
     """Run one batch (in a worker process, a Ray worker, or inline): one ``run_batch`` call.
 
     A user's file is compiled from the bytes the driver hashed (``task.reference_source``); a
-    module is imported here, and refused if its file's SHA-256 is no longer the one recorded.
+    module is imported here, and refused if its file's SHA-256 is no longer the one recorded. So is
+    a user's step-size schedule (``task.schedule_source``).
     """
     algorithm = get_algorithm(task.reference, file_source=task.reference_source)
     if algorithm.source_sha256 != task.algorithm_sha256:
         raise SweepError(
             f"{task.algorithm}: its code changed after the sweep read it (SHA-256 {task.algorithm_sha256} then, "
             f"{algorithm.source_sha256} now); run the sweep again to run the new code"
+        )
+    schedule = get_step_schedule(task.schedule_reference, file_source=task.schedule_source)
+    if schedule.source_sha256 != task.schedule_sha256:
+        raise SweepError(
+            f"{task.schedule_reference}: its code changed after the sweep read it (SHA-256 {task.schedule_sha256} then, "
+            f"{schedule.source_sha256} now); run the sweep again to run the new code"
         )
     result = run_batch(
         list(task.games),
@@ -72,6 +80,9 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         dtype=task.dtype,
         checkpoints=list(task.checkpoints),
         last_iterate=task.last_iterate,
+        order=task.order,
+        step_schedule=schedule,
+        regret=task.regret,
     )
     exact = None
     if task.exact:
@@ -91,6 +102,9 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         last_iterate=None
         if result.last_iterate_value is None or result.last_iterate_best_response is None
         else np.stack([result.last_iterate_value, result.last_iterate_best_response], axis=-2),
+        regret=None
+        if result.external_regret is None or result.swap_regret is None
+        else np.stack([result.external_regret, result.swap_regret], axis=-2),
     )
 
 

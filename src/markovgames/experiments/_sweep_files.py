@@ -47,6 +47,7 @@ _MAX_T = 2**31 - 1
 _DTYPES = ("float64", "float32")
 _GAME_KINDS = ("builtin", "file", "random")
 _STATUSES = ("running", "interrupted", "complete", "incomplete")
+_ORDERS = ("simultaneous", "alternating")
 
 
 class SweepError(MarkovGamesError, RuntimeError):
@@ -213,6 +214,12 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "finished_at": (_is_text, "a time"),
             "records": (lambda v: isinstance(v, list), "a list"),
         },
+        {
+            # Written where they differ from the defaults (simultaneous, constant, a game in [0, 1]).
+            "order": (lambda v: v in _ORDERS, f"one of {', '.join(_ORDERS)}"),
+            "eta_schedule": (lambda v: _is_text(v) and 0 < len(v) <= 4096, "a step-size schedule's name"),
+            "units": lambda v, f: _check_units(reader, v, f),
+        },
     )
     spec = doc["spec"]
     try:
@@ -233,6 +240,9 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
     for key in ("algorithm", "optimistic", "eta", "T", "dtype"):
         if spec.get(key) != doc[key]:
             raise reader.fail(key, f"{_shown(doc[key])} differs from the spec's {_shown(spec.get(key))}")
+    for key, default in (("order", "simultaneous"), ("eta_schedule", "constant")):
+        if spec.get(key, default) != doc.get(key, default):
+            raise reader.fail(key, f"{_shown(doc.get(key, default))} differs from the spec's {_shown(spec.get(key, default))}")
     if planned is not None and doc["shape"] != planned["shape"]:
         raise reader.fail("shape", f"{doc['shape']} is not the shape of the run's game, {planned['shape']}")
     checkpoints = spec.get("checkpoints")
@@ -255,6 +265,11 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
         "last_iterate_value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "last_iterate_nash_gap": (_is_number, "a finite number"),
         "last_iterate_nash_gap_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "last_iterate_duality_gap": (_is_number, "a finite number"),
+        "external_regret": (_is_number, "a finite number"),
+        "swap_regret": (_is_number, "a finite number"),
+        "external_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "swap_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
     }
     reader.items(doc["records"], "records", lambda r, f: reader.obj(r, f, record_fields, optional_fields))
     found = [r["checkpoint"] for r in doc["records"]]
@@ -262,6 +277,18 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
         shown = found if len(found) <= 10 else f"{len(found)} checkpoints"
         raise reader.fail("records", f"checkpoints {shown}, not those of the spec")
     return doc
+
+
+def _check_units(reader: _Reader, value: Any, field: str) -> None:
+    """A game's own units: ``{"scale": > 0, "offset": finite}`` (its payoffs' map into [0, 1])."""
+    reader.obj(
+        value,
+        field,
+        {
+            "scale": (lambda v: _is_number(v) and v > 0, "a positive finite number"),
+            "offset": (_is_number, "a finite number"),
+        },
+    )
 
 
 def _check_shape(reader: _Reader, value: Any, field: str) -> None:

@@ -1,8 +1,8 @@
 """Planning a sweep: the runs of a configuration's grid, their ids, and their batches.
 
 `plan_sweep` expands a validated configuration into its runs (`PlannedRun`), building every game
-once; runs that share (algorithm, optimism, game shape, ``T``, checkpoints, dtype) are grouped
-into batch tasks (`SweepPlan.batches`, `BatchTask`). Before anything is expanded, `check_grid_size`
+once; runs that share (algorithm, optimism, game shape, ``T``, checkpoints, dtype, update order,
+step-size schedule, regret curves) are grouped into batch tasks (`SweepPlan.batches`, `BatchTask`). Before anything is expanded, `check_grid_size`
 refuses a grid too large for the machine; `check_batch_memory` refuses a ``T`` whose batches
 cannot run side by side.
 """
@@ -10,6 +10,8 @@ cannot run side by side.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -22,10 +24,13 @@ import numpy as np
 from .._resources import format_bytes, physical_memory
 from .._suggest import did_you_mean
 from ..dynamics import (
+    Algorithm,
     LearningRate,
+    StepSchedule,
     absolute_reference,
     check_learner,
     get_algorithm,
+    get_step_schedule,
     loaded_file_source,
     resolve_learning_rate,
 )
@@ -108,6 +113,15 @@ class PlannedRun:
     reference_source: bytes | None = None
     #: The SHA-256 of a user's file or module (the spec's ``algorithm_sha256``); None for built-ins.
     algorithm_sha256: str | None = None
+    #: The update order, and the step-size schedule as the configuration names it.
+    order: str = "simultaneous"
+    eta_schedule: str = "constant"
+    #: The schedule as a worker resolves it, and a user's file's bytes and SHA-256 (as for the algorithm).
+    schedule_reference: str = "constant"
+    schedule_source: bytes | None = None
+    schedule_sha256: str | None = None
+    #: Whether the run carries its players' regret curves.
+    regret: bool = False
 
     @property
     def batch_key(self) -> tuple:
@@ -123,6 +137,10 @@ class PlannedRun:
             stage_theory,
             self.exact,
             self.last_iterate,
+            self.order,
+            self.schedule_reference,
+            self.schedule_sha256,
+            self.regret,
         )
 
 
@@ -150,6 +168,15 @@ class BatchTask:
     #: The SHA-256 the runs' ids record for a user's file or module; the worker refuses to run
     #: other code (a module, which it imports itself, that changed since the driver's import).
     algorithm_sha256: str | None = None
+    #: The update order, the step-size schedule (what the worker resolves, with a user's file's
+    #: bytes and SHA-256, as for the algorithm) and whether the runs carry their regret curves.
+    order: str = "simultaneous"
+    schedule_reference: str = "constant"
+    schedule_source: bytes | None = None
+    schedule_sha256: str | None = None
+    regret: bool = False
+    #: The schedule as the configuration names it (what the dry run shows).
+    eta_schedule: str = "constant"
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -195,7 +222,7 @@ class SweepPlan:
         for members in groups.values():
             limit = self.config.max_batch_size
             if limit is None:
-                per_run = 3 * len(self.checkpoints) * members[0].game.num_players * 8
+                per_run = (5 if members[0].regret else 3) * len(self.checkpoints) * members[0].game.num_players * 8
                 limit = max(1, BATCH_RESULT_BYTES // per_run)
             chunks = [members[k : k + limit] for k in range(0, len(members), limit)]
             for chunk in chunks:
@@ -218,6 +245,12 @@ class SweepPlan:
                         last_iterate=first.last_iterate,
                         reference_source=first.reference_source,
                         algorithm_sha256=first.algorithm_sha256,
+                        order=first.order,
+                        schedule_reference=first.schedule_reference,
+                        schedule_source=first.schedule_source,
+                        schedule_sha256=first.schedule_sha256,
+                        regret=first.regret,
+                        eta_schedule=first.eta_schedule,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -302,11 +335,23 @@ def grid_size(config: SweepConfig) -> tuple[int, str]:
     """The number of runs a configuration asks for (before identical runs are merged), and how it
     is made up, computed from the configuration alone: nothing is expanded."""
     games = sum(config.seeds if g.random is not None and g.random.seed is None else 1 for g in config.games)
-    per_game = sum(len(a.optimistic or config.optimistic) * len(a.etas or config.etas) for a in config.algorithms)
+    per_game = sum(
+        len(a.optimistic or config.optimistic)
+        * len(a.etas or config.etas)
+        * len(a.orders or config.orders)
+        * len(a.eta_schedules or config.eta_schedules)
+        for a in config.algorithms
+    )
     seeded = any(g.random is not None and g.random.seed is None for g in config.games)
     made_of = f"{games} games" + (f", seeds = {config.seeds} per random entry," if seeded else "")
     settings = "setting" if per_game == 1 else "settings"
-    return games * per_game, f"{made_of} x {per_game} {settings} of algorithm, optimism and learning rate"
+    varied = any(
+        len(a.orders or config.orders) > 1 or len(a.eta_schedules or config.eta_schedules) > 1 for a in config.algorithms
+    )
+    what = (
+        "algorithm, optimism, learning rate, order and step-size schedule" if varied else "algorithm, optimism and learning rate"
+    )
+    return games * per_game, f"{made_of} x {per_game} {settings} of {what}"
 
 
 def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_entries: int = MAX_GAME_ENTRIES) -> None:
@@ -360,12 +405,47 @@ def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
     itemsize = np.dtype(plan.config.dtype).itemsize
     players = max(r.game.num_players for r in plan.runs)
     concurrent = max(1, min(concurrent, len(plan.batches())))
-    per_batch = 2 * T * 3 * players * itemsize
+    # Values and both bounds per prefix (and both regrets where a run carries them), and a copy.
+    per_batch = 2 * T * (5 if any(r.regret for r in plan.runs) else 3) * players * itemsize
     if per_batch * concurrent > memory:
         at_once = f", and {concurrent} run at once ({format_bytes(per_batch * concurrent)})" if concurrent > 1 else ""
         raise SweepConfigError(
             f"T: a batch of {T} iterations takes about {format_bytes(per_batch)}{at_once}: more than this "
             f"machine's {format_bytes(memory)}; choose a smaller T" + (" or fewer workers" if concurrent > 1 else "")
+        )
+
+
+def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSchedule]) -> StepSchedule:
+    """The step-size schedule ``name`` of the configuration (a user's file from its directory);
+    ``where``: its key, which an error names."""
+    if name not in resolved:
+        try:
+            resolved[name] = get_step_schedule(name, base_dir)
+        except ValueError as err:
+            raise SweepConfigError(f"{where}: {err}") from None
+    return resolved[name]
+
+
+def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool, regret: bool) -> None:
+    """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
+    where = f"algorithms[{alg_index}]"
+    if regret and not spec.value_update.per_iteration_metrics:
+        key = "regret" if alg.regret is None else f"{where}.regret"
+        raise SweepConfigError(
+            f"{key}: the regret curves are carried by the smooth value updates; {where} {alg.name!r} uses "
+            f"{spec.value_update.name!r}, which restarts its learners every stage (give it regret = false: "
+            f"{{name = {json.dumps(alg.name)}, regret = false}})"
+        )
+    if spec.learner.learner().propose is None:
+        return
+    two_query = f"learner {spec.learner.name!r} makes two utility queries per iteration"
+    if order == "alternating":
+        key = f"{where}.orders" if alg.orders else "orders"
+        raise SweepConfigError(f"{key}: {where}: {two_query}; alternating updates are not defined for it")
+    if not optimistic:
+        key = f"{where}.optimistic" if alg.optimistic else "optimistic"
+        raise SweepConfigError(
+            f"{key}: {where}: {two_query}: its prediction is its second query, so it has no non-optimistic form"
         )
 
 
@@ -385,6 +465,7 @@ def plan_sweep(
     checkpoints = tuple(resolved_checkpoints(config))
     game_seeds = derive_game_seeds(config.base_seed, config.seeds)
     games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
+    resolved: dict[str, StepSchedule] = {}  # each schedule once (a user's file is loaded once)
     runs: list[PlannedRun] = []
     seen: set[str] = set()
     hashes: dict[int, str] = {}
@@ -433,58 +514,80 @@ def plan_sweep(
             digest = spec_alg.source_sha256
             # The bytes just hashed (None for a module or a built-in): the workers run them.
             source = None if digest is None else loaded_file_source(digest)
-            for optimistic in alg.optimistic or config.optimistic:
-                for eta in alg.etas or config.etas:
-                    spec = {
-                        "format": RUN_FILE_FORMAT,
-                        "game": game_spec,
-                        "algorithm": alg.name,
-                        "optimistic": bool(optimistic),
-                        "eta": eta if eta == "theory" else float(eta),
-                        "T": config.T,
-                        "checkpoints": list(checkpoints),
-                        "dtype": config.dtype,
-                    }
-                    if spec_alg.source_sha256 is not None:
-                        # A user's learner: its file's content is part of the run's identity.
-                        spec["algorithm_sha256"] = spec_alg.source_sha256
-                    if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
-                        spec["exact"] = True
-                    if config.last_iterate:  # likewise
-                        spec["last_iterate"] = True
-                    rid = run_id_of(spec)
-                    if rid in seen:  # the same run listed twice: run it once
-                        continue
-                    seen.add(rid)
-                    scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
-                    runs.append(
-                        PlannedRun(
-                            run_id=rid,
-                            spec=spec,
-                            game=game,
-                            game_label=label,
-                            game_kind=kind,
-                            game_index=index,
-                            game_seed=seed,
-                            seed_index=k,
-                            algorithm=alg.name,
-                            optimistic=bool(optimistic),
-                            eta=eta,
-                            eta_value=None
-                            if per_stage
-                            else float(cast(float, scale)),  # one rate: sweeps set no per-player rates
-                            T=config.T,
-                            checkpoints=checkpoints,
-                            dtype=config.dtype,
-                            reference=reference,
-                            value_update=spec_alg.value_update.name,
-                            concept=spec_alg.concept,
-                            exact=config.exact,
-                            last_iterate=config.last_iterate,
-                            reference_source=source,
-                            algorithm_sha256=digest,
-                        )
+            regret = config.regret if alg.regret is None else alg.regret
+            key = f"algorithms[{alg_index}].eta_schedules" if alg.eta_schedules else "eta_schedules"
+            schedules = [
+                (name, _schedule(name, f"{key}[{j}]", base_dir, resolved))
+                for j, name in enumerate(alg.eta_schedules or config.eta_schedules)
+            ]
+            for optimistic, eta, order, (schedule_name, schedule) in itertools.product(
+                alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules
+            ):
+                _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic), regret)
+                spec = {
+                    "format": RUN_FILE_FORMAT,
+                    "game": game_spec,
+                    "algorithm": alg.name,
+                    "optimistic": bool(optimistic),
+                    "eta": eta if eta == "theory" else float(eta),
+                    "T": config.T,
+                    "checkpoints": list(checkpoints),
+                    "dtype": config.dtype,
+                }
+                if spec_alg.source_sha256 is not None:
+                    # A user's learner: its file's content is part of the run's identity.
+                    spec["algorithm_sha256"] = spec_alg.source_sha256
+                if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
+                    spec["exact"] = True
+                if config.last_iterate:  # likewise
+                    spec["last_iterate"] = True
+                # Likewise only where they differ from the paper's settings.
+                if order != "simultaneous":
+                    spec["order"] = order
+                if not schedule.is_constant:
+                    spec["eta_schedule"] = schedule_name
+                    if schedule.source_sha256 is not None:  # a user's schedule: its code is part of the run
+                        spec["eta_schedule_sha256"] = schedule.source_sha256
+                if regret:
+                    spec["regret"] = True
+                rid = run_id_of(spec)
+                if rid in seen:  # the same run listed twice: run it once
+                    continue
+                seen.add(rid)
+                scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
+                runs.append(
+                    PlannedRun(
+                        run_id=rid,
+                        spec=spec,
+                        game=game,
+                        game_label=label,
+                        game_kind=kind,
+                        game_index=index,
+                        game_seed=seed,
+                        seed_index=k,
+                        algorithm=alg.name,
+                        optimistic=bool(optimistic),
+                        eta=eta,
+                        eta_value=None if per_stage else float(cast(float, scale)),  # one rate: sweeps set no per-player rates
+                        T=config.T,
+                        checkpoints=checkpoints,
+                        dtype=config.dtype,
+                        reference=reference,
+                        value_update=spec_alg.value_update.name,
+                        concept=spec_alg.concept,
+                        exact=config.exact,
+                        last_iterate=config.last_iterate,
+                        reference_source=source,
+                        algorithm_sha256=digest,
+                        order=order,
+                        eta_schedule="constant" if schedule.is_constant else schedule_name,
+                        # A worker resolves a user's file by its absolute path (it runs the bytes read here).
+                        schedule_reference="constant" if schedule.is_constant else absolute_reference(schedule_name, base_dir),
+                        schedule_source=None if schedule.source_sha256 is None else loaded_file_source(schedule.source_sha256),
+                        schedule_sha256=schedule.source_sha256,
+                        regret=regret,
                     )
+                )
     return SweepPlan(
         config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows)
     )

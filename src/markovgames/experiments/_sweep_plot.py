@@ -2,8 +2,12 @@
 
 * Per game: the certified gap of the output policy versus ``T'`` (log-log, median and
   interquartile band over seeds, ``T^-1`` and ``T^-1/2`` guide lines) and gap x ``T'``; one line
-  per algorithm, optimism and learning rate, whose legend gives the group's slope
+  per algorithm, optimism, learning rate, update order and step-size schedule, whose legend gives
+  the group's slope
   (the median of the per-run slopes of [`run_slope`][markovgames.experiments.run_slope], the number ``summarize`` shows).
+  ``metric`` draws another measure the same way: each run's largest average external or swap
+  regret of the played sequence (``regret = true``), or the last iterate's duality gap
+  (``last_iterate = true`` on a two-player constant-sum game).
 * Across games (``x``): gap x ``T'`` at chosen decades ``T'`` against a grid parameter (horizon,
   states, players, actions, learning rate), median and interquartile range over every run
   (games and seeds) with that value.
@@ -38,9 +42,13 @@ from ._summary import (
     Concept,
     GroupCurves,
     ResultsError,
+    check_metric,
     check_window,
     group_curves,
+    metric_label,
     result_rows,
+    row_metric,
+    settings_suffix,
     slope_mask,
     window_text,
 )
@@ -68,21 +76,38 @@ def _plain(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _series_name(algorithm: str, optimistic: bool, eta: str | None, vary_optimism: bool, vary_eta: bool) -> str:
+def _series_name(
+    algorithm: str,
+    optimistic: bool,
+    eta: str | None,
+    vary_optimism: bool,
+    vary_eta: bool,
+    order: str = "simultaneous",
+    eta_schedule: str = "constant",
+) -> str:
     """A series' legend name: the algorithm, and its optimism and learning rate where they vary
-    between the figure's series (where they do not, the title says them)."""
+    between the figure's series (where they do not, the title says them), and its update order and
+    step-size schedule where they are not the defaults (the caller passes the defaults where the
+    series share them: the title says them then)."""
     words = variant_text(optimistic if vary_optimism else None, eta if vary_eta else None)
-    return _plain(", ".join([algorithm, *words]))
+    return _plain(", ".join([algorithm, *words]) + settings_suffix(order, eta_schedule))
 
 
-def _settings(rows: list[dict[str, Any]], concept: Concept, window=None) -> str:
+def _settings(rows: list[dict[str, Any]], concept: Concept, window=None, metric: str = "gap") -> str:
     """The settings of the figure drawn from ``rows`` that differ from the defaults (its title's second line)."""
     Ts = {int(r["T"]) for r in rows}
     extra = [f"T = {next(iter(Ts)):,}"] if len(Ts) == 1 else []
-    if concept != "auto":
+    if concept != "auto" and metric == "gap":
         extra.append(f"{concept.upper()} gap for every algorithm")
     if window is not None:
         extra.append(f"slopes over T' in [{window[0]:g}, {window[1]:g}]")
+    # An update order or step-size schedule that every series shares, where it is not the default.
+    orders = {r.get("order") or "simultaneous" for r in rows}
+    schedules = {r.get("eta_schedule") or "constant" for r in rows}
+    if orders != {"simultaneous"} and len(orders) == 1:
+        extra.append(f"{next(iter(orders))} order")
+    if schedules != {"constant"} and len(schedules) == 1:
+        extra.append(f"eta schedule {_plain(next(iter(schedules)))}")
     return settings_text(
         optimistic=(bool(r["optimistic"]) for r in rows),
         etas=(_plain(str(r["eta"])) for r in rows),
@@ -96,6 +121,8 @@ def _title(first: str, settings: str) -> str:
 
 
 def _concept_label(curves: list[GroupCurves], concept: Concept) -> str:
+    if curves and curves[0].metric != "gap":
+        return metric_label(curves[0].metric)
     if concept != "auto":
         return f"certified {concept.upper()} gap"
     kinds = sorted({c.concept.upper() for c in curves})
@@ -107,21 +134,24 @@ def _concept_label(curves: list[GroupCurves], concept: Concept) -> str:
 def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem: Path, window=None, settings="") -> list[Path]:
     plt = use_agg()
     fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12.0, 4.6), layout="constrained")
-    colors = series_colors([(c.algorithm, (c.optimistic, c.eta)) for c in curves])
+    colors = series_colors([(c.algorithm, _variant(c)) for c in curves])
     vary_optimism, vary_eta = len({c.optimistic for c in curves}) > 1, len({c.eta for c in curves}) > 1
+    vary_order, vary_schedule = len({c.order for c in curves}) > 1, len({c.eta_schedule for c in curves}) > 1
     handles, labels = [], []
     anchor = 0.0
     T_max = max(int(c.checkpoints[-1]) for c in curves)
     T_min = min(int(c.checkpoints[0]) for c in curves)
     start = float(min(max(10, T_min), T_max))
     for c in curves:
-        color = colors[(c.algorithm, (c.optimistic, c.eta))]
+        color = colors[(c.algorithm, _variant(c))]
         style = "-" if c.optimistic else "--"  # and a lighter shade: a colour of its own
         x = c.checkpoints.astype(float)
         med, lo, hi = c.median, c.quantile(0.25), c.quantile(0.75)
         slope = c.slope(window)
         n = len(c.run_ids)
-        label = f"{_series_name(c.algorithm, c.optimistic, c.eta, vary_optimism, vary_eta)} [{n} run{'s' if n != 1 else ''}]"
+        order, schedule = c.order if vary_order else "simultaneous", c.eta_schedule if vary_schedule else "constant"
+        name = _series_name(c.algorithm, c.optimistic, c.eta, vary_optimism, vary_eta, order, schedule)
+        label = f"{name} [{n} run{'s' if n != 1 else ''}]"
         labels.append(f"{label}: slope {slope:+.2f}" if np.isfinite(slope) else label)
         for axis, factor in ((ax, 1.0), (ax_t, x)):
             ym, yl, yh = med * factor, lo * factor, hi * factor
@@ -145,17 +175,26 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
             guides[0].extend(ax.plot(xs, anchor * (xs / start) ** power, style, color="0.45", linewidth=1.0))
             guides[1].append(text)
     ylabel = _concept_label(curves, concept)
+    # A game whose curves are all 0 (its equilibrium played from the start) has nothing to log-scale.
+    drawable = any(bool((c.median > 0).any()) for c in curves)
     for axis in (ax, ax_t):
         axis.set_xscale("log")
-        axis.set_yscale("log")
+        axis.set_yscale("log" if drawable else "linear")
         axis.set_xlabel("iterations T")
         axis.grid(True, which="major", alpha=0.3)
     ax.set_ylabel(ylabel)
-    ax_t.set_ylabel(f"{ylabel} × T")
+    metric = curves[0].metric if curves else "gap"
+    ax_t.set_ylabel(f"{ylabel if metric == 'gap' else metric.replace('_', ' ')} × T")
     note = " (CE for smooth_ce, CCE otherwise)" if ylabel == "certified CE/CCE gap" else ""
+    note += "" if drawable else " (no positive value to draw)"
     fig.suptitle(_title(f"{_plain(game)}: {ylabel}{note}, median and IQR over runs", settings), fontsize=10)
     outside_legend(fig, handles, labels, extra=guides, title=f"slope: median over runs, {window_text(window)}")
     return save_figure(fig, out_stem, dpi=130)
+
+
+def _variant(c: GroupCurves) -> tuple:
+    """What tells a curve from the others of its algorithm (its colour's shade)."""
+    return (c.optimistic, c.eta, c.order, c.eta_schedule)
 
 
 def plot_sweep(
@@ -167,6 +206,7 @@ def plot_sweep(
     x: str | None = None,
     decades: Sequence[int] | None = None,
     overwrite: bool = False,
+    metric: str = "gap",
 ) -> list[Path]:
     """Draw a sweep's figures into ``out`` (default ``results_dir/figures``); return the files.
 
@@ -191,6 +231,11 @@ def plot_sweep(
     overwrite : replace figures of the same names drawn from other results (or, where two games'
         names collide, with other options); figures drawn from the same results with the same
         options are replaced anyway (drawn again, e.g. after the sweep grew).
+    metric : what the figures show: ``"gap"`` (the certified gap, ``concept``), ``"external_regret"``
+        or ``"swap_regret"`` (each run's largest average regret over players, steps and states;
+        runs with ``regret = true``) or ``"duality_gap"`` (the last iterate's, two-player
+        constant-sum games with ``last_iterate = true``); the runs without it are left out
+        (``_metric-NAME`` in the files' names).
 
     Raises
     ------
@@ -199,12 +244,13 @@ def plot_sweep(
         drew it from other results and ``overwrite`` is not given; nothing is drawn then.
     """
     window = check_window(window)
+    check_metric(metric)
     results_dir = Path(results_dir)
     rows = result_rows(results_dir)
-    curves = group_curves(rows, concept)
-    across = gap_times_T_across(rows, x, decades, concept) if x is not None else None  # errors before drawing
-    dist = _slopes_to_draw(rows, window, concept) if window is not None else None
-    figures = _plan(rows, curves, across, dist, concept, window, x, decades)
+    curves = group_curves(rows, concept, metric)
+    across = gap_times_T_across(rows, x, decades, concept, metric) if x is not None else None  # errors before drawing
+    dist = _slopes_to_draw(rows, window, concept, metric) if window is not None else None
+    figures = _plan(rows, curves, across, dist, concept, window, x, decades, metric)
     given = out is not None
     out = Path(out) if out is not None else (results_dir if results_dir.is_dir() else results_dir.parent) / "figures"
     results_file = results_dir / RESULTS_FILE if results_dir.is_dir() else results_dir
@@ -225,32 +271,36 @@ def plot_sweep(
 _Figure = tuple[str, dict[str, Any], Callable[[Path], list[Path]]]
 
 
-def _plan(rows, curves, across, dist, concept: Concept, window, x, decades) -> list[_Figure]:
+def _plan(rows, curves, across, dist, concept: Concept, window, x, decades, metric: str = "gap") -> list[_Figure]:
     """The figures of `plot_sweep`: each one's file stem, its options (as recorded) and how to draw it."""
     by_game: dict[str, list[GroupCurves]] = {}
     for c in curves:
         by_game.setdefault(c.game, []).append(c)
     figures: list[_Figure] = []
     used: set[str] = set()
-    suffix = option_suffix(concept=concept, window=window)
+    suffix = option_suffix(concept=concept, window=window, metric=metric)
+    # The metric is recorded only where it is not the gap: figures drawn before it existed keep their options.
+    chosen = {} if metric == "gap" else {"metric": metric}
+    rows = [r for r in rows if row_metric(r, metric, "ce") is not None]  # the runs that recorded it
     for game, group in by_game.items():
         stem = figure_stem(game)
         base, k = stem, 2
         while stem in used:
             stem, k = f"{base}-{k}", k + 1
         used.add(stem)
-        settings = _settings([r for r in rows if r["game"] == game], concept, window)
+        settings = _settings([r for r in rows if r["game"] == game], concept, window, metric)
         draw = _bind(_draw_game, game, group, concept, window=window, settings=settings)
-        figures.append((f"gaps_{stem}{suffix}", {"figure": "gaps", "game": game, "concept": concept, "window": window}, draw))
+        options = {"figure": "gaps", "game": game, "concept": concept, "window": window, **chosen}
+        figures.append((f"gaps_{stem}{suffix}", options, draw))
     if across is not None and x is not None:  # across is computed exactly when x is given
         given = None if decades is None else sorted({int(d) for d in decades})
-        stem = f"gap_times_T_vs_{x}{option_suffix(concept=concept, decades=given)}"
-        draw = _bind(_draw_across, across, x, concept, settings=_settings(rows, concept))
-        figures.append((stem, {"figure": "gap_times_T", "x": x, "concept": concept, "decades": given}, draw))
+        stem = f"gap_times_T_vs_{x}{option_suffix(concept=concept, decades=given, metric=metric)}"
+        draw = _bind(_draw_across, across, x, concept, settings=_settings(rows, concept, metric=metric))
+        figures.append((stem, {"figure": "gap_times_T", "x": x, "concept": concept, "decades": given, **chosen}, draw))
     if dist is not None:
-        stem = f"slopes_{short_number(window[0])}-{short_number(window[1])}{option_suffix(concept=concept)}"
-        draw = _bind(_draw_slopes, dist, window, concept, settings=_settings(rows, concept, window))
-        figures.append((stem, {"figure": "slopes", "concept": concept, "window": window}, draw))
+        stem = f"slopes_{short_number(window[0])}-{short_number(window[1])}{option_suffix(concept=concept, metric=metric)}"
+        draw = _bind(_draw_slopes, dist, window, concept, settings=_settings(rows, concept, window, metric), metric=metric)
+        figures.append((stem, {"figure": "slopes", "concept": concept, "window": window, **chosen}, draw))
     return figures
 
 
@@ -277,6 +327,9 @@ class AcrossSeries:
     decade: int
     x: np.ndarray
     values: tuple[np.ndarray, ...]
+    order: str = "simultaneous"
+    eta_schedule: str = "constant"
+    metric: str = "gap"
 
     @property
     def median(self) -> np.ndarray:
@@ -293,7 +346,7 @@ class AcrossSeries:
     @property
     def label(self) -> str:
         text = self.algorithm if self.optimistic else f"{self.algorithm}, no optimism"
-        return text + ("" if self.eta is None else f", eta={self.eta}")
+        return text + ("" if self.eta is None else f", eta={self.eta}") + settings_suffix(self.order, self.eta_schedule)
 
 
 def _parameter(row: dict[str, Any], x: str) -> float | None:
@@ -308,13 +361,15 @@ def _concept_of(row: dict[str, Any], concept: Concept) -> str:
 
 
 def gap_times_T_across(
-    rows: list[dict[str, Any]], x: str, decades: Sequence[int] | None = None, concept: Concept = "auto"
+    rows: list[dict[str, Any]], x: str, decades: Sequence[int] | None = None, concept: Concept = "auto", metric: str = "gap"
 ) -> list[AcrossSeries]:
     """gap x ``T'`` at each of ``decades`` against the grid parameter ``x``, pooled over games and seeds.
 
     ``x`` is one of `ACROSS_PARAMETERS` (``actions``: the largest ``A_i`` of the game;
     ``eta``: the constant learning rate, so stage_cce's per-stage ``"theory"`` rate is left out).
-    One series per algorithm, optimism, learning rate (unless ``x = "eta"``) and decade.
+    One series per algorithm, optimism, learning rate (unless ``x = "eta"``), update order,
+    step-size schedule and decade. ``metric`` (`markovgames.experiments._summary.METRICS`) draws
+    another measure times ``T'`` than the gap, from the runs that recorded it.
 
     Raises
     ------
@@ -325,6 +380,7 @@ def gap_times_T_across(
         raise ResultsError.for_argument("x", f"expected one of {', '.join(ACROSS_PARAMETERS)}, got {x!r}")
     if concept not in CONCEPTS:
         raise ResultsError.for_argument("concept", f"expected one of {', '.join(CONCEPTS)}, got {concept!r}")
+    check_metric(metric)
     per_run: dict[str, set[int]] = {}
     for r in rows:
         per_run.setdefault(r["run_id"], set()).add(int(r["checkpoint"]))
@@ -352,14 +408,17 @@ def gap_times_T_across(
             skipped += 1
             continue
         c = _concept_of(r, concept)
-        gap = float(r["certified_ce_gap"] if c == "ce" else r["certified_cce_gap"])
-        key = (r["algorithm"], bool(r["optimistic"]), None if x == "eta" else r["eta"], c, T_prime)
+        gap = row_metric(r, metric, c)
+        if gap is None:  # a run that did not record the metric
+            continue
+        order, schedule = r.get("order") or "simultaneous", r.get("eta_schedule") or "constant"
+        key = (r["algorithm"], bool(r["optimistic"]), None if x == "eta" else r["eta"], c, T_prime, order, schedule)
         groups.setdefault(key, {}).setdefault(value, []).append(gap * T_prime)
     if not groups:
         raise ResultsError(f"--x {x}: no run has a value of it (stage_cce's 'theory' rate has no single eta)")
     order = {name: k for k, name in enumerate(PAPER_ORDER)}
     out = []
-    for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], not k[1], str(k[2]), k[3], k[4])):
+    for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], not k[1], str(k[2]), k[3], k[5], k[6], k[4])):
         by_x = groups[key]
         xs = sorted(by_x)
         out.append(
@@ -371,6 +430,9 @@ def gap_times_T_across(
                 decade=key[4],
                 x=np.array(xs),
                 values=tuple(np.array(by_x[v]) for v in xs),
+                order=key[5],
+                eta_schedule=key[6],
+                metric=metric,
             )
         )
     return out
@@ -393,23 +455,24 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
     plt = use_agg()
     fig, ax = plt.subplots(figsize=(8.0, 4.6), layout="constrained")
     decades = sorted({s.decade for s in series})
-    groups = list(dict.fromkeys((s.algorithm, s.optimistic, s.eta) for s in series))
+    groups = list(dict.fromkeys((s.algorithm, s.optimistic, s.eta, s.order, s.eta_schedule) for s in series))
     vary_optimism, vary_eta = len({g[1] for g in groups}) > 1, len({g[2] for g in groups}) > 1
+    vary_order, vary_schedule = len({g[3] for g in groups}) > 1, len({g[4] for g in groups}) > 1
     by_decade = len(groups) == 1
     if by_decade:
         import matplotlib
 
         cmap = matplotlib.colormaps["viridis"]
         decade_colors = [cmap(v) for v in np.linspace(0.0, 0.75, len(decades))]
-    colors = series_colors([(g[0], (g[1], g[2])) for g in groups])
+    colors = series_colors([(g[0], g[1:]) for g in groups])
     counts_of: dict[tuple, list[int]] = {}
     for s in series:
         d = decades.index(s.decade)
         rank = len(decades) - 1 - d  # 0: the last decade
         style = "-" if by_decade else _DECADE_STYLES[rank % 4]
         marker = _DECADE_MARKERS[rank % 6]
-        group = (s.algorithm, s.optimistic, s.eta)
-        color = decade_colors[d] if by_decade else colors[(group[0], (group[1], group[2]))]
+        group = (s.algorithm, s.optimistic, s.eta, s.order, s.eta_schedule)
+        color = decade_colors[d] if by_decade else colors[(group[0], group[1:])]
         med, lo, hi = s.median, s.q25, s.q75
         counts_of.setdefault(group, []).extend(len(v) for v in s.values)
         ax.errorbar(
@@ -437,18 +500,27 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
         ax.set_xticks(sorted({float(v) for s in series for v in s.x}))
     ax.set_xlabel(_AXIS_LABELS[x])
     kinds = sorted({s.concept.upper() for s in series})
-    ax.set_ylabel(f"certified {'/'.join(kinds)} gap × T'")
+    metric = series[0].metric
+    ax.set_ylabel(f"certified {'/'.join(kinds)} gap × T'" if metric == "gap" else f"{metric_label(metric)} × T'")
     ax.grid(True, which="major", alpha=0.3)
     pooled = f"median and IQR over {runs(everyone) + ' runs per point' if same else 'runs'} (games and seeds)"
     head = f"{_plain(groups[0][0])}: " if by_decade else ""
-    fig.suptitle(_title(f"{head}gap × T' against {_AXIS_LABELS[x]}, {pooled}", settings), fontsize=10)
+    measure = "gap" if metric == "gap" else metric.replace("_", " ")
+    fig.suptitle(_title(f"{head}{measure} × T' against {_AXIS_LABELS[x]}, {pooled}", settings), fontsize=10)
     if by_decade:
         handles, labels = ax.get_legend_handles_labels()
         outside_legend(fig, handles, labels)
     else:
-        handles = [Line2D([], [], color=colors[(g[0], (g[1], g[2]))], linewidth=2.0) for g in groups]
+        handles = [Line2D([], [], color=colors[(g[0], g[1:])], linewidth=2.0) for g in groups]
         labels = [
-            _series_name(*g, vary_optimism, vary_eta) + ("" if same else f" [{runs(counts_of[g])} runs per point]")
+            _series_name(
+                *g[:3],
+                vary_optimism,
+                vary_eta,
+                g[3] if vary_order else "simultaneous",
+                g[4] if vary_schedule else "constant",
+            )
+            + ("" if same else f" [{runs(counts_of[g])} runs per point]")
             for g in groups
         ]
         keys = [
@@ -464,22 +536,23 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
 # Slope distributions
 # ---------------------------------------------------------------------------------------
 def slope_distributions(
-    rows: list[dict[str, Any]], window: tuple[float, float], concept: Concept = "auto"
+    rows: list[dict[str, Any]], window: tuple[float, float], concept: Concept = "auto", metric: str = "gap"
 ) -> dict[str, np.ndarray]:
-    """Per algorithm, optimism and learning rate (its legend label), the slopes of all its runs
-    over ``window`` ([`run_slope`][markovgames.experiments.run_slope]), pooled over games and seeds."""
+    """Per algorithm, optimism, learning rate, order and schedule (its legend label), the slopes of
+    all its runs over ``window`` ([`run_slope`][markovgames.experiments.run_slope]), pooled over
+    games and seeds (of the gap, or of another ``metric``)."""
     window = check_window(window)
     out: dict[str, list[float]] = {}
-    for g in group_curves(rows, concept):
+    for g in group_curves(rows, concept, metric):
         slopes = g.run_slopes(window)
         out.setdefault(g.label, []).extend(float(v) for v in slopes if np.isfinite(v))
     return {label: np.array(slopes) for label, slopes in out.items()}
 
 
-def _slopes_to_draw(rows, window, concept: Concept) -> list[tuple[str, str, np.ndarray]]:
+def _slopes_to_draw(rows, window, concept: Concept, metric: str = "gap") -> list[tuple[str, str, np.ndarray]]:
     """The rows of the slope figure: each series' label, colour and slopes (those with any)."""
-    dist = slope_distributions(rows, window, concept)
-    keys = {g.label: (g.algorithm, (g.optimistic, g.eta)) for g in group_curves(rows, concept)}
+    dist = slope_distributions(rows, window, concept, metric)
+    keys = {g.label: (g.algorithm, _variant(g)) for g in group_curves(rows, concept, metric)}
     colors = series_colors(list(keys.values()))
     drawn = [(label, colors[keys[label]], v) for label, v in dist.items() if v.size]
     if not drawn:
@@ -490,7 +563,7 @@ def _slopes_to_draw(rows, window, concept: Concept) -> list[tuple[str, str, np.n
 
 
 def _draw_slopes(
-    drawn: list[tuple[str, str, np.ndarray]], window, concept: Concept, out_stem: Path, settings: str = ""
+    drawn: list[tuple[str, str, np.ndarray]], window, concept: Concept, out_stem: Path, settings: str = "", metric: str = "gap"
 ) -> list[Path]:
     plt = use_agg()
     fig, ax = plt.subplots(figsize=(7.2, 1.4 + 0.55 * len(drawn)), layout="constrained")
@@ -513,7 +586,8 @@ def _draw_slopes(
         ax.axvline(ref, linestyle=style, color="0.45", linewidth=1.0)
     ax.set_yticks(range(len(drawn)), [_plain(label) for label, _, _ in drawn], fontsize=8)
     ax.invert_yaxis()  # the first group on top, as in the summary table
-    ax.set_xlabel(f"log-log slope of the certified gap, T' in [{window[0]:g}, {window[1]:g}] (-1: O(1/T), -0.5: O(1/sqrt T))")
+    measure = "the certified gap" if metric == "gap" else metric_label(metric)
+    ax.set_xlabel(f"log-log slope of {measure}, T' in [{window[0]:g}, {window[1]:g}] (-1: O(1/T), -0.5: O(1/sqrt T))")
     ax.set_title(_title("per-run slopes, pooled over games and seeds", settings), fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, out_stem, dpi=130)

@@ -14,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write
+from ..games import AffineRescaling
 from ._exact import EXACT_FIELDS
-from ._rundir import last_iterate_fields
+from ._results_table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
+from ._rundir import last_iterate_fields, regret_fields, units_field
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
 from ._sweep_dir import MANIFEST_FILE, RUNS_DIR, _now
 from ._sweep_execute import BatchOutput
@@ -45,9 +47,24 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                 "certified_ce_gap": float(np.max(ce - value)),
                 "certified_cce_gap": float(np.max(cce - value)),
                 **({} if output.exact is None else output.exact[b][int(T_prime)]),
-                **({} if output.last_iterate is None else last_iterate_fields(*output.last_iterate[b, k])),
+                **(
+                    {}
+                    if output.last_iterate is None
+                    else last_iterate_fields(output.last_iterate[b, k, 0], output.last_iterate[b, k, 1], run.game)
+                ),
+                **({} if output.regret is None else regret_fields(output.regret[b, k, 0], output.regret[b, k, 1])),
             }
         )
+    # The settings, and the game's units, only where they are not the defaults: the run file of a
+    # run with the paper's settings on a game in [0, 1] is what it always was.
+    extra: dict[str, Any] = {}
+    if run.order != "simultaneous":
+        extra["order"] = run.order
+    if run.eta_schedule != "constant":
+        extra["eta_schedule"] = run.eta_schedule
+    units = units_field(run.game.units)
+    if units is not None:
+        extra["units"] = units
     return {
         "format": RUN_FILE_FORMAT,
         "run_id": run.run_id,
@@ -64,6 +81,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         "eta_value": run.eta_value,
         "T": run.T,
         "dtype": run.dtype,
+        **extra,
         "batch": {
             "id": output.batch_id,
             "size": batch_size,
@@ -90,6 +108,23 @@ def checked_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[st
 
 def _eta_text(eta: float | str) -> str:
     return eta if isinstance(eta, str) else repr(float(eta))
+
+
+def _original_columns(row: dict[str, Any], units: dict[str, float] | None, horizon: int) -> dict[str, Any]:
+    """The row's values, gaps and regrets in the game's own units (null for a game given in [0, 1])."""
+    out: dict[str, Any] = dict.fromkeys(ORIGINAL_COLUMNS)
+    if units is None:
+        return out
+    rescaling = AffineRescaling(units["scale"], units["offset"])
+    for name in _RETURN_COLUMNS + _DIFFERENCE_COLUMNS:
+        value = row[name]
+        if value is None:
+            continue
+        if name in _RETURN_COLUMNS:
+            out[f"{name}_original"] = [float(v) for v in rescaling.original_value(value, horizon)]
+        else:
+            out[f"{name}_original"] = float(rescaling.original_gap(value))
+    return out
 
 
 def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, Any]]:
@@ -138,8 +173,14 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "exact_skipped": _skipped(rec),
                 "last_iterate_value": rec.get("last_iterate_value"),
                 "last_iterate_nash_gap": rec.get("last_iterate_nash_gap"),
+                "order": doc.get("order", "simultaneous"),
+                "eta_schedule": doc.get("eta_schedule", "constant"),
+                "external_regret": rec.get("external_regret"),
+                "swap_regret": rec.get("swap_regret"),
+                "last_iterate_duality_gap": rec.get("last_iterate_duality_gap"),
             }
         )
+        rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
     return rows
 
 
@@ -190,6 +231,12 @@ def _results_schema():
             ("exact_skipped", pa.string()),
             ("last_iterate_value", pa.list_(pa.float64())),
             ("last_iterate_nash_gap", pa.float64()),
+            ("order", pa.string()),
+            ("eta_schedule", pa.string()),
+            ("external_regret", pa.float64()),
+            ("swap_regret", pa.float64()),
+            ("last_iterate_duality_gap", pa.float64()),
+            *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )
 
