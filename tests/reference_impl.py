@@ -380,7 +380,7 @@ class LiteralOFTRL:
     def play(self, m, w_t, eta):
         return self.argmax(eta * (self.total + w_t * m) / w_t)
 
-    def observe(self, u, w_t):
+    def observe(self, u, w_t, eta=None):
         self.total = self.total + w_t * u
 
 
@@ -400,7 +400,7 @@ class LiteralRMPlus:
         self.last = x
         return x
 
-    def observe(self, u, w_t):
+    def observe(self, u, w_t, eta=None):
         self.regret = np.maximum(self.regret + w_t * (u - np.dot(u, self.last)), 0.0)
 
 
@@ -443,13 +443,67 @@ class LiteralBlumMansour:
         self.last = literal_stationary_distribution(rows)
         return self.last
 
-    def observe(self, u, w_t):
+    def observe(self, u, w_t, eta=None):
         for a, base in enumerate(self.bases):
-            base.observe(self.last[a] * u, w_t)
+            base.observe(self.last[a] * u, w_t, eta)
+
+
+def literal_project_simplex(y: np.ndarray) -> np.ndarray:
+    """Euclidean projection onto the simplex by the sort-based algorithm (Held, Wolfe and Crowder 1974)."""
+    u = np.sort(y)[::-1]
+    css = np.cumsum(u) - 1.0
+    k = max(k for k in range(1, len(y) + 1) if u[k - 1] - css[k - 1] / k > 0)
+    return np.maximum(y - css[k - 1] / k, 0.0)
+
+
+def literal_project_chopped_cone(y: np.ndarray) -> np.ndarray:
+    """Euclidean projection onto {z >= 0, sum z >= 1}: the positive part if it sums to at least 1,
+    else the projection onto the simplex (the sum constraint is then active)."""
+    positive = np.maximum(y, 0.0)
+    return positive if positive.sum() >= 1.0 else literal_project_simplex(y)
+
+
+class LiteralProjected:
+    """The projected-gradient learners, unweighted (they ignore w_t): a base point zhat (uniform at
+    first) and the last strategy x. ``ogda``/``extragradient``: x = Pi_simplex(zhat + eta m),
+    zhat <- Pi_simplex(zhat + eta u). ``exrm-plus``/``sprm-plus``: on the chopped-off cone C with
+    g(z) = z / sum z, x = g(Pi_C(zhat + eta (m - <m, y>))) with y = g(zhat) (ExRM+) or the last x
+    (SPRM+), zhat <- Pi_C(zhat + eta (u - <u, x>)). ``extragradient`` and ``exrm-plus`` propose
+    g(zhat) (their prediction m is the utility there)."""
+
+    def __init__(self, num_actions, kind):
+        self.kind = kind
+        self.base = np.full(num_actions, 1.0 / num_actions)
+        self.last = np.full(num_actions, 1.0 / num_actions)
+        self.cone = kind in ("exrm-plus", "sprm-plus")
+        self.two_query = kind in ("extragradient", "exrm-plus")
+
+    def _strategy(self, z):
+        return z / z.sum() if self.cone else z
+
+    def _project(self, y):
+        return literal_project_chopped_cone(y) if self.cone else literal_project_simplex(y)
+
+    def propose(self):
+        return self._strategy(self.base)
+
+    def play(self, m, w_t, eta):
+        if self.cone:
+            at = self._strategy(self.base) if self.two_query else self.last
+            m = m - np.dot(m, at)
+        self.last = self._strategy(self._project(self.base + eta * m))
+        return self.last
+
+    def observe(self, u, w_t, eta=None):
+        step = u - np.dot(u, self.last) if self.cone else u
+        self.base = self._project(self.base + eta * step)
 
 
 def make_literal_learner(name: str, num_actions: int):
-    """A fresh literal learner called ``name`` (``hedge``, ``logbarrier``, ``rm-plus``, ``bm-...``)."""
+    """A fresh literal learner called ``name`` (``hedge``, ``logbarrier``, ``rm-plus``, ``bm-...``,
+    ``ogda``, ``extragradient``, ``exrm-plus``, ``sprm-plus``)."""
+    if name in ("ogda", "extragradient", "exrm-plus", "sprm-plus"):
+        return LiteralProjected(num_actions, name)
     if name.startswith("bm-"):
         return LiteralBlumMansour(num_actions, lambda: make_literal_learner(name[3:], num_actions))
     if name == "hedge":
@@ -469,6 +523,20 @@ SMOOTH_ORDERS = {"smooth": None, "smooth-uniform": 0, "smooth-linear": 1}
 def smooth_order(update: str, H: int) -> int:
     order = SMOOTH_ORDERS[update]
     return H if order is None else order
+
+
+def _queried(copies, Q, N, H, S, A) -> dict:
+    """Two-query learners' predictions: each player's utility under ``Q`` at the strategies every
+    player's copy at ``(h, s)`` proposes (empty for one-query learners)."""
+    if not all(getattr(copy, "two_query", False) for copy in copies.values()):
+        return {}
+    out = {}
+    for h in range(H):
+        for s in range(S):
+            proposals = [copies[(i, h, s)].propose() for i in range(N)]
+            for i in range(N):
+                out[(i, h, s)] = _utility_vector(Q[h, i, s], proposals, i, A)
+    return out
 
 
 def run_reference_composition(rewards, transitions, learner, update, eta, T, optimistic=True) -> dict:
@@ -491,8 +559,11 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
         last_u = {key: np.zeros(A[key[0]]) for key in copies}  # u^{t-1}, u^0 = 0
         for t in range(1, T + 1):
             w_t = weight(k, t)
+            # A two-query learner's prediction: its utility at the proposed strategies, under Q^{t-1}
+            # (the rewards at t = 1).
+            queried = _queried(copies, rewards if t == 1 else Q, N, H, S, A)
             for (i, h, s), copy in copies.items():
-                m = last_u[(i, h, s)] if optimistic else np.zeros(A[i])
+                m = queried.get((i, h, s), last_u[(i, h, s)] if optimistic else np.zeros(A[i]))
                 pols[i][t, h, s] = copy.play(m, w_t, eta_val)
             al = alpha(k, t)
             Qn = np.zeros_like(Q)
@@ -512,7 +583,7 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
             Q = Qn
             for (i, h, s), copy in copies.items():
                 u = _utility_vector(Q[h, i, s], _pols_at(pols, t, h, s), i, A)
-                copy.observe(u, w_t)
+                copy.observe(u, w_t, eta_val)
                 last_u[(i, h, s)] = u
         return {"policies": pols}
     if update != "stage":
@@ -529,12 +600,13 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
             last_u = {
                 (i, h, s): _utility_vector(Qtau[h, i, s], uniform, i, A) for i in range(N) for h in range(H) for s in range(S)
             }
+        queried = _queried(copies, Qtau, N, H, S, A)
         for (i, h, s), copy in copies.items():
-            m = last_u[(i, h, s)] if optimistic else np.zeros(A[i])
+            m = queried.get((i, h, s), last_u[(i, h, s)] if optimistic else np.zeros(A[i]))
             pols[i][t, h, s] = copy.play(m, 1, eta_tau / H)
         for (i, h, s), copy in copies.items():
             u = _utility_vector(Qtau[h, i, s], _pols_at(pols, t, h, s), i, A)
-            copy.observe(u, 1)
+            copy.observe(u, 1, eta_tau / H)
             last_u[(i, h, s)] = u
         if t - t_start + 1 >= L:
             Qnew = np.zeros_like(Qtau)

@@ -81,12 +81,18 @@ def _is_int(value: Any, low: int = 0, high: int | None = None) -> bool:
 
 
 def _is_number(value: Any, low: float | None = None) -> bool:
-    """A finite JSON number (an integer too), at least ``low`` if given."""
+    """A finite JSON number (an integer too, up to 2^53 in size), at least ``low`` if given.
+
+    A larger integer is refused here: the results table stores these fields as float64, and its
+    writer refuses every integer beyond 2^53 (where float64 stops holding all of them), so it
+    would fail later, naming no file."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
         number = float(value)
     except OverflowError:  # an integer beyond float64
+        return False
+    if isinstance(value, int) and abs(value) > 2**53:
         return False
     return math.isfinite(number) and (low is None or number >= low)
 
