@@ -132,7 +132,7 @@ def test_learner_is_pure_and_starts_uniform(make):
     np.testing.assert_allclose(np.asarray(x), 0.25, atol=1e-15)
     before = jax.tree_util.tree_map(np.array, state)
     u = jnp.asarray(np.random.default_rng(0).random((2, 3, 4)))
-    new = learner.observe(state, u, 0.0)
+    new = learner.observe_with(state, u, 0.0, 0.5)
     # The old state is untouched (no mutation) and the new one differs.
     for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(state), strict=True):
         np.testing.assert_array_equal(a, np.asarray(b))
@@ -198,8 +198,8 @@ def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_ac
         pi_trail, s_trail = trailing.play(s_trail, jnp.asarray(np.moveaxis(prediction, -1, -2)), jnp.asarray(eta), rho)
         same(np.moveaxis(np.asarray(pi_trail), -2, -1), np.asarray(pi_last))
         utility = rng.normal(size=(states, runs, num_actions))
-        s_last = last.observe(s_last, jnp.asarray(utility), rho)
-        s_trail = trailing.observe(s_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho)
+        s_last = last.observe_with(s_last, jnp.asarray(utility), rho, jnp.asarray(eta).reshape(eta_shape))
+        s_trail = trailing.observe_with(s_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho, jnp.asarray(eta))
         prediction = utility
     for a, b in zip(jax.tree_util.tree_leaves(s_last), jax.tree_util.tree_leaves(s_trail), strict=True):
         # The trailing layout has the run axis last: (S, A[, A], R) against (S, R, A[, A]).

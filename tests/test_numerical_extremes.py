@@ -198,7 +198,9 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
     from markovgames.dynamics._value_update import GameArrays
 
     spec = get_algorithm(algorithm)
-    arrays = GameArrays(jnp.asarray(game.rewards), jnp.asarray(game.transitions), jnp.asarray(0, jnp.int32), jnp.asarray(eta))
+    arrays = GameArrays(
+        jnp.asarray(game.rewards), jnp.asarray(game.transitions), jnp.asarray(0, jnp.int32), jnp.full(game.num_players, eta)
+    )
     # Short horizons carry one array per step inside the loop (as compiled_chunk does).
     split = splits_steps(arrays.rewards)
     carry = SMOOTH.init_carry(spec.learner, game.shape_key, np.float64, None)
