@@ -276,14 +276,6 @@ CASES: list[Case] = [
         ("--eta", "3 rates given", "2 players"),
     ),
     Case(
-        "run-regret-stage-update",
-        RUN_S,
-        "--regret with the stage-based value update (which restarts its learners every stage)",
-        None,
-        ("run", "--game", "paper", "--algorithm", "stage_cce", "-T", "10", "--regret", "--out", "out"),
-        ("--regret", "smooth value updates", "'stage'"),
-    ),
-    Case(
         "run-alternating-two-query-learner",
         RUN_S,
         "alternating updates of a learner that makes two utility queries per iteration",

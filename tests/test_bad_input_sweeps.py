@@ -415,14 +415,6 @@ CASES: list[Case] = [
         ("sweep.toml", "eta_schedules[1]", "unknown step-size schedule 'fast'", "power:P"),
     ),
     Case(
-        "sweep-regret-stage-update",
-        SWEEP_S,
-        "regret curves asked of an algorithm of the stage-based update",
-        _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["smooth_ce", "stage_cce"]\nregret = true'),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "regret", "algorithms[1] 'stage_cce'", "regret = false"),
-    ),
-    Case(
         "sweep-zero-sum-players",
         SWEEP_S,
         "a zero-sum random game with more than two players",

@@ -143,7 +143,6 @@ def test_evaluate_shows_the_settings_and_the_regrets_at_T_prime(tmp_path, capsys
         (["--eta", "0.1,theory"], "--eta: 'theory' is one rate for all players"),
         (["--eta", "0.1,-1"], "--eta: every player's rate must be a positive finite number, got '-1'"),
         (["--eta", "0.1,"], "--eta: expected a positive number per player"),
-        (["--regret", "--algorithm", "stage_cce"], "--regret: the regret curves are carried by the smooth value updates"),
         (
             ["--order", "alternating", "--algorithm", "extragradient+smooth-uniform"],
             "--order alternating: learner 'extragradient'",

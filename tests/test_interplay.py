@@ -159,7 +159,6 @@ def test_a_bad_users_schedule_stops_the_run_naming_it(tmp_path, body, message):
         ({"eta": (0.1, 0.2, 0.3)}, "got 3 for a game of 2 players"),
         ({"eta": (0.1, -0.2)}, "positive finite"),
         ({"eta": (0.1, "theory")}, "'theory' is one rate for all players"),
-        ({"algorithm": "hedge+stage", "regret": True}, "regret curves are carried by the smooth value updates"),
         ({"algorithm": "extragradient+smooth-uniform", "order": "alternating"}, "two utility queries"),
         ({"algorithm": "extragradient+smooth-uniform", "optimistic": False}, "no non-optimistic form"),
         ({"algorithm": "bm-exrm-plus+smooth-uniform"}, "the reduction takes learners of one query"),

@@ -24,7 +24,7 @@ T = 60
 CHECKPOINTS = [10, 30, 60]
 # A game in its own units (prisoners_dilemma: r01 = 0.2 r) and a zero-sum random game (constant-sum:
 # the last iterate's duality gap); one shape, so that a batch holds both games. hedge over both
-# orders and both schedules with its regrets; stage_cce (no regret curves) simultaneous only.
+# orders and both schedules with its regrets; stage_cce (its regrets within each stage) simultaneous only.
 CONFIG = textwrap.dedent(
     f"""
     T = {T}
@@ -34,7 +34,7 @@ CONFIG = textwrap.dedent(
     orders = ["simultaneous", "alternating"]
     eta_schedules = ["constant", "sqrt"]
     games = ["prisoners_dilemma", {{random = {{players = 2, horizon = 1, states = 1, actions = 2, zero_sum = true, seed = 7}}, label = "zs"}}]
-    algorithms = ["hedge+smooth-uniform", {{name = "stage_cce", regret = false, orders = ["simultaneous"]}}]
+    algorithms = ["hedge+smooth-uniform", {{name = "stage_cce", orders = ["simultaneous"]}}]
     """
 )
 
@@ -86,7 +86,13 @@ def test_results_columns_equal_single_runs(sweep):
             assert row["last_iterate_duality_gap"] == pytest.approx(duality, abs=1e-12)
     assert hedge["swap_regret"].max() > 0 and hedge["last_iterate_duality_gap"].max() > 0
     stage = df[df["algorithm"] == "stage_cce"]
-    assert stage["external_regret"].isna().all() and set(stage["order"]) == {"simultaneous"}
+    assert set(stage["order"]) == {"simultaneous"} and stage["external_regret"].notna().all()
+    for schedule, rows in stage[stage["game"] == "zs"].groupby("eta_schedule"):
+        direct = run(_zero_sum_game(), "stage_cce", T=T, step_schedule=schedule, regret=True)
+        for _, row in rows.iterrows():
+            k = row["checkpoint"] - 1
+            assert row["external_regret"] == pytest.approx(np.max(direct.external_regret[k]), abs=1e-12)
+            assert row["swap_regret"] == pytest.approx(np.max(direct.swap_regret[k]), abs=1e-12)
     # prisoners_dilemma is not constant-sum: its last iterate has no duality gap.
     assert df[df["game"] == "prisoners_dilemma"]["last_iterate_duality_gap"].isna().all()
 
@@ -99,9 +105,8 @@ def test_original_units_columns(sweep):
         np.testing.assert_allclose(row["value_original"], units.original_value(row["value"], 1), rtol=1e-12)
         assert row["gap_original"] == pytest.approx(row["gap"] / units.scale, rel=1e-12)
         assert row["certified_cce_gap_original"] == pytest.approx(row["certified_cce_gap"] / units.scale, rel=1e-12)
-        if row["algorithm"] != "stage_cce":
-            assert row["external_regret_original"] == pytest.approx(row["external_regret"] / units.scale, rel=1e-12)
-            assert row["swap_regret_original"] == pytest.approx(row["swap_regret"] / units.scale, rel=1e-12)
+        assert row["external_regret_original"] == pytest.approx(row["external_regret"] / units.scale, rel=1e-12)
+        assert row["swap_regret_original"] == pytest.approx(row["swap_regret"] / units.scale, rel=1e-12)
     zs = df[df["game"] == "zs"]  # a random game is given in [0, 1]: no other units
     assert zs["value_original"].isna().all() and zs["gap_original"].isna().all()
     run_file = next((sweep / "out" / RUNS_DIR).glob("*.json"))
@@ -218,14 +223,6 @@ CONFIG_BASE = 'T = 20\ngames = ["paper"]\n'
         ),
         ('algorithms = ["smooth_ce"]\nregret = "yes"\n', "sweep.toml: regret: expected true or false"),
         ('algorithms = [{name = "smooth_ce", orders = []}]\n', "sweep.toml: algorithms[0].orders: expected an update order"),
-        (
-            'algorithms = ["stage_cce"]\nregret = true\n',
-            "sweep.toml: regret: the regret curves are carried by the smooth value updates",
-        ),
-        (
-            'algorithms = [{name = "stage_cce", regret = true}]\n',
-            "sweep.toml: algorithms[0].regret: the regret curves are carried by the smooth value updates",
-        ),
         (
             'algorithms = ["extragradient+smooth-uniform"]\norders = ["alternating"]\n',
             "sweep.toml: orders: algorithms[0]: learner 'extragradient' makes two utility queries",

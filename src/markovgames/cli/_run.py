@@ -118,7 +118,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "--regret",
         action="store_true",
         help="also record every player's average external and swap regret of the played sequence (the largest over "
-        "steps and states) at every prefix (smooth value updates)",
+        "steps and states) at every prefix (with the stage-based update: within each stage)",
     )
     p.add_argument(
         "--checkpoints",
@@ -344,14 +344,8 @@ def _step_schedule(name: str | None):
 
 
 def _check_interplay(algorithm, args) -> None:
-    """Refuse ``--regret``, ``--order alternating`` and ``--no-optimism`` where the algorithm has
-    no such form, naming the option (the library refuses them too, naming its arguments)."""
-    update = algorithm.value_update
-    if args.regret and not update.per_iteration_metrics:
-        raise CliError(
-            f"--regret: the regret curves are carried by the smooth value updates; {algorithm.name!r} uses "
-            f"{update.name!r}, which restarts its learners every stage (use smooth, smooth-uniform or smooth-linear)"
-        )
+    """Refuse ``--order alternating`` and ``--no-optimism`` where the algorithm has no such form,
+    naming the option (the library refuses them too, naming its arguments)."""
     if algorithm.learner.learner().propose is None:
         return
     two_query = f"learner {algorithm.learner.name!r} makes two utility queries per iteration"

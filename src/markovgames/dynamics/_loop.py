@@ -176,6 +176,9 @@ class _Loop:
         self.axis_t = 1 if job.batched else 0
         # Rows of the per-prefix metrics: value, CCE bound, CE bound (and external, swap regret).
         self.width = 5 if job.interplay.regret else 3
+        # Whether the state file keeps the metrics: a value update's records in the saved carry
+        # hold the others, but not the regret rows, which only the chunks emit.
+        self.saves_metrics = self.update.per_iteration_metrics or job.interplay.regret
         self.lead = (len(job.games),) if job.batched else ()
         self.group_size = group_size
         self.metrics: _Rows  # the per-prefix metrics drained so far (`start`)
@@ -213,7 +216,7 @@ class _Loop:
         self.metrics = _Rows((*self.lead, rows, self.width, self.num_players), self.axis_t, self.np_dtype)
         if saved is not None:
             treedef = jax.tree_util.tree_structure(carry)
-            if not self.update.per_iteration_metrics:
+            if not self.saves_metrics:
                 # The saved state holds no metrics: its records hold every prefix done.
                 records = self.update.prefix_records(jax.tree_util.tree_unflatten(treedef, saved.leaves))
                 self._assemble(records, 0, saved.done)
@@ -235,7 +238,7 @@ class _Loop:
         return state.load(
             carry,
             metrics_shape=lambda done: (
-                (*lead, metric_rows(done), self.width, n) if self.update.per_iteration_metrics and metric_rows(done) else None
+                (*lead, metric_rows(done), self.width, n) if self.saves_metrics and metric_rows(done) else None
             ),
             kept_rows=lambda done: (
                 max(0, done - settings.first_kept + 1) if settings.record and settings.trajectory_dir is not None else None
@@ -300,8 +303,11 @@ class _Loop:
         if violations:
             out["violation"] = violations
         # Keep only the checkpoint rows, selected on the device before the copy to the host.
-        if settings.keep is not None and "metrics" in out:
-            out = dict(out, metrics=jnp.take(out["metrics"], jnp.asarray(_rows_of(settings.keep, done, size)), axis=self.axis_t))
+        if settings.keep is not None:
+            for name in ("metrics", "regret"):
+                if name in out:
+                    rows = jnp.asarray(_rows_of(settings.keep, done, size))
+                    out = dict(out, **{name: jnp.take(out[name], rows, axis=self.axis_t)})
         if last_rows is not None:
             out = dict(out, last_iterate=jnp.take(out["last_iterate"], jnp.asarray(last_rows), axis=self.axis_t))
         self.done += size
@@ -339,7 +345,7 @@ class _Loop:
         if "metrics" in out:
             self.metrics.append(out["metrics"])
         if "prefix_records" in out:
-            self._assemble(out["prefix_records"], chunk_done, size)
+            self._assemble(out["prefix_records"], chunk_done, size, out.get("regret"))
         if "last_iterate" in out:
             self.last.append(out["last_iterate"])
         if record_chunk and self.sink is not None:
@@ -361,21 +367,26 @@ class _Loop:
         tol = STRATEGY_TOLERANCE[self.job.dtype]
         raise_violation(self.learner, chunk_done + row + 1, int(violations[k][1]), shape, tol, run_offset=lo)
 
-    def _assemble(self, records, done: int, size: int) -> None:
+    def _assemble(self, records, done: int, size: int, regret: np.ndarray | None = None) -> None:
         """Append the kept prefixes among ``done + 1 .. done + size``, assembled from the value
-        update's records (`ValueUpdate.prefix_records`) after those iterations."""
+        update's records (`ValueUpdate.prefix_records`) after those iterations; ``regret``: the
+        kept prefixes' regret rows ``(..., P, 2, N)``, appended to their quantities."""
         keep = self.settings.keep
         prefixes = np.arange(done + 1, done + size + 1) if keep is None else keep[(keep > done) & (keep <= done + size)]
         if prefixes.size:
-            self.metrics.append(self.update.prefix_metrics(records, self.schedule, prefixes))
+            metrics = self.update.prefix_metrics(records, self.schedule, prefixes)
+            if regret is not None:
+                metrics = np.concatenate([metrics, regret.astype(metrics.dtype, copy=False)], axis=-2)
+            self.metrics.append(metrics)
 
     def save(self, state: StateFile) -> None:
         """Write the state after the chunks drained so far (the trajectory files first)."""
         if isinstance(self.sink, FileTrajectory):
             self.sink.flush()
         records = self.sink.records() if self.sink is not None else []
-        # Only metrics the chunks emitted: a value update's records in the saved carry hold the others.
-        saved = self.update.per_iteration_metrics and self.metrics.count
+        # Only metrics the chunks emitted (or with regret rows): a value update's records in the
+        # saved carry hold the others.
+        saved = self.saves_metrics and self.metrics.count
         metrics = self.metrics.filled() if saved else None
         state.save(self.done, _join(self.carry_parts), metrics, self.axis_t, records, self.last)
 

@@ -22,6 +22,15 @@ Algorithm 3's averages do, and the carry holds only :math:`D_t(a, b) = \sum_j \a
 u^j(b)` per step and state: the average utility is its column sum :math:`\sum_a D_t(a, \cdot)`
 (the strategies sum to 1) and the average played value its trace, so one average serves both
 regrets.
+
+The stage-based update (`._stage`) restarts its learners every stage with weight 1 per iteration,
+so there a player's regret at iteration ``t`` is the average regret over the iterations of ``t``'s
+stage so far: uniform weights within the stage, :math:`\alpha = 1/p` with ``p`` the 1-based
+position of ``t`` in its stage, against the utilities the learner saw in that stage
+(:math:`[Q^\tau\pi^t_{-i}]`, or the alternated ones), the largest over steps and states. It
+restarts at 0 with each stage with no reset of the carry: a stage's first iteration has
+:math:`\alpha = 1`, and :math:`(1 - 1) D + 1 \cdot \pi u^\top` discards a (finite) old average
+exactly.
 """
 
 from __future__ import annotations

@@ -392,7 +392,8 @@ def run(
         ``"sqrt"``, ``"power:P"``, a [`StepSchedule`][markovgames.dynamics.StepSchedule] or a
         reference to a user's function ([`get_step_schedule`][markovgames.dynamics.get_step_schedule]).
     regret : also carry every player's average external and swap regret of the played sequence
-        (the largest over steps and states; smooth value updates), in `RunResult.external_regret`
+        (the largest over steps and states; with the stage-based update, within each stage: its
+        learners restart every stage), in `RunResult.external_regret`
         and `RunResult.swap_regret` (docs/gaps.md, "Regret of the played sequence").
     initial_strategy : per player a probability vector ``(A_i,)`` (at every step and state) or an
         array ``(H, S, A_i)``: the strategy each learner starts at (smooth value updates; the
@@ -455,11 +456,6 @@ def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) 
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
     if not isinstance(regret, bool):
         raise ValueError(f"regret must be True or False, got {regret!r}")
-    if regret and not spec.value_update.per_iteration_metrics:
-        raise ValueError(
-            f"regret curves are carried by the smooth value updates; {spec.value_update.name!r} restarts its learners every "
-            "stage (use smooth, smooth-uniform or smooth-linear)"
-        )
     if spec.learner.learner().propose is not None:
         two_query = f"learner {spec.learner.name!r} makes two utility queries per iteration"
         if order == "alternating":

@@ -16,6 +16,14 @@ Per iteration ``t`` of stage :math:`\tau`:
 Step-size schedules, rates per player, alternating updates and two-query learners work as for the
 smooth update (`._interplay`), with a schedule's ``t`` the position in the stage.
 
+Regret curves (``regret``, `._regret`): the learners restart every stage with weight 1 per
+iteration, so a player's regret at iteration ``t`` is the average regret over the iterations of
+``t``'s stage so far (uniform weights within the stage: ``alpha = 1/position``, the 1-based position
+of ``t`` in its stage), against the utilities the learner saw in that stage
+(:math:`[Q^\tau\pi^t_{-i}]`, or the alternated ones), the largest over steps and states. It
+restarts at 0 with each stage: a stage's first iteration has ``alpha = 1``, which discards the
+previous stage's average exactly.
+
 The output policy (Algorithm 4) draws ``t_0 ~ Unif{1..T}`` and moves uniformly over the stage
 before the current one (stage 1 over itself), so its quantities only change at stage ends (and
 during the self-referential stage 1): the carry records them per stage, every chunk emits these
@@ -37,6 +45,7 @@ from ..learners import LearnerSpec
 from ._guard import ViolationWatch, guard_tolerance
 from ._interplay import SIMULTANEOUS, observe_round, player_rates, proposed_predictions
 from ._output_metrics import product_policy_values, stage_index_quantities
+from ._regret import RegretCarry, init_regret, regret_step
 from ._tensor import joint_expectation, joint_product
 from ._transitions import SparseKernel, bellman_target, kernel_step
 from ._value_update import (
@@ -86,6 +95,7 @@ class StageCarry(NamedTuple):
     stage_values: jax.Array  # (num_stages + 2, 3, N): the last stage's end writes row num_stages + 1
     # Stage 1 refers to itself, so its quantities change with the prefix T' <= L_1: row T' - 1.
     stage1_values: jax.Array  # (L_1, 3, N)
+    regret: RegretCarry | tuple = ()  # the players' regret averages within the stage (`._regret`), () unless asked for
 
 
 class StageRecords(NamedTuple):
@@ -104,9 +114,10 @@ class _Schedule(NamedTuple):
     factors: np.ndarray  # the step schedule's f(position) for positions 1..max length + 1 (row position - 1)
 
 
-#: ``iteration(c, j) -> (c, policies)``: the policies of the chunk's iteration ``j`` and the
-#: state after whatever producing them changes (learners play and observe; or a given sequence).
-_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple]]
+#: ``iteration(c, j) -> (c, policies, regret_rows)``: the policies of the chunk's iteration ``j``,
+#: the state after whatever producing them changes (learners play and observe; or a given
+#: sequence), and with regret curves the iteration's ``(2, N[, R])`` regret rows (else ``None``).
+_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple, jax.Array | None]]
 
 
 def _record(buffers, policies, row, runs):
@@ -129,6 +140,7 @@ def _stage_loop(
     record: bool,
     last_iterate=None,
     guard_tol: float | None = None,
+    regret: bool = False,
 ):
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
@@ -144,7 +156,8 @@ def _stage_loop(
     policy's values at the marked iterations
     ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). ``guard_tol`` (a user's
     learner, `_guard`): the chunk's first strategy off the simplex, as ``out["violation"]`` ``[row,
-    code]`` (``[-1, -1]`` if none).
+    code]`` (``[-1, -1]`` if none). ``regret``: the iterations' regret rows (the third output of
+    ``iteration``) as ``out["regret"]`` ``(size, 2, N[, R])``.
     """
     horizon = game.rewards.shape[0]
     num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
@@ -166,8 +179,8 @@ def _stage_loop(
         iteration = iteration_for(eta, done0, position0)
 
         def body(j, state):
-            c, buffers, last, viol = state
-            c, policies = iteration(c, j)
+            c, buffers, last, reg, viol = state
+            c, policies, regret_rows = iteration(c, j)
             viol = watch(viol, done0 + j, policies)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
@@ -185,7 +198,9 @@ def _stage_loop(
                     lambda: jnp.zeros(last.shape[1:], dtype),
                 )
                 last = jax.lax.dynamic_update_slice(last, values[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
-            return c, buffers, last, viol
+            if regret:
+                reg = jax.lax.dynamic_update_slice(reg, regret_rows[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
+            return c, buffers, last, reg, viol
 
         return body
 
@@ -201,22 +216,25 @@ def _stage_loop(
             return jax.lax.fori_loop(lo, hi, body_for(stage1, eta, position, done, -done, padded_mask), state)
 
         def one_block(k, state):
-            c, buffers, last, viol = state
+            c, buffers, last, reg, viol = state
             start = lo + k * block
             at = (done + start,)
             small = (
                 jnp.zeros((block, *buffers.shape[1:]), dtype) if record else (),
                 jnp.zeros((block, *last.shape[1:]), dtype) if last_iterate is not None else (),
+                jnp.zeros((block, *reg.shape[1:]), dtype) if regret else (),
             )
             mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if padded_mask is not None else None
-            c, rows, values, viol = jax.lax.fori_loop(
+            c, rows, values, regret_rows, viol = jax.lax.fori_loop(
                 start, jnp.minimum(start + block, hi), body_for(stage1, eta, position, done, start, mask), (c, *small, viol)
             )
             if record:
                 buffers = jax.lax.dynamic_update_slice(buffers, rows, at + (jnp.int32(0),) * (1 + run_axes))
             if last_iterate is not None:
                 last = jax.lax.dynamic_update_slice(last, values, at + (jnp.int32(0),) * (2 + run_axes))
-            return c, buffers, last, viol
+            if regret:
+                reg = jax.lax.dynamic_update_slice(reg, regret_rows, at + (jnp.int32(0),) * (2 + run_axes))
+            return c, buffers, last, reg, viol
 
         return jax.lax.fori_loop(0, (hi - lo + block - 1) // block, one_block, state)
 
@@ -231,46 +249,59 @@ def _stage_loop(
         )
 
     def segment(state):
-        stage, position, done, c, buffers, last, viol = state
+        stage, position, done, c, buffers, last, reg, viol = state
         length = lengths[stage]
         count = jnp.minimum(length - position, size - done)
         eta = game.eta * eta_multipliers[stage] / horizon
         # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
         # buffer it passes through.
         in_first = jnp.where(stage == 0, count, 0)
-        c, buffers, last, viol = iterations(0, in_first, True, eta, position, done, (c, buffers, last, viol))
-        c, buffers, last, viol = iterations(in_first, count, False, eta, position, done, (c, buffers, last, viol))
+        c, buffers, last, reg, viol = iterations(0, in_first, True, eta, position, done, (c, buffers, last, reg, viol))
+        c, buffers, last, reg, viol = iterations(in_first, count, False, eta, position, done, (c, buffers, last, reg, viol))
         position, done = position + count, done + count
         finished = position == length
         c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
-        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last, viol
+        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last, reg, viol
 
     width = horizon * num_states * sum(num_actions)
     num_players = game.rewards.shape[1]
     itemsize = jnp.dtype(dtype).itemsize * math.prod(runs)
-    outputs = ([width * itemsize] if record else []) + ([2 * num_players * itemsize] if last_iterate is not None else [])
+    outputs = _output_bytes(width, num_players, itemsize, record, last_iterate is not None, regret)
     # The per-stage records are only touched at stage ends, outside the inner loops.
     touched = {k: v for k, v in carry._asdict().items() if k not in ("stage_values", "stage1_values")}
     block = sequential_block(game, touched, max(outputs)) if outputs else 1
     pad = block if block > 1 else 0
     buffers = jnp.zeros((size + pad, width, *runs), dtype) if record else ()
     last = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if last_iterate is not None else ()
+    reg = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if regret else ()
     padded_mask = None if last_iterate is None else jnp.concatenate([last_iterate, jnp.zeros(pad, bool)])
     watch = ViolationWatch(guard_tol, run_axes)
     viol = watch.initial()
-    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, viol)
-    _, _, _, carry, buffers, last, viol = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, reg, viol)
+    _, _, _, carry, buffers, last, reg, viol = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
     out = watch.output(viol) | ({} if last_iterate is None else {"last_iterate": last[:size]})
+    out |= {"regret": cast(jax.Array, reg)[:size]} if regret else {}
     if not record:
         return carry, out
     # With record, the buffers are the trajectory array (else the placeholder ()).
-    buffers = cast(jax.Array, buffers)[:size]
+    return carry, {**out, "policies": _trajectory(cast(jax.Array, buffers)[:size], horizon, num_states, num_actions, runs)}
+
+
+def _output_bytes(width: int, num_players: int, itemsize: int, record: bool, last_iterate: bool, regret: bool) -> list[int]:
+    """Bytes per iteration of each output the loop writes: the trajectory row, the last iterate's
+    values and the regret rows."""
+    sizes = (width, record), (2 * num_players, last_iterate), (2 * num_players, regret)
+    return [n * itemsize for n, present in sizes if present]
+
+
+def _trajectory(buffers: jax.Array, horizon: int, num_states: int, num_actions, runs) -> tuple:
+    """The trajectory buffer's rows ``(size, width[, R])`` as per player ``(size, H, S, A_i[, R])``."""
     policies, offset = [], 0
     for a in num_actions:
         block = horizon * num_states * a
-        policies.append(buffers[:, offset : offset + block].reshape(size, horizon, num_states, a, *runs))
+        policies.append(buffers[:, offset : offset + block].reshape(buffers.shape[0], horizon, num_states, a, *runs))
         offset += block
-    return carry, {**out, "policies": tuple(policies)}
+    return tuple(policies)
 
 
 def stage_prefix_metrics(stage_values, stage1_values, schedule: StageSchedule, prefixes):
@@ -359,15 +390,19 @@ class StageUpdate(ValueUpdate):
         )
 
     def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS, initial=None):
-        # Regret curves and initial strategies are the smooth updates' (the learners restart
-        # every stage at init's state; `run` refuses both here).
-        del interplay, initial
+        # Initial strategies are the smooth updates' (the learners restart every stage at init's
+        # state; `run` refuses them here).
+        del initial
         num_players, horizon, num_states, num_actions = shape_key
         built = learner_for(learner, run_axes=0)
+        regret = (
+            init_regret(horizon, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
+        )
         return self.init_certify_carry(shape_key, dtype, schedule)._replace(
             learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
             prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
             q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
+            regret=regret,
         )
 
     def run_chunk(
@@ -405,7 +440,14 @@ class StageUpdate(ValueUpdate):
                     built, tuple(s for _, s in played), policies, c.q, rates, 1.0, run_axes, interplay.order, following
                 )
                 prediction = utilities if optimistic else c.prediction
-                return c._replace(learners=learners, prediction=prediction), policies
+                c = c._replace(learners=learners, prediction=prediction)
+                if not interplay.regret:
+                    return c, policies, None
+                # Uniform weights within the stage: alpha = 1/position (1-based), so a stage's
+                # first iteration (alpha = 1) discards the previous stage's average exactly.
+                alpha = 1.0 / (position + 1).astype(dtype)
+                regret, rows = regret_step(cast(RegretCarry, c.regret), policies, utilities, alpha, run_axes)
+                return c._replace(regret=regret), policies, rows
 
             return iteration
 
@@ -426,7 +468,9 @@ class StageUpdate(ValueUpdate):
             )
 
         guard_tol = guard_tolerance(learner, dtype)
-        carry, out = _stage_loop(size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate, guard_tol)
+        carry, out = _stage_loop(
+            size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate, guard_tol, interplay.regret
+        )
         # The per-stage records after this chunk: its prefixes are assembled while the next one runs.
         return carry, {**out, "prefix_records": self.prefix_records(carry)}
 
@@ -462,7 +506,7 @@ class StageUpdate(ValueUpdate):
             del eta, position0
 
             def iteration(c: StageCarry, j):
-                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies)
+                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies), None
 
             return iteration
 

@@ -96,9 +96,7 @@ def _lines(stored, metric: str, concept: str) -> tuple[list[tuple[str, np.ndarra
     if metric in ("external_regret", "swap_regret"):
         curve = getattr(stored, metric)
         if curve is None:
-            raise ResultsError.for_argument(
-                "metric", f"{stored.path}: the run recorded no regret curves (run it with --regret, a smooth value update)"
-            )
+            raise ResultsError.for_argument("metric", f"{stored.path}: the run recorded no regret curves (run it with --regret)")
         lines = [(f"player {i}", grid, curve[grid - 1, i]) for i in range(curve.shape[1])]
         return lines, metric_label(metric, over_players=False)
     records = [c for c in stored.metrics.get("checkpoints", []) if c.get("last_iterate_duality_gap") is not None]

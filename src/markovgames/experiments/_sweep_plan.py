@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -426,16 +425,9 @@ def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSch
     return resolved[name]
 
 
-def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool, regret: bool) -> None:
+def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool) -> None:
     """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
     where = f"algorithms[{alg_index}]"
-    if regret and not spec.value_update.per_iteration_metrics:
-        key = "regret" if alg.regret is None else f"{where}.regret"
-        raise SweepConfigError(
-            f"{key}: the regret curves are carried by the smooth value updates; {where} {alg.name!r} uses "
-            f"{spec.value_update.name!r}, which restarts its learners every stage (give it regret = false: "
-            f"{{name = {json.dumps(alg.name)}, regret = false}})"
-        )
     if spec.learner.learner().propose is None:
         return
     two_query = f"learner {spec.learner.name!r} makes two utility queries per iteration"
@@ -523,7 +515,7 @@ def plan_sweep(
             for optimistic, eta, order, (schedule_name, schedule) in itertools.product(
                 alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules
             ):
-                _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic), regret)
+                _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic))
                 spec = {
                     "format": RUN_FILE_FORMAT,
                     "game": game_spec,
