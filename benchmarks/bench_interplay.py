@@ -52,8 +52,6 @@ def main(argv=None) -> dict:
     for algorithm in args.algorithms:
         calls = {}
         for name, settings in VARIANTS.items():
-            if name == "regret" and algorithm == "stage_cce":
-                continue  # regret curves are the smooth updates'
             kwargs = {"eta": 0.2, **settings}
             calls[name] = functools.partial(run, game, algorithm, T=args.T, record_trajectory=False, **kwargs)
         for call in calls.values():
