@@ -23,6 +23,19 @@ def best_of(fn, repeats: int):
     return best_wall, best_cpu, result
 
 
+def interleaved_best(calls: dict, repeats: int) -> dict:
+    """The best wall time of each of ``calls`` (name -> function), after one untimed compiling call
+    of each, over ``repeats`` rounds that call them in turn (so that all see the same load)."""
+    for call in calls.values():
+        call()  # compile
+    best = dict.fromkeys(calls, math.inf)
+    for _ in range(repeats):
+        for name, call in calls.items():
+            wall, _, _ = best_of(call, 1)
+            best[name] = min(best[name], wall)
+    return best
+
+
 @contextlib.contextmanager
 def revision_tree(revision: str, parent: Path):
     """A checkout of the git ``revision`` in ``parent / "base"`` (``git worktree``), removed afterwards."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import best_of  # noqa: E402
+from _timing import interleaved_best  # noqa: E402
 
 from markovgames.dynamics import run  # noqa: E402
 from markovgames.games import paper_game  # noqa: E402
@@ -40,13 +40,7 @@ def main(argv=None) -> dict:
     rows = []
     for learner in args.learners:
         calls = {u: functools.partial(run, game, f"{learner}+{u}", T=args.T, eta=0.2) for u in UPDATES}
-        for call in calls.values():
-            call()  # compile
-        best = dict.fromkeys(UPDATES, float("inf"))
-        for _ in range(args.repeats):
-            for update, call in calls.items():
-                wall, _, _ = best_of(call, 1)
-                best[update] = min(best[update], wall)
+        best = interleaved_best(calls, args.repeats)
         rows.append(
             {
                 "learner": learner,

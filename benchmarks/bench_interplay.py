@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import best_of  # noqa: E402
+from _timing import interleaved_best  # noqa: E402
 
 from markovgames.dynamics import run  # noqa: E402
 from markovgames.games import paper_game  # noqa: E402
@@ -54,13 +54,7 @@ def main(argv=None) -> dict:
         for name, settings in VARIANTS.items():
             kwargs = {"eta": 0.2, **settings}
             calls[name] = functools.partial(run, game, algorithm, T=args.T, record_trajectory=False, **kwargs)
-        for call in calls.values():
-            call()  # compile
-        best = dict.fromkeys(calls, float("inf"))
-        for _ in range(args.repeats):
-            for name, call in calls.items():
-                wall, _, _ = best_of(call, 1)
-                best[name] = min(best[name], wall)
+        best = interleaved_best(calls, args.repeats)
         rows.append(
             {
                 "algorithm": algorithm,
