@@ -40,6 +40,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from ._feedback import FULL, PROPOSALS, Estimator, Feedback
 from ._tensor import others_expectation
 from ._value_update import per_player_utilities
 
@@ -75,6 +76,9 @@ class Interplay(NamedTuple):
     #: stage-based loop, which then computes it rather than looking it up in a table of a stage's
     #: length (a large table read in the loop body takes the loop off XLA's fast path).
     traced: Callable | None = None
+    #: What the learners observe and the value update applies (`._feedback`): full information
+    #: (the paper's) or a generative model's estimates.
+    feedback: Feedback = FULL
 
 
 #: The paper's interplay: simultaneous updates, no regret curves.
@@ -181,23 +185,29 @@ def player_rates(eta, factor, num_players: int) -> tuple:
     return tuple(eta[i] if factor is None else eta[i] * factor for i in range(num_players))
 
 
-def proposed_predictions(learner, states, rates, decay, q, run_axes: int) -> tuple:
+def proposed_predictions(learner, states, rates, decay, q, run_axes: int, estimator: Estimator | None = None) -> tuple:
     """A two-query learner's predictions: each player's utility at the strategies the learners
-    propose, ``[Q_i x_hat_{-i}]`` (``q``: ``(H, N, S, A...)``)."""
+    propose, ``[Q_i x_hat_{-i}]`` (``q``: ``(H, N, S, A...)``), or its estimate (``estimator``,
+    from the iteration's draws for the second query)."""
     proposals = tuple(learner.propose(state, rate, decay) for state, rate in zip(states, rates, strict=True))
-    return per_player_utilities(q, proposals, run_axes)
+    if estimator is None:
+        return per_player_utilities(q, proposals, run_axes)
+    return estimator.utilities(q, proposals, PROPOSALS)
 
 
-def observe_round(learner, states, policies, q, rates, decay, run_axes: int, order: str, following=None):
+def observe_round(
+    learner, states, policies, q, rates, decay, run_axes: int, order: str, following=None, estimator: Estimator | None = None
+):
     """Feed every player's learner its utility; returns ``(utilities, states)``.
 
     ``states``: the learners' states after ``play``; ``q``: ``(H, N, S, A...)``, the ``Q`` of the
     utilities. With ``order == "alternating"``, ``following = (predictions, rates, decay)`` of the
     next iteration: each player but the last plays its next strategy at once, and the players after
-    it observe their utilities against it (see the module docstring).
+    it observe their utilities against it (see the module docstring). ``estimator``: the
+    iteration's feedback (`._feedback`); ``None`` is full information.
     """
     if order == "simultaneous":
-        utilities = per_player_utilities(q, policies, run_axes)
+        utilities = per_player_utilities(q, policies, run_axes) if estimator is None else estimator.utilities(q, policies)
         observed = tuple(
             learner.observe_with(state, u, decay, rate) for state, u, rate in zip(states, utilities, rates, strict=True)
         )
@@ -211,8 +221,12 @@ def observe_round(learner, states, policies, q, rates, decay, run_axes: int, ord
     view = list(policies)
     seen: list = []
     fed: list = []
+    draws = None if estimator is None else estimator.profile_draws(q)
     for i in range(num_players):
-        u = others_expectation(q[:, i], tuple(view), i, run_axes)
+        if estimator is None:
+            u = others_expectation(q[:, i], tuple(view), i, run_axes)
+        else:
+            u = estimator.utility(q, tuple(view), i, draws)
         state = learner.observe_with(states[i], u, decay, rates[i])
         if i < num_players - 1:
             view[i], _ = learner.play(state, next_predictions(i, u), next_rates[i], next_decay)

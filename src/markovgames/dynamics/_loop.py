@@ -28,6 +28,7 @@ from ..games import MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
 from ._engine import compile_for, compiled_chunk, run_work
+from ._feedback import FULL, run_key_data
 from ._guard import STRATEGY_TOLERANCE, check_learner, raise_violation
 from ._interplay import SIMULTANEOUS, Interplay, StepSchedule
 from ._plan import run_groups
@@ -52,12 +53,18 @@ class Job(NamedTuple):
     interplay: Interplay = SIMULTANEOUS
     step_schedule: StepSchedule | None = None  # None: constant
     initial: tuple | None = None  # per player the (H, S, A_i) initial strategies, or None (init's)
+    seeds: tuple[int, ...] | None = None  # one per run: the seeds of its random draws (sampled feedback)
 
     def extras(self) -> tuple:
         """What the run sets beyond the paper's settings, for its state file's fingerprint."""
         out: list = []
-        if self.interplay != SIMULTANEOUS:
+        plain = self.interplay._replace(feedback=FULL)
+        if plain != SIMULTANEOUS:
             out += [["order", self.interplay.order], ["regret", self.interplay.regret]]
+        if self.interplay.feedback != FULL:
+            out.append(["feedback", self.interplay.feedback.name])
+        if self.interplay.feedback.estimates:
+            out.append(["seeds", [int(s) for s in self.seeds or ()]])
         if self.step_schedule is not None and not self.step_schedule.is_constant:
             out.append(["schedule", self.step_schedule.identity])
         if self.initial is not None:
@@ -99,9 +106,12 @@ def _padded(kernel, width: int):
     return np.pad(kernel.successors, pad), np.pad(kernel.probabilities, pad)
 
 
-def device_game(games: Sequence[MarkovGame], etas: Sequence, dtype: str, batched: bool) -> GameArrays:
+def device_game(
+    games: Sequence[MarkovGame], etas: Sequence, dtype: str, batched: bool, seeds: Sequence[int] | None = None
+) -> GameArrays:
     """The games' arrays on the device in ``dtype`` (a batch stacked along a leading run axis);
-    ``etas`` per run, a number or one per player (the device holds one per player)."""
+    ``etas`` per run, a number or one per player (the device holds one per player); ``seeds`` per
+    run, for the runs' keys (`._feedback.run_key_data`), or ``None`` (no random draws)."""
     np_dtype = DTYPES[dtype]
     num_players = games[0].num_players
 
@@ -124,6 +134,7 @@ def device_game(games: Sequence[MarkovGame], etas: Sequence, dtype: str, batched
         transitions=transitions,
         initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
         eta=stack([np.broadcast_to(np.asarray(e, np_dtype), (num_players,)) for e in etas]),
+        key=None if seeds is None else stack([run_key_data(seed) for seed in seeds]),
     )
 
 
@@ -192,7 +203,8 @@ class _Loop:
     def start(self) -> None:
         """The device arrays, the schedule, the initial or saved state, and the trajectory sink."""
         job = self.job
-        self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched)
+        seeds = job.seeds if job.interplay.feedback.estimates else None
+        self.game_arrays = device_game(job.games, job.etas, job.dtype, job.batched, seeds)
         # A user's learner: its functions traced once with the loop's shapes before anything is
         # compiled or written (`_guard`), so that a wrong shape or an exception in its code is
         # reported as the learner's, with its file and line.

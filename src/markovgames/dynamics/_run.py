@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
+from .._schedules import stage_schedule
 from ..games import MarkovGame
 from ..policies import TrajectorySuffix, trajectory_suffix
 from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedule, resolve_learning_rate
 from ._checkpoint import StateFile, fingerprint
+from ._feedback import Feedback, parse_feedback, samples_per_iteration
 from ._guard import check_init_at
 from ._interplay import ORDERS, Interplay, StepSchedule
 from ._loop import DTYPES, Job, run_loop
@@ -83,6 +86,20 @@ class _RunCurves(PrefixCurves):
     T: int
     algorithm: str
     spec: Algorithm | None
+    feedback: str
+
+    @property
+    def samples_used(self) -> np.ndarray | None:
+        """``(P,)`` per prefix ``T'``, the random draws the run had made after ``T'`` iterations:
+        the other players' action profiles and the next states (`samples_per_iteration`);
+        ``None`` under full information and the exact mode (no draws)."""
+        feedback = parse_feedback(self.feedback)
+        if not feedback.estimates or self.spec is None or self.prefixes is None:
+            return None
+        game = self.game if isinstance(self, RunResult) else cast(BatchRunResult, self).games[0]
+        two_query = self.spec.learner.learner().propose is not None
+        counts = samples_per_iteration(feedback, game.shape_key, two_query)
+        return samples_by_prefix(counts, self.spec.value_update, game.horizon, self.T, self.prefixes)
 
     def __post_init__(self) -> None:
         if self.prefixes is None:
@@ -123,6 +140,9 @@ class RunResult(_RunCurves):
         states (`markovgames.dynamics._regret`); ``None`` otherwise.
     order : the update order, ``"simultaneous"`` or ``"alternating"``.
     step_schedule : the learning rate's schedule by name (``"constant"``, ``"sqrt"``, ``"power:P"``, a reference).
+    feedback : what the learners saw (``"full"``, ``"sampled:K"``, ``"sampled:exact"``;
+        `markovgames.dynamics._feedback`); `samples_used` counts the draws.
+    seed : the seed of the run's random draws (``None`` where it drew none).
     """
 
     game: MarkovGame
@@ -148,6 +168,8 @@ class RunResult(_RunCurves):
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
     step_schedule: str = "constant"
+    feedback: str = "full"
+    seed: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,6 +199,8 @@ class BatchRunResult(_RunCurves):
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
     step_schedule: str = "constant"
+    feedback: str = "full"
+    seeds: tuple[int, ...] | None = None  # per run, where the runs drew samples
 
     def __len__(self) -> int:
         return len(self.games)
@@ -209,7 +233,22 @@ class BatchRunResult(_RunCurves):
             swap_regret=None if self.swap_regret is None else self.swap_regret[index],
             order=self.order,
             step_schedule=self.step_schedule,
+            feedback=self.feedback,
+            seed=None if self.seeds is None else self.seeds[index],
         )
+
+
+def samples_by_prefix(counts: dict[str, int], update, horizon: int, T: int, prefixes: np.ndarray) -> np.ndarray:
+    """The draws made after each prefix: ``counts["profiles"]`` per iteration, and
+    ``counts["next_states"]`` per value update (every iteration of the smooth updates; every
+    finished stage of the stage-based one)."""
+    prefixes = np.asarray(prefixes, np.int64)
+    if update.per_iteration_metrics:
+        updates = prefixes
+    else:
+        ends = np.cumsum(stage_schedule(horizon, T).lengths)
+        updates = np.searchsorted(ends, prefixes, side="right")
+    return prefixes * counts["profiles"] + updates * counts["next_states"]
 
 
 def _kernel_form(game: MarkovGame) -> str:
@@ -350,6 +389,8 @@ def run(
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
     initial_strategy: Sequence | None = None,
+    feedback: str | Feedback = "full",
+    seed: int = 0,
 ) -> RunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
 
@@ -399,6 +440,11 @@ def run(
         array ``(H, S, A_i)``: the strategy each learner starts at (smooth value updates; the
         learner must have ``init_at``, as ``ogda``, ``extragradient``, ``exrm-plus`` and
         ``sprm-plus`` do). ``None``: where ``init`` starts (uniform for every built-in).
+    feedback : what the learners see: ``"full"`` (the paper's), ``"sampled:K"`` (a generative
+        model: ``K`` samples per estimate) or ``"sampled:exact"`` (expectations: ``full``'s
+        numbers); `markovgames.dynamics._feedback` defines the estimators. The output policy's
+        value and certified bounds are exact either way.
+    seed : the seed of the run's draws (a non-negative integer): the same seed gives the same run.
     """
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -408,9 +454,10 @@ def run(
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
     last = _last_iterate_prefixes(last_iterate, keep, T)
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret)
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
     initial = _initial_strategies(spec, game, initial_strategy)
-    job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule, initial)
+    seeds = _check_seeds([seed], "seed") if interplay.feedback.estimates else None
+    job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule, initial, seeds)
     out = _execute(
         job,
         record=bool(record_trajectory),
@@ -434,7 +481,7 @@ def run(
         certified_ce_bound=out.metrics[..., 2, :],
         certified_cce_bound=out.metrics[..., 1, :],
         policies=out.policies,
-        identity_residual=None if out.identity_residual is None else float(out.identity_residual),
+        identity_residual=_residual(out.identity_residual, interplay, float),
         wall_time_s=out.wall_time_s,
         compile_time_s=out.compile_time_s,
         prefixes=keep,
@@ -447,11 +494,34 @@ def run(
         swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
         order=interplay.order,
         step_schedule="constant" if schedule is None else schedule.name,
+        feedback=interplay.feedback.name,
+        seed=None if seeds is None else seeds[0],
     )
 
 
-def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) -> tuple[Interplay, StepSchedule | None]:
+def _residual(residual, interplay: Interplay, convert):
+    """The identity residual to report: ``None`` where the lemma it checks does not hold (the
+    learners' ``Q`` are estimates under sampled feedback) or the update has none."""
+    if residual is None or interplay.feedback.estimates:
+        return None
+    return convert(residual)
+
+
+def _check_seeds(seeds, name: str) -> tuple[int, ...]:
+    out = []
+    for k, seed in enumerate(seeds):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
+            where = name if len(seeds) == 1 and name == "seed" else f"{name}[{k}]"
+            raise ValueError(f"{where} must be a non-negative integer, got {seed!r}")
+        out.append(int(seed))
+    return tuple(out)
+
+
+def _interplay(
+    spec: Algorithm, order, step_schedule, optimistic: bool, regret, feedback="full"
+) -> tuple[Interplay, StepSchedule | None]:
     """The run's `Interplay` and step schedule (``None`` when constant), checked."""
+    feedback = parse_feedback(feedback)
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
     if not isinstance(regret, bool):
@@ -465,7 +535,8 @@ def _interplay(spec: Algorithm, order, step_schedule, optimistic: bool, regret) 
     schedule = get_step_schedule(step_schedule)
     scheduled = not schedule.is_constant
     traced = schedule.traced if scheduled else None
-    return Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced), (schedule if scheduled else None)
+    interplay = Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced, feedback=feedback)
+    return interplay, (schedule if scheduled else None)
 
 
 def _initial_strategies(spec: Algorithm, game: MarkovGame, initial) -> tuple[np.ndarray, ...] | None:
@@ -539,6 +610,8 @@ def run_batch(
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
+    feedback: str | Feedback = "full",
+    seeds: int | Sequence[int] | None = None,
 ) -> BatchRunResult:
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
@@ -551,6 +624,9 @@ def run_batch(
     the CPU groups whose arrays fit the caches (256 paper-game runs), dispatched together so that
     they run concurrently on the cores. The results do not depend on it beyond rounding. The
     other arguments are as for [`run`][markovgames.dynamics.run].
+
+    ``seeds``: under sampled feedback, one seed per run (or one for all); by default run ``r``
+    has seed ``r``. Run ``r`` of a batch draws exactly what ``run(..., seed=seeds[r])`` draws.
     """
     spec = get_algorithm(algorithm)
     T = _check_T(T)
@@ -562,9 +638,12 @@ def run_batch(
     eta_list = [etas] if isinstance(etas, (int, float, str)) else list(etas)
     if not game_list or not eta_list:
         raise ValueError("run_batch needs at least one game and one learning rate")
-    size = max(len(game_list), len(eta_list))
-    for name, seq in (("games", game_list), ("etas", eta_list)):
-        if len(seq) not in (1, size):
+    seed_list = None if seeds is None else [seeds] if isinstance(seeds, (int, np.integer)) else list(seeds)
+    if seed_list is not None and not seed_list:
+        raise ValueError("seeds is empty; give one seed per run, or one for all")
+    size = max(len(game_list), len(eta_list), len(seed_list or ()))
+    for name, seq in (("games", game_list), ("etas", eta_list), ("seeds", seed_list)):
+        if seq is not None and len(seq) not in (1, size):
             raise ValueError(f"{name} has {len(seq)} entries; expected 1 or {size}")
     game_list = game_list * size if len(game_list) == 1 else game_list
     eta_list = eta_list * size if len(eta_list) == 1 else eta_list
@@ -585,7 +664,11 @@ def run_batch(
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("the stage-based update cannot mix 'theory' and constant learning rates in one batch")
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret)
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
+    run_seeds = None
+    if interplay.feedback.estimates:
+        checked = _check_seeds(list(range(size)) if seed_list is None else seed_list, "seeds")
+        run_seeds = checked * size if len(checked) == 1 else checked
     job = Job(
         spec,
         bool(optimistic),
@@ -597,6 +680,7 @@ def run_batch(
         True,
         interplay,
         schedule,
+        seeds=run_seeds,
     )
     out = _execute(
         job,
@@ -622,7 +706,7 @@ def run_batch(
         certified_ce_bound=out.metrics[..., 2, :],
         certified_cce_bound=out.metrics[..., 1, :],
         policies=out.policies,
-        identity_residual=out.identity_residual,
+        identity_residual=_residual(out.identity_residual, interplay, lambda r: r),
         wall_time_s=out.wall_time_s,
         compile_time_s=out.compile_time_s,
         prefixes=keep,
@@ -635,4 +719,6 @@ def run_batch(
         swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
         order=interplay.order,
         step_schedule="constant" if schedule is None else schedule.name,
+        feedback=interplay.feedback.name,
+        seeds=run_seeds,
     )

@@ -46,6 +46,7 @@ import numpy as np
 from .._schedules import smoothing_order, theory_eta_smooth
 from .._small_axes import small_max
 from ..learners import LearnerSpec
+from ._feedback import NEXT_STATES, OTHERS, PROPOSALS, Estimator, chunk_draws
 from ._guard import guard_tolerance, strategy_violation
 from ._interplay import SIMULTANEOUS, Interplay, observe_round, player_rates, proposed_predictions
 from ._output_metrics import (
@@ -117,6 +118,7 @@ class StepInputs(NamedTuple):
     policies: tuple  # per player (S, A_i): pi^t_h
     running: RunningAverages  # Algorithm 3's averages after iteration t-1
     q: Any  # Q^{t-1}_h (N, S, A...); None when certifying a given policy sequence
+    estimate: Any = None  # the value update's empirical kernel at h under sampled feedback (`._feedback`), else None
 
 
 class StepOutputs(NamedTuple):
@@ -172,7 +174,7 @@ def _step_size(t, order: int):
     return (order + 1.0) / (order + t), (t - 1.0) / (order + t - 1.0)
 
 
-def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: int, run_axes: int):
+def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: int, run_axes: int, estimate=None):
     """Run ``backward`` over the steps ``h = H-1 .. 0`` and return ``(top, per_step_outputs)``.
 
     ``backward(nxt, xs)`` takes the step-``(h+1)`` quantities ``nxt`` (``num_top`` arrays of
@@ -181,6 +183,8 @@ def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: 
     steps are unrolled, each producing new arrays of its own (no concatenation of the steps, no
     copy of the loop carry); otherwise the pass is a scan over the stacked arrays. The per-step
     outputs come back as tuples over ``h`` (split) or stacked along a leading step axis.
+    ``estimate``: the value update's empirical kernel (sampled feedback), given to ``backward`` per
+    step as ``xs.estimate``.
     """
     horizon, num_players, num_states = game.rewards.shape[:3]
     runs = game.rewards.shape[game.rewards.ndim - run_axes :]
@@ -190,11 +194,20 @@ def _backward_pass(backward, game: GameArrays, carry, per_step_inputs, num_top: 
         outputs = [None] * horizon
         for h in range(horizon - 1, -1, -1):
             xs = per_step_inputs(h)._replace(rewards=game.rewards[h], transitions=kernel_step(game.transitions, h))
+            if estimate is not None:
+                xs = xs._replace(estimate=kernel_step(estimate, h))
             top, outputs[h] = backward(top, xs)
         return top, outputs
     stacked = per_step_inputs(None)._replace(rewards=game.rewards, transitions=step_inputs(game.transitions))
+    if estimate is not None:
+        stacked = stacked._replace(estimate=step_inputs(estimate))
+
+    def scanned(xs):
+        xs = xs._replace(transitions=scanned_step(game.transitions, xs.transitions))
+        return xs if estimate is None else xs._replace(estimate=scanned_step(estimate, xs.estimate))
+
     return jax.lax.scan(
-        lambda nxt, xs: backward(nxt, xs._replace(transitions=scanned_step(game.transitions, xs.transitions))),
+        lambda nxt, xs: backward(nxt, scanned(xs)),
         top,
         stacked,
         reverse=True,
@@ -254,35 +267,49 @@ def _smooth_step(
     run_axes: int,
     kind: str = "smooth",
     interplay: Interplay = SIMULTANEOUS,
+    predrawn: bool = False,
 ):
     """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
-    ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk])."""
+    ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]);
+    with ``predrawn``, ``(carry, (x, drawn)) -> ...``: the iteration's draws made before the loop
+    (`._feedback.chunk_draws`)."""
     learner = learner_for(learner_spec, run_axes)
     horizon, num_players = game.rewards.shape[:2]
     order = smoothing_order(kind, horizon)
     split = splits_steps(game.rewards)
     # A user's learner: where its first strategy off the simplex is, per iteration (`_guard`).
     guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
+    # The exact mode of sampled feedback is full information's code, bit for bit.
+    sampled = interplay.feedback.estimates
 
     def step(carry: SmoothCarry, x):
+        x, drawn = x if predrawn else (x, None)
         row, flag = x if last_iterate else (x, None)
         t = row[0]
         factor, next_factor = (row[1], row[2]) if interplay.scheduled else (None, None)
         alpha, rho = _step_size(t, order)
         rates = player_rates(game.eta, factor, num_players)
+        # Full information, or this iteration's estimates (`._feedback`).
+        estimator = Estimator(interplay.feedback, game, t, run_axes, drawn) if sampled else None
         predictions = carry.prediction
         if learner.propose is not None:
             # A two-query learner: the prediction is the utility at the proposed strategies, under
             # the current estimate Q^{t-1} (the rewards at t = 1: Q^0 is not an estimate).
             q_prev = jnp.stack(carry.q) if isinstance(carry.q, tuple) else carry.q
             q_prev = jnp.where(t == 1, game.rewards, q_prev)
-            predictions = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes)
+            predictions = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes, estimator)
         played = [learner.play(carry.learners[i], predictions[i], rates[i], rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
         def backward(nxt, xs: StepInputs):
             # nxt: V^t_{h+1} of the algorithm, then the output policy's value and bounds at h + 1.
-            q_target, *metric_targets = stacked_targets(xs.rewards, xs.transitions, nxt, run_axes)
+            if xs.estimate is None:
+                q_target, *metric_targets = stacked_targets(xs.rewards, xs.transitions, nxt, run_axes)
+            else:
+                # Sampled feedback: the algorithm's target through the empirical kernel; the
+                # output policy's, which the learners never see, through the game's.
+                (q_target,) = stacked_targets(xs.rewards, xs.estimate, nxt[:1], run_axes)
+                metric_targets = list(stacked_targets(xs.rewards, xs.transitions, nxt[1:], run_axes))
             q_new = smooth_q_update(xs.q, q_target, alpha)
             joint_h = joint_product(xs.policies, run_axes)
             alg_h = joint_expectation(q_new, joint_h, num_players, run_axes)  # V^t_h of the algorithm
@@ -294,7 +321,8 @@ def _smooth_step(
             residual = small_max(gap, tuple(range(q_new.ndim - 1))) if run_axes else jnp.max(gap)
             return (alg_h, *quantities), StepOutputs(running, q_new, residual)
 
-        top, outputs = _backward_pass(backward, game, carry, _per_step(carry, policies, with_q=True), 4, run_axes)
+        estimate = estimator.kernel(game.transitions) if estimator is not None else None
+        top, outputs = _backward_pass(backward, game, carry, _per_step(carry, policies, with_q=True), 4, run_axes, estimate)
         running = _gather_steps(outputs, split)
         if split:
             q = tuple(o.q for o in outputs)
@@ -309,7 +337,16 @@ def _smooth_step(
             next_rates = player_rates(game.eta, next_factor, num_players)
             following = (lambda i, u: u if optimistic else carry.prediction[i], next_rates, next_rho)
         utilities, learners = observe_round(
-            learner, tuple(s for _, s in played), policies, stacked_q, rates, rho, run_axes, interplay.order, following
+            learner,
+            tuple(s for _, s in played),
+            policies,
+            stacked_q,
+            rates,
+            rho,
+            run_axes,
+            interplay.order,
+            following,
+            estimator,
         )
         metrics = _metrics_out(top[1:], game.initial_state, run_axes)
         regret = carry.regret
@@ -461,9 +498,22 @@ class SmoothUpdate(ValueUpdate):
         )
 
     def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS):
-        step = _smooth_step(learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel, interplay)
         xs = sched if last_iterate is None else (sched, last_iterate)
-        carry, out = _scan_split(step, game, carry, xs, _largest_output_bytes(game, record, run_axes, interplay.regret))
+        drawn = None
+        if interplay.feedback.estimates:
+            # The chunk's draws at once where they are small (`CHUNK_DRAW_BYTES`): the same numbers.
+            purposes = (OTHERS, NEXT_STATES) + ((PROPOSALS,) if learner.learner().propose is not None else ())
+            first_t = sched[0, 0].astype(jnp.int32)
+            drawn = chunk_draws(interplay.feedback, game, first_t, size, run_axes, purposes)
+        step = _smooth_step(
+            learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel, interplay, drawn is not None
+        )
+        xs = xs if drawn is None else (xs, drawn)
+        # The inner loop reads its block of draws: they count with its outputs (`sequential_block`).
+        per_iteration = _largest_output_bytes(game, record, run_axes, interplay.regret)
+        if drawn is not None:
+            per_iteration = max(per_iteration, *(x[0].size * x.dtype.itemsize for x in drawn.values()))
+        carry, out = _scan_split(step, game, carry, xs, per_iteration)
         if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)
             codes = out["violation"]
             row = jnp.argmax(codes >= 0).astype(jnp.int32)

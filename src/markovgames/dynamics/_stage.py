@@ -42,6 +42,7 @@ import numpy as np
 
 from .._schedules import StageSchedule, stage_schedule, theory_eta_stage
 from ..learners import LearnerSpec
+from ._feedback import Estimator
 from ._guard import ViolationWatch, guard_tolerance
 from ._interplay import SIMULTANEOUS, observe_round, player_rates, proposed_predictions
 from ._output_metrics import product_policy_values, stage_index_quantities
@@ -145,13 +146,14 @@ def _stage_loop(
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
 
-    ``sched = (stage, position, lengths, eta_multipliers, factors)``: the 0-based stage and the
-    iterations already done in it at the chunk's start, per-stage tables, and the step schedule's
-    factors by position in a stage. Each stage's iterations run in an inner loop with no branch
+    ``sched = (stage, position, lengths, eta_multipliers, factors, done)``: the 0-based stage and the
+    iterations already done in it at the chunk's start, per-stage tables, the step schedule's
+    factors by position in a stage, and the iterations done before the chunk. Each stage's iterations run in an inner loop with no branch
     (``iteration_for(eta, done, position)`` makes the body of one iteration at the chunk's offset
     ``done``, in a segment that starts after ``position`` iterations of its stage), and the
     stage-end work once per stage: the output policy's quantities of the next stage here, and
-    ``stage_end(c, stage, length) -> c`` (the value update and the learners' restart, for a run), so
+    ``stage_end(c, stage, length, t) -> c`` (the value update and the learners' restart, for a run;
+    ``t`` the 1-based iteration that ends the stage), so
     no iteration pays for a test. ``last_iterate`` (a ``(size,)`` mask, or ``None``): the product
     policy's values at the marked iterations
     ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). ``guard_tol`` (a user's
@@ -164,7 +166,7 @@ def _stage_loop(
     num_states = game.rewards.shape[2]
     runs = game.rewards.shape[game.rewards.ndim - run_axes :]
     dtype = game.rewards.dtype
-    stage0, position0, lengths, eta_multipliers, _ = sched
+    stage0, position0, lengths, eta_multipliers, _, chunk_start = sched
 
     def at_s1(x):
         return at_initial_state(x, game.initial_state, run_axes)
@@ -238,8 +240,8 @@ def _stage_loop(
 
         return jax.lax.fori_loop(0, (hi - lo + block - 1) // block, one_block, state)
 
-    def end_of_stage(c: StageCarry, stage, length):
-        c = stage_end(c, stage, length)
+    def end_of_stage(c: StageCarry, stage, length, t):
+        c = stage_end(c, stage, length, t)
         next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current, run_axes)
         return c._replace(
             joint_sum=jnp.zeros_like(c.joint_sum),
@@ -260,7 +262,7 @@ def _stage_loop(
         c, buffers, last, reg, viol = iterations(in_first, count, False, eta, position, done, (c, buffers, last, reg, viol))
         position, done = position + count, done + count
         finished = position == length
-        c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype)), lambda: c)
+        c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype), chunk_start + done), lambda: c)
         return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last, reg, viol
 
     width = horizon * num_states * sum(num_actions)
@@ -387,6 +389,7 @@ class StageUpdate(ValueUpdate):
             schedule.lengths,
             schedule.eta_multipliers.astype(dtype),
             schedule.factors.astype(dtype),
+            np.int32(done),
         )
 
     def init_carry(self, learner, shape_key, dtype, schedule, interplay=SIMULTANEOUS, initial=None):
@@ -409,7 +412,9 @@ class StageUpdate(ValueUpdate):
         self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS
     ):
         built = learner_for(learner, run_axes)
-        factors = sched[4]
+        factors, chunk_start = sched[4], sched[5]
+        # The exact mode of sampled feedback is full information's code, bit for bit.
+        sampled = interplay.feedback.estimates
         horizon, num_players, num_states = game.rewards.shape[:3]
         num_actions = game.rewards.shape[3 : game.rewards.ndim - run_axes]
         runs = game.rewards.shape[game.rewards.ndim - run_axes :]
@@ -427,9 +432,11 @@ class StageUpdate(ValueUpdate):
             def iteration(c: StageCarry, j):
                 position = position0 + j  # 0-based position in the stage
                 rates = player_rates(eta, factor_at(position), num_players)
+                # Full information, or the estimates of iteration t (1-based, `._feedback`).
+                estimator = Estimator(interplay.feedback, game, chunk_start + done0 + j + 1, run_axes) if sampled else None
                 predictions = c.prediction
                 if built.propose is not None:
-                    predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes)
+                    predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes, estimator)
                 played = [built.play(c.learners[i], predictions[i], rates[i], 1.0) for i in range(num_players)]
                 policies = tuple(p for p, _ in played)
                 following = None
@@ -437,7 +444,16 @@ class StageUpdate(ValueUpdate):
                     next_rates = player_rates(eta, factor_at(position + 1), num_players)
                     following = (lambda i, u: u if optimistic else c.prediction[i], next_rates, 1.0)
                 utilities, learners = observe_round(
-                    built, tuple(s for _, s in played), policies, c.q, rates, 1.0, run_axes, interplay.order, following
+                    built,
+                    tuple(s for _, s in played),
+                    policies,
+                    c.q,
+                    rates,
+                    1.0,
+                    run_axes,
+                    interplay.order,
+                    following,
+                    estimator,
                 )
                 prediction = utilities if optimistic else c.prediction
                 c = c._replace(learners=learners, prediction=prediction)
@@ -451,13 +467,16 @@ class StageUpdate(ValueUpdate):
 
             return iteration
 
-        def stage_end(c: StageCarry, stage, length):
+        def stage_end(c: StageCarry, stage, length, t):
             # Q^tau is constant during the stage, so the stage sum of [Q^tau_h pi^t'_h] is
             # <Q^tau_h, sum_t' joint^t'_h>: no per-iteration value sums are needed.
             if isinstance(c.q, tuple):  # unreachable: only certifying leaves Q out, and it has no Q update
                 raise AssertionError("a learning run's stage state without Q")
             value_sum = joint_expectation(c.q, c.joint_sum[:, None], num_players, run_axes)  # (H, N, S, R)
-            q_next = stage_q_update(game.rewards, game.transitions, value_sum, length, run_axes)
+            # Sampled feedback: the targets through the empirical kernel of the draws of iteration
+            # t, the one that ends the stage (`._feedback`).
+            kernel = Estimator(interplay.feedback, game, t, run_axes).kernel(game.transitions) if sampled else game.transitions
+            q_next = stage_q_update(game.rewards, kernel, value_sum, length, run_axes)
             uniform = tuple(jnp.full((horizon, num_states, a, *runs), 1.0 / a, dtype) for a in num_actions)
             # The reset of pi to uniform only feeds the next prediction: [Q^{tau+1} uniform_{-i}].
             prediction = per_player_utilities(q_next, uniform, run_axes) if optimistic else c.prediction
@@ -510,7 +529,7 @@ class StageUpdate(ValueUpdate):
 
             return iteration
 
-        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, lambda c, stage, length: c, record=False)
+        return _stage_loop(size, game, carry, sched, run_axes, iteration_for, lambda c, stage, length, t: c, record=False)
 
 
 #: The stage-based value update.

@@ -61,6 +61,7 @@ class GameArrays(NamedTuple):
     transitions: jax.Array | SparseKernel  # (H, S, A..., S), or sparse (H, S, A..., K) pairs
     initial_state: jax.Array  # () int
     eta: jax.Array  # (N,) learning-rate scale per player
+    key: jax.Array | None = None  # (2,) uint32: the run's key, where the feedback draws samples (`._feedback`)
 
 
 def learner_for(spec: LearnerSpec, run_axes: int) -> Learner:
