@@ -70,6 +70,8 @@ __all__ = [
     "target_variance",
     "samples_per_iteration",
     "chunk_draws",
+    "draws_per_iteration",
+    "CHUNK_DRAW_BYTES",
     "draw_shapes",
     "NEXT_STATES",
     "OTHERS",
@@ -144,7 +146,7 @@ def run_key_data(seed) -> np.ndarray:
 
 def _uniforms_one(key_data, t, purpose: int, shape: tuple[int, ...], dtype):
     key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
-    key = jax.random.fold_in(jax.random.fold_in(key, t), purpose)
+    key = jax.random.fold_in(jax.random.fold_in(key, purpose), t)
     return jax.random.uniform(key, shape, dtype)
 
 
@@ -161,26 +163,20 @@ def iteration_uniforms(key_data, t, purpose: int, shape: tuple[int, ...], dtype,
     return jax.vmap(lambda k: _uniforms_one(k, t, purpose, shape, dtype), in_axes=-1, out_axes=-1)(key_data)
 
 
-def _fixed_cdf(probs, axis: int):
-    """The cumulative sums of ``probs`` along ``axis``, set to 1 from the last item of positive
-    probability on, so that a uniform number below 1 always lands on an item of positive
-    probability (rounding may leave a plain cumulative sum short of 1)."""
-    cdf = jnp.cumsum(probs, axis=axis)
-    size = probs.shape[axis]
-    index = jnp.arange(size).reshape((size,) + (1,) * (-1 - axis))
-    positive = probs > 0
-    last = jnp.max(jnp.where(positive, index, -1), axis=axis, keepdims=True)
-    return jnp.where(index >= last, 1.0, cdf)
-
-
 def sample_onehot(probs, u, axis: int):
     """The one-hot vectors of the items drawn by inverse CDF: ``probs`` has the items along
-    ``axis`` (negative), ``u`` the same shape without it; the result has ``probs``' shape."""
-    cdf = _fixed_cdf(probs, axis)
+    ``axis`` (negative), ``u`` the same shape without it; the result has ``probs``' shape.
+
+    The item is the number of cumulative sums at most ``u``, capped at the last item of positive
+    probability (rounding may leave a cumulative sum short of 1): `sample_index`'s, computed with
+    few kernels (the loop body of a tiny game pays per kernel, not per number).
+    """
+    size = probs.shape[axis]
+    index = jnp.arange(size, dtype=jnp.int32).reshape((size,) + (1,) * (-1 - axis))
     u = jnp.expand_dims(u, axis)
-    below = jnp.concatenate([jnp.zeros_like(jax.lax.slice_in_dim(cdf, 0, 1, axis=axis)), cdf], axis=axis)
-    below = jax.lax.slice_in_dim(below, 0, probs.shape[axis], axis=axis)
-    return ((u >= below) & (u < cdf)).astype(probs.dtype)
+    count = jnp.sum(jnp.cumsum(probs, axis=axis) <= u, axis=axis, keepdims=True, dtype=jnp.int32)
+    last = jnp.max(jnp.where(probs > 0, index, 0), axis=axis, keepdims=True)
+    return (index == jnp.minimum(count, last)).astype(probs.dtype)
 
 
 def sample_index(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -196,8 +192,8 @@ def sample_index(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def _profile_uniforms_shape(num_players: int, samples: int, horizon: int, num_states: int) -> tuple[int, ...]:
-    # (estimating player i, sample k, player j whose action is drawn, h, s); j == i unused.
-    return (num_players, samples, num_players, horizon, num_states)
+    # (estimating player i, sample k, m-th other player of i in increasing order, h, s).
+    return (num_players, samples, num_players - 1, horizon, num_states)
 
 
 def _next_state_uniforms_shape(samples: int, transitions_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -205,18 +201,18 @@ def _next_state_uniforms_shape(samples: int, transitions_shape: tuple[int, ...])
     return (samples, transitions_shape[0] - 1, *transitions_shape[1:-1])
 
 
-#: Sums over up to this many samples are unrolled; longer ones are a ``fori_loop`` (same numbers
-#: up to rounding, bounded compile time).
-_UNROLL_SAMPLES = 4
+#: The samples of an estimate are one-hot vectors computed side by side (a leading sample axis)
+#: while that intermediate has at most this many entries, else one after the other in a loop
+#: (bounded memory). Their sums count 0s and 1s: every way gives the same numbers exactly.
+_VECTORISED_SAMPLE_ENTRIES = 1 << 22
 
 
-def _sample_sum(term, samples: int):
-    """``sum_{k < samples} term(k)`` (``k`` a Python int when unrolled, else a traced one)."""
-    if samples <= _UNROLL_SAMPLES:
-        out = term(0)
-        for k in range(1, samples):
-            out = out + term(k)
-        return out
+def _sample_sum(term, samples: int, entries: int):
+    """``sum_{k < samples} term(k)``, with ``term(k)`` of ``entries`` entries: ``term(slice(None))``
+    with the samples along a leading axis where that is small (`_VECTORISED_SAMPLE_ENTRIES`),
+    else a loop over ``k``."""
+    if samples * entries <= _VECTORISED_SAMPLE_ENTRIES:
+        return jnp.sum(term(slice(None)), axis=0)
     return jax.lax.fori_loop(1, samples, lambda k, acc: acc + term(k), term(0))
 
 
@@ -274,20 +270,27 @@ class Estimator:
         q_i = q[:, player]
         axis = -1 - run_axes
 
+        others = [j for j in range(num_players) if j != player]
+
         def onehots(k):
-            return tuple(
-                view[j] if j == player else sample_onehot(view[j], draws[player, k, j], axis) for j in range(num_players)
-            )
+            # Sample k (an index, or a slice: the samples along a leading axis) of each other
+            # player's action; player i's own entry is its strategy, which no estimate reads.
+            def drawn(j):
+                probs = view[j][None] if isinstance(k, slice) else view[j]
+                return sample_onehot(probs, draws[player, k, others.index(j)], axis)
+
+            own = view[player][None] if isinstance(k, slice) else view[player]
+            return tuple(own if j == player else drawn(j) for j in range(num_players))
 
         if num_players == 2:
             # One other player: the average of its one-hot actions is the samples' distribution.
-            other = 1 - player
-            counts = _sample_sum(lambda k: onehots(k)[other], samples)
+            other = others[0]
+            counts = _sample_sum(lambda k: onehots(k)[other], samples, view[other].size)
             empirical = tuple(counts / samples if j == other else view[j] for j in range(2))
             return others_expectation(q_i, empirical, player, run_axes)
         # The samples' joint distribution of the others' actions (not a product): player i's own
         # axis holds its strategy, which the marginal over the others' axes sums out.
-        joint = _sample_sum(lambda k: joint_product(onehots(k), run_axes), samples)
+        joint = _sample_sum(lambda k: joint_product(onehots(k), run_axes), samples, q_i.size)
         return marginal_expectation(q_i, joint / samples, player, num_players, run_axes)
 
     def kernel(self, transitions):
@@ -304,7 +307,11 @@ class Estimator:
         core = probs.shape[: probs.ndim - run_axes]
         draws = self._uniforms(NEXT_STATES, _next_state_uniforms_shape(samples, core))
         head = probs[:-1]
-        counts = _sample_sum(lambda k: sample_onehot(head, draws[k], item_axis), samples)
+
+        def onehot(k):
+            return sample_onehot(head[None] if isinstance(k, slice) else head, draws[k], item_axis)
+
+        counts = _sample_sum(onehot, samples, head.size)
         empirical = jnp.concatenate([counts / samples, probs[-1:]], axis=0)
         return SparseKernel(transitions.successors, empirical) if sparse else empirical
 
@@ -313,7 +320,7 @@ class Estimator:
 #: (else each iteration makes its own): generating them vectorised over the iterations is what
 #: keeps sampled feedback within a small factor of full information on tiny games (threefry's
 #: rounds cost a fixed time per call, more than a whole paper-game iteration's arithmetic).
-CHUNK_DRAW_BYTES = 8 << 20
+CHUNK_DRAW_BYTES = 32 << 20
 
 
 def draw_shapes(feedback: Feedback, game, run_axes: int, purposes) -> dict[int, tuple[int, ...]]:
@@ -329,6 +336,18 @@ def draw_shapes(feedback: Feedback, game, run_axes: int, purposes) -> dict[int, 
         else:
             shapes[purpose] = _profile_uniforms_shape(num_players, samples, horizon, num_states)
     return shapes
+
+
+def draws_per_iteration(feedback: Feedback, shape_key, two_query: bool, smooth: bool) -> int:
+    """The uniform numbers one run draws per iteration in its chunk's draws (`chunk_draws`): the
+    profiles (twice for a two-query learner) and, for the smooth updates, the next states."""
+    if not feedback.estimates:
+        return 0
+    num_players, horizon, num_states, num_actions = shape_key
+    samples = int(feedback.samples)  # type: ignore[arg-type]
+    profiles = math.prod(_profile_uniforms_shape(num_players, samples, horizon, num_states)) * (2 if two_query else 1)
+    next_states = samples * (horizon - 1) * num_states * math.prod(num_actions) if smooth else 0
+    return profiles + next_states
 
 
 def chunk_draws(feedback: Feedback, game, first_t, size: int, run_axes: int, purposes) -> dict | None:

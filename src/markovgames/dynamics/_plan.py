@@ -23,14 +23,15 @@ DEFAULT_CHUNK = 32768
 GROUP_BYTES = {"smooth": 512 * 2**10, "stage": 1024 * 2**10}
 
 
-def chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None) -> list[int]:
-    """Chunk lengths summing to ``T``; equal lengths where a divisor allows (one compilation)."""
+def chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None, max_chunk: int | None = None) -> list[int]:
+    """Chunk lengths summing to ``T``; equal lengths where a divisor allows (one compilation).
+    ``max_chunk``: a cap on the automatic length (a chunk's random draws, `._feedback.chunk_draws`)."""
     if chunk_size is not None:
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
         limit = int(chunk_size)
     else:
-        limit = max(16, min(DEFAULT_CHUNK, CHUNK_OUTPUT_BYTES // max(per_iteration_bytes, 1)))
+        limit = max(16, min(DEFAULT_CHUNK, CHUNK_OUTPUT_BYTES // max(per_iteration_bytes, 1), max_chunk or DEFAULT_CHUNK))
     if T <= limit:
         return [T]
     # Prefer an exact divisor not much smaller than the limit: every chunk then has one shape.

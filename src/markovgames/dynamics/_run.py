@@ -19,7 +19,7 @@ from ..games import MarkovGame
 from ..policies import TrajectorySuffix, trajectory_suffix
 from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedule, resolve_learning_rate
 from ._checkpoint import StateFile, fingerprint
-from ._feedback import Feedback, parse_feedback, samples_per_iteration
+from ._feedback import CHUNK_DRAW_BYTES, Feedback, draws_per_iteration, parse_feedback, samples_per_iteration
 from ._guard import check_init_at
 from ._interplay import ORDERS, Interplay, StepSchedule
 from ._loop import DTYPES, Job, run_loop
@@ -331,7 +331,12 @@ def _execute(
         if isinstance(state_every, bool) or not isinstance(state_every, (int, np.integer)) or state_every < 1:
             raise ValueError(f"state_every must be a positive integer, got {state_every!r}")
         chunk_size = state_every if chunk_size is None else min(chunk_size, state_every)
-    plan = chunk_plan(job.T, per_iteration, chunk_size)
+    # Sampled feedback draws a chunk's numbers before its loop: chunks short enough for them.
+    two_query = job.algorithm.learner.learner().propose is not None
+    smooth = job.algorithm.value_update.per_iteration_metrics
+    draws = draws_per_iteration(job.interplay.feedback, job.games[0].shape_key, two_query, smooth)
+    max_chunk = CHUNK_DRAW_BYTES // (draws * itemsize * len(job.games)) if draws else None
+    plan = chunk_plan(job.T, per_iteration, chunk_size, max_chunk)
     state = None
     if state_file is not None:
         if record and trajectory_dir is None:

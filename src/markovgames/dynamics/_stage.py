@@ -42,7 +42,7 @@ import numpy as np
 
 from .._schedules import StageSchedule, stage_schedule, theory_eta_stage
 from ..learners import LearnerSpec
-from ._feedback import Estimator
+from ._feedback import OTHERS, PROPOSALS, Estimator, chunk_draws
 from ._guard import ViolationWatch, guard_tolerance
 from ._interplay import SIMULTANEOUS, observe_round, player_rates, proposed_predictions
 from ._output_metrics import product_policy_values, stage_index_quantities
@@ -115,7 +115,8 @@ class _Schedule(NamedTuple):
     factors: np.ndarray  # the step schedule's f(position) for positions 1..max length + 1 (row position - 1)
 
 
-#: ``iteration(c, j) -> (c, policies, regret_rows)``: the policies of the chunk's iteration ``j``,
+#: ``iteration(c, j, drawn) -> (c, policies, regret_rows)``: the policies of the chunk's iteration ``j``
+#: (``drawn``: its draws made before the loop, `._feedback.chunk_draws`, or ``None``),
 #: the state after whatever producing them changes (learners play and observe; or a given
 #: sequence), and with regret curves the iteration's ``(2, N[, R])`` regret rows (else ``None``).
 _Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple, jax.Array | None]]
@@ -142,6 +143,7 @@ def _stage_loop(
     last_iterate=None,
     guard_tol: float | None = None,
     regret: bool = False,
+    drawn: dict | None = None,
 ):
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
@@ -174,15 +176,16 @@ def _stage_loop(
     def at_start(quantities):
         return jnp.stack([at_s1(c[0]) for c in quantities])  # (3, N, R)
 
-    def body_for(stage1: bool, eta, position0, done0, base, mask):
+    def body_for(stage1: bool, eta, position0, done0, base, mask, draws):
         """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities.
         Iteration ``j`` of the segment writes its outputs at row ``j - base`` of the buffers it
-        is given, and reads its last-iterate flag at ``mask[j - base]``."""
+        is given, and reads its last-iterate flag at ``mask[j - base]`` and its draws at ``draws[j - base]``."""
         iteration = iteration_for(eta, done0, position0)
 
         def body(j, state):
             c, buffers, last, reg, viol = state
-            c, policies, regret_rows = iteration(c, j)
+            drawn_j = _row(draws, j - base)
+            c, policies, regret_rows = iteration(c, j, drawn_j)
             viol = watch(viol, done0 + j, policies)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
@@ -215,7 +218,7 @@ def _stage_loop(
         the chunk's buffers (padded by a block, so a partial last block never lands short).
         """
         if block == 1:
-            return jax.lax.fori_loop(lo, hi, body_for(stage1, eta, position, done, -done, padded_mask), state)
+            return jax.lax.fori_loop(lo, hi, body_for(stage1, eta, position, done, -done, padded_mask, padded_draws), state)
 
         def one_block(k, state):
             c, buffers, last, reg, viol = state
@@ -227,8 +230,12 @@ def _stage_loop(
                 jnp.zeros((block, *reg.shape[1:]), dtype) if regret else (),
             )
             mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if padded_mask is not None else None
+            draws = _block_rows(padded_draws, done + start, block)
             c, rows, values, regret_rows, viol = jax.lax.fori_loop(
-                start, jnp.minimum(start + block, hi), body_for(stage1, eta, position, done, start, mask), (c, *small, viol)
+                start,
+                jnp.minimum(start + block, hi),
+                body_for(stage1, eta, position, done, start, mask, draws),
+                (c, *small, viol),
             )
             if record:
                 buffers = jax.lax.dynamic_update_slice(buffers, rows, at + (jnp.int32(0),) * (1 + run_axes))
@@ -269,6 +276,8 @@ def _stage_loop(
     num_players = game.rewards.shape[1]
     itemsize = jnp.dtype(dtype).itemsize * math.prod(runs)
     outputs = _output_bytes(width, num_players, itemsize, record, last_iterate is not None, regret)
+    # The inner loop reads its block of the chunk's draws, as it writes its block of outputs.
+    outputs += [x[0].size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(drawn)]
     # The per-stage records are only touched at stage ends, outside the inner loops.
     touched = {k: v for k, v in carry._asdict().items() if k not in ("stage_values", "stage1_values")}
     block = sequential_block(game, touched, max(outputs)) if outputs else 1
@@ -277,6 +286,7 @@ def _stage_loop(
     last = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if last_iterate is not None else ()
     reg = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if regret else ()
     padded_mask = None if last_iterate is None else jnp.concatenate([last_iterate, jnp.zeros(pad, bool)])
+    padded_draws = _padded_rows(drawn, pad)
     watch = ViolationWatch(guard_tol, run_axes)
     viol = watch.initial()
     state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, reg, viol)
@@ -287,6 +297,25 @@ def _stage_loop(
         return carry, out
     # With record, the buffers are the trajectory array (else the placeholder ()).
     return carry, {**out, "policies": _trajectory(cast(jax.Array, buffers)[:size], horizon, num_states, num_actions, runs)}
+
+
+def _padded_rows(tree, pad: int):
+    """Every array of ``tree`` (``None``: none) with ``pad`` rows of zeros appended."""
+    if tree is None:
+        return None
+    return jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.zeros((pad, *x.shape[1:]), x.dtype)]), tree)
+
+
+def _row(tree, row):
+    """Row ``row`` of every array of ``tree`` (``None``: none)."""
+    return None if tree is None else jax.tree_util.tree_map(lambda x: x[row], tree)
+
+
+def _block_rows(tree, start, block: int):
+    """Rows ``start .. start + block - 1`` of every array of ``tree`` (``None``: none)."""
+    if tree is None:
+        return None
+    return jax.tree_util.tree_map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, block), tree)
 
 
 def _output_bytes(width: int, num_players: int, itemsize: int, record: bool, last_iterate: bool, regret: bool) -> list[int]:
@@ -429,11 +458,12 @@ class StageUpdate(ValueUpdate):
             return factors[position]
 
         def iteration_for(eta, done0, position0):
-            def iteration(c: StageCarry, j):
+            def iteration(c: StageCarry, j, drawn_j):
                 position = position0 + j  # 0-based position in the stage
                 rates = player_rates(eta, factor_at(position), num_players)
                 # Full information, or the estimates of iteration t (1-based, `._feedback`).
-                estimator = Estimator(interplay.feedback, game, chunk_start + done0 + j + 1, run_axes) if sampled else None
+                t = chunk_start + done0 + j + 1
+                estimator = Estimator(interplay.feedback, game, t, run_axes, drawn_j) if sampled else None
                 predictions = c.prediction
                 if built.propose is not None:
                     predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes, estimator)
@@ -487,8 +517,24 @@ class StageUpdate(ValueUpdate):
             )
 
         guard_tol = guard_tolerance(learner, dtype)
+        drawn = None
+        if sampled:
+            # The chunk's draws at once where they are small (`CHUNK_DRAW_BYTES`): the same numbers.
+            purposes = (OTHERS,) + ((PROPOSALS,) if built.propose is not None else ())
+            drawn = chunk_draws(interplay.feedback, game, chunk_start + 1, size, run_axes, purposes)
         carry, out = _stage_loop(
-            size, game, carry, sched, run_axes, iteration_for, stage_end, record, last_iterate, guard_tol, interplay.regret
+            size,
+            game,
+            carry,
+            sched,
+            run_axes,
+            iteration_for,
+            stage_end,
+            record,
+            last_iterate,
+            guard_tol,
+            interplay.regret,
+            drawn,
         )
         # The per-stage records after this chunk: its prefixes are assembled while the next one runs.
         return carry, {**out, "prefix_records": self.prefix_records(carry)}
@@ -524,7 +570,7 @@ class StageUpdate(ValueUpdate):
         def iteration_for(eta, done0, position0):
             del eta, position0
 
-            def iteration(c: StageCarry, j):
+            def iteration(c: StageCarry, j, drawn_j):
                 return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies), None
 
             return iteration
