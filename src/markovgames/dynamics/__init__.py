@@ -16,6 +16,11 @@
   (``order="simultaneous"`` or ``"alternating"``, `ORDERS`), step-size schedules
   ([`StepSchedule`][markovgames.dynamics.StepSchedule], [`get_step_schedule`][markovgames.dynamics.get_step_schedule]:
   ``constant``, ``sqrt``, ``power:P``, a user's ``f(t)``), rates per player, and two-query learners.
+* What the learners see (`markovgames.dynamics._feedback`): full information (the paper's) or a
+  generative model's estimates, ``feedback="sampled:K"`` (`FEEDBACK_FORMS`,
+  [`parse_feedback`][markovgames.dynamics.parse_feedback]), with one key per run from its seed
+  ([`run_key_data`][markovgames.dynamics.run_key_data],
+  [`iteration_uniforms`][markovgames.dynamics.iteration_uniforms]: the draws of an iteration).
 * The schedules (step sizes, weights, stages, theory learning rates).
 """
 
@@ -48,6 +53,7 @@ from ._algorithms import (
 )
 from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
+from ._feedback import FEEDBACK_FORMS, Feedback, iteration_uniforms, parse_feedback, run_key_data
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner
 from ._interplay import ORDERS, STEP_SCHEDULES, StepSchedule, power_schedule
 from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
@@ -81,6 +87,11 @@ __all__ = [
     "STEP_SCHEDULES",
     "power_schedule",
     "ORDERS",
+    "Feedback",
+    "FEEDBACK_FORMS",
+    "parse_feedback",
+    "run_key_data",
+    "iteration_uniforms",
     "run",
     "run_batch",
     "certify",

@@ -28,6 +28,11 @@ policy and every gap are those of this sequence of profiles, as for simultaneous
 is the utility at the strategies the learners propose, :math:`m^t_i = [Q_i \hat x^t_{-i}]`, with
 ``Q`` the estimate the learners currently see (``Q^{t-1}`` under the smooth update, the rewards at
 ``t = 1``; the stage's ``Q`` under the stage-based one). Alternation is not defined for them.
+
+**Feedback** (`Interplay.feedback`, `._feedback`): every utility above is the exact expectation
+under full information; under ``sampled:K`` it is an estimate from the iteration's draws (each
+player's own ``K`` profiles of the others' actions, from its view of them), and the second query
+of a two-query learner is estimated from draws of its own.
 """
 
 from __future__ import annotations

@@ -1,0 +1,188 @@
+"""The sampled feedback's estimators: unbiased, with the variance they are documented to have.
+
+Each statistical test draws ``M`` independent estimates (the draws of iterations ``1..M`` of one
+run key: independent by construction) and compares their mean and variance with the exact
+expectation and variance, entry by entry, with z-scores. The seeds are fixed, so each test is
+deterministic; the thresholds are set so that an estimator that *is* unbiased with the stated
+variance would fail a test with probability at most ``FALSE_ALARM`` (two-sided normal tails,
+Bonferroni over the entries). The normal approximation is good at these ``M`` (the estimates are
+bounded).
+
+``sample_onehot`` (the loop's draw) and ``sample_index`` (the literal one) are checked to pick
+the same item for every uniform number, so the literal references fed the same numbers draw the
+same actions and states.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from markovgames.dynamics._feedback import (
+    Estimator,
+    parse_feedback,
+    run_key_data,
+    sample_index,
+    sample_onehot,
+    target_variance,
+    utility_variance,
+)
+from markovgames.dynamics._value_update import GameArrays
+
+#: The probability that a test of an unbiased estimator with the stated variance fails.
+FALSE_ALARM = 1e-6
+
+#: Independent estimates per test.
+M = 20_000
+
+
+def _threshold(entries: int) -> float:
+    """The |z| beyond which one of ``entries`` z-scores fails, at `FALSE_ALARM` in all (Bonferroni)."""
+    return NormalDist().inv_cdf(1.0 - FALSE_ALARM / (2 * entries))
+
+
+def _game(rng, num_players: int, num_actions: int, num_states: int = 2, horizon: int = 2) -> GameArrays:
+    shape = (horizon, num_states) + (num_actions,) * num_players
+    transitions = rng.dirichlet(np.full(num_states, 0.7), size=shape)
+    transitions[0, 0, (0,) * num_players] = np.eye(num_states)[1]  # a deterministic row
+    return GameArrays(
+        rewards=jnp.asarray(rng.random((horizon, num_players, num_states) + (num_actions,) * num_players)),
+        transitions=jnp.asarray(transitions),
+        initial_state=jnp.asarray(0, jnp.int32),
+        eta=jnp.ones(num_players),
+        key=jnp.asarray(run_key_data(20261128)),
+    )
+
+
+def _policies(rng, num_players: int, num_actions: int, num_states: int = 2, horizon: int = 2) -> tuple:
+    out = []
+    for i in range(num_players):
+        p = rng.dirichlet(np.ones(num_actions), size=(horizon, num_states))
+        if i == 0:
+            p[0, 0] = np.eye(num_actions)[0]  # a pure strategy (zero-probability actions)
+        out.append(jnp.asarray(p))
+    return tuple(out)
+
+
+def _moments_of_mean(values: np.ndarray, probs: np.ndarray, samples: int):
+    """Exact mean, variance and fourth central moment of the mean of ``samples`` independent draws
+    of a discrete variable taking ``values`` with ``probs`` (along the last axis)."""
+    mean = np.sum(probs * values, axis=-1)
+    centred = values - mean[..., None]
+    var1 = np.sum(probs * centred**2, axis=-1)
+    mu4 = np.sum(probs * centred**4, axis=-1)
+    var_k = var1 / samples
+    mu4_k = (mu4 + 3 * (samples - 1) * var1**2) / samples**3
+    return mean, var_k, mu4_k
+
+
+def _check_mean_and_variance(estimates: np.ndarray, mean, var, mu4, label: str, limit: float) -> None:
+    """z-scores of the sample mean and the sample variance of ``estimates`` (``M`` along axis 0),
+    each within ``limit`` (`_threshold` of all the z-scores of the test)."""
+    stochastic = var > 1e-15  # deterministic entries must be exact
+    observed_mean = estimates.mean(axis=0)
+    np.testing.assert_allclose(observed_mean[~stochastic], mean[~stochastic], rtol=0, atol=1e-12, err_msg=label)
+    observed_var = estimates.var(axis=0, ddof=1)
+    z_mean = (observed_mean - mean)[stochastic] / np.sqrt(var[stochastic] / M)
+    # Var(s^2) ~ (mu4 - sigma^4) / M for large M.
+    z_var = (observed_var - var)[stochastic] / np.sqrt((mu4 - var**2)[stochastic] / M)
+    if not stochastic.any():
+        return
+    assert np.max(np.abs(z_mean)) < limit, f"{label}: mean off by z = {np.max(np.abs(z_mean)):.2f}"
+    assert np.max(np.abs(z_var)) < limit, f"{label}: variance off by z = {np.max(np.abs(z_var)):.2f}"
+
+
+def _estimates(game: GameArrays, samples: int, fn):
+    """``fn(estimator)`` for the draws of iterations 1..M (one compiled vmap)."""
+    feedback = parse_feedback(f"sampled:{samples}")
+    with jax.enable_x64(True):
+        ts = jnp.arange(1, M + 1, dtype=jnp.int32)
+        return np.asarray(jax.jit(jax.vmap(lambda t: fn(Estimator(feedback, game, t, 0))))(ts))
+
+
+@pytest.mark.parametrize(("num_players", "samples"), [(2, 1), (2, 3), (3, 1), (3, 4)])
+def test_the_utility_estimate_is_unbiased_with_the_stated_variance(num_players, samples):
+    rng = np.random.default_rng(100 + 10 * num_players + samples)
+    with jax.enable_x64(True):
+        game = _game(rng, num_players, num_actions=2)
+        policies = _policies(rng, num_players, num_actions=2)
+        q = jnp.asarray(rng.random(game.rewards.shape))  # (H, N, S, A...)
+    estimates = _estimates(game, samples, lambda e: jnp.stack(e.utilities(q, policies)))  # (M, N, H, S, A)
+    q_np, pols = np.asarray(q), [np.asarray(p) for p in policies]
+    horizon, _, num_states = q_np.shape[:3]
+    limit = _threshold(2 * estimates[0].size)  # a mean and a variance per entry
+    for i in range(num_players):
+        # Exact distribution of one sample Q_i(s, a_i, a_-i): over the others' joint actions.
+        others = [j for j in range(num_players) if j != i]
+        for h in range(horizon):
+            for s in range(num_states):
+                q_i = np.moveaxis(q_np[h, i, s], i, 0).reshape(2, -1)  # (A_i, joint others)
+                probs = np.ones(1)
+                for j in others:
+                    probs = np.multiply.outer(probs, pols[j][h, s]).ravel()
+                mean, var, mu4 = _moments_of_mean(q_i, np.broadcast_to(probs, q_i.shape), samples)
+                # The documented variance formula agrees with the exact one.
+                stated = utility_variance(q_np[h, i], [p[h] for p in pols], i, samples)[s]
+                np.testing.assert_allclose(stated, var, rtol=1e-12, atol=1e-15)
+                _check_mean_and_variance(estimates[:, i, h, s], mean, var, mu4, f"player {i}, h={h}, s={s}", limit)
+
+
+@pytest.mark.parametrize("samples", [1, 5])
+def test_the_bellman_target_estimate_is_unbiased_with_the_stated_variance(samples):
+    rng = np.random.default_rng(7 + samples)
+    with jax.enable_x64(True):
+        game = _game(rng, num_players=2, num_actions=2, num_states=3)
+    v_next = rng.random(3)
+    estimates = _estimates(game, samples, lambda e: e.kernel(game.transitions)[:-1] @ jnp.asarray(v_next))
+    p = np.asarray(game.transitions)[:-1]  # (H-1, S, A, A, S')
+    mean, var, mu4 = _moments_of_mean(np.broadcast_to(v_next, p.shape), p, samples)
+    np.testing.assert_allclose(target_variance(p, v_next, samples), var, rtol=1e-12, atol=1e-15)
+    _check_mean_and_variance(estimates, mean, var, mu4, "P_h V", _threshold(2 * mean.size))
+
+
+def test_the_last_step_is_not_sampled():
+    # Nothing follows the last step: its rows stay the game's, and no draw is spent on them.
+    rng = np.random.default_rng(3)
+    with jax.enable_x64(True):
+        game = _game(rng, num_players=2, num_actions=2)
+        kernel = Estimator(parse_feedback("sampled:2"), game, 1, 0).kernel(game.transitions)
+    np.testing.assert_array_equal(np.asarray(kernel[-1]), np.asarray(game.transitions[-1]))
+    assert np.all(np.isin(np.asarray(kernel[:-1]) * 2, [0.0, 1.0, 2.0]))  # counts of 2 samples
+
+
+def test_the_estimates_of_one_iteration_are_independent_across_players():
+    # Each player's profiles are its own draws: with 2 players and K = 1, player 0's sampled
+    # opponent action and player 1's are independent (their joint frequencies factor).
+    rng = np.random.default_rng(11)
+    with jax.enable_x64(True):
+        game = _game(rng, num_players=2, num_actions=2)
+        half = tuple(jnp.full((2, 2, 2), 0.5) for _ in range(2))
+        q = jnp.zeros(game.rewards.shape).at[:, 0, :, :, 1].set(1.0).at[:, 1, :, 1, :].set(1.0)
+    # u_0(a_0) = 1[a_1 drawn = 1]; u_1(a_1) = 1[a_0 drawn = 1].
+    u = _estimates(game, 1, lambda e: jnp.stack([x[0, 0, 0] for x in e.utilities(q, half)]))  # (M, 2)
+    both = np.mean(u[:, 0] * u[:, 1])
+    z = (both - 0.25) / math.sqrt(0.25 * 0.75 / M)
+    assert abs(z) < _threshold(1), z
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=6).filter(lambda w: sum(w) > 0),
+    st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=1, max_size=8),
+)
+def test_the_loop_draw_and_the_literal_draw_pick_the_same_item(weights, us):
+    probs = np.asarray(weights, np.float64) / sum(weights)
+    u = np.asarray(us)
+    with jax.enable_x64(True):
+        onehot = np.asarray(sample_onehot(jnp.broadcast_to(jnp.asarray(probs), (len(u), len(probs))), jnp.asarray(u), -1))
+    index = sample_index(np.broadcast_to(probs, (len(u), len(probs))), u)
+    np.testing.assert_array_equal(onehot.argmax(axis=-1), index)
+    assert np.all(onehot.sum(axis=-1) == 1)
+    assert np.all(probs[index] > 0)  # never an item of probability zero
