@@ -229,6 +229,7 @@ class Estimator:
         self.feedback, self.game, self.t, self.run_axes = feedback, game, t, run_axes
         self.dtype = game.rewards.dtype
         self.drawn = drawn or {}
+        self.samples = int(feedback.samples or 0)  # K (0: no draws)
 
     @property
     def estimates(self) -> bool:
@@ -260,13 +261,13 @@ class Estimator:
 
     def _draws(self, purpose: int, q):
         horizon, num_players, num_states = q.shape[:3]
-        return self._uniforms(purpose, _profile_uniforms_shape(num_players, self.feedback.samples, horizon, num_states))
+        return self._uniforms(purpose, _profile_uniforms_shape(num_players, self.samples, horizon, num_states))
 
     def _estimate(self, q, view, player: int, draws):
         """``(1/K) sum_k Q_i(s, a_i, a^k_{-i})`` with ``a^k_j`` drawn from ``view[j]`` by ``draws[player, k, j]``."""
         run_axes = self.run_axes
         num_players = len(view)
-        samples = self.feedback.samples
+        samples = self.samples
         q_i = q[:, player]
         axis = -1 - run_axes
 
@@ -299,7 +300,7 @@ class Estimator:
         step's rows are ``transitions``', which no target reads: nothing follows step ``H``)."""
         if not self.estimates:
             return transitions
-        samples = self.feedback.samples
+        samples = self.samples
         sparse = isinstance(transitions, SparseKernel)
         probs = transitions.probabilities if sparse else transitions
         run_axes = self.run_axes
