@@ -263,6 +263,14 @@ CASES: list[Case] = [
         ("--metric", "no run of these results recorded swap_regret", "regret = true"),
     ),
     Case(
+        "plot-x-axis-samples-not-drawn",
+        PLOT_S,
+        "figures against the samples drawn, of a sweep whose runs drew none (full information)",
+        _results,
+        ("plot", "sw", "--x-axis", "samples"),
+        ("--x-axis samples", "no run of these results drew samples", "sampled:K"),
+    ),
+    Case(
         "plot-metric-with-concept",
         PLOT_S,
         "--concept (which certified gap) with a metric that is no gap",

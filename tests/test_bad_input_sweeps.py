@@ -415,6 +415,14 @@ CASES: list[Case] = [
         ("sweep.toml", "eta_schedules[1]", "unknown step-size schedule 'fast'", "power:P"),
     ),
     Case(
+        "sweep-feedback-unknown",
+        SWEEP_S,
+        "a sampled feedback model without its number of samples",
+        _toml(SWEEP_BASE + 'feedbacks = ["full", "sampled"]\n'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "feedbacks[1]", "'sampled'", "sampled:8"),
+    ),
+    Case(
         "sweep-zero-sum-players",
         SWEEP_S,
         "a zero-sum random game with more than two players",

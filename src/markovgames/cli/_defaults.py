@@ -48,4 +48,5 @@ SWEEP_CONFIG_KEYS = (
     "orders",
     "eta_schedules",
     "regret",
+    "feedbacks",
 )

@@ -34,6 +34,7 @@ OPTION_OF_ARGUMENT = {
     "concept": "--concept",
     "metric": "--metric",
     "x": "--x",
+    "x_axis": "--x-axis",
     "decades": "--decades",
     "window": "--window",
     "out": "--out",

@@ -74,7 +74,7 @@ def evaluate_run_directory(
 
     from ..evaluation import exact_cce_gap, exact_ce_gap, monte_carlo_value
     from ..experiments import load_run_directory, versions
-    from ..experiments._rundir import original_unit_fields, regret_fields, settings_fields, units_field
+    from ..experiments._rundir import feedback_fields, original_unit_fields, regret_fields, settings_fields, units_field
     from ..policies import IndexChainPolicy
 
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
@@ -92,6 +92,8 @@ def evaluate_run_directory(
         # The update order and the step-size schedule, where they are not the paper's (read from
         # metrics.json: a user's schedule is named, never loaded).
         **settings_fields(stored.order, stored.eta_schedule, stored.metrics.get("eta_schedule_source")),
+        # What the learners saw, where it was not full information (and the seed of its draws).
+        **feedback_fields(stored.feedback, stored.seed),
         "T": T_prime,
         "value": _floats(value),
         "certified_ce_bound": _floats(ce),
@@ -103,6 +105,8 @@ def evaluate_run_directory(
     }
     if stored.external_regret is not None and stored.swap_regret is not None:  # a run with --regret
         report.update(regret_fields(stored.external_regret[row], stored.swap_regret[row]))
+    if stored.samples_used is not None:  # a run under sampled:K: the samples drawn after T' iterations
+        report["samples_used"] = int(stored.samples_used[row])
     needs_policy = exact or monte_carlo is not None
     policy = None
     if needs_policy:
@@ -263,6 +267,8 @@ def _print(report: dict, out: Path) -> None:
     n = len(report["value"])
     variant = [f"{report['order']} order"] if "order" in report else []
     variant += [f"eta schedule {report['eta_schedule']}"] if "eta_schedule" in report else []
+    if "feedback" in report:
+        variant += [f"feedback {report['feedback']}" + ("" if report.get("seed") is None else f", seed {report['seed']}")]
     shown = f" ({markup_safe(', '.join(variant))})" if variant else ""
     table = Table(title=f"{markup_safe(report['algorithm'])}{shown} output policy after T' = {report['T']}")
     table.add_column("quantity")
@@ -300,6 +306,8 @@ def _print(report: dict, out: Path) -> None:
                 )
                 table.add_row(name, *cells, "")
     console.print(table)
+    if "samples_used" in report:
+        console.print(f"samples drawn in the first T' = {report['T']} iterations: {report['samples_used']:,}", markup=False)
     if "units" in report:
         console.print(_original_units_line(report), soft_wrap=True, markup=False)
     console.print(f"wrote {printable(out)}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup

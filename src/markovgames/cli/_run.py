@@ -1,7 +1,8 @@
 """``markovgames run``: run one learning dynamic and write a run directory.
 
 ``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory|0.1,0.3 --checkpoints 10,100 --out DIR``
-(and ``--order alternating``, ``--eta-schedule sqrt|power:P|path.py:NAME``, ``--regret``)
+(and ``--order alternating``, ``--eta-schedule sqrt|power:P|path.py:NAME``, ``--regret``,
+``--feedback sampled:K|sampled:exact --seed N``)
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
 
-__all__ = ["add_run_parser", "parse_eta", "parse_T", "MAX_T"]
+__all__ = ["add_run_parser", "parse_eta", "parse_T", "parse_seed", "MAX_T"]
 
 #: The largest ``-T``: the compiled loop counts iterations and stages in 32-bit integers.
 MAX_T = 2**31 - 1
+#: The largest ``--seed``: what a 64-bit signed integer holds (the results tables store seeds so).
+MAX_SEED = 2**63 - 1
 
 
 def parse_T(text: str, option: str = "-T") -> int:
@@ -47,6 +50,17 @@ def parse_T(text: str, option: str = "-T") -> int:
     if value > MAX_T:
         what = "T" if option == "-T" else "value"
         raise CliError(f"{option}: {text} is more than the largest supported {what} = {MAX_T}")
+    return value
+
+
+def parse_seed(text: str, option: str = "--seed") -> int:
+    """``--seed``: a non-negative integer (at most `MAX_SEED`)."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise CliError(f"{option}: expected a non-negative integer, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise CliError(f"{option}: expected a non-negative integer of at most {MAX_SEED} (2^63 - 1), got {text}")
     return value
 
 
@@ -119,6 +133,21 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="also record every player's average external and swap regret of the played sequence (the largest over "
         "steps and states) at every prefix (with the stage-based update: within each stage)",
+    )
+    p.add_argument(
+        "--feedback",
+        default="full",
+        metavar="MODEL",
+        help="what the learners see: full (exact utilities and Bellman targets, the paper's; default), sampled:K "
+        "(estimates from K samples of a generative model, drawn afresh every iteration) or sampled:exact "
+        "(expectations: full's numbers)",
+    )
+    p.add_argument(
+        "--seed",
+        default=None,
+        metavar="N",
+        help="the seed of the random draws of --feedback sampled:K (a non-negative integer; default 0): the same "
+        "seed gives the same run; unused where the feedback draws nothing",
     )
     p.add_argument(
         "--checkpoints",
@@ -196,6 +225,8 @@ def _handle_run(args) -> int:
     T = parse_T(args.T)
     eta = parse_eta(args.eta)
     schedule = _step_schedule(args.eta_schedule)
+    feedback = _feedback(args.feedback)
+    seed = 0 if args.seed is None else parse_seed(args.seed)
     _check_interplay(algorithm, args)
     checkpoints = parse_checkpoints(args.checkpoints, T)
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
@@ -238,16 +269,7 @@ def _handle_run(args) -> int:
         # --resume continues a run only with the code that started it (the command line names
         # the file again; what the run directory names is never loaded).
         config["algorithm_sha256"] = algorithm.source_sha256
-    # The order, the schedule and the regret curves only where they differ from the paper's
-    # settings: a run without them keeps the configuration (and --resume) of earlier versions.
-    if args.order != "simultaneous":
-        config["order"] = args.order
-    if not schedule.is_constant:
-        config["eta_schedule"] = schedule.name
-        if schedule.source_sha256 is not None:  # a user's schedule: its code, as for a learner's
-            config["eta_schedule_sha256"] = schedule.source_sha256
-    if args.regret:
-        config["regret"] = True
+    config.update(_settings_config(args, schedule, feedback, seed))
     # Refused here, before the lock is taken, a bad --out leaves nothing behind; the checks are
     # repeated under the lock, which keeps a second writer out of the directory.
     planned = staging_directory(args.out)
@@ -293,6 +315,8 @@ def _handle_run(args) -> int:
                     order=args.order,
                     step_schedule=schedule,
                     regret=args.regret,
+                    feedback=feedback,
+                    seed=seed,
                 )
             # The exact gaps read the trajectory's files again, checked, never through the memory
             # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
@@ -321,6 +345,26 @@ def _handle_run(args) -> int:
     return 0
 
 
+def _settings_config(args, schedule, feedback, seed: int) -> dict:
+    """The configuration's entries of the order, the schedule, the regret curves and the feedback
+    model, only where they differ from the paper's settings (and the seed only where the run draws
+    samples with it): a run without them keeps the configuration (and --resume) of earlier versions."""
+    config: dict = {}
+    if args.order != "simultaneous":
+        config["order"] = args.order
+    if not schedule.is_constant:
+        config["eta_schedule"] = schedule.name
+        if schedule.source_sha256 is not None:  # a user's schedule: its code, as for a learner's
+            config["eta_schedule_sha256"] = schedule.source_sha256
+    if args.regret:
+        config["regret"] = True
+    if feedback.name != "full":
+        config["feedback"] = feedback.name
+    if feedback.estimates:
+        config["seed"] = seed
+    return config
+
+
 def _input_files(game: str, algorithm: str, schedule: str | None = None) -> list[str]:
     """The files a run reads: the game file (not a built-in game's name), a user's learner file
     (``path.py:NAME``, alone or before ``+UPDATE``) and a user's step-size schedule file."""
@@ -341,6 +385,16 @@ def _step_schedule(name: str | None):
         return get_step_schedule(name)
     except ValueError as err:
         raise CliError(f"--eta-schedule: {err}") from None
+
+
+def _feedback(name: str):
+    """``--feedback``: the feedback model (`markovgames.dynamics._feedback.parse_feedback`)."""
+    from ..dynamics._feedback import parse_feedback
+
+    try:
+        return parse_feedback(name)
+    except ValueError as err:
+        raise CliError(f"--feedback: {err}") from None
 
 
 def _check_interplay(algorithm, args) -> None:
@@ -457,15 +511,17 @@ def _check_resources(game, T: int, args) -> None:
     from ..experiments._rundir import run_directory_bytes
 
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
-    # Values and both bounds per prefix (and both regrets with --regret), and a copy.
-    curves = 2 * T * (5 if args.regret else 3) * game.num_players * itemsize
+    # Values and both bounds per prefix (and both regrets with --regret, and the samples drawn
+    # under sampled:K: one int64 each), and a copy.
+    drawn = args.feedback.startswith("sampled:") and args.feedback != "sampled:exact"
+    curves = 2 * T * ((5 if args.regret else 3) * game.num_players * itemsize + (8 if drawn else 0))
     memory = physical_memory()
     if memory and curves > memory:
         raise CliError(
             f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
             f"{format_bytes(curves)}, more than this machine's {format_bytes(memory)}; choose a smaller T"
         )
-    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret)
+    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret, samples=drawn)
     total = sum(parts.values())
     # While the run goes, a run that saves its state also keeps the per-prefix metrics so far
     # beside it (about the curve's size), deleted at the end.
@@ -532,6 +588,9 @@ def _settings_words(metrics: dict) -> list[str]:
     settings += [] if metrics.get("optimistic", True) else ["no optimism"]
     settings += [f"{metrics['order']} order"] if metrics.get("order", "simultaneous") != "simultaneous" else []
     settings += [f"eta schedule {metrics['eta_schedule']}"] if metrics.get("eta_schedule", "constant") != "constant" else []
+    if metrics.get("feedback", "full") != "full":
+        seed = metrics.get("seed")
+        settings += [f"feedback {metrics['feedback']}" + ("" if seed is None else f", seed {seed}")]
     settings += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
     return settings
 
@@ -575,6 +634,10 @@ def _print_checkpoints(metrics: dict, out) -> None:
     regret_keys = [k for k in _REGRET_COLUMNS if any(k in c for c in metrics["checkpoints"])]
     for key in regret_keys:
         table.add_column(_REGRET_COLUMNS[key], justify="right")
+    # Under sampled:K: the samples drawn after T' iterations.
+    samples = any("samples_used" in c for c in metrics["checkpoints"])
+    if samples:
+        table.add_column("samples", justify="right")
     for c in metrics["checkpoints"]:
         exact_cells = []
         if has_exact:
@@ -589,6 +652,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
             *exact_cells,
             *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in iterate_keys),
             *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in regret_keys),
+            *(["–" if c.get("samples_used") is None else f"{c['samples_used']:,}"] if samples else []),
         )
     console.print(table)
     final = metrics.get("regret")
@@ -600,6 +664,10 @@ def _print_checkpoints(metrics: dict, out) -> None:
             markup=False,
             soft_wrap=True,
         )
+    drawn = metrics.get("samples_used")
+    if drawn is not None and metrics["checkpoints"] and metrics["checkpoints"][-1]["T"] != metrics["T"]:
+        # The last iteration is not a checkpoint: the samples drawn in all are said here.
+        console.print(f"after T = {metrics['T']}: {drawn:,} samples drawn", markup=False, soft_wrap=True)
     if metrics.get("units"):
         console.print(_original_units_table(metrics))
     # Say why an exact gap is missing (once per reason), rather than only a dash in the table.

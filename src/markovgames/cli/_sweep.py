@@ -5,7 +5,7 @@
     markovgames sweep CONFIG.toml [--set KEY=VALUE ...] [--out DIR] [--executor local|ray]
                       [--address ADDR] [--workers K] [--dry-run] [--quiet]
     markovgames plot RESULTS_DIR|RUN_DIR [--out DIR] [--concept ce|cce|auto] [--metric METRIC] [--window LOW,HIGH]
-                     [--x horizon|states|players|actions|eta [--decades T1,T2,...]]
+                     [--x-axis iterations|samples] [--x horizon|states|players|actions|eta [--decades T1,T2,...]]
     markovgames summarize RESULTS_DIR [--markdown FILE] [--concept ce|cce|auto] [--window LOW,HIGH]
 """
 
@@ -191,10 +191,11 @@ def _handle_sweep(args) -> int:
         for b in batches:
             n, h, s, a = b.shape_key
             what = printable(b.algorithm) + ("" if b.optimistic else " (non-opt.)")
-            # The order, schedule and regret curves where they are not the defaults.
+            # The order, schedule, regret curves and feedback where they are not the defaults.
             what += "" if b.order == "simultaneous" else f", {b.order}"
             what += "" if b.eta_schedule == "constant" else f", eta schedule {printable(b.eta_schedule)}"
             what += ", regret" if b.regret else ""
+            what += "" if b.feedback == "full" else f", feedback {b.feedback}"
             print(
                 f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
             )
@@ -293,7 +294,7 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
         "or with --metric the players' average regrets or the last iterate's duality gap; PNG and PDF.",
         epilog="Files are named by their options, so that a plot with other options never replaces another: "
         "gaps_GAME.png with the defaults, gaps_GAME_window-1e3-1e5.png with --window 1e3,1e5, _concept-ce with "
-        "--concept ce, gap_times_T_vs_X_decades-1e3-1e4.png with --decades, slopes_LOW-HIGH.png. Plotting again "
+        "--concept ce, _vs-samples with --x-axis samples, gap_times_T_vs_X_decades-1e3-1e4.png with --decades, slopes_LOW-HIGH.png. Plotting again "
         "with the same options refreshes the same files. FIGDIR/.markovgames-figures.json records the figures "
         "markovgames drew there; a file it did not draw is never replaced.",
     )
@@ -317,6 +318,14 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP + "; also draws the distribution of the per-run slopes"
+    )
+    p.add_argument(
+        "--x-axis",
+        default="iterations",
+        choices=["iterations", "samples"],
+        help="what the figures of each game (or of a run directory) are drawn against: the iterations T' (default) "
+        'or the samples drawn by then (runs with --feedback sampled:K, sweeps with feedbacks = ["sampled:K"]; the '
+        "runs that drew none are left out)",
     )
     p.add_argument(
         "--x",
@@ -361,7 +370,7 @@ def _handle_plot(args) -> int:
     if run_dir:
         from ..experiments._run_plot import plot_run
 
-        paths = plot_run(args.results, args.out, args.metric, concept=args.concept, overwrite=args.overwrite)
+        paths = plot_run(args.results, args.out, args.metric, concept=args.concept, overwrite=args.overwrite, x_axis=args.x_axis)
     else:
         paths = plot_sweep(
             args.results,
@@ -372,6 +381,7 @@ def _handle_plot(args) -> int:
             decades=decades,
             overwrite=args.overwrite,
             metric=args.metric,
+            x_axis=args.x_axis,
         )
     for path in paths:
         print(f"wrote {printable(path)}")
@@ -402,7 +412,6 @@ def _handle_summarize(args) -> int:
     from rich.text import Text
 
     from ..experiments._summary import (
-        SUMMARY_COLUMNS,
         summarize_results,
         summary_cells,
         summary_columns,
@@ -421,13 +430,14 @@ def _handle_summarize(args) -> int:
     rows = summarize_results(args.results, args.concept, window)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
     table = Table(title=f"{markup_safe(args.results)}: certified gaps at T (median over runs)")
-    columns = summary_columns(rows)  # with the order and schedule where a row has others than the defaults
-    left = len(columns) - len(SUMMARY_COLUMNS) + 5
+    # With the order, schedule and feedback where a row has others than the defaults.
+    columns = summary_columns(rows)
+    left = columns.index("gap") + 1
     for k, name in enumerate(columns):
         table.add_column(name, justify="left" if k < left else "right")
     for r in rows:
         # As text, never as markup: a game label read from the file may hold brackets ("[/]x").
-        table.add_row(*(Text(cell) for cell in summary_cells(r, columns != SUMMARY_COLUMNS)))
+        table.add_row(*(Text(cell) for cell in summary_cells(r, columns)))
     console.print(table)
     if args.markdown:
         from .._lock import directory_lock

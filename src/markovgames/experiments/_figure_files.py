@@ -7,7 +7,8 @@ options writes other files beside it rather than over it. The default options ad
 - ``_window-1e3-1e5``: a slope ``window`` (``[1e3, 1e5]``), in the per-game figures, whose
   legends give the slopes over it (the slope distribution's name, ``slopes_1e3-1e5``, has it already);
 - ``_decades-1e3-1e4``: the ``decades`` of the across-games figure, where they are given;
-- ``_metric-external_regret`` (``swap_regret``, ``duality_gap``): a ``metric`` other than the gap.
+- ``_metric-external_regret`` (``swap_regret``, ``duality_gap``): a ``metric`` other than the gap;
+- ``_vs-samples``: a per-game figure (or a run's) drawn against the samples drawn, not the iterations.
 
 So ``gaps_paper.png`` (default options), ``gaps_paper_window-1e3-1e5.png`` (``--window 1e3,1e5``)
 and ``gaps_paper_concept-ce_window-1e3-1e5.png`` can lie side by side.
@@ -54,10 +55,17 @@ def short_number(value: float) -> str:
 
 
 def option_suffix(
-    *, concept: str = "auto", window: Sequence[float] | None = None, decades: Sequence[int] | None = None, metric: str = "gap"
+    *,
+    concept: str = "auto",
+    window: Sequence[float] | None = None,
+    decades: Sequence[int] | None = None,
+    metric: str = "gap",
+    x_axis: str = "iterations",
 ) -> str:
     """The part of a figure's file name that says its options (see the module docstring); "" for the defaults."""
     parts = []
+    if x_axis != "iterations":
+        parts.append(f"vs-{x_axis}")
     if metric != "gap":
         parts.append(f"metric-{metric}")
     if concept != "auto":

@@ -33,7 +33,7 @@ __all__ = [
 MAX_RESULT_ROWS = 1_000_000
 #: The most bytes its columns may take uncompressed, as its footer states them.
 MAX_RESULT_BYTES = 1 << 30
-#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 52).
+#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 55).
 MAX_ROW_GROUPS = 10_000
 MAX_COLUMNS = 256
 #: The longest text in a cell (labels, ids, reasons) and the longest list (one entry per player).
@@ -104,10 +104,23 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "external_regret": ("float", True),
     "swap_regret": ("float", True),
     "last_iterate_duality_gap": ("float", True),
+    # Since the feedback models: the model, the seed of the run's draws and the samples drawn after
+    # T' iterations (the last two null where the run drew none).
+    "feedback": ("text", False),
+    "feedback_seed": ("int", True),
+    "samples": ("int", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
-COLUMN_DEFAULTS = {"order": "simultaneous", "eta_schedule": "constant", "external_regret": None, "swap_regret": None}
+COLUMN_DEFAULTS = {
+    "order": "simultaneous",
+    "eta_schedule": "constant",
+    "external_regret": None,
+    "swap_regret": None,
+    "feedback": "full",
+    "feedback_seed": None,
+    "samples": None,
+}
 
 #: The columns every results file has (a file written by an earlier version may lack the others).
 REQUIRED_COLUMNS = (
@@ -126,7 +139,7 @@ REQUIRED_COLUMNS = (
 #: Columns that hold a count of at least 1.
 _COUNTS = ("N", "H", "S", "T", "checkpoint", "batch_size")
 #: What a run's rows must agree on (each is a setting of the run, repeated on its every row).
-_RUN_SETTINGS = ("game", "algorithm", "optimistic", "eta", "concept", "T", "order", "eta_schedule")
+_RUN_SETTINGS = ("game", "algorithm", "optimistic", "eta", "concept", "T", "order", "eta_schedule", "feedback", "feedback_seed")
 #: The kinds' names in messages.
 _KIND_NAMES = {
     "text": "a string",
@@ -289,6 +302,12 @@ def _check_text(path: Path, name: str, column) -> None:
         odd = pc.filter(column, pc.invert(pc.is_in(column, value_set=_array(allowed)))).drop_null()
         if len(odd):
             raise ResultsError(f"{path}: column {name!r}: {_shown(odd[0].as_py())} is not one of {', '.join(allowed)}")
+    if name == "feedback":
+        odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^(full|sampled:exact|sampled:[1-9][0-9]{0,6})$")))
+        if len(odd):
+            raise ResultsError(
+                f"{path}: column 'feedback': {_shown(odd[0].as_py())} is not a feedback model (full, sampled:K, sampled:exact)"
+            )
     if name == "A":
         odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^[1-9][0-9]{0,8}(x[1-9][0-9]{0,8}){0,63}$")))
         if len(odd):
@@ -321,9 +340,11 @@ def _check_consistency(path: Path, table) -> None:
         if differs.num_rows:
             raise ResultsError(f"{path}: run {_shown(differs.column('run_id')[0].as_py())}: its rows disagree on column {c!r}")
     # The runs of a curve (a game, algorithm, optimism, learning rate, T, and where recorded the
-    # order and schedule) are compared at the checkpoints they all have: there must be one, as in
-    # every sweep (T' = T at least).
-    keys = ["game", "algorithm", "optimistic", "eta", "T"] + [c for c in ("order", "eta_schedule") if c in table.column_names]
+    # order, schedule and feedback) are compared at the checkpoints they all have: there must be
+    # one, as in every sweep (T' = T at least).
+    keys = ["game", "algorithm", "optimistic", "eta", "T"] + [
+        c for c in ("order", "eta_schedule", "feedback") if c in table.column_names
+    ]
     runs = table.group_by(keys).aggregate([("run_id", "count_distinct")])
     shared = (
         table.group_by([*keys, "checkpoint"])

@@ -18,6 +18,7 @@ import numpy as np
 from .._errors import MarkovGamesError
 from .._files import JsonFileError, read_json
 from ..dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
+from ..dynamics._feedback import parse_feedback
 
 __all__ = ["RunDirectoryError", "read_metrics", "CURVE_FILE", "METRICS_FILE", "TRAJECTORY_DIR", "MAX_CHECKPOINTS"]
 
@@ -141,6 +142,17 @@ def _is_source(value: Any) -> bool:
     )
 
 
+def _is_feedback(value: Any) -> bool:
+    """A feedback model as a run records it: ``full``, ``sampled:exact`` or ``sampled:K``, by its
+    canonical name (``sampled:8``, not ``sampled:08``)."""
+    if not _is_short_text(value):
+        return False
+    try:
+        return parse_feedback(value).name == value
+    except ValueError:
+        return False
+
+
 def _is_record_value(value: Any) -> bool:
     """What a checkpoint record's field may hold: a finite number, text, null, or a list of finite numbers."""
     if value is None or _is_finite(value) or _is_short_text(value):
@@ -192,6 +204,17 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
             )
         ),
         f"null or an object with the regrets after T = {T} iterations",
+        None,
+    )
+    # Written only where the learners saw estimates or expectations other than full information's.
+    _field(metrics, "feedback", where, _is_feedback, "a feedback model (full, sampled:K or sampled:exact)", None)
+    _field(metrics, "seed", where, lambda v: v is None or (_is_int(v) and 0 <= v < 2**63), "a non-negative integer or null", None)
+    _field(
+        metrics,
+        "samples_used",
+        where,
+        lambda v: v is None or (_is_int(v) and 0 <= v < 2**63),
+        "a non-negative integer (the samples drawn) or null",
         None,
     )
     _field(metrics, "identity_residual", where, lambda v: v is None or _is_number(v), "a non-negative number or null", None)

@@ -1,5 +1,6 @@
 """The figure of one run directory: its certified gap, or its players' regrets, or the last
-iterate's duality gap, against ``T'`` (``markovgames plot RUN_DIR``).
+iterate's duality gap, against ``T'`` or against the samples drawn by then (``markovgames plot
+RUN_DIR [--x-axis samples]``).
 
 The curves come from what the run directory holds: ``curve.npz`` (the certified gap at every
 prefix; each player's average external and swap regret where the run carried them, ``--regret``)
@@ -22,7 +23,7 @@ from ._figure_files import FigureFiles, option_suffix
 from ._figure_style import outside_legend, use_agg
 from ._plots import log_grid, save_figure
 from ._summary import CONCEPTS, ResultsError, check_metric, metric_label
-from ._sweep_plot import figure_stem
+from ._sweep_plot import X_AXES, figure_stem
 
 __all__ = ["plot_run"]
 
@@ -37,6 +38,7 @@ def plot_run(
     *,
     concept: str = "auto",
     overwrite: bool = False,
+    x_axis: str = "iterations",
 ) -> list[Path]:
     """Draw a run directory's figure into ``out`` (default ``run_dir/figures``); return its files.
 
@@ -45,13 +47,16 @@ def plot_run(
     line per player: the average regret of the played sequence, the largest over steps and
     states; a run made with ``--regret``) or ``"duality_gap"`` (the last iterate's at the
     checkpoints; ``--last-iterate`` on a two-player constant-sum game). Two panels: the measure
-    and the measure times ``T'``, log-log. The file is ``gaps_<game>`` with the options'
-    suffix (``_metric-swap_regret``, ``_concept-ce``).
+    and the measure times ``T'``, log-log. ``x_axis="samples"``: against the samples drawn by
+    ``T'`` instead (a run made with ``--feedback sampled:K``), the measure and the measure times
+    them. The file is ``gaps_<game>`` with the options' suffix (``_vs-samples``,
+    ``_metric-swap_regret``, ``_concept-ce``).
 
     Raises
     ------
     ResultsError
-        The run did not record the metric (naming ``metric`` and how to record it).
+        The run did not record the metric (naming ``metric`` and how to record it), or drew no
+        samples to draw it against (naming ``x_axis``).
     RunDirectoryError
         The run directory cannot be read (`load_run_directory`).
     """
@@ -60,21 +65,33 @@ def plot_run(
     check_metric(metric)
     if concept not in CONCEPTS:
         raise ResultsError.for_argument("concept", f"expected one of {', '.join(CONCEPTS)}, got {concept!r}")
+    if x_axis not in X_AXES:
+        raise ResultsError.for_argument("x_axis", f"expected one of {', '.join(X_AXES)}, got {x_axis!r}")
     run_dir = Path(run_dir)
     stored = load_run_directory(run_dir)
+    if x_axis == "samples" and stored.samples_used is None:
+        raise ResultsError.for_argument(
+            "x_axis",
+            f"{stored.path}: the run drew no samples (feedback {stored.feedback}; run it with --feedback sampled:K)",
+            "samples",
+        )
     lines, label = _lines(stored, metric, concept)
+    if x_axis == "samples" and stored.samples_used is not None:
+        drawn = stored.samples_used
+        lines = [(name, drawn[T_prime - 1], values) for name, T_prime, values in lines]
     given = out is not None
     folder = Path(out) if out is not None else run_dir / "figures"
     # The figure never goes where it would replace the run it is drawn from.
     check_apart(folder, [run_dir / name for name in _RUN_FILES], "out")
     game = str(stored.metrics.get("game") or stored.game.name)
-    stem = f"gaps_{figure_stem(game)}{option_suffix(concept=concept, metric=metric)}"
+    stem = f"gaps_{figure_stem(game)}{option_suffix(concept=concept, metric=metric, x_axis=x_axis)}"
     options: dict[str, Any] = {"figure": "run", "concept": concept, **({} if metric == "gap" else {"metric": metric})}
+    options.update({} if x_axis == "iterations" else {"x_axis": x_axis})
     title = f"{game}: {label}"
     settings = _settings(stored.metrics)
 
     def draw(out_stem: Path) -> list[Path]:
-        return _draw(lines, label, title, settings, out_stem)
+        return _draw(lines, label, title, settings, out_stem, x_axis)
 
     with directory_lock(folder, "out" if given else None):
         folder.mkdir(parents=True, exist_ok=True)
@@ -134,11 +151,14 @@ def _settings(metrics: dict[str, Any]) -> str:
     words += [] if metrics.get("optimistic", True) else ["no optimism"]
     words += [f"{metrics['order']} order"] if metrics.get("order", "simultaneous") != "simultaneous" else []
     words += [f"eta schedule {metrics['eta_schedule']}"] if metrics.get("eta_schedule", "constant") != "constant" else []
+    if metrics.get("feedback", "full") != "full":
+        seed = metrics.get("seed")
+        words += [f"feedback {metrics['feedback']}" + ("" if seed is None else f", seed {seed}")]
     words += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
     return ", ".join(words).replace("$", r"\$")
 
 
-def _draw(lines, label: str, title: str, settings: str, out_stem: Path) -> list[Path]:
+def _draw(lines, label: str, title: str, settings: str, out_stem: Path, x_axis: str = "iterations") -> list[Path]:
     plt = use_agg()
     fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12.0, 4.6), layout="constrained")
     handles, labels = [], []
@@ -156,20 +176,21 @@ def _draw(lines, label: str, title: str, settings: str, out_stem: Path) -> list[
     guides: tuple[list, list[str]] = ([], [])
     first_x, first_y = lines[0][1].astype(float), lines[0][2]
     positive = first_y > 0
+    variable = "n" if x_axis == "samples" else "T"  # the guides' variable: samples drawn, or iterations
     if positive.sum() >= 2:
         start, end = float(first_x[positive][0]), float(first_x[-1])
         anchor = float(first_y[positive][0])
         xs = np.array([start, end])
-        for power, style, text in ((-1.0, "--", r"$\propto T^{-1}$"), (-0.5, ":", r"$\propto T^{-1/2}$")):
+        for power, style, text in ((-1.0, "--", rf"$\propto {variable}^{{-1}}$"), (-0.5, ":", rf"$\propto {variable}^{{-1/2}}$")):
             guides[0].extend(ax.plot(xs, anchor * (xs / start) ** power, style, color="0.45", linewidth=1.0))
             guides[1].append(text)
     for axis in (ax, ax_t):
         axis.set_xscale("log")
         axis.set_yscale("log" if positive_anywhere else "linear")
-        axis.set_xlabel("iterations T")
+        axis.set_xlabel("samples drawn n" if x_axis == "samples" else "iterations T")
         axis.grid(True, which="major", alpha=0.3)
     ax.set_ylabel(label)
-    ax_t.set_ylabel(f"{label.split(' (')[0]} × T")  # without the parenthesis: the left axis says it
+    ax_t.set_ylabel(f"{label.split(' (')[0]} × {variable}")  # without the parenthesis: the left axis says it
     note = "" if positive_anywhere else " (no positive value to draw)"
     fig.suptitle(title.replace("$", r"\$") + note + (f"\n{settings}" if settings else ""), fontsize=10)
     outside_legend(fig, handles, labels, extra=guides)

@@ -67,6 +67,8 @@ class StoredRun:
     `read_policies` read them, with checked reads, when an evaluation needs them.
     ``external_regret`` and ``swap_regret``: ``(T, N)``, each player's average regret of the played
     sequence per prefix, when the run carried them (``markovgames run --regret``), else ``None``.
+    ``samples_used``: ``(T,)`` int64, the random draws the run had made after each prefix, when it
+    drew any (``markovgames run --feedback sampled:K``), else ``None``.
     """
 
     path: Path
@@ -78,6 +80,19 @@ class StoredRun:
     trajectory_files: tuple[TrajectoryFile, ...] | None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
+    samples_used: np.ndarray | None = None
+
+    @property
+    def feedback(self) -> str:
+        """What the learners saw: ``"full"`` (also a directory written before it was recorded),
+        ``"sampled:K"`` or ``"sampled:exact"``."""
+        return self.metrics.get("feedback", "full")
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of the run's random draws (``None`` where it drew none: full information, the
+        exact mode, or a directory written before it was recorded)."""
+        return self.metrics.get("seed")
 
     @property
     def order(self) -> str:
@@ -218,24 +233,27 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
         ) from None
 
 
-#: The arrays of every ``curve.npz``, and those of a run that carried its regrets.
+#: The arrays of every ``curve.npz``, those of a run that carried its regrets, and the samples
+#: drawn per prefix of a run under sampled feedback (``(T,)`` integers, not ``(T, N)`` floats).
 _CURVES = ("value", "certified_ce_bound", "certified_cce_bound")
 _REGRET_CURVES = ("external_regret", "swap_regret")
+_SAMPLES_CURVE = "samples_used"
 
 
 def _read_curve(
-    path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path, regret: bool = False
+    path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path, regret: bool = False, samples: bool = False
 ) -> tuple[np.ndarray, ...]:
     """The three ``(T, N)`` arrays of ``curve.npz`` (five with ``regret``: the regret curves too),
-    checked before and after they are read.
+    and with ``samples`` the ``(T,)`` samples drawn per prefix last, checked before and after they
+    are read (the samples: non-negative and never decreasing).
 
     The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
     file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
     writes them), so the data read is never more than the file holds; each member's header must
     give the shape ``(T, N)`` before its data is read (`NpzArchive`).
     """
-    names = _CURVES + (_REGRET_CURVES if regret else ())
-    needed = len(names) * T * num_players * 8
+    names = _CURVES + (_REGRET_CURVES if regret else ()) + ((_SAMPLES_CURVE,) if samples else ())
+    needed = (len(names) - samples) * T * num_players * 8 + samples * T * 8
     memory = physical_memory()
     if memory is not None and needed > memory:
         raise RunDirectoryError(
@@ -263,6 +281,9 @@ def _read_curve(
                 for name in names:
                     where = f"{path}: {name}"
                     shape, _, dtype = archive.header(name)
+                    if name == _SAMPLES_CURVE:
+                        arrays.append(_read_samples(archive, where, T, shape, dtype))
+                        continue
                     if shape != (T, num_players) or dtype.kind != "f":
                         raise RunDirectoryError(
                             f"{where}: expected a float array of shape (T, N) = {(T, num_players)}, got dtype {dtype} with shape {shape}"
@@ -274,6 +295,18 @@ def _read_curve(
         except ArchiveError as err:
             raise RunDirectoryError(f"{path}: {err}") from None
     return tuple(arrays)
+
+
+def _read_samples(archive: NpzArchive, where: str, T: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``curve.npz``'s samples drawn per prefix: ``(T,)`` integers, non-negative, never decreasing."""
+    if shape != (T,) or dtype.kind not in "iu" or dtype.itemsize > 8:
+        raise RunDirectoryError(
+            f"{where}: expected an integer array of shape (T,) = ({T},), got dtype {dtype} with shape {shape}"
+        )
+    array = archive.read(_SAMPLES_CURVE).astype(np.int64)
+    if array.size and (array.min() < 0 or np.any(np.diff(array) < 0)):
+        raise RunDirectoryError(f"{where}: the samples drawn must be non-negative and never decrease from one prefix to the next")
+    return array
 
 
 def read_mapped_trajectory(result: RunResult) -> RunResult:
@@ -382,7 +415,9 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
     # A run that carried its regrets says so in metrics.json ("regret"); its curve holds them too.
     regret = metrics.get("regret") is not None
-    value, ce, cce, *regrets = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret)
+    # A run that drew samples records how many (metrics.json's "samples_used"); its curve holds them per prefix.
+    drew = metrics.get("samples_used") is not None
+    value, ce, cce, *more = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew)
     files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
@@ -392,5 +427,11 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
             _check_policy(traj / f"policy_{i}.npy", (T - first + 1, game.horizon, game.num_states, a), dtype)
             for i, a in enumerate(game.num_actions)
         )
-    external, swap = regrets if regret else (None, None)
-    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap)
+    external, swap = more[:2] if regret else (None, None)
+    samples = more[-1] if drew else None
+    if samples is not None and int(samples[-1]) != metrics["samples_used"]:
+        raise RunDirectoryError(
+            f"{path / CURVE_FILE}: samples_used: {int(samples[-1])} after T = {T}, not the {metrics['samples_used']} "
+            f"that {METRICS_FILE} records"
+        )
+    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap, samples)

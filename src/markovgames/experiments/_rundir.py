@@ -3,7 +3,8 @@
 Layout of ``DIR``::
 
     metrics.json          checkpoints (value, certified CE/CCE bounds and gaps), config, versions, timings
-    curve.npz             the same per-prefix arrays for every T' = 1..T (value, certified bounds)
+    curve.npz             the same per-prefix arrays for every T' = 1..T (value, certified bounds; the
+                          regrets with --regret, the samples drawn under --feedback sampled:K)
     game.json | game.npz  the game that was run (so the run can be evaluated without its source)
     trajectory/policy_{i}.npy   pi^t for t = 1..T, shape (T, H, S, A_i), row t-1 (if kept)
     .markovgames          the marker that the directory holds a markovgames run (or solution)
@@ -89,6 +90,7 @@ __all__ = [
     "units_field",
     "regret_fields",
     "settings_fields",
+    "feedback_fields",
 ]
 
 #: Games with more entries than this are stored as ``.npz`` rather than ``.json``.
@@ -102,18 +104,21 @@ MARKER_FORMAT = "markovgames-output/1"
 REPLACEABLE_KINDS = ("run", "solve", "certify")
 
 
-def run_directory_bytes(game: MarkovGame, T: int, dtype: str, trajectory: bool, regret: bool = False) -> dict[str, int]:
+def run_directory_bytes(
+    game: MarkovGame, T: int, dtype: str, trajectory: bool, regret: bool = False, samples: bool = False
+) -> dict[str, int]:
     """The bytes a run directory of ``T`` iterations holds, by part, before the run (for the
     command line's warning before a large write and its free-space check).
 
     ``"trajectory"`` (if kept): ``T`` policies of ``H x S x A_i`` entries per player in ``dtype``,
     the whole trajectory (``--trajectory-tolerance`` keeps a suffix of it, known only at the end);
     ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix;
-    five with ``regret``: the external and swap regret curves);
+    five with ``regret``: the external and swap regret curves; with ``samples`` also a ``(T,)``
+    int64 array, the samples drawn per prefix under sampled feedback);
     ``"game"``: the game's arrays. ``metrics.json`` (a few kilobytes per checkpoint) is not counted.
     """
     itemsize = np.dtype(DTYPES[dtype]).itemsize
-    parts = {"curve.npz": (5 if regret else 3) * T * game.num_players * 8}
+    parts = {"curve.npz": (5 if regret else 3) * T * game.num_players * 8 + (8 * T if samples else 0)}
     if trajectory:
         parts["trajectory"] = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
     parts["game"] = int(np.asarray(game.rewards).nbytes) + _transition_bytes(game)
@@ -265,9 +270,20 @@ def settings_fields(order: str, step_schedule: str, source: dict[str, Any] | Non
     return out
 
 
+def feedback_fields(feedback: str, seed: int | None) -> dict[str, Any]:
+    """``metrics.json``'s fields of the feedback model: ``feedback`` and ``seed`` (the seed of the
+    run's random draws, null where it drew none: ``sampled:exact``), only where the feedback is not
+    full information, so that a run with the paper's feedback writes what it always wrote; a
+    reader takes a missing field as ``"full"`` and null."""
+    if feedback == "full":
+        return {}
+    return {"feedback": feedback, "seed": None if seed is None else int(seed)}
+
+
 def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int]) -> list[dict[str, Any]]:
     """The per-checkpoint records of ``metrics.json`` (field names as documented); the last-iterate
-    fields are added when the run evaluated the last iterate, the regret fields when it carried them."""
+    fields are added when the run evaluated the last iterate, the regret fields when it carried them,
+    ``samples_used`` (the random draws made after ``T'`` iterations) when it drew samples."""
     records = []
     last, best, last_prefixes = result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes
     last_fields: dict[int, dict[str, Any]] = {}
@@ -275,6 +291,7 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
         game = getattr(result, "game", None)  # a RunResult (a CertifiedCurve has no last iterate)
         last_fields = {int(t): last_iterate_fields(last[k], best[k], game) for k, t in enumerate(last_prefixes)}
     external, swap = getattr(result, "external_regret", None), getattr(result, "swap_regret", None)
+    samples = getattr(result, "samples_used", None)  # a RunResult under sampled:K (a CertifiedCurve draws nothing)
     for T_prime in checkpoints:
         row = result.row(T_prime)
         value = result.value[row]
@@ -292,6 +309,7 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
                 "certified_cce_gap_per_player": [float(x) for x in cce - value],
                 **last_fields.get(T_prime, {}),
                 **({} if external is None or swap is None else regret_fields(external[row], swap[row])),
+                **({} if samples is None else {"samples_used": int(samples[row])}),
             }
         )
     return records
@@ -498,6 +516,10 @@ def write_run_directory(
     if result.external_regret is not None and result.swap_regret is not None:
         curves = {"external_regret": result.external_regret, "swap_regret": result.swap_regret}
     regret = bool(curves)
+    # The samples drawn per prefix only where the run drew any (sampled:K): one int64 per prefix.
+    samples = result.samples_used
+    if samples is not None:
+        curves["samples_used"] = np.asarray(samples, dtype=np.int64)
     np.savez(
         buffer,
         value=result.value,
@@ -534,6 +556,10 @@ def write_run_directory(
         "T": result.T,
         "dtype": result.dtype,
         **settings_fields(result.order, result.step_schedule, _schedule_source(step_schedule, result.step_schedule)),
+        # The feedback model and the seed of its draws, where it is not full information; the
+        # samples drawn after the last iteration where it drew any (curve.npz: after every prefix).
+        **feedback_fields(result.feedback, result.seed),
+        **({"samples_used": int(samples[result.row(result.T)])} if samples is not None else {}),
         # The regrets after the last iteration (the curve.npz holds them for every prefix).
         **({"regret": _final_regret(result, game)} if regret else {}),
         # The game's own units: the map, and every checkpoint's returns and gaps in them too.

@@ -1,8 +1,8 @@
 """Reading a sweep's ``results.parquet`` and summarising it: final gaps, gap x T, log-log slopes.
 
 A *group* is one curve of a figure and one row of the summary table: a game, an algorithm,
-optimism, a learning rate, an update order and a step-size schedule; its runs differ only by the
-random game's seed. Each statistic
+optimism, a learning rate, an update order, a step-size schedule and a feedback model; its runs
+differ only by the seed (the random game's, or the seed of a sampled feedback's draws). Each statistic
 is the median over the group's runs (with the interquartile range where it is drawn).
 """
 
@@ -137,11 +137,14 @@ def load_results(results_dir: str | Path):
     pandas.DataFrame
         The columns of ``results.parquet`` (``docs/howto-sweep.md``): the run's configuration
         (game label, kind, seed and content hash, ``N, H, S, A``, algorithm, optimism, learning
-        rate, update order, step-size schedule, ``T``, dtype), the checkpoint ``T'`` and its
+        rate, update order, step-size schedule, feedback model and the seed of its draws, ``T``,
+        dtype), the checkpoint ``T'``, the samples drawn by then (``samples``) and its
         metrics (the regrets and the last iterate's duality gap where the sweep recorded them; the
         ``*_original`` columns in the game's own units). A file written before the order,
         schedule and regret columns existed reads with their defaults (``simultaneous``,
-        ``constant``, no regrets). ``df.attrs`` holds the
+        ``constant``, no regrets), and one written before the feedback columns with ``feedback =
+        "full"`` and no ``feedback_seed`` or ``samples`` (NaN, as under full information, where a
+        run draws nothing). ``df.attrs`` holds the
         provenance stored in the file's metadata: ``versions``, ``config`` (the validated
         configuration), ``raw_config``, ``games`` (label, kind, seed, shape and ``sha256`` of
         every game), ``checkpoints`` and ``created``.
@@ -245,11 +248,15 @@ class GroupCurves:
     eta_schedule: str = "constant"
     #: What ``gap`` holds (`METRICS`): the certified gap, or a regret or duality gap.
     metric: str = "gap"
+    feedback: str = "full"
+    #: The samples drawn after each of ``checkpoints`` (the median over the runs: they share the
+    #: game's shape, so the same), ``None`` where the runs drew none (full, sampled:exact).
+    samples: np.ndarray | None = None
 
     @property
     def label(self) -> str:
         text = self.algorithm if self.optimistic else f"{self.algorithm}, no optimism"
-        return f"{text}, eta={self.eta}{settings_suffix(self.order, self.eta_schedule)}"
+        return f"{text}, eta={self.eta}{settings_suffix(self.order, self.eta_schedule, self.feedback)}"
 
     @property
     def median(self) -> np.ndarray:
@@ -272,10 +279,12 @@ class GroupCurves:
         return float(np.median(finite)) if finite.size else float("nan")
 
 
-def settings_suffix(order: str, eta_schedule: str) -> str:
-    """``, alternating, eta schedule sqrt``: the order and schedule where they are not the defaults."""
+def settings_suffix(order: str, eta_schedule: str, feedback: str = "full") -> str:
+    """``, alternating, eta schedule sqrt, feedback sampled:4``: the order, schedule and feedback
+    model where they are not the defaults."""
     words = [] if order == "simultaneous" else [order]
     words += [] if eta_schedule == "constant" else [f"eta schedule {eta_schedule}"]
+    words += [] if feedback == "full" else [f"feedback {feedback}"]
     return "".join(f", {w}" for w in words)
 
 
@@ -292,9 +301,19 @@ def row_metric(row: dict[str, Any], metric: str, concept: str) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
+def _number(value: Any) -> float | None:
+    """A nullable number read from the results (None, NaN: none)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def _seed(value: Any) -> Any:
+    """A seed read from the results as it is (an int), or None (None, NaN: none)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
 def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: str = "gap") -> list[GroupCurves]:
     """Group result rows into curves, sorted by game, algorithm, optimism (optimistic first), eta,
-    order and schedule.
+    order, schedule and feedback model (its runs: by the random game's seed, then the draws').
 
     ``concept="auto"`` uses each algorithm's own equilibrium (CE for smooth_ce, CCE for the
     others); ``"ce"`` / ``"cce"`` the certified CE / CCE gap for all. ``metric`` (`METRICS`)
@@ -305,6 +324,7 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
         raise ArgumentError.for_argument("concept", f"expected one of {', '.join(CONCEPTS)}, got {concept!r}")
     check_metric(metric)
     by_group: dict[tuple, dict[str, dict[int, float]]] = {}
+    drawn: dict[str, dict[int, float]] = {}  # per run, the samples drawn at each checkpoint
     seeds: dict[str, Any] = {}
     for r in rows:
         c = r["concept"] if concept == "auto" else concept
@@ -320,9 +340,13 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
             int(r["T"]),
             r.get("order") or "simultaneous",
             r.get("eta_schedule") or "constant",
+            r.get("feedback") or "full",
         )
         by_group.setdefault(key, {}).setdefault(r["run_id"], {})[int(r["checkpoint"])] = value
-        seeds[r["run_id"]] = r.get("game_seed")
+        count = _number(r.get("samples"))
+        if count is not None:
+            drawn.setdefault(r["run_id"], {})[int(r["checkpoint"])] = count
+        seeds[r["run_id"]] = (_seed(r.get("game_seed")), _seed(r.get("feedback_seed")))
     if rows and not by_group:
         raise ResultsError.for_argument(
             "metric", f"no run of these results recorded {metric} (a sweep records it with {_METRIC_SOURCES[metric]})"
@@ -343,12 +367,17 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
             k[6] != "simultaneous",
             k[7] != "constant",
             k[7],
+            k[8] != "full",
+            k[8],
         ),
     ):
         runs = by_group[key]
         common = sorted(set.intersection(*(set(v) for v in runs.values())))
-        ids = tuple(sorted(runs, key=lambda rid: (seeds[rid] is None, seeds[rid] or 0, rid)))
+        ids = tuple(sorted(runs, key=lambda rid: (*((s is None, s or 0) for s in seeds[rid]), rid)))
         gap = np.array([[runs[rid][c] for c in common] for rid in ids], dtype=np.float64)
+        samples = None
+        if all(rid in drawn and all(c in drawn[rid] for c in common) for rid in ids):
+            samples = np.median(np.array([[drawn[rid][c] for c in common] for rid in ids], dtype=np.float64), axis=0)
         out.append(
             GroupCurves(
                 game=key[0],
@@ -360,10 +389,12 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
                 checkpoints=np.array(common, dtype=np.int64),
                 gap=gap,
                 run_ids=ids,
-                game_seeds=tuple(seeds[rid] for rid in ids),
+                game_seeds=tuple(seeds[rid][0] for rid in ids),
                 order=key[6],
                 eta_schedule=key[7],
                 metric=metric,
+                feedback=key[8],
+                samples=samples,
             )
         )
     return out
@@ -387,12 +418,16 @@ class SummaryRow:
     slope: float
     order: str = "simultaneous"
     eta_schedule: str = "constant"
+    feedback: str = "full"
+    #: The samples drawn by the last checkpoint (median over the runs), ``None`` where they drew none.
+    samples: float | None = None
 
 
 def summarize_results(
     results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None
 ) -> list[SummaryRow]:
-    """One [`SummaryRow`][markovgames.experiments.SummaryRow] per game, algorithm, optimism and learning rate.
+    """One [`SummaryRow`][markovgames.experiments.SummaryRow] per game, algorithm, optimism, learning
+    rate, update order, step-size schedule and feedback model (its runs: the seeds).
 
     ``window = (low, high)``: fit the slopes on the checkpoints in ``[low, high]`` (default: the
     last two decades of each run; see [`run_slope`][markovgames.experiments.run_slope]).
@@ -419,6 +454,8 @@ def summarize_results(
                 slope=g.slope(window),
                 order=g.order,
                 eta_schedule=g.eta_schedule,
+                feedback=g.feedback,
+                samples=None if g.samples is None else float(g.samples[-1]),
             )
         )
     return out
@@ -445,36 +482,55 @@ SUMMARY_COLUMNS = (
 
 #: The columns a summary adds after ``eta`` where some row has another update order or schedule.
 SETTINGS_COLUMNS = ("order", "eta schedule")
+#: The column a summary adds after those where some row has another feedback model than full
+#: information, and the one it adds at its end where some row drew samples.
+FEEDBACK_COLUMN = "feedback"
+SAMPLES_COLUMN = "samples at T"
 
 
 def summary_columns(rows: Sequence[SummaryRow]) -> tuple[str, ...]:
-    """The summary's columns: `SUMMARY_COLUMNS`, and `SETTINGS_COLUMNS` after ``eta`` where a row
-    has an update order or schedule other than the defaults (a summary without is as it was)."""
-    if not _has_settings(rows):
-        return SUMMARY_COLUMNS
-    return SUMMARY_COLUMNS[:4] + SETTINGS_COLUMNS + SUMMARY_COLUMNS[4:]
+    """The summary's columns: `SUMMARY_COLUMNS`, with `SETTINGS_COLUMNS` after ``eta`` where a row
+    has an update order or schedule other than the defaults, `FEEDBACK_COLUMN` where a row has
+    another feedback model than full information and `SAMPLES_COLUMN` last where a row drew samples
+    (a summary without them is as it was)."""
+    middle = (SETTINGS_COLUMNS if _has_settings(rows) else ()) + ((FEEDBACK_COLUMN,) if _has_feedback(rows) else ())
+    end = (SAMPLES_COLUMN,) if any(r.samples is not None for r in rows) else ()
+    return SUMMARY_COLUMNS[:4] + middle + SUMMARY_COLUMNS[4:] + end
 
 
 def _has_settings(rows: Sequence[SummaryRow]) -> bool:
     return any(r.order != "simultaneous" or r.eta_schedule != "constant" for r in rows)
 
 
-def summary_cells(row: SummaryRow, settings: bool = False) -> list[str]:
-    """A summary row's cells (with ``settings``: its order and schedule after ``eta``)."""
-    return [
-        row.game,
-        row.algorithm,
-        "yes" if row.optimistic else "no",
-        row.eta,
-        *((row.order, row.eta_schedule) if settings else ()),
-        row.concept.upper(),
-        str(row.runs),
-        str(row.T),
-        _fmt(row.final_gap, ".3e"),
-        f"{_fmt(row.final_gap_q25, '.2e')} – {_fmt(row.final_gap_q75, '.2e')}",
-        _fmt(row.gap_times_T, ".4g"),
-        _fmt(row.slope, "+.2f"),
-    ]
+def _has_feedback(rows: Sequence[SummaryRow]) -> bool:
+    return any(r.feedback != "full" for r in rows)
+
+
+def summary_cells(row: SummaryRow, settings: bool | Sequence[str] = False) -> list[str]:
+    """A summary row's cells, for the columns ``settings`` (`summary_columns`; ``True``: those with
+    the order and schedule after ``eta``, ``False``: `SUMMARY_COLUMNS`)."""
+    if isinstance(settings, bool):
+        columns: Sequence[str] = SUMMARY_COLUMNS[:4] + (SETTINGS_COLUMNS if settings else ()) + SUMMARY_COLUMNS[4:]
+    else:
+        columns = settings
+    cells = {
+        "game": row.game,
+        "algorithm": row.algorithm,
+        "optimistic": "yes" if row.optimistic else "no",
+        "eta": row.eta,
+        "order": row.order,
+        "eta schedule": row.eta_schedule,
+        FEEDBACK_COLUMN: row.feedback,
+        "gap": row.concept.upper(),
+        "runs": str(row.runs),
+        "T": str(row.T),
+        "final gap (median)": _fmt(row.final_gap, ".3e"),
+        "final gap IQR": f"{_fmt(row.final_gap_q25, '.2e')} – {_fmt(row.final_gap_q75, '.2e')}",
+        "gap × T": _fmt(row.gap_times_T, ".4g"),
+        "log-log slope": _fmt(row.slope, "+.2f"),
+        SAMPLES_COLUMN: "–" if row.samples is None else f"{row.samples:,.0f}",
+    }
+    return [cells[name] for name in columns]
 
 
 def window_text(window: tuple[float, float] | None) -> str:
@@ -490,16 +546,15 @@ def summary_markdown(rows: list[SummaryRow], title: str | None = None, window: t
     if title:
         lines += [f"# {title}", ""]
     columns = summary_columns(rows)
-    left = len(columns) - len(SUMMARY_COLUMNS) + 5  # the labels, left-aligned; the numbers right
-    settings = _has_settings(rows)
+    left = columns.index("gap") + 1  # the labels, left-aligned; the numbers right
     lines.append("| " + " | ".join(columns) + " |")
     lines.append("| " + " | ".join("---" if k < left else "---:" for k in range(len(columns))) + " |")
     for r in rows:
-        cells = [c.replace("|", "\\|") for c in summary_cells(r, settings)]
+        cells = [c.replace("|", "\\|") for c in summary_cells(r, columns)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Certified gaps of the output policy at the last checkpoint T, median over the runs (random-game seeds) "
+        "Certified gaps of the output policy at the last checkpoint T, median over the runs (the seeds: random games', sampled feedback's draws) "
         "of each row, with the interquartile range; gap × T is the median of gap(T) × T; the slope is the median "
         f"over runs of the least-squares log-log slope of gap versus T' over {window_text(window)} "
         "(-1 is the paper's O(1/T) rate, -0.5 the classic O(1/sqrt(T))).",

@@ -1,8 +1,9 @@
 """Sweep configurations: a TOML file validated by pydantic, with ``key=value`` overrides.
 
 A configuration is a grid: every game (built-in, file, or random generator times seeds) is run
-with every algorithm, optimism setting, learning rate, update order and step-size schedule, for
-``T`` iterations, keeping the metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
+with every algorithm, optimism setting, learning rate, update order, step-size schedule and
+feedback model (a sampled one once per seed, with its own draws), for ``T`` iterations, keeping
+the metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
 
 Every error names the file and the key at fault, e.g.
 ``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``.
@@ -31,6 +32,7 @@ from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean
 from ..dynamics import ORDERS, get_algorithm, get_step_schedule, max_learning_rate
+from ..dynamics._feedback import FEEDBACK_FORMS, parse_feedback
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ._rundir import MAX_CHECKPOINTS
 
@@ -298,8 +300,8 @@ class GameSpec(_Strict):
 class AlgorithmSpec(_Strict):
     """One entry of ``algorithms``: a name, or ``{name = ..., optimistic = ..., etas = ...}``.
 
-    ``optimistic``, ``etas``, ``orders``, ``eta_schedules`` and ``regret`` here replace the
-    sweep-wide settings for this algorithm.
+    ``optimistic``, ``etas``, ``orders``, ``eta_schedules``, ``regret`` and ``feedbacks`` here
+    replace the sweep-wide settings for this algorithm.
     """
 
     name: str
@@ -308,6 +310,7 @@ class AlgorithmSpec(_Strict):
     orders: list[str] | None = None
     eta_schedules: list[str] | None = None
     regret: bool | None = None
+    feedbacks: list[str] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -348,6 +351,11 @@ class AlgorithmSpec(_Strict):
     @classmethod
     def _regret(cls, v: Any) -> Any:
         return None if v is None else _strict_bool(v)
+
+    @field_validator("feedbacks", mode="before")
+    @classmethod
+    def _feedbacks(cls, v: Any) -> Any:
+        return None if v is None else _feedback_list(v)
 
 
 def _check_algorithm(name: str) -> str:
@@ -406,6 +414,15 @@ def _schedule(name: str) -> str:
     return get_step_schedule(name).name  # an unknown name is an error listing the choices
 
 
+def _feedback(name: str) -> str:
+    """A feedback model by its canonical name (``sampled:08`` is ``sampled:8``)."""
+    return parse_feedback(name).name  # an unknown model is an error listing the forms
+
+
+def _feedback_list(v: Any) -> list[str]:
+    return _distinct_names(v, f"a feedback model ({', '.join(FEEDBACK_FORMS)})", _feedback)
+
+
 def _order_list(v: Any) -> list[str]:
     return _distinct_names(v, "an update order (simultaneous, alternating)", _order)
 
@@ -434,7 +451,8 @@ def _eta_list(v: Any) -> list[float | str]:
 
 class SweepConfig(_Strict):
     """A sweep: games x algorithms x optimism x learning rates x update orders x step-size
-    schedules x seeds, for ``T`` iterations (``regret``: also every run's regret curves)."""
+    schedules x feedback models x seeds, for ``T`` iterations (``regret``: also every run's regret
+    curves). A feedback model that draws samples (``sampled:K``) runs every game once per seed."""
 
     name: str | None = None
     games: list[GameSpec]
@@ -455,6 +473,7 @@ class SweepConfig(_Strict):
     orders: list[str] = Field(default_factory=lambda: ["simultaneous"])
     eta_schedules: list[str] = Field(default_factory=lambda: ["constant"])
     regret: bool = False
+    feedbacks: list[str] = Field(default_factory=lambda: ["full"])
 
     @field_validator("exact", "last_iterate", "regret", mode="before")
     @classmethod
@@ -470,6 +489,11 @@ class SweepConfig(_Strict):
     @classmethod
     def _schedules(cls, v: Any) -> Any:
         return _schedule_list(v)
+
+    @field_validator("feedbacks", mode="before")
+    @classmethod
+    def _feedbacks(cls, v: Any) -> Any:
+        return _feedback_list(v)
 
     @field_validator("games", "algorithms", mode="before")
     @classmethod

@@ -46,6 +46,7 @@ class BatchOutput:
     exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
     last_iterate: np.ndarray | None = None  # (B, P, 2, N): the last iterate's value and best-response values
     regret: np.ndarray | None = None  # (B, P, 2, N): each player's average external and swap regret
+    samples_used: np.ndarray | None = None  # (P,): the samples each run drew after T' iterations (sampled:K)
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,7 +84,11 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         order=task.order,
         step_schedule=schedule,
         regret=task.regret,
+        feedback=task.feedback,
+        # Run r draws with its own seed, as run(..., seed=feedback_seeds[r]) would.
+        seeds=None if task.feedback_seeds is None else list(task.feedback_seeds),
     )
+    samples = result.samples_used
     exact = None
     if task.exact:
         exact = tuple(exact_checkpoint_gaps(result.run(b), task.checkpoints) for b in range(len(task)))
@@ -105,6 +110,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         regret=None
         if result.external_regret is None or result.swap_regret is None
         else np.stack([result.external_regret, result.swap_regret], axis=-2),
+        samples_used=None if samples is None else np.asarray(samples, dtype=np.int64),
     )
 
 

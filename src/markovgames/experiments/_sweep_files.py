@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ _DTYPES = ("float64", "float32")
 _GAME_KINDS = ("builtin", "file", "random")
 _STATUSES = ("running", "interrupted", "complete", "incomplete")
 _ORDERS = ("simultaneous", "alternating")
+#: A feedback model's canonical name (`markovgames.dynamics._feedback.Feedback.name`): K from 1 on, no leading zeros.
+_FEEDBACK = re.compile(r"full|sampled:exact|sampled:[1-9][0-9]{0,6}")
 
 
 class SweepError(MarkovGamesError, RuntimeError):
@@ -225,6 +228,12 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "order": (lambda v: v in _ORDERS, f"one of {', '.join(_ORDERS)}"),
             "eta_schedule": (lambda v: _is_text(v) and 0 < len(v) <= 4096, "a step-size schedule's name"),
             "units": lambda v, f: _check_units(reader, v, f),
+            # Written where the feedback is not full information, and the seed where the run drew samples.
+            "feedback": (
+                lambda v: _is_text(v) and _FEEDBACK.fullmatch(v) is not None,
+                "a feedback model (sampled:K or sampled:exact)",
+            ),
+            "feedback_seed": (lambda v: _is_int(v, 0, 2**63 - 1), "a non-negative integer (the draws' seed)"),
         },
     )
     spec = doc["spec"]
@@ -246,7 +255,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
     for key in ("algorithm", "optimistic", "eta", "T", "dtype"):
         if spec.get(key) != doc[key]:
             raise reader.fail(key, f"{_shown(doc[key])} differs from the spec's {_shown(spec.get(key))}")
-    for key, default in (("order", "simultaneous"), ("eta_schedule", "constant")):
+    for key, default in (("order", "simultaneous"), ("eta_schedule", "constant"), ("feedback", "full"), ("feedback_seed", None)):
         if spec.get(key, default) != doc.get(key, default):
             raise reader.fail(key, f"{_shown(doc.get(key, default))} differs from the spec's {_shown(spec.get(key, default))}")
     if planned is not None and doc["shape"] != planned["shape"]:
@@ -276,6 +285,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
         "swap_regret": (_is_number, "a finite number"),
         "external_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "swap_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "samples_used": (lambda v: _is_int(v, 0, 2**63 - 1), "a non-negative integer (the samples drawn)"),
     }
     reader.items(doc["records"], "records", lambda r, f: reader.obj(r, f, record_fields, optional_fields))
     found = [r["checkpoint"] for r in doc["records"]]

@@ -2,7 +2,8 @@
 
 `plan_sweep` expands a validated configuration into its runs (`PlannedRun`), building every game
 once; runs that share (algorithm, optimism, game shape, ``T``, checkpoints, dtype, update order,
-step-size schedule, regret curves) are grouped into batch tasks (`SweepPlan.batches`, `BatchTask`). Before anything is expanded, `check_grid_size`
+step-size schedule, regret curves, feedback model) are grouped into batch tasks (`SweepPlan.batches`,
+`BatchTask`): runs that differ only in the seed of their draws share one ``run_batch`` call. Before anything is expanded, `check_grid_size`
 refuses a grid too large for the machine; `check_batch_memory` refuses a ``T`` whose batches
 cannot run side by side.
 """
@@ -48,6 +49,7 @@ __all__ = [
     "check_batch_memory",
     "DEFAULT_MAX_RUNS",
     "derive_game_seeds",
+    "derive_feedback_seeds",
     "game_content_hash",
 ]
 
@@ -79,6 +81,27 @@ def derive_game_seeds(base_seed: int, count: int) -> list[int]:
     """
     children = np.random.SeedSequence(base_seed).spawn(count)
     return [int(c.generate_state(1, dtype=np.uint64)[0]) >> 1 for c in children]
+
+
+def derive_feedback_seeds(base_seed: int, count: int) -> list[int]:
+    """The seeds of the runs' random draws under a sampled feedback model, one per sweep seed ``k``:
+    the first child of game seed ``k``'s sequence, ``SeedSequence(base_seed).spawn(count)[k].spawn(1)[0]``
+    (spawn key ``(k, 0)``), as one 53-bit int: ``int(....generate_state(1, numpy.uint64)[0]) >> 11``.
+
+    A stream of its own (not the game's seed), spawned from ``base_seed`` like the games' (so a
+    sweep with another ``base_seed`` draws anew); seed ``k`` does not depend on ``count``, so a
+    sweep grown to more seeds keeps its runs. 53 bits: the results' ``feedback_seed`` column, null
+    for the runs that draw nothing, reads into a float64 column (pandas), which holds it exactly.
+    The run is ``run(..., feedback=..., seed=feedback_seed)`` (``markovgames run --feedback ... --seed FEEDBACK_SEED``).
+    """
+    return [
+        int(np.random.SeedSequence(base_seed, spawn_key=(k, 0)).generate_state(1, dtype=np.uint64)[0]) >> 11 for k in range(count)
+    ]
+
+
+def _draws(feedback: str) -> bool:
+    """Whether a feedback model (a canonical name) draws samples: ``sampled:K``, not ``full`` or ``sampled:exact``."""
+    return feedback.startswith("sampled:") and feedback != "sampled:exact"
 
 
 # ---------------------------------------------------------------------------------------
@@ -121,6 +144,9 @@ class PlannedRun:
     schedule_sha256: str | None = None
     #: Whether the run carries its players' regret curves.
     regret: bool = False
+    #: The feedback model (canonical name), and the seed of the run's draws where it draws any.
+    feedback: str = "full"
+    feedback_seed: int | None = None
 
     @property
     def batch_key(self) -> tuple:
@@ -140,6 +166,8 @@ class PlannedRun:
             self.schedule_reference,
             self.schedule_sha256,
             self.regret,
+            # Not the seed: runs that differ in their draws' seed only run side by side.
+            self.feedback,
         )
 
 
@@ -176,6 +204,9 @@ class BatchTask:
     regret: bool = False
     #: The schedule as the configuration names it (what the dry run shows).
     eta_schedule: str = "constant"
+    #: The feedback model, and per run the seed of its draws (``None`` where the model draws none).
+    feedback: str = "full"
+    feedback_seeds: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -250,6 +281,8 @@ class SweepPlan:
                         schedule_sha256=first.schedule_sha256,
                         regret=first.regret,
                         eta_schedule=first.eta_schedule,
+                        feedback=first.feedback,
+                        feedback_seeds=None if first.feedback_seed is None else tuple(cast(int, r.feedback_seed) for r in chunk),
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -332,15 +365,29 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
 
 def grid_size(config: SweepConfig) -> tuple[int, str]:
     """The number of runs a configuration asks for (before identical runs are merged), and how it
-    is made up, computed from the configuration alone: nothing is expanded."""
-    games = sum(config.seeds if g.random is not None and g.random.seed is None else 1 for g in config.games)
-    per_game = sum(
-        len(a.optimistic or config.optimistic)
+    is made up, computed from the configuration alone: nothing is expanded.
+
+    A random game without its own seed is drawn once per seed; under a feedback model that draws
+    samples (``sampled:K``) every other game (built-in, file, fixed seed) is run once per seed too,
+    each time with other draws (a random game's seed ``k`` draws with the draws' seed ``k``)."""
+    settings_of = {
+        id(a): len(a.optimistic or config.optimistic)
         * len(a.etas or config.etas)
         * len(a.orders or config.orders)
         * len(a.eta_schedules or config.eta_schedules)
         for a in config.algorithms
-    )
+    }
+    runs = 0
+    repeated = False
+    for g in config.games:
+        per_seed = g.random is not None and g.random.seed is None
+        for a in config.algorithms:
+            for feedback in a.feedbacks or config.feedbacks:
+                again = not per_seed and _draws(feedback)
+                repeated |= again and config.seeds > 1
+                runs += settings_of[id(a)] * config.seeds if per_seed or again else settings_of[id(a)]
+    games = sum(config.seeds if g.random is not None and g.random.seed is None else 1 for g in config.games)
+    per_game = sum(settings_of[id(a)] * len(a.feedbacks or config.feedbacks) for a in config.algorithms)
     seeded = any(g.random is not None and g.random.seed is None for g in config.games)
     made_of = f"{games} games" + (f", seeds = {config.seeds} per random entry," if seeded else "")
     settings = "setting" if per_game == 1 else "settings"
@@ -350,7 +397,12 @@ def grid_size(config: SweepConfig) -> tuple[int, str]:
     what = (
         "algorithm, optimism, learning rate, order and step-size schedule" if varied else "algorithm, optimism and learning rate"
     )
-    return games * per_game, f"{made_of} x {per_game} {settings} of {what}"
+    if any(len(a.feedbacks or config.feedbacks) > 1 for a in config.algorithms):
+        what = what.replace(" and ", ", ") + " and feedback"
+    text = f"{made_of} x {per_game} {settings} of {what}"
+    if repeated:
+        text += f", sampled feedback on the other games once per seed ({config.seeds})"
+    return runs, text
 
 
 def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_entries: int = MAX_GAME_ENTRIES) -> None:
@@ -456,6 +508,7 @@ def plan_sweep(
     base_dir = Path(base_dir)
     checkpoints = tuple(resolved_checkpoints(config))
     game_seeds = derive_game_seeds(config.base_seed, config.seeds)
+    feedback_seeds = derive_feedback_seeds(config.base_seed, config.seeds)
     games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
     resolved: dict[str, StepSchedule] = {}  # each schedule once (a user's file is loaded once)
     runs: list[PlannedRun] = []
@@ -512,8 +565,15 @@ def plan_sweep(
                 (name, _schedule(name, f"{key}[{j}]", base_dir, resolved))
                 for j, name in enumerate(alg.eta_schedules or config.eta_schedules)
             ]
-            for optimistic, eta, order, (schedule_name, schedule) in itertools.product(
-                alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules
+            # A feedback model that draws samples runs a game once per seed (a random game of the
+            # seeds: with its own seed's index), each run with the draws of that seed.
+            feedbacks = [
+                (feedback, repetition)
+                for feedback in alg.feedbacks or config.feedbacks
+                for repetition in ((None,) if not _draws(feedback) else (k,) if k is not None else range(config.seeds))
+            ]
+            for optimistic, eta, order, (schedule_name, schedule), (feedback, repetition) in itertools.product(
+                alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules, feedbacks
             ):
                 _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic))
                 spec = {
@@ -542,6 +602,11 @@ def plan_sweep(
                         spec["eta_schedule_sha256"] = schedule.source_sha256
                 if regret:
                     spec["regret"] = True
+                draw_seed = None if repetition is None else feedback_seeds[repetition]
+                if feedback != "full":
+                    spec["feedback"] = feedback
+                if draw_seed is not None:  # the seed of the draws: another seed is another run
+                    spec["feedback_seed"] = draw_seed
                 rid = run_id_of(spec)
                 if rid in seen:  # the same run listed twice: run it once
                     continue
@@ -556,7 +621,9 @@ def plan_sweep(
                         game_kind=kind,
                         game_index=index,
                         game_seed=seed,
-                        seed_index=k,
+                        # The sweep seed's index: of a random game's seed, or of the draws' seed of a
+                        # fixed game's run under sampled feedback.
+                        seed_index=k if repetition is None else repetition,
                         algorithm=alg.name,
                         optimistic=bool(optimistic),
                         eta=eta,
@@ -578,6 +645,8 @@ def plan_sweep(
                         schedule_source=None if schedule.source_sha256 is None else loaded_file_source(schedule.source_sha256),
                         schedule_sha256=schedule.source_sha256,
                         regret=regret,
+                        feedback=feedback,
+                        feedback_seed=draw_seed,
                     )
                 )
     return SweepPlan(

@@ -7,7 +7,9 @@
   (the median of the per-run slopes of [`run_slope`][markovgames.experiments.run_slope], the number ``summarize`` shows).
   ``metric`` draws another measure the same way: each run's largest average external or swap
   regret of the played sequence (``regret = true``), or the last iterate's duality gap
-  (``last_iterate = true`` on a two-player constant-sum game).
+  (``last_iterate = true`` on a two-player constant-sum game). ``x_axis="samples"`` draws them
+  against the samples drawn (runs under a sampled feedback, ``feedbacks = ["sampled:K"]``) instead
+  of the iterations.
 * Across games (``x``): gap x ``T'`` at chosen decades ``T'`` against a grid parameter (horizon,
   states, players, actions, learning rate), median and interquartile range over every run
   (games and seeds) with that value.
@@ -53,7 +55,19 @@ from ._summary import (
     window_text,
 )
 
-__all__ = ["plot_sweep", "figure_stem", "ACROSS_PARAMETERS", "AcrossSeries", "gap_times_T_across", "slope_distributions"]
+__all__ = [
+    "plot_sweep",
+    "figure_stem",
+    "ACROSS_PARAMETERS",
+    "X_AXES",
+    "AcrossSeries",
+    "gap_times_T_across",
+    "slope_distributions",
+]
+
+#: What the per-game figures are drawn against (``--x-axis``): the iterations ``T'``, or the
+#: samples drawn by then (runs under a sampled feedback model).
+X_AXES = ("iterations", "samples")
 
 #: ``--x`` choices and the results column each one reads (``actions``: the largest ``A_i``).
 ACROSS_PARAMETERS = {"horizon": "H", "states": "S", "players": "N", "actions": "A", "eta": "eta_value"}
@@ -84,13 +98,14 @@ def _series_name(
     vary_eta: bool,
     order: str = "simultaneous",
     eta_schedule: str = "constant",
+    feedback: str = "full",
 ) -> str:
     """A series' legend name: the algorithm, and its optimism and learning rate where they vary
-    between the figure's series (where they do not, the title says them), and its update order and
-    step-size schedule where they are not the defaults (the caller passes the defaults where the
-    series share them: the title says them then)."""
+    between the figure's series (where they do not, the title says them), and its update order,
+    step-size schedule and feedback model where they are not the defaults (the caller passes the
+    defaults where the series share them: the title says them then)."""
     words = variant_text(optimistic if vary_optimism else None, eta if vary_eta else None)
-    return _plain(", ".join([algorithm, *words]) + settings_suffix(order, eta_schedule))
+    return _plain(", ".join([algorithm, *words]) + settings_suffix(order, eta_schedule, feedback))
 
 
 def _settings(rows: list[dict[str, Any]], concept: Concept, window=None, metric: str = "gap") -> str:
@@ -104,10 +119,13 @@ def _settings(rows: list[dict[str, Any]], concept: Concept, window=None, metric:
     # An update order or step-size schedule that every series shares, where it is not the default.
     orders = {r.get("order") or "simultaneous" for r in rows}
     schedules = {r.get("eta_schedule") or "constant" for r in rows}
+    feedbacks = {r.get("feedback") or "full" for r in rows}
     if orders != {"simultaneous"} and len(orders) == 1:
         extra.append(f"{next(iter(orders))} order")
     if schedules != {"constant"} and len(schedules) == 1:
         extra.append(f"eta schedule {_plain(next(iter(schedules)))}")
+    if feedbacks != {"full"} and len(feedbacks) == 1:
+        extra.append(f"feedback {next(iter(feedbacks))}")
     return settings_text(
         optimistic=(bool(r["optimistic"]) for r in rows),
         etas=(_plain(str(r["eta"])) for r in rows),
@@ -131,26 +149,37 @@ def _concept_label(curves: list[GroupCurves], concept: Concept) -> str:
     return "certified CE/CCE gap"
 
 
-def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem: Path, window=None, settings="") -> list[Path]:
+def _x_values(c: GroupCurves, x_axis: str) -> np.ndarray:
+    """A curve's x: its checkpoints ``T'``, or the samples drawn by then."""
+    if x_axis == "samples" and c.samples is not None:
+        return np.asarray(c.samples, dtype=float)
+    return c.checkpoints.astype(float)
+
+
+def _draw_game(
+    game: str, curves: list[GroupCurves], concept: Concept, out_stem: Path, window=None, settings="", x_axis: str = "iterations"
+) -> list[Path]:
     plt = use_agg()
     fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12.0, 4.6), layout="constrained")
     colors = series_colors([(c.algorithm, _variant(c)) for c in curves])
     vary_optimism, vary_eta = len({c.optimistic for c in curves}) > 1, len({c.eta for c in curves}) > 1
     vary_order, vary_schedule = len({c.order for c in curves}) > 1, len({c.eta_schedule for c in curves}) > 1
+    vary_feedback = len({c.feedback for c in curves}) > 1
     handles, labels = [], []
     anchor = 0.0
-    T_max = max(int(c.checkpoints[-1]) for c in curves)
-    T_min = min(int(c.checkpoints[0]) for c in curves)
-    start = float(min(max(10, T_min), T_max))
+    x_max = max(float(_x_values(c, x_axis)[-1]) for c in curves)
+    x_min = min(float(_x_values(c, x_axis)[0]) for c in curves)
+    start = float(min(max(10, x_min), x_max))
     for c in curves:
         color = colors[(c.algorithm, _variant(c))]
         style = "-" if c.optimistic else "--"  # and a lighter shade: a colour of its own
-        x = c.checkpoints.astype(float)
+        x = _x_values(c, x_axis)
         med, lo, hi = c.median, c.quantile(0.25), c.quantile(0.75)
         slope = c.slope(window)
         n = len(c.run_ids)
         order, schedule = c.order if vary_order else "simultaneous", c.eta_schedule if vary_schedule else "constant"
-        name = _series_name(c.algorithm, c.optimistic, c.eta, vary_optimism, vary_eta, order, schedule)
+        feedback = c.feedback if vary_feedback else "full"
+        name = _series_name(c.algorithm, c.optimistic, c.eta, vary_optimism, vary_eta, order, schedule, feedback)
         label = f"{name} [{n} run{'s' if n != 1 else ''}]"
         labels.append(f"{label}: slope {slope:+.2f}" if np.isfinite(slope) else label)
         for axis, factor in ((ax, 1.0), (ax_t, x)):
@@ -169,9 +198,10 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
         if tail.sum() >= 2:
             ax.plot(x[tail][[0, -1]], med[tail][[0, -1]], "|", color=color, markersize=8)
     guides: tuple[list, list[str]] = ([], [])
-    if anchor > 0 and T_max > start:
-        xs = np.array([start, float(T_max)])
-        for power, style, text in ((-1.0, "--", r"$\propto T^{-1}$"), (-0.5, ":", r"$\propto T^{-1/2}$")):
+    variable = "n" if x_axis == "samples" else "T"  # the guides' variable: samples drawn, or iterations
+    if anchor > 0 and x_max > start:
+        xs = np.array([start, x_max])
+        for power, style, text in ((-1.0, "--", rf"$\propto {variable}^{{-1}}$"), (-0.5, ":", rf"$\propto {variable}^{{-1/2}}$")):
             guides[0].extend(ax.plot(xs, anchor * (xs / start) ** power, style, color="0.45", linewidth=1.0))
             guides[1].append(text)
     ylabel = _concept_label(curves, concept)
@@ -180,21 +210,22 @@ def _draw_game(game: str, curves: list[GroupCurves], concept: Concept, out_stem:
     for axis in (ax, ax_t):
         axis.set_xscale("log")
         axis.set_yscale("log" if drawable else "linear")
-        axis.set_xlabel("iterations T")
+        axis.set_xlabel("samples drawn n" if x_axis == "samples" else "iterations T")
         axis.grid(True, which="major", alpha=0.3)
     ax.set_ylabel(ylabel)
     metric = curves[0].metric if curves else "gap"
-    ax_t.set_ylabel(f"{ylabel if metric == 'gap' else metric.replace('_', ' ')} × T")
+    ax_t.set_ylabel(f"{ylabel if metric == 'gap' else metric.replace('_', ' ')} × {variable}")
     note = " (CE for smooth_ce, CCE otherwise)" if ylabel == "certified CE/CCE gap" else ""
     note += "" if drawable else " (no positive value to draw)"
     fig.suptitle(_title(f"{_plain(game)}: {ylabel}{note}, median and IQR over runs", settings), fontsize=10)
-    outside_legend(fig, handles, labels, extra=guides, title=f"slope: median over runs, {window_text(window)}")
+    against = " against T'" if x_axis == "samples" else ""  # the slopes are fitted on the checkpoints
+    outside_legend(fig, handles, labels, extra=guides, title=f"slope{against}: median over runs, {window_text(window)}")
     return save_figure(fig, out_stem, dpi=130)
 
 
 def _variant(c: GroupCurves) -> tuple:
     """What tells a curve from the others of its algorithm (its colour's shade)."""
-    return (c.optimistic, c.eta, c.order, c.eta_schedule)
+    return (c.optimistic, c.eta, c.order, c.eta_schedule, c.feedback)
 
 
 def plot_sweep(
@@ -207,6 +238,7 @@ def plot_sweep(
     decades: Sequence[int] | None = None,
     overwrite: bool = False,
     metric: str = "gap",
+    x_axis: str = "iterations",
 ) -> list[Path]:
     """Draw a sweep's figures into ``out`` (default ``results_dir/figures``); return the files.
 
@@ -236,6 +268,11 @@ def plot_sweep(
         runs with ``regret = true``) or ``"duality_gap"`` (the last iterate's, two-player
         constant-sum games with ``last_iterate = true``); the runs without it are left out
         (``_metric-NAME`` in the files' names).
+    x_axis : what the per-game figures are drawn against (`X_AXES`): ``"iterations"`` ``T'``
+        (default) or ``"samples"``, the samples drawn by ``T'`` (the runs under a sampled feedback
+        model, ``feedbacks = ["sampled:K"]``; the others, which draw none, are left out; the
+        slopes in the legends stay those against ``T'``; ``_vs-samples`` in the files' names).
+        The figures across games and of the slopes are drawn as they are.
 
     Raises
     ------
@@ -245,12 +282,23 @@ def plot_sweep(
     """
     window = check_window(window)
     check_metric(metric)
+    if x_axis not in X_AXES:
+        raise ResultsError.for_argument("x_axis", f"expected one of {', '.join(X_AXES)}, got {x_axis!r}")
     results_dir = Path(results_dir)
     rows = result_rows(results_dir)
     curves = group_curves(rows, concept, metric)
+    if x_axis == "samples":
+        curves = [c for c in curves if c.samples is not None]
+        if not curves:
+            raise ResultsError.for_argument(
+                "x_axis",
+                "no run of these results drew samples (full information and sampled:exact draw none; a sweep draws "
+                'them with feedbacks = ["sampled:K"])',
+                "samples",
+            )
     across = gap_times_T_across(rows, x, decades, concept, metric) if x is not None else None  # errors before drawing
     dist = _slopes_to_draw(rows, window, concept, metric) if window is not None else None
-    figures = _plan(rows, curves, across, dist, concept, window, x, decades, metric)
+    figures = _plan(rows, curves, across, dist, concept, window, x, decades, metric, x_axis)
     given = out is not None
     out = Path(out) if out is not None else (results_dir if results_dir.is_dir() else results_dir.parent) / "figures"
     results_file = results_dir / RESULTS_FILE if results_dir.is_dir() else results_dir
@@ -271,16 +319,20 @@ def plot_sweep(
 _Figure = tuple[str, dict[str, Any], Callable[[Path], list[Path]]]
 
 
-def _plan(rows, curves, across, dist, concept: Concept, window, x, decades, metric: str = "gap") -> list[_Figure]:
+def _plan(
+    rows, curves, across, dist, concept: Concept, window, x, decades, metric: str = "gap", x_axis: str = "iterations"
+) -> list[_Figure]:
     """The figures of `plot_sweep`: each one's file stem, its options (as recorded) and how to draw it."""
     by_game: dict[str, list[GroupCurves]] = {}
     for c in curves:
         by_game.setdefault(c.game, []).append(c)
     figures: list[_Figure] = []
     used: set[str] = set()
-    suffix = option_suffix(concept=concept, window=window, metric=metric)
+    suffix = option_suffix(concept=concept, window=window, metric=metric, x_axis=x_axis)
     # The metric is recorded only where it is not the gap: figures drawn before it existed keep their options.
     chosen = {} if metric == "gap" else {"metric": metric}
+    # Likewise the x-axis, for the per-game figures (drawn against the samples, from the runs that drew any).
+    against = {} if x_axis == "iterations" else {"x_axis": x_axis}
     rows = [r for r in rows if row_metric(r, metric, "ce") is not None]  # the runs that recorded it
     for game, group in by_game.items():
         stem = figure_stem(game)
@@ -288,9 +340,10 @@ def _plan(rows, curves, across, dist, concept: Concept, window, x, decades, metr
         while stem in used:
             stem, k = f"{base}-{k}", k + 1
         used.add(stem)
-        settings = _settings([r for r in rows if r["game"] == game], concept, window, metric)
-        draw = _bind(_draw_game, game, group, concept, window=window, settings=settings)
-        options = {"figure": "gaps", "game": game, "concept": concept, "window": window, **chosen}
+        drawn = [r for r in rows if r["game"] == game and (x_axis == "iterations" or r.get("samples") is not None)]
+        settings = _settings(drawn, concept, window, metric)
+        draw = _bind(_draw_game, game, group, concept, window=window, settings=settings, x_axis=x_axis)
+        options = {"figure": "gaps", "game": game, "concept": concept, "window": window, **chosen, **against}
         figures.append((f"gaps_{stem}{suffix}", options, draw))
     if across is not None and x is not None:  # across is computed exactly when x is given
         given = None if decades is None else sorted({int(d) for d in decades})
@@ -330,6 +383,7 @@ class AcrossSeries:
     order: str = "simultaneous"
     eta_schedule: str = "constant"
     metric: str = "gap"
+    feedback: str = "full"
 
     @property
     def median(self) -> np.ndarray:
@@ -346,7 +400,11 @@ class AcrossSeries:
     @property
     def label(self) -> str:
         text = self.algorithm if self.optimistic else f"{self.algorithm}, no optimism"
-        return text + ("" if self.eta is None else f", eta={self.eta}") + settings_suffix(self.order, self.eta_schedule)
+        return (
+            text
+            + ("" if self.eta is None else f", eta={self.eta}")
+            + settings_suffix(self.order, self.eta_schedule, self.feedback)
+        )
 
 
 def _parameter(row: dict[str, Any], x: str) -> float | None:
@@ -368,7 +426,7 @@ def gap_times_T_across(
     ``x`` is one of `ACROSS_PARAMETERS` (``actions``: the largest ``A_i`` of the game;
     ``eta``: the constant learning rate, so stage_cce's per-stage ``"theory"`` rate is left out).
     One series per algorithm, optimism, learning rate (unless ``x = "eta"``), update order,
-    step-size schedule and decade. ``metric`` (`markovgames.experiments._summary.METRICS`) draws
+    step-size schedule, feedback model and decade. ``metric`` (`markovgames.experiments._summary.METRICS`) draws
     another measure times ``T'`` than the gap, from the runs that recorded it.
 
     Raises
@@ -412,13 +470,14 @@ def gap_times_T_across(
         if gap is None:  # a run that did not record the metric
             continue
         order, schedule = r.get("order") or "simultaneous", r.get("eta_schedule") or "constant"
-        key = (r["algorithm"], bool(r["optimistic"]), None if x == "eta" else r["eta"], c, T_prime, order, schedule)
+        feedback = r.get("feedback") or "full"
+        key = (r["algorithm"], bool(r["optimistic"]), None if x == "eta" else r["eta"], c, T_prime, order, schedule, feedback)
         groups.setdefault(key, {}).setdefault(value, []).append(gap * T_prime)
     if not groups:
         raise ResultsError(f"--x {x}: no run has a value of it (stage_cce's 'theory' rate has no single eta)")
     order = {name: k for k, name in enumerate(PAPER_ORDER)}
     out = []
-    for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], not k[1], str(k[2]), k[3], k[5], k[6], k[4])):
+    for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], not k[1], str(k[2]), k[3], k[5], k[6], k[7], k[4])):
         by_x = groups[key]
         xs = sorted(by_x)
         out.append(
@@ -433,6 +492,7 @@ def gap_times_T_across(
                 order=key[5],
                 eta_schedule=key[6],
                 metric=metric,
+                feedback=key[7],
             )
         )
     return out
@@ -455,9 +515,10 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
     plt = use_agg()
     fig, ax = plt.subplots(figsize=(8.0, 4.6), layout="constrained")
     decades = sorted({s.decade for s in series})
-    groups = list(dict.fromkeys((s.algorithm, s.optimistic, s.eta, s.order, s.eta_schedule) for s in series))
+    groups = list(dict.fromkeys((s.algorithm, s.optimistic, s.eta, s.order, s.eta_schedule, s.feedback) for s in series))
     vary_optimism, vary_eta = len({g[1] for g in groups}) > 1, len({g[2] for g in groups}) > 1
     vary_order, vary_schedule = len({g[3] for g in groups}) > 1, len({g[4] for g in groups}) > 1
+    vary_feedback = len({g[5] for g in groups}) > 1
     by_decade = len(groups) == 1
     if by_decade:
         import matplotlib
@@ -471,7 +532,7 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
         rank = len(decades) - 1 - d  # 0: the last decade
         style = "-" if by_decade else _DECADE_STYLES[rank % 4]
         marker = _DECADE_MARKERS[rank % 6]
-        group = (s.algorithm, s.optimistic, s.eta, s.order, s.eta_schedule)
+        group = (s.algorithm, s.optimistic, s.eta, s.order, s.eta_schedule, s.feedback)
         color = decade_colors[d] if by_decade else colors[(group[0], group[1:])]
         med, lo, hi = s.median, s.q25, s.q75
         counts_of.setdefault(group, []).extend(len(v) for v in s.values)
@@ -519,6 +580,7 @@ def _draw_across(series: list[AcrossSeries], x: str, concept: Concept, out_stem:
                 vary_eta,
                 g[3] if vary_order else "simultaneous",
                 g[4] if vary_schedule else "constant",
+                g[5] if vary_feedback else "full",
             )
             + ("" if same else f" [{runs(counts_of[g])} runs per point]")
             for g in groups

@@ -53,6 +53,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                     else last_iterate_fields(output.last_iterate[b, k, 0], output.last_iterate[b, k, 1], run.game)
                 ),
                 **({} if output.regret is None else regret_fields(output.regret[b, k, 0], output.regret[b, k, 1])),
+                **({} if output.samples_used is None else {"samples_used": int(output.samples_used[k])}),
             }
         )
     # The settings, and the game's units, only where they are not the defaults: the run file of a
@@ -62,6 +63,10 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         extra["order"] = run.order
     if run.eta_schedule != "constant":
         extra["eta_schedule"] = run.eta_schedule
+    if run.feedback != "full":
+        extra["feedback"] = run.feedback
+    if run.feedback_seed is not None:
+        extra["feedback_seed"] = run.feedback_seed
     units = units_field(run.game.units)
     if units is not None:
         extra["units"] = units
@@ -178,6 +183,9 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "external_regret": rec.get("external_regret"),
                 "swap_regret": rec.get("swap_regret"),
                 "last_iterate_duality_gap": rec.get("last_iterate_duality_gap"),
+                "feedback": doc.get("feedback", "full"),
+                "feedback_seed": doc.get("feedback_seed"),
+                "samples": rec.get("samples_used"),
             }
         )
         rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
@@ -236,6 +244,9 @@ def _results_schema():
             ("external_regret", pa.float64()),
             ("swap_regret", pa.float64()),
             ("last_iterate_duality_gap", pa.float64()),
+            ("feedback", pa.string()),
+            ("feedback_seed", pa.int64()),
+            ("samples", pa.int64()),
             *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )
