@@ -5,7 +5,7 @@ Each composition runs on the paper game with full information and with ``sampled
 the ratio is the sampled run's time over the full-information run's (above 1: slower). A batch of
 ``--batch`` seeds (one compiled call per group of runs, as ``run_batch`` makes them) is timed the
 same way against a batch of as many full-information runs. The samples a run drew are reported
-(``RunResult.samples_used``), as are the compile times.
+(``RunResult.samples_used``).
 
 Usage::
 
@@ -61,14 +61,12 @@ def main(argv=None) -> dict:
             "sampled:1": functools.partial(run_batch, game, "smooth_ce", args.batch_T, feedback="sampled:1", seeds=seeds),
         }
         best = interleaved_best(calls, max(2, args.repeats // 2))
-        compile_s = {name: call().compile_time_s for name, call in calls.items()}
         batch = {
             "runs": args.batch,
             "T": args.batch_T,
             "full_s": best["full"],
             "sampled:1_s": best["sampled:1"],
             "sampled:1_over_full": best["sampled:1"] / best["full"],
-            "compile_s": compile_s,
         }
     names = [f"sampled:{k}" for k in args.samples]
     print("| algorithm | full it/s | " + " | ".join(f"{n} / full (time) | {n} samples" for n in names) + " |")
@@ -79,8 +77,7 @@ def main(argv=None) -> dict:
     if batch:
         print(
             f"\nbatch of {batch['runs']} seeds, T = {batch['T']} (smooth_ce): full {batch['full_s']:.2f} s, "
-            f"sampled:1 {batch['sampled:1_s']:.2f} s: {batch['sampled:1_over_full']:.2f}x "
-            f"(compile {batch['compile_s']['full']:.2f} s and {batch['compile_s']['sampled:1']:.2f} s)"
+            f"sampled:1 {batch['sampled:1_s']:.2f} s: {batch['sampled:1_over_full']:.2f}x"
         )
     out = {"T": args.T, "repeats": args.repeats, "rows": rows, "batch": batch}
     if args.json:
