@@ -6,6 +6,8 @@ weights ``w_j = binom(H+j-1, H)``, explicit ``alpha_t^j = alpha_j prod_{k=j+1..t
 explicit Python loops over iterations, steps, states, players and actions.  It is independent of
 the library (no JAX, no shared code): the log-barrier step is solved by bisection, stationary
 distributions by ``numpy.linalg.lstsq``.  It is only meant for small T (<= 60) and H (<= 3).
+``run_reference_composition`` also takes the update order and what the learners observe (a
+feedback object: `FullInformation` by default; tests/literal_feedback.py's sampled estimates).
 
 Conventions (0-based): players ``i = 0..N-1``, steps ``h = 0..H-1``,
 ``rewards[h, i, s, a_0, ..., a_{N-1}]``, ``transitions[h, s, a_0, ..., a_{N-1}, s']``.
@@ -15,6 +17,7 @@ Iterations ``t = 1..T`` are 1-based; policies of player i are stored as an array
 
 from __future__ import annotations
 
+import copy as copy_module
 import itertools
 import math
 
@@ -525,9 +528,40 @@ def smooth_order(update: str, H: int) -> int:
     return H if order is None else order
 
 
-def _queried(copies, Q, N, H, S, A) -> dict:
+class FullInformation:
+    """The paper's feedback (the default of :func:`run_reference_composition`): every learner
+    observes its exact utility and the value update applies the game's kernel.
+
+    A feedback object has two methods, called at iteration ``t`` (1-based):
+
+    * ``utility(t, purpose, Q, h, s, i, view)``: what player ``i``'s learner at ``(h, s)`` observes
+      as its utility under ``Q`` (``(H, N, S, A...)``) against the profile ``view`` (a list over
+      players of probability vectors at ``(h, s)``; entry ``i`` unused). ``purpose`` is
+      ``"others"`` (the utility of the iteration's profile) or ``"proposals"`` (a two-query
+      learner's prediction, at the proposed strategies);
+    * ``kernel(t, transitions)``: the transition kernel ``(H, S, A..., S)`` of the Bellman targets
+      of the value update made at iteration ``t`` (every iteration of the smooth update; the
+      iteration that ends a stage of the stage-based one).
+    """
+
+    def utility(self, t, purpose, Q, h, s, i, view):
+        return _utility_vector(Q[h, i, s], view, i, Q.shape[3:])
+
+    def kernel(self, t, transitions):
+        return transitions
+
+
+FULL_INFORMATION = FullInformation()
+
+#: The update orders: every player against the profile ``pi^t`` (the paper's), or in turn, player
+#: ``i`` against ``(pi^{t+1}_{<i}, pi^t_{>i})``.
+ORDERS = ("simultaneous", "alternating")
+
+
+def _queried(copies, Q, N, H, S, A, utility=None) -> dict:
     """Two-query learners' predictions: each player's utility under ``Q`` at the strategies every
-    player's copy at ``(h, s)`` proposes (empty for one-query learners)."""
+    player's copy at ``(h, s)`` proposes (empty for one-query learners). ``utility(Q, h, s, i,
+    view)``: what the player observes (default: the exact utility)."""
     if not all(getattr(copy, "two_query", False) for copy in copies.values()):
         return {}
     out = {}
@@ -535,11 +569,40 @@ def _queried(copies, Q, N, H, S, A) -> dict:
         for s in range(S):
             proposals = [copies[(i, h, s)].propose() for i in range(N)]
             for i in range(N):
-                out[(i, h, s)] = _utility_vector(Q[h, i, s], proposals, i, A)
+                if utility is None:
+                    out[(i, h, s)] = _utility_vector(Q[h, i, s], proposals, i, A)
+                else:
+                    out[(i, h, s)] = utility(Q, h, s, i, proposals)
     return out
 
 
-def run_reference_composition(rewards, transitions, learner, update, eta, T, optimistic=True) -> dict:
+def _observe_round(copies, pols, t, Q, A, order, utility, weights, last_u, following):
+    """Feed every copy its utility of iteration ``t`` under ``Q`` and remember it in ``last_u``.
+
+    Simultaneous: every player against the profile ``pi^t``. Alternating: the copies are fed in the
+    players' order (``copies`` lists player 0's first), and player ``i`` at ``(h, s)`` observes its
+    utility against ``(pi^{t+1}_{<i}, pi^t_{>i})``: each player but the last plays its next strategy
+    at once, on a copy of its learner (``following = (prediction(i, u), w_next, eta_next)``, the
+    next iteration's settings; the learner itself plays it again at ``t + 1``, from the same state).
+    ``weights = (w_t, eta)`` of the observation.
+    """
+    N = len(A)
+    upcoming = {}
+    for (i, h, s), copy in copies.items():
+        view = _pols_at(pols, t, h, s)
+        if order == "alternating":
+            view = [upcoming[(j, h, s)] if j < i else view[j] for j in range(N)]
+        u = utility(Q, h, s, i, view)
+        copy.observe(u, *weights)
+        last_u[(i, h, s)] = u
+        if order == "alternating" and i < N - 1:
+            prediction, w_next, eta_next = following
+            upcoming[(i, h, s)] = copy_module.deepcopy(copy).play(prediction(i, u), w_next, eta_next)
+
+
+def run_reference_composition(
+    rewards, transitions, learner, update, eta, T, optimistic=True, *, order="simultaneous", feedback=None
+) -> dict:
     """Run ``learner`` with the ``update`` value update literally for T iterations: "smooth"
     (Algorithm 1), "smooth-uniform" or "smooth-linear" (Algorithm 1 with H replaced by the order
     0 or 1 in alpha_t and w_j), or "stage".
@@ -547,10 +610,25 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
     Returns ``policies`` (list over players of (T+1, H, S, A_i), index 0 the uniform pi^0). The
     value updates are those of :func:`run_reference` (Algorithm 1's smooth update, Algorithm 2's
     stages); only the per-state learner differs.
+
+    ``order``: ``"simultaneous"`` (the paper's) or ``"alternating"`` (`_observe_round`; not for
+    two-query learners). ``feedback``: what the learners observe and which kernel the value
+    update applies (`FullInformation`, the default, is the paper's full information).
     """
     rewards, transitions, H, N, S, A = _dims(rewards, transitions)
+    if order not in ORDERS:
+        raise ValueError(order)
+    feedback = FULL_INFORMATION if feedback is None else feedback
     joint = _joint_actions(A)
     pols = _uniform_policies(T, H, S, A)
+
+    def observed(t, purpose):
+        return lambda Qx, h, s, i, view: feedback.utility(t, purpose, Qx, h, s, i, view)
+
+    def next_prediction(i, u):
+        # The prediction of the next iteration: its utility (optimistic), else 0.
+        return u if optimistic else np.zeros(A[i])
+
     if update in SMOOTH_ORDERS:
         k = smooth_order(update, H)
         eta_val = 1.0 / (256.0 * N * H * math.sqrt(H * max(A))) if eta == "theory" else float(eta)
@@ -561,11 +639,12 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
             w_t = weight(k, t)
             # A two-query learner's prediction: its utility at the proposed strategies, under Q^{t-1}
             # (the rewards at t = 1).
-            queried = _queried(copies, rewards if t == 1 else Q, N, H, S, A)
+            queried = _queried(copies, rewards if t == 1 else Q, N, H, S, A, observed(t, "proposals"))
             for (i, h, s), copy in copies.items():
                 m = queried.get((i, h, s), last_u[(i, h, s)] if optimistic else np.zeros(A[i]))
                 pols[i][t, h, s] = copy.play(m, w_t, eta_val)
             al = alpha(k, t)
+            P = feedback.kernel(t, transitions)  # the Bellman targets' kernel
             Qn = np.zeros_like(Q)
             for h in range(H - 1, -1, -1):
                 Vnext = np.zeros((N, S))
@@ -576,15 +655,11 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
                 for n in range(N):
                     for s in range(S):
                         for a in joint:
-                            target = rewards[(h, n, s) + a] + sum(
-                                transitions[(h, s) + a + (sp,)] * Vnext[n, sp] for sp in range(S)
-                            )
+                            target = rewards[(h, n, s) + a] + sum(P[(h, s) + a + (sp,)] * Vnext[n, sp] for sp in range(S))
                             Qn[(h, n, s) + a] = (1.0 - al) * Q[(h, n, s) + a] + al * target
             Q = Qn
-            for (i, h, s), copy in copies.items():
-                u = _utility_vector(Q[h, i, s], _pols_at(pols, t, h, s), i, A)
-                copy.observe(u, w_t, eta_val)
-                last_u[(i, h, s)] = u
+            following = (next_prediction, weight(k, t + 1), eta_val)
+            _observe_round(copies, pols, t, Q, A, order, observed(t, "others"), (w_t, eta_val), last_u, following)
         return {"policies": pols}
     if update != "stage":
         raise ValueError(update)
@@ -594,21 +669,23 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
     for t in range(1, T + 1):
         eta_tau = 1.0 / (N * max(1.0, math.log(L)) ** 4) if eta == "theory" else float(eta)
         if t == t_start:
-            # A new stage: fresh learners; the prediction starts from the uniform policy's utility.
+            # A new stage: fresh learners; the prediction starts from the uniform policy's utility
+            # (exact: the uniform profile is no one's to sample).
             copies = {(i, h, s): make_literal_learner(learner, A[i]) for i in range(N) for h in range(H) for s in range(S)}
             uniform = [np.full(A[k], 1.0 / A[k]) for k in range(N)]
             last_u = {
                 (i, h, s): _utility_vector(Qtau[h, i, s], uniform, i, A) for i in range(N) for h in range(H) for s in range(S)
             }
-        queried = _queried(copies, Qtau, N, H, S, A)
+        queried = _queried(copies, Qtau, N, H, S, A, observed(t, "proposals"))
         for (i, h, s), copy in copies.items():
             m = queried.get((i, h, s), last_u[(i, h, s)] if optimistic else np.zeros(A[i]))
             pols[i][t, h, s] = copy.play(m, 1, eta_tau / H)
-        for (i, h, s), copy in copies.items():
-            u = _utility_vector(Qtau[h, i, s], _pols_at(pols, t, h, s), i, A)
-            copy.observe(u, 1, eta_tau / H)
-            last_u[(i, h, s)] = u
+        # Alternation at a stage's last iteration: the next strategies are the current learners'
+        # (the restart only comes with the value update).
+        following = (next_prediction, 1, eta_tau / H)
+        _observe_round(copies, pols, t, Qtau, A, order, observed(t, "others"), (1, eta_tau / H), last_u, following)
         if t - t_start + 1 >= L:
+            P = feedback.kernel(t, transitions)  # the Bellman targets' kernel at the stage's end
             Qnew = np.zeros_like(Qtau)
             for h in range(H):
                 for n in range(N):
@@ -620,7 +697,7 @@ def run_reference_composition(rewards, transitions, learner, update, eta, T, opt
                                 if h + 1 < H:
                                     for sp in range(S):
                                         vnext = _expect_joint(Qtau[h + 1, n, sp], _pols_at(pols, tp, h + 1, sp), A)
-                                        cont += transitions[(h, s) + a + (sp,)] * vnext
+                                        cont += P[(h, s) + a + (sp,)] * vnext
                                 total += rewards[(h, n, s) + a] + cont
                             Qnew[(h, n, s) + a] = total / L
             Qtau = Qnew
