@@ -223,12 +223,6 @@ def test_a_canonical_sparse_kernel_draws_the_dense_kernels_next_states(compositi
     assert_matches_literal(sparse, literal, SPARSE_T)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="sampled:K draws over a sparse row's slots in their stored order: two equal games whose "
-    "successors are listed in different orders draw different next states from the same numbers",
-)
 def test_equal_games_give_equal_sampled_runs_whatever_the_order_of_their_successors():
     settings = dict(T=SPARSE_T, eta=ETA, feedback=f"sampled:{SPARSE_K}", seed=SPARSE_SEED, order="alternating")
     stored = run(STORED, "hedge+smooth", **settings)

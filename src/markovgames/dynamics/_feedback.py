@@ -37,10 +37,17 @@ The output policy (Algorithms 3 and 4) is a function of the policies played alon
 and certified bounds are still computed exactly, with the true game, whatever the learners saw.
 
 **Random draws.** A run has one key, made from its seed (`run_key_data`). Every draw of
-iteration ``t`` comes from ``fold_in(fold_in(key, t), purpose)`` (`iteration_uniforms`): the same
+iteration ``t`` comes from ``fold_in(fold_in(key, purpose), t)`` (`iteration_uniforms`): the same
 seed gives the same draws in a single run, in any run of a batch and in a resumed run, whatever
 the chunks. A draw from a distribution ``p`` over ``A`` items takes one uniform number ``u`` and
 picks the first ``a`` with :math:`\sum_{b\le a} p_b > u` (inverse CDF; `sample_index`).
+
+The layout of an iteration's uniform numbers (`draw_shapes`): the profiles ``(N, K, N - 1, H, S)``
+(estimating player ``i``, sample ``k``, the ``m``-th other player of ``i`` in increasing order,
+step, state) for each of the purposes `OTHERS` and `PROPOSALS`; the next states
+``(K, H - 1, S, A_0, ..., A_{N-1})`` (`NEXT_STATES`), each drawn over the successor states in
+increasing order (a sparse game's successors are sorted before the run, so that two equal games
+draw the same states).
 """
 
 from __future__ import annotations

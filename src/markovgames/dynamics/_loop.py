@@ -123,6 +123,10 @@ def device_game(
         # A batch may mix successor counts: shorter rows are padded (exact, probability 0).
         width = max(g.sparse_transitions.num_successors for g in games)
         kernels = [_padded(g.sparse_transitions, width) for g in games]
+        if seeds is not None:
+            # Sampled next states are drawn over a row's successors in order: sorted by state, so
+            # that equal games (and a game's dense form) draw the same states (`._feedback`).
+            kernels = [_by_successor(succ, prob) for succ, prob in kernels]
         transitions = SparseKernel(
             successors=stack([succ.astype(np.int32, copy=False) for succ, _ in kernels]),
             probabilities=stack([prob.astype(np_dtype, copy=False) for _, prob in kernels]),
@@ -136,6 +140,12 @@ def device_game(
         eta=stack([np.broadcast_to(np.asarray(e, np_dtype), (num_players,)) for e in etas]),
         key=None if seeds is None else stack([run_key_data(seed) for seed in seeds]),
     )
+
+
+def _by_successor(successors: np.ndarray, probabilities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A sparse kernel's rows with their successors in increasing order of state (the same kernel)."""
+    order = np.argsort(successors, axis=-1, kind="stable")
+    return np.take_along_axis(successors, order, axis=-1), np.take_along_axis(probabilities, order, axis=-1)
 
 
 def _distinct_buffers(tree):
