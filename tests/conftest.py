@@ -114,6 +114,21 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if not item.get_closest_marker("full")]
 
 
+class StopRun(Exception):
+    """Raised by `stop_after`'s progress callback: a library run interrupted mid-way."""
+
+
+def stop_after(limit: int):
+    """A ``progress`` callback for ``run``/``run_batch`` that stops the run (`StopRun`) once
+    ``limit`` iterations are done, after the chunk that reached it (and its saved state)."""
+
+    def progress(done):
+        if done >= limit:
+            raise StopRun
+
+    return progress
+
+
 def interrupting_progress(after: int):
     """A stand-in for the command line's ``iteration_progress`` that interrupts the run, as Ctrl-C
     would, once ``after`` iterations are done (patch ``markovgames.cli._run.iteration_progress``)."""

@@ -7,23 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import make_paper_game
+from conftest import StopRun, make_paper_game, stop_after
 from markovgames.dynamics import RunStateError, parse_feedback, run, run_batch
 from markovgames.games import random_game
 
 CURVES = ("value", "certified_ce_bound", "certified_cce_bound")
-
-
-class _Stop(Exception):
-    pass
-
-
-def _stop_after(limit):
-    def progress(done):
-        if done >= limit:
-            raise _Stop
-
-    return progress
 
 
 def _same(a, b) -> None:
@@ -41,8 +29,8 @@ def test_a_seed_gives_one_run_whatever_the_chunks_and_an_interruption(tmp_path, 
     whole = run(game, algorithm, T=400, **settings)
     _same(run(game, algorithm, T=400, chunk_size=37, **settings), whole)
     kwargs = dict(trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=64)
-    with pytest.raises(_Stop):
-        run(game, algorithm, T=400, progress=_stop_after(150), **settings, **kwargs)
+    with pytest.raises(StopRun):
+        run(game, algorithm, T=400, progress=stop_after(150), **settings, **kwargs)
     _same(run(game, algorithm, T=400, **settings, **kwargs), whole)
     # Another seed draws otherwise; a state file of another seed is refused.
     other = run(game, algorithm, T=400, feedback="sampled:2", seed=12)

@@ -12,25 +12,12 @@ import time
 import numpy as np
 import pytest
 
-from conftest import PAPER_ALGORITHMS, interrupting_progress, make_paper_game
+from conftest import PAPER_ALGORITHMS, StopRun, interrupting_progress, make_paper_game, stop_after
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
 from markovgames.experiments import load_run_directory, staging_directory
 
-
-class _Stop(Exception):
-    pass
-
-
 _interrupted_at_500 = interrupting_progress(500)
-
-
-def _stop_after(limit):
-    def progress(done):
-        if done >= limit:
-            raise _Stop
-
-    return progress
 
 
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
@@ -38,8 +25,8 @@ def test_api_resume_is_bit_identical(tmp_path, algorithm):
     game = make_paper_game()
     full = run(game, algorithm, T=700, trajectory_dir=tmp_path / "full")
     kwargs = dict(trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=100)
-    with pytest.raises(_Stop):
-        run(game, algorithm, T=700, progress=_stop_after(300), **kwargs)
+    with pytest.raises(StopRun):
+        run(game, algorithm, T=700, progress=stop_after(300), **kwargs)
     resumed = run(game, algorithm, T=700, **kwargs)
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
@@ -51,16 +38,16 @@ def test_batch_resume_and_state_of_another_run_is_refused(tmp_path):
     game = make_paper_game()
     full = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3])
     state = tmp_path / "state.npz"
-    with pytest.raises(_Stop):
-        run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50, progress=_stop_after(100))
+    with pytest.raises(StopRun):
+        run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50, progress=stop_after(100))
     resumed = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50)
     np.testing.assert_array_equal(resumed.value, full.value)
     # Kept prefixes only: the saves append blocks of 2, 2, 0, 0 and 1 rows (of each run).
     kept = dict(checkpoints=[1, 7, 60, 61, 250, 300], etas=[0.1, 0.3], T=300)
     full = run_batch(game, "smooth_cce", **kept)
     state = tmp_path / "kept.npz"
-    with pytest.raises(_Stop):
-        run_batch(game, "smooth_cce", state_file=state, state_every=50, progress=_stop_after(300), **kept)
+    with pytest.raises(StopRun):
+        run_batch(game, "smooth_cce", state_file=state, state_every=50, progress=stop_after(300), **kept)
     assert (tmp_path / "kept.metrics").stat().st_size == 2 * 5 * 3 * 2 * 8  # runs x rows x 3 x players x float64
     resumed = run_batch(game, "smooth_cce", state_file=state, state_every=50, **kept)
     np.testing.assert_array_equal(resumed.value, full.value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import make_random_game
+from conftest import StopRun, make_random_game, stop_after
 from markovgames._schedules import stage_schedule
 from markovgames.dynamics import run, run_batch
 from test_interplay import payoffs_of, zero_sum
@@ -121,18 +121,6 @@ def test_kept_prefixes_and_chunks_give_the_same_curves():
     np.testing.assert_array_equal(part.certified_cce_bound, full.certified_cce_bound[rows])
 
 
-class _Stop(Exception):
-    pass
-
-
-def _stop_after(limit):
-    def progress(done):
-        if done >= limit:
-            raise _Stop
-
-    return progress
-
-
 @pytest.mark.parametrize("checkpoints", [None, [1, 7, 60, 61, 250, 300]])
 def test_stage_regret_curves_resume_bit_identical(tmp_path, checkpoints):
     """The state file keeps the regret rows of the finished chunks (the carry's records do not)."""
@@ -140,16 +128,16 @@ def test_stage_regret_curves_resume_bit_identical(tmp_path, checkpoints):
     settings = dict(T=300, regret=True, checkpoints=checkpoints, record_trajectory=False)
     full = run(game, "hedge+stage", **settings)
     state = dict(state_file=tmp_path / "state.npz", state_every=50)
-    with pytest.raises(_Stop):
-        run(game, "hedge+stage", progress=_stop_after(120), **settings, **state)
+    with pytest.raises(StopRun):
+        run(game, "hedge+stage", progress=stop_after(120), **settings, **state)
     resumed = run(game, "hedge+stage", **settings, **state)
     for field in ("value", "certified_ce_bound", "certified_cce_bound", "external_regret", "swap_regret"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
     # A batch too.
     batch = dict(T=300, etas=[0.1, 0.3], regret=True, record_trajectory=False)
     full_batch = run_batch(game, "hedge+stage", **batch)
-    with pytest.raises(_Stop):
-        run_batch(game, "hedge+stage", progress=_stop_after(100), state_file=tmp_path / "b.npz", state_every=50, **batch)
+    with pytest.raises(StopRun):
+        run_batch(game, "hedge+stage", progress=stop_after(100), state_file=tmp_path / "b.npz", state_every=50, **batch)
     resumed_batch = run_batch(game, "hedge+stage", state_file=tmp_path / "b.npz", state_every=50, **batch)
     np.testing.assert_array_equal(resumed_batch.swap_regret, full_batch.swap_regret)
     np.testing.assert_array_equal(resumed_batch.certified_cce_bound, full_batch.certified_cce_bound)
