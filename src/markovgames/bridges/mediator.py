@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..evaluation import check_policy
-from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy, PolicyPlayer
+from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy, PolicyPlayer, VisitChainPolicy
 
 __all__ = ["Mediator", "EpisodeReturns", "play_episodes", "agent_name", "decode_observation"]
 
@@ -56,8 +56,10 @@ class Mediator:
     """
 
     def __init__(self, policy, seed=None) -> None:
-        if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
-            raise TypeError(f"expected an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
+        if not isinstance(policy, (IndexChainPolicy, VisitChainPolicy, MarkovCorrelatedPolicy)):
+            raise TypeError(
+                f"expected an IndexChainPolicy, a VisitChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}"
+            )
         self.policy = policy
         self._player = PolicyPlayer(policy, seed)
         n = policy.num_players

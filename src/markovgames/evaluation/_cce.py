@@ -179,7 +179,7 @@ def exact_cce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_
         value = _markov_value(game, policy)[:, game.initial_state]
         results = [_markov_best_response(game, policy, i) for i in range(game.num_players)]
     else:
-        kernel = IndexKernel.of(policy)
+        kernel = policy.kernel
         value = policy_value(game, policy)
         results = [_IndexBestResponse(game, policy, kernel, i).solve() for i in range(game.num_players)]
     br = np.array([r.value for r in results])
@@ -242,13 +242,13 @@ class _IndexBestResponse:
             y = others_expectation(game.rewards[h, player], f, player)
             if h + 1 < horizon:
                 y = y + np.einsum("jsbz,jz->jsb", others_expectation(game.transitions[h], f, player), b_next)
-            b_next = kernel.pull(y).max(axis=-1)
+            b_next = kernel.pull_states(h, y).max(axis=-1)
         self.certified = float(kernel.start_distribution() @ b_next[:, game.initial_state])
         self.nodes = 0
 
     def solve(self):
         s1 = self.game.initial_state
-        value, tree = self._node(0, s1, self.kernel.first_index_distribution())
+        value, tree = self._node(0, s1, self.kernel.first_index_distribution_at(s1))
         actions: dict[tuple, int] = {}
         self._collect(tree, (s1,), 0, s1, actions)
         return _BestResponse(value, HistoryDeviation(self.i, actions), self.certified, self.nodes)
@@ -263,11 +263,15 @@ class _IndexBestResponse:
         children = {}
         if h + 1 < self.game.horizon and live.size:
             post = belief[:, None] * lik[:, live] / p[live]
-            nxt = self.kernel.push(post)  # one batched O(T) push for all observed a_-i
+            # One batched O(T) push for all observed a_-i (per next state where the kernel depends on it).
+            pushed: dict[int, np.ndarray] = {}
             cont = np.zeros((len(live), self.game.num_states))
             for c, k in enumerate(live):
                 for s2 in np.flatnonzero(self.reach[h][s, k]):
-                    v, sub = self._node(h + 1, int(s2), nxt[:, c])
+                    key = int(s2) if self.kernel.state_dependent else -1
+                    if key not in pushed:
+                        pushed[key] = self.kernel.push_at(h + 1, int(s2), post)
+                    v, sub = self._node(h + 1, int(s2), pushed[key][:, c])
                     cont[c, s2] = v
                     children[(int(k), int(s2))] = sub
             # sum_k p(k) sum_{s'} P(s'|s, b, k) V(child): (A_i,)

@@ -164,7 +164,7 @@ def exact_ce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_M
         values = _markov_value(game, policy)[:, game.initial_state]
         results = [_markov_ce(game, policy, i, float(values[i])) for i in range(game.num_players)]
     else:
-        kernel = IndexKernel.of(policy)
+        kernel = policy.kernel
         results = [_IndexCESearch(game, policy, kernel, i).solve() for i in range(game.num_players)]
     value = np.array([r.value for r in results])
     dev = np.array([r.deviation_value for r in results])
@@ -268,7 +268,7 @@ class _IndexCESearch:
                 q = q + np.einsum("jsbz,jz->jsb", pm_h, w_next)
             e = self.pi[h][..., :, None] * q[..., None, :]  # (T, S, A, A): [j, s, a, b]
             backward_tables.append(e)
-            w_next = kernel.pull(e).max(axis=-1).sum(axis=-1)
+            w_next = kernel.pull_states(h, e).max(axis=-1).sum(axis=-1)
         self.bound_tables = backward_tables[::-1]  # per step h
         self.certified = float(kernel.start_distribution() @ w_next[:, game.initial_state])
         self.nodes = 0
@@ -283,12 +283,12 @@ class _IndexCESearch:
             total += float(np.einsum("js,jsa,jsa->", d, pi, u[:, s_idx, idx]))
             pm_h = self.pm[h]
             if pm_h is not None:
-                d = self.kernel.push(np.einsum("js,jsa,jsaz->jz", d, pi, pm_h[:, s_idx, idx]))
+                d = self.kernel.push_states(h + 1, np.einsum("js,jsa,jsaz->jz", d, pi, pm_h[:, s_idx, idx]))
         return total
 
     def _initial_mass(self) -> np.ndarray:
         d = np.zeros((self.kernel.T, self.game.num_states))
-        d[:, self.game.initial_state] = self.kernel.first_index_distribution()
+        d[:, self.game.initial_state] = self.kernel.first_index_distribution_at(self.game.initial_state)
         return d
 
     def solve(self):
@@ -333,7 +333,7 @@ class _IndexCESearch:
         h, table, bound = step.h, step.table, step.bound
         if k == len(step.pairs):
             # All reachable choices of step h fixed: the law of (index, state) at h+1 is exact.
-            self._search(h + 1, self.kernel.push(chosen.pre_push), step.acc + chosen.reward, table)
+            self._search(h + 1, self.kernel.push_states(h + 1, chosen.pre_push), step.acc + chosen.reward, table)
             return
         s, a = step.pairs[k]
         old = table[h, s, a]

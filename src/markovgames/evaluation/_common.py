@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..games import MarkovGame
-from ..policies import DISTRIBUTION_TOLERANCE, IndexChainPolicy, MarkovCorrelatedPolicy
+from ..policies import DISTRIBUTION_TOLERANCE, IndexChainPolicy, MarkovCorrelatedPolicy, VisitChainPolicy
 
 __all__ = [
     "check_policy",
@@ -26,8 +26,10 @@ def check_policy(game: MarkovGame, policy) -> None:
     """Raise ``TypeError``/``ValueError`` unless ``policy`` is an output or Markov policy of ``game``'s shape."""
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
-    if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
-        raise TypeError(f"policy must be an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
+    if not isinstance(policy, (IndexChainPolicy, VisitChainPolicy, MarkovCorrelatedPolicy)):
+        raise TypeError(
+            f"policy must be an IndexChainPolicy, a VisitChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}"
+        )
     got = (policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
     want = (game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
     if got != want:

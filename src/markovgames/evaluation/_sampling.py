@@ -27,7 +27,7 @@ import numpy as np
 
 from .._rng import as_generator
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy, IndexKernel
+from ..policies import IndexChainPolicy, VisitChainPolicy
 from ._cce import HistoryDeviation, MarkovDeviation
 from ._ce import StrategyModification
 from ._common import check_policy
@@ -173,14 +173,16 @@ def sample_episodes(game: MarkovGame, policy, num_episodes: int, rng, deviation=
     s = np.full(num_episodes, game.initial_state, dtype=np.int64)
     states[:, 0] = s
     indices = None
-    if isinstance(policy, IndexChainPolicy):
-        kernel = IndexKernel.of(policy)
+    if isinstance(policy, (IndexChainPolicy, VisitChainPolicy)):
+        kernel = policy.kernel
         indices = np.empty((num_episodes, horizon), dtype=np.int64)
         current = kernel.sample_start(num_episodes, gen)
     tracker = _HistoryTracker(game, num_episodes) if isinstance(deviation, HistoryDeviation) else None
     for h in range(horizon):
         if indices is not None:  # an index-chain policy
-            current = kernel.sample_next(current, gen)  # drawn before the step (docs/explanation.md, "The output policies")
+            current = kernel.sample_next_at(
+                h, s, current, gen
+            )  # drawn before the step (docs/explanation.md, "The output policies")
             indices[:, h] = current
             rec = np.stack(
                 [sample_categorical(np.asarray(p[current - 1, h, s], dtype=np.float64), gen) for p in policy.policies],

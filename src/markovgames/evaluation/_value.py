@@ -31,14 +31,14 @@ def state_index_distributions(game: MarkovGame, policy: IndexChainPolicy, kernel
 
     The index ``j_h`` is the one *played* at step ``h`` (docs/explanation.md, "The output policies").
     """
-    kernel = IndexKernel.of(policy) if kernel is None else kernel
+    kernel = policy.kernel if kernel is None else kernel
     d = np.zeros((policy.T, game.num_states))
-    d[:, game.initial_state] = kernel.first_index_distribution()
+    d[:, game.initial_state] = kernel.first_index_distribution_at(game.initial_state)
     for h in range(game.horizon):
         yield h, d
         if h + 1 < game.horizon:
             moved = joint_expectation(game.transitions[h], step_factors(policy, h))  # (T, S, S')
-            d = kernel.push(np.einsum("ts,tsz->tz", d, moved))
+            d = kernel.push_states(h + 1, np.einsum("ts,tsz->tz", d, moved))
 
 
 def policy_value(game: MarkovGame, policy) -> np.ndarray:

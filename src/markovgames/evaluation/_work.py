@@ -31,7 +31,7 @@ import numpy as np
 
 from .._errors import MarkovGamesError
 from ..games import MarkovGame
-from ..policies import IndexChainPolicy
+from ..policies import MarkovCorrelatedPolicy
 from ._common import check_policy, reachable_states
 
 __all__ = [
@@ -165,7 +165,7 @@ def estimate_work(game: MarkovGame, policy) -> WorkEstimate:
     num_s, horizon, acts = game.num_states, game.horizon, game.num_actions
     joint = game.num_joint_actions
     reach = reachable_states(game)
-    if not isinstance(policy, IndexChainPolicy):
+    if isinstance(policy, MarkovCorrelatedPolicy):
         cost = horizon * num_s * joint * (num_s + max(acts))
         n = game.num_players
         return WorkEstimate(

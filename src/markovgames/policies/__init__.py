@@ -1,4 +1,4 @@
-"""Correlated policies: the paper's index-chain output policies, their index kernels, and Markov correlated policies.
+"""Correlated policies: the paper's index-chain output policies, their index kernels, V-learning's output policy, and Markov correlated policies.
 
 NumPy only: this package (and [`markovgames.evaluation`][markovgames.evaluation] and [`markovgames.solvers`][markovgames.solvers] above it)
 imports without JAX.
@@ -8,6 +8,7 @@ from ._index_chain import IndexChainPolicy
 from ._index_kernel import KERNEL_KINDS, IndexKernel, TrajectorySuffix, trajectory_suffix
 from ._markov import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
 from ._play import PolicyPlayer
+from ._visit_chain import VISIT_KERNEL_KINDS, VisitChainPolicy, VisitKernel
 
 __all__ = [
     "IndexChainPolicy",
@@ -17,5 +18,8 @@ __all__ = [
     "trajectory_suffix",
     "MarkovCorrelatedPolicy",
     "PolicyPlayer",
+    "VisitChainPolicy",
+    "VisitKernel",
+    "VISIT_KERNEL_KINDS",
     "DISTRIBUTION_TOLERANCE",
 ]

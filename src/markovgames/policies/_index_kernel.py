@@ -204,6 +204,35 @@ class IndexKernel:
             carry = f[-1]
         return out
 
+    # ------------------------------------------------------------------ the step- and state-aware protocol
+    # The evaluators apply kernels through these, so that V-learning's kernels, which depend on the
+    # step and the state (`VisitKernel`), share their code; this kernel ignores both.
+    state_dependent = False
+
+    def push_at(self, h: int, s: int, belief: np.ndarray) -> np.ndarray:
+        """`push` (the kernel does not depend on the step ``h`` nor the state ``s``)."""
+        return self.push(belief)
+
+    def pull_at(self, h: int, s: int, values: np.ndarray) -> np.ndarray:
+        """`pull` (the kernel does not depend on the step ``h`` nor the state ``s``)."""
+        return self.pull(values)
+
+    def push_states(self, h: int, x: np.ndarray) -> np.ndarray:
+        """`push` of an array ``(T, S, ...)``: the same kernel for every state."""
+        return self.push(x)
+
+    def pull_states(self, h: int, g: np.ndarray) -> np.ndarray:
+        """`pull` of an array ``(T, S, ...)``: the same kernel for every state."""
+        return self.pull(g)
+
+    def first_index_distribution_at(self, state: int) -> np.ndarray:
+        """`first_index_distribution` (whatever the initial state)."""
+        return self.first_index_distribution()
+
+    def sample_next_at(self, h: int, states: np.ndarray, current: np.ndarray, rng) -> np.ndarray:
+        """`sample_next` (whatever the step and the states)."""
+        return self.sample_next(current, rng)
+
     # ------------------------------------------------------------------ sampling
     def sample_start(self, size: int, rng) -> np.ndarray:
         """``size`` draws of the start index ``t_0`` (1-based, int64)."""

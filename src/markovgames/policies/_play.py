@@ -14,6 +14,7 @@ import numpy as np
 from .._rng import as_generator
 from ._index_chain import IndexChainPolicy
 from ._markov import MarkovCorrelatedPolicy
+from ._visit_chain import VisitChainPolicy
 
 __all__ = ["PolicyPlayer"]
 
@@ -28,8 +29,10 @@ class PolicyPlayer:
     """
 
     def __init__(self, policy, seed_or_rng) -> None:
-        if not isinstance(policy, (IndexChainPolicy, MarkovCorrelatedPolicy)):
-            raise TypeError(f"expected an IndexChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}")
+        if not isinstance(policy, (IndexChainPolicy, VisitChainPolicy, MarkovCorrelatedPolicy)):
+            raise TypeError(
+                f"expected an IndexChainPolicy, a VisitChainPolicy or a MarkovCorrelatedPolicy, got {type(policy).__name__}"
+            )
         self.policy = policy
         self.rng = as_generator(seed_or_rng)
         self.index: int | None = None
@@ -38,7 +41,7 @@ class PolicyPlayer:
     def reset(self) -> None:
         """Start an episode: draw ``t_0`` (index-chain policies)."""
         self._step = 0
-        if isinstance(self.policy, IndexChainPolicy):
+        if isinstance(self.policy, (IndexChainPolicy, VisitChainPolicy)):
             self.index = int(self.policy.kernel.sample_start(1, self.rng)[0])
 
     def act(self, h: int, state: int) -> tuple[int, ...]:
@@ -54,5 +57,9 @@ class PolicyPlayer:
         if self.index is None:
             raise ValueError("call reset() before act()")
         # The index is drawn before the step: step 0 plays pi^{j_1}, never pi^{t_0}.
-        self.index = int(policy.kernel.sample_next(np.asarray([self.index]), self.rng)[0])
-        return tuple(int(self.rng.choice(p.shape[-1], p=p[self.index - 1, h, state])) for p in policy.policies)
+        self.index = int(policy.kernel.sample_next_at(h, state, np.asarray([self.index]), self.rng)[0])
+        if isinstance(policy, VisitChainPolicy):
+            rows = [policy.action_distribution(i, self.index, h, state) for i in range(policy.num_players)]
+        else:
+            rows = [p[self.index - 1, h, state] for p in policy.policies]
+        return tuple(int(self.rng.choice(row.shape[-1], p=row)) for row in rows)
