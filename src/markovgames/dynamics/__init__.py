@@ -21,6 +21,9 @@
   [`parse_feedback`][markovgames.dynamics.parse_feedback]), with one key per run from its seed
   ([`run_key_data`][markovgames.dynamics.run_key_data],
   [`iteration_uniforms`][markovgames.dynamics.iteration_uniforms]: the draws of an iteration).
+* V-learning from play (docs/vlearning.md): [`run_vlearning`][markovgames.dynamics.run_vlearning]
+  (``cce-v``, ``ce-v``, ``stage-v``), its output policy a
+  [`VisitChainPolicy`][markovgames.policies.VisitChainPolicy].
 * The schedules (step sizes, weights, stages, theory learning rates).
 """
 
@@ -61,8 +64,24 @@ from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
 from ._trajectory import TrajectoryFileError
 from ._value_update import ValueUpdate
+from ._vlearning import (
+    VLEARNING_ACTIONS,
+    VLEARNING_ALGORITHMS,
+    VLEARNING_STATES,
+    VLearningResult,
+    run_vlearning,
+    run_vlearning_batch,
+    vlearning_uniforms,
+)
 
 __all__ = [
+    "VLEARNING_ALGORITHMS",
+    "VLEARNING_ACTIONS",
+    "VLEARNING_STATES",
+    "VLearningResult",
+    "run_vlearning",
+    "run_vlearning_batch",
+    "vlearning_uniforms",
     "Algorithm",
     "ALGORITHMS",
     "VALUE_UPDATES",

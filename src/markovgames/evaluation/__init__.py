@@ -29,11 +29,14 @@ from ._ce import CEGapResult, StrategyModification, exact_ce_gap
 from ._common import check_policy, check_product_policy
 from ._monte_carlo import DEFAULT_BATCH, MonteCarloEstimate, monte_carlo_value
 from ._nash import NashGapResult, nash_gap
+from ._prefix_curves import PrefixCurves, prefix_curves
 from ._sampling import Episodes, sample_episodes
 from ._value import policy_value
 from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work
 
 __all__ = [
+    "PrefixCurves",
+    "prefix_curves",
     "check_policy",
     "check_product_policy",
     "policy_value",
