@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -75,7 +76,7 @@ class _Player(NamedTuple):
 
 class _State(NamedTuple):
     players: tuple[_Player, ...]
-    count: jax.Array  # (H, S) visits
+    visits: jax.Array  # (H, S) visits
     in_stage: jax.Array  # (H, S) visits in the current stage (stage-v)
     stage: jax.Array  # (H, S) 0-based stage (stage-v)
 
@@ -157,7 +158,7 @@ def _episode(config: _Config, rewards, transitions, lengths, state: _State, ua, 
         acts = [jnp.argmax(sample_onehot(th, ua_h[i], -1)) for i, th in enumerate(thetas)]
         rew = rewards[h][(slice(None), s) + tuple(acts)]  # (N,)
         s_next = jnp.argmax(sample_onehot(transitions[h][(s,) + tuple(acts)], us_h, -1))
-        t = st.count[h, s] + 1
+        t = st.visits[h, s] + 1
         players = []
         if config.algorithm == "stage-v":
             m = st.in_stage[h, s] + 1
@@ -173,7 +174,7 @@ def _episode(config: _Config, rewards, transitions, lengths, state: _State, ua, 
                 y = rew[i] + p.value[h + 1, s_next]
                 players.append(_smooth_update(config, p, h, s, acts[i], y, t, config.num_actions[i]))
             in_stage, stage = st.in_stage, st.stage
-        new = _State(tuple(players), st.count.at[h, s].set(t), in_stage, stage)
+        new = _State(tuple(players), st.visits.at[h, s].set(t), in_stage, stage)
         return (new, s_next), (s, jnp.stack(acts), rew, tuple(thetas))
 
     xs = (jnp.arange(config.horizon), ua, us)
@@ -316,7 +317,7 @@ def _results(config, episodes, seeds, bonus, state, records, wall) -> list[VLear
                 rewards=rewards[r],
                 played=tuple(p[r] for p in played),
                 value_estimates=tuple(np.asarray(p.value[r, :-1]) for p in state.players),
-                counts=np.asarray(state.count[r]).astype(np.int64),
+                counts=np.asarray(state.visits[r]).astype(np.int64),
                 wall_time_s=wall,
             )
         )
@@ -324,8 +325,6 @@ def _results(config, episodes, seeds, bonus, state, records, wall) -> list[VLear
 
 
 def _run(game, algorithm, episodes, bonus, seeds: Sequence[int | None], draws, progress) -> list[VLearningResult]:
-    import time
-
     config, episodes = _check(game, algorithm, episodes, bonus)
     runs = len(seeds)
     start = time.perf_counter()

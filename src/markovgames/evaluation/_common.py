@@ -86,7 +86,7 @@ def check_product_policy(game: MarkovGame, policies) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def step_factors(policy: IndexChainPolicy, h: int) -> list[np.ndarray]:
+def step_factors(policy: IndexChainPolicy | VisitChainPolicy, h: int) -> list[np.ndarray]:
     """Per player the ``(T, S, A_k)`` strategies ``pi^j_{h,k}(s, .)`` for every index ``j`` at step ``h``."""
     return [np.asarray(p[:, h], dtype=np.float64) for p in policy.policies]
 

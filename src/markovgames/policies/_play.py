@@ -57,7 +57,7 @@ class PolicyPlayer:
         if self.index is None:
             raise ValueError("call reset() before act()")
         # The index is drawn before the step: step 0 plays pi^{j_1}, never pi^{t_0}.
-        self.index = int(policy.kernel.sample_next_at(h, state, np.asarray([self.index]), self.rng)[0])
+        self.index = int(policy.kernel.sample_next_at(h, np.asarray([state]), np.asarray([self.index]), self.rng)[0])
         if isinstance(policy, VisitChainPolicy):
             rows = [policy.action_distribution(i, self.index, h, state) for i in range(policy.num_players)]
         else:

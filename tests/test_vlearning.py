@@ -1,0 +1,256 @@
+"""V-learning (markovgames.dynamics.run_vlearning) and its output policy (VisitChainPolicy).
+
+The literal reference (the same draws, to 1e-12) and the brute-force evaluators are in
+test_vlearning_reference.py; here: the kernel against its definition, runs (seeds, batches,
+chunks), every prefix's curves against the exact evaluators, files, Monte Carlo through the
+PettingZoo mediator and bad input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import make_paper_game, make_random_game
+from markovgames.dynamics import _vlearning, run_vlearning, run_vlearning_batch, vlearning_uniforms
+from markovgames.evaluation import (
+    exact_ce_gap,
+    exact_cce_gap,
+    monte_carlo_value,
+    policy_value,
+    prefix_curves,
+)
+from markovgames.policies import VisitChainPolicy
+
+ALGORITHMS = ("cce-v", "ce-v", "stage-v")
+
+
+def alpha_weights(n: int, horizon: int) -> np.ndarray:
+    """``alpha_n^l`` for ``l = 1..n`` from the definition: ``alpha_l prod_{m=l+1..n} (1 - alpha_m)``."""
+    alpha = (horizon + 1.0) / (horizon + np.arange(1, n + 1))
+    out = np.empty(n)
+    for lvl in range(1, n + 1):
+        out[lvl - 1] = alpha[lvl - 1] * np.prod(1.0 - alpha[lvl:n])
+    return out
+
+
+def stage_targets(n: int, horizon: int) -> np.ndarray:
+    """The visits (0-based) the stage kernel draws from after ``n`` visits, from docs/vlearning.md."""
+    lengths, ends = [horizon], [horizon]
+    while ends[-1] < n:
+        lengths.append(((horizon + 1) * lengths[-1]) // horizon)
+        ends.append(ends[-1] + lengths[-1])
+    complete = [j for j, e in enumerate(ends) if e <= n]
+    if not complete:
+        return np.arange(n)
+    j = complete[-1]
+    return np.arange(ends[j] - lengths[j], ends[j])
+
+
+def dense_kernel(policy: VisitChainPolicy, h: int, s: int) -> np.ndarray:
+    """``M[k, k']`` of the draw at step ``h`` in state ``s``, straight from the definition."""
+    K = policy.T
+    visits = np.flatnonzero(policy.states[:, h] == s)
+    M = np.zeros((K, K))
+    for k in range(K):
+        before = visits[visits < k]
+        n = len(before)
+        if n == 0:
+            M[k, k] = 1.0
+        elif policy.kind == "smooth":
+            M[k, before] = alpha_weights(n, policy.horizon)
+        else:
+            targets = before[stage_targets(n, policy.horizon)]
+            M[k, targets] = 1.0 / len(targets)
+    return M
+
+
+def random_policy(rng, kind: str, K: int, horizon: int, num_states: int, actions) -> VisitChainPolicy:
+    states = rng.integers(0, num_states, (K, horizon))
+    states[:, 0] = 0
+    played = tuple(rng.dirichlet(np.ones(a), (K, horizon)) for a in actions)
+    return VisitChainPolicy(kind, num_states, states, played)
+
+
+@pytest.mark.parametrize("kind", ["smooth", "stage"])
+def test_kernel_push_pull_and_sampling_follow_the_definition(kind):
+    rng = np.random.default_rng(3)
+    policy = random_policy(rng, kind, 40, 3, 3, (2, 2))
+    kernel = policy.kernel
+    for h in range(3):
+        for s in range(3):
+            M = dense_kernel(policy, h, s)
+            b = rng.random((40, 2))
+            g = rng.random((40, 3))
+            np.testing.assert_allclose(kernel.push_at(h, s, b), M.T @ b, rtol=0, atol=1e-13)
+            np.testing.assert_allclose(kernel.pull_at(h, s, g), M @ g, rtol=0, atol=1e-13)
+    # Sampling: 200,000 draws from the last index at (1, 1); each frequency within 5 standard errors.
+    M = dense_kernel(policy, 1, 1)
+    draws = kernel.sample_next_at(1, np.ones(200_000, np.int64), np.full(200_000, 40), np.random.default_rng(0))
+    freq = np.bincount(draws - 1, minlength=40) / 200_000
+    se = np.sqrt(M[-1] * (1 - M[-1]) / 200_000) + 1e-12
+    assert np.all(np.abs(freq - M[-1]) <= 5 * se)
+
+
+def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
+    game = make_random_game(5, 2, 2, 3, (2, 3))
+    one = run_vlearning(game, "ce-v", 50, seed=11)
+    batch = run_vlearning_batch(game, "ce-v", 50, [4, 11])
+    fed = run_vlearning(game, "ce-v", 50, draws=vlearning_uniforms(11, 50, game))
+    monkeypatch.setattr(_vlearning, "_CHUNK", 7)  # 50 episodes in 8 compiled calls
+    chunked = run_vlearning(game, "ce-v", 50, seed=11)
+    for other in (batch[1], fed, chunked):
+        np.testing.assert_array_equal(other.states, one.states)
+        np.testing.assert_array_equal(other.actions, one.actions)
+        for a, b in zip(other.played, one.played, strict=True):
+            if other is batch[1]:
+                # A batch is one vmap: XLA may fuse CE-V's stationary solve differently (last ulp).
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-15)
+            else:
+                np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(batch[0].actions, one.actions)
+    assert one.seed == 11 and fed.seed is None and one.samples_used == 100
+    np.testing.assert_array_equal(one.counts.sum(axis=1), [50, 50])
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_a_run_plays_its_bandits_distributions(algorithm):
+    game = make_random_game(8, 3, 3, 2, (2, 3, 2))
+    result = run_vlearning(game, algorithm, 120, seed=1)
+    for i, p in enumerate(result.played):
+        assert p.shape == (120, 3, game.num_actions[i])
+        assert np.all(p >= 0) and np.allclose(p.sum(axis=-1), 1.0, atol=1e-12)
+        assert np.all(p[np.arange(120)[:, None], np.arange(3), result.actions[..., i]] > 0)
+    # Rewards are the game's at the visited states and the actions played.
+    h, k = 1, 77
+    a = tuple(result.actions[k, h])
+    np.testing.assert_array_equal(result.rewards[k, h], game.rewards[h][(slice(None), result.states[k, h]) + a])
+    for v, h in ((v, h) for v in result.value_estimates for h in range(3)):
+        assert np.all(v[h] <= 3 - h + 1e-12) and np.all(v[h] >= 0)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_prefix_curves_equal_the_exact_evaluators(algorithm):
+    game = make_paper_game()
+    result = run_vlearning(game, algorithm, 60, seed=2)
+    prefixes = [1, 2, 13, 60]
+    curves = prefix_curves(game, result.policy, prefixes)
+    for j, K in enumerate(prefixes):
+        policy = result.policy.prefix(K)
+        value = policy_value(game, policy)
+        ce, cce = exact_ce_gap(game, policy), exact_cce_gap(game, policy)
+        np.testing.assert_allclose(curves.value[j], value, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(curves.certified_ce[j], ce.certified_bound, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(curves.certified_cce[j], cce.certified_bound, rtol=0, atol=1e-12)
+        assert -1e-12 <= ce.gap <= curves.certified_ce_gap[j] + 1e-12
+        assert cce.gap <= curves.certified_cce_gap[j] + 1e-12
+
+
+def test_one_episode_plays_uniformly():
+    """After one episode every count before it is 0: the output policy is the uniform product policy."""
+    game = make_paper_game()
+    policy = run_vlearning(game, "cce-v", 1, seed=0).policy
+    uniform = 0.25 * game.rewards.sum(axis=(-1, -2))  # (H, N, S): expected reward of uniform play
+    # Step 0 from state 0, then the uniform chain's next state.
+    p1 = game.transitions[0, 0].mean(axis=(0, 1))
+    np.testing.assert_allclose(policy_value(game, policy), uniform[0, :, 0] + uniform[1] @ p1, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["smooth", "stage"]), K=st.integers(1, 25))
+def test_property_gaps_are_ordered(seed, kind, K):
+    """For any visit-chain policy: 0 <= exact CE gap <= certified, exact CCE gap <= certified."""
+    rng = np.random.default_rng(seed)
+    game = make_random_game(seed, 2, 2, 2, (2, 2))
+    policy = random_policy(rng, kind, K, 2, 2, (2, 2))
+    ce, cce = exact_ce_gap(game, policy), exact_cce_gap(game, policy)
+    assert ce.gap >= -1e-12
+    assert np.all(ce.per_player <= ce.certified_bound - ce.value + 1e-12)
+    assert np.all(cce.per_player <= cce.certified_bound - cce.value + 1e-12)
+
+
+def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
+    pytest.importorskip("pettingzoo")
+    from markovgames.bridges.mediator import Mediator, play_episodes
+    from markovgames.bridges.pettingzoo import MarkovGameParallelEnv
+
+    game = make_paper_game()
+    policy = run_vlearning(game, "stage-v", 400, seed=5).policy
+    exact = policy_value(game, policy)
+    estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 20_000, seed=9)
+    assert np.all(np.abs(estimate.z_scores(exact)) < 4)
+    # The best strategy modification, played through the mediator by player 0.
+    ce = exact_ce_gap(game, policy)
+    table = ce.modifications[0]  # (H, S, A_0): the played action per recommendation
+
+    def modified(observation, recommended):
+        h, s = int(observation["step"]), int(observation["state"])
+        return int(table[h, s, recommended])
+
+    env = MarkovGameParallelEnv(game, observation="dict")
+    deviating = play_episodes(env, Mediator(policy), 20_000, seed=10, deviations={"player_0": modified})
+    assert abs(deviating.z_scores(ce.deviation_value)[0]) < 4
+    # The best CCE deviation (history-dependent), simulated.
+    cce = exact_cce_gap(game, policy)
+    mc = monte_carlo_value(game, policy, 20_000, seed=12, deviation=cce.deviations[1])
+    assert abs(mc.z_scores(cce.best_response_value)[1]) < 4
+
+
+def test_policy_files_round_trip_and_tampering_is_refused(tmp_path):
+    game = make_random_game(2, 2, 2, 3, (3, 2))
+    policy = run_vlearning(game, "stage-v", 30, seed=0).policy
+    path = tmp_path / "policy.npz"
+    policy.save(path)
+    back = VisitChainPolicy.load(path)
+    assert back.kind == "stage" and back.num_states == 3
+    np.testing.assert_array_equal(back.states, policy.states)
+    np.testing.assert_allclose(policy_value(game, back), policy_value(game, policy), rtol=0, atol=0)
+    bad = dict(np.load(path))
+    bad["states"] = bad["states"] + 5  # states outside 0..S-1
+    np.savez(tmp_path / "bad.npz", **bad)
+    with pytest.raises(ValueError, match=r"bad\.npz: states: every entry must be a state in 0\.\.2"):
+        VisitChainPolicy.load(tmp_path / "bad.npz")
+    bad = dict(np.load(path))
+    bad["format"] = np.asarray("index-chain")
+    np.savez(tmp_path / "other.npz", **bad)
+    with pytest.raises(ValueError, match="not a V-learning output policy"):
+        VisitChainPolicy.load(tmp_path / "other.npz")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"algorithm": "cce_v"}, "unknown V-learning algorithm 'cce_v'.*did you mean 'cce-v'"),
+        ({"episodes": 0}, "episodes must be a positive integer"),
+        ({"episodes": 2.5}, "episodes must be a positive integer"),
+        ({"bonus": -1.0}, "bonus must be a finite number >= 0"),
+        ({"bonus": float("nan")}, "bonus must be a finite number >= 0"),
+        ({"seed": -3}, "a seed must be a non-negative integer"),
+        ({"episodes": 10**12}, "the run's record would take"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs, message):
+    game = make_paper_game()
+    args = {"algorithm": "cce-v", "episodes": 5} | kwargs
+    with pytest.raises(ValueError, match=message):
+        run_vlearning(game, args.pop("algorithm"), args.pop("episodes"), **args)
+
+
+def test_bad_draws_and_policies_are_refused():
+    game = make_paper_game()
+    ua, us = vlearning_uniforms(0, 4, game)
+    with pytest.raises(ValueError, match=r"draws: expected shapes \(4, 2, 2\) and \(4, 2\)"):
+        run_vlearning(game, "cce-v", 4, draws=(ua[:3], us))
+    with pytest.raises(ValueError, match=r"in \[0, 1\)"):
+        run_vlearning(game, "cce-v", 4, draws=(ua + 1.0, us))
+    states = np.zeros((3, 2), np.int64)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        VisitChainPolicy("smooth-linear", 2, states, (np.full((3, 2, 2), 0.5),) * 2)
+    with pytest.raises(ValueError, match="probability vector"):
+        VisitChainPolicy("smooth", 2, states, (np.full((3, 2, 2), 0.6),) * 2)
+    with pytest.raises(ValueError, match=r"played\[1\]: expected shape"):
+        VisitChainPolicy("smooth", 2, states, (np.full((3, 2, 2), 0.5), np.full((2, 2, 2), 0.5)))
+    with pytest.raises(ValueError, match="prefix K must be an integer in 1..3"):
+        VisitChainPolicy("smooth", 2, states, (np.full((3, 2, 2), 0.5),) * 2).prefix(4)
