@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from conftest import make_paper_game, make_random_game
 from markovgames.dynamics import _vlearning, run_vlearning, run_vlearning_batch, vlearning_uniforms
 from markovgames.evaluation import (
-    exact_ce_gap,
     exact_cce_gap,
+    exact_ce_gap,
     monte_carlo_value,
     policy_value,
     prefix_curves,
