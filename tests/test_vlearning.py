@@ -254,3 +254,21 @@ def test_bad_draws_and_policies_are_refused():
         VisitChainPolicy("smooth", 2, states, (np.full((3, 2, 2), 0.5), np.full((2, 2, 2), 0.5)))
     with pytest.raises(ValueError, match="prefix K must be an integer in 1..3"):
         VisitChainPolicy("smooth", 2, states, (np.full((3, 2, 2), 0.5),) * 2).prefix(4)
+
+
+def test_sizes_that_would_exhaust_memory_are_refused_before_allocating(monkeypatch):
+    from markovgames.evaluation import _prefix_curves
+    from markovgames.policies import _visit_chain
+
+    game = make_paper_game()
+    policy = run_vlearning(game, "cce-v", 100, seed=0).policy
+    monkeypatch.setattr(_prefix_curves, "MAX_DENSE_ENTRIES", 1000)
+    with pytest.raises(ValueError, match=r"prefix_curves needs arrays of 1,600 entries"):
+        prefix_curves(game, policy)
+    monkeypatch.setattr(_visit_chain, "MAX_DENSE_ENTRIES", 1000)
+    fresh = policy.prefix(99)  # nothing cached yet
+    with pytest.raises(ValueError, match=r"dense form of this output policy needs 1,584 entries"):
+        policy_value(game, fresh)
+    monkeypatch.setattr(_visit_chain, "MAX_DENSE_ENTRIES", 300)
+    with pytest.raises(ValueError, match=r"visit counts of this output policy need 396 entries"):
+        fresh.kernel.push_at(0, 0, np.ones(99))

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..games import MarkovGame
 from ..policies import VisitChainPolicy
+from ..policies._visit_chain import MAX_DENSE_ENTRIES
 from ._common import check_policy, joint_expectation, others_expectation, step_factors
 
 __all__ = ["PrefixCurves", "prefix_curves"]
@@ -79,8 +80,14 @@ def prefix_curves(game: MarkovGame, policy: VisitChainPolicy, prefixes=None) -> 
         ks = np.asarray(prefixes)
         if ks.ndim != 1 or ks.size == 0 or ks.dtype.kind not in "iu" or ks.min() < 1 or ks.max() > K:
             raise ValueError(f"prefixes must be a non-empty list of integers in 1..{K}")
-    kernel = policy.kernel
     n, num_s = game.num_players, game.num_states
+    entries = K * num_s * game.num_joint_actions * num_s
+    if entries > MAX_DENSE_ENTRIES:
+        raise ValueError(
+            f"prefix_curves needs arrays of {entries:,} entries (K={K} indices x S x joint actions x S), "
+            f"above the limit {MAX_DENSE_ENTRIES:,}: evaluate a prefix (policy.prefix(K')), or a smaller game"
+        )
+    kernel = policy.kernel
     value = np.zeros((K, num_s, n))
     cce = np.zeros((n, K, num_s))
     ce = np.zeros((n, K, num_s))

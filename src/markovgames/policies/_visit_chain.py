@@ -119,6 +119,11 @@ class VisitKernel:
     def _before(self) -> np.ndarray:
         """``(H, K, S)`` counts :math:`N^k_h(s)`: visits of ``s`` at step ``h`` in episodes before ``k``."""
         K, H, S = self.T, self.horizon, self.num_states
+        if K * H * S > MAX_DENSE_ENTRIES:
+            raise ValueError(
+                f"the visit counts of this output policy need {K * H * S:,} entries (K={K}, H={H}, S={S}), "
+                f"above the limit {MAX_DENSE_ENTRIES:,}: evaluate a prefix, or a smaller game"
+            )
         onehot = np.zeros((H, K, S), dtype=np.int64)
         onehot[np.arange(H)[None, :], np.arange(K)[:, None], self.states] = 1
         return np.cumsum(onehot, axis=1) - onehot
@@ -280,7 +285,7 @@ class VisitChainPolicy:
         K, H, S = self.T, self.horizon, self.num_states
         entries = K * H * S * sum(self.num_actions)
         if entries > MAX_DENSE_ENTRIES:
-            raise MemoryError(
+            raise ValueError(
                 f"the dense form of this output policy needs {entries:,} entries (K={K}, H={H}, S={S}), "
                 f"above the limit {MAX_DENSE_ENTRIES:,}: evaluate a prefix, or a smaller game"
             )
