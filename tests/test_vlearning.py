@@ -270,5 +270,5 @@ def test_sizes_that_would_exhaust_memory_are_refused_before_allocating(monkeypat
     with pytest.raises(ValueError, match=r"dense form of this output policy needs 1,584 entries"):
         policy_value(game, fresh)
     monkeypatch.setattr(_visit_chain, "MAX_DENSE_ENTRIES", 300)
-    with pytest.raises(ValueError, match=r"visit counts of this output policy need 396 entries"):
-        fresh.kernel.push_at(0, 0, np.ones(99))
+    with pytest.raises(ValueError, match=r"visit counts of this output policy need 392 entries"):
+        policy.prefix(98).kernel.push_at(0, 0, np.ones(98))
