@@ -272,3 +272,13 @@ def test_sizes_that_would_exhaust_memory_are_refused_before_allocating(monkeypat
     monkeypatch.setattr(_visit_chain, "MAX_DENSE_ENTRIES", 300)
     with pytest.raises(ValueError, match=r"visit counts of this output policy need 392 entries"):
         policy.prefix(98).kernel.push_at(0, 0, np.ones(98))
+
+
+def test_the_docs_example_runs():
+    """docs/vlearning.md's first example, at a smaller size (the same calls)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "vlearning.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "run_vlearning" in code and "prefix_curves" in code
+    exec(code.replace("20_000", "200").replace("2_000", "20"), {})
