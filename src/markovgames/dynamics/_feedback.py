@@ -132,6 +132,13 @@ def parse_feedback(text) -> Feedback:
     if text == "full":
         return FULL
     kind, sep, count = text.partition(":")
+    if kind == "bandit":
+        raise ValueError(
+            f"feedback model {text!r} is online play: the players observe neither the joint action nor the "
+            "game, so a LEARNER+UPDATE value update cannot run as it is; bandit feedback runs through "
+            "V-learning's per-player value updates: run_vlearning(game, ALGORITHM, episodes, feedback="
+            f"{text!r}) or 'markovgames vlearn' (docs/vlearning.md)"
+        )
     if kind != "sampled":
         raise ValueError(f"unknown feedback model {text!r}; choose one of: {', '.join(FEEDBACK_FORMS)}")
     if not sep or not count:

@@ -37,12 +37,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._schedules import stage_lengths
+from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
 from ..games import MarkovGame
-from ..learners._regularizers import stationary_distribution
+from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
-from ._feedback import iteration_uniforms, run_key_data, sample_onehot
+from ._algorithms import get_algorithm
+from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
+from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
@@ -52,6 +54,8 @@ __all__ = [
     "run_vlearning",
     "run_vlearning_batch",
     "vlearning_uniforms",
+    "parse_bandit",
+    "bandit_estimate_moments",
 ]
 
 #: The V-learning algorithms (docs/vlearning.md).
@@ -59,142 +63,237 @@ VLEARNING_ALGORITHMS: tuple[str, ...] = ("cce-v", "ce-v", "stage-v")
 #: The purposes of V-learning's draws (``fold_in``; sampled feedback uses 0..2).
 VLEARNING_ACTIONS = 3
 VLEARNING_STATES = 4
-#: The output policy's kernel of each algorithm.
-_KERNELS = {"cce-v": "smooth", "ce-v": "smooth", "stage-v": "stage"}
 #: Episodes per compiled call (progress is reported between calls).
 _CHUNK = 8192
+#: Pool a round's visits by comparing its episodes pairwise where ``M^2 <= S * _PAIRS_FACTOR``.
+_PAIRS_FACTOR = 1.0
 #: Largest record (states, actions, rewards, played policies) a run may keep, in bytes.
 MAX_RECORD_BYTES = 8 * 2**30
 
 
-class _Player(NamedTuple):
-    value: jax.Array  # (H + 1, S): V_h(s), row H = 0
-    raw: jax.Array  # (H, S): V~ (cce-v, ce-v) or the stage's sum of targets (stage-v)
-    weights: jax.Array  # (H, S, A) weighted loss estimates (G or the stage's sum); (H, S, A, A) for ce-v
-    theta: jax.Array  # (H, S, A): the bandit's current distribution
+class _Spec(NamedTuple):
+    """What a bandit run does (static for the compiled round; hashable)."""
 
-
-class _State(NamedTuple):
-    players: tuple[_Player, ...]
-    visits: jax.Array  # (H, S) visits
-    in_stage: jax.Array  # (H, S) visits in the current stage (stage-v)
-    stage: jax.Array  # (H, S) 0-based stage (stage-v)
-
-
-class _Config(NamedTuple):
-    algorithm: str
+    name: str
+    learner: LearnerSpec
+    kernel: str  # the output policy's kernel kind (IndexKernel's)
+    order: int  # the smooth update's averaging order k (alpha_c = (k+1)/(k+c)); unused by "stage"
+    rates: str  # "vlearning" (cce-v, ce-v), "stage-v", or "constant" (a composition's eta)
+    eta: float
+    ix: float | None
+    bonus: float
+    bonus_power: int  # the exponent of A_i in the smooth update's bonus
+    optimistic: bool
+    per_round: int  # M, episodes per round
     horizon: int
     num_states: int
     num_actions: tuple[int, ...]
     initial_state: int
-    bonus: float
+
+    @property
+    def stage(self) -> bool:
+        return self.kernel == "stage"
 
 
-def _initial_state(config: _Config) -> _State:
-    H, S = config.horizon, config.num_states
+class _Player(NamedTuple):
+    learner: object  # the learner's state, leading axes (H, S)
+    prediction: jax.Array  # (H, S, A): the last utility estimate (optimistic learners' prediction)
+    value: jax.Array  # (H + 1, S): V_h(s), row H = 0
+    raw: jax.Array  # (H, S): V~ (smooth) or the stage's sum of round targets (stage)
+
+
+class _State(NamedTuple):
+    players: tuple[_Player, ...]
+    visits: jax.Array  # (H, S): rounds that visited (h, s)
+    in_stage: jax.Array  # (H, S): of them, in the current stage (stage)
+    stage: jax.Array  # (H, S): 0-based stage (stage)
+
+
+def _learners(spec: _Spec) -> list:
+    return [spec.learner.learner(-1) for _ in spec.num_actions]
+
+
+def _initial_state(spec: _Spec) -> _State:
+    H, S = spec.horizon, spec.num_states
     players = []
-    for a in config.num_actions:
+    for learner, a in zip(_learners(spec), spec.num_actions, strict=True):
         value = jnp.concatenate([jnp.broadcast_to((H - jnp.arange(H, dtype=jnp.float64))[:, None], (H, S)), jnp.zeros((1, S))])
-        wshape = (H, S, a, a) if config.algorithm == "ce-v" else (H, S, a)
-        players.append(_Player(value, jnp.zeros((H, S)), jnp.zeros(wshape), jnp.full((H, S, a), 1.0 / a)))
+        players.append(_Player(learner.init((H, S, a), jnp.float64), jnp.zeros((H, S, a)), value, jnp.zeros((H, S))))
     zeros = jnp.zeros((H, S), jnp.int32)
     return _State(tuple(players), zeros, zeros, zeros)
 
 
-def _smooth_update(config: _Config, p: _Player, h, s, a, y, t, num_a: int) -> _Player:
-    """One visit of CCE-V or CE-V learning at ``(h, s)``: the ``t``-th."""
-    H = float(config.horizon)
-    tf = t.astype(jnp.float64)
-    alpha = (H + 1.0) / (H + tf)
-    power = 2.0 if config.algorithm == "ce-v" else 1.0
-    beta = config.bonus * jnp.sqrt(H**3 * num_a**power / tf)
-    raw = (1.0 - alpha) * p.raw[h, s] + alpha * (y + beta)
-    value = jnp.minimum(H - h, raw)
-    loss = (H - y) / H
-    eta = jnp.sqrt(H * math.log(num_a) / (num_a * tf))
-    theta = p.theta[h, s]
-    lhat = jnp.where(jnp.arange(num_a) == a, loss / (theta + eta), 0.0)  # gamma_t = eta_t
-    rho = (tf - 1.0) / (H + tf - 1.0)  # w_{t-1} / w_t: G = sum_j w_j lhat_j / w_t stays O(1)
-    if config.algorithm == "ce-v":
-        weights = rho * p.weights[h, s] + theta[:, None] * lhat[None, :]
-        new_theta = stationary_distribution(jax.nn.softmax(-eta * weights, axis=-1))
+def _rates(spec: _Spec, c, num_a: int, length):
+    """``(eta, decay, gamma)`` of the ``c``-th round that visits a state (``length``: its stage's).
+
+    ``eta`` and ``decay`` are what the learner's ``play`` and ``observe`` get; ``gamma`` is the IX
+    parameter of the round's loss estimates. Utilities are in the game's units, ``H (1 - lhat)``.
+    """
+    H = float(spec.horizon)
+    cf = c.astype(jnp.float64)
+    log_a = math.log(num_a)
+    if spec.rates == "stage-v":
+        # EXP3-IX over the stage: eta = sqrt(2 ln A / (A L)) on losses in [0, 1], gamma = eta / 2.
+        rate = jnp.sqrt(2.0 * log_a / (num_a * length.astype(jnp.float64)))
+        return rate / H, jnp.ones_like(cf), rate / 2.0
+    k = float(spec.order)
+    decay = (cf - 1.0) / (k + cf - 1.0)  # rho_c = w_{c-1} / w_c
+    if spec.rates == "vlearning":
+        # Jin et al.'s FTRL plays softmax(-(eta_{c-1} / w_{c-1}) sum_{j<c} w_j lhat_j); the learner
+        # protocol normalises the sum by w_c instead (play gets rho_c G^{c-1}), so the rate it gets
+        # is eta_{c-1} / (H rho_c) (in the game's units); at the first visit G = 0 and any rate plays uniformly.
+        previous = jnp.maximum(cf - 1.0, 1.0)
+        eta_prev = jnp.sqrt(H * log_a / (num_a * previous))
+        eta = jnp.where(cf > 1.0, eta_prev / (H * jnp.where(cf > 1.0, decay, 1.0)), 0.0)
+        return eta, decay, jnp.sqrt(H * log_a / (num_a * cf))
+    gamma = spec.ix if spec.ix is not None else spec.eta * H / 2.0
+    return jnp.full_like(cf, spec.eta), (jnp.ones_like(cf) if spec.stage else decay), jnp.full_like(cf, gamma)
+
+
+def _at(tree, h, s):
+    return jax.tree.map(lambda x: x[h, s], tree)
+
+
+def _play(spec: _Spec, learner, st: _State, i: int, h, s, lengths):
+    p, a = st.players[i], spec.num_actions[i]
+    eta, decay, gamma = _rates(spec, st.visits[h, s] + 1, a, lengths[st.stage[h, s]])
+    prediction = p.prediction[h, s] if spec.optimistic else jnp.zeros(a)
+    theta, state = learner.play(_at(p.learner, h, s), prediction, eta, decay)
+    return theta, state, eta, decay, gamma
+
+
+def _simulate(spec: _Spec, learners, rewards, transitions, lengths, st: _State, ua, us):
+    """The round's ``M`` episodes with the policies fixed: per episode and step the state, the
+    joint action, the rewards, the next state and each player's strategy."""
+
+    def episode(_, draws):
+        ua_m, us_m = draws
+
+        def step(s, xs):
+            h, ua_h, us_h = xs
+            thetas = [_play(spec, lr, st, i, h, s, lengths)[0] for i, lr in enumerate(learners)]
+            acts = [jnp.argmax(sample_onehot(th, ua_h[i], -1)) for i, th in enumerate(thetas)]
+            rew = rewards[h][(slice(None), s) + tuple(acts)]  # (N,)
+            s_next = jnp.argmax(sample_onehot(transitions[h][(s,) + tuple(acts)], us_h, -1))
+            return s_next, (s, jnp.stack(acts), rew, s_next, tuple(thetas))
+
+        _, rec = jax.lax.scan(step, jnp.asarray(spec.initial_state), (jnp.arange(spec.horizon), ua_m, us_m))
+        return None, rec
+
+    return jax.lax.scan(episode, None, (ua, us))[1]
+
+
+def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
+    """One round: ``M`` episodes, then every visited ``(h, s)`` updated once with the round's means."""
+    learners = _learners(spec)
+    H, M = spec.horizon, spec.per_round
+    states, acts, rews, nexts, thetas = _simulate(spec, learners, rewards, transitions, lengths, st, ua, us)
+    steps = jnp.arange(H)[None, :]
+    # Episodes of the round at the same (h, s): their visits are pooled into one update. Pairs of
+    # episodes are compared where M^2 is small against S; otherwise sums go through (H, S) tables.
+    pairwise = M * M <= spec.num_states * _PAIRS_FACTOR
+    if pairwise:
+        same = states[:, None, :] == states[None, :, :]  # (M, M, H)
+        count = same.sum(axis=1).astype(jnp.float64)
+        earlier = jnp.tril(jnp.ones((M, M), bool), -1)[:, :, None]
+        first = ~jnp.any(same & earlier, axis=1)  # (M, H): the round's first visit of its (h, s)
+
+        def pooled(x):  # (M, H, ...) -> the mean over the round's visits of the same (h, s)
+            return jnp.einsum("mnh,nh...->mh...", same, x) / count.reshape(count.shape + (1,) * (x.ndim - 2))
     else:
-        weights = rho * p.weights[h, s] + lhat
-        new_theta = jax.nn.softmax(-eta * weights)
-    return _Player(
-        p.value.at[h, s].set(value),
-        p.raw.at[h, s].set(raw),
-        p.weights.at[h, s].set(weights),
-        p.theta.at[h, s].set(new_theta),
-    )
+        rows = jnp.broadcast_to(steps, (M, H))
+        table_count = jnp.zeros((H, spec.num_states)).at[rows, states].add(1.0)
+        count = table_count[rows, states]
+        first_episode = jnp.full((H, spec.num_states), M).at[rows, states].min(jnp.broadcast_to(jnp.arange(M)[:, None], (M, H)))
+        first = first_episode[rows, states] == jnp.arange(M)[:, None]
 
+        def pooled(x):
+            sums = jnp.zeros((H, spec.num_states) + x.shape[2:]).at[rows, states].add(x)
+            return sums[rows, states] / count.reshape(count.shape + (1,) * (x.ndim - 2))
 
-def _stage_update(config: _Config, p: _Player, h, s, a, y, length, end, num_a: int) -> _Player:
-    """One visit of stage-based V-learning at ``(h, s)``, in a stage of ``length`` visits (``end``: its last)."""
-    H = float(config.horizon)
-    total = p.raw[h, s] + y
-    loss = (H - y) / H
-    eta = jnp.sqrt(2.0 * math.log(num_a) / (num_a * length))
-    theta = p.theta[h, s]
-    lhat = jnp.where(jnp.arange(num_a) == a, loss / (theta + eta / 2.0), 0.0)
-    weights = p.weights[h, s] + lhat
-    new_theta = jax.nn.softmax(-eta * weights)
-    stage_value = jnp.minimum(H - h, total / length + config.bonus * jnp.sqrt(H**2 * num_a / length))
-    return _Player(
-        p.value.at[h, s].set(jnp.where(end, stage_value, p.value[h, s])),
-        p.raw.at[h, s].set(jnp.where(end, 0.0, total)),
-        p.weights.at[h, s].set(jnp.where(end, 0.0, weights)),
-        p.theta.at[h, s].set(jnp.where(end, 1.0 / num_a, new_theta)),
-    )
+    means = []
+    for i, p in enumerate(st.players):
+        a = spec.num_actions[i]
+        y = rews[..., i] + p.value[steps + 1, nexts]  # (M, H): targets with the round's V_{h+1}
+        loss = (H - y) / H
+        gamma = jax.vmap(jax.vmap(lambda h, s, a=a: _rates(spec, st.visits[h, s] + 1, a, lengths[st.stage[h, s]])[2]))(
+            jnp.broadcast_to(steps, (M, H)), states
+        )
+        own = jax.nn.one_hot(acts[..., i], a, dtype=jnp.float64)
+        played = jnp.sum(own * thetas[i], axis=-1)
+        lhat = own * (loss / (played + gamma))[..., None]  # IX: only the action played is estimated
+        means.append((pooled(y), pooled(lhat)))
 
+    def update(cur: _State, slot):
+        m, h = slot // H, slot % H
+        s = states[m, h]
+        keep = first[m, h]  # a later visit of the same (h, s) in this round was pooled into the first
 
-def _episode(config: _Config, rewards, transitions, lengths, state: _State, ua, us):
-    """One episode from the initial state: ``ua`` (H, N) and ``us`` (H,) its uniform numbers."""
+        def kept(new, old):  # the slot writes only where it is its (h, s)'s first visit
+            return jax.tree.map(lambda x, y: jnp.where(keep, x, y), new, old)
 
-    def step(carry, xs):
-        st, s = carry
-        h, ua_h, us_h = xs
-        thetas = [p.theta[h, s] for p in st.players]
-        acts = [jnp.argmax(sample_onehot(th, ua_h[i], -1)) for i, th in enumerate(thetas)]
-        rew = rewards[h][(slice(None), s) + tuple(acts)]  # (N,)
-        s_next = jnp.argmax(sample_onehot(transitions[h][(s,) + tuple(acts)], us_h, -1))
-        t = st.visits[h, s] + 1
+        c = cur.visits[h, s] + 1
         players = []
-        if config.algorithm == "stage-v":
-            m = st.in_stage[h, s] + 1
-            length = lengths[st.stage[h, s]]
-            end = m == length
-            for i, p in enumerate(st.players):
-                y = rew[i] + p.value[h + 1, s_next]
-                players.append(_stage_update(config, p, h, s, acts[i], y, length.astype(jnp.float64), end, config.num_actions[i]))
-            in_stage = st.in_stage.at[h, s].set(jnp.where(end, 0, m))
-            stage = st.stage.at[h, s].add(end.astype(jnp.int32))
-        else:
-            for i, p in enumerate(st.players):
-                y = rew[i] + p.value[h + 1, s_next]
-                players.append(_smooth_update(config, p, h, s, acts[i], y, t, config.num_actions[i]))
-            in_stage, stage = st.in_stage, st.stage
-        new = _State(tuple(players), st.visits.at[h, s].set(t), in_stage, stage)
-        return (new, s_next), (s, jnp.stack(acts), rew, tuple(thetas))
+        end = jnp.zeros((), bool)
+        for i, (lr, p) in enumerate(zip(learners, cur.players, strict=True)):
+            a = spec.num_actions[i]
+            ybar, lbar = means[i][0][m, h], means[i][1][m, h]
+            _, ls, eta, decay, _ = _play(spec, lr, cur, i, h, s, lengths)
+            utility = H * (1.0 - lbar)  # an estimate of [Q_i pi_-i](s, .) in the game's units (IX)
+            ls = lr.observe_with(ls, utility, decay, eta)
+            prediction = utility
+            if spec.stage:
+                length = lengths[cur.stage[h, s]]
+                end = cur.in_stage[h, s] + 1 == length
+                total = p.raw[h, s] + ybar
+                lf = length.astype(jnp.float64)
+                v_end = jnp.minimum(H - h, total / lf + spec.bonus * jnp.sqrt(float(H) ** 2 * a / lf))
+                value = jnp.where(end, v_end, p.value[h, s])
+                raw = jnp.where(end, 0.0, total)
+                fresh = lr.init((a,), jnp.float64)  # the stage-based update restarts the learner
+                ls = jax.tree.map(lambda x, y, end=end: jnp.where(end, x, y), fresh, ls)
+                prediction = jnp.where(end, 0.0, prediction)
+            else:
+                cf = c.astype(jnp.float64)
+                alpha = (spec.order + 1.0) / (spec.order + cf)
+                beta = spec.bonus * jnp.sqrt(float(H) ** 3 * a**spec.bonus_power / cf)
+                raw = (1.0 - alpha) * p.raw[h, s] + alpha * (ybar + beta)
+                value = jnp.minimum(H - h, raw)
+            players.append(
+                _Player(
+                    jax.tree.map(lambda x, y: x.at[h, s].set(y), p.learner, kept(ls, _at(p.learner, h, s))),
+                    p.prediction.at[h, s].set(kept(prediction, p.prediction[h, s])),
+                    p.value.at[h, s].set(kept(value, p.value[h, s])),
+                    p.raw.at[h, s].set(kept(raw, p.raw[h, s])),
+                )
+            )
+        end = end & keep
+        in_stage = cur.in_stage.at[h, s].set(kept(jnp.where(end, 0, cur.in_stage[h, s] + 1), cur.in_stage[h, s]))
+        new = _State(
+            tuple(players),
+            cur.visits.at[h, s].set(kept(c, cur.visits[h, s])),
+            in_stage,
+            cur.stage.at[h, s].add(end.astype(jnp.int32)),
+        )
+        return new, None
 
-    xs = (jnp.arange(config.horizon), ua, us)
-    (state, _), record = jax.lax.scan(step, (state, jnp.asarray(config.initial_state)), xs)
-    return state, record
+    st, _ = jax.lax.scan(update, st, jnp.arange(M * H))
+    return st, (states, acts, rews, thetas)
 
 
-def _chunk(config: _Config, rewards, transitions, lengths, state: _State, ua, us):
-    """Episodes ``ua.shape[0]`` in a row (a ``lax.scan``)."""
+def _chunk(spec: _Spec, rewards, transitions, lengths, state: _State, ua, us):
+    """Rounds ``ua.shape[0]`` in a row (a ``lax.scan``); ``ua`` (C, M, H, N), ``us`` (C, M, H)."""
 
     def body(st, draws):
-        return _episode(config, rewards, transitions, lengths, st, *draws)
+        return _round(spec, rewards, transitions, lengths, st, *draws)
 
     return jax.lax.scan(body, state, (ua, us))
 
 
 @partial(jax.jit, static_argnums=0)
-def _chunk_batch(config: _Config, rewards, transitions, lengths, state: _State, ua, us):
+def _chunk_batch(spec: _Spec, rewards, transitions, lengths, state: _State, ua, us):
     """`_chunk` for a batch of runs (leading run axis of ``state``, ``ua`` and ``us``): one ``vmap``."""
-    return jax.vmap(lambda st, a, b: _chunk(config, rewards, transitions, lengths, st, a, b))(state, ua, us)
+    return jax.vmap(lambda st, a, b: _chunk(spec, rewards, transitions, lengths, st, a, b))(state, ua, us)
 
 
 @partial(jax.jit, static_argnums=(2, 3, 4))
@@ -203,6 +302,34 @@ def _uniforms(key_data, first, size: int, horizon: int, num_players: int):
     ua = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_ACTIONS, (horizon, num_players), jnp.float64))(episodes)
     us = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_STATES, (horizon,), jnp.float64))(episodes)
     return ua, us
+
+
+def bandit_estimate_moments(targets, others, strategy, horizon: int, gamma: float = 0.0, visits: int = 1):
+    r"""Mean and variance of the bandit utility estimate at one state (docs/vlearning.md).
+
+    ``targets[b, k]``: the target ``y = r_i + V_{h+1,i}(s')`` in expectation over ``s'`` when the
+    player plays ``b`` and the others' joint action is ``k`` (flattened), ``others[k]`` its
+    probability, ``strategy[b]`` the player's. One visit's estimate is
+    :math:`\hat u(b) = H(1 - 1\{a = b\}\,\ell/(\theta(b) + \gamma))`, :math:`\ell = (H - y)/H`, so
+
+    .. math:: E[\hat u(b)] = H\Big(1 - \frac{\theta(b) E[\ell \mid b]}{\theta(b) + \gamma}\Big), \qquad
+              \mathrm{Var}[\hat u(b)] = \frac{H^2}{(\theta(b)+\gamma)^2}\big(\theta(b) E[\ell^2 \mid b] - \theta(b)^2 E[\ell \mid b]^2\big),
+
+    the variance divided by ``visits`` for the mean of that many visits. With ``gamma = 0`` the
+    mean is :math:`E[y \mid b] = [\tilde Q_i \pi_{-i}](s, b)`: unbiased. ``E[\ell^2 | b]`` here
+    takes ``y`` as given per ``(b, k)`` (deterministic next-state values), as on a one-step game.
+    """
+    y = np.asarray(targets, dtype=np.float64)
+    q = np.asarray(others, dtype=np.float64)
+    theta = np.asarray(strategy, dtype=np.float64)
+    H = float(horizon)
+    loss = (H - y) / H
+    m1 = loss @ q
+    m2 = (loss**2) @ q
+    scale = theta + float(gamma)
+    mean = H * (1.0 - theta * m1 / scale)
+    variance = H**2 * (theta * m2 - theta**2 * m1**2) / scale**2 / int(visits)
+    return mean, variance
 
 
 def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -219,28 +346,36 @@ def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) ->
 
 @dataclass(frozen=True, eq=False)
 class VLearningResult:
-    """What a V-learning run did and produced (docs/vlearning.md).
+    """What a V-learning (or bandit-feedback) run did and produced (docs/vlearning.md).
 
     Attributes
     ----------
-    algorithm, episodes, seed, bonus
-        The run's settings (``seed`` is None when the draws were passed in).
-    states : ndarray (K, H)
+    algorithm : str
+        ``cce-v``, ``ce-v``, ``stage-v`` or a composition ``LEARNER+UPDATE``.
+    episodes, feedback, seed, bonus, eta, ix, optimistic
+        The run's settings (``seed`` is None when the draws were passed in; ``eta`` and ``ix`` are
+        None where the paper's schedules set the rates).
+    states : ndarray (E, H)
         The state of every episode at every step.
-    actions, rewards : ndarray (K, H, N)
+    actions, rewards : ndarray (E, H, N)
         The joint action played and every player's reward.
-    played : tuple of ndarray (K, H, A_i)
-        Each player's bandit distribution at the visited state (the one it drew from).
+    played : tuple of ndarray (E, H, A_i)
+        Each player's strategy at the visited state (the one it drew from).
     value_estimates : tuple of ndarray (H, S)
         Each player's final (optimistic) value estimates ``V_h(s)``.
     counts : ndarray (H, S)
-        Visits of every (step, state).
+        Rounds that visited every (step, state).
     """
 
     algorithm: str
     episodes: int
+    feedback: str
     seed: int | None
     bonus: float
+    eta: float | None
+    ix: float | None
+    optimistic: bool
+    kernel: str
     num_states: int
     states: np.ndarray
     actions: np.ndarray
@@ -255,14 +390,24 @@ class VLearningResult:
         return int(self.states.shape[1])
 
     @property
+    def episodes_per_round(self) -> int:
+        """``M`` of ``bandit:M``."""
+        return int(self.feedback.partition(":")[2])
+
+    @property
+    def rounds(self) -> int:
+        """The learners' updates: ``episodes / M`` (the output policy's index runs over them)."""
+        return self.episodes // self.episodes_per_round
+
+    @property
     def samples_used(self) -> int:
         """Transitions sampled: ``H`` per episode."""
         return int(self.episodes * self.horizon)
 
     @cached_property
     def policy(self) -> VisitChainPolicy:
-        """The output policy after all episodes (``.prefix(K)`` for fewer)."""
-        return VisitChainPolicy(_KERNELS[self.algorithm], self.num_states, self.states, self.played)
+        """The output policy after all rounds (``.prefix(K)`` after ``K`` rounds)."""
+        return VisitChainPolicy.from_episodes(self.kernel, self.num_states, self.states, self.played, self.episodes_per_round)
 
 
 def _check_count(name: str, value) -> int:
@@ -271,29 +416,100 @@ def _check_count(name: str, value) -> int:
     return int(value)
 
 
-def _check(game: MarkovGame, algorithm, episodes, bonus) -> tuple[_Config, int]:
+def parse_bandit(text) -> int:
+    """``M`` of the feedback model ``bandit:M`` (``M`` episodes per round, 1..2^20)."""
+    kind, sep, count = str(text).partition(":") if isinstance(text, str) else ("", "", "")
+    if kind != "bandit" or not sep or not count.isdigit() or not 1 <= int(count) <= MAX_SAMPLES:
+        raise ValueError(
+            f"feedback must be 'bandit:M' with M (episodes per round) an integer from 1 to {MAX_SAMPLES}, got {text!r}"
+        )
+    return int(count)
+
+
+def _number(name: str, value, low: float, low_open: bool) -> float:
+    bad = isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value))
+    if bad or float(value) < low or (low_open and float(value) == low):
+        raise ValueError(f"{name} must be a finite number {'>' if low_open else '>='} {low:g}, got {value!r}")
+    return float(value)
+
+
+def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, int]:
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
-    if algorithm not in VLEARNING_ALGORITHMS:
-        raise ValueError(
-            f"unknown V-learning algorithm {algorithm!r}; known: {', '.join(VLEARNING_ALGORITHMS)}"
-            + did_you_mean(str(algorithm), VLEARNING_ALGORITHMS)
-        )
     episodes = _check_count("episodes", episodes)
-    if isinstance(bonus, bool) or not isinstance(bonus, numbers.Real) or not (0.0 <= float(bonus) < math.inf):
-        raise ValueError(f"bonus must be a finite number >= 0, got {bonus!r}")
-    per_episode = game.horizon * (2 * game.num_players * 8 + 8 + 8 * sum(game.num_actions))
+    per_round = parse_bandit(feedback)
+    if episodes % per_round:
+        raise ValueError(f"episodes = {episodes} is not a multiple of the {per_round} episodes per round of {feedback!r}")
+    H = game.horizon
+    if algorithm in VLEARNING_ALGORITHMS:
+        if eta is not None or ix is not None:
+            raise ValueError(
+                f"{algorithm} uses its paper's rates (docs/vlearning.md); eta and ix are for compositions LEARNER+UPDATE"
+            )
+        learner = BM_HEDGE if algorithm == "ce-v" else HEDGE
+        kernel = "stage" if algorithm == "stage-v" else "smooth"
+        rates = "stage-v" if algorithm == "stage-v" else "vlearning"
+        bonus = 1.0 if bonus is None else bonus
+        optimistic = False if optimistic is None else optimistic
+        power, name = (2 if algorithm == "ce-v" else 1), str(algorithm)
+        eta_value = 0.0
+    else:
+        try:
+            composition = get_algorithm(algorithm)
+        except ValueError as err:
+            hint = did_you_mean(str(algorithm), VLEARNING_ALGORITHMS)
+            if hint:
+                raise ValueError(
+                    f"unknown algorithm {algorithm!r}{hint}; the V-learning algorithms are "
+                    f"{', '.join(VLEARNING_ALGORITHMS)}, or give a composition LEARNER+UPDATE"
+                ) from None
+            raise ValueError(f"{err}; or a V-learning algorithm: {', '.join(VLEARNING_ALGORITHMS)}") from None
+        learner = composition.learner
+        if learner.learner().propose is not None:
+            raise ValueError(
+                f"learner {learner.name!r} makes two utility queries per iteration; under bandit feedback "
+                "each round's episodes answer one"
+            )
+        check_learner(learner, (game.num_players, H, game.num_states, tuple(game.num_actions)), np.float64)
+        kernel = composition.value_update.index_kernel
+        rates, power, name = "constant", 1, composition.name
+        eta_value = 0.2 if eta is None else _number("eta", eta, 0.0, True)
+        if ix is not None:
+            ix = _number("ix", ix, 0.0, False)
+        bonus = 0.0 if bonus is None else bonus
+        optimistic = True if optimistic is None else optimistic
+    bonus = _number("bonus", bonus, 0.0, False)
+    if not isinstance(optimistic, bool):
+        raise ValueError(f"optimistic must be True or False, got {optimistic!r}")
+    per_episode = H * (2 * game.num_players * 8 + 16 + 8 * sum(game.num_actions))
     if episodes * per_episode > MAX_RECORD_BYTES:
         raise ValueError(
             f"episodes = {episodes:,}: the run's record would take {episodes * per_episode / 2**30:.1f} GiB, "
             f"above {MAX_RECORD_BYTES / 2**30:.0f} GiB"
         )
-    config = _Config(str(algorithm), game.horizon, game.num_states, tuple(game.num_actions), game.initial_state, float(bonus))
-    return config, episodes
+    order = smoothing_order(kernel, H) if kernel != "stage" else H
+    spec = _Spec(
+        name,
+        learner,
+        kernel,
+        order,
+        rates,
+        eta_value,
+        ix,
+        bonus,
+        power,
+        optimistic,
+        per_round,
+        H,
+        game.num_states,
+        tuple(game.num_actions),
+        game.initial_state,
+    )
+    return spec, episodes
 
 
-def _game_arrays(game: MarkovGame, episodes: int):
-    lengths = np.asarray(stage_lengths(game.horizon, episodes), dtype=np.int32)
+def _game_arrays(game: MarkovGame, rounds: int):
+    lengths = np.asarray(stage_lengths(game.horizon, rounds), dtype=np.int32)
     return (
         jax.device_put(np.asarray(game.rewards, np.float64)),
         jax.device_put(np.asarray(game.transitions, np.float64)),
@@ -301,20 +517,74 @@ def _game_arrays(game: MarkovGame, episodes: int):
     )
 
 
-def _results(config, episodes, seeds, bonus, state, records, wall) -> list[VLearningResult]:
-    states, actions, rewards, played = records
+def _check_played(spec: _Spec, played) -> None:
+    """A learner that is not built in is checked where it runs: every strategy it played."""
+    if not is_guarded(spec.learner):
+        return
+    tol = STRATEGY_TOLERANCE["float64"]
+    for i, p in enumerate(played):
+        bad = ~np.isfinite(p).all(axis=-1) | (p.min(axis=-1) < -tol) | (np.abs(p.sum(axis=-1) - 1) > tol)
+        if bad.any():
+            where = tuple(int(x) for x in np.argwhere(bad)[0])
+            raise LearnerOutputError(
+                f"learner {spec.learner.name!r} played a strategy that is not a probability vector "
+                f"(player {i}, run, episode, step {where}): {p[where]}"
+            )
+
+
+def _run(game, spec: _Spec, episodes: int, seeds: Sequence[int | None], draws, progress) -> list[VLearningResult]:
+    runs, M = len(seeds), spec.per_round
+    rounds = episodes // M
+    chunk = max(1, _CHUNK // M)
+    start = time.perf_counter()
+    with jax.enable_x64(True):
+        rewards, transitions, lengths = _game_arrays(game, rounds)
+        state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(spec))
+        keys = [run_key_data(s) for s in seeds] if draws is None else None
+        parts = []
+        done = 0  # rounds
+        H, N = spec.horizon, len(spec.num_actions)
+        while done < rounds:
+            size = min(chunk, rounds - done)
+            first, count = done * M, size * M  # episodes first + 1 .. first + count
+            if draws is None:
+                assert keys is not None
+                drawn = [_uniforms(k, np.uint32(first + 1), count, H, N) for k in keys]
+                ua = jnp.stack([d[0] for d in drawn])
+                us = jnp.stack([d[1] for d in drawn])
+            else:
+                ua = jnp.asarray(draws[0][first : first + count])[None]
+                us = jnp.asarray(draws[1][first : first + count])[None]
+            ua = ua.reshape((runs, size, M, H, N))
+            us = us.reshape((runs, size, M, H))
+            state, rec = _chunk_batch(spec, rewards, transitions, lengths, state, ua, us)
+            # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...)
+            rec = jax.tree.map(lambda x, count=count: np.asarray(x).reshape((runs, count) + x.shape[3:]), jax.device_get(rec))
+            _check_played(spec, rec[3])
+            parts.append(rec)
+            done += size
+            if progress is not None:
+                progress(done * M)
+        states, actions, rews, played = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *parts)
+        state = jax.device_get(state)
+    wall = time.perf_counter() - start
     out = []
     for r, seed in enumerate(seeds):
         out.append(
             VLearningResult(
-                algorithm=config.algorithm,
+                algorithm=spec.name,
                 episodes=episodes,
+                feedback=f"bandit:{M}",
                 seed=seed,
-                bonus=float(bonus),
-                num_states=config.num_states,
+                bonus=spec.bonus,
+                eta=spec.eta if spec.rates == "constant" else None,
+                ix=spec.ix if spec.rates == "constant" else None,
+                optimistic=spec.optimistic,
+                kernel=spec.kernel,
+                num_states=spec.num_states,
                 states=states[r].astype(np.int64),
                 actions=actions[r].astype(np.int64),
-                rewards=rewards[r],
+                rewards=rews[r],
                 played=tuple(p[r] for p in played),
                 value_estimates=tuple(np.asarray(p.value[r, :-1]) for p in state.players),
                 counts=np.asarray(state.visits[r]).astype(np.int64),
@@ -324,41 +594,11 @@ def _results(config, episodes, seeds, bonus, state, records, wall) -> list[VLear
     return out
 
 
-def _run(game, algorithm, episodes, bonus, seeds: Sequence[int | None], draws, progress) -> list[VLearningResult]:
-    config, episodes = _check(game, algorithm, episodes, bonus)
-    runs = len(seeds)
-    start = time.perf_counter()
-    with jax.enable_x64(True):
-        rewards, transitions, lengths = _game_arrays(game, episodes)
-        state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(config))
-        keys = [run_key_data(s) for s in seeds] if draws is None else None
-        parts = []
-        done = 0
-        while done < episodes:
-            size = min(_CHUNK, episodes - done)
-            if draws is None:
-                assert keys is not None
-                drawn = [_uniforms(k, np.uint32(done + 1), size, config.horizon, len(config.num_actions)) for k in keys]
-                ua = jnp.stack([d[0] for d in drawn])
-                us = jnp.stack([d[1] for d in drawn])
-            else:
-                ua = jnp.asarray(draws[0][done : done + size])[None]
-                us = jnp.asarray(draws[1][done : done + size])[None]
-            state, rec = _chunk_batch(config, rewards, transitions, lengths, state, ua, us)
-            parts.append(jax.device_get(rec))
-            done += size
-            if progress is not None:
-                progress(done)
-        records = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *parts)
-        state = jax.device_get(state)
-    return _results(config, episodes, seeds, bonus, state, records, time.perf_counter() - start)
-
-
 def _check_draws(game: MarkovGame, episodes: int, draws):
     try:
         ua, us = (np.asarray(d, dtype=np.float64) for d in draws)
     except (TypeError, ValueError):
-        raise ValueError("draws must be a pair of arrays (action uniforms (K, H, N), state uniforms (K, H))") from None
+        raise ValueError("draws must be a pair of arrays (action uniforms (E, H, N), state uniforms (E, H))") from None
     want = ((episodes, game.horizon, game.num_players), (episodes, game.horizon))
     if (ua.shape, us.shape) != want:
         raise ValueError(f"draws: expected shapes {want[0]} and {want[1]}, got {ua.shape} and {us.shape}")
@@ -373,32 +613,46 @@ def run_vlearning(
     episodes: int,
     *,
     seed: int = 0,
-    bonus: float = 1.0,
+    feedback: str = "bandit:1",
+    bonus: float | None = None,
+    eta: float | None = None,
+    ix: float | None = None,
+    optimistic: bool | None = None,
     draws: tuple | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> VLearningResult:
-    """Run V-learning for ``episodes`` episodes (docs/vlearning.md).
+    """Run V-learning, or a composition on bandit feedback, for ``episodes`` episodes (docs/vlearning.md).
 
     Parameters
     ----------
     game : MarkovGame
-    algorithm : ``"cce-v"``, ``"ce-v"`` or ``"stage-v"`` (`VLEARNING_ALGORITHMS`).
+    algorithm : ``"cce-v"``, ``"ce-v"``, ``"stage-v"`` (`VLEARNING_ALGORITHMS`, with their papers'
+        rates), or a composition ``LEARNER+UPDATE`` (any learner of one utility query; its update's
+        averaging and output kernel, on per-state visit counts).
     episodes : int
+        A multiple of ``M``.
     seed : int
         The run's seed (one key, `vlearning_uniforms`).
+    feedback : ``"bandit:M"``
+        ``M`` episodes per round (the learners update once per round, with the round's means).
     bonus : float
-        ``c`` of the optimism bonus (``0`` switches it off).
+        ``c`` of the optimism bonus (default 1 for V-learning, 0 for compositions; 0 switches it off).
+    eta : float
+        A composition's learning rate, in the game's units (default 0.2, the paper's).
+    ix : float
+        A composition's implicit-exploration parameter ``gamma`` (default ``eta H / 2``).
+    optimistic : bool
+        Whether a learner's prediction is its last utility estimate at the state (default: True
+        for compositions, False for V-learning).
     draws : pair of arrays, optional
-        The uniform numbers to use instead of the seed's, as `vlearning_uniforms` returns them (for
-        reference implementations and tests).
+        The uniform numbers to use instead of the seed's, as `vlearning_uniforms` returns them.
     progress : called with the number of finished episodes after each chunk.
     """
+    spec, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
     if draws is not None:
-        episodes = _check_count("episodes", episodes)
-        draws = _check_draws(game, episodes, draws)
-        return _run(game, algorithm, episodes, bonus, [None], draws, progress)[0]
+        return _run(game, spec, episodes, [None], _check_draws(game, episodes, draws), progress)[0]
     run_key_data(seed)  # checks the seed
-    return _run(game, algorithm, episodes, bonus, [int(seed)], None, progress)[0]
+    return _run(game, spec, episodes, [int(seed)], None, progress)[0]
 
 
 def run_vlearning_batch(
@@ -407,14 +661,19 @@ def run_vlearning_batch(
     episodes: int,
     seeds: Sequence[int],
     *,
-    bonus: float = 1.0,
+    feedback: str = "bandit:1",
+    bonus: float | None = None,
+    eta: float | None = None,
+    ix: float | None = None,
+    optimistic: bool | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[VLearningResult]:
-    """Runs of V-learning for several seeds in one compiled call; run ``r`` equals
-    ``run_vlearning(..., seed=seeds[r])``."""
+    """Runs for several seeds in one compiled call; run ``r`` equals ``run_vlearning(..., seed=seeds[r])``
+    (its draws, states and actions exactly; its strategies to rounding)."""
+    spec, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds: need at least one seed")
     for s in seeds:
         run_key_data(s)
-    return _run(game, algorithm, episodes, bonus, [int(s) for s in seeds], None, progress)
+    return _run(game, spec, episodes, [int(s) for s in seeds], None, progress)

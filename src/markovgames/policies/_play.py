@@ -58,8 +58,4 @@ class PolicyPlayer:
             raise ValueError("call reset() before act()")
         # The index is drawn before the step: step 0 plays pi^{j_1}, never pi^{t_0}.
         self.index = int(policy.kernel.sample_next_at(h, np.asarray([state]), np.asarray([self.index]), self.rng)[0])
-        if isinstance(policy, VisitChainPolicy):
-            rows = [policy.action_distribution(i, self.index, h, state) for i in range(policy.num_players)]
-        else:
-            rows = [p[self.index - 1, h, state] for p in policy.policies]
-        return tuple(int(self.rng.choice(row.shape[-1], p=row)) for row in rows)
+        return tuple(int(self.rng.choice(p.shape[-1], p=p[self.index - 1, h, state])) for p in policy.policies)

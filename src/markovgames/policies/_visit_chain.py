@@ -34,12 +34,12 @@ from .._files import header_warnings_refused, open_regular
 from .._npz import ArchiveError, NpzArchive
 from .._rng import as_generator
 from .._schedules import stage_schedule
-from ._index_kernel import IndexKernel
+from ._index_kernel import KERNEL_KINDS, IndexKernel
 
 __all__ = ["VISIT_KERNEL_KINDS", "VisitChainPolicy", "VisitKernel", "MAX_DENSE_ENTRIES"]
 
 #: The kernels of V-learning's output policies: CCE-V/CE-V's (smooth) and stage-based V-learning's.
-VISIT_KERNEL_KINDS: tuple[str, ...] = ("smooth", "stage")
+VISIT_KERNEL_KINDS: tuple[str, ...] = KERNEL_KINDS
 
 #: Largest number of entries of the dense ``(K, H, S, A_i)`` policy arrays an evaluation builds.
 MAX_DENSE_ENTRIES = 2**28
@@ -50,8 +50,8 @@ class _VisitList:
 
     def __init__(self, kind: str, m: int, horizon: int):
         self.kind, self.m = kind, m
-        if kind == "smooth":
-            self.smooth = IndexKernel("smooth", m, horizon)
+        if kind != "stage":
+            self.smooth = IndexKernel(kind, m, horizon)
             return
         sched = stage_schedule(horizon, m)
         starts = sched.starts.astype(np.int64) - 1
@@ -66,7 +66,7 @@ class _VisitList:
 
     def push(self, b: np.ndarray) -> np.ndarray:
         """``nu(l) = sum_n b(n) mu_n(l)`` (axis 0 over ``n = 1..m`` in, over ``l = 1..m`` out)."""
-        if self.kind == "smooth":
+        if self.kind != "stage":
             return self.smooth.push(b)
         shape = (-1,) + (1,) * (b.ndim - 1)
         share = b / (self.hi - self.lo).reshape(shape)
@@ -77,7 +77,7 @@ class _VisitList:
 
     def pull(self, g: np.ndarray) -> np.ndarray:
         """``f(n) = sum_l mu_n(l) g(l)``."""
-        if self.kind == "smooth":
+        if self.kind != "stage":
             return self.smooth.pull(g)
         cs = np.concatenate([np.zeros((1,) + g.shape[1:]), np.cumsum(g, axis=0)])
         shape = (-1,) + (1,) * (g.ndim - 1)
@@ -85,7 +85,7 @@ class _VisitList:
 
     def sample(self, n: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The visit ``l`` (1-based) drawn by the uniform numbers ``u`` from counts ``n >= 1``."""
-        if self.kind == "smooth":
+        if self.kind != "stage":
             # P(L <= l | n) = W_l / W_n: the first l with log W_l >= log(1 - u) + log W_n.
             log_w = self.smooth._log_W
             target = np.log1p(-u) + log_w[n - 1]
@@ -104,16 +104,22 @@ class VisitKernel:
     """
 
     kind: str
-    horizon: int
-    num_states: int
-    states: np.ndarray  # (K, H): the state each episode visited at each step
+    visited: np.ndarray  # (K, H, S) bool: whether round k visited s at step h
     _lists: dict = field(init=False, repr=False, default_factory=dict)
 
     state_dependent = True
 
     @property
     def T(self) -> int:
-        return int(self.states.shape[0])
+        return int(self.visited.shape[0])
+
+    @property
+    def horizon(self) -> int:
+        return int(self.visited.shape[1])
+
+    @property
+    def num_states(self) -> int:
+        return int(self.visited.shape[2])
 
     @cached_property
     def _before(self) -> np.ndarray:
@@ -124,13 +130,12 @@ class VisitKernel:
                 f"the visit counts of this output policy need {K * H * S:,} entries (K={K}, H={H}, S={S}), "
                 f"above the limit {MAX_DENSE_ENTRIES:,}: evaluate a prefix, or a smaller game"
             )
-        onehot = np.zeros((H, K, S), dtype=np.int64)
-        onehot[np.arange(H)[None, :], np.arange(K)[:, None], self.states] = 1
+        onehot = np.moveaxis(self.visited, 0, 1).astype(np.int64)
         return np.cumsum(onehot, axis=1) - onehot
 
     def visits(self, h: int, s: int) -> np.ndarray:
-        """The 0-based rows of the episodes that visited ``s`` at step ``h``, in order."""
-        return np.flatnonzero(self.states[:, h] == s)
+        """The 0-based rows of the rounds that visited ``s`` at step ``h``, in order."""
+        return np.flatnonzero(self.visited[:, h, s])
 
     def _list(self, h: int, s: int) -> tuple[np.ndarray, _VisitList | None]:
         key = (h, s)
@@ -201,127 +206,143 @@ class VisitKernel:
 
 @dataclass(frozen=True, eq=False)
 class VisitChainPolicy:
-    """V-learning's output policy (docs/vlearning.md): the learners' policies at every visit, replayed
-    through a hidden episode index whose kernel depends on the step and the state.
+    """V-learning's output policy (docs/vlearning.md): the learners' policies at every round,
+    replayed through a hidden round index whose kernel depends on the step and the state.
+
+    A round is one episode for V-learning (``bandit:1``), ``M`` episodes under ``bandit:M``.
+    `from_episodes` builds it from a run's record.
 
     Parameters
     ----------
-    kind : ``"smooth"`` (CCE-V and CE-V learning) or ``"stage"`` (stage-based V-learning).
-    num_states : int
-        ``S`` of the game.
-    states : array_like, shape ``(K, H)``
-        ``states[k - 1, h]``: the state episode ``k`` visited at step ``h``.
-    played : tuple of ndarray
-        Per player ``(K, H, A_i)``: the distribution it played at that visit.
+    kind : an index kernel's kind: ``"smooth"`` (CCE-V and CE-V learning), ``"smooth-uniform"``,
+        ``"smooth-linear"`` or ``"stage"`` (stage-based V-learning).
+    visited : array_like of bool, shape ``(K, H, S)``
+        Whether round ``k`` visited state ``s`` at step ``h``.
+    policies : tuple of ndarray
+        Per player ``(K, H, S, A_i)``: ``pi^k_h(s)``, the policy it played at ``(h, s)`` in round
+        ``k``; where the round did not visit ``s`` the policy its learner would have played (played
+        by the output policy only before any visit: the initial one).
     """
 
     kind: str
-    num_states: int
-    states: np.ndarray
-    played: tuple[np.ndarray, ...]
+    visited: np.ndarray
+    policies: tuple[np.ndarray, ...]
 
     def __post_init__(self) -> None:
         if self.kind not in VISIT_KERNEL_KINDS:
             raise ValueError(f"kind must be one of {', '.join(map(repr, VISIT_KERNEL_KINDS))}, got {self.kind!r}")
-        if isinstance(self.num_states, bool) or not isinstance(self.num_states, (int, np.integer)):
-            raise ValueError(f"num_states must be an integer, got {self.num_states!r}")
-        num_s = int(self.num_states)
-        states = np.asarray(self.states)
-        if states.ndim != 2 or states.shape[0] < 1 or states.shape[1] < 1 or states.dtype.kind not in "iu":
-            raise ValueError(f"states: expected an integer array (K, H) with K, H >= 1, got {states.dtype} {states.shape}")
-        if num_s < 1 or states.min() < 0 or states.max() >= num_s:
-            raise ValueError(f"states: every entry must be a state in 0..{num_s - 1}")
-        played = tuple(np.asarray(p, dtype=np.float64) for p in self.played)
-        if not played:
-            raise ValueError("played: need at least one player")
-        for i, p in enumerate(played):
-            if p.ndim != 3 or p.shape[:2] != states.shape or p.shape[2] < 1:
-                raise ValueError(f"played[{i}]: expected shape (K, H, A_{i}) with (K, H) = {states.shape}, got {p.shape}")
+        visited = np.asarray(self.visited)
+        if visited.ndim != 3 or min(visited.shape) < 1 or visited.dtype != np.bool_:
+            raise ValueError(f"visited: expected a boolean array (K, H, S), got {visited.dtype} {visited.shape}")
+        policies = tuple(np.asarray(p, dtype=np.float64) for p in self.policies)
+        if not policies:
+            raise ValueError("policies: need at least one player")
+        for i, p in enumerate(policies):
+            if p.ndim != 4 or p.shape[:3] != visited.shape or p.shape[3] < 1:
+                raise ValueError(
+                    f"policies[{i}]: expected shape (K, H, S, A_{i}) with (K, H, S) = {visited.shape}, got {p.shape}"
+                )
             if not np.all(np.isfinite(p)) or np.any(p < -1e-12) or np.any(np.abs(p.sum(axis=-1) - 1.0) > 1e-9):
-                raise ValueError(f"played[{i}]: every row must be a probability vector")
-        object.__setattr__(self, "num_states", num_s)
-        object.__setattr__(self, "states", states.astype(np.int64))
-        object.__setattr__(self, "played", played)
+                raise ValueError(f"policies[{i}]: every row must be a probability vector")
+        object.__setattr__(self, "visited", visited)
+        object.__setattr__(self, "policies", policies)
+
+    @classmethod
+    def from_episodes(cls, kind: str, num_states: int, states, played, episodes_per_round: int = 1) -> VisitChainPolicy:
+        """The output policy of a run's record: ``states`` ``(E, H)`` the state of every episode at
+        every step, ``played`` per player ``(E, H, A_i)`` the policy played there, ``E`` a multiple of
+        ``episodes_per_round`` (rounds of that many episodes share their policies). Unvisited
+        entries are uniform (the learners' initial policies: the only ones the output policy plays
+        there). Refused above `MAX_DENSE_ENTRIES`."""
+        if isinstance(num_states, bool) or not isinstance(num_states, (int, np.integer)) or num_states < 1:
+            raise ValueError(f"num_states must be a positive integer, got {num_states!r}")
+        states = np.asarray(states)
+        if states.ndim != 2 or states.shape[0] < 1 or states.shape[1] < 1 or states.dtype.kind not in "iu":
+            raise ValueError(f"states: expected an integer array (E, H) with E, H >= 1, got {states.dtype} {states.shape}")
+        if states.min() < 0 or states.max() >= num_states:
+            raise ValueError(f"states: every entry must be a state in 0..{num_states - 1}")
+        m = int(episodes_per_round)
+        episodes, horizon = states.shape
+        if m < 1 or episodes % m:
+            raise ValueError(f"episodes_per_round: {m} does not divide the {episodes} episodes")
+        played = tuple(np.asarray(p, dtype=np.float64) for p in played)
+        for i, p in enumerate(played):
+            if p.ndim != 3 or p.shape[:2] != states.shape:
+                raise ValueError(f"played[{i}]: expected shape (E, H, A_{i}) with (E, H) = {states.shape}, got {p.shape}")
+        K = episodes // m
+        entries = K * horizon * num_states * (1 + sum(p.shape[2] for p in played))
+        if entries > MAX_DENSE_ENTRIES:
+            raise ValueError(
+                f"the dense form of this output policy needs {entries:,} entries (K={K}, H={horizon}, "
+                f"S={num_states}), above the limit {MAX_DENSE_ENTRIES:,}: keep fewer rounds, or a smaller game"
+            )
+        rounds = np.repeat(np.arange(K), m)[:, None]
+        steps = np.arange(horizon)[None, :]
+        visited = np.zeros((K, horizon, num_states), dtype=bool)
+        visited[rounds, steps, states] = True
+        policies = []
+        for p in played:
+            dense = np.full((K, horizon, num_states, p.shape[2]), 1.0 / p.shape[2])
+            dense[rounds, steps, states] = p  # a round's episodes at the same (h, s) played the same policy
+            policies.append(dense)
+        return cls(kind, visited, tuple(policies))
 
     # ------------------------------------------------------------------ sizes
     @property
     def T(self) -> int:
-        """``K``, the number of episodes (the index runs over ``1..K``)."""
-        return int(self.states.shape[0])
+        """``K``, the number of rounds (the index runs over ``1..K``)."""
+        return int(self.visited.shape[0])
 
     @property
     def horizon(self) -> int:
-        return int(self.states.shape[1])
+        return int(self.visited.shape[1])
+
+    @property
+    def num_states(self) -> int:
+        return int(self.visited.shape[2])
 
     @property
     def num_players(self) -> int:
-        return len(self.played)
+        return len(self.policies)
 
     @property
     def num_actions(self) -> tuple[int, ...]:
-        return tuple(int(p.shape[2]) for p in self.played)
+        return tuple(int(p.shape[3]) for p in self.policies)
 
     def prefix(self, K: int) -> VisitChainPolicy:
-        """The output policy after the first ``K`` episodes (the chain from ``k`` only reaches earlier episodes)."""
+        """The output policy after the first ``K`` rounds (the chain from ``k`` only reaches earlier rounds)."""
         if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or not 1 <= K <= self.T:
             raise ValueError(f"prefix K must be an integer in 1..{self.T}, got {K!r}")
         if K == self.T:
             return self
-        return VisitChainPolicy(self.kind, self.num_states, self.states[:K], tuple(p[:K] for p in self.played))
+        return VisitChainPolicy(self.kind, self.visited[:K], tuple(p[:K] for p in self.policies))
 
-    # ------------------------------------------------------------------ kernel and dense form
+    # ------------------------------------------------------------------ kernel
     @cached_property
     def kernel(self) -> VisitKernel:
         """The per-``(h, s)`` index kernel (push, pull, sampling in O(K) per state); built once per policy."""
-        return VisitKernel(self.kind, self.horizon, self.num_states, self.states)
+        return VisitKernel(self.kind, self.visited)
 
     def start_distribution(self) -> np.ndarray:
         return self.kernel.start_distribution()
 
-    @cached_property
-    def policies(self) -> tuple[np.ndarray, ...]:
-        """Per player the dense ``(K, H, S, A_i)`` policies ``pi^k_h(s)``: the visit's where episode ``k``
-        visited ``s`` at step ``h``, uniform elsewhere (the ``n = 0`` case). Refused above `MAX_DENSE_ENTRIES`."""
-        K, H, S = self.T, self.horizon, self.num_states
-        entries = K * H * S * sum(self.num_actions)
-        if entries > MAX_DENSE_ENTRIES:
-            raise ValueError(
-                f"the dense form of this output policy needs {entries:,} entries (K={K}, H={H}, S={S}), "
-                f"above the limit {MAX_DENSE_ENTRIES:,}: evaluate a prefix, or a smaller game"
-            )
-        out = []
-        rows, steps = np.arange(K)[:, None], np.arange(H)[None, :]
-        for p in self.played:
-            dense = np.full((K, H, S, p.shape[2]), 1.0 / p.shape[2])
-            dense[rows, steps, self.states] = p
-            out.append(dense)
-        return tuple(out)
-
     def joint_policy(self, index: int, h: int, s: int) -> np.ndarray:
         """The product distribution over joint actions played at ``(h, s)`` under index ``index``."""
         joint = np.ones(())
-        for i in range(self.num_players):
-            joint = np.multiply.outer(joint, self.action_distribution(i, index, h, s))
+        for p in self.policies:
+            joint = np.multiply.outer(joint, p[index - 1, h, s])
         return joint
-
-    def action_distribution(self, player: int, index: int, h: int, s: int) -> np.ndarray:
-        """Player ``player``'s part of the policy played at ``(h, s)`` under index ``index``."""
-        p = self.played[player]
-        if self.states[index - 1, h] == s:
-            return p[index - 1, h]
-        return np.full(p.shape[2], 1.0 / p.shape[2])
 
     # ------------------------------------------------------------------ files
     def save(self, path) -> None:
-        """Write an ``.npz`` file (no pickle): ``kind``, ``num_states``, ``states``, ``played_0..``."""
-        arrays = {f"played_{i}": p for i, p in enumerate(self.played)}
+        """Write an ``.npz`` file (no pickle): ``format``, ``kind``, ``visited``, ``policy_0..``."""
+        arrays = {f"policy_{i}": p for i, p in enumerate(self.policies)}
         np.savez_compressed(
             path,
             format=np.asarray("visit-chain"),
             kind=np.asarray(self.kind),
-            num_states=np.asarray(self.num_states),
             num_players=np.asarray(self.num_players),
-            states=self.states,
+            visited=self.visited,
             **arrays,  # type: ignore[arg-type]
         )
 
@@ -337,17 +358,16 @@ class VisitChainPolicy:
                 if not 1 <= n <= len(data.keys):
                     raise ArchiveError(f"num_players = {n}, but the archive holds {len(data.keys)} arrays")
                 kind = str(data.scalar("kind", "U"))
-                num_states = int(data.scalar("num_states", "iu"))
-                shape, _, dtype = data.header("states")
-                if len(shape) != 2 or dtype.kind not in "iu":
-                    raise ArchiveError(f"states: expected an integer array (K, H), got dtype {dtype} with shape {shape}")
-                states = data.read("states")
-                played = []
+                shape, _, dtype = data.header("visited")
+                if len(shape) != 3 or dtype != np.bool_:
+                    raise ArchiveError(f"visited: expected a boolean array (K, H, S), got dtype {dtype} with shape {shape}")
+                visited = data.read("visited")
+                policies = []
                 for i in range(n):
-                    shape, _, dtype = data.header(f"played_{i}")
-                    if len(shape) != 3 or dtype.kind != "f":
-                        raise ArchiveError(f"played_{i}: expected a float array (K, H, A_{i}), got {dtype} {shape}")
-                    played.append(data.read(f"played_{i}"))
-                return cls(kind, num_states, states, tuple(played))
+                    shape, _, dtype = data.header(f"policy_{i}")
+                    if len(shape) != 4 or dtype.kind != "f":
+                        raise ArchiveError(f"policy_{i}: expected a float array (K, H, S, A_{i}), got {dtype} {shape}")
+                    policies.append(data.read(f"policy_{i}"))
+                return cls(kind, visited, tuple(policies))
         except (ArchiveError, ValueError) as err:
             raise ArchiveError(f"{path}: {err}") from None
