@@ -1,0 +1,176 @@
+"""Bandit feedback (``feedback="bandit:M"``): the IX utility estimator, rounds of M episodes, refusals.
+
+The estimator is checked statistically through a run on a one-step, one-state game: after one
+round of ``M`` episodes with uniform play, a non-optimistic ``hedge`` plays
+``softmax(eta rho_2 u_hat)``, so ``2 (log theta(b) - log theta(0)) / eta`` is the round's estimate of
+``u(b) - u(0)`` (``rho_2 = 1/2`` for ``H = 1``). Its mean and variance are known exactly
+(`bandit_estimate_moments`); each z-test has a false-alarm rate of at most 1e-7 (Bonferroni over
+the seeds and actions), the variance test 1e-6.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import make_paper_game, make_random_game
+from markovgames.dynamics import _vlearning, bandit_estimate_moments, run, run_vlearning, run_vlearning_batch
+from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value, prefix_curves
+
+ETA = 0.2
+M = 2048
+SEEDS = 64
+
+
+def _estimates(game, ix: float):
+    """Per seed and player, the recovered ``u_hat(b) - u_hat(0)`` for ``b >= 1``."""
+    results = run_vlearning_batch(
+        game, "hedge+smooth", 2 * M, list(range(SEEDS)), feedback=f"bandit:{M}", eta=ETA, ix=ix, optimistic=False
+    )
+    out = []
+    for i in range(game.num_players):
+        theta = np.stack([r.played[i][M, 0] for r in results])  # round 2's strategy, (SEEDS, A_i)
+        out.append(2.0 * (np.log(theta[:, 1:]) - np.log(theta[:, :1])) / ETA)
+    return out
+
+
+def _exact(game, player: int, gamma: float = 0.0):
+    """Mean and variance of one round's ``u_hat(b) - u_hat(0)`` under uniform play, ``M`` visits."""
+    a_i = game.num_actions[player]
+    targets = np.moveaxis(game.rewards[0, player, 0], player, 0).reshape(a_i, -1)  # y = r (H = 1)
+    others = np.full(targets.shape[1], 1.0 / targets.shape[1])
+    theta = np.full(a_i, 1.0 / a_i)
+    mean, var = bandit_estimate_moments(targets, others, theta, 1, gamma=gamma, visits=M)
+    # The indicators of different actions never hold together: Cov(u_hat(b), u_hat(0)) per visit
+    # is -E[1{a=b} l / (theta_b + g)] E[1{a=0} l / (theta_0 + g)] (H = 1).
+    m = theta * ((1.0 - targets) @ others) / (theta + gamma)
+    diff_var = var[1:] + var[0] + 2.0 * m[1:] * m[0] / M
+    return mean[1:] - mean[0], diff_var
+
+
+@pytest.fixture(scope="module")
+def one_step_game():
+    return make_random_game(21, 2, 1, 1, (2, 3))
+
+
+def test_the_ix_estimate_is_unbiased_with_the_stated_variance(one_step_game):
+    game = one_step_game
+    estimates = _estimates(game, ix=0.0)
+    for i, d in enumerate(estimates):
+        mean, var = _exact(game, i)
+        # The unbiased mean is the true utility difference [r_i pi_-i](b) - [r_i pi_-i](0).
+        u = np.moveaxis(game.rewards[0, i, 0], i, 0).reshape(game.num_actions[i], -1).mean(axis=1)
+        np.testing.assert_allclose(mean, u[1:] - u[0], rtol=0, atol=1e-12)
+        z = (d - mean) / np.sqrt(var)
+        limit = stats.norm.isf(1e-7 / (2 * d.size))
+        assert np.all(np.abs(z) < limit), (i, z.max(), z.min(), limit)
+        # Variance: (SEEDS - 1) s^2 / var ~ chi2(SEEDS - 1), two-sided at 1e-6 per column.
+        ratio = (SEEDS - 1) * d.var(axis=0, ddof=1) / var
+        lo, hi = stats.chi2.ppf(0.5e-6 / d.shape[1], SEEDS - 1), stats.chi2.isf(0.5e-6 / d.shape[1], SEEDS - 1)
+        assert np.all((ratio > lo) & (ratio < hi)), (i, ratio, lo, hi)
+
+
+def test_implicit_exploration_biases_the_estimate_as_stated(one_step_game):
+    """With gamma > 0 the mean moves by the stated bias: the unbiased mean is rejected (the test can fail)."""
+    game = one_step_game
+    estimates = _estimates(game, ix=0.5)
+    for i, d in enumerate(estimates):
+        biased_mean, var = _exact(game, i, gamma=0.5)
+        unbiased_mean, _ = _exact(game, i)
+        z_biased = (d.mean(axis=0) - biased_mean) / np.sqrt(var / SEEDS)
+        z_unbiased = (d.mean(axis=0) - unbiased_mean) / np.sqrt(var / SEEDS)
+        assert np.all(np.abs(z_biased) < 5.5)
+        assert np.any(np.abs(z_unbiased) > 8.0)
+
+
+def test_pooling_pairwise_and_by_tables_agree(monkeypatch):
+    game = make_random_game(4, 2, 2, 3, (2, 2))
+    runs = []
+    for factor in (1e9, 0.0):  # every round pooled pairwise, then every round through tables
+        monkeypatch.setattr(_vlearning, "_PAIRS_FACTOR", factor)
+        jax.clear_caches()
+        runs.append(run_vlearning(game, "bm-hedge+smooth", 60, feedback="bandit:4", seed=3))
+    jax.clear_caches()
+    a, b = runs
+    np.testing.assert_array_equal(a.actions, b.actions)
+    for x, y in zip(a.played, b.played, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
+    for x, y in zip(a.value_estimates, b.value_estimates, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("algorithm", ["hedge+smooth", "bm-logbarrier+smooth-linear", "rm-plus+stage"])
+def test_rounds_of_m_episodes(algorithm):
+    game = make_paper_game()
+    result = run_vlearning(game, algorithm, 48, feedback="bandit:4", seed=1)
+    assert (result.rounds, result.episodes_per_round, result.samples_used) == (12, 4, 96)
+    policy = result.policy
+    assert (
+        policy.T == 12
+        and policy.kind == {"hedge": "smooth", "bm-logbarrier": "smooth-linear", "rm-plus": "stage"}[algorithm.split("+")[0]]
+    )
+    # A round's episodes play the same strategies at the same (h, s); a round visits state 0 at step 0.
+    for p in result.played:
+        rounds = p.reshape(12, 4, 2, -1)
+        same = result.states.reshape(12, 4, 2)[:, :, None, :] == result.states.reshape(12, 4, 2)[:, None, :, :]
+        diff = np.abs(rounds[:, :, None] - rounds[:, None, :]).max(axis=-1).transpose(0, 1, 2, 3)
+        assert np.all(diff[same] == 0)
+    assert np.all(result.counts[0] == [12, 0])
+    assert np.all(result.counts.sum(axis=1) >= 12) and np.all(result.counts <= 12)
+    curves = prefix_curves(game, policy, [1, 5, 12])
+    np.testing.assert_allclose(curves.value[-1], policy_value(game, policy), rtol=0, atol=1e-12)
+    ce, cce = exact_ce_gap(game, policy.prefix(5)), exact_cce_gap(game, policy.prefix(5))
+    assert -1e-12 <= ce.gap <= curves.certified_ce_gap[1] + 1e-12
+    assert cce.gap <= curves.certified_cce_gap[1] + 1e-12
+
+
+def test_run_refuses_bandit_feedback_with_a_pointer():
+    with pytest.raises(ValueError, match=r"online play.*run_vlearning\(game, ALGORITHM, episodes, feedback='bandit:4'\)"):
+        run(make_paper_game(), "smooth_cce", T=5, feedback="bandit:4")
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "kwargs", "message"),
+    [
+        ("hedge+smooth", {"feedback": "bandit:0"}, "feedback must be 'bandit:M'"),
+        ("hedge+smooth", {"feedback": "sampled:2"}, "feedback must be 'bandit:M'"),
+        ("hedge+smooth", {"feedback": "bandit:3"}, "episodes = 8 is not a multiple of the 3 episodes per round"),
+        ("cce-v", {"eta": 0.1}, "cce-v uses its paper's rates"),
+        ("hedge+smooth", {"eta": 0.0}, "eta must be a finite number > 0"),
+        ("hedge+smooth", {"ix": -1.0}, "ix must be a finite number >= 0"),
+        ("hedge+smooth", {"optimistic": 1}, "optimistic must be True or False"),
+        ("extragradient+smooth-uniform", {}, "two utility queries"),
+        ("hedge+cubic", {}, "unknown value update"),
+    ],
+)
+def test_bad_bandit_arguments_are_refused(algorithm, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        run_vlearning(make_paper_game(), algorithm, 8, **kwargs)
+
+
+def test_a_users_learner_that_plays_garbage_is_stopped(tmp_path):
+    source = tmp_path / "bad_learner.py"
+    source.write_text(
+        "import jax.numpy as jnp\n"
+        "from typing import NamedTuple\n"
+        "from markovgames.learners import Learner, LearnerSpec\n"
+        "class S(NamedTuple):\n"
+        "    count: object\n"
+        "def build(axis):\n"
+        "    def init(shape, dtype):\n"
+        "        return S(jnp.zeros(shape, dtype))\n"
+        "    def play(state, prediction, eta, decay):\n"
+        "        n = state.count.shape[axis]\n"
+        "        # Uniform at first; once a state has been observed, a vector summing to 2.\n"
+        "        return jnp.where(jnp.any(state.count > 0), 2.0, 1.0) / n * jnp.ones_like(state.count), state\n"
+        "    def observe(state, utility, decay):\n"
+        "        return S(state.count + 1.0)\n"
+        "    return Learner(init, play, observe)\n"
+        "LEARNER = LearnerSpec('doubler', build)\n"
+    )
+    from markovgames.dynamics import LearnerOutputError
+
+    with pytest.raises(LearnerOutputError, match="learner 'doubler' played a strategy that is not a probability vector"):
+        run_vlearning(make_paper_game(), f"{source}:LEARNER+smooth", 6, seed=0)
