@@ -18,8 +18,16 @@ feedback on the game's episodes); one adversarial bandit and one value estimate 
   (:math:`\eta = \sqrt{2\ln A_i/(A_i L_j)}`, :math:`\gamma = \eta/2`); at a stage's end
   :math:`V_h(s) = \min(H-h, \bar y + c\sqrt{H^2A_i/L_j})`, :math:`\bar y` the mean target of the stage.
 
-The whole episode loop is one ``lax.scan`` per chunk of episodes (float64); a batch of seeds is
-one ``vmap`` of it. Draws: `vlearning_uniforms` (one key per run, ``fold_in`` by purpose and
+The bandits are the library's learners (``hedge``, ``bm-hedge``) under the learner protocol, fed
+the utility estimate :math:`H(1-\hat\ell)`; so any composition ``LEARNER+UPDATE`` runs the same
+way on **bandit feedback** (``feedback="bandit:M"``): rounds of ``M`` episodes of the current
+policies, a clock per (step, state) counting the rounds that visit it, the round's visits pooled
+into one update there (its mean target and mean loss estimate), the learner's rate ``eta`` and
+the update's averaging. V-learning is ``bandit:1`` with its papers' rates.
+
+The whole loop is one ``lax.scan`` over the rounds of a chunk (float64): a round is a scan over
+its episodes (each a scan over the steps) and then one over its visits; a batch of seeds is one
+``vmap`` of it. Draws: `vlearning_uniforms` (one key per run, ``fold_in`` by purpose and
 episode), public so that a reference implementation can be fed the very same numbers.
 """
 
