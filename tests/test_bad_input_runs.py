@@ -300,8 +300,16 @@ CASES: list[Case] = [
         RUN_S,
         "a feedback model that does not exist",
         None,
-        ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--feedback", "bandit", "--out", "out"),
-        ("--feedback", "unknown feedback model 'bandit'", "sampled:K", "sampled:exact"),
+        ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--feedback", "telepathy", "--out", "out"),
+        ("--feedback", "unknown feedback model 'telepathy'", "sampled:K", "sampled:exact"),
+    ),
+    Case(
+        "run-feedback-bandit",
+        RUN_S,
+        "bandit feedback, which a LEARNER+UPDATE value update cannot take",
+        None,
+        ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--feedback", "bandit:4", "--out", "out"),
+        ("--feedback", "feedback model 'bandit:4' is online play", "run_vlearning", "markovgames vlearn"),
     ),
     Case(
         "run-feedback-samples",

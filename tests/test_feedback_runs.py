@@ -91,7 +91,7 @@ def test_samples_are_counted_per_iteration_and_per_value_update():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("bandit", "unknown feedback model"),
+        ("bandit", "is online play.*run_vlearning"),
         ("sampled", "give the number of samples"),
         ("sampled:0", "from 1 to"),
         ("sampled:-3", "from 1 to"),

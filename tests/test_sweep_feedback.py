@@ -184,7 +184,7 @@ CONFIG_BASE = 'T = 20\ngames = ["paper"]\nalgorithms = ["hedge+smooth"]\n'
 @pytest.mark.parametrize(
     "text,needle",
     [
-        ('feedbacks = ["bandit"]\n', "sweep.toml: feedbacks[0]: unknown feedback model 'bandit'"),
+        ('feedbacks = ["bandit"]\n', "sweep.toml: feedbacks[0]: feedback model 'bandit' is online play"),
         ('feedbacks = ["full", "sampled:0"]\n', "sweep.toml: feedbacks[1]: feedback model 'sampled:0'"),
         ('feedbacks = ["sampled:2", "sampled:02"]\n', "sweep.toml: feedbacks: repeated value"),
         ("feedbacks = []\n", "sweep.toml: feedbacks: expected a feedback model"),
