@@ -43,6 +43,8 @@ BASE_GAME = game_to_dict(paper_game())
 SPARSE_GAME = game_to_dict(paper_game().to_sparse())
 
 RUN = ["--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--quiet"]
+#: The finished V-learning run of the cases with ``needs_vlearn`` (``markovgames vlearn ... --out PATH``).
+VLEARN = ["vlearn", "paper", "--algorithm", "cce-v", "--episodes", "20", "--quiet", "--out"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class Case:
     argv: tuple[str, ...]
     expect: tuple[str, ...]
     needs_run: bool = False  # the working directory gets a finished run in ./run
+    needs_vlearn: bool = False  # the working directory gets a finished V-learning run in ./vl
     subprocess: bool = False  # also run as a real process (exit status, stderr)
 
 
@@ -193,9 +196,18 @@ def finished_run(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def finished_vlearn(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("finished") / "vl"
+    assert main([*VLEARN, str(path)]) == 0
+    return path
+
+
 def _prepare(case: Case, workdir: Path, request) -> None:
     if case.needs_run:
         shutil.copytree(request.getfixturevalue("finished_run"), workdir / "run")
+    if case.needs_vlearn:
+        shutil.copytree(request.getfixturevalue("finished_vlearn"), workdir / "vl")
     if case.setup is not None:
         case.setup(workdir)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from bad_input import RUN, _call, _check_message, _prepare, _snapshot, releasing_held_locks
+from bad_input import RUN, VLEARN, _call, _check_message, _prepare, _snapshot, releasing_held_locks
 from markovgames.cli import main
 from test_bad_input_commands import CASES as COMMANDS
 from test_bad_input_evaluate import CASES as EVALUATE
@@ -91,7 +91,7 @@ def _doc_rows() -> None:  # pragma: no cover - a maintenance helper
     import io
     import tempfile
 
-    finished = None
+    finished = finished_vlearn = None
     section = None
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,6 +106,12 @@ def _doc_rows() -> None:  # pragma: no cover - a maintenance helper
                             ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20", "--out", str(finished), "--quiet"]
                         )
                 shutil.copytree(finished, workdir / "run")
+            if case.needs_vlearn:
+                if finished_vlearn is None:
+                    finished_vlearn = Path(tmp) / "finished_vlearn"
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        main([*VLEARN, str(finished_vlearn)])
+                shutil.copytree(finished_vlearn, workdir / "vl")
             if case.setup is not None:
                 case.setup(workdir)
             os.chdir(workdir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,14 +17,17 @@ from bad_input import (
     _busy,
     _fifo,
     _foreign_directory,
+    _write_game,
     check_case,
     finished_run,  # noqa: F401 - the fixture of the cases that need a finished run
+    finished_vlearn,  # noqa: F401 - the fixture of the cases that need a finished V-learning run
 )
 
 SOLVE_S = "markovgames solve"
 REPRO_S = "markovgames reproduce"
 PLOT_S = "markovgames plot and summarize"
 CERT_S = "markovgames certify"
+VLEARN_S = "markovgames vlearn"
 ARGS_S = "Any command"
 
 
@@ -93,6 +97,23 @@ def _results_too_many_rows(d: Path) -> None:
     _results(d)
     table = pq.read_table(d / "sw" / "results.parquet")
     pq.write_table(table.take(np.zeros(1_000_001, dtype=np.int64)), d / "sw" / "results.parquet")
+
+
+def _in_vlearn(change: Callable[[Path], object]):
+    """Change the finished V-learning run copied to ./vl (cases with ``needs_vlearn``)."""
+    return lambda d: change(d / "vl")
+
+
+def _flip_last_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _edit_metrics(directory: Path, **fields) -> None:
+    metrics = json.loads((directory / "metrics.json").read_text())
+    metrics.update(fields)
+    (directory / "metrics.json").write_text(json.dumps(metrics))
 
 
 CASES: list[Case] = [
@@ -192,6 +213,132 @@ CASES: list[Case] = [
         ),
         ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert", "--overwrite"),
         ("cert", "holds a markovgames sweep directory, not a run"),
+    ),
+    # ---- markovgames vlearn (and evaluate of its directory)
+    Case(
+        "vlearn-unknown-algorithm",
+        VLEARN_S,
+        "an algorithm that is not a V-learning algorithm",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce", "--episodes", "100", "--out", "vl"),
+        ("--algorithm", "unknown V-learning algorithm 'cce'", "cce-v, ce-v, stage-v", "did you mean 'cce-v'?"),
+    ),
+    Case(
+        "vlearn-episodes-zero",
+        VLEARN_S,
+        "episodes < 1",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "0", "--out", "vl"),
+        ("--episodes", "at least 1", "got 0"),
+    ),
+    Case(
+        "vlearn-episodes-too-many",
+        VLEARN_S,
+        "more episodes than a run's record may keep",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "1e9", "--out", "vl"),
+        ("--episodes", "1,000,000,000 episodes", "8.0 GiB", "choose fewer episodes"),
+    ),
+    Case(
+        "vlearn-bonus-negative",
+        VLEARN_S,
+        "a negative bonus",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "100", "--bonus", "-1", "--out", "vl"),
+        ("--bonus", ">= 0", "'-1'"),
+    ),
+    Case(
+        "vlearn-checkpoint-beyond-episodes",
+        VLEARN_S,
+        "a checkpoint beyond the number of episodes",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "100", "--checkpoints", "10,500", "--out", "vl"),
+        ("--checkpoints", "500 is beyond the 100 episodes"),
+    ),
+    Case(
+        "vlearn-game-missing",
+        VLEARN_S,
+        "no game",
+        None,
+        ("vlearn", "--algorithm", "cce-v", "--episodes", "100", "--out", "vl"),
+        ("GAME: missing",),
+    ),
+    Case(
+        "vlearn-out-unwritable",
+        VLEARN_S,
+        "an output directory that cannot be created (its parent is a file)",
+        _a_file,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "100", "--out", "afile/vl"),
+        ("--out afile/vl", "afile is not a directory"),
+    ),
+    Case(
+        "vlearn-out-holds-another-run",
+        VLEARN_S,
+        "an output directory that already holds a run, without --overwrite",
+        _another_run("vl"),
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "100", "--out", "vl"),
+        ("vl", "not empty", "--overwrite"),
+    ),
+    Case(
+        "vlearn-overwrite-not-a-run",
+        VLEARN_S,
+        "--overwrite of a directory that holds no markovgames run (no marker file)",
+        lambda d: _foreign_directory(d, "vl"),
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "100", "--out", "vl", "--overwrite"),
+        ("vl", "holds no markovgames run", "'vlearn'"),
+    ),
+    Case(
+        "vlearn-out-contains-game",
+        VLEARN_S,
+        "--out naming the directory of the game file it reads (it would delete its own input)",
+        _both(lambda d: (d / "games").mkdir(), _write_game("games/g.json")),
+        ("vlearn", "games/g.json", "--algorithm", "cce-v", "--episodes", "100", "--out", "games", "--overwrite"),
+        ("--out games", "contains the input games/g.json"),
+    ),
+    Case(
+        "evaluate-vlearn-K-beyond-run",
+        VLEARN_S,
+        "K' beyond the V-learning run's episodes",
+        None,
+        ("evaluate", "vl", "-T", "500"),
+        ("-T", "the V-learning run has 20 episodes", "1..20", "got 500"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "evaluate-vlearn-policy-damaged",
+        VLEARN_S,
+        "a policy.npz that is not the one the run wrote (its SHA-256 differs)",
+        _in_vlearn(lambda d: _flip_last_byte(d / "policy.npz")),
+        ("evaluate", "vl", "--exact"),
+        ("vl/policy.npz", "SHA-256 differs", "metrics.json"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "evaluate-vlearn-metrics-algorithm",
+        VLEARN_S,
+        "a metrics.json whose algorithm is not a V-learning algorithm (a name read back is never loaded)",
+        _in_vlearn(lambda d: _edit_metrics(d, algorithm="evil.py:X")),
+        ("evaluate", "vl"),
+        ("vl/metrics.json", "algorithm", "cce-v, ce-v, stage-v", "evil.py:X"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "evaluate-vlearn-out-is-the-policy",
+        VLEARN_S,
+        "--out naming the output policy the evaluation reads",
+        None,
+        ("evaluate", "vl", "--out", "vl/policy.npz", "--overwrite"),
+        ("--out vl/policy.npz", "is the input vl/policy.npz"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "plot-vlearn-directory",
+        VLEARN_S,
+        "a V-learning run given to a command that reads a run of 'markovgames run'",
+        None,
+        ("plot", "vl"),
+        ("vl", "holds a V-learning run", "'markovgames evaluate' reads it"),
+        needs_vlearn=True,
     ),
     Case(
         "reproduce-T-memory",

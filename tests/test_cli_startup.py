@@ -98,6 +98,7 @@ def test_version_is_the_installed_distributions(tmp_path, monkeypatch):
 def test_the_parsers_constants_are_the_librarys():
     from markovgames._dtypes import DTYPES
     from markovgames.cli import _defaults
+    from markovgames.dynamics import VLEARNING_ALGORITHMS
     from markovgames.evaluation import DEFAULT_MAX_WORK
     from markovgames.experiments._sweep_config import SweepConfig
     from markovgames.games import DEFAULT_MAX_FILE_BYTES, GAME_FILE_SUFFIXES, MAX_GAME_ENTRIES, REWARD_DISTRIBUTIONS
@@ -109,6 +110,7 @@ def test_the_parsers_constants_are_the_librarys():
     assert _defaults.GAME_FILE_SUFFIXES == GAME_FILE_SUFFIXES
     assert _defaults.DEFAULT_MAX_WORK == DEFAULT_MAX_WORK
     assert _defaults.SWEEP_CONFIG_KEYS == tuple(SweepConfig.model_fields)
+    assert _defaults.VLEARNING_ALGORITHMS == VLEARNING_ALGORITHMS
 
 
 def _help(parser: argparse.ArgumentParser, path: list[str]) -> str:

@@ -13,6 +13,7 @@ __all__ = [
     "GAME_FILE_SUFFIXES",
     "DEFAULT_MAX_WORK",
     "SWEEP_CONFIG_KEYS",
+    "VLEARNING_ALGORITHMS",
 ]
 
 #: ``sorted(markovgames._dtypes.DTYPES)``
@@ -25,6 +26,8 @@ MAX_GAME_ENTRIES = 2**28
 DEFAULT_MAX_FILE_BYTES = 256 * 2**20
 #: `markovgames.games.GAME_FILE_SUFFIXES`
 GAME_FILE_SUFFIXES = (".json", ".npz")
+#: `markovgames.dynamics.VLEARNING_ALGORITHMS`
+VLEARNING_ALGORITHMS = ("cce-v", "ce-v", "stage-v")
 #: `markovgames.evaluation.DEFAULT_MAX_WORK`
 DEFAULT_MAX_WORK = 2 * 10**9
 #: A sweep configuration's top-level keys, the fields of ``SweepConfig``: an unknown option of

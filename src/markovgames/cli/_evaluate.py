@@ -2,7 +2,8 @@
 
 ``markovgames evaluate RUN_DIR [-T T'] [--exact] [--monte-carlo N --seed S]`` prints a table and
 writes ``evaluation.json`` (into ``RUN_DIR`` unless ``--out`` says otherwise; an existing file is
-replaced only with ``--overwrite``).
+replaced only with ``--overwrite``). ``RUN_DIR`` is written by ``markovgames run``, or by
+``markovgames vlearn``: then ``-T K'`` evaluates V-learning's output policy after ``K'`` episodes.
 """
 
 from __future__ import annotations
@@ -26,19 +27,26 @@ from ._signals import raise_if_terminated
 
 __all__ = ["add_evaluate_parser", "evaluate_run_directory"]
 
-#: What an evaluation reads in a run directory (`markovgames.experiments.load_run_directory`):
+#: What an evaluation reads in a run directory (`markovgames.experiments.load_run_directory`; a
+#: V-learning directory's policy.npz, `markovgames.experiments._vlearn_dir`):
 #: an ``--out`` may not be, contain or lie inside any of them.
-RUN_INPUTS = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", ".markovgames")
+RUN_INPUTS = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", "policy.npz", ".markovgames")
 
 
 def add_evaluate_parser(subparsers):
     p = subparsers.add_parser(
         "evaluate",
         help=HELP["evaluate"],
-        description="Evaluate the output policy (Algorithm 3 or 4) of a run directory after T' iterations.",
+        description="Evaluate the output policy (Algorithm 3 or 4) of a run directory after T' iterations, or "
+        "V-learning's output policy after K' episodes.",
     )
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a directory written by 'markovgames run'")
-    p.add_argument("-T", dest="T", default=None, help="the prefix T' to evaluate (default: the run's T)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a directory written by 'markovgames run' or 'markovgames vlearn'")
+    p.add_argument(
+        "-T",
+        dest="T",
+        default=None,
+        help="the prefix T' to evaluate (default: the run's T); of a V-learning run, the number of episodes K' (default: all)",
+    )
     p.add_argument("--exact", action="store_true", help="compute the exact CE and CCE gaps")
     p.add_argument("--max-work", type=float, default=DEFAULT_MAX_WORK, help="refuse exact evaluations above this work estimate")
     p.add_argument("--monte-carlo", default=None, metavar="N", help="also estimate values from N sampled episodes (1e5 allowed)")
@@ -68,15 +76,27 @@ def evaluate_run_directory(
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
 ) -> dict:
-    """The fields of ``evaluation.json`` for a run directory (see the module docstring); ``max_bytes``
-    and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
+    """The fields of ``evaluation.json`` for a run directory, or a V-learning directory (written by
+    ``markovgames vlearn``: ``T_prime`` is then a number of episodes), see the module docstring;
+    ``max_bytes`` and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
     import numpy as np
 
-    from ..evaluation import exact_cce_gap, exact_ce_gap, monte_carlo_value
     from ..experiments import load_run_directory, versions
     from ..experiments._rundir import feedback_fields, original_unit_fields, regret_fields, settings_fields, units_field
+    from ..experiments._vlearn_dir import is_vlearning_directory
     from ..policies import IndexChainPolicy
 
+    if is_vlearning_directory(run_dir):
+        return _evaluate_vlearning_directory(
+            run_dir,
+            T_prime,
+            exact=exact,
+            monte_carlo=monte_carlo,
+            seed=seed,
+            max_work=max_work,
+            max_bytes=max_bytes,
+            max_entries=max_entries,
+        )
     stored = load_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
     T = stored.T
     T_prime = T if T_prime is None else T_prime
@@ -130,10 +150,69 @@ def evaluate_run_directory(
             if policies is None:  # unreachable: trajectory_files was checked above
                 raise AssertionError("a trajectory that is gone")
             policy = IndexChainPolicy(kind, policies).prefix(T_prime)
+    report.update(_exact_and_monte_carlo(stored.game, policy, exact, monte_carlo, seed, max_work))
+    units = stored.game.units
+    if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
+        report["units"] = units_field(units)
+        report.update(original_unit_fields(report, units, stored.game.horizon))
+    report["versions"] = versions()
+    return report
+
+
+def _evaluate_vlearning_directory(
+    run_dir,
+    K_prime: int | None,
+    *,
+    exact: bool,
+    monte_carlo: int | None,
+    seed: int,
+    max_work: float,
+    max_bytes: int | None,
+    max_entries: int,
+) -> dict:
+    """`evaluate_run_directory` of a V-learning directory: the output policy after ``K_prime`` episodes
+    (default all), its value and certified bounds (`markovgames.evaluation.prefix_curves`), and with
+    ``exact`` and ``monte_carlo`` its exact gaps and estimates, as for a run's output policy."""
+    from ..evaluation import prefix_curves
+    from ..experiments import versions
+    from ..experiments._rundir import original_unit_fields, units_field
+    from ..experiments._vlearn_dir import VLEARNING_KIND, load_vlearning_directory, vlearning_checkpoint_records
+
+    stored = load_vlearning_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
+    K = stored.episodes
+    K_prime = K if K_prime is None else K_prime
+    if not 1 <= K_prime <= K:
+        raise CliError(f"-T: the V-learning run has {K} episodes; choose K' in 1..{K}, got {K_prime}")
+    policy = stored.policy.prefix(K_prime)
+    (record,) = vlearning_checkpoint_records(prefix_curves(stored.game, policy, [K_prime]), stored.game.horizon)
+    report: dict = {
+        "run_dir": str(run_dir),
+        "kind": VLEARNING_KIND,
+        "algorithm": stored.algorithm,
+        "seed": stored.seed,
+        "bonus": stored.bonus,
+        **record,  # episodes (K'), samples_used (K' H), the value, the certified bounds and gaps
+    }
+    report.update(_exact_and_monte_carlo(stored.game, policy, exact, monte_carlo, seed, max_work))
+    units = stored.game.units
+    if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
+        report["units"] = units_field(units)
+        report.update(original_unit_fields(report, units, stored.game.horizon))
+    report["versions"] = versions()
+    return report
+
+
+def _exact_and_monte_carlo(game, policy, exact: bool, monte_carlo: int | None, seed: int, max_work: float) -> dict:
+    """The report's exact gaps (``--exact``) and Monte Carlo estimates (``--monte-carlo``) of ``policy``."""
+    import numpy as np
+
+    from ..evaluation import exact_cce_gap, exact_ce_gap, monte_carlo_value
+
+    report: dict = {}
     ce_res = cce_res = None
     if exact:
-        ce_res = exact_ce_gap(stored.game, policy, max_work=max_work)
-        cce_res = exact_cce_gap(stored.game, policy, max_work=max_work)
+        ce_res = exact_ce_gap(game, policy, max_work=max_work)
+        cce_res = exact_cce_gap(game, policy, max_work=max_work)
         report.update(
             {
                 "exact_ce_gap": float(ce_res.gap),
@@ -152,32 +231,23 @@ def evaluate_run_directory(
         # Independent streams for the value and the two deviations, and for different seeds
         # (seed, seed + 1, seed + 2 would share streams with the next seeds' estimates).
         value_stream, ce_stream, cce_stream = np.random.SeedSequence(seed).spawn(3)
-        batch = _monte_carlo_batch(stored.game)
+        batch = _monte_carlo_batch(game)
 
         def check(done: int) -> None:  # after each batch: a SIGTERM whose exception was swallowed (._signals)
             raise_if_terminated()
 
-        est = monte_carlo_value(stored.game, policy, monte_carlo, value_stream, batch_size=batch, progress=check)
+        est = monte_carlo_value(game, policy, monte_carlo, value_stream, batch_size=batch, progress=check)
         mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
         if ce_res is not None and cce_res is not None:  # both computed (exact), or neither
             i = ce_res.player
-            dev = monte_carlo_value(
-                stored.game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch, progress=check
-            )
+            dev = monte_carlo_value(game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch, progress=check)
             mc["ce_deviation_player"] = i
             mc["ce_deviation_value_mean"], mc["ce_deviation_value_stderr"] = float(dev.mean[i]), float(dev.stderr[i])
             j = cce_res.player
-            dev = monte_carlo_value(
-                stored.game, policy, monte_carlo, cce_stream, cce_res.deviation, batch_size=batch, progress=check
-            )
+            dev = monte_carlo_value(game, policy, monte_carlo, cce_stream, cce_res.deviation, batch_size=batch, progress=check)
             mc["cce_deviation_player"] = j
             mc["cce_deviation_value_mean"], mc["cce_deviation_value_stderr"] = float(dev.mean[j]), float(dev.stderr[j])
         report["monte_carlo"] = mc
-    units = stored.game.units
-    if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
-        report["units"] = units_field(units)
-        report.update(original_unit_fields(report, units, stored.game.horizon))
-    report["versions"] = versions()
     return report
 
 
@@ -269,8 +339,15 @@ def _print(report: dict, out: Path) -> None:
     variant += [f"eta schedule {report['eta_schedule']}"] if "eta_schedule" in report else []
     if "feedback" in report:
         variant += [f"feedback {report['feedback']}" + ("" if report.get("seed") is None else f", seed {report['seed']}")]
+    if report.get("kind") == "vlearning":
+        variant += [f"seed {report['seed']}", f"bonus {report['bonus']:g}"]
     shown = f" ({markup_safe(', '.join(variant))})" if variant else ""
-    table = Table(title=f"{markup_safe(report['algorithm'])}{shown} output policy after T' = {report['T']}")
+    after = (
+        f"K' = {report['episodes']:,} episodes ({report['samples_used']:,} samples)"
+        if report.get("kind") == "vlearning"
+        else f"T' = {report['T']}"
+    )
+    table = Table(title=f"{markup_safe(report['algorithm'])}{shown} output policy after {after}")
     table.add_column("quantity")
     for i in range(n):
         table.add_column(f"player {i}", justify="right")
@@ -306,7 +383,7 @@ def _print(report: dict, out: Path) -> None:
                 )
                 table.add_row(name, *cells, "")
     console.print(table)
-    if "samples_used" in report:
+    if "samples_used" in report and report.get("kind") != "vlearning":  # in the title of a V-learning run's
         console.print(f"samples drawn in the first T' = {report['T']} iterations: {report['samples_used']:,}", markup=False)
     if "units" in report:
         console.print(_original_units_line(report), soft_wrap=True, markup=False)

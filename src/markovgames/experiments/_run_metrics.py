@@ -71,6 +71,12 @@ def read_metrics(metrics_path: Path) -> dict[str, Any]:
         raise RunDirectoryError(str(err)) from None
     if not isinstance(metrics, dict):
         raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
+    if metrics.get("kind") == "vlearning":
+        # Written by 'markovgames vlearn': an output policy and its checkpoints, no curve or trajectory.
+        raise RunDirectoryError(
+            f"{metrics_path.parent}: holds a V-learning run ('markovgames vlearn'), not one of 'markovgames run'; "
+            "'markovgames evaluate' reads it"
+        )
     algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
     update = _field(
         metrics,

@@ -101,7 +101,7 @@ MARKER_FILE = ".markovgames"
 MARKER_FORMAT = "markovgames-output/1"
 #: The kinds of marked directory that ``overwrite=True`` replaces as a whole (a sweep's and a
 #: reproduction's markers say what they hold, and are never replaced by a run).
-REPLACEABLE_KINDS = ("run", "solve", "certify")
+REPLACEABLE_KINDS = ("run", "solve", "certify", "vlearn")
 
 
 def run_directory_bytes(
@@ -429,19 +429,19 @@ def _check_marker(out: Path) -> None:
     if kind is None:
         raise RunDirectoryError(
             f"{out}: holds no markovgames run (no {MARKER_FILE} marker); overwrite=True replaces only a directory "
-            "written by 'markovgames run' or 'solve', so remove it yourself or choose another output directory"
+            "written by 'markovgames run', 'solve', 'certify' or 'vlearn', so remove it yourself or choose another output directory"
         )
     if kind not in REPLACEABLE_KINDS:
         # A sweep or a reproduction is markovgames's too, but not a directory that a run replaces.
         raise RunDirectoryError(
             f"{out}: holds a markovgames {printable(kind)[:40]} directory, not a run; overwrite=True replaces only a "
-            "directory written by 'markovgames run', 'solve' or 'certify', so choose another output directory"
+            "directory written by 'markovgames run', 'solve', 'certify' or 'vlearn', so choose another output directory"
         )
 
 
 def write_marker(directory: Path, kind: str) -> None:
     """Mark ``directory`` as written by markovgames (``kind``: ``"run"``, ``"solve"``, ``"certify"``,
-    ``"sweep"`` or ``"reproduce"``)."""
+    ``"vlearn"``, ``"sweep"`` or ``"reproduce"``)."""
     atomic_write_text(Path(directory) / MARKER_FILE, json.dumps({"format": MARKER_FORMAT, "kind": kind}) + "\n")
 
 
