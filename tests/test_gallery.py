@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import case
@@ -50,6 +51,11 @@ FIGURES = {
         "sweeps/feedback_rates/curves.csv",
         "sweeps/feedback_rates/summary.csv",
     ],
+    "vlearning_rates.py": [
+        "sweeps/vlearning_rates/figures/vlearning_rates.png",
+        "sweeps/vlearning_rates/curves.csv",
+        "sweeps/vlearning_rates/summary.csv",
+    ],
 }
 
 #: Each study's smallest size besides -T (the sweeps' in this process), and its one line for -T 0.
@@ -63,19 +69,27 @@ SMALLEST = {
         ("--seeds", "1", "--games", "1", "--game-seeds", "1", "--samples", "1"),
         "-T, --seeds, --games and --game-seeds must be at least 1, got 0, 1, 1 and 1",
     ),
+    "vlearning_rates.py": (
+        ("--seeds", "1", "--games", "1", "--game-seeds", "1"),
+        "-K, --seeds, --games and --game-seeds must be at least 1, got 0, 1, 1 and 1",
+    ),
 }
+
+#: The option that sets a study's size, where it is not -T (the study prints "K = ..." for -K).
+SIZE_OPTION = {"vlearning_rates.py": "-K"}
 
 
 def _study_invocations():
     """Every documented invocation of a study (docs/gallery.md, the scripts' docstrings), once.
 
-    A study at its default size (no -T: ``T = 10^5``, a minute or two on two cores) runs in the
-    full mode; the quick looks run by default."""
+    A study at its default size (no -T or -K: ``T = 10^5``, a minute or two on two cores) runs in
+    the full mode; the quick looks run by default."""
     seen = {}
     for command in documented_commands():
         if is_study(command):
             seen.setdefault(command.argv, command)
-    return [pytest.param(c, id=c.id, marks=() if "-T" in c.argv else pytest.mark.full) for c in seen.values()]
+    sized = ("-T", *SIZE_OPTION.values())
+    return [pytest.param(c, id=c.id, marks=() if any(o in c.argv for o in sized) else pytest.mark.full) for c in seen.values()]
 
 
 def _shown_output(script: str):
@@ -100,14 +114,18 @@ def test_study_runs_as_documented(command, tmp_path):
         assert figures and all(f.stat().st_size > 1000 for f in figures), pattern
 
 
+#: The studies whose -T 0 (-K 0) refusal runs by default: the sweeps share their check
+#: (open_question.py's stands for them); the others have their own.
+REFUSED_BY_DEFAULT = ("open_question.py", "last_iterate_rm.py", "optimistic_hedge.py", "feedback_rates.py", "vlearning_rates.py")
+
+
 @pytest.mark.parametrize(
     "script, T",
     [
-        # -T 0: the sweeps share their check (open_question.py's stands for them); the others have their own.
         case(
             script,
             T,
-            default=T == 0 and script in ("open_question.py", "last_iterate_rm.py", "optimistic_hedge.py", "feedback_rates.py"),
+            default=T == 0 and script in REFUSED_BY_DEFAULT,
             id=f"{script}-T{T}",
         )
         for script in sorted(FIGURES)
@@ -115,18 +133,19 @@ def test_study_runs_as_documented(command, tmp_path):
     ],
 )
 def test_study_takes_any_size(script, T, tmp_path):
-    """Any -T works (one checkpoint at T = 1; no 10^k near T/100 at T = 150), and one the study
-    refuses is argparse's one line and exit 2, before any work."""
+    """Any -T (or -K) works (one checkpoint at T = 1; no 10^k near T/100 at T = 150), and one the
+    study refuses is argparse's one line and exit 2, before any work."""
     assert script in SMALLEST, f"{script}: add its smallest size to SMALLEST"
     size, refusal = SMALLEST[script]
-    args = (*size, "-T", str(T), "--out", "sw")
+    option = SIZE_OPTION.get(script, "-T")
+    args = (*size, option, str(T), "--out", "sw")
     if T == 0:
         err = _run(script, *args, cwd=tmp_path, code=2)
         assert err.splitlines()[-1] == f"{script}: error: {refusal}"
         assert not (tmp_path / "sw").exists()
         return
     out = _run(script, *args, cwd=tmp_path)
-    assert f"T = {T:,}" in out and "nan" not in out.replace("slope +nan", ""), out
+    assert f"{option[1:]} = {T:,}" in out and "nan" not in out.replace("slope +nan", ""), out
 
 
 #: Example scripts that are not studies (the learner of the guide "Write your own learner").
@@ -219,3 +238,86 @@ def test_feedback_rates_quick_look_structure(tmp_path):
         # random game of the quick look, where the two slopes are within 0.02 for smooth_ce.)
         slopes = {fb: float(rows["paper game", algorithm, fb]["slope"]) for fb in ("full", "sampled:1")}
         assert slopes["full"] < slopes["sampled:1"] - 0.1, slopes
+
+
+#: The V-learning study's quick look, word for word as documented (the structural test below then
+#: reuses the programs that the documented run compiled).
+VLEARNING_QUICK_LOOK = ("-K", "2000", "--seeds", "2", "--games", "1", "--game-seeds", "2")
+
+
+def test_vlearning_rates_quick_look_structure(tmp_path):
+    """The facts the V-learning study's table rests on, at its quick look's size: the samples
+    counted on both sides of the comparison, the budget, and exact gaps below certified ones.
+    (No rates: 2,000 episodes are too few for them.)"""
+    documented = {c.argv[2:] for c in documented_commands() if is_study(c) and c.argv[1] == "examples/vlearning_rates.py"}
+    assert VLEARNING_QUICK_LOOK in documented, "keep VLEARNING_QUICK_LOOK the documented quick look"
+    _run("vlearning_rates.py", *VLEARNING_QUICK_LOOK, cwd=tmp_path)
+    out = tmp_path / "sweeps" / "vlearning_rates"
+    with open(out / "summary.csv", encoding="utf-8") as f:
+        rows = {(r["family"], r["algorithm"], r["feedback"]): r for r in csv.DictReader(f)}
+    with open(out / "curves.csv", encoding="utf-8") as f:
+        curves = list(csv.DictReader(f))
+    families = ("paper game", "random games")
+    settings = [(a, "play") for a in ("cce-v", "ce-v", "stage-v")]
+    settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full")]
+    assert set(rows) == {(f, a, fb) for f in families for a, fb in settings}
+    budget = 2000 * 2  # K H
+
+    # Certified gaps are finite and >= 0 (up to rounding), their quartiles in order.
+    for c in curves:
+        q = [float(c[k]) for k in ("min_gap", "q25_gap", "median_gap", "q75_gap", "max_gap")]
+        assert all(math.isfinite(v) for v in q) and q[0] >= -1e-12 and q == sorted(q), c
+        step, samples = int(c["step"]), c["samples"]
+        if c["feedback"] == "play":  # H = 2 transitions per episode
+            assert int(samples) == 2 * step, c
+        elif c["feedback"] == "full":  # full information draws nothing
+            assert samples == "", c
+        elif c["algorithm"] == "smooth_cce":  # N H S profiles and (H - 1) S |A| next states per iteration
+            per = 16 if c["family"] == "paper game" else 24
+            assert int(samples) == per * step, c
+
+    for (family, algorithm, feedback), r in rows.items():
+        if feedback == "play":
+            assert (int(r["runs"]), int(r["steps"]), int(r["samples"])) == (2, 2000, budget), r
+            # A CE gap is at least the CCE gap (every constant deviation is a strategy modification).
+            assert float(r["gap_median"]) >= float(r["cce_gap_median"]) - 1e-12, r
+        else:
+            # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
+            # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next
+            # states only at stages' ends, so it runs longer.
+            per = {"paper game": 16, "random games": 24}[family]
+            if algorithm == "smooth_cce":
+                assert int(r["steps"]) == budget // per, r
+            else:
+                assert int(r["steps"]) > budget // per, r
+            if feedback == "sampled:1":
+                assert budget - per < int(r["samples"]) <= budget, r
+        if family == "paper game" and feedback == "play":
+            # Exact gaps lie below the certified ones (docs/gaps.md: always), for every seed at
+            # K/10 and K; an exact CE gap is >= 0 (the identity modification is one of the deviations).
+            assert int(r["exact_within"]) == int(r["exact_count"]) == 4, r
+            if algorithm == "ce-v":
+                assert float(r["exact_min"]) >= -1e-12, r
+        else:
+            assert r["exact_count"] == "", r
+
+
+def test_vlearning_rates_fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch):
+    """The study refuses to report an exact gap above its certified bound (impossible unless an
+    evaluator is wrong): the setting names it, and the script exits with an error after the table."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("vlearning_rates", ROOT / "examples" / "vlearning_rates.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    [(family, members, exact), _] = study.families(games=1, seeds=1, game_seeds=1)
+    prefixes = np.array([1, 2, 4, 8, 10, 20], dtype=np.int64)
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20, prefixes, [2, 20])
+    assert above == []
+    monkeypatch.setattr(study, "exact_cce_gap", lambda game, policy: SimpleNamespace(gap=10.0))
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20, prefixes, [2, 20])
+    assert len(above) == 2 and all(a.startswith("paper game, cce-v, seed 0, K' = ") for a in above), above
+    assert "exact CCE gap 10.0 above the certified" in above[0]
+    with pytest.raises(SystemExit, match="exact gaps above their certified bounds"):
+        study.fail_if_above(above)
