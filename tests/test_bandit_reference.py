@@ -1,0 +1,171 @@
+"""Compositions under bandit feedback (``feedback="bandit:M"``) against their literal definition.
+
+``run_vlearning(game, "LEARNER+UPDATE", E, feedback="bandit:M", draws=...)`` equals
+`literal_bandit.literal_bandit` (tests/literal_bandit.py, written from docs/vlearning.md) fed the
+same uniform numbers (``vlearning_uniforms``): states, actions and visit counts exactly, the
+strategies played and the final value estimates to 1e-12. ``hedge`` and ``bm-hedge`` with
+``smooth``, ``smooth-linear`` and ``stage``; ``M`` of 1 and 3; two players (``H`` of 2 and 3) and
+three players with 2 x 3 x 2 actions; bonus 0, 0.1 and 0.5 (at 0.5 nearly every visited value is
+clipped at ``H - h``, so 0.1 is the one that exercises the bonus's formula); optimistic and not;
+the default rates and given ``eta`` and ``ix`` (0 included).
+
+Each distinct configuration compiles once (a few seconds): the cases are a covering list, not a
+product. The comparison can fail: a perturbed draw, and the reference with another ``M``, another
+bonus or the other optimism, give other results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import literal_bandit as lb
+from conftest import make_random_game
+from markovgames.dynamics import run_vlearning, vlearning_uniforms
+
+TOL = 1e-12
+SEED = 7
+
+GAMES = {
+    "2p-h2": make_random_game(31, 2, 2, 2, (2, 3)),
+    "2p-h3": make_random_game(32, 2, 3, 2, (3, 2)),
+    "3p-h2": make_random_game(33, 3, 2, 2, (2, 3, 2)),
+    "3p-h3": make_random_game(34, 3, 3, 2, (2, 3, 2)),
+}
+
+#: (learner, update, M, game, episodes, bonus, optimistic, eta, ix); eta/ix None: the defaults.
+CASES = [
+    ("hedge", "smooth", 1, "2p-h2", 40, 0.0, True, None, None),
+    ("hedge", "smooth", 3, "3p-h3", 60, 0.5, False, 0.3, 0.1),
+    ("hedge", "smooth-linear", 3, "2p-h3", 60, 0.1, True, None, 0.0),
+    ("hedge", "smooth-linear", 1, "3p-h2", 40, 0.0, False, None, None),
+    ("hedge", "stage", 3, "2p-h3", 90, 0.0, True, None, None),
+    ("hedge", "stage", 1, "3p-h3", 60, 0.1, False, 0.3, None),
+    ("bm-hedge", "smooth", 3, "3p-h3", 60, 0.1, True, None, None),
+    ("bm-hedge", "smooth", 1, "2p-h3", 40, 0.5, False, None, 0.0),
+    ("bm-hedge", "smooth-linear", 1, "2p-h2", 40, 0.1, True, 0.3, None),
+    ("bm-hedge", "smooth-linear", 3, "3p-h2", 60, 0.0, False, None, 0.1),
+    ("bm-hedge", "stage", 3, "3p-h3", 90, 0.5, True, None, None),
+    ("bm-hedge", "stage", 1, "2p-h2", 60, 0.1, False, None, None),
+]
+
+
+def case_id(case) -> str:
+    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    return f"{learner}+{update}-M{M}-{name}-E{E}-b{bonus}-{'opt' if optimistic else 'plain'}-eta{eta}-ix{ix}"
+
+
+def library(case, draws=None, seed=None):
+    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    kwargs = {"draws": draws} if seed is None else {"seed": seed}
+    return run_vlearning(
+        GAMES[name],
+        f"{learner}+{update}",
+        E,
+        feedback=f"bandit:{M}",
+        bonus=bonus,
+        eta=eta,
+        ix=ix,
+        optimistic=optimistic,
+        **kwargs,
+    )
+
+
+def literal(case, draws, **changes):
+    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    settings = {"M": M, "bonus": bonus, "optimistic": optimistic, "eta": 0.2 if eta is None else eta, "ix": ix}
+    settings.update(changes)
+    ua, us = draws
+    return lb.literal_bandit(GAMES[name], learner, update, action_uniforms=ua, state_uniforms=us, **settings)
+
+
+def assert_same_run(result, ref, game, tol=TOL):
+    np.testing.assert_array_equal(np.asarray(result.states), ref.states)
+    np.testing.assert_array_equal(np.asarray(result.actions), ref.actions)
+    np.testing.assert_array_equal(np.asarray(result.counts), ref.counts)
+    assert len(result.played) == len(result.value_estimates) == game.num_players
+    for i in range(game.num_players):
+        np.testing.assert_allclose(np.asarray(result.played[i]), ref.played[i], rtol=0, atol=tol)
+        np.testing.assert_allclose(np.asarray(result.value_estimates[i]), ref.value_estimates[i], rtol=0, atol=tol)
+
+
+def max_difference(a, b) -> float:
+    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y)))) for x, y in zip(a, b, strict=True))
+
+
+# --------------------------------------------------------------------------------------------
+# The reference itself
+# --------------------------------------------------------------------------------------------
+
+
+def test_stationary_distribution():
+    rng = np.random.default_rng(0)
+    for A in (2, 3, 4):
+        q = rng.dirichlet(np.ones(A), size=A)
+        pi = lb.stationary(q)
+        np.testing.assert_allclose(pi @ q, pi, rtol=0, atol=1e-14)
+        assert abs(pi.sum() - 1.0) < 1e-14 and np.all(pi > 0)
+
+
+# --------------------------------------------------------------------------------------------
+# The library against the reference
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_run_equals_literal(case):
+    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    game = GAMES[name]
+    draws = vlearning_uniforms(SEED, E, game)
+    result = library(case, draws=draws)
+    ref = literal(case, draws)
+    assert_same_run(result, ref, game)
+    # The learners do not move inside a round: one strategy per (round, h, s), in the library's output.
+    states = np.asarray(result.states)
+    for r in range(E // M):
+        for h in range(game.horizon):
+            for e in range(r * M + 1, (r + 1) * M):
+                for f in range(r * M, e):
+                    if states[e, h] == states[f, h]:
+                        for i in range(game.num_players):
+                            np.testing.assert_array_equal(result.played[i][e, h], result.played[i][f, h])
+    if update == "stage":  # at least two stages end somewhere: restarts and stage values are exercised
+        H = game.horizon
+        assert np.max(ref.counts) >= H + ((H + 1) * H) // H, ref.counts
+
+
+def test_the_seed_draws_vlearning_uniforms():
+    case = CASES[0]
+    game = GAMES[case[3]]
+    own = library(case, seed=SEED)
+    given = library(case, draws=vlearning_uniforms(SEED, case[4], game))
+    np.testing.assert_array_equal(np.asarray(own.states), np.asarray(given.states))
+    np.testing.assert_array_equal(np.asarray(own.actions), np.asarray(given.actions))
+    for i in range(game.num_players):
+        np.testing.assert_array_equal(np.asarray(own.played[i]), np.asarray(given.played[i]))
+
+
+def test_the_comparison_can_fail():
+    case = CASES[6]  # bm-hedge+smooth, M = 3, three players, bonus 0.1, optimistic
+    game = GAMES[case[3]]
+    M, E = case[2], case[4]
+    ua, us = vlearning_uniforms(SEED, E, game)
+    result = library(case, draws=(ua, us))
+    ref = literal(case, (ua, us))
+    assert_same_run(result, ref, game)
+
+    # One perturbed draw: player 0's first action (uniform play) flips; the library follows the
+    # perturbed numbers, and no longer matches the reference fed the original ones.
+    ua2 = ua.copy()
+    ua2[0, 0, 0] = 0.25 if ua[0, 0, 0] >= 0.5 else 0.75
+    perturbed = library(case, draws=(ua2, us))
+    assert_same_run(perturbed, literal(case, (ua2, us)), game)
+    assert not np.array_equal(np.asarray(perturbed.actions), ref.actions)
+    with pytest.raises(AssertionError):
+        assert_same_run(perturbed, ref, game)
+
+    # The reference with another round length, bonus or optimism is another run.
+    for changes in ({"M": 1}, {"bonus": 0.2}, {"optimistic": False}):
+        other = literal(case, (ua, us), **changes)
+        assert max_difference(result.played, other.played) > 1e-6, changes
+    assert M == 3
