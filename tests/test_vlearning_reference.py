@@ -159,9 +159,12 @@ def test_run_equals_literal(algorithm, name, bonus):
     assert_same_run(result, literal, game)
     policy = result.policy
     assert isinstance(policy, VisitChainPolicy) and policy.kind == lv.KERNEL[algorithm]
-    np.testing.assert_array_equal(policy.states, literal.states)
+    # The policy's visited rounds and the policies at them are the literal run's.
+    K_, H_ = literal.states.shape
+    rows, steps = np.arange(K_)[:, None], np.arange(H_)[None, :]
+    assert policy.visited.sum() == K_ * H_ and np.all(policy.visited[rows, steps, literal.states])
     for i in range(game.num_players):
-        np.testing.assert_allclose(policy.played[i], literal.played[i], rtol=0, atol=TOL)
+        np.testing.assert_allclose(policy.policies[i][rows, steps, literal.states], literal.played[i], rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize("algorithm", lv.ALGORITHMS)
