@@ -115,6 +115,20 @@ def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
     np.testing.assert_array_equal(one.counts.sum(axis=1), [50, 50])
 
 
+def test_bonus_eta_and_ix_are_arguments_of_the_compiled_round_not_constants():
+    # Another value runs the same compiled program: a sweep over them compiles once.
+    game = make_random_game(6, 2, 2, 2, (2, 2))
+    base = run_vlearning(game, "hedge+smooth", 20, seed=3, feedback="bandit:2", bonus=0.0, eta=0.1, ix=0.05)
+    compiled = _vlearning._chunk_batch._cache_size()
+    other = run_vlearning(game, "hedge+smooth", 20, seed=3, feedback="bandit:2", bonus=0.01, eta=0.3, ix=0.2)
+    assert _vlearning._chunk_batch._cache_size() == compiled
+    # ... and the values reach it: the same draws, other strategies and value estimates.
+    np.testing.assert_array_equal(other.states[0], base.states[0])
+    assert not np.allclose(other.played[0], base.played[0])
+    assert not np.allclose(other.value_estimates[0], base.value_estimates[0])
+    assert (other.bonus, other.eta, other.ix) == (0.01, 0.3, 0.2)
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_a_run_plays_its_bandits_distributions(algorithm):
     game = make_random_game(8, 3, 3, 2, (2, 3, 2))

@@ -87,9 +87,6 @@ class _Spec(NamedTuple):
     kernel: str  # the output policy's kernel kind (IndexKernel's)
     order: int  # the smooth update's averaging order k (alpha_c = (k+1)/(k+c)); unused by "stage"
     rates: str  # "vlearning" (cce-v, ce-v), "stage-v", or "constant" (a composition's eta)
-    eta: float
-    ix: float | None
-    bonus: float
     bonus_power: int  # the exponent of A_i in the smooth update's bonus
     optimistic: bool
     per_round: int  # M, episodes per round
@@ -101,6 +98,15 @@ class _Spec(NamedTuple):
     @property
     def stage(self) -> bool:
         return self.kernel == "stage"
+
+
+class _Params(NamedTuple):
+    """The run's numbers that are arguments of the compiled round, not constants of it: another
+    value does not compile the round again (float64 scalars)."""
+
+    eta: jax.Array  # a composition's learning rate (unused by the papers' schedules)
+    gamma: jax.Array  # its IX parameter
+    bonus: jax.Array  # c of the optimism bonus
 
 
 class _Player(NamedTuple):
@@ -131,7 +137,7 @@ def _initial_state(spec: _Spec) -> _State:
     return _State(tuple(players), zeros, zeros, zeros)
 
 
-def _rates(spec: _Spec, c, num_a: int, length):
+def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
     """``(eta, decay, gamma)`` of the ``c``-th round that visits a state (``length``: its stage's).
 
     ``eta`` and ``decay`` are what the learner's ``play`` and ``observe`` get; ``gamma`` is the IX
@@ -154,23 +160,22 @@ def _rates(spec: _Spec, c, num_a: int, length):
         eta_prev = jnp.sqrt(H * log_a / (num_a * previous))
         eta = jnp.where(cf > 1.0, eta_prev / (H * jnp.where(cf > 1.0, decay, 1.0)), 0.0)
         return eta, decay, jnp.sqrt(H * log_a / (num_a * cf))
-    gamma = spec.ix if spec.ix is not None else spec.eta * H / 2.0
-    return jnp.full_like(cf, spec.eta), (jnp.ones_like(cf) if spec.stage else decay), jnp.full_like(cf, gamma)
+    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), jnp.full_like(cf, params.gamma)
 
 
 def _at(tree, h, s):
     return jax.tree.map(lambda x: x[h, s], tree)
 
 
-def _play(spec: _Spec, learner, st: _State, i: int, h, s, lengths):
+def _play(spec: _Spec, params: _Params, learner, st: _State, i: int, h, s, lengths):
     p, a = st.players[i], spec.num_actions[i]
-    eta, decay, gamma = _rates(spec, st.visits[h, s] + 1, a, lengths[st.stage[h, s]])
+    eta, decay, gamma = _rates(spec, params, st.visits[h, s] + 1, a, lengths[st.stage[h, s]])
     prediction = p.prediction[h, s] if spec.optimistic else jnp.zeros(a)
     theta, state = learner.play(_at(p.learner, h, s), prediction, eta, decay)
     return theta, state, eta, decay, gamma
 
 
-def _simulate(spec: _Spec, learners, rewards, transitions, lengths, st: _State, ua, us):
+def _simulate(spec: _Spec, params: _Params, learners, rewards, transitions, lengths, st: _State, ua, us):
     """The round's ``M`` episodes with the policies fixed: per episode and step the state, the
     joint action, the rewards, the next state and each player's strategy."""
 
@@ -179,7 +184,7 @@ def _simulate(spec: _Spec, learners, rewards, transitions, lengths, st: _State, 
 
         def step(s, xs):
             h, ua_h, us_h = xs
-            thetas = [_play(spec, lr, st, i, h, s, lengths)[0] for i, lr in enumerate(learners)]
+            thetas = [_play(spec, params, lr, st, i, h, s, lengths)[0] for i, lr in enumerate(learners)]
             acts = [jnp.argmax(sample_onehot(th, ua_h[i], -1)) for i, th in enumerate(thetas)]
             rew = rewards[h][(slice(None), s) + tuple(acts)]  # (N,)
             s_next = jnp.argmax(sample_onehot(transitions[h][(s,) + tuple(acts)], us_h, -1))
@@ -191,11 +196,11 @@ def _simulate(spec: _Spec, learners, rewards, transitions, lengths, st: _State, 
     return jax.lax.scan(episode, None, (ua, us))[1]
 
 
-def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
+def _round(spec: _Spec, params: _Params, rewards, transitions, lengths, st: _State, ua, us):
     """One round: ``M`` episodes, then every visited ``(h, s)`` updated once with the round's means."""
     learners = _learners(spec)
     H, M = spec.horizon, spec.per_round
-    states, acts, rews, nexts, thetas = _simulate(spec, learners, rewards, transitions, lengths, st, ua, us)
+    states, acts, rews, nexts, thetas = _simulate(spec, params, learners, rewards, transitions, lengths, st, ua, us)
     steps = jnp.arange(H)[None, :]
     # Episodes of the round at the same (h, s): their visits are pooled into one update. Pairs of
     # episodes are compared where M^2 is small against S; otherwise sums go through (H, S) tables.
@@ -224,7 +229,7 @@ def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
         a = spec.num_actions[i]
         y = rews[..., i] + p.value[steps + 1, nexts]  # (M, H): targets with the round's V_{h+1}
         loss = (H - y) / H
-        gamma = jax.vmap(jax.vmap(lambda h, s, a=a: _rates(spec, st.visits[h, s] + 1, a, lengths[st.stage[h, s]])[2]))(
+        gamma = jax.vmap(jax.vmap(lambda h, s, a=a: _rates(spec, params, st.visits[h, s] + 1, a, lengths[st.stage[h, s]])[2]))(
             jnp.broadcast_to(steps, (M, H)), states
         )
         own = jax.nn.one_hot(acts[..., i], a, dtype=jnp.float64)
@@ -246,7 +251,7 @@ def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
         for i, (lr, p) in enumerate(zip(learners, cur.players, strict=True)):
             a = spec.num_actions[i]
             ybar, lbar = means[i][0][m, h], means[i][1][m, h]
-            _, ls, eta, decay, _ = _play(spec, lr, cur, i, h, s, lengths)
+            _, ls, eta, decay, _ = _play(spec, params, lr, cur, i, h, s, lengths)
             utility = H * (1.0 - lbar)  # an estimate of [Q_i pi_-i](s, .) in the game's units (IX)
             ls = lr.observe_with(ls, utility, decay, eta)
             prediction = utility
@@ -255,7 +260,7 @@ def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
                 end = cur.in_stage[h, s] + 1 == length
                 total = p.raw[h, s] + ybar
                 lf = length.astype(jnp.float64)
-                v_end = jnp.minimum(H - h, total / lf + spec.bonus * jnp.sqrt(float(H) ** 2 * a / lf))
+                v_end = jnp.minimum(H - h, total / lf + params.bonus * jnp.sqrt(float(H) ** 2 * a / lf))
                 value = jnp.where(end, v_end, p.value[h, s])
                 raw = jnp.where(end, 0.0, total)
                 fresh = lr.init((a,), jnp.float64)  # the stage-based update restarts the learner
@@ -264,7 +269,7 @@ def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
             else:
                 cf = c.astype(jnp.float64)
                 alpha = (spec.order + 1.0) / (spec.order + cf)
-                beta = spec.bonus * jnp.sqrt(float(H) ** 3 * a**spec.bonus_power / cf)
+                beta = params.bonus * jnp.sqrt(float(H) ** 3 * a**spec.bonus_power / cf)
                 raw = (1.0 - alpha) * p.raw[h, s] + alpha * (ybar + beta)
                 value = jnp.minimum(H - h, raw)
             players.append(
@@ -289,19 +294,19 @@ def _round(spec: _Spec, rewards, transitions, lengths, st: _State, ua, us):
     return st, (states, acts, rews, thetas)
 
 
-def _chunk(spec: _Spec, rewards, transitions, lengths, state: _State, ua, us):
+def _chunk(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us):
     """Rounds ``ua.shape[0]`` in a row (a ``lax.scan``); ``ua`` (C, M, H, N), ``us`` (C, M, H)."""
 
     def body(st, draws):
-        return _round(spec, rewards, transitions, lengths, st, *draws)
+        return _round(spec, params, rewards, transitions, lengths, st, *draws)
 
     return jax.lax.scan(body, state, (ua, us))
 
 
 @partial(jax.jit, static_argnums=0)
-def _chunk_batch(spec: _Spec, rewards, transitions, lengths, state: _State, ua, us):
+def _chunk_batch(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us):
     """`_chunk` for a batch of runs (leading run axis of ``state``, ``ua`` and ``us``): one ``vmap``."""
-    return jax.vmap(lambda st, a, b: _chunk(spec, rewards, transitions, lengths, st, a, b))(state, ua, us)
+    return jax.vmap(lambda st, a, b: _chunk(spec, params, rewards, transitions, lengths, st, a, b))(state, ua, us)
 
 
 @partial(jax.jit, static_argnums=(2, 3, 4))
@@ -441,7 +446,20 @@ def _number(name: str, value, low: float, low_open: bool) -> float:
     return float(value)
 
 
-def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, int]:
+class _Numbers(NamedTuple):
+    """The run's settings that `_Params` carries into the compiled round, as the result records them."""
+
+    eta: float | None  # None: the papers' schedules
+    ix: float | None  # None: eta H / 2 (a composition), or the papers' schedules
+    bonus: float
+
+    def params(self, horizon: int) -> _Params:
+        eta = 0.0 if self.eta is None else self.eta
+        gamma = self.ix if self.ix is not None else eta * horizon / 2.0
+        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, self.bonus)))
+
+
+def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     episodes = _check_count("episodes", episodes)
@@ -502,9 +520,6 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         kernel,
         order,
         rates,
-        eta_value,
-        ix,
-        bonus,
         power,
         optimistic,
         per_round,
@@ -513,7 +528,8 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         tuple(game.num_actions),
         game.initial_state,
     )
-    return spec, episodes
+    numbers = _Numbers(eta_value if rates == "constant" else None, ix if rates == "constant" else None, bonus)
+    return spec, numbers, episodes
 
 
 def _game_arrays(game: MarkovGame, rounds: int):
@@ -540,13 +556,16 @@ def _check_played(spec: _Spec, played) -> None:
             )
 
 
-def _run(game, spec: _Spec, episodes: int, seeds: Sequence[int | None], draws, progress) -> list[VLearningResult]:
+def _run(
+    game, spec: _Spec, numbers: _Numbers, episodes: int, seeds: Sequence[int | None], draws, progress
+) -> list[VLearningResult]:
     runs, M = len(seeds), spec.per_round
     rounds = episodes // M
     chunk = max(1, _CHUNK // M)
     start = time.perf_counter()
     with jax.enable_x64(True):
         rewards, transitions, lengths = _game_arrays(game, rounds)
+        params = numbers.params(spec.horizon)
         state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(spec))
         keys = [run_key_data(s) for s in seeds] if draws is None else None
         parts = []
@@ -565,7 +584,7 @@ def _run(game, spec: _Spec, episodes: int, seeds: Sequence[int | None], draws, p
                 us = jnp.asarray(draws[1][first : first + count])[None]
             ua = ua.reshape((runs, size, M, H, N))
             us = us.reshape((runs, size, M, H))
-            state, rec = _chunk_batch(spec, rewards, transitions, lengths, state, ua, us)
+            state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us)
             # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...)
             rec = jax.tree.map(lambda x, count=count: np.asarray(x).reshape((runs, count) + x.shape[3:]), jax.device_get(rec))
             _check_played(spec, rec[3])
@@ -584,9 +603,9 @@ def _run(game, spec: _Spec, episodes: int, seeds: Sequence[int | None], draws, p
                 episodes=episodes,
                 feedback=f"bandit:{M}",
                 seed=seed,
-                bonus=spec.bonus,
-                eta=spec.eta if spec.rates == "constant" else None,
-                ix=spec.ix if spec.rates == "constant" else None,
+                bonus=numbers.bonus,
+                eta=numbers.eta,
+                ix=numbers.ix,
                 optimistic=spec.optimistic,
                 kernel=spec.kernel,
                 num_states=spec.num_states,
@@ -656,11 +675,11 @@ def run_vlearning(
         The uniform numbers to use instead of the seed's, as `vlearning_uniforms` returns them.
     progress : called with the number of finished episodes after each chunk.
     """
-    spec, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
+    spec, numbers, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
     if draws is not None:
-        return _run(game, spec, episodes, [None], _check_draws(game, episodes, draws), progress)[0]
+        return _run(game, spec, numbers, episodes, [None], _check_draws(game, episodes, draws), progress)[0]
     run_key_data(seed)  # checks the seed
-    return _run(game, spec, episodes, [int(seed)], None, progress)[0]
+    return _run(game, spec, numbers, episodes, [int(seed)], None, progress)[0]
 
 
 def run_vlearning_batch(
@@ -678,10 +697,10 @@ def run_vlearning_batch(
 ) -> list[VLearningResult]:
     """Runs for several seeds in one compiled call; run ``r`` equals ``run_vlearning(..., seed=seeds[r])``
     (its draws, states and actions exactly; its strategies to rounding)."""
-    spec, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
+    spec, numbers, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds: need at least one seed")
     for s in seeds:
         run_key_data(s)
-    return _run(game, spec, episodes, [int(s) for s in seeds], None, progress)
+    return _run(game, spec, numbers, episodes, [int(s) for s in seeds], None, progress)
