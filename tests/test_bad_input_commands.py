@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from bad_input import (
+    LEARNER_FILE,
     Case,
     _a_file,
     _another_run,
@@ -17,6 +18,7 @@ from bad_input import (
     _busy,
     _fifo,
     _foreign_directory,
+    _write_bytes,
     _write_game,
     check_case,
     finished_run,  # noqa: F401 - the fixture of the cases that need a finished run
@@ -224,6 +226,46 @@ CASES: list[Case] = [
         ("--algorithm", "unknown V-learning algorithm 'cce'", "cce-v, ce-v, stage-v", "did you mean 'cce-v'?"),
     ),
     Case(
+        "vlearn-feedback-not-bandit",
+        VLEARN_S,
+        "a feedback model that is not learning from play",
+        None,
+        ("vlearn", "paper", "--algorithm", "hedge+smooth", "--feedback", "sampled:4", "--episodes", "100", "--out", "vl"),
+        ("--feedback", "'sampled:4' is not learning from play", "markovgames run --feedback"),
+    ),
+    Case(
+        "vlearn-episodes-not-whole-rounds",
+        VLEARN_S,
+        "a number of episodes that is not a whole number of rounds of bandit:M",
+        None,
+        ("vlearn", "paper", "--algorithm", "hedge+smooth", "--feedback", "bandit:8", "--episodes", "100", "--out", "vl"),
+        ("--episodes", "100 is not a whole number of rounds of 8 episodes", "choose a multiple of 8"),
+    ),
+    Case(
+        "vlearn-eta-for-vlearning",
+        VLEARN_S,
+        "a learning rate for a V-learning algorithm (its paper's rates are its own)",
+        None,
+        ("vlearn", "paper", "--algorithm", "ce-v", "--eta", "0.1", "--episodes", "100", "--out", "vl"),
+        ("--eta", "ce-v runs with its paper's rates", "for a composition LEARNER+UPDATE"),
+    ),
+    Case(
+        "vlearn-two-query-learner",
+        VLEARN_S,
+        "a learner that makes two utility queries per iteration, which play answers once",
+        None,
+        ("vlearn", "paper", "--algorithm", "extragradient+smooth", "--episodes", "100", "--out", "vl"),
+        ("--algorithm", "'extragradient' makes two utility queries", "each round's episodes answer one"),
+    ),
+    Case(
+        "vlearn-learner-not-a-distribution",
+        VLEARN_S,
+        "a user's learner that plays a vector that is not a probability vector (checked where it runs)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"x * 0.7")),
+        ("vlearn", "paper", "--algorithm", "mine.py:LEARNER+smooth", "--episodes", "100", "--out", "vl"),
+        ("learner 'mine'", "not a probability vector"),
+    ),
+    Case(
         "vlearn-episodes-zero",
         VLEARN_S,
         "episodes < 1",
@@ -316,10 +358,10 @@ CASES: list[Case] = [
     Case(
         "evaluate-vlearn-metrics-algorithm",
         VLEARN_S,
-        "a metrics.json whose algorithm is not a V-learning algorithm (a name read back is never loaded)",
-        _in_vlearn(lambda d: _edit_metrics(d, algorithm="evil.py:X")),
+        "a metrics.json whose algorithm is not a name (a name read back is a label: never loaded)",
+        _in_vlearn(lambda d: _edit_metrics(d, algorithm=["evil.py:X"])),
         ("evaluate", "vl"),
-        ("vl/metrics.json", "algorithm", "cce-v, ce-v, stage-v", "evil.py:X"),
+        ("vl/metrics.json", "algorithm", "cce-v, ce-v, stage-v or a composition's name", "got list"),
         needs_vlearn=True,
     ),
     Case(

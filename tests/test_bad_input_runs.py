@@ -309,7 +309,12 @@ CASES: list[Case] = [
         "bandit feedback, which a LEARNER+UPDATE value update cannot take",
         None,
         ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--feedback", "bandit:4", "--out", "out"),
-        ("--feedback", "feedback model 'bandit:4' is online play", "run_vlearning", "runs V-learning itself"),
+        (
+            "--feedback",
+            "feedback model 'bandit:4' is online play",
+            "run_vlearning",
+            "vlearn GAME --algorithm ALGORITHM --feedback bandit:4",
+        ),
     ),
     Case(
         "run-feedback-samples",

@@ -150,7 +150,7 @@ def test_bad_bandit_arguments_are_refused(algorithm, kwargs, message):
         run_vlearning(make_paper_game(), algorithm, 8, **kwargs)
 
 
-def test_a_users_learner_that_plays_garbage_is_stopped(tmp_path):
+def test_a_users_learner_that_plays_garbage_is_stopped(tmp_path, monkeypatch):
     source = tmp_path / "bad_learner.py"
     source.write_text(
         "import jax.numpy as jnp\n"
@@ -173,4 +173,8 @@ def test_a_users_learner_that_plays_garbage_is_stopped(tmp_path):
     from markovgames.dynamics import LearnerOutputError
 
     with pytest.raises(LearnerOutputError, match="learner 'doubler' played a strategy that is not a probability vector"):
+        run_vlearning(make_paper_game(), f"{source}:LEARNER+smooth", 6, seed=0)
+    # Named where it happened: episode 2 (the first after a visit), in the second compiled call.
+    monkeypatch.setattr(_vlearning, "_CHUNK", 1)
+    with pytest.raises(LearnerOutputError, match=r"at episode 2, step 0, state 0 \(player 0\): \[1. 1.\]"):
         run_vlearning(make_paper_game(), f"{source}:LEARNER+smooth", 6, seed=0)

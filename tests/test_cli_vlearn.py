@@ -132,10 +132,96 @@ def test_a_game_file_bonus_and_checkpoints(tmp_path, capsys):
         assert c["certified_cce_gap"] == pytest.approx(curves.certified_cce_gap[row], abs=1e-12)
 
 
+def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
+    # hedge+smooth on bandit:4 with every setting given: the numbers are the library's, per round.
+    out = tmp_path / "comp"
+    settings = ["--eta", "0.3", "--ix", "0.05", "--bonus", "0.02", "--no-optimism"]
+    argv = ["vlearn", "paper", "--algorithm", "hedge+smooth", "--feedback", "bandit:4", "--episodes", "120"]
+    assert main([*argv, *settings, "--seed", "2", "--checkpoints", "8,40,120", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "hedge+smooth on paper (bandit:4, seed 2, eta 0.3, ix 0.05, bonus 0.02, no optimism)" in printed
+    assert "rounds" in printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert (metrics["feedback"], metrics["episodes"], metrics["rounds"], metrics["samples_used"]) == ("bandit:4", 120, 30, 240)
+    assert (metrics["eta"], metrics["ix"], metrics["bonus"], metrics["optimistic"]) == (0.3, 0.05, 0.02, False)
+    assert metrics["config"]["feedback"] == "bandit:4" and metrics["config"]["optimistic"] is False
+    game = paper_game()
+    direct = run_vlearning(game, "hedge+smooth", 120, seed=2, feedback="bandit:4", eta=0.3, ix=0.05, bonus=0.02, optimistic=False)
+    curves = prefix_curves(game, direct.policy, [2, 10, 30])  # rounds
+    assert [(c["episodes"], c["rounds"], c["samples_used"]) for c in metrics["checkpoints"]] == [
+        (8, 2, 16),
+        (40, 10, 80),
+        (120, 30, 240),
+    ]
+    for row, c in enumerate(metrics["checkpoints"]):
+        np.testing.assert_allclose(c["value"], curves.value[row], rtol=0, atol=1e-12)
+        assert c["certified_ce_gap"] == pytest.approx(curves.certified_ce_gap[row], abs=1e-12)
+        assert c["certified_cce_gap"] == pytest.approx(curves.certified_cce_gap[row], abs=1e-12)
+    # evaluate: K' episodes are K'/M rounds; the exact gaps are those of that prefix.
+    report_file = tmp_path / "ev.json"
+    assert main(["evaluate", str(out), "-T", "40", "--exact", "--quiet", "--out", str(report_file)]) == 0
+    report = json.loads(report_file.read_text())
+    prefix = direct.policy.prefix(10)
+    assert (report["episodes"], report["rounds"], report["feedback"], report["eta"], report["optimistic"]) == (
+        40,
+        10,
+        "bandit:4",
+        0.3,
+        False,
+    )
+    assert report["exact_ce_gap"] == pytest.approx(exact_ce_gap(game, prefix).gap, abs=1e-12)
+    assert report["exact_cce_gap"] == pytest.approx(exact_cce_gap(game, prefix).gap, abs=1e-12)
+    assert report["exact_cce_gap"] <= report["certified_cce_gap"] + 1e-12
+    # A K' inside a round is refused: the output policy changes once per round.
+    assert main(["evaluate", str(out), "-T", "42", "--quiet", "--out", str(tmp_path / "x.json")]) == 2
+    assert "choose K' a multiple of 4, got 42" in _one_error_line(capsys)
+    # The paper's names are compositions too: smooth_cce on bandit feedback, default checkpoints M, 10 M, ...
+    alias = tmp_path / "alias"
+    assert (
+        main(
+            ["vlearn", "paper", "--algorithm", "smooth_cce", "--feedback", "bandit:2", "--episodes", "40", "--quiet"]
+            + ["--out", str(alias)]
+        )
+        == 0
+    )
+    metrics = json.loads((alias / "metrics.json").read_text())
+    assert [c["episodes"] for c in metrics["checkpoints"]] == [2, 20, 40]
+    assert metrics["algorithm"] == "smooth_cce" and metrics["eta"] == 0.2 and metrics["ix"] == 0.2 and metrics["optimistic"]
+
+
+def test_a_users_learner_file_is_recorded_and_kept_apart(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lib").mkdir()
+    source = b"from markovgames.learners import HEDGE\n\nLEARNER = HEDGE\n"
+    (tmp_path / "lib" / "mine.py").write_bytes(source)
+    argv = ["vlearn", "paper", "--algorithm", "lib/mine.py:LEARNER+stage", "--feedback", "bandit:2", "--episodes", "20"]
+    assert main([*argv, "--quiet", "--out", "run"]) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["config"]["algorithm_sha256"] == hashlib.sha256(source).hexdigest()
+    assert metrics["algorithm"] == "hedge+stage" and metrics["kernel"] == "stage"
+    # The same numbers as the built-in learner it names.
+    direct = run_vlearning(paper_game(), "hedge+stage", 20, seed=0, feedback="bandit:2")
+    saved = VisitChainPolicy.load(tmp_path / "run" / "policy.npz")
+    np.testing.assert_allclose(policy_value(paper_game(), saved), policy_value(paper_game(), direct.policy), rtol=0, atol=1e-12)
+    # An output directory that holds the learner is never replaced.
+    assert main([*argv, "--quiet", "--out", "lib", "--overwrite"]) == 2
+    assert "contains the input lib/mine.py" in _one_error_line(capsys)
+    assert (tmp_path / "lib" / "mine.py").read_bytes() == source
+
+
 @pytest.mark.parametrize(
     "change, needle",
     [
-        ({"--algorithm": "smooth_ce"}, "--algorithm: unknown V-learning algorithm 'smooth_ce'"),
+        ({"--algorithm": "nonsense"}, "--algorithm: unknown algorithm 'nonsense'"),
+        ({"--algorithm": "hedge+nonsense"}, "--algorithm: unknown value update 'nonsense'"),
+        ({"--feedback": "full"}, "--feedback: 'full' is not learning from play"),
+        ({"--feedback": "bandit:0"}, "--feedback: feedback must be 'bandit:M'"),
+        ({"--feedback": "bandit:3"}, "--episodes: 200 is not a whole number of rounds of 3 episodes"),
+        ({"--eta": "0.1"}, "--eta: cce-v runs with its paper's rates"),
+        ({"--ix": "0.1"}, "--ix: cce-v runs with its paper's rates"),
+        ({"--algorithm": "hedge+smooth", "--eta": "0"}, "--eta: must be a finite number > 0, got '0'"),
+        ({"--algorithm": "hedge+smooth", "--ix": "-1"}, "--ix: must be a finite number >= 0, got '-1'"),
+        ({"--algorithm": "hedge+smooth", "--feedback": "bandit:4", "--checkpoints": "10"}, "--checkpoints: 10 is not a whole"),
         ({"--algorithm": "ce_v"}, "did you mean 'ce-v'?"),
         ({"--episodes": "0"}, "--episodes: must be at least 1, got 0"),
         ({"--episodes": "ten"}, "--episodes: expected a positive integer, got 'ten'"),
@@ -227,8 +313,26 @@ def test_evaluate_trusts_nothing_in_the_directory(vlearn_dir, tmp_path, capsys):
     edit(d, policy_file="elsewhere.npz")
     cases.append((d, "metrics.json: policy_file: expected 'policy.npz'"))
     d = copy()
-    edit(d, episodes=150)  # a policy of 200 episodes, not of the 150 recorded
-    cases.append((d, "policy.npz: holds an output policy of (K, N, H, S, A) = (200, 2, 2, 2, (2, 2))"))
+    edit(d, episodes=150, rounds=150)  # a policy of 200 episodes, not of the 150 recorded
+    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (200, 2, 2, 2, (2, 2))"))
+    d = copy()
+    edit(d, episodes=150)  # the rounds no longer agree
+    cases.append((d, "metrics.json: rounds: expected episodes / M = 150, got 200"))
+    d = copy()
+    edit(d, feedback="bandit:3")  # 200 episodes are no whole number of rounds of 3
+    cases.append((d, "metrics.json: episodes: 200 is not a whole number of rounds of bandit:3"))
+    d = copy()
+    edit(d, feedback="bandit:2", rounds=100)  # a policy of 200 rounds, not of the 100 that bandit:2 gives
+    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (200, 2, 2, 2, (2, 2)), but"))
+    d = copy()
+    edit(d, feedback="sampled:2")
+    cases.append((d, "metrics.json: feedback: expected bandit:M"))
+    d = copy()
+    edit(d, algorithm="a\x1b[2Jname")  # a control sequence: refused, never printed
+    cases.append((d, "metrics.json: algorithm: expected cce-v, ce-v, stage-v or a composition's name"))
+    d = copy()
+    edit(d, eta=float("nan"))
+    cases.append((d, "metrics.json: eta: expected a finite number >= 0 or null"))
     # Another policy.npz, its digest recorded (as a forger would): larger than the run's policy
     # can be, or an archive of a few kB whose arrays declare 40 MB (refused before they are inflated).
     d = copy()
@@ -255,6 +359,7 @@ def test_help_and_commands_list(capsys):
     with pytest.raises(SystemExit):
         main(["vlearn", "--help"])
     text = capsys.readouterr().out
-    for option in ("--algorithm", "--episodes", "--seed", "--bonus", "--checkpoints", "--out", "--overwrite", "--quiet"):
+    options = ("--algorithm", "--episodes", "--feedback", "--eta", "--ix", "--no-optimism", "--seed", "--bonus", "--checkpoints")
+    for option in (*options, "--out", "--overwrite", "--quiet"):
         assert option in text
     assert "cce-v, ce-v or stage-v" in text

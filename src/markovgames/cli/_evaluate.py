@@ -179,19 +179,28 @@ def _evaluate_vlearning_directory(
     from ..experiments._vlearn_dir import VLEARNING_KIND, load_vlearning_directory, vlearning_checkpoint_records
 
     stored = load_vlearning_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
-    K = stored.episodes
+    K, M = stored.episodes, stored.episodes_per_round
     K_prime = K if K_prime is None else K_prime
     if not 1 <= K_prime <= K:
         raise CliError(f"-T: the V-learning run has {K} episodes; choose K' in 1..{K}, got {K_prime}")
-    policy = stored.policy.prefix(K_prime)
-    (record,) = vlearning_checkpoint_records(prefix_curves(stored.game, policy, [K_prime]), stored.game.horizon)
+    if K_prime % M:
+        raise CliError(
+            f"-T: the run learned in rounds of {M} episodes ({stored.feedback}); choose K' a multiple of {M}, got {K_prime}"
+        )
+    policy = stored.policy.prefix(K_prime // M)  # its index counts rounds
+    (record,) = vlearning_checkpoint_records(prefix_curves(stored.game, policy, [K_prime // M]), stored.game.horizon, M)
+    settings = {key: stored.metrics.get(key) for key in ("eta", "ix") if stored.metrics.get(key) is not None}
+    if "eta" in settings:  # a composition (V-learning's bandits have their papers' rates and no optimism)
+        settings["optimistic"] = bool(stored.metrics.get("optimistic", True))
     report: dict = {
         "run_dir": str(run_dir),
         "kind": VLEARNING_KIND,
         "algorithm": stored.algorithm,
+        "feedback": stored.feedback,
         "seed": stored.seed,
         "bonus": stored.bonus,
-        **record,  # episodes (K'), samples_used (K' H), the value, the certified bounds and gaps
+        **settings,  # a composition's eta, ix and optimism
+        **record,  # episodes (K'), rounds, samples_used (K' H), the value, the certified bounds and gaps
     }
     report.update(_exact_and_monte_carlo(stored.game, policy, exact, monte_carlo, seed, max_work))
     units = stored.game.units
@@ -337,13 +346,15 @@ def _print(report: dict, out: Path) -> None:
     n = len(report["value"])
     variant = [f"{report['order']} order"] if "order" in report else []
     variant += [f"eta schedule {report['eta_schedule']}"] if "eta_schedule" in report else []
-    if "feedback" in report:
-        variant += [f"feedback {report['feedback']}" + ("" if report.get("seed") is None else f", seed {report['seed']}")]
     if report.get("kind") == "vlearning":
-        variant += [f"seed {report['seed']}", f"bonus {report['bonus']:g}"]
+        variant += _vlearning_words(report)
+    elif "feedback" in report:
+        variant += [f"feedback {report['feedback']}" + ("" if report.get("seed") is None else f", seed {report['seed']}")]
     shown = f" ({markup_safe(', '.join(variant))})" if variant else ""
     after = (
-        f"K' = {report['episodes']:,} episodes ({report['samples_used']:,} samples)"
+        f"K' = {report['episodes']:,} episodes ("
+        + (f"{report['rounds']:,} rounds, " if report.get("rounds", report["episodes"]) != report["episodes"] else "")
+        + f"{report['samples_used']:,} samples)"
         if report.get("kind") == "vlearning"
         else f"T' = {report['T']}"
     )
@@ -388,6 +399,14 @@ def _print(report: dict, out: Path) -> None:
     if "units" in report:
         console.print(_original_units_line(report), soft_wrap=True, markup=False)
     console.print(f"wrote {printable(out)}", soft_wrap=True, markup=False)  # a path is never wrapped or read as markup
+
+
+def _vlearning_words(report: dict) -> list[str]:
+    """The settings of a V-learning directory's run, as its title shows them (V-learning's bandit:1 unsaid)."""
+    words = [] if report.get("feedback", "bandit:1") == "bandit:1" else [str(report["feedback"])]
+    words += [f"seed {report['seed']}"] + [f"{key} {report[key]:g}" for key in ("eta", "ix") if key in report]
+    words += [f"bonus {report['bonus']:g}"] + (["no optimism"] if report.get("optimistic") is False else [])
+    return words
 
 
 def _original_units_line(report: dict) -> str:

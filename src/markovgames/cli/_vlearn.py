@@ -1,11 +1,13 @@
-"""``markovgames vlearn``: run V-learning and write its output policy with exact and certified numbers.
+"""``markovgames vlearn``: learn from play (V-learning, or a composition on bandit feedback) and write
+the output policy with exact and certified numbers.
 
-``markovgames vlearn GAME --algorithm cce-v|ce-v|stage-v --episodes K [--seed S] [--bonus C]
+``markovgames vlearn GAME --algorithm cce-v|ce-v|stage-v|LEARNER+UPDATE --episodes K
+[--feedback bandit:M] [--eta X] [--ix G] [--no-optimism] [--seed S] [--bonus C]
 [--checkpoints 10,100] --out DIR`` runs `markovgames.dynamics.run_vlearning` (docs/vlearning.md)
 and writes ``DIR/metrics.json`` (the configuration, the versions, the samples used, and at every
 checkpoint ``K'`` the exact value and the certified CE/CCE bounds and gaps of the output policy
-after ``K'`` episodes, from `markovgames.evaluation.prefix_curves`), ``DIR/policy.npz`` (the
-output policy) and the game (`markovgames.experiments._vlearn_dir`). ``markovgames evaluate DIR``
+after ``K'`` episodes, ``K'/M`` rounds, from `markovgames.evaluation.prefix_curves`),
+``DIR/policy.npz`` (the output policy) and the game (`markovgames.experiments._vlearn_dir`). ``markovgames evaluate DIR``
 reads it. The directory is written as ``run`` writes its own: assembled beside ``DIR`` under its
 lock, moved into place when complete, and a non-empty ``DIR`` replaced only with ``--overwrite``
 and only if markovgames wrote it.
@@ -20,6 +22,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
@@ -28,7 +31,7 @@ from ._defaults import VLEARNING_ALGORITHMS
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
-from ._run import LARGE_WRITE_BYTES, parse_seed, parse_T
+from ._run import LARGE_WRITE_BYTES, _input_files, parse_seed, parse_T
 
 __all__ = ["add_vlearn_parser"]
 
@@ -37,9 +40,10 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "vlearn",
         help=HELP["vlearn"],
-        description="Run V-learning (the players see only their own rewards and the states visited: "
-        "docs/vlearning.md) and write its output policy, with its exact value and certified CE/CCE gaps "
-        "after every checkpoint number of episodes; 'markovgames evaluate DIR' computes the exact gaps.",
+        description="Learn from play (the players see only their own rewards and the states visited: "
+        "docs/vlearning.md): V-learning, or a LEARNER+UPDATE composition on bandit feedback; write the output "
+        "policy, with its exact value and certified CE/CCE gaps after every checkpoint number of episodes; "
+        "'markovgames evaluate DIR' computes the exact gaps.",
     )
     p.add_argument(
         "game", metavar="GAME", nargs="?", default=None, help="a built-in game name (see 'games list') or a .json/.npz file"
@@ -49,7 +53,32 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
         "--algorithm",
         required=True,
         help=f"{', '.join(VLEARNING_ALGORITHMS[:-1])} or {VLEARNING_ALGORITHMS[-1]} (CCE-V, CE-V or stage-based "
-        "V-learning; docs/vlearning.md)",
+        "V-learning, with their papers' rates), or a composition LEARNER+UPDATE of a learner of one utility query "
+        "(e.g. hedge+smooth, path/file.py:NAME+stage) on bandit feedback (docs/vlearning.md)",
+    )
+    p.add_argument(
+        "--feedback",
+        default="bandit:1",
+        metavar="MODEL",
+        help="bandit:M: rounds of M episodes of the current policies, the learners updated once per round "
+        "(default bandit:1; --episodes a multiple of M)",
+    )
+    p.add_argument(
+        "--eta",
+        default=None,
+        metavar="X",
+        help="a composition's learning rate, in the game's units (a number > 0; default 0.2, the paper's)",
+    )
+    p.add_argument(
+        "--ix",
+        default=None,
+        metavar="G",
+        help="a composition's implicit-exploration parameter gamma of its loss estimates (a number >= 0; default eta H / 2)",
+    )
+    p.add_argument(
+        "--no-optimism",
+        action="store_true",
+        help="a composition's non-optimistic baseline (prediction 0; V-learning's bandits are not optimistic)",
     )
     p.add_argument("--episodes", required=True, metavar="K", help="number of episodes (1e4 style allowed)")
     p.add_argument(
@@ -62,12 +91,14 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
         "--bonus",
         default=None,
         metavar="C",
-        help="the constant c of the optimism bonus (a number >= 0; default 1; 0 switches optimism off)",
+        help="the constant c of the optimism bonus (a number >= 0; default 1 for V-learning, 0 for a composition; "
+        "0 switches it off)",
     )
     p.add_argument(
         "--checkpoints",
         default=None,
-        help="comma-separated numbers of episodes K' to report in metrics.json (default: 1, 10, 100, ... and K)",
+        help="comma-separated numbers of episodes K' to report in metrics.json, multiples of M (default: M, 10 M, "
+        "100 M, ... and K)",
     )
     p.add_argument("--out", required=True, help="output directory (metrics.json, policy.npz, the game)")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory that markovgames wrote")
@@ -87,47 +118,97 @@ def _game_argument(args) -> str:
     return given[0]
 
 
-def _algorithm(name: str) -> str:
+def _algorithm(name: str):
+    """``--algorithm``: a V-learning name (a string), or a composition (the `Algorithm`: a user's
+    learner file is read here, once)."""
     from .._suggest import did_you_mean
+    from ..dynamics import get_algorithm
 
-    if name not in VLEARNING_ALGORITHMS:
-        raise CliError(
-            f"--algorithm: unknown V-learning algorithm {name!r}; known: {', '.join(VLEARNING_ALGORITHMS)}"
-            + did_you_mean(name, VLEARNING_ALGORITHMS)
-            + " (the paper's dynamics run with 'markovgames run')"
-        )
-    return name
+    if name in VLEARNING_ALGORITHMS:
+        return name
+    hint = did_you_mean(name, VLEARNING_ALGORITHMS)
+    if hint:
+        raise CliError(f"--algorithm: unknown V-learning algorithm {name!r}; known: {', '.join(VLEARNING_ALGORITHMS)}{hint}")
+    try:
+        return get_algorithm(name)
+    except ValueError as err:
+        raise CliError(f"--algorithm: {err}; or a V-learning algorithm: {', '.join(VLEARNING_ALGORITHMS)}") from None
 
 
-def _bonus(text: str | None) -> float | None:
-    """``--bonus``: a finite number >= 0 (None: the library's default)."""
+def _number(text: str | None, option: str, *, positive: bool) -> float | None:
+    """``--bonus``, ``--ix`` (finite, >= 0) and ``--eta`` (finite, > 0); None: the library's default."""
     if text is None:
         return None
+    wanted = "> 0" if positive else ">= 0"
     try:
         value = float(text)
     except ValueError:
-        raise CliError(f"--bonus: expected a number >= 0, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise CliError(f"--bonus: must be a finite number >= 0, got {text!r}")
+        raise CliError(f"{option}: expected a number {wanted}, got {text!r}") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise CliError(f"{option}: must be a finite number {wanted}, got {text!r}")
     return value
 
 
-def _checkpoints(text: str | None, episodes: int) -> list[int]:
-    """``--checkpoints``: as ``run``'s (`markovgames.experiments.parse_checkpoints`), in episodes."""
+def _per_round(text: str) -> int:
+    """``--feedback bandit:M``: ``M``."""
+    from ..dynamics import parse_bandit
+
+    if text in ("full",) or text.startswith("sampled"):
+        raise CliError(
+            f"--feedback: {text!r} is not learning from play; 'markovgames vlearn' runs bandit:M, and full "
+            "information and sampled:K run with 'markovgames run --feedback'"
+        )
+    try:
+        return parse_bandit(text)
+    except ValueError as err:
+        raise CliError(f"--feedback: {err}") from None
+
+
+def _check_settings(algorithm, per_round: int, episodes: int, args) -> None:
+    """The options that only compositions take, and episodes in whole rounds."""
+    if isinstance(algorithm, str):  # V-learning: its papers' rates and bandits
+        for given, option in ((args.eta, "--eta"), (args.ix, "--ix")):
+            if given is not None:
+                raise CliError(
+                    f"{option}: {algorithm} runs with its paper's rates (docs/vlearning.md); {option} is for a "
+                    "composition LEARNER+UPDATE"
+                )
+        if args.no_optimism:
+            raise CliError(f"--no-optimism: {algorithm}'s bandits are not optimistic; the option is for a composition")
+    if episodes % per_round:
+        raise CliError(
+            f"--episodes: {episodes:,} is not a whole number of rounds of {per_round} episodes (--feedback "
+            f"bandit:{per_round}); choose a multiple of {per_round}"
+        )
+
+
+def _checkpoints(text: str | None, episodes: int, per_round: int) -> list[int]:
+    """``--checkpoints``: as ``run``'s (`markovgames.experiments.parse_checkpoints`), in episodes,
+    each a whole number of rounds (by default ``M``, ``10 M``, ... and ``K``)."""
     from .._errors import ArgumentError
     from ..experiments import parse_checkpoints
 
+    if text is None:
+        return [per_round * k for k in parse_checkpoints(None, episodes // per_round)]
     try:
-        return parse_checkpoints(text, episodes)
+        checkpoints = parse_checkpoints(text, episodes)
     except ArgumentError as err:
         message = str(err).replace(f"beyond T = {episodes}", f"beyond the {episodes} episodes (--episodes)")
         raise CliError(f"--{message}" if message.startswith("checkpoints") else message) from None
+    for k in checkpoints:
+        if k % per_round:
+            raise CliError(
+                f"--checkpoints: {k} is not a whole number of rounds of {per_round} episodes (--feedback "
+                f"bandit:{per_round}); the output policy changes once per round"
+            )
+    return checkpoints
 
 
 def _handle(args) -> int:
     # The library is imported here, not with the module: 'markovgames vlearn --help' must not load JAX.
     from .._lock import directory_lock
     from ..dynamics import run_vlearning
+    from ..dynamics._vlearning import check_vlearning_settings
     from ..evaluation import prefix_curves
     from ..experiments import (
         check_output_directory_state,
@@ -141,25 +222,45 @@ def _handle(args) -> int:
     spec = _game_argument(args)
     algorithm = _algorithm(args.algorithm)
     episodes = parse_T(args.episodes, "--episodes")
+    per_round = _per_round(args.feedback)
     seed = 0 if args.seed is None else parse_seed(args.seed)
-    bonus = _bonus(args.bonus)
+    bonus = _number(args.bonus, "--bonus", positive=False)
+    eta = _number(args.eta, "--eta", positive=True)
+    ix = _number(args.ix, "--ix", positive=False)
+    _check_settings(algorithm, per_round, episodes, args)
     check_game_limits(args)
     game = resolve_game(spec, max_bytes=args.max_bytes, max_entries=args.max_entries)
-    checkpoints = _checkpoints(args.checkpoints, episodes)
+    checkpoints = _checkpoints(args.checkpoints, episodes, per_round)
+    # Only the settings the user gave: the library's defaults stay its own (metrics.json records them).
+    given: dict[str, Any] = {
+        key: value
+        for key, value in (("bonus", bonus), ("eta", eta), ("ix", ix), ("optimistic", False if args.no_optimism else None))
+        if value is not None
+    }
     check_output_directory(args.out, replaces=True)
-    _check_resources(game, episodes, args)
-    # The output directory is replaced as a whole: never one that holds the game file.
-    check_apart(args.out, [] if spec in BUILTIN_GAMES else [spec], "--out")
+    _check_resources(game, episodes, per_round, args)
+    try:  # what the library refuses (a learner of two queries, a user's learner's shapes), before any output
+        check_vlearning_settings(game, algorithm, episodes, feedback=f"bandit:{per_round}", **given)
+    except ValueError as err:
+        raise CliError(f"--algorithm: {err}") from None
+    # The output directory is replaced as a whole: never one that holds the game file or the learner.
+    check_apart(args.out, _input_files(spec, args.algorithm), "--out")
     check_output_directory_state(args.out, args.overwrite)  # before the lock: a refusal leaves nothing
     config = {
         # A file's path as written, normalised.
         "game": spec if spec in BUILTIN_GAMES else os.path.normpath(spec),
-        "algorithm": algorithm,
+        "algorithm": args.algorithm,
         "episodes": episodes,
         "seed": seed,
         "bonus": bonus,  # None: the library's default (metrics.json's "bonus" says which)
         "checkpoints": checkpoints,
     }
+    if not isinstance(algorithm, str):  # a composition: its settings (None: the library's defaults)
+        config.update(feedback=f"bandit:{per_round}", eta=eta, ix=ix, optimistic=not args.no_optimism)
+        if algorithm.source_sha256 is not None:  # a user's learner: the content of its file
+            config["algorithm_sha256"] = algorithm.source_sha256
+    elif per_round != 1:
+        config["feedback"] = f"bandit:{per_round}"
     planned = staging_directory(args.out)
     found = planned.exists()  # an earlier command's, which only prepare_output_directory may replace
     # A run refused or failed under the lock removes the parents of --out that it made.
@@ -167,13 +268,13 @@ def _handle(args) -> int:
         staging = None
         try:
             staging = prepare_output_directory(args.out, args.overwrite)
-            with iteration_progress(episodes, f"{algorithm} on {game.name}", enabled=not args.quiet) as advance:
-                if bonus is None:  # the library's default
-                    result = run_vlearning(game, algorithm, episodes, seed=seed, progress=advance)
-                else:
-                    result = run_vlearning(game, algorithm, episodes, seed=seed, bonus=bonus, progress=advance)
+            with iteration_progress(episodes, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
+                result = run_vlearning(
+                    game, algorithm, episodes, seed=seed, feedback=f"bandit:{per_round}", progress=advance, **given
+                )
             start = time.perf_counter()
-            curves = prefix_curves(game, result.policy, checkpoints)
+            # The output policy's index counts rounds: K' episodes are K'/M of them.
+            curves = prefix_curves(game, result.policy, [k // per_round for k in checkpoints])
             metrics = write_vlearning_directory(
                 staging, game, result, curves, config, evaluation_time_s=time.perf_counter() - start
             )
@@ -207,7 +308,7 @@ def _after_failure(err: BaseException, staging: Path, episodes: int) -> BaseExce
     return err
 
 
-def _check_resources(game, episodes: int, args) -> None:
+def _check_resources(game, episodes: int, per_round: int, args) -> None:
     """Refuse up front a number of episodes whose record, output policy or its evaluation cannot fit
     in memory (or under the library's limits), or whose files cannot fit on the output's disk,
     rather than failing after the run; announce a large write."""
@@ -226,12 +327,13 @@ def _check_resources(game, episodes: int, args) -> None:
             f"rewards and the policies played), more than the {format_bytes(MAX_RECORD_BYTES)} a V-learning run may keep; "
             "choose fewer episodes"
         )
-    # The output policy's evaluation after every checkpoint (prefix_curves, the visit counts).
-    entries = max(episodes * S * game.num_joint_actions * S, episodes * H * S)
+    # The output policy's evaluation after every checkpoint (prefix_curves, the visit counts): per round.
+    rounds = episodes // per_round
+    entries = max(rounds * S * game.num_joint_actions * S, rounds * H * S)
     if entries > MAX_DENSE_ENTRIES:
         raise CliError(
             f"--episodes: evaluating the output policy of {episodes:,} episodes of {game.name} needs arrays of "
-            f"{entries:,} entries (episodes x S x joint actions x S), above the limit of {MAX_DENSE_ENTRIES:,}; "
+            f"{entries:,} entries (rounds x S x joint actions x S), above the limit of {MAX_DENSE_ENTRIES:,}; "
             "choose fewer episodes"
         )
     needed = record + 4 * 8 * entries
@@ -264,10 +366,19 @@ def _print_checkpoints(metrics: dict, out) -> None:
 
     # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
-    settings = f"seed {metrics['seed']}, bonus {metrics['bonus']:g}"
-    # The game's name comes from a file: its markup and control characters are shown literally.
-    table = Table(title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({settings})")
+    from ._evaluate import _vlearning_words
+
+    shown = {key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix") if metrics.get(key) is not None}
+    if metrics.get("eta") is not None:  # a composition
+        shown["optimistic"] = metrics["optimistic"]
+    settings = ", ".join(_vlearning_words(shown))
+    # The game's name (from a file) and a composition's (a learner file's path): markup and control
+    # characters are shown literally.
+    table = Table(title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({markup_safe(settings)})")
     table.add_column("episodes", justify="right")
+    rounds = metrics.get("feedback", "bandit:1") != "bandit:1"
+    if rounds:
+        table.add_column("rounds", justify="right")
     table.add_column("samples", justify="right")
     for i in range(len(metrics["checkpoints"][0]["value"])):
         table.add_column(f"V_{i}", justify="right")
@@ -276,6 +387,7 @@ def _print_checkpoints(metrics: dict, out) -> None:
     for c in metrics["checkpoints"]:
         table.add_row(
             f"{c['episodes']:,}",
+            *([f"{c['rounds']:,}"] if rounds else []),
             f"{c['samples_used']:,}",
             *(f"{v:.6f}" for v in c["value"]),
             f"{c['certified_ce_gap']:.3e}",

@@ -137,7 +137,7 @@ def parse_feedback(text) -> Feedback:
             f"feedback model {text!r} is online play: the players observe neither the joint action nor the "
             "game, so a LEARNER+UPDATE value update cannot run as it is; bandit feedback runs through "
             "V-learning's per-player value updates: run_vlearning(game, ALGORITHM, episodes, feedback="
-            f"{text!r}) (docs/vlearning.md); 'markovgames vlearn' runs V-learning itself"
+            f"{text!r}) (docs/vlearning.md), or 'markovgames vlearn GAME --algorithm ALGORITHM --feedback {text}'"
         )
     if kind != "sampled":
         raise ValueError(f"unknown feedback model {text!r}; choose one of: {', '.join(FEEDBACK_FORMS)}")

@@ -366,8 +366,8 @@ class VLearningResult:
     algorithm : str
         ``cce-v``, ``ce-v``, ``stage-v`` or a composition ``LEARNER+UPDATE``.
     episodes, feedback, seed, bonus, eta, ix, optimistic
-        The run's settings (``seed`` is None when the draws were passed in; ``eta`` and ``ix`` are
-        None where the paper's schedules set the rates).
+        The run's settings (``seed`` is None when the draws were passed in; ``eta`` and ``ix``, the
+        IX parameter used, by default ``eta H / 2``, are None where the papers' schedules set the rates).
     states : ndarray (E, H)
         The state of every episode at every step.
     actions, rewards : ndarray (E, H, N)
@@ -450,12 +450,12 @@ class _Numbers(NamedTuple):
     """The run's settings that `_Params` carries into the compiled round, as the result records them."""
 
     eta: float | None  # None: the papers' schedules
-    ix: float | None  # None: eta H / 2 (a composition), or the papers' schedules
+    ix: float | None  # None: the papers' schedules
     bonus: float
 
-    def params(self, horizon: int) -> _Params:
+    def params(self) -> _Params:
         eta = 0.0 if self.eta is None else self.eta
-        gamma = self.ix if self.ix is not None else eta * horizon / 2.0
+        gamma = 0.0 if self.ix is None else self.ix
         return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, self.bonus)))
 
 
@@ -528,7 +528,10 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         tuple(game.num_actions),
         game.initial_state,
     )
-    numbers = _Numbers(eta_value if rates == "constant" else None, ix if rates == "constant" else None, bonus)
+    if rates == "constant":  # the IX parameter used: by default EXP3-IX's eta / 2 in loss units
+        numbers = _Numbers(eta_value, eta_value * H / 2.0 if ix is None else ix, bonus)
+    else:
+        numbers = _Numbers(None, None, bonus)
     return spec, numbers, episodes
 
 
@@ -541,18 +544,20 @@ def _game_arrays(game: MarkovGame, rounds: int):
     )
 
 
-def _check_played(spec: _Spec, played) -> None:
-    """A learner that is not built in is checked where it runs: every strategy it played."""
+def _check_played(spec: _Spec, played, states, first: int, seeds) -> None:
+    """A learner that is not built in is checked where it runs: every strategy it played (``played``
+    and ``states``: a chunk's record, whose first episode is episode ``first + 1``)."""
     if not is_guarded(spec.learner):
         return
     tol = STRATEGY_TOLERANCE["float64"]
     for i, p in enumerate(played):
         bad = ~np.isfinite(p).all(axis=-1) | (p.min(axis=-1) < -tol) | (np.abs(p.sum(axis=-1) - 1) > tol)
         if bad.any():
-            where = tuple(int(x) for x in np.argwhere(bad)[0])
+            r, e, h = (int(x) for x in np.argwhere(bad)[0])
+            run = f", the run of seed {seeds[r]}" if len(seeds) > 1 else ""
             raise LearnerOutputError(
-                f"learner {spec.learner.name!r} played a strategy that is not a probability vector "
-                f"(player {i}, run, episode, step {where}): {p[where]}"
+                f"learner {spec.learner.name!r} played a strategy that is not a probability vector at episode "
+                f"{first + e + 1}, step {h}, state {int(states[r, e, h])} (player {i}{run}): {p[r, e, h]}"
             )
 
 
@@ -565,7 +570,7 @@ def _run(
     start = time.perf_counter()
     with jax.enable_x64(True):
         rewards, transitions, lengths = _game_arrays(game, rounds)
-        params = numbers.params(spec.horizon)
+        params = numbers.params()
         state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(spec))
         keys = [run_key_data(s) for s in seeds] if draws is None else None
         parts = []
@@ -587,7 +592,7 @@ def _run(
             state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us)
             # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...)
             rec = jax.tree.map(lambda x, count=count: np.asarray(x).reshape((runs, count) + x.shape[3:]), jax.device_get(rec))
-            _check_played(spec, rec[3])
+            _check_played(spec, rec[3], rec[0], first, seeds)
             parts.append(rec)
             done += size
             if progress is not None:
@@ -680,6 +685,22 @@ def run_vlearning(
         return _run(game, spec, numbers, episodes, [None], _check_draws(game, episodes, draws), progress)[0]
     run_key_data(seed)  # checks the seed
     return _run(game, spec, numbers, episodes, [int(seed)], None, progress)[0]
+
+
+def check_vlearning_settings(
+    game: MarkovGame,
+    algorithm: str,
+    episodes: int,
+    *,
+    feedback: str = "bandit:1",
+    bonus: float | None = None,
+    eta: float | None = None,
+    ix: float | None = None,
+    optimistic: bool | None = None,
+) -> None:
+    """Raise the ``ValueError`` that `run_vlearning` would raise for these settings, without running
+    (a command checks its options before it writes anything)."""
+    _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
 
 
 def run_vlearning_batch(

@@ -2,10 +2,11 @@
 
 Layout of ``DIR``::
 
-    metrics.json          "kind": "vlearning"; the configuration (game, algorithm, episodes, seed,
-                          bonus), the versions, the samples used, and per checkpoint K' the exact
-                          value and the certified CE/CCE bounds and gaps of the output policy after
-                          K' episodes (`markovgames.evaluation.prefix_curves`)
+    metrics.json          "kind": "vlearning"; the configuration (game, algorithm, feedback bandit:M,
+                          episodes, rounds, seed, bonus, and a composition's eta, ix, optimism),
+                          the versions, the samples used, and per checkpoint K' the exact value and
+                          the certified CE/CCE bounds and gaps of the output policy after K'
+                          episodes, K'/M rounds (`markovgames.evaluation.prefix_curves`)
     policy.npz            the output policy (`markovgames.policies.VisitChainPolicy.save`)
     game.json | game.npz  the game that was played
     .markovgames          the marker (kind "vlearn"): ``--overwrite`` replaces such a directory
@@ -16,7 +17,7 @@ run directory is (`._rundir`). `load_vlearning_directory` trusts nothing it read
 game file, one of two names); the game file and ``policy.npz`` must be regular files of bounded
 size whose SHA-256 is the one ``metrics.json`` records, and the policy's arrays must declare no
 more than the game and the number of episodes imply before any is read. Nothing named in a file
-is imported or run.
+is imported or run: the algorithm is a label (a user's learner file it names is never loaded).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 from .._atomic import atomic_write_text
 from .._files import JsonFileError, file_sha256, open_regular, read_json
 from .._npz import ArchiveError, NpzArchive
+from ..dynamics import parse_bandit
 from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
 from ..games._io import check_game_file_size
 from ..policies import VisitChainPolicy
@@ -62,6 +64,8 @@ POLICY_FILE = "policy.npz"
 _GAME_FILES = ("game.json", "game.npz")
 #: The most episodes a directory may record (the compiled loop counts in 32-bit integers).
 _MAX_EPISODES = 2**31 - 1
+#: The longest algorithm name read back (a label: a composition may name a learner's file).
+_MAX_NAME = 1000
 
 
 def policy_file_bytes(game: MarkovGame, episodes: int) -> int:
@@ -72,16 +76,19 @@ def policy_file_bytes(game: MarkovGame, episodes: int) -> int:
     return episodes * per_episode + (1 << 20)
 
 
-def vlearning_checkpoint_records(curves, horizon: int) -> list[dict[str, Any]]:
-    """The per-checkpoint records of ``metrics.json`` from a `PrefixCurves`: the number of episodes
-    ``K'``, the samples they used (``K' H``), and the value, the certified bounds and gaps per player."""
+def vlearning_checkpoint_records(curves, horizon: int, per_round: int = 1) -> list[dict[str, Any]]:
+    """The per-checkpoint records of ``metrics.json`` from a `PrefixCurves` over rounds of
+    ``per_round`` episodes: the number of episodes ``K'`` and of rounds ``K'/M``, the samples they
+    used (``K' H``), and the value, the certified bounds and gaps per player."""
     records = []
-    for row, k in enumerate(curves.episodes):
+    for row, rounds in enumerate(curves.episodes):
         value, ce, cce = curves.value[row], curves.certified_ce[row], curves.certified_cce[row]
+        k = int(rounds) * int(per_round)
         records.append(
             {
-                "episodes": int(k),
-                "samples_used": int(k) * int(horizon),
+                "episodes": k,
+                "rounds": int(rounds),
+                "samples_used": k * int(horizon),
                 "value": [float(x) for x in value],
                 "certified_ce_bound": [float(x) for x in ce],
                 "certified_cce_bound": [float(x) for x in cce],
@@ -117,16 +124,23 @@ def write_vlearning_directory(
         "algorithm": result.algorithm,
         # The output policy's index kernel (docs/vlearning.md): smooth for cce-v and ce-v, stage for stage-v.
         "kernel": policy.kind,
+        # bandit:M: the learners update once per round of M episodes (V-learning: bandit:1).
+        "feedback": result.feedback,
         "episodes": int(result.episodes),
+        "rounds": int(result.rounds),
         "horizon": int(game.horizon),
         "seed": None if result.seed is None else int(result.seed),
         "bonus": float(result.bonus),
+        # A composition's rate and IX parameter (null: V-learning's papers' schedules) and optimism.
+        "eta": None if result.eta is None else float(result.eta),
+        "ix": None if result.ix is None else float(result.ix),
+        "optimistic": bool(result.optimistic),
         # One episode is H transitions of the game: the unit of V-learning's rates.
         "samples_used": int(result.samples_used),
         "units": units_field(game.units),
         "checkpoints": [
             {**record, **original_unit_fields(record, game.units, game.horizon)}
-            for record in vlearning_checkpoint_records(curves, game.horizon)
+            for record in vlearning_checkpoint_records(curves, game.horizon, result.episodes_per_round)
         ],
         "game_file": game_file,
         "policy_file": POLICY_FILE,
@@ -178,6 +192,15 @@ class StoredVLearning:
     def bonus(self) -> float:
         return float(self.metrics["bonus"])
 
+    @property
+    def feedback(self) -> str:
+        return self.metrics.get("feedback", "bandit:1")
+
+    @property
+    def episodes_per_round(self) -> int:
+        """``M`` of ``bandit:M``: the output policy's index counts rounds of ``M`` episodes."""
+        return parse_bandit(self.feedback)
+
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
@@ -208,6 +231,13 @@ def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
     """``metrics.json`` of a V-learning directory, the fields a reader relies on checked."""
     from ..dynamics import VLEARNING_ALGORITHMS
 
+    def _is_bandit(value: Any) -> bool:
+        try:
+            parse_bandit(value)
+        except ValueError:
+            return False
+        return True
+
     try:
         metrics = read_json(metrics_path, _MAX_JSON_BYTES)  # bounded in size and nesting depth
     except JsonFileError as err:
@@ -215,8 +245,24 @@ def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
     if not isinstance(metrics, dict):
         raise RunDirectoryError(f"{metrics_path}: expected a JSON object, got {type(metrics).__name__}")
     _field(metrics, "kind", metrics_path, lambda v: v == VLEARNING_KIND, repr(VLEARNING_KIND))
-    _field(metrics, "algorithm", metrics_path, lambda v: v in VLEARNING_ALGORITHMS, f"one of {', '.join(VLEARNING_ALGORITHMS)}")
-    _field(metrics, "episodes", metrics_path, lambda v: _is_int(v) and 1 <= v <= _MAX_EPISODES, "a positive integer")
+    _field(
+        metrics,
+        "algorithm",
+        metrics_path,
+        lambda v: isinstance(v, str) and 0 < len(v) <= _MAX_NAME and v.isprintable(),
+        f"{', '.join(VLEARNING_ALGORITHMS)} or a composition's name (printable, at most {_MAX_NAME} characters)",
+    )
+    feedback = _field(metrics, "feedback", metrics_path, _is_bandit, "bandit:M, M an integer from 1", "bandit:1")
+    episodes = _field(metrics, "episodes", metrics_path, lambda v: _is_int(v) and 1 <= v <= _MAX_EPISODES, "a positive integer")
+    per_round = parse_bandit(feedback)
+    if episodes % per_round:
+        raise RunDirectoryError(f"{metrics_path}: episodes: {episodes} is not a whole number of rounds of {feedback}")
+    _field(metrics, "rounds", metrics_path, lambda v: v == episodes // per_round, f"episodes / M = {episodes // per_round}", None)
+    for key in ("eta", "ix"):
+        _field(
+            metrics, key, metrics_path, lambda v: v is None or _is_finite_non_negative(v), "a finite number >= 0 or null", None
+        )
+    _field(metrics, "optimistic", metrics_path, lambda v: isinstance(v, bool), "true or false", False)
     _field(metrics, "seed", metrics_path, lambda v: v is None or (_is_int(v) and v >= 0), "a non-negative integer or null", None)
     _field(metrics, "bonus", metrics_path, _is_finite_non_negative, "a finite number >= 0")
     _field(metrics, "game", metrics_path, lambda v: isinstance(v, str), "a game name")
@@ -239,9 +285,11 @@ def _check_digest(path: Path, fh, digest: str, metrics_path: Path) -> None:
         )
 
 
-def _read_policy(path: Path, game: MarkovGame, episodes: int, digest: str, metrics_path: Path) -> VisitChainPolicy:
+def _read_policy(
+    path: Path, game: MarkovGame, episodes: int, per_round: int, digest: str, metrics_path: Path
+) -> VisitChainPolicy:
     """``policy.npz``: a regular file no larger than the output policy of ``episodes`` episodes of
-    ``game`` can be, with the recorded SHA-256, whose arrays declare no more data than that either
+    ``game`` (``episodes / per_round`` rounds) can be, with the recorded SHA-256, whose arrays declare no more data than that either
     (checked on their headers before any is read); then read by `VisitChainPolicy.load` and checked
     against the game and the number of episodes."""
     limit = policy_file_bytes(game, episodes)
@@ -276,10 +324,10 @@ def _read_policy(path: Path, game: MarkovGame, episodes: int, digest: str, metri
     except ValueError as err:  # ArchiveError: already names the file
         raise RunDirectoryError(str(err)) from None
     got = (policy.T, policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
-    want = (episodes, game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
+    want = (episodes // per_round, game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
     if got != want:
         raise RunDirectoryError(
-            f"{path}: holds an output policy of (K, N, H, S, A) = {got}, but {metrics_path.name} and the game give {want}"
+            f"{path}: holds an output policy of (rounds, N, H, S, A) = {got}, but {metrics_path.name} and the game give {want}"
         )
     return policy
 
@@ -313,5 +361,6 @@ def load_vlearning_directory(
     game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
     if game.horizon != metrics.get("horizon", game.horizon):
         raise RunDirectoryError(f"{metrics_path}: horizon: {metrics['horizon']!r}, but {game_path.name} has H = {game.horizon}")
-    policy = _read_policy(path / POLICY_FILE, game, metrics["episodes"], sums[POLICY_FILE], metrics_path)
+    per_round = parse_bandit(metrics.get("feedback", "bandit:1"))
+    policy = _read_policy(path / POLICY_FILE, game, metrics["episodes"], per_round, sums[POLICY_FILE], metrics_path)
     return StoredVLearning(path, metrics, game, policy)
