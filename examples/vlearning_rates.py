@@ -14,7 +14,11 @@ paper's game also the exact gap (``exact_cce_gap``, ``exact_ce_gap`` of ``policy
 ``K/10`` and ``K`` for every seed, checked to lie below the certified one. For comparison on the
 samples axis it runs the paper's ``smooth_cce`` and ``stage_cce`` (``eta = 0.2``) under sampled
 feedback (``sampled:1``: a generative model, docs/feedback.md) for as many iterations as stay
-within the same number of samples, ``K H``, and under full information for as many iterations.
+within the same number of samples, ``K H``, and under full information for as many iterations;
+and the same two dynamics (their learner, value update and ``eta``) fed **bandit feedback** from
+the same ``K`` episodes of play (``bandit:1`` and ``bandit:16``: the learners update once per
+round of ``M`` episodes, with importance-weighted estimates, docs/vlearning.md): what V-learning's
+decreasing rates and bonuses buy over the paper's constant rate.
 
     python examples/vlearning_rates.py                                              # K = 10^5 episodes
     python examples/vlearning_rates.py -K 2000 --seeds 2 --games 1 --game-seeds 2   # a quick look
@@ -44,6 +48,8 @@ VLEARNING = [("cce-v", "cce"), ("ce-v", "ce"), ("stage-v", "cce")]
 #: The paper's algorithms run for comparison, each with its CCE gap, under these feedback models.
 OFTRL = [("smooth_cce", "cce"), ("stage_cce", "cce")]
 FEEDBACKS = ["sampled:1", "full"]
+#: ... and on bandit feedback from play, rounds of M episodes (run_vlearning_batch).
+BANDITS = ["bandit:1", "bandit:16"]
 
 #: The paper's learning rate, for the OFTRL runs.
 ETA = 0.2
@@ -110,15 +116,22 @@ def iterations_within(game, algorithm: str, budget: int) -> int:
     return lo
 
 
-def run_vlearning_setting(family, members, exact, algorithm, concept, K, prefixes, at_exact):
-    """One algorithm on one family: a ``run_vlearning_batch`` call per game. Its row of the table,
-    its curves, its exact points and the exact gaps above their certified bounds (if any)."""
+def run_vlearning_setting(family, members, exact, algorithm, concept, K, feedback="play"):
+    """One algorithm on one family from play: a ``run_vlearning_batch`` call per game (V-learning,
+    ``feedback = "play"``, or a paper's dynamic on ``bandit:M``: as many whole rounds of ``M``
+    episodes as fit in ``K``). Its row of the table, its curves (per round), its exact points and
+    the exact gaps above their certified bounds (if any)."""
     gaps, cce_gaps, exact_gaps, certified_at, above = [], [], [], [], []
     evaluate = exact_ce_gap if concept == "ce" else exact_cce_gap
     H = members[0][0].horizon
+    M = 1 if feedback == "play" else int(feedback.partition(":")[2])
+    rounds = max(1, K // M)
+    at_exact = sorted({max(1, rounds // 10), rounds})
+    prefixes = np.unique(np.concatenate([log_grid(rounds, 20), at_exact])).astype(np.int64)
+    options = {} if feedback == "play" else {"feedback": feedback, "eta": ETA}
     for game, seeds in members:
-        for result in run_vlearning_batch(game, algorithm, K, seeds):
-            assert result.samples_used == K * H
+        for result in run_vlearning_batch(game, algorithm, rounds * M, seeds, **options):
+            assert result.samples_used == rounds * M * H and result.rounds == rounds
             curves = prefix_curves(game, result.policy, prefixes)
             gap = curves.certified_ce_gap if concept == "ce" else curves.certified_cce_gap
             gaps.append(gap)
@@ -129,20 +142,20 @@ def run_vlearning_setting(family, members, exact, algorithm, concept, K, prefixe
                 exact_gaps.append(ex)
                 certified_at.append(cert)
                 above += [
-                    f"{family}, {algorithm}, seed {result.seed}, K' = {k:,}: exact {concept.upper()} gap {e!r} "
+                    f"{family}, {algorithm} {feedback}, seed {result.seed}, round {k:,}: exact {concept.upper()} gap {e!r} "
                     f"above the certified {c!r}"
                     for k, e, c in zip(at_exact, ex, cert, strict=True)
                     if e > c + ROUNDING
                 ]
     gaps, cce_gaps = np.array(gaps), np.array(cce_gaps)
-    q, samples = quartiles(gaps), prefixes * H
+    q, samples = quartiles(gaps), prefixes * M * H
     row = {
         "family": family,
         "algorithm": algorithm,
         "concept": concept.upper(),
-        "feedback": "play",
+        "feedback": feedback,
         "runs": len(gaps),
-        "steps": int(K),
+        "steps": int(rounds),
         "samples": int(samples[-1]),
         "gap_q25": float(q[0, -1]),
         "gap_median": float(q[1, -1]),
@@ -242,24 +255,30 @@ STYLES = {
     "smooth_cce": dict(color="tab:orange", ls="--"),
     "stage_cce": dict(color="tab:red", ls="--"),
 }
+#: The paper's dynamics on bandit feedback: their colours, another line per M.
+BANDIT_LINES = {"bandit:1": ":", "bandit:16": "-."}
+
+
+def style(algorithm: str, feedback: str) -> dict:
+    return {**STYLES[algorithm], "ls": BANDIT_LINES[feedback]} if feedback in BANDIT_LINES else STYLES[algorithm]
 
 
 def draw(figure: Path, labels: list[str], curves: dict, exact_points: dict, K: int) -> None:
     """Per family: V-learning's certified gap against the episodes (exact gaps as circles), and
     every algorithm's against the samples (V-learning's and sampled:1 OFTRL's)."""
     fig, axes = plt.subplots(len(labels), 2, figsize=(12, 5 * len(labels)), squeeze=False)
-    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.07, top=0.9, hspace=0.3, wspace=0.18)
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.07, top=0.88, hspace=0.3, wspace=0.18)
     for f, family in enumerate(labels):
         for axis, ax in enumerate(axes[f]):
             settings = [(a, c, "play") for a, c in VLEARNING]
             if axis == 1:
-                settings += [(a, c, "sampled:1") for a, c in OFTRL]
+                settings += [(a, c, "sampled:1") for a, c in OFTRL] + [(a, c, b) for a, c in OFTRL for b in BANDITS]
             for algorithm, concept, feedback in settings:
                 steps, samples, gap = curves[family, algorithm, feedback]
                 x = steps if axis == 0 else samples
                 q = np.maximum(quartiles(gap), FLOOR)
                 label = f"{algorithm} ({concept.upper()})" + ("" if feedback == "play" else f", {feedback}")
-                ax.plot(x, q[1], lw=1.4, label=label, **STYLES[algorithm])
+                ax.plot(x, q[1], lw=1.4, label=label, **style(algorithm, feedback))
                 ax.fill_between(x, q[0], q[2], color=STYLES[algorithm]["color"], alpha=0.15)
                 if axis == 0 and (family, algorithm) in exact_points:
                     px, py = exact_points[family, algorithm]
@@ -279,9 +298,10 @@ def draw(figure: Path, labels: list[str], curves: dict, exact_points: dict, K: i
                 ax.set_ylabel("certified gap (median, IQR over runs)")
             ax.legend(fontsize=8, loc="lower left")
     fig.suptitle(
-        f"Certified gap of the output policy: V-learning from play (K = {K:,} episodes) and OFTRL with sampled:1 "
-        f"feedback (eta = {ETA:g}) within as many samples\n(median and interquartile range over the runs; circles: "
-        "median exact gaps at K/10 and K; grey: slope -1/2)",
+        f"Certified gap of the output policy: V-learning from play (K = {K:,} episodes), OFTRL with sampled:1 "
+        f"feedback (eta = {ETA:g}) within as many samples,\nand OFTRL on bandit feedback from the same episodes "
+        "(dotted: bandit:1, dash-dot: bandit:16; median and interquartile range over the runs;\ncircles: median "
+        "exact gaps at K/10 and K; grey: slope -1/2)",
         fontsize=10,
     )
     fig.savefig(figure, dpi=60)
@@ -308,7 +328,8 @@ def report(rows: list[dict], labels: list[str], K: int, budget: int) -> None:
         )
     by = {(r["family"], r["algorithm"], r["feedback"]): r for r in rows}
     lo, hi = -0.5 - NEAR, -0.5 + NEAR
-    for algorithm, feedback in [(a, "play") for a, _ in VLEARNING] + [(a, "sampled:1") for a, _ in OFTRL]:
+    settings = [(a, "play") for a, _ in VLEARNING] + [(a, f) for a, _ in OFTRL for f in ["sampled:1", *BANDITS]]
+    for algorithm, feedback in settings:
         found = [by[f, algorithm, feedback] for f in labels]
         kinds = [classify(r["slope_in_samples"]) for r in found]
         n = len(kinds)
@@ -323,6 +344,7 @@ def report(rows: list[dict], labels: list[str], K: int, budget: int) -> None:
         vl = {a: by[f, a, "play"] for a, _ in VLEARNING}
         sampled = {a: by[f, a, "sampled:1"] for a, _ in OFTRL}
         full = {a: by[f, a, "full"] for a, _ in OFTRL}
+        bandit = {(a, b): by[f, a, b] for a, _ in OFTRL for b in BANDITS}
         best_vl = min(r["cce_gap_median"] for r in vl.values())
         best_sampled = min(r["gap_median"] for r in sampled.values())
         print(
@@ -335,6 +357,10 @@ def report(rows: list[dict], labels: list[str], K: int, budget: int) -> None:
             + ", ".join(f"{a} sampled:1 {r['gap_median']:.3g} ({r['steps']:,} iterations)" for a, r in sampled.items())
             + "; full information, as many iterations: "
             + ", ".join(f"{a} {r['gap_median']:.3g}" for a, r in full.items())
+            + "; bandit feedback, the same episodes: "
+            + ", ".join(f"{a} {b} {r['gap_median']:.3g}" for (a, b), r in bandit.items())
+            + "; V-learning's smallest CCE gap over bandit OFTRL's smallest: "
+            + f"{best_vl / max(min(r['gap_median'] for r in bandit.values()), 1e-300):.3g}"
             + f"; V-learning's smallest CCE gap over sampled OFTRL's smallest: {best_vl / max(best_sampled, 1e-300):.3g}"
         )
     checked = [r for r in rows if "exact_median" in r]
@@ -371,14 +397,12 @@ def main() -> None:
         )
 
     K = args.K
-    at_exact = sorted({max(1, K // 10), K})
-    prefixes = np.unique(np.concatenate([log_grid(K, 20), at_exact])).astype(np.int64)
     rows, curves, exact_points, labels, above = [], {}, {}, [], []
     for family, members, exact in families(args.games, args.seeds, args.game_seeds):
         labels.append(family)
         budget = K * members[0][0].horizon
         for algorithm, concept in VLEARNING:
-            row, curve, points, wrong = run_vlearning_setting(family, members, exact, algorithm, concept, K, prefixes, at_exact)
+            row, curve, points, wrong = run_vlearning_setting(family, members, exact, algorithm, concept, K)
             rows.append(row)
             curves[family, algorithm, "play"] = curve
             above += wrong
@@ -389,6 +413,11 @@ def main() -> None:
                 row, curve = run_oftrl_setting(family, members, algorithm, concept, feedback, budget)
                 rows.append(row)
                 curves[family, algorithm, feedback] = curve
+            for feedback in BANDITS:
+                row, curve, _, wrong = run_vlearning_setting(family, members, exact, algorithm, concept, K, feedback)
+                rows.append(row)
+                curves[family, algorithm, feedback] = curve
+                above += wrong
 
     out = Path(args.out)
     write_files(out, rows, curves)
@@ -404,7 +433,9 @@ def main() -> None:
     print(
         "gap: the output policy's certified gap (CE for ce-v, CCE otherwise), median [first, third quartile] over "
         "the runs; slopes: of the median gap, log-log, over the last decade (K' in [K/10, K], and the samples there); "
-        "samples: H per episode for V-learning, the draws of sampled:1 for OFTRL (as many as fit within K H)"
+        "samples: H per episode for V-learning and bandit feedback (as many whole rounds of M episodes as fit in K), "
+        "the draws of sampled:1 for OFTRL (as many as fit within K H); steps: episodes (V-learning), rounds "
+        "(bandit:M) or iterations"
     )
     report(rows, labels, K, budget)
     print(f"wrote {figure}")

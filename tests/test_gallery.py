@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import case
@@ -259,7 +258,7 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
         curves = list(csv.DictReader(f))
     families = ("paper game", "random games")
     settings = [(a, "play") for a in ("cce-v", "ce-v", "stage-v")]
-    settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full")]
+    settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full", "bandit:1", "bandit:16")]
     assert set(rows) == {(f, a, fb) for f in families for a, fb in settings}
     budget = 2000 * 2  # K H
 
@@ -270,6 +269,8 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
         step, samples = int(c["step"]), c["samples"]
         if c["feedback"] == "play":  # H = 2 transitions per episode
             assert int(samples) == 2 * step, c
+        elif c["feedback"].startswith("bandit:"):  # a step is a round of M episodes of H = 2 transitions
+            assert int(samples) == 2 * int(c["feedback"].partition(":")[2]) * step, c
         elif c["feedback"] == "full":  # full information draws nothing
             assert samples == "", c
         elif c["algorithm"] == "smooth_cce":  # N H S profiles and (H - 1) S |A| next states per iteration
@@ -281,6 +282,10 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
             assert (int(r["runs"]), int(r["steps"]), int(r["samples"])) == (2, 2000, budget), r
             # A CE gap is at least the CCE gap (every constant deviation is a strategy modification).
             assert float(r["gap_median"]) >= float(r["cce_gap_median"]) - 1e-12, r
+        elif feedback.startswith("bandit:"):
+            # The same episodes as V-learning, in whole rounds of M: 2000 = 125 rounds of 16.
+            M = int(feedback.partition(":")[2])
+            assert (int(r["runs"]), int(r["steps"]), int(r["samples"])) == (2, 2000 // M, budget), r
         else:
             # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
             # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next
@@ -292,7 +297,7 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
                 assert int(r["steps"]) > budget // per, r
             if feedback == "sampled:1":
                 assert budget - per < int(r["samples"]) <= budget, r
-        if family == "paper game" and feedback == "play":
+        if family == "paper game" and (feedback == "play" or feedback.startswith("bandit:")):
             # Exact gaps lie below the certified ones (docs/gaps.md: always), for every seed at
             # K/10 and K; an exact CE gap is >= 0 (the identity modification is one of the deviations).
             assert int(r["exact_within"]) == int(r["exact_count"]) == 4, r
@@ -312,12 +317,13 @@ def test_vlearning_rates_fails_when_an_exact_gap_exceeds_its_certified_bound(mon
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
     [(family, members, exact), _] = study.families(games=1, seeds=1, game_seeds=1)
-    prefixes = np.array([1, 2, 4, 8, 10, 20], dtype=np.int64)
-    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20, prefixes, [2, 20])
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20)
     assert above == []
     monkeypatch.setattr(study, "exact_cce_gap", lambda game, policy: SimpleNamespace(gap=10.0))
-    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20, prefixes, [2, 20])
-    assert len(above) == 2 and all(a.startswith("paper game, cce-v, seed 0, K' = ") for a in above), above
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20)
+    assert len(above) == 2 and all(a.startswith("paper game, cce-v play, seed 0, round ") for a in above), above
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", 20, "bandit:4")
+    assert len(above) == 2 and all(a.startswith("paper game, smooth_cce bandit:4, seed 0, round ") for a in above), above
     assert "exact CCE gap 10.0 above the certified" in above[0]
     with pytest.raises(SystemExit, match="exact gaps above their certified bounds"):
         study.fail_if_above(above)
