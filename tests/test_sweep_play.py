@@ -157,18 +157,3 @@ def test_bandit_names_are_canonical_and_checked(tmp_path):
     assert parse_sweep_config({**base, "feedbacks": ["bandit:04"]}).feedbacks == ["bandit:4"]
     with pytest.raises(SweepConfigError, match="feedback must be 'bandit:M'"):
         parse_sweep_config({**base, "feedbacks": ["bandit:0"]})
-
-
-def test_sizes_from_play_are_bounded_before_anything_runs(tmp_path, monkeypatch):
-    from markovgames.experiments import _sweep_plan
-
-    # A run whose record the library would refuse is refused when the sweep is planned, naming T.
-    with pytest.raises(SweepConfigError, match=r"T: a run of cce-v on bandit:1 plays 100,000,000 episodes"):
-        _plan('T = 100_000_000\ngames = ["paper"]\nalgorithms = ["cce-v"]\n', tmp_path)
-    # Batches from play are split so that their records fit side by side: 4 seeds of 800 KiB in 1 MiB.
-    monkeypatch.setattr(_sweep_plan, "PLAY_BATCH_BYTES", 2**20)
-    plan = _plan('T = 5000\nseeds = 4\ngames = ["paper"]\nalgorithms = ["cce-v"]\n', tmp_path)
-    assert _sweep_plan.play_record_bytes(plan.runs[0].game, 5000, "bandit:1") == 5000 * 2 * 80
-    assert sorted(len(b) for b in plan.batches()) == [1, 1, 1, 1]
-    monkeypatch.setattr(_sweep_plan, "PLAY_BATCH_BYTES", 2**21)
-    assert sorted(len(b) for b in plan.batches()) == [2, 2]

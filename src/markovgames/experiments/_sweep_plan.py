@@ -33,10 +33,8 @@ from ..dynamics import (
     get_algorithm,
     get_step_schedule,
     loaded_file_source,
-    parse_bandit,
     resolve_learning_rate,
 )
-from ..dynamics._vlearning import MAX_RECORD_BYTES
 from ..games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._sweep_config import SweepConfig, SweepConfigError, resolved_checkpoints
 from ._sweep_files import RUN_FILE_FORMAT, run_id_of
@@ -62,16 +60,6 @@ DEFAULT_MAX_RUNS = 100_000
 #: Unless ``max_batch_size`` says otherwise, a batch is cut so that its per-checkpoint results
 #: (value and both bounds, per run, checkpoint and player) take at most this many bytes.
 BATCH_RESULT_BYTES = 256 * 2**20
-#: The records (states, actions, rewards, strategies played) that one batch of runs from play may
-#: keep side by side: a larger batch is split.
-PLAY_BATCH_BYTES = 2**30
-
-
-def play_record_bytes(game: MarkovGame, T: int, feedback: str) -> int:
-    """The record that a run from play keeps (`markovgames.dynamics.run_vlearning`): per episode and
-    step the state, the joint action, the rewards and every player's strategy; ``T`` rounds of ``M``."""
-    episodes = T * parse_bandit(feedback)
-    return episodes * game.horizon * (2 * game.num_players * 8 + 16 + 8 * sum(game.num_actions))
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,17 +131,10 @@ def _vlearning_spec(alg) -> Algorithm:
     return get_algorithm({"cce-v": "hedge+smooth", "ce-v": "bm-hedge+smooth", "stage-v": "hedge+stage"}[alg.name])
 
 
-def _check_run(alg_index: int, alg, config: SweepConfig, spec_alg: Algorithm, run: tuple, game: MarkovGame) -> None:
+def _check_run(alg_index: int, alg, config: SweepConfig, spec_alg: Algorithm, run: tuple) -> None:
     """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
     feedback, eta, order, schedule, regret, optimistic = run
     if feedback.startswith("bandit:"):
-        record = play_record_bytes(game, config.T, feedback)
-        if record > MAX_RECORD_BYTES:
-            raise SweepConfigError(
-                f"T: a run of {alg.name} on {feedback} plays {config.T * parse_bandit(feedback):,} episodes of a game of "
-                f"shape {game.shape_key}, whose record ({format_bytes(record)}) is more than a run from play may keep "
-                f"({format_bytes(MAX_RECORD_BYTES)}); choose a smaller T"
-            )
         learner = None if alg.name in VLEARNING_ALGORITHMS else spec_alg.learner
         _check_from_play(alg_index, alg, config, learner, feedback, eta, order, schedule, regret)
     else:
@@ -349,9 +330,6 @@ class SweepPlan:
             if limit is None:
                 per_run = (5 if members[0].regret else 3) * len(self.checkpoints) * members[0].game.num_players * 8
                 limit = max(1, BATCH_RESULT_BYTES // per_run)
-                if members[0].feedback.startswith("bandit:"):  # the runs' records, side by side
-                    record = play_record_bytes(members[0].game, members[0].T, members[0].feedback)
-                    limit = min(limit, max(1, PLAY_BATCH_BYTES // record))
             chunks = [members[k : k + limit] for k in range(0, len(members), limit)]
             for chunk in chunks:
                 first = chunk[0]
@@ -556,9 +534,6 @@ def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
     concurrent = max(1, min(concurrent, len(plan.batches())))
     # Values and both bounds per prefix (and both regrets where a run carries them), and a copy.
     per_batch = 2 * T * (5 if any(r.regret for r in plan.runs) else 3) * players * itemsize
-    play = [play_record_bytes(r.game, r.T, r.feedback) for r in plan.runs if r.feedback.startswith("bandit:")]
-    if play:  # a batch from play keeps its runs' records (split at PLAY_BATCH_BYTES), then their policies
-        per_batch = max(per_batch, 3 * max(max(play), min(PLAY_BATCH_BYTES, sum(play))))
     if per_batch * concurrent > memory:
         at_once = f", and {concurrent} run at once ({format_bytes(per_batch * concurrent)})" if concurrent > 1 else ""
         raise SweepConfigError(
@@ -671,7 +646,7 @@ def plan_sweep(
             for optimistic, eta, order, (schedule_name, schedule), (feedback, repetition) in itertools.product(
                 optimisms, etas, orders, schedules, feedbacks
             ):
-                _check_run(alg_index, alg, config, spec_alg, (feedback, eta, order, schedule, regret, bool(optimistic)), game)
+                _check_run(alg_index, alg, config, spec_alg, (feedback, eta, order, schedule, regret, bool(optimistic)))
                 spec = {
                     "format": RUN_FILE_FORMAT,
                     "game": game_spec,
