@@ -423,22 +423,6 @@ CASES: list[Case] = [
         ("sweep.toml", "feedbacks[1]", "'sampled'", "sampled:8"),
     ),
     Case(
-        "sweep-vlearning-with-rates",
-        SWEEP_S,
-        "a learning rate for a V-learning algorithm (it runs from play with its papers' rates)",
-        _toml('T = 10\ngames = ["paper"]\nalgorithms = [{name = "cce-v", etas = [0.1]}]\n'),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "algorithms[0]: etas", "cce-v runs from play (bandit:1) with its papers' rates"),
-    ),
-    Case(
-        "sweep-play-float32",
-        SWEEP_S,
-        "bandit feedback in float32 (learning from play runs in float64 only)",
-        _toml('T = 10\ndtype = "float32"\ngames = ["paper"]\nfeedbacks = ["bandit:4"]\nalgorithms = ["hedge+smooth"]\n'),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "dtype", "hedge+smooth on bandit:4 learns from play", "float64 only"),
-    ),
-    Case(
         "sweep-zero-sum-players",
         SWEEP_S,
         "a zero-sum random game with more than two players",

@@ -50,7 +50,7 @@ from .._suggest import did_you_mean
 from ..games import MarkovGame
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
-from ._algorithms import Algorithm, get_algorithm
+from ._algorithms import get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
 
@@ -641,7 +641,7 @@ def _check_draws(game: MarkovGame, episodes: int, draws):
 
 def run_vlearning(
     game: MarkovGame,
-    algorithm: str | Algorithm,
+    algorithm: str,
     episodes: int,
     *,
     seed: int = 0,
@@ -689,7 +689,7 @@ def run_vlearning(
 
 def check_vlearning_settings(
     game: MarkovGame,
-    algorithm: str | Algorithm,
+    algorithm: str,
     episodes: int,
     *,
     feedback: str = "bandit:1",
@@ -705,7 +705,7 @@ def check_vlearning_settings(
 
 def run_vlearning_batch(
     game: MarkovGame,
-    algorithm: str | Algorithm,
+    algorithm: str,
     episodes: int,
     seeds: Sequence[int],
     *,

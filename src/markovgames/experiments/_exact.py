@@ -22,7 +22,7 @@ from ..evaluation import (
 from ..games import GameValidationError
 from ..policies import IndexChainPolicy
 
-__all__ = ["exact_checkpoint_gaps", "exact_policy_gaps", "EXACT_FIELDS"]
+__all__ = ["exact_checkpoint_gaps", "EXACT_FIELDS"]
 
 #: The gaps added to each checkpoint, each with ``_per_player`` and, when left out, ``_skipped``.
 EXACT_FIELDS = ("exact_ce_gap", "exact_cce_gap")
@@ -50,22 +50,14 @@ def exact_checkpoint_gaps(
         sparse game too large for the dense arrays exact evaluation uses) is ``None`` with the
         reason in ``"exact_ce_gap_skipped"`` / ``"exact_cce_gap_skipped"``.
     """
-    return exact_policy_gaps(result.game, lambda T_prime: IndexChainPolicy.from_run(result, T_prime), checkpoints, max_work)
-
-
-def exact_policy_gaps(
-    game, policy_after: Callable[[int], Any], checkpoints: Sequence[int], max_work: float | None = DEFAULT_MAX_WORK
-) -> dict[int, dict[str, Any]]:
-    """`exact_checkpoint_gaps` of any output policy: ``policy_after(T')`` is the policy after ``T'``
-    iterations (or rounds of play: a `VisitChainPolicy` prefix)."""
     extras = {}
     evaluators: tuple[Callable[..., CEGapResult | CCEGapResult], ...] = (exact_ce_gap, exact_cce_gap)
     for T_prime in checkpoints:
-        policy = policy_after(int(T_prime))
+        policy = IndexChainPolicy.from_run(result, int(T_prime))
         fields: dict[str, Any] = {}
         for name, fn in zip(EXACT_FIELDS, evaluators, strict=True):
             try:
-                res = fn(game, policy, max_work=max_work)
+                res = fn(result.game, policy, max_work=max_work)
                 fields[name] = float(res.gap)
                 fields[name + "_per_player"] = [float(v) for v in res.per_player]
             except (EvaluationTooLarge, GameValidationError) as err:

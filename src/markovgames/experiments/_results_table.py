@@ -303,13 +303,10 @@ def _check_text(path: Path, name: str, column) -> None:
         if len(odd):
             raise ResultsError(f"{path}: column {name!r}: {_shown(odd[0].as_py())} is not one of {', '.join(allowed)}")
     if name == "feedback":
-        odd = pc.filter(
-            column,
-            pc.invert(pc.match_substring_regex(column, r"^(full|sampled:exact|sampled:[1-9][0-9]{0,6}|bandit:[1-9][0-9]{0,6})$")),
-        )
+        odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^(full|sampled:exact|sampled:[1-9][0-9]{0,6})$")))
         if len(odd):
             raise ResultsError(
-                f"{path}: column 'feedback': {_shown(odd[0].as_py())} is not a feedback model (full, sampled:K, sampled:exact, bandit:M)"
+                f"{path}: column 'feedback': {_shown(odd[0].as_py())} is not a feedback model (full, sampled:K, sampled:exact)"
             )
     if name == "A":
         odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^[1-9][0-9]{0,8}(x[1-9][0-9]{0,8}){0,63}$")))

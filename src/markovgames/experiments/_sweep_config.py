@@ -31,7 +31,7 @@ from pydantic import (
 from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean
-from ..dynamics import ORDERS, VLEARNING_ALGORITHMS, get_algorithm, get_step_schedule, max_learning_rate, parse_bandit
+from ..dynamics import ORDERS, get_algorithm, get_step_schedule, max_learning_rate
 from ..dynamics._feedback import FEEDBACK_FORMS, parse_feedback
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ._rundir import MAX_CHECKPOINTS
@@ -359,8 +359,6 @@ class AlgorithmSpec(_Strict):
 
 
 def _check_algorithm(name: str) -> str:
-    if name in VLEARNING_ALGORITHMS:  # V-learning: runs from play (bandit:1), with its papers' rates
-        return name
     if ":" in name:
         # A reference to a user's file or module: resolved when the sweep is planned (a file is
         # relative to the configuration file's directory).
@@ -417,14 +415,12 @@ def _schedule(name: str) -> str:
 
 
 def _feedback(name: str) -> str:
-    """A feedback model by its canonical name (``sampled:08`` is ``sampled:8``, ``bandit:04`` is ``bandit:4``)."""
-    if name.partition(":")[0] == "bandit":  # learning from play: run_vlearning_batch
-        return f"bandit:{parse_bandit(name)}"
+    """A feedback model by its canonical name (``sampled:08`` is ``sampled:8``)."""
     return parse_feedback(name).name  # an unknown model is an error listing the forms
 
 
 def _feedback_list(v: Any) -> list[str]:
-    return _distinct_names(v, f"a feedback model ({', '.join(FEEDBACK_FORMS)}, bandit:M)", _feedback)
+    return _distinct_names(v, f"a feedback model ({', '.join(FEEDBACK_FORMS)})", _feedback)
 
 
 def _order_list(v: Any) -> list[str]:

@@ -20,17 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..dynamics import (
-    VLEARNING_ALGORITHMS,
-    Algorithm,
-    get_algorithm,
-    get_step_schedule,
-    parse_bandit,
-    run_batch,
-    run_vlearning_batch,
-)
-from ..evaluation import prefix_curves
-from ._exact import exact_checkpoint_gaps, exact_policy_gaps
+from ..dynamics import get_algorithm, get_step_schedule, run_batch
+from ._exact import exact_checkpoint_gaps
 from ._sweep_config import SweepConfigError
 from ._sweep_files import SweepError
 from ._sweep_plan import BatchTask
@@ -66,11 +57,8 @@ def execute_batch(task: BatchTask) -> BatchOutput:
 
     A user's file is compiled from the bytes the driver hashed (``task.reference_source``); a
     module is imported here, and refused if its file's SHA-256 is no longer the one recorded. So is
-    a user's step-size schedule (``task.schedule_source``). A batch that learns from play (V-learning,
-    or ``bandit:M``) runs in `_execute_from_play`.
+    a user's step-size schedule (``task.schedule_source``).
     """
-    if task.feedback.startswith("bandit:"):
-        return _execute_from_play(task)
     algorithm = get_algorithm(task.reference, file_source=task.reference_source)
     if algorithm.source_sha256 != task.algorithm_sha256:
         raise SweepError(
@@ -123,61 +111,6 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         if result.external_regret is None or result.swap_regret is None
         else np.stack([result.external_regret, result.swap_regret], axis=-2),
         samples_used=None if samples is None else np.asarray(samples, dtype=np.int64),
-    )
-
-
-def _execute_from_play(task: BatchTask) -> BatchOutput:
-    """A batch of runs from play: one `run_vlearning_batch` call per game and learning rate over the
-    runs' draws' seeds, ``T`` rounds of ``M`` episodes each; the output policy's value and certified
-    bounds after every checkpoint round (`prefix_curves`), and with ``exact`` its exact gaps there."""
-    import time
-
-    vlearning = task.algorithm in VLEARNING_ALGORITHMS
-    algorithm: str | Algorithm = task.algorithm
-    if not vlearning:
-        algorithm = composition = get_algorithm(task.reference, file_source=task.reference_source)
-        if composition.source_sha256 != task.algorithm_sha256:
-            raise SweepError(
-                f"{task.algorithm}: its code changed after the sweep read it (SHA-256 {task.algorithm_sha256} then, "
-                f"{composition.source_sha256} now); run the sweep again to run the new code"
-            )
-    per_round = parse_bandit(task.feedback)
-    seeds = task.feedback_seeds
-    if seeds is None:  # unreachable: a run from play draws, and the plan gives every such run its seed
-        raise SweepError(f"batch {task.batch_id}: runs from play without their draws' seeds")
-    groups: dict[tuple, list[int]] = defaultdict(list)  # runs of one game and one rate: one call
-    for b, (game, eta) in enumerate(zip(task.games, task.etas, strict=True)):
-        groups[id(game), eta].append(b)
-    prefixes = np.asarray(task.checkpoints, dtype=np.int64)
-    B, P, N = len(task), len(prefixes), task.games[0].num_players
-    value, ce, cce = (np.zeros((B, P, N)) for _ in range(3))
-    exact: list[dict[int, dict[str, Any]]] = [{} for _ in range(B)]
-    start = time.perf_counter()
-    for (_, eta), members in groups.items():
-        game = task.games[members[0]]
-        options: dict[str, Any] = {} if vlearning else {"eta": float(eta), "optimistic": task.optimistic}
-        results = run_vlearning_batch(
-            game, algorithm, task.T * per_round, [seeds[b] for b in members], feedback=task.feedback, **options
-        )
-        for b, result in zip(members, results, strict=True):
-            curves = prefix_curves(game, result.policy, task.checkpoints)
-            value[b], ce[b], cce[b] = curves.value, curves.certified_ce, curves.certified_cce
-            if task.exact:
-                exact[b] = exact_policy_gaps(game, result.policy.prefix, task.checkpoints)
-    return BatchOutput(
-        batch_id=task.batch_id,
-        run_ids=task.run_ids,
-        prefixes=prefixes,
-        value=value,
-        certified_ce_bound=ce,
-        certified_cce_bound=cce,
-        wall_time_s=time.perf_counter() - start,
-        compile_time_s=0.0,  # not measured apart: included in the wall time
-        host=socket.gethostname(),
-        pid=os.getpid(),
-        exact=tuple(exact) if task.exact else None,
-        # After T' rounds: T' M episodes of H transitions.
-        samples_used=prefixes * per_round * task.games[0].horizon,
     )
 
 

@@ -50,7 +50,7 @@ _GAME_KINDS = ("builtin", "file", "random")
 _STATUSES = ("running", "interrupted", "complete", "incomplete")
 _ORDERS = ("simultaneous", "alternating")
 #: A feedback model's canonical name (`markovgames.dynamics._feedback.Feedback.name`): K from 1 on, no leading zeros.
-_FEEDBACK = re.compile(r"full|sampled:exact|sampled:[1-9][0-9]{0,6}|bandit:[1-9][0-9]{0,6}")
+_FEEDBACK = re.compile(r"full|sampled:exact|sampled:[1-9][0-9]{0,6}")
 
 
 class SweepError(MarkovGamesError, RuntimeError):
@@ -231,7 +231,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             # Written where the feedback is not full information, and the seed where the run drew samples.
             "feedback": (
                 lambda v: _is_text(v) and _FEEDBACK.fullmatch(v) is not None,
-                "a feedback model (sampled:K, sampled:exact or bandit:M)",
+                "a feedback model (sampled:K or sampled:exact)",
             ),
             "feedback_seed": (lambda v: _is_int(v, 0, 2**63 - 1), "a non-negative integer (the draws' seed)"),
         },

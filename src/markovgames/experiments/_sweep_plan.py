@@ -24,7 +24,6 @@ import numpy as np
 from .._resources import format_bytes, physical_memory
 from .._suggest import did_you_mean
 from ..dynamics import (
-    VLEARNING_ALGORITHMS,
     Algorithm,
     LearningRate,
     StepSchedule,
@@ -101,83 +100,8 @@ def derive_feedback_seeds(base_seed: int, count: int) -> list[int]:
 
 
 def _draws(feedback: str) -> bool:
-    """Whether a feedback model (a canonical name) draws samples: ``sampled:K`` and ``bandit:M``, not
-    ``full`` or ``sampled:exact``."""
-    return (feedback.startswith("sampled:") and feedback != "sampled:exact") or feedback.startswith("bandit:")
-
-
-def _grid_axes(alg, config: SweepConfig, k: int | None) -> tuple[list, list, list, list]:
-    """An algorithm's optimism, learning rates, orders and (feedback model, seed repetition) pairs.
-
-    A feedback model that draws samples runs a game once per seed (a random game of the seeds:
-    with its own seed's index ``k``), each run with the draws of that seed. A V-learning name runs
-    on bandit:1 with its papers' rates and bandits."""
-    vlearning = alg.name in VLEARNING_ALGORITHMS
-    feedbacks = [
-        (feedback, repetition)
-        for feedback in (["bandit:1"] if vlearning else alg.feedbacks or config.feedbacks)
-        for repetition in ((None,) if not _draws(feedback) else (k,) if k is not None else range(config.seeds))
-    ]
-    if vlearning:
-        return [False], ["theory"], ["simultaneous"], feedbacks
-    return alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, feedbacks
-
-
-def _vlearning_spec(alg) -> Algorithm:
-    """A V-learning name as the composition whose learner, value update (the output policy's
-    kernel) and concept it shares (its rates and bonus are its papers': docs/vlearning.md); its
-    table may not set the axes."""
-    _vlearning_entry(alg)
-    return get_algorithm({"cce-v": "hedge+smooth", "ce-v": "bm-hedge+smooth", "stage-v": "hedge+stage"}[alg.name])
-
-
-def _check_run(alg_index: int, alg, config: SweepConfig, spec_alg: Algorithm, run: tuple) -> None:
-    """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
-    feedback, eta, order, schedule, regret, optimistic = run
-    if feedback.startswith("bandit:"):
-        learner = None if alg.name in VLEARNING_ALGORITHMS else spec_alg.learner
-        _check_from_play(alg_index, alg, config, learner, feedback, eta, order, schedule, regret)
-    else:
-        _check_interplay(alg_index, alg, spec_alg, order, optimistic)
-
-
-def _check_from_play(alg_index: int, alg, config: SweepConfig, learner, feedback: str, eta, order, schedule, regret) -> None:
-    """Refuse what a run from play (V-learning, or a composition on ``bandit:M``) has no form of,
-    naming the key: `run_vlearning_batch` runs float64, simultaneous, constant rates, no regret
-    curves and no last iterate."""
-    where = f"algorithms[{alg_index}]"
-    what = alg.name if alg.name in VLEARNING_ALGORITHMS else f"{alg.name} on {feedback}"
-    if config.dtype != "float64":
-        raise SweepConfigError(f"dtype: {what} learns from play, which runs in float64 only")
-    if config.last_iterate:
-        raise SweepConfigError(
-            f"last_iterate: {what} learns from play, whose runs report no last iterate; run it in another sweep"
-        )
-    if regret:
-        raise SweepConfigError(
-            f"{where}: {what} learns from play, whose runs record no regret curves; set regret = false in its table"
-        )
-    if order != "simultaneous":
-        raise SweepConfigError(f"{where}: {what} learns from play: its players update simultaneously (orders)")
-    if not schedule.is_constant:
-        raise SweepConfigError(f"{where}: {what} learns from play with a constant learning rate (eta_schedules)")
-    if eta == "theory" and alg.name not in VLEARNING_ALGORITHMS:
-        raise SweepConfigError(f"{where}: etas: 'theory' has no meaning on {feedback}; give numbers")
-    if learner is not None and learner.learner().propose is not None:
-        raise SweepConfigError(
-            f"{where}: learner {learner.name!r} makes two utility queries per iteration; on {feedback} each round's "
-            "episodes answer one"
-        )
-
-
-def _vlearning_entry(alg) -> None:
-    """A V-learning name runs with its papers' rates on bandit:1: its table may not set the axes."""
-    for key in ("optimistic", "etas", "orders", "eta_schedules", "feedbacks"):
-        if getattr(alg, key) is not None:
-            raise ValueError(  # the caller names the entry
-                f"{key}: {alg.name} runs from play (bandit:1) with its papers' rates and no optimism; its table "
-                "takes name and regret = false only"
-            )
+    """Whether a feedback model (a canonical name) draws samples: ``sampled:K``, not ``full`` or ``sampled:exact``."""
+    return feedback.startswith("sampled:") and feedback != "sampled:exact"
 
 
 # ---------------------------------------------------------------------------------------
@@ -622,11 +546,10 @@ def plan_sweep(
             if r.zero_sum:  # only when set, so that the ids of earlier sweeps' runs stay the same
                 game_spec["zero_sum"] = True
         for alg_index, alg in enumerate(config.algorithms):
-            vlearning = alg.name in VLEARNING_ALGORITHMS
             # A user's file is taken from the configuration's directory; workers get its absolute path.
-            reference = alg.name if vlearning else absolute_reference(alg.name, base_dir)
+            reference = absolute_reference(alg.name, base_dir)
             try:
-                spec_alg = _vlearning_spec(alg) if vlearning else get_algorithm(reference)
+                spec_alg = get_algorithm(reference)
                 # A user's learner, checked with this game's shapes before any worker starts (once
                 # per learner, shape and dtype): its broken protocol is the configuration's error,
                 # not a failure of every run.
@@ -642,11 +565,17 @@ def plan_sweep(
                 (name, _schedule(name, f"{key}[{j}]", base_dir, resolved))
                 for j, name in enumerate(alg.eta_schedules or config.eta_schedules)
             ]
-            optimisms, etas, orders, feedbacks = _grid_axes(alg, config, k)
+            # A feedback model that draws samples runs a game once per seed (a random game of the
+            # seeds: with its own seed's index), each run with the draws of that seed.
+            feedbacks = [
+                (feedback, repetition)
+                for feedback in alg.feedbacks or config.feedbacks
+                for repetition in ((None,) if not _draws(feedback) else (k,) if k is not None else range(config.seeds))
+            ]
             for optimistic, eta, order, (schedule_name, schedule), (feedback, repetition) in itertools.product(
-                optimisms, etas, orders, schedules, feedbacks
+                alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules, feedbacks
             ):
-                _check_run(alg_index, alg, config, spec_alg, (feedback, eta, order, schedule, regret, bool(optimistic)))
+                _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic))
                 spec = {
                     "format": RUN_FILE_FORMAT,
                     "game": game_spec,
@@ -682,8 +611,7 @@ def plan_sweep(
                 if rid in seen:  # the same run listed twice: run it once
                     continue
                 seen.add(rid)
-                # V-learning's rates are its papers' schedules: no one rate.
-                scale, per_stage = (None, True) if vlearning else resolve_learning_rate(eta, spec_alg, game)
+                scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
                 runs.append(
                     PlannedRun(
                         run_id=rid,
