@@ -184,11 +184,12 @@ CONFIG_BASE = 'T = 20\ngames = ["paper"]\nalgorithms = ["hedge+smooth"]\n'
 @pytest.mark.parametrize(
     "text,needle",
     [
-        ('feedbacks = ["bandit"]\n', "sweep.toml: feedbacks[0]: feedback model 'bandit' is online play"),
+        ('feedbacks = ["bandit"]\n', "sweep.toml: feedbacks[0]: feedback model 'bandit': give the episodes per round"),
+        ('feedbacks = ["telepathy"]\n', "feedbacks[0]: unknown feedback model 'telepathy'; choose one of: full, sampled:K"),
         ('feedbacks = ["full", "sampled:0"]\n', "sweep.toml: feedbacks[1]: feedback model 'sampled:0'"),
         ('feedbacks = ["sampled:2", "sampled:02"]\n', "sweep.toml: feedbacks: repeated value"),
         ("feedbacks = []\n", "sweep.toml: feedbacks: expected a feedback model"),
-        ("feedbacks = 4\n", "sweep.toml: feedbacks: expected a feedback model (full, sampled:K, sampled:exact), got 4"),
+        ("feedbacks = 4\n", "sweep.toml: feedbacks: expected a feedback model (full, sampled:K, sampled:exact, bandit:M), got 4"),
     ],
 )
 def test_bad_feedbacks_are_one_line_exit_2(tmp_path, capsys, text, needle):

@@ -196,8 +196,11 @@ def _handle_sweep(args) -> int:
             what += "" if b.eta_schedule == "constant" else f", eta schedule {printable(b.eta_schedule)}"
             what += ", regret" if b.regret else ""
             what += "" if b.feedback == "full" else f", feedback {b.feedback}"
+            what += "".join(f", {key} {value:g}" for key, value in (("bonus", b.bonus), ("ix", b.ix)) if value is not None)
+            rounds = " rounds" if b.bandit else ""  # under bandit feedback T counts rounds of M episodes
             print(
-                f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}, {count(len(b), 'run', 'runs')}"
+                f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}{rounds}, "
+                f"{count(len(b), 'run', 'runs')}"
             )
         return 0
     with _sweep_progress(not args.quiet) as update:

@@ -50,7 +50,7 @@ from .._suggest import did_you_mean
 from ..games import MarkovGame
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
-from ._algorithms import get_algorithm
+from ._algorithms import Algorithm, get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
 
@@ -641,7 +641,7 @@ def _check_draws(game: MarkovGame, episodes: int, draws):
 
 def run_vlearning(
     game: MarkovGame,
-    algorithm: str,
+    algorithm: str | Algorithm,
     episodes: int,
     *,
     seed: int = 0,
@@ -660,7 +660,7 @@ def run_vlearning(
     game : MarkovGame
     algorithm : ``"cce-v"``, ``"ce-v"``, ``"stage-v"`` (`VLEARNING_ALGORITHMS`, with their papers'
         rates), or a composition ``LEARNER+UPDATE`` (any learner of one utility query; its update's
-        averaging and output kernel, on per-state visit counts).
+        averaging and output kernel, on per-state visit counts), by name or as an ``Algorithm``.
     episodes : int
         A multiple of ``M``.
     seed : int
@@ -705,7 +705,7 @@ def check_vlearning_settings(
 
 def run_vlearning_batch(
     game: MarkovGame,
-    algorithm: str,
+    algorithm: str | Algorithm,
     episodes: int,
     seeds: Sequence[int],
     *,

@@ -33,7 +33,7 @@ __all__ = [
 MAX_RESULT_ROWS = 1_000_000
 #: The most bytes its columns may take uncompressed, as its footer states them.
 MAX_RESULT_BYTES = 1 << 30
-#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 55).
+#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 58).
 MAX_ROW_GROUPS = 10_000
 MAX_COLUMNS = 256
 #: The longest text in a cell (labels, ids, reasons) and the longest list (one entry per player).
@@ -109,6 +109,11 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "feedback": ("text", False),
     "feedback_seed": ("int", True),
     "samples": ("int", True),
+    # Since bandit feedback: the episodes played after T' rounds, the bonus constant and the
+    # implicit exploration the run used (null for the other runs; ix null for V-learning too).
+    "episodes": ("int", True),
+    "bonus": ("float", True),
+    "ix": ("float", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
@@ -120,6 +125,9 @@ COLUMN_DEFAULTS = {
     "feedback": "full",
     "feedback_seed": None,
     "samples": None,
+    "episodes": None,
+    "bonus": None,
+    "ix": None,
 }
 
 #: The columns every results file has (a file written by an earlier version may lack the others).
@@ -137,9 +145,22 @@ REQUIRED_COLUMNS = (
 )
 
 #: Columns that hold a count of at least 1.
-_COUNTS = ("N", "H", "S", "T", "checkpoint", "batch_size")
+_COUNTS = ("N", "H", "S", "T", "checkpoint", "batch_size", "episodes")
 #: What a run's rows must agree on (each is a setting of the run, repeated on its every row).
-_RUN_SETTINGS = ("game", "algorithm", "optimistic", "eta", "concept", "T", "order", "eta_schedule", "feedback", "feedback_seed")
+_RUN_SETTINGS = (
+    "game",
+    "algorithm",
+    "optimistic",
+    "eta",
+    "concept",
+    "T",
+    "order",
+    "eta_schedule",
+    "feedback",
+    "feedback_seed",
+    "bonus",
+    "ix",
+)
 #: The kinds' names in messages.
 _KIND_NAMES = {
     "text": "a string",
@@ -274,6 +295,8 @@ def _check_values(path: Path, table) -> None:
                 raise ResultsError(f"{path}: column {name!r}: holds a value that is not finite")
             if name == "eta_value" and pc.min(column).as_py() <= 0:
                 raise ResultsError(f"{path}: column 'eta_value': holds a learning rate that is not positive")
+            if name in ("bonus", "ix") and pc.min(column).as_py() < 0:
+                raise ResultsError(f"{path}: column {name!r}: holds a negative value")
         elif kind == "floats":
             lengths = pc.list_value_length(column)
             if pc.max(lengths).as_py() > MAX_LIST_ENTRIES or pc.min(lengths).as_py() < 1:
@@ -303,10 +326,13 @@ def _check_text(path: Path, name: str, column) -> None:
         if len(odd):
             raise ResultsError(f"{path}: column {name!r}: {_shown(odd[0].as_py())} is not one of {', '.join(allowed)}")
     if name == "feedback":
-        odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^(full|sampled:exact|sampled:[1-9][0-9]{0,6})$")))
+        odd = pc.filter(
+            column, pc.invert(pc.match_substring_regex(column, r"^(full|sampled:exact|(sampled|bandit):[1-9][0-9]{0,6})$"))
+        )
         if len(odd):
             raise ResultsError(
-                f"{path}: column 'feedback': {_shown(odd[0].as_py())} is not a feedback model (full, sampled:K, sampled:exact)"
+                f"{path}: column 'feedback': {_shown(odd[0].as_py())} is not a feedback model "
+                "(full, sampled:K, sampled:exact, bandit:M)"
             )
     if name == "A":
         odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^[1-9][0-9]{0,8}(x[1-9][0-9]{0,8}){0,63}$")))

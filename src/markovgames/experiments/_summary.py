@@ -288,6 +288,21 @@ def settings_suffix(order: str, eta_schedule: str, feedback: str = "full") -> st
     return "".join(f", {w}" for w in words)
 
 
+def feedback_label(row: dict[str, Any]) -> str:
+    """A result row's feedback model, with a bandit run's bonus and implicit exploration where they
+    are not the library's defaults (``bandit:2, bonus 0.5``): what tells its group from the others."""
+    feedback = row.get("feedback") or "full"
+    if not feedback.startswith("bandit:"):
+        return feedback
+    words = [feedback]
+    bonus, ix, eta = _number(row.get("bonus")), _number(row.get("ix")), _number(row.get("eta_value"))
+    if bonus is not None and bonus != (1.0 if row.get("eta") == "paper" else 0.0):  # V-learning's default is 1
+        words.append(f"bonus {bonus!r}")
+    if ix is not None and (eta is None or ix != eta * float(row["H"]) / 2.0):  # a composition's default is eta H / 2
+        words.append(f"ix {ix!r}")
+    return ", ".join(words)
+
+
 def check_metric(metric: str) -> None:
     if metric not in METRICS:
         raise ArgumentError.for_argument("metric", f"expected one of {', '.join(METRICS)}, got {metric!r}")
@@ -340,7 +355,7 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
             int(r["T"]),
             r.get("order") or "simultaneous",
             r.get("eta_schedule") or "constant",
-            r.get("feedback") or "full",
+            feedback_label(r),
         )
         by_group.setdefault(key, {}).setdefault(r["run_id"], {})[int(r["checkpoint"])] = value
         count = _number(r.get("samples"))

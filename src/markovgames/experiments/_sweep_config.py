@@ -12,7 +12,6 @@ Every error names the file and the key at fault, e.g.
 from __future__ import annotations
 
 import copy
-import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -31,10 +30,22 @@ from pydantic import (
 from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean
-from ..dynamics import ORDERS, get_algorithm, get_step_schedule, max_learning_rate
-from ..dynamics._feedback import FEEDBACK_FORMS, parse_feedback
+from ..dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ._rundir import MAX_CHECKPOINTS
+from ._sweep_bandit import check_bandit_settings
+from ._sweep_values import (
+    _bool_list,
+    _eta_list,
+    _feedback_list,
+    _non_negative_number,
+    _order_list,
+    _positive_finite,
+    _positive_int,
+    _schedule_list,
+    _show,
+    _strict_bool,
+)
 
 __all__ = [
     "SweepConfigError",
@@ -133,39 +144,6 @@ class _Strict(BaseModel):
                 hint = did_you_mean(str(unknown[0]), [k for k in cls.model_fields if k not in data])
                 raise ValueError(f"unknown key {unknown[0]!r}{hint}; allowed keys: {', '.join(cls.model_fields)}")
         return data
-
-
-def _show(value: Any, limit: int = 40) -> str:
-    """``repr(value)``, shortened: a message stays one readable line whatever the input."""
-    text = repr(value)
-    if len(text) > limit:
-        text = f"{text[: limit - 10]}... ({len(text)} characters)"
-    return text
-
-
-def _positive_int(value: Any, where: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{where}{': ' if where else ''}expected a positive integer, got {_show(value)}")
-    return value
-
-
-def _strict_bool(value: Any) -> bool:
-    """TOML's ``true``/``false`` only (pydantic would also take 1, "yes", ...)."""
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {_show(value)}")
-    return value
-
-
-def _positive_finite(value: Any) -> bool:
-    """A number (not a boolean) > 0 that is a finite float64: TOML integers are unbounded, and
-    ``math.isfinite(10**400)`` raises OverflowError, which pydantic would not report."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        as_float = float(value)
-    except OverflowError:
-        return False
-    return math.isfinite(as_float) and as_float > 0
 
 
 class RandomGameSpec(_Strict):
@@ -301,7 +279,10 @@ class AlgorithmSpec(_Strict):
     """One entry of ``algorithms``: a name, or ``{name = ..., optimistic = ..., etas = ...}``.
 
     ``optimistic``, ``etas``, ``orders``, ``eta_schedules``, ``regret`` and ``feedbacks`` here
-    replace the sweep-wide settings for this algorithm.
+    replace the sweep-wide settings for this algorithm; ``bonus`` and ``ix`` apply to its bandit
+    runs. A V-learning name (``cce-v``, ``ce-v``, ``stage-v``) runs on ``bandit:1`` with its papers'
+    rates and no optimism, whatever the sweep-wide ``feedbacks``, ``etas`` and ``optimistic`` say
+    (`markovgames.experiments._sweep_bandit`).
     """
 
     name: str
@@ -311,6 +292,10 @@ class AlgorithmSpec(_Strict):
     eta_schedules: list[str] | None = None
     regret: bool | None = None
     feedbacks: list[str] | None = None
+    #: Bandit feedback only (V-learning, or a composition under ``bandit:M``): the bonus constant
+    #: ``c`` and a composition's implicit-exploration parameter (default: the library's).
+    bonus: float | None = None
+    ix: float | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -357,102 +342,34 @@ class AlgorithmSpec(_Strict):
     def _feedbacks(cls, v: Any) -> Any:
         return None if v is None else _feedback_list(v)
 
+    @field_validator("bonus", "ix", mode="before")
+    @classmethod
+    def _bandit_numbers(cls, v: Any) -> Any:
+        return _non_negative_number(v)
+
 
 def _check_algorithm(name: str) -> str:
-    if ":" in name:
+    if ":" in name or name in VLEARNING_ALGORITHMS:
         # A reference to a user's file or module: resolved when the sweep is planned (a file is
-        # relative to the configuration file's directory).
+        # relative to the configuration file's directory). V-learning runs on bandit feedback.
         return name
-    get_algorithm(name)  # an unknown name is an error listing the choices
+    try:
+        get_algorithm(name)  # an unknown name is an error listing the choices
+    except ValueError as err:
+        hint = did_you_mean(name, VLEARNING_ALGORITHMS)
+        if hint:  # "cce_v": V-learning's, not a composition's
+            raise ValueError(
+                f"unknown algorithm {name!r}{hint}; the V-learning algorithms are {', '.join(VLEARNING_ALGORITHMS)}"
+            ) from None
+        raise err from None
     return name
-
-
-def _bool_list(v: Any) -> Any:
-    if v is None:
-        return v
-    items = v if isinstance(v, list) else [v]
-    if not items:
-        raise ValueError("expected true, false or a non-empty list of them")
-    for k, b in enumerate(items):
-        if not isinstance(b, bool):
-            raise ValueError(f"{f'[{k}]: ' if isinstance(v, list) else ''}expected true or false, got {_show(b)}")
-    if len(set(items)) != len(items):
-        raise ValueError(f"repeated value in {items!r}")
-    return items
-
-
-def _distinct_names(v: Any, what: str, check) -> list[str]:
-    """A name or a non-empty list of distinct names, each checked (and made canonical) by ``check``."""
-    items = v if isinstance(v, list) else [v]
-    if not items:
-        raise ValueError(f"expected {what} or a non-empty list of them")
-    out = []
-    for k, name in enumerate(items):
-        where = f"[{k}]: " if isinstance(v, list) else ""
-        if not isinstance(name, str):
-            raise ValueError(f"{where}expected {what}, got {_show(name)}")
-        try:
-            out.append(check(name))
-        except ValueError as err:
-            raise ValueError(f"{where}{err}") from None
-    if len(set(out)) != len(out):
-        raise ValueError(f"repeated value in {items!r}")
-    return out
-
-
-def _order(name: str) -> str:
-    if name not in ORDERS:
-        raise ValueError(f"unknown order {_show(name)}{did_you_mean(name, ORDERS)}; choose one of: {', '.join(ORDERS)}")
-    return name
-
-
-def _schedule(name: str) -> str:
-    """A built-in schedule by its canonical name (``power:0.50`` is ``power:0.5``); a reference to
-    a user's file is resolved when the sweep is planned (relative to the configuration's directory)."""
-    if ":" in name and not name.startswith("power:"):
-        return name
-    return get_step_schedule(name).name  # an unknown name is an error listing the choices
-
-
-def _feedback(name: str) -> str:
-    """A feedback model by its canonical name (``sampled:08`` is ``sampled:8``)."""
-    return parse_feedback(name).name  # an unknown model is an error listing the forms
-
-
-def _feedback_list(v: Any) -> list[str]:
-    return _distinct_names(v, f"a feedback model ({', '.join(FEEDBACK_FORMS)})", _feedback)
-
-
-def _order_list(v: Any) -> list[str]:
-    return _distinct_names(v, "an update order (simultaneous, alternating)", _order)
-
-
-def _schedule_list(v: Any) -> list[str]:
-    return _distinct_names(v, "a step-size schedule (constant, sqrt, power:P or path.py:NAME)", _schedule)
-
-
-def _eta_list(v: Any) -> list[float | str]:
-    items = v if isinstance(v, list) else [v]
-    if not items:
-        raise ValueError("expected a positive number, 'theory', or a non-empty list of them")
-    out: list[float | str] = []
-    for k, e in enumerate(items):
-        if e == "theory":
-            out.append("theory")
-            continue
-        if not _positive_finite(e):
-            where = f"[{k}]: " if isinstance(v, list) else ""
-            raise ValueError(f"{where}a learning rate is a positive number or 'theory', got {_show(e)}")
-        out.append(float(e))
-    if len(set(out)) != len(out):
-        raise ValueError(f"repeated learning rate in {items!r}")
-    return out
 
 
 class SweepConfig(_Strict):
     """A sweep: games x algorithms x optimism x learning rates x update orders x step-size
     schedules x feedback models x seeds, for ``T`` iterations (``regret``: also every run's regret
-    curves). A feedback model that draws samples (``sampled:K``) runs every game once per seed."""
+    curves). A feedback model that draws samples (``sampled:K``, ``bandit:M``) runs every game once
+    per seed; under ``bandit:M`` (and V-learning, ``bandit:1``) ``T`` counts rounds of ``M`` episodes."""
 
     name: str | None = None
     games: list[GameSpec]
@@ -563,6 +480,12 @@ class SweepConfig(_Strict):
             beyond = [c for c in self.checkpoints if c > self.T]
             if beyond:
                 raise ValueError(f"checkpoints: {beyond[0]} is beyond T = {self.T}")
+        return self
+
+    @model_validator(mode="after")
+    def _bandit_settings(self) -> SweepConfig:
+        # V-learning and bandit feedback: the keys that do not apply to them, named.
+        check_bandit_settings(self)
         return self
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 import traceback
 from collections import defaultdict
 from collections.abc import Callable
@@ -20,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ..dynamics import get_algorithm, get_step_schedule, run_batch
-from ._exact import exact_checkpoint_gaps
+from ..dynamics import Algorithm, get_algorithm, get_step_schedule, run_batch, run_vlearning_batch
+from ._exact import exact_checkpoint_gaps, exact_prefix_gaps
+from ._sweep_bandit import is_vlearning
 from ._sweep_config import SweepConfigError
 from ._sweep_files import SweepError
-from ._sweep_plan import BatchTask
+from ._sweep_plan import BatchTask, episodes_per_round
 
 __all__ = ["BatchOutput", "execute_batch"]
 
@@ -46,7 +48,7 @@ class BatchOutput:
     exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
     last_iterate: np.ndarray | None = None  # (B, P, 2, N): the last iterate's value and best-response values
     regret: np.ndarray | None = None  # (B, P, 2, N): each player's average external and swap regret
-    samples_used: np.ndarray | None = None  # (P,): the samples each run drew after T' iterations (sampled:K)
+    samples_used: np.ndarray | None = None  # (P,): the samples each run drew after T' iterations (sampled:K, bandit:M)
 
 
 # ---------------------------------------------------------------------------------------
@@ -57,14 +59,12 @@ def execute_batch(task: BatchTask) -> BatchOutput:
 
     A user's file is compiled from the bytes the driver hashed (``task.reference_source``); a
     module is imported here, and refused if its file's SHA-256 is no longer the one recorded. So is
-    a user's step-size schedule (``task.schedule_source``).
+    a user's step-size schedule (``task.schedule_source``). A batch on bandit feedback runs
+    through ``run_vlearning_batch`` (`_execute_bandit`).
     """
-    algorithm = get_algorithm(task.reference, file_source=task.reference_source)
-    if algorithm.source_sha256 != task.algorithm_sha256:
-        raise SweepError(
-            f"{task.algorithm}: its code changed after the sweep read it (SHA-256 {task.algorithm_sha256} then, "
-            f"{algorithm.source_sha256} now); run the sweep again to run the new code"
-        )
+    if task.bandit:
+        return _execute_bandit(task)
+    algorithm = _algorithm(task)
     schedule = get_step_schedule(task.schedule_reference, file_source=task.schedule_source)
     if schedule.source_sha256 != task.schedule_sha256:
         raise SweepError(
@@ -111,6 +111,79 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         if result.external_regret is None or result.swap_regret is None
         else np.stack([result.external_regret, result.swap_regret], axis=-2),
         samples_used=None if samples is None else np.asarray(samples, dtype=np.int64),
+    )
+
+
+def _algorithm(task: BatchTask) -> Algorithm:
+    """The task's composition, from the bytes the driver hashed; refused if its code changed since."""
+    algorithm = get_algorithm(task.reference, file_source=task.reference_source)
+    if algorithm.source_sha256 != task.algorithm_sha256:
+        raise SweepError(
+            f"{task.algorithm}: its code changed after the sweep read it (SHA-256 {task.algorithm_sha256} then, "
+            f"{algorithm.source_sha256} now); run the sweep again to run the new code"
+        )
+    return algorithm
+
+
+def _execute_bandit(task: BatchTask) -> BatchOutput:
+    """A batch on bandit feedback: one ``run_vlearning_batch`` call per game and learning rate, over
+    the runs' draws' seeds (run ``r`` is ``run_vlearning(game, ..., T M, seed=feedback_seed)``), and
+    each run's output policy evaluated at the checkpoints ``T'`` (rounds: ``prefix_curves``, and the
+    exact gaps of ``policy.prefix(T')`` where asked). The runs of a batch share the game's shape,
+    so the calls of one batch share one compiled program."""
+    from ..evaluation import prefix_curves
+
+    vlearning = is_vlearning(task.algorithm)
+    algorithm: str | Algorithm = task.algorithm if vlearning else _algorithm(task)
+    per_round = episodes_per_round(task.feedback)
+    checkpoints = np.asarray(task.checkpoints, dtype=np.int64)
+    shape = (len(task), len(checkpoints), task.games[0].num_players)
+    value, ce, cce = np.empty(shape), np.empty(shape), np.empty(shape)
+    exact: list[dict[int, dict[str, Any]]] = [{} for _ in range(len(task))]
+    seeds = task.feedback_seeds
+    if seeds is None or len(seeds) != len(task):  # unreachable: a bandit run draws, with its seed
+        raise SweepError(f"batch {task.batch_id}: bandit runs need one draws' seed each")
+    calls: dict[tuple, list[int]] = defaultdict(list)
+    for b, (game, eta) in enumerate(zip(task.games, task.etas, strict=True)):
+        calls[(id(game), eta)].append(b)  # one game object per game of the plan, shared by its runs
+    wall = 0.0
+    for members in calls.values():
+        game, eta = task.games[members[0]], task.etas[members[0]]
+        start = time.perf_counter()
+        results = run_vlearning_batch(
+            game,
+            algorithm,
+            task.T * per_round,
+            [seeds[b] for b in members],
+            feedback=task.feedback,
+            bonus=task.bonus,
+            eta=None if vlearning else float(eta),  # type: ignore[arg-type]
+            ix=task.ix,
+            optimistic=task.optimistic,
+        )
+        for b, result in zip(members, results, strict=True):
+            curves = prefix_curves(game, result.policy, checkpoints)
+            value[b], ce[b], cce[b] = curves.value, curves.certified_ce, curves.certified_cce
+        wall += time.perf_counter() - start
+        if task.exact:  # after the timing, as for the other runs
+            for b, result in zip(members, results, strict=True):
+                exact[b] = exact_prefix_gaps(game, result.policy, task.checkpoints)
+        del results  # the records and policies of this call: the next call's room
+    horizon = task.games[0].horizon
+    return BatchOutput(
+        batch_id=task.batch_id,
+        run_ids=task.run_ids,
+        prefixes=checkpoints,
+        value=value,
+        certified_ce_bound=ce,
+        certified_cce_bound=cce,
+        wall_time_s=wall,
+        compile_time_s=0.0,  # not measured apart: V-learning's compile time is in its wall time
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        exact=tuple(exact) if task.exact else None,
+        # A round plays M episodes of H steps each, one sampled transition per step.
+        samples_used=checkpoints * per_round * horizon,
     )
 
 

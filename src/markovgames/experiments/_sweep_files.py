@@ -26,6 +26,7 @@ from typing import Any
 
 from .._errors import MarkovGamesError
 from .._files import JsonFileError, read_json
+from ._sweep_bandit import PAPER_RATE, bandit_parameters, is_vlearning
 
 __all__ = [
     "SweepError",
@@ -49,8 +50,9 @@ _DTYPES = ("float64", "float32")
 _GAME_KINDS = ("builtin", "file", "random")
 _STATUSES = ("running", "interrupted", "complete", "incomplete")
 _ORDERS = ("simultaneous", "alternating")
-#: A feedback model's canonical name (`markovgames.dynamics._feedback.Feedback.name`): K from 1 on, no leading zeros.
-_FEEDBACK = re.compile(r"full|sampled:exact|sampled:[1-9][0-9]{0,6}")
+#: A feedback model's canonical name (`markovgames.dynamics._feedback.Feedback.name`, or bandit
+#: feedback's ``bandit:M``): K and M from 1 on, no leading zeros.
+_FEEDBACK = re.compile(r"full|sampled:exact|(sampled|bandit):[1-9][0-9]{0,6}")
 
 
 class SweepError(MarkovGamesError, RuntimeError):
@@ -214,7 +216,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "algorithm": (_is_text, "an algorithm name"),
             "concept": (lambda v: v in ("ce", "cce"), "'ce' or 'cce'"),
             "optimistic": (lambda v: isinstance(v, bool), "true or false"),
-            "eta": (lambda v: v == "theory" or _is_number(v) and v > 0, "a positive number or 'theory'"),
+            "eta": (lambda v: v in ("theory", PAPER_RATE) or _is_number(v) and v > 0, "a positive number, 'theory' or 'paper'"),
             "eta_value": (_optional(lambda v: _is_number(v) and v > 0), "a positive number or null"),
             "T": (lambda v: _is_int(v, 1, _MAX_T), f"an integer in 1..{_MAX_T}"),
             "dtype": (lambda v: v in _DTYPES, f"one of {', '.join(_DTYPES)}"),
@@ -231,9 +233,12 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             # Written where the feedback is not full information, and the seed where the run drew samples.
             "feedback": (
                 lambda v: _is_text(v) and _FEEDBACK.fullmatch(v) is not None,
-                "a feedback model (sampled:K or sampled:exact)",
+                "a feedback model (sampled:K, sampled:exact or bandit:M)",
             ),
             "feedback_seed": (lambda v: _is_int(v, 0, 2**63 - 1), "a non-negative integer (the draws' seed)"),
+            # Written under bandit feedback: the bonus constant and implicit exploration the run used.
+            "bonus": (lambda v: _is_number(v, 0.0), "a non-negative number"),
+            "ix": (lambda v: _is_number(v, 0.0), "a non-negative number"),
         },
     )
     spec = doc["spec"]
@@ -260,6 +265,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             raise reader.fail(key, f"{_shown(doc.get(key, default))} differs from the spec's {_shown(spec.get(key, default))}")
     if planned is not None and doc["shape"] != planned["shape"]:
         raise reader.fail("shape", f"{doc['shape']} is not the shape of the run's game, {planned['shape']}")
+    per_round = _check_bandit_fields(reader, doc, spec)
     checkpoints = spec.get("checkpoints")
     num_players = doc["shape"]["N"]
     record_fields = {
@@ -286,13 +292,43 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
         "external_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "swap_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "samples_used": (lambda v: _is_int(v, 0, 2**63 - 1), "a non-negative integer (the samples drawn)"),
+        "episodes": (lambda v: _is_int(v, 1, 2**63 - 1), "a positive integer (the episodes played)"),
     }
     reader.items(doc["records"], "records", lambda r, f: reader.obj(r, f, record_fields, optional_fields))
     found = [r["checkpoint"] for r in doc["records"]]
     if found != checkpoints:
         shown = found if len(found) <= 10 else f"{len(found)} checkpoints"
         raise reader.fail("records", f"checkpoints {shown}, not those of the spec")
+    for k, record in enumerate(doc["records"]):
+        # A bandit run's checkpoint T' is T' rounds of M episodes, each of H sampled transitions.
+        episodes = None if per_round is None else record["checkpoint"] * per_round
+        if record.get("episodes") != episodes:
+            raise reader.fail(f"records[{k}].episodes", f"{_shown(record.get('episodes'))} is not the run's {_shown(episodes)}")
+        if episodes is not None and record.get("samples_used") != episodes * doc["shape"]["H"]:
+            raise reader.fail(f"records[{k}].samples_used", f"{_shown(record.get('samples_used'))} is not episodes x H")
     return doc
+
+
+def _check_bandit_fields(reader: _Reader, doc: dict[str, Any], spec: dict[str, Any]) -> int | None:
+    """A bandit run's settings (its ``bonus`` and ``ix``: those of its spec, else the library's
+    defaults), none on another run; returns its ``M`` (``None``: not a bandit run)."""
+    feedback = doc.get("feedback", "full")
+    if not feedback.startswith("bandit:"):
+        for key in ("bonus", "ix"):
+            if key in doc or key in spec:
+                raise reader.fail(key, f"set on a run of feedback {feedback}: bonus and ix are bandit feedback's")
+        if doc["eta"] == PAPER_RATE or is_vlearning(doc["algorithm"]):
+            raise reader.fail("eta", "V-learning's 'paper' rates and algorithms run on bandit feedback only")
+        return None
+    if is_vlearning(doc["algorithm"]) != (doc["eta"] == PAPER_RATE):
+        raise reader.fail("eta", f"{_shown(doc['eta'])}: 'paper' is V-learning's, and V-learning's only")
+    if spec.get("bonus") is not None and not _is_number(spec["bonus"], 0.0) or not _is_number(spec.get("ix", 0.0), 0.0):
+        raise reader.fail("spec", "its bonus or ix is not a non-negative number")
+    bonus, ix = bandit_parameters(doc["algorithm"], doc["eta"], spec.get("bonus"), spec.get("ix"), doc["shape"]["H"])
+    for key, expected in (("bonus", bonus), ("ix", ix)):
+        if doc.get(key) != expected:
+            raise reader.fail(key, f"{_shown(doc.get(key))} is not the run's {_shown(expected)} (its spec's, or the default)")
+    return int(feedback.partition(":")[2])
 
 
 def _check_units(reader: _Reader, value: Any, field: str) -> None:

@@ -3,7 +3,8 @@
 `plan_sweep` expands a validated configuration into its runs (`PlannedRun`), building every game
 once; runs that share (algorithm, optimism, game shape, ``T``, checkpoints, dtype, update order,
 step-size schedule, regret curves, feedback model) are grouped into batch tasks (`SweepPlan.batches`,
-`BatchTask`): runs that differ only in the seed of their draws share one ``run_batch`` call. Before anything is expanded, `check_grid_size`
+`BatchTask`): runs that differ only in the seed of their draws share one ``run_batch`` call (under
+bandit feedback, one ``run_vlearning_batch`` call per game and learning rate). Before anything is expanded, `check_grid_size`
 refuses a grid too large for the machine; `check_batch_memory` refuses a ``T`` whose batches
 cannot run side by side.
 """
@@ -35,9 +36,16 @@ from ..dynamics import (
     resolve_learning_rate,
 )
 from ..games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ._sweep_bandit import (
+    algorithm_axes,
+    bandit_run_bytes,
+    check_bandit_size,
+    is_vlearning,
+)
 from ._sweep_config import SweepConfig, SweepConfigError, resolved_checkpoints
 from ._sweep_files import RUN_FILE_FORMAT, run_id_of
 from ._sweep_files import canonical_json as _canonical_json
+from ._sweep_values import is_bandit
 
 __all__ = [
     "PlannedRun",
@@ -100,8 +108,14 @@ def derive_feedback_seeds(base_seed: int, count: int) -> list[int]:
 
 
 def _draws(feedback: str) -> bool:
-    """Whether a feedback model (a canonical name) draws samples: ``sampled:K``, not ``full`` or ``sampled:exact``."""
-    return feedback.startswith("sampled:") and feedback != "sampled:exact"
+    """Whether a feedback model (a canonical name) draws random numbers: ``sampled:K`` and
+    ``bandit:M``, not ``full`` or ``sampled:exact``."""
+    return (feedback.startswith("sampled:") and feedback != "sampled:exact") or is_bandit(feedback)
+
+
+def episodes_per_round(feedback: str) -> int:
+    """``M`` of ``bandit:M`` (1 for the other models: a round is an iteration)."""
+    return int(feedback.partition(":")[2]) if is_bandit(feedback) else 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,6 +161,15 @@ class PlannedRun:
     #: The feedback model (canonical name), and the seed of the run's draws where it draws any.
     feedback: str = "full"
     feedback_seed: int | None = None
+    #: Bandit feedback: the bonus constant and implicit exploration the configuration gives (None:
+    #: the library's defaults, `bandit_parameters`).
+    bonus: float | None = None
+    ix: float | None = None
+
+    @property
+    def bandit(self) -> bool:
+        """Whether the run is on bandit feedback (``run_vlearning_batch``): V-learning, or ``bandit:M``."""
+        return is_bandit(self.feedback)
 
     @property
     def batch_key(self) -> tuple:
@@ -168,6 +191,8 @@ class PlannedRun:
             self.regret,
             # Not the seed: runs that differ in their draws' seed only run side by side.
             self.feedback,
+            self.bonus,
+            self.ix,
         )
 
 
@@ -207,6 +232,15 @@ class BatchTask:
     #: The feedback model, and per run the seed of its draws (``None`` where the model draws none).
     feedback: str = "full"
     feedback_seeds: tuple[int, ...] | None = None
+    #: Bandit feedback: the bonus constant and implicit exploration as configured (None: the defaults).
+    bonus: float | None = None
+    ix: float | None = None
+
+    @property
+    def bandit(self) -> bool:
+        """Whether the batch runs on bandit feedback: one ``run_vlearning_batch`` call per game and
+        learning rate, over the draws' seeds (`markovgames.experiments._sweep_execute`)."""
+        return is_bandit(self.feedback)
 
     def __len__(self) -> int:
         return len(self.run_ids)
@@ -238,7 +272,8 @@ class SweepPlan:
         Game files are not counted."""
         wanted = None if run_ids is None else set(run_ids)
         runs = [r for r in self.runs if wanted is None or r.run_id in wanted]
-        rows = sum(len(r.checkpoints) * (200 + 105 * r.game.num_players) for r in runs)
+        # A bandit run's records and rows also hold its episodes, bonus and ix (its policy is not written).
+        rows = sum(len(r.checkpoints) * (200 + 105 * r.game.num_players + (60 if r.bandit else 0)) for r in runs)
         return 16 * 1024 + 2048 * len(runs) + rows
 
     def batches(self, run_ids: Sequence[str] | None = None) -> list[BatchTask]:
@@ -253,6 +288,7 @@ class SweepPlan:
             limit = self.config.max_batch_size
             if limit is None:
                 per_run = (5 if members[0].regret else 3) * len(self.checkpoints) * members[0].game.num_players * 8
+                per_run += _bandit_run_memory(members[0])
                 limit = max(1, BATCH_RESULT_BYTES // per_run)
             chunks = [members[k : k + limit] for k in range(0, len(members), limit)]
             for chunk in chunks:
@@ -283,10 +319,21 @@ class SweepPlan:
                         eta_schedule=first.eta_schedule,
                         feedback=first.feedback,
                         feedback_seeds=None if first.feedback_seed is None else tuple(cast(int, r.feedback_seed) for r in chunk),
+                        bonus=first.bonus,
+                        ix=first.ix,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
         return tasks
+
+
+def _bandit_run_memory(run: PlannedRun) -> int:
+    """What a bandit run holds while its batch runs (0 for the others): its record, twice (the
+    chunks and their concatenation), and its output policy (`bandit_run_bytes`)."""
+    if not run.bandit:
+        return 0
+    record, policy, _ = bandit_run_bytes(run.game, run.T, episodes_per_round(run.feedback))
+    return 2 * record + policy
 
 
 def _random_label(spec, seed: int | None) -> str:
@@ -368,26 +415,23 @@ def grid_size(config: SweepConfig) -> tuple[int, str]:
     is made up, computed from the configuration alone: nothing is expanded.
 
     A random game without its own seed is drawn once per seed; under a feedback model that draws
-    samples (``sampled:K``) every other game (built-in, file, fixed seed) is run once per seed too,
-    each time with other draws (a random game's seed ``k`` draws with the draws' seed ``k``)."""
-    settings_of = {
-        id(a): len(a.optimistic or config.optimistic)
-        * len(a.etas or config.etas)
-        * len(a.orders or config.orders)
-        * len(a.eta_schedules or config.eta_schedules)
-        for a in config.algorithms
-    }
+    samples (``sampled:K``, ``bandit:M``; V-learning's ``bandit:1``) every other game (built-in,
+    file, fixed seed) is run once per seed too, each time with other draws (a random game's seed
+    ``k`` draws with the draws' seed ``k``)."""
+    axes = {id(a): algorithm_axes(config, a) for a in config.algorithms}
+    settings_of = {key: math.prod(len(axis) for axis in value[:4]) for key, value in axes.items()}
     runs = 0
-    repeated = False
+    repeated: set[str] = set()  # the kinds of feedback that run a fixed game once per seed
     for g in config.games:
         per_seed = g.random is not None and g.random.seed is None
         for a in config.algorithms:
-            for feedback in a.feedbacks or config.feedbacks:
+            for feedback in axes[id(a)][4]:
                 again = not per_seed and _draws(feedback)
-                repeated |= again and config.seeds > 1
+                if again and config.seeds > 1:
+                    repeated.add(feedback.partition(":")[0])
                 runs += settings_of[id(a)] * config.seeds if per_seed or again else settings_of[id(a)]
     games = sum(config.seeds if g.random is not None and g.random.seed is None else 1 for g in config.games)
-    per_game = sum(settings_of[id(a)] * len(a.feedbacks or config.feedbacks) for a in config.algorithms)
+    per_game = sum(settings_of[id(a)] * len(axes[id(a)][4]) for a in config.algorithms)
     seeded = any(g.random is not None and g.random.seed is None for g in config.games)
     made_of = f"{games} games" + (f", seeds = {config.seeds} per random entry," if seeded else "")
     settings = "setting" if per_game == 1 else "settings"
@@ -401,7 +445,7 @@ def grid_size(config: SweepConfig) -> tuple[int, str]:
         what = what.replace(" and ", ", ") + " and feedback"
     text = f"{made_of} x {per_game} {settings} of {what}"
     if repeated:
-        text += f", sampled feedback on the other games once per seed ({config.seeds})"
+        text += f", {' and '.join(sorted(repeated, reverse=True))} feedback on the other games once per seed ({config.seeds})"
     return runs, text
 
 
@@ -455,14 +499,41 @@ def check_batch_memory(plan: SweepPlan, concurrent: int) -> None:
     T = plan.config.T
     itemsize = np.dtype(plan.config.dtype).itemsize
     players = max(r.game.num_players for r in plan.runs)
-    concurrent = max(1, min(concurrent, len(plan.batches())))
+    batches = plan.batches()
+    concurrent = max(1, min(concurrent, len(batches)))
     # Values and both bounds per prefix (and both regrets where a run carries them), and a copy.
     per_batch = 2 * T * (5 if any(r.regret for r in plan.runs) else 3) * players * itemsize
+    _check_bandit_memory(plan, batches, concurrent, memory)
     if per_batch * concurrent > memory:
         at_once = f", and {concurrent} run at once ({format_bytes(per_batch * concurrent)})" if concurrent > 1 else ""
         raise SweepConfigError(
             f"T: a batch of {T} iterations takes about {format_bytes(per_batch)}{at_once}: more than this "
             f"machine's {format_bytes(memory)}; choose a smaller T" + (" or fewer workers" if concurrent > 1 else "")
+        )
+
+
+def _check_bandit_memory(plan: SweepPlan, batches: list[BatchTask], concurrent: int, memory: int) -> None:
+    """Refuse bandit batches whose runs' records and output policies (`bandit_run_bytes`: held
+    together while a batch runs, with one evaluation's arrays) cannot fit side by side."""
+    by_id = {r.run_id: r for r in plan.runs}
+    sizes = []
+    for task in batches:
+        if not task.bandit:
+            continue
+        runs = [by_id[rid] for rid in task.run_ids]
+        evaluation = max(bandit_run_bytes(r.game, r.T, episodes_per_round(r.feedback))[2] for r in runs)
+        sizes.append((sum(_bandit_run_memory(r) for r in runs) + evaluation, len(runs)))
+    if not sizes:
+        return
+    sizes.sort(reverse=True)
+    need = sum(size for size, _ in sizes[:concurrent])
+    if need > memory:
+        size, count = sizes[0]
+        at_once = f", and {concurrent} run at once ({format_bytes(need)})" if concurrent > 1 else ""
+        raise SweepConfigError(
+            f"T: a batch of {count} bandit run{'s' if count > 1 else ''} of {plan.config.T} rounds takes about "
+            f"{format_bytes(size)} (their records and output policies){at_once}: more than this machine's "
+            f"{format_bytes(memory)}; choose a smaller T or max_batch_size" + (", or fewer workers" if concurrent > 1 else "")
         )
 
 
@@ -477,12 +548,15 @@ def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSch
     return resolved[name]
 
 
-def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool) -> None:
+def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool, feedback: str = "full") -> None:
     """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
     where = f"algorithms[{alg_index}]"
     if spec.learner.learner().propose is None:
         return
     two_query = f"learner {spec.learner.name!r} makes two utility queries per iteration"
+    if is_bandit(feedback):
+        key = f"{where}.feedbacks" if alg.feedbacks else "feedbacks"
+        raise SweepConfigError(f"{key}: {where}: {two_query}; under {feedback} each round's episodes answer one")
     if order == "alternating":
         key = f"{where}.orders" if alg.orders else "orders"
         raise SweepConfigError(f"{key}: {where}: {two_query}; alternating updates are not defined for it")
@@ -491,6 +565,43 @@ def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimisti
         raise SweepConfigError(
             f"{key}: {where}: {two_query}: its prediction is its second query, so it has no non-optimistic form"
         )
+
+
+def _spec_settings(
+    config: SweepConfig,
+    order: str,
+    schedule_name: str,
+    schedule: StepSchedule,
+    regret: bool,
+    feedback: str,
+    draw_seed: int | None,
+    bonus: float | None,
+    ix: float | None,
+) -> dict[str, Any]:
+    """The keys of a run's spec beyond the paper's settings, each only where it is set or differs
+    from the default: so the ids of the runs of a configuration without them stay the same."""
+    spec: dict[str, Any] = {}
+    if config.exact:
+        spec["exact"] = True
+    if config.last_iterate:
+        spec["last_iterate"] = True
+    if order != "simultaneous":
+        spec["order"] = order
+    if not schedule.is_constant:
+        spec["eta_schedule"] = schedule_name
+        if schedule.source_sha256 is not None:  # a user's schedule: its code is part of the run
+            spec["eta_schedule_sha256"] = schedule.source_sha256
+    if regret:
+        spec["regret"] = True
+    if feedback != "full":
+        spec["feedback"] = feedback
+    if draw_seed is not None:  # the seed of the draws: another seed is another run
+        spec["feedback_seed"] = draw_seed
+    if bonus is not None:  # bandit feedback's settings, where given
+        spec["bonus"] = bonus
+    if ix is not None:
+        spec["ix"] = ix
+    return spec
 
 
 def plan_sweep(
@@ -548,70 +659,62 @@ def plan_sweep(
         for alg_index, alg in enumerate(config.algorithms):
             # A user's file is taken from the configuration's directory; workers get its absolute path.
             reference = absolute_reference(alg.name, base_dir)
+            vlearning = is_vlearning(alg.name)  # V-learning: run_vlearning's own algorithms, no composition
             try:
-                spec_alg = get_algorithm(reference)
+                spec_alg = None if vlearning else get_algorithm(reference)
                 # A user's learner, checked with this game's shapes before any worker starts (once
                 # per learner, shape and dtype): its broken protocol is the configuration's error,
                 # not a failure of every run.
-                check_learner(spec_alg.learner, game.shape_key, config.dtype)
+                if spec_alg is not None:
+                    check_learner(spec_alg.learner, game.shape_key, config.dtype)
             except ValueError as err:
                 raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
-            digest = spec_alg.source_sha256
+            digest = None if spec_alg is None else spec_alg.source_sha256
             # The bytes just hashed (None for a module or a built-in): the workers run them.
             source = None if digest is None else loaded_file_source(digest)
             regret = config.regret if alg.regret is None else alg.regret
             key = f"algorithms[{alg_index}].eta_schedules" if alg.eta_schedules else "eta_schedules"
-            schedules = [
-                (name, _schedule(name, f"{key}[{j}]", base_dir, resolved))
-                for j, name in enumerate(alg.eta_schedules or config.eta_schedules)
-            ]
+            optimisms, etas, orders, schedule_names, feedback_models = algorithm_axes(config, alg)
+            schedules = [(name, _schedule(name, f"{key}[{j}]", base_dir, resolved)) for j, name in enumerate(schedule_names)]
             # A feedback model that draws samples runs a game once per seed (a random game of the
             # seeds: with its own seed's index), each run with the draws of that seed.
             feedbacks = [
                 (feedback, repetition)
-                for feedback in alg.feedbacks or config.feedbacks
+                for feedback in feedback_models
                 for repetition in ((None,) if not _draws(feedback) else (k,) if k is not None else range(config.seeds))
             ]
+            for feedback in {f for f in feedback_models if is_bandit(f)}:
+                try:  # a record or output policy beyond the library's limits: refused before any batch
+                    check_bandit_size(game, config.T, episodes_per_round(feedback))
+                except ValueError as err:
+                    raise SweepConfigError(f"T: algorithms[{alg_index}] under {feedback} on games[{index}]: {err}") from None
             for optimistic, eta, order, (schedule_name, schedule), (feedback, repetition) in itertools.product(
-                alg.optimistic or config.optimistic, alg.etas or config.etas, alg.orders or config.orders, schedules, feedbacks
+                optimisms, etas, orders, schedules, feedbacks
             ):
-                _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic))
+                if spec_alg is not None:
+                    _check_interplay(alg_index, alg, spec_alg, order, bool(optimistic), feedback)
                 spec = {
                     "format": RUN_FILE_FORMAT,
                     "game": game_spec,
                     "algorithm": alg.name,
                     "optimistic": bool(optimistic),
-                    "eta": eta if eta == "theory" else float(eta),
+                    "eta": eta if isinstance(eta, str) else float(eta),
                     "T": config.T,
                     "checkpoints": list(checkpoints),
                     "dtype": config.dtype,
                 }
-                if spec_alg.source_sha256 is not None:
+                if digest is not None:
                     # A user's learner: its file's content is part of the run's identity.
-                    spec["algorithm_sha256"] = spec_alg.source_sha256
-                if config.exact:  # only when asked, so that the ids of earlier sweeps' runs stay the same
-                    spec["exact"] = True
-                if config.last_iterate:  # likewise
-                    spec["last_iterate"] = True
-                # Likewise only where they differ from the paper's settings.
-                if order != "simultaneous":
-                    spec["order"] = order
-                if not schedule.is_constant:
-                    spec["eta_schedule"] = schedule_name
-                    if schedule.source_sha256 is not None:  # a user's schedule: its code is part of the run
-                        spec["eta_schedule_sha256"] = schedule.source_sha256
-                if regret:
-                    spec["regret"] = True
+                    spec["algorithm_sha256"] = digest
                 draw_seed = None if repetition is None else feedback_seeds[repetition]
-                if feedback != "full":
-                    spec["feedback"] = feedback
-                if draw_seed is not None:  # the seed of the draws: another seed is another run
-                    spec["feedback_seed"] = draw_seed
+                bonus, ix = (alg.bonus, alg.ix) if is_bandit(feedback) else (None, None)
+                spec.update(_spec_settings(config, order, schedule_name, schedule, regret, feedback, draw_seed, bonus, ix))
                 rid = run_id_of(spec)
                 if rid in seen:  # the same run listed twice: run it once
                     continue
                 seen.add(rid)
-                scale, per_stage = resolve_learning_rate(eta, spec_alg, game)
+                # V-learning's rates are its papers' schedules: no single rate.
+                scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
                 runs.append(
                     PlannedRun(
                         run_id=rid,
@@ -632,8 +735,8 @@ def plan_sweep(
                         checkpoints=checkpoints,
                         dtype=config.dtype,
                         reference=reference,
-                        value_update=spec_alg.value_update.name,
-                        concept=spec_alg.concept,
+                        value_update="vlearning" if spec_alg is None else spec_alg.value_update.name,
+                        concept=("ce" if alg.name == "ce-v" else "cce") if spec_alg is None else spec_alg.concept,
                         exact=config.exact,
                         last_iterate=config.last_iterate,
                         reference_source=source,
@@ -647,6 +750,8 @@ def plan_sweep(
                         regret=regret,
                         feedback=feedback,
                         feedback_seed=draw_seed,
+                        bonus=bonus,
+                        ix=ix,
                     )
                 )
     return SweepPlan(

@@ -46,6 +46,7 @@ from ._summary import (
     ResultsError,
     check_metric,
     check_window,
+    feedback_label,
     group_curves,
     metric_label,
     result_rows,
@@ -119,7 +120,7 @@ def _settings(rows: list[dict[str, Any]], concept: Concept, window=None, metric:
     # An update order or step-size schedule that every series shares, where it is not the default.
     orders = {r.get("order") or "simultaneous" for r in rows}
     schedules = {r.get("eta_schedule") or "constant" for r in rows}
-    feedbacks = {r.get("feedback") or "full" for r in rows}
+    feedbacks = {feedback_label(r) for r in rows}
     if orders != {"simultaneous"} and len(orders) == 1:
         extra.append(f"{next(iter(orders))} order")
     if schedules != {"constant"} and len(schedules) == 1:
@@ -205,12 +206,14 @@ def _draw_game(
             guides[0].extend(ax.plot(xs, anchor * (xs / start) ** power, style, color="0.45", linewidth=1.0))
             guides[1].append(text)
     ylabel = _concept_label(curves, concept)
+    # Under bandit feedback an iteration is a round of M episodes (the learners' updates).
+    rounds = " (rounds under bandit feedback)" if any(c.feedback.startswith("bandit:") for c in curves) else ""
     # A game whose curves are all 0 (its equilibrium played from the start) has nothing to log-scale.
     drawable = any(bool((c.median > 0).any()) for c in curves)
     for axis in (ax, ax_t):
         axis.set_xscale("log")
         axis.set_yscale("log" if drawable else "linear")
-        axis.set_xlabel("samples drawn n" if x_axis == "samples" else "iterations T")
+        axis.set_xlabel("samples drawn n" if x_axis == "samples" else "iterations T" + rounds)
         axis.grid(True, which="major", alpha=0.3)
     ax.set_ylabel(ylabel)
     metric = curves[0].metric if curves else "gap"
@@ -470,7 +473,7 @@ def gap_times_T_across(
         if gap is None:  # a run that did not record the metric
             continue
         order, schedule = r.get("order") or "simultaneous", r.get("eta_schedule") or "constant"
-        feedback = r.get("feedback") or "full"
+        feedback = feedback_label(r)
         key = (r["algorithm"], bool(r["optimistic"]), None if x == "eta" else r["eta"], c, T_prime, order, schedule, feedback)
         groups.setdefault(key, {}).setdefault(value, []).append(gap * T_prime)
     if not groups:

@@ -19,11 +19,12 @@ from ._exact import EXACT_FIELDS
 from ._results_table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
 from ._rundir import last_iterate_fields, regret_fields, units_field
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
+from ._sweep_bandit import bandit_parameters
 from ._sweep_dir import MANIFEST_FILE, RUNS_DIR, _now
 from ._sweep_execute import BatchOutput
 from ._sweep_files import RUN_FILE_FORMAT, read_manifest, read_run_file
 from ._sweep_files import canonical_json as _canonical_json
-from ._sweep_plan import PlannedRun, SweepPlan
+from ._sweep_plan import PlannedRun, SweepPlan, episodes_per_round
 
 __all__ = ["checked_run_file", "consolidate_results"]
 
@@ -34,6 +35,7 @@ _ROWS_PER_WRITE = 50_000
 
 def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, batch_size: int) -> dict[str, Any]:
     records = []
+    per_round = episodes_per_round(run.feedback)
     for k, T_prime in enumerate(output.prefixes):
         value = output.value[b, k]
         ce = output.certified_ce_bound[b, k]
@@ -54,6 +56,8 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                 ),
                 **({} if output.regret is None else regret_fields(output.regret[b, k, 0], output.regret[b, k, 1])),
                 **({} if output.samples_used is None else {"samples_used": int(output.samples_used[k])}),
+                # Under bandit feedback a checkpoint counts rounds of M episodes each.
+                **({"episodes": int(T_prime) * per_round} if run.bandit else {}),
             }
         )
     # The settings, and the game's units, only where they are not the defaults: the run file of a
@@ -67,6 +71,11 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         extra["feedback"] = run.feedback
     if run.feedback_seed is not None:
         extra["feedback_seed"] = run.feedback_seed
+    if run.bandit:  # the bonus and implicit exploration the run used (given, or the library's defaults)
+        bonus, ix = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, run.game.horizon)
+        extra["bonus"] = bonus
+        if ix is not None:
+            extra["ix"] = ix
     units = units_field(run.game.units)
     if units is not None:
         extra["units"] = units
@@ -186,6 +195,9 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "feedback": doc.get("feedback", "full"),
                 "feedback_seed": doc.get("feedback_seed"),
                 "samples": rec.get("samples_used"),
+                "episodes": rec.get("episodes"),
+                "bonus": doc.get("bonus"),
+                "ix": doc.get("ix"),
             }
         )
         rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
@@ -247,6 +259,9 @@ def _results_schema():
             ("feedback", pa.string()),
             ("feedback_seed", pa.int64()),
             ("samples", pa.int64()),
+            ("episodes", pa.int64()),
+            ("bonus", pa.float64()),
+            ("ix", pa.float64()),
             *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )
