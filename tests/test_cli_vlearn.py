@@ -214,6 +214,7 @@ def test_a_users_learner_file_is_recorded_and_kept_apart(tmp_path, monkeypatch, 
     [
         ({"--algorithm": "nonsense"}, "--algorithm: unknown algorithm 'nonsense'"),
         ({"--algorithm": "hedge+nonsense"}, "--algorithm: unknown value update 'nonsense'"),
+        ({"--algorithm": "mwu+stage"}, "--algorithm: unknown learner 'mwu' (did you mean 'hedge'?)"),
         ({"--feedback": "full"}, "--feedback: 'full' is not learning from play"),
         ({"--feedback": "bandit:0"}, "--feedback: feedback must be 'bandit:M'"),
         ({"--feedback": "bandit:3"}, "--episodes: 200 is not a whole number of rounds of 3 episodes"),

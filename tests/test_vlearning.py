@@ -242,6 +242,8 @@ def test_policy_files_round_trip_and_tampering_is_refused(tmp_path):
     ("kwargs", "message"),
     [
         ({"algorithm": "cce_v"}, r"unknown algorithm 'cce_v' \(did you mean 'cce-v'\?\)"),
+        # A composition's own error names the part that is wrong (not "did you mean 'stage-v'").
+        ({"algorithm": "mwu+stage"}, r"^unknown learner 'mwu' \(did you mean 'hedge'\?\)"),
         ({"episodes": 0}, "episodes must be a positive integer"),
         ({"episodes": 2.5}, "episodes must be a positive integer"),
         ({"bonus": -1.0}, "bonus must be a finite number >= 0"),

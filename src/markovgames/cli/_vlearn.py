@@ -126,7 +126,8 @@ def _algorithm(name: str):
 
     if name in VLEARNING_ALGORITHMS:
         return name
-    hint = did_you_mean(name, VLEARNING_ALGORITHMS)
+    # A composition's own error says which part is wrong ("mwu+stage" is not "stage-v").
+    hint = "" if "+" in name else did_you_mean(name, VLEARNING_ALGORITHMS)
     if hint:
         raise CliError(f"--algorithm: unknown V-learning algorithm {name!r}; known: {', '.join(VLEARNING_ALGORITHMS)}{hint}")
     try:

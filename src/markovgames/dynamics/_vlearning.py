@@ -483,7 +483,8 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         try:
             composition = get_algorithm(algorithm)
         except ValueError as err:
-            hint = did_you_mean(str(algorithm), VLEARNING_ALGORITHMS)
+            # A composition's own error says which part is wrong ("mwu+stage" is not "stage-v").
+            hint = "" if "+" in str(algorithm) else did_you_mean(str(algorithm), VLEARNING_ALGORITHMS)
             if hint:
                 raise ValueError(
                     f"unknown algorithm {algorithm!r}{hint}; the V-learning algorithms are "

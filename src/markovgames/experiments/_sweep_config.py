@@ -356,8 +356,9 @@ def _check_algorithm(name: str) -> str:
     try:
         get_algorithm(name)  # an unknown name is an error listing the choices
     except ValueError as err:
-        hint = did_you_mean(name, VLEARNING_ALGORITHMS)
-        if hint:  # "cce_v": V-learning's, not a composition's
+        # "cce_v": V-learning's, not a composition's ("mwu+stage" is a composition: its own error says which part is wrong)
+        hint = "" if "+" in name else did_you_mean(name, VLEARNING_ALGORITHMS)
+        if hint:
             raise ValueError(
                 f"unknown algorithm {name!r}{hint}; the V-learning algorithms are {', '.join(VLEARNING_ALGORITHMS)}"
             ) from None
