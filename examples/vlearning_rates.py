@@ -17,8 +17,10 @@ feedback (``sampled:1``: a generative model, docs/feedback.md) for as many itera
 within the same number of samples, ``K H``, and under full information for as many iterations;
 and the same two dynamics (their learner, value update and ``eta``) fed **bandit feedback** from
 the same ``K`` episodes of play (``bandit:1`` and ``bandit:16``: the learners update once per
-round of ``M`` episodes, with importance-weighted estimates, docs/vlearning.md): what V-learning's
-decreasing rates and bonuses buy over the paper's constant rate.
+round of ``M`` episodes, with importance-weighted estimates, docs/vlearning.md), with the default
+implicit exploration ``ix = eta H / 2`` and, on ``bandit:16``, with none (``ix = 0``, unbiased
+estimates): what V-learning's decreasing rates and bonuses buy over the paper's constant rate, and
+what a constant rate's curve stalls on.
 
     python examples/vlearning_rates.py                                              # K = 10^5 episodes
     python examples/vlearning_rates.py -K 2000 --seeds 2 --games 1 --game-seeds 2   # a quick look
@@ -48,8 +50,9 @@ VLEARNING = [("cce-v", "cce"), ("ce-v", "ce"), ("stage-v", "cce")]
 #: The paper's algorithms run for comparison, each with its CCE gap, under these feedback models.
 OFTRL = [("smooth_cce", "cce"), ("stage_cce", "cce")]
 FEEDBACKS = ["sampled:1", "full"]
-#: ... and on bandit feedback from play, rounds of M episodes (run_vlearning_batch).
-BANDITS = ["bandit:1", "bandit:16"]
+#: ... and on bandit feedback from play, rounds of M episodes (run_vlearning_batch), with the
+#: default implicit exploration (ix = eta H / 2) or, where the label says so, another ix.
+BANDITS = ["bandit:1", "bandit:16", "bandit:16 ix=0"]
 
 #: The paper's learning rate, for the OFTRL runs.
 ETA = 0.2
@@ -116,19 +119,26 @@ def iterations_within(game, algorithm: str, budget: int) -> int:
     return lo
 
 
+def bandit_options(label: str) -> tuple[int, dict]:
+    """``M`` and the keyword arguments of ``run_vlearning_batch`` for a setting of `BANDITS`
+    (``"bandit:M"``, or ``"bandit:M ix=X"`` for another implicit-exploration parameter)."""
+    feedback, _, ix = label.partition(" ix=")
+    options = {"feedback": feedback, "eta": ETA} | ({"ix": float(ix)} if ix else {})
+    return int(feedback.partition(":")[2]), options
+
+
 def run_vlearning_setting(family, members, exact, algorithm, concept, K, feedback="play"):
     """One algorithm on one family from play: a ``run_vlearning_batch`` call per game (V-learning,
-    ``feedback = "play"``, or a paper's dynamic on ``bandit:M``: as many whole rounds of ``M``
-    episodes as fit in ``K``). Its row of the table, its curves (per round), its exact points and
+    ``feedback = "play"``, or a paper's dynamic on a setting of `BANDITS`: as many whole rounds of
+    ``M`` episodes as fit in ``K``). Its row of the table, its curves (per round), its exact points and
     the exact gaps above their certified bounds (if any)."""
     gaps, cce_gaps, exact_gaps, certified_at, above = [], [], [], [], []
     evaluate = exact_ce_gap if concept == "ce" else exact_cce_gap
     H = members[0][0].horizon
-    M = 1 if feedback == "play" else int(feedback.partition(":")[2])
+    M, options = (1, {}) if feedback == "play" else bandit_options(feedback)
     rounds = max(1, K // M)
-    at_exact = sorted({max(1, rounds // 10), rounds})
+    at_exact = sorted({-(-rounds // 10), rounds})  # K/10 rounded up: in the last decade, as the slopes' points
     prefixes = np.unique(np.concatenate([log_grid(rounds, 20), at_exact])).astype(np.int64)
-    options = {} if feedback == "play" else {"feedback": feedback, "eta": ETA}
     for game, seeds in members:
         for result in run_vlearning_batch(game, algorithm, rounds * M, seeds, **options):
             assert result.samples_used == rounds * M * H and result.rounds == rounds
@@ -165,6 +175,8 @@ def run_vlearning_setting(family, members, exact, algorithm, concept, K, feedbac
         "slope_in_samples": slope(samples, q[1]),
         "run_slopes_median": _median([slope(prefixes, g) for g in gaps]),
     }
+    if feedback != "play":  # the implicit-exploration parameter used (default eta H / 2)
+        row["ix"] = options.get("ix", ETA * H / 2)
     points = None
     if exact:
         ex, cert = np.array(exact_gaps), np.array(certified_at)  # (runs, len(at_exact))
@@ -255,8 +267,8 @@ STYLES = {
     "smooth_cce": dict(color="tab:orange", ls="--"),
     "stage_cce": dict(color="tab:red", ls="--"),
 }
-#: The paper's dynamics on bandit feedback: their colours, another line per M.
-BANDIT_LINES = {"bandit:1": ":", "bandit:16": "-."}
+#: The paper's dynamics on bandit feedback (their own panel): their colours, a line style per setting.
+BANDIT_LINES = {"bandit:1": ":", "bandit:16": "-.", "bandit:16 ix=0": "--"}
 
 
 def style(algorithm: str, feedback: str) -> dict:
@@ -265,21 +277,27 @@ def style(algorithm: str, feedback: str) -> dict:
 
 def draw(figure: Path, labels: list[str], curves: dict, exact_points: dict, K: int) -> None:
     """Per family: V-learning's certified gap against the episodes (exact gaps as circles), and
-    every algorithm's against the samples (V-learning's and sampled:1 OFTRL's)."""
-    fig, axes = plt.subplots(len(labels), 2, figsize=(12, 5 * len(labels)), squeeze=False)
-    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.07, top=0.88, hspace=0.3, wspace=0.18)
+    against the samples beside OFTRL's under sampled:1 feedback, and beside OFTRL's on bandit
+    feedback from the same episodes (a panel each)."""
+    panels = ["V-learning, against episodes", "beside sampled:1 OFTRL, against samples", "beside bandit OFTRL, against samples"]
+    fig, axes = plt.subplots(len(labels), len(panels), figsize=(17, 5 * len(labels)), squeeze=False)
+    fig.subplots_adjust(left=0.05, right=0.99, bottom=0.07, top=0.88, hspace=0.3, wspace=0.15)
     for f, family in enumerate(labels):
         for axis, ax in enumerate(axes[f]):
             settings = [(a, c, "play") for a, c in VLEARNING]
             if axis == 1:
-                settings += [(a, c, "sampled:1") for a, c in OFTRL] + [(a, c, b) for a, c in OFTRL for b in BANDITS]
+                settings += [(a, c, "sampled:1") for a, c in OFTRL]
+            if axis == 2:
+                settings += [(a, c, b) for a, c in OFTRL for b in BANDITS]
             for algorithm, concept, feedback in settings:
                 steps, samples, gap = curves[family, algorithm, feedback]
                 x = steps if axis == 0 else samples
                 q = np.maximum(quartiles(gap), FLOOR)
                 label = f"{algorithm} ({concept.upper()})" + ("" if feedback == "play" else f", {feedback}")
                 ax.plot(x, q[1], lw=1.4, label=label, **style(algorithm, feedback))
-                ax.fill_between(x, q[0], q[2], color=STYLES[algorithm]["color"], alpha=0.15)
+                # Lighter bands for the six bandit settings, which share two colours in their panel.
+                alpha = 0.07 if feedback in BANDIT_LINES else 0.15
+                ax.fill_between(x, q[0], q[2], color=STYLES[algorithm]["color"], alpha=alpha)
                 if axis == 0 and (family, algorithm) in exact_points:
                     px, py = exact_points[family, algorithm]
                     ax.plot(px, np.maximum(py, FLOOR), "o", color=STYLES[algorithm]["color"], mfc="white", ms=6)
@@ -291,17 +309,17 @@ def draw(figure: Path, labels: list[str], curves: dict, exact_points: dict, K: i
                 anchor = float(np.interp(xs[0], x, np.median(gap, axis=0)))
                 ax.plot(xs, 1.5 * anchor * (xs / xs[0]) ** -0.5, "--", color="0.4", lw=1)
             ax.set(xscale="log", yscale="log", xlabel="episodes K'" if axis == 0 else "samples (transitions or draws)")
-            ax.set_title(f"{family}: " + ("V-learning, against episodes" if axis == 0 else "against samples"), fontsize=10)
+            ax.set_title(f"{family}: {panels[axis]}", fontsize=10)
             ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.grid(True, which="major", alpha=0.3)
             if axis == 0:
                 ax.set_ylabel("certified gap (median, IQR over runs)")
             ax.legend(fontsize=8, loc="lower left")
     fig.suptitle(
-        f"Certified gap of the output policy: V-learning from play (K = {K:,} episodes), OFTRL with sampled:1 "
-        f"feedback (eta = {ETA:g}) within as many samples,\nand OFTRL on bandit feedback from the same episodes "
-        "(dotted: bandit:1, dash-dot: bandit:16; median and interquartile range over the runs;\ncircles: median "
-        "exact gaps at K/10 and K; grey: slope -1/2)",
+        f"Certified gap of the output policy: V-learning from play (K = {K:,} episodes), OFTRL (eta = {ETA:g}) with "
+        "sampled:1 feedback within as many samples, and OFTRL on bandit feedback from the same episodes\n(dotted: "
+        "bandit:1, dash-dot: bandit:16, dashed: bandit:16 with ix = 0; median and interquartile range over the runs; "
+        "circles: median exact gaps at K/10 and K; grey: slope -1/2)",
         fontsize=10,
     )
     fig.savefig(figure, dpi=60)
@@ -428,7 +446,8 @@ def main() -> None:
     print(
         f"K = {K:,} episodes, H = 2: {budget:,} samples per V-learning run; paper game: {args.seeds} seeds; "
         f"{args.games} random games (N = 2, H = 2, S = 3, A = 2), {args.game_seeds} seeds each; OFTRL (eta = {ETA:g}): "
-        f"sampled:1 with the same seeds, full information one run per game"
+        f"sampled:1 with the same seeds, full information one run per game, bandit:M with the same seeds and episodes "
+        f"(implicit exploration ix = eta H / 2 = {ETA:g} unless the row says otherwise)"
     )
     print(
         "gap: the output policy's certified gap (CE for ce-v, CCE otherwise), median [first, third quartile] over "

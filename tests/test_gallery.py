@@ -244,6 +244,11 @@ def test_feedback_rates_quick_look_structure(tmp_path):
 VLEARNING_QUICK_LOOK = ("-K", "2000", "--seeds", "2", "--games", "1", "--game-seeds", "2")
 
 
+def _episodes_per_round(setting: str) -> int:
+    """``M`` of a bandit setting's label, ``bandit:M`` or ``bandit:M ix=X``."""
+    return int(setting.split()[0].partition(":")[2])
+
+
 def test_vlearning_rates_quick_look_structure(tmp_path):
     """The facts the V-learning study's table rests on, at its quick look's size: the samples
     counted on both sides of the comparison, the budget, and exact gaps below certified ones.
@@ -258,7 +263,8 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
         curves = list(csv.DictReader(f))
     families = ("paper game", "random games")
     settings = [(a, "play") for a in ("cce-v", "ce-v", "stage-v")]
-    settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full", "bandit:1", "bandit:16")]
+    bandits = ("bandit:1", "bandit:16", "bandit:16 ix=0")
+    settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full", *bandits)]
     assert set(rows) == {(f, a, fb) for f in families for a, fb in settings}
     budget = 2000 * 2  # K H
 
@@ -270,7 +276,7 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
         if c["feedback"] == "play":  # H = 2 transitions per episode
             assert int(samples) == 2 * step, c
         elif c["feedback"].startswith("bandit:"):  # a step is a round of M episodes of H = 2 transitions
-            assert int(samples) == 2 * int(c["feedback"].partition(":")[2]) * step, c
+            assert int(samples) == 2 * _episodes_per_round(c["feedback"]) * step, c
         elif c["feedback"] == "full":  # full information draws nothing
             assert samples == "", c
         elif c["algorithm"] == "smooth_cce":  # N H S profiles and (H - 1) S |A| next states per iteration
@@ -284,8 +290,10 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
             assert float(r["gap_median"]) >= float(r["cce_gap_median"]) - 1e-12, r
         elif feedback.startswith("bandit:"):
             # The same episodes as V-learning, in whole rounds of M: 2000 = 125 rounds of 16.
-            M = int(feedback.partition(":")[2])
+            M = _episodes_per_round(feedback)
             assert (int(r["runs"]), int(r["steps"]), int(r["samples"])) == (2, 2000 // M, budget), r
+            # The implicit exploration used: the default eta H / 2 = 0.2, or the one the label names.
+            assert float(r["ix"]) == (0.0 if feedback.endswith(" ix=0") else 0.2), r
         else:
             # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
             # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next
@@ -324,6 +332,9 @@ def test_vlearning_rates_fails_when_an_exact_gap_exceeds_its_certified_bound(mon
     assert len(above) == 2 and all(a.startswith("paper game, cce-v play, seed 0, round ") for a in above), above
     _, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", 20, "bandit:4")
     assert len(above) == 2 and all(a.startswith("paper game, smooth_cce bandit:4, seed 0, round ") for a in above), above
+    row, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", 20, "bandit:4 ix=0")
+    assert len(above) == 2 and all(a.startswith("paper game, smooth_cce bandit:4 ix=0, seed 0, round ") for a in above)
+    assert (row["steps"], row["ix"]) == (5, 0.0), row
     assert "exact CCE gap 10.0 above the certified" in above[0]
     with pytest.raises(SystemExit, match="exact gaps above their certified bounds"):
         study.fail_if_above(above)
