@@ -428,7 +428,9 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path, monkeypatch, capsys)
         ),
         (
             ["reproduce", "-T", LONG_T, "--out", "rep", "--no-exact", "--no-baselines", "--quiet"],
-            "rep",
+            # Its marker, not the directory: between the two, a second command's check before the
+            # lock sees a directory without a marker (a message race, noted as an issue to fix).
+            "rep/.markovgames",
             ["reproduce", "-T", "200", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"],
             "rep/REPORT.md",
         ),
