@@ -73,7 +73,8 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
         "--ix",
         default=None,
         metavar="G",
-        help="a composition's implicit-exploration parameter gamma of its loss estimates (a number >= 0; default eta H / 2)",
+        help="a composition's implicit exploration gamma of its loss estimates: 'decaying' (the default: "
+        "gamma = (eta H / 2) / sqrt(c) at a state's c-th visiting round) or a constant number >= 0",
     )
     p.add_argument(
         "--no-optimism",
@@ -147,6 +148,21 @@ def _number(text: str | None, option: str, *, positive: bool) -> float | None:
         raise CliError(f"{option}: expected a number {wanted}, got {text!r}") from None
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
         raise CliError(f"{option}: must be a finite number {wanted}, got {text!r}")
+    return value
+
+
+def _ix(text: str | None) -> float | str | None:
+    """``--ix``: ``decaying`` (the default schedule) or a constant number >= 0; None: the default."""
+    from ..dynamics import DEFAULT_IX
+
+    if text is None or text == DEFAULT_IX:
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--ix: expected {DEFAULT_IX!r} or a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"--ix: must be {DEFAULT_IX!r} or a finite number >= 0, got {text!r}")
     return value
 
 
@@ -227,7 +243,7 @@ def _handle(args) -> int:
     seed = 0 if args.seed is None else parse_seed(args.seed)
     bonus = _number(args.bonus, "--bonus", positive=False)
     eta = _number(args.eta, "--eta", positive=True)
-    ix = _number(args.ix, "--ix", positive=False)
+    ix = _ix(args.ix)
     _check_settings(algorithm, per_round, episodes, args)
     check_game_limits(args)
     game = resolve_game(spec, max_bytes=args.max_bytes, max_entries=args.max_entries)
@@ -369,7 +385,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     from ._evaluate import _vlearning_words
 
-    shown = {key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix") if metrics.get(key) is not None}
+    shown = {
+        key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix", "ix_schedule") if metrics.get(key) is not None
+    }
     if metrics.get("eta") is not None:  # a composition
         shown["optimistic"] = metrics["optimistic"]
     settings = ", ".join(_vlearning_words(shown))

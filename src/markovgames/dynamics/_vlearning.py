@@ -64,6 +64,8 @@ __all__ = [
     "vlearning_uniforms",
     "parse_bandit",
     "bandit_estimate_moments",
+    "IX_SCHEDULES",
+    "DEFAULT_IX",
 ]
 
 #: The V-learning algorithms (docs/vlearning.md).
@@ -77,6 +79,16 @@ _CHUNK = 8192
 _PAIRS_FACTOR = 1.0
 #: Largest record (states, actions, rewards, played policies) a run may keep, in bytes.
 MAX_RECORD_BYTES = 8 * 2**30
+
+#: A composition's implicit exploration on bandit feedback (docs/vlearning.md), ``ix=``: the
+#: schedule's name and the exponent ``p`` of ``gamma_c = gamma_1 c^(-p)``, ``c`` the rounds that
+#: visited the (step, state) so far, this one included. ``"decaying"`` (the default) is EXP3-IX's
+#: ``gamma_t = eta_t / 2`` with rates decreasing like ``1/sqrt(t)`` (Neu, "Explore no more",
+#: NeurIPS 2015, Theorem 1's anytime setting): ``gamma_c = (eta H / 2) / sqrt(c)``, whose bias
+#: vanishes; a number ``ix=G`` is the constant ``gamma_c = G`` (``ix=0``: unbiased estimates).
+IX_SCHEDULES: dict[str, float] = {"constant": 0.0, "decaying": 0.5}
+#: The default ``ix``: the decaying schedule.
+DEFAULT_IX = "decaying"
 
 
 class _Spec(NamedTuple):
@@ -105,7 +117,8 @@ class _Params(NamedTuple):
     value does not compile the round again (float64 scalars)."""
 
     eta: jax.Array  # a composition's learning rate (unused by the papers' schedules)
-    gamma: jax.Array  # its IX parameter
+    gamma: jax.Array  # its IX scale gamma_1
+    ix_power: jax.Array  # gamma_c = gamma_1 c^(-ix_power): 0 (constant) or 1/2 (decaying)
     bonus: jax.Array  # c of the optimism bonus
 
 
@@ -160,7 +173,9 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
         eta_prev = jnp.sqrt(H * log_a / (num_a * previous))
         eta = jnp.where(cf > 1.0, eta_prev / (H * jnp.where(cf > 1.0, decay, 1.0)), 0.0)
         return eta, decay, jnp.sqrt(H * log_a / (num_a * cf))
-    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), jnp.full_like(cf, params.gamma)
+    # IX: gamma_c = gamma_1 c^(-p), p = 1/2 for the decaying rule (`IX_SCHEDULES`), 0 for a constant.
+    gamma = params.gamma * cf ** (-params.ix_power)
+    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), gamma
 
 
 def _at(tree, h, s):
@@ -365,9 +380,12 @@ class VLearningResult:
     ----------
     algorithm : str
         ``cce-v``, ``ce-v``, ``stage-v`` or a composition ``LEARNER+UPDATE``.
-    episodes, feedback, seed, bonus, eta, ix, optimistic
-        The run's settings (``seed`` is None when the draws were passed in; ``eta`` and ``ix``, the
-        IX parameter used, by default ``eta H / 2``, are None where the papers' schedules set the rates).
+    episodes, feedback, seed, bonus, eta, ix, ix_schedule, optimistic
+        The run's settings (``seed`` is None when the draws were passed in). ``ix`` is the implicit
+        exploration's scale ``gamma_1`` and ``ix_schedule`` its rule (`IX_SCHEDULES`):
+        ``"decaying"``, ``gamma_c = ix / sqrt(c)`` at a state's ``c``-th visiting round (the default,
+        ``ix = eta H / 2``), or ``"constant"``, ``gamma_c = ix``. ``eta``, ``ix`` and
+        ``ix_schedule`` are None where the papers' schedules set the rates.
     states : ndarray (E, H)
         The state of every episode at every step.
     actions, rewards : ndarray (E, H, N)
@@ -387,6 +405,7 @@ class VLearningResult:
     bonus: float
     eta: float | None
     ix: float | None
+    ix_schedule: str | None
     optimistic: bool
     kernel: str
     num_states: int
@@ -450,13 +469,26 @@ class _Numbers(NamedTuple):
     """The run's settings that `_Params` carries into the compiled round, as the result records them."""
 
     eta: float | None  # None: the papers' schedules
-    ix: float | None  # None: the papers' schedules
+    ix: float | None  # gamma_1, the IX scale (None: the papers' schedules)
+    ix_schedule: str | None  # a key of IX_SCHEDULES (None: the papers' schedules)
     bonus: float
 
     def params(self) -> _Params:
         eta = 0.0 if self.eta is None else self.eta
         gamma = 0.0 if self.ix is None else self.ix
-        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, self.bonus)))
+        power = 0.0 if self.ix_schedule is None else IX_SCHEDULES[self.ix_schedule]
+        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, power, self.bonus)))
+
+
+def parse_ix(value, eta: float, horizon: int) -> tuple[float, str]:
+    """A composition's ``ix=`` as ``(gamma_1, schedule)``: ``None`` or ``"decaying"``, the default
+    ``((eta H / 2), "decaying")``; a number ``G >= 0``, ``(G, "constant")`` (`IX_SCHEDULES`)."""
+    if value is None or (isinstance(value, str) and value == DEFAULT_IX):
+        return eta * horizon / 2.0, DEFAULT_IX
+    bad = isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value))
+    if bad or float(value) < 0:
+        raise ValueError(f"ix must be {DEFAULT_IX!r} or a finite number >= 0, got {value!r}")
+    return float(value), "constant"
 
 
 def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
@@ -501,8 +533,7 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         kernel = composition.value_update.index_kernel
         rates, power, name = "constant", 1, composition.name
         eta_value = 0.2 if eta is None else _number("eta", eta, 0.0, True)
-        if ix is not None:
-            ix = _number("ix", ix, 0.0, False)
+        ix_value, ix_schedule = parse_ix(ix, eta_value, H)
         bonus = 0.0 if bonus is None else bonus
         optimistic = True if optimistic is None else optimistic
     bonus = _number("bonus", bonus, 0.0, False)
@@ -529,10 +560,10 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         tuple(game.num_actions),
         game.initial_state,
     )
-    if rates == "constant":  # the IX parameter used: by default EXP3-IX's eta / 2 in loss units
-        numbers = _Numbers(eta_value, eta_value * H / 2.0 if ix is None else ix, bonus)
+    if rates == "constant":  # the IX used: by default EXP3-IX's eta / 2 in loss units, decaying
+        numbers = _Numbers(eta_value, ix_value, ix_schedule, bonus)
     else:
-        numbers = _Numbers(None, None, bonus)
+        numbers = _Numbers(None, None, None, bonus)
     return spec, numbers, episodes
 
 
@@ -612,6 +643,7 @@ def _run(
                 bonus=numbers.bonus,
                 eta=numbers.eta,
                 ix=numbers.ix,
+                ix_schedule=numbers.ix_schedule,
                 optimistic=spec.optimistic,
                 kernel=spec.kernel,
                 num_states=spec.num_states,
@@ -649,7 +681,7 @@ def run_vlearning(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
     draws: tuple | None = None,
     progress: Callable[[int], None] | None = None,
@@ -672,8 +704,11 @@ def run_vlearning(
         ``c`` of the optimism bonus (default 1 for V-learning, 0 for compositions; 0 switches it off).
     eta : float
         A composition's learning rate, in the game's units (default 0.2, the paper's).
-    ix : float
-        A composition's implicit-exploration parameter ``gamma`` (default ``eta H / 2``).
+    ix : float or ``"decaying"``
+        A composition's implicit exploration ``gamma_c`` at a state's ``c``-th visiting round:
+        ``"decaying"`` (the default), ``gamma_c = (eta H / 2) / sqrt(c)``, EXP3-IX's ``eta_t / 2``
+        with rates decreasing like ``1/sqrt(t)`` (Neu 2015), whose bias vanishes; a number ``G``,
+        the constant ``gamma_c = G`` (``0``: unbiased estimates). See `IX_SCHEDULES`.
     optimistic : bool
         Whether a learner's prediction is its last utility estimate at the state (default: True
         for compositions, False for V-learning).
@@ -696,7 +731,7 @@ def check_vlearning_settings(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
 ) -> None:
     """Raise the ``ValueError`` that `run_vlearning` would raise for these settings, without running
@@ -713,7 +748,7 @@ def run_vlearning_batch(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[VLearningResult]:

@@ -110,10 +110,12 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "feedback_seed": ("int", True),
     "samples": ("int", True),
     # Since bandit feedback: the episodes played after T' rounds, the bonus constant and the
-    # implicit exploration the run used (null for the other runs; ix null for V-learning too).
+    # implicit exploration the run used, its scale and schedule (null for the other runs; null for
+    # V-learning too; a file written before the schedules has no ix_schedule: its ix was a constant).
     "episodes": ("int", True),
     "bonus": ("float", True),
     "ix": ("float", True),
+    "ix_schedule": ("text", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
@@ -128,6 +130,7 @@ COLUMN_DEFAULTS = {
     "episodes": None,
     "bonus": None,
     "ix": None,
+    "ix_schedule": None,
 }
 
 #: The columns every results file has (a file written by an earlier version may lack the others).
@@ -160,6 +163,7 @@ _RUN_SETTINGS = (
     "feedback_seed",
     "bonus",
     "ix",
+    "ix_schedule",
 )
 #: The kinds' names in messages.
 _KIND_NAMES = {

@@ -30,7 +30,7 @@ from pydantic import (
 from .._errors import MarkovGamesError
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean
-from ..dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
+from ..dynamics import DEFAULT_IX, VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ._rundir import MAX_CHECKPOINTS
 from ._sweep_bandit import check_bandit_settings
@@ -293,7 +293,8 @@ class AlgorithmSpec(_Strict):
     regret: bool | None = None
     feedbacks: list[str] | None = None
     #: Bandit feedback only (V-learning, or a composition under ``bandit:M``): the bonus constant
-    #: ``c`` and a composition's implicit-exploration parameter (default: the library's).
+    #: ``c`` and a composition's implicit exploration, a constant (default: the library's, decaying;
+    #: ``"decaying"`` written out is the default).
     bonus: float | None = None
     ix: float | None = None
 
@@ -342,10 +343,20 @@ class AlgorithmSpec(_Strict):
     def _feedbacks(cls, v: Any) -> Any:
         return None if v is None else _feedback_list(v)
 
-    @field_validator("bonus", "ix", mode="before")
+    @field_validator("bonus", mode="before")
     @classmethod
     def _bandit_numbers(cls, v: Any) -> Any:
         return _non_negative_number(v)
+
+    @field_validator("ix", mode="before")
+    @classmethod
+    def _ix(cls, v: Any) -> Any:
+        if isinstance(v, str) and v == DEFAULT_IX:
+            return None  # the default: not part of a run's id
+        try:
+            return _non_negative_number(v)
+        except ValueError:
+            raise ValueError(f"expected {DEFAULT_IX!r} or a finite number >= 0, got {_show(v)}") from None
 
 
 def _check_algorithm(name: str) -> str:

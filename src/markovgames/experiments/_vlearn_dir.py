@@ -3,7 +3,7 @@
 Layout of ``DIR``::
 
     metrics.json          "kind": "vlearning"; the configuration (game, algorithm, feedback bandit:M,
-                          episodes, rounds, seed, bonus, and a composition's eta, ix, optimism),
+                          episodes, rounds, seed, bonus, and a composition's eta, ix, ix_schedule, optimism),
                           the versions, the samples used, and per checkpoint K' the exact value and
                           the certified CE/CCE bounds and gaps of the output policy after K'
                           episodes, K'/M rounds (`markovgames.evaluation.prefix_curves`)
@@ -35,7 +35,7 @@ import numpy as np
 from .._atomic import atomic_write_text
 from .._files import JsonFileError, file_sha256, open_regular, read_json
 from .._npz import ArchiveError, NpzArchive
-from ..dynamics import parse_bandit
+from ..dynamics import IX_SCHEDULES, parse_bandit
 from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
 from ..games._io import check_game_file_size
 from ..policies import VisitChainPolicy
@@ -131,9 +131,11 @@ def write_vlearning_directory(
         "horizon": int(game.horizon),
         "seed": None if result.seed is None else int(result.seed),
         "bonus": float(result.bonus),
-        # A composition's rate and IX parameter (null: V-learning's papers' schedules) and optimism.
+        # A composition's rate, its implicit exploration's scale gamma_1 and schedule ("decaying":
+        # gamma_c = ix / sqrt(c), "constant": gamma_c = ix; null: V-learning's papers' schedules) and optimism.
         "eta": None if result.eta is None else float(result.eta),
         "ix": None if result.ix is None else float(result.ix),
+        "ix_schedule": result.ix_schedule,
         "optimistic": bool(result.optimistic),
         # One episode is H transitions of the game: the unit of V-learning's rates.
         "samples_used": int(result.samples_used),
@@ -262,6 +264,15 @@ def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
         _field(
             metrics, key, metrics_path, lambda v: v is None or _is_finite_non_negative(v), "a finite number >= 0 or null", None
         )
+    # Older directories have no ix_schedule: their ix was a constant.
+    _field(
+        metrics,
+        "ix_schedule",
+        metrics_path,
+        lambda v: v is None or v in IX_SCHEDULES,
+        f"{' or '.join(IX_SCHEDULES)} or null",
+        None,
+    )
     _field(metrics, "optimistic", metrics_path, lambda v: isinstance(v, bool), "true or false", False)
     _field(metrics, "seed", metrics_path, lambda v: v is None or (_is_int(v) and v >= 0), "a non-negative integer or null", None)
     _field(metrics, "bonus", metrics_path, _is_finite_non_negative, "a finite number >= 0")
