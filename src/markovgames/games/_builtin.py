@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._suggest import did_you_mean
+from ._discounted import FiniteHorizonOnlyError
 from ._io import _MAX_PLAYERS, GAME_FILE_SUFFIXES, load_game
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
@@ -591,6 +592,12 @@ def resolve_game(
     """
     if isinstance(spec, str) and spec in BUILTIN_GAMES:
         return get_builtin(spec)
+    from ._discounted_builtin import DISCOUNTED_GAMES  # it builds on this module
+
+    if isinstance(spec, str) and spec in DISCOUNTED_GAMES:
+        raise FiniteHorizonOnlyError(
+            f"{spec!r} is a built-in discounted game; a finite-horizon game (MarkovGame) is expected here"
+        )
     path = Path(spec)
     if path.exists():
         return load_game(path, max_bytes=max_bytes, max_entries=max_entries)
