@@ -74,8 +74,7 @@ def _prisoners_dilemma_discounted() -> DiscountedMarkovGame:
         _bimatrix(row, np.asarray(row).T, lo, hi),
         0.9,
         name="prisoners_dilemma_discounted",
-        description="The prisoner's dilemma (payoffs 0..5 rescaled to [0, 1]) repeated forever with discount 0.9; "
-        "one state, so a stationary policy cannot condition on the past (defection is the only equilibrium)",
+        description="Prisoner's dilemma (payoffs 0..5 rescaled by x/5) repeated forever with discount 0.9; one state",
         units=_textbook_units(lo, hi),
     )
 
