@@ -134,6 +134,32 @@ def test_finite_horizon_only_code_refuses_a_discounted_game():
         resolve_game("matching_pennies_discounted")
 
 
+def test_the_engine_solvers_and_bridges_refuse_a_discounted_game_by_name():
+    from markovgames.dynamics import certify, run, run_batch
+    from markovgames.solvers import solve_equilibrium
+
+    g = get_discounted_builtin("matching_pennies_discounted")
+    for call, where in (
+        (lambda: run(g, "smooth_ce", 10), "game"),
+        (lambda: run_batch(g, "smooth_ce", 10), r"games\[0\]"),
+        (lambda: run_batch([matching_pennies(), g], "smooth_ce", 10), r"games\[1\]"),
+        (lambda: solve_equilibrium(g, "cce"), "solve_equilibrium"),
+        (lambda: certify(g, [np.ones((1, 1, 1, 2)) / 2] * 2, "smooth"), "certify"),
+    ):
+        with pytest.raises(FiniteHorizonOnlyError, match=rf"^{where}: 'matching_pennies_discounted' is a discounted game"):
+            call()
+
+
+def test_normal_form_bridge_reads_a_one_state_discounted_game():
+    pytest.importorskip("nashpy")
+    from markovgames.bridges.normal_form import nash_equilibria
+
+    ((x, y),) = nash_equilibria(get_discounted_builtin("prisoners_dilemma_discounted"))
+    assert np.allclose(x, [0, 1]) and np.allclose(y, [0, 1])  # mutual defection
+    with pytest.raises(ValueError, match=r"expected a one-state discounted game, got S = 3"):
+        nash_equilibria(random_discounted_game(2, 3, 2, 0.5, seed_or_rng=0))
+
+
 def test_the_discounted_normal_form_game_reduces_to_the_stage_game():
     mp = matching_pennies()
     g = get_discounted_builtin("matching_pennies_discounted")
