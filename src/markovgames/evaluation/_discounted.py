@@ -15,21 +15,22 @@ What is computed, and how exactly:
   relative).
 * Best responses: against ``pi_{-i}`` player ``i`` faces an MDP (the others neither remember nor
   correlate), so a deterministic stationary policy is a best response among all of its policies
-  (Puterman 1994, Theorem 6.2.10). ``method="policy_iteration"`` (the default) finds one by
+  (Puterman 1994, Chapter 6). ``method="policy_iteration"`` (the default) finds one by
   Howard's policy iteration: finitely many steps, each a linear solve, so the best-response value
   is exact up to rounding (an action replaces the current one only when it is better by more
   than ``1e-12`` times the value scale, so ties cannot cycle). ``method="value_iteration"``
   iterates the Bellman optimality operator until ``gamma / (1-gamma) ||V_{k+1} - V_k||_inf <=
   tolerance``, which bounds the error of the returned values by ``tolerance`` (Puterman 1994,
-  Theorem 6.3.1); the result records that bound.
+  Section 6.3); the result records that bound.
 * The Nash gap ``max_i (V_i^{dagger, pi_{-i}}(rho) - V_i^pi(rho))`` and, for two-player
   constant-sum games, the duality gap ``sum_i (V_i^dagger(rho) - V_i^pi(rho))`` (the sum of the
   players' best-response gains, which is ``max_x' V_0(x', y) - min_y' V_0(x, y')`` in the
-  zero-sum form). The per-state gap ``max_{i,s}`` of Wei et al. (2021, Theorem 1) is reported too.
+  zero-sum form). The per-state gap ``max_{i,s}`` (a state-wise measure) is reported too.
 
-No correlated output policy is defined for the discounted dynamics of Zhang et al. (2022) or Yang
-and Ma (2023): their theorems are about product policies (the weighted average of the iterates, or
-the last iterate), and so is everything here.
+Only product policies are evaluated here: the two-player zero-sum results of Zhang et al. (2022)
+and Yang and Ma (2023) are about the state-wise (weighted) average of the iterates, a product
+policy, and last-iterate results (Wei et al. 2021) about the iterates themselves. A correlated
+output policy for discounted general-sum games is not implemented.
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ class DiscountedNashGapResult:
     state_values, best_response_state_values : ndarray (N, S)
         The same per state.
     state_gap : float
-        ``max_{i, s} (V_i^dagger(s) - V_i^pi(s))`` (the per-state measure of Wei et al. 2021).
+        ``max_{i, s} (V_i^dagger(s) - V_i^pi(s))`` (a state-wise measure).
     best_responses : tuple of ndarray
         Per player a deterministic stationary best response ``(S, A_i)``.
     method : str

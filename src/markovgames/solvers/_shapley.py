@@ -9,8 +9,8 @@ where ``val(M) = max_x min_y x^T M y`` is the value of the matrix game ``M`` (an
 matrix), a ``gamma``-contraction in the sup norm. `shapley_value` iterates it from ``V = 0``, each
 ``val`` by one linear program (HiGHS, through ``scipy.optimize.linprog``: ``max v`` subject to
 ``x^T M >= v``, ``x`` in the simplex), and stops when ``gamma / (1-gamma) ||V_{k+1} - V_k||_inf <=
-tolerance``: the returned values are then within ``tolerance`` of ``V*`` (Puterman 1994, Theorem
-6.3.1; the LPs' own tolerance, about ``1e-9`` relative in HiGHS's defaults, adds to it). The
+tolerance``: the returned values are then within ``tolerance`` of ``V*`` (Puterman 1994, Section
+6.3; the LPs' own tolerance, about ``1e-9`` relative in HiGHS's defaults, adds to it). The
 stationary policies returned are the matrix games' optimal strategies at the final values (the
 column player's from its own LP); their Nash gap is at most ``2 gamma / (1-gamma)`` times the
 values' error plus the LPs' (Shapley 1953; the evaluation tests check it). A constant-sum game
