@@ -1,4 +1,4 @@
-"""Markov games: the model, its files, and built-in games."""
+"""Markov games: the model (finite-horizon and discounted), its files, and built-in games."""
 
 from ._builtin import (
     BUILTIN_GAMES,
@@ -14,8 +14,16 @@ from ._builtin import (
     random_game,
     repeated_game,
     repeated_prisoners_dilemma,
-    resolve_game,
     shapley,
+)
+from ._discounted import DiscountedMarkovGame, FiniteHorizonOnlyError, check_discount, require_finite_horizon
+from ._discounted_builtin import (
+    DISCOUNTED_GAMES,
+    discounted_normal_form_game,
+    get_discounted_builtin,
+    random_discounted_game,
+    resolve_any_game,
+    resolve_game,
 )
 from ._io import (
     DEFAULT_MAX_FILE_BYTES,
@@ -24,6 +32,7 @@ from ._io import (
     GameFileError,
     game_from_dict,
     game_to_dict,
+    load_any_game,
     load_game,
     save_game,
 )
@@ -38,6 +47,10 @@ from ._units import AffineRescaling
 
 __all__ = [
     "MarkovGame",
+    "DiscountedMarkovGame",
+    "FiniteHorizonOnlyError",
+    "check_discount",
+    "require_finite_horizon",
     "AffineRescaling",
     "SparseTransitions",
     "GameValidationError",
@@ -49,6 +62,7 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "GAME_FILE_SUFFIXES",
     "load_game",
+    "load_any_game",
     "save_game",
     "game_to_dict",
     "game_from_dict",
@@ -68,4 +82,10 @@ __all__ = [
     "UnknownGameError",
     "get_builtin",
     "resolve_game",
+    # discounted games
+    "discounted_normal_form_game",
+    "random_discounted_game",
+    "DISCOUNTED_GAMES",
+    "get_discounted_builtin",
+    "resolve_any_game",
 ]

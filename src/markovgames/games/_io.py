@@ -69,19 +69,21 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._atomic import atomic_write
 from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited
 from .._npz import ArchiveError, NpzArchive
 from .._suggest import did_you_mean
+from ._discounted import DiscountedMarkovGame
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
 
+# Writing lives in `_save` (re-exported here, where the package has always found it).
 __all__ = [
     "GameFileError",
     "FORMAT_VERSION",
     "DEFAULT_MAX_FILE_BYTES",
     "GAME_FILE_SUFFIXES",
     "load_game",
+    "load_any_game",
     "check_game_file_size",
     "save_game",
     "game_to_dict",
@@ -128,10 +130,17 @@ class GameFileError(GameValidationError):
     """A game file cannot be read or written. The message starts with the file path."""
 
 
+#: The refusal of a discounted game where a finite-horizon one is read.
+_DISCOUNTED_HERE = (
+    "discount: this is a discounted game, and a finite-horizon game (MarkovGame) is expected here "
+    "(markovgames.games.load_any_game reads both kinds)"
+)
+
+
 # ---------------------------------------------------------------------------------------
 # dict <-> game
 # ---------------------------------------------------------------------------------------
-def game_to_dict(game: MarkovGame) -> dict[str, Any]:
+def game_to_dict(game: MarkovGame | DiscountedMarkovGame) -> dict[str, Any]:
     """Return the JSON-ready dictionary of ``game`` (plain Python ints, floats, str, lists).
 
     Parameters
@@ -141,8 +150,14 @@ def game_to_dict(game: MarkovGame) -> dict[str, Any]:
     Returns
     -------
     dict
-        The keys listed in the module docstring, ``format_version`` first.
+        The keys listed in the module docstring, ``format_version`` first (a
+        [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame]: the keys of a discounted
+        game file, see [Game files](../howto-games.md)).
     """
+    if isinstance(game, DiscountedMarkovGame):
+        from ._discounted_io import discounted_game_to_dict
+
+        return discounted_game_to_dict(game)
     out = {
         "format_version": FORMAT_VERSION,
         "name": game.name,
@@ -190,6 +205,8 @@ def game_from_dict(data: Mapping[str, Any], *, max_entries: int = MAX_GAME_ENTRI
     """
     if not isinstance(data, Mapping):
         raise GameValidationError(f"top level: expected an object with keys, got {_type_name(data)}")
+    if "discount" in data:
+        raise GameValidationError(_DISCOUNTED_HERE)
     _check_keys(set(data))
     _check_format_version(data.get("format_version", FORMAT_VERSION))
     name = _check_text(data["name"], "name")
@@ -300,7 +317,10 @@ def _check_keys(keys: set[Any]) -> None:
         required = tuple(k for k in _REQUIRED_KEYS if k != "transitions") + _SPARSE_KEYS
     missing = [k for k in required if k not in keys]
     if missing:
-        raise GameValidationError(f"missing key(s): {', '.join(repr(k) for k in missing)}")
+        names = [repr(k) for k in missing]
+        if "horizon" in missing:  # neither a finite-horizon nor a discounted game: say both
+            names[missing.index("horizon")] = "'horizon' (a finite-horizon game; or 'discount', a discounted game)"
+        raise GameValidationError(f"missing key(s): {', '.join(names)}")
     unknown = sorted(str(k) for k in keys - _ALLOWED_KEYS)
     if unknown:
         allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS) + "; or, sparse, " + ", ".join(_SPARSE_KEYS) + " for transitions"
@@ -469,6 +489,28 @@ def load_game(
     GameFileError
         The message starts with ``path`` and names the key and index at fault.
     """
+    game = _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=False)
+    if not isinstance(game, MarkovGame):  # unreachable: _load refuses a discounted game first
+        raise AssertionError("load_game read a discounted game")
+    return game
+
+
+def load_any_game(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None = None,
+    max_entries: int = MAX_GAME_ENTRIES,
+) -> MarkovGame | DiscountedMarkovGame:
+    """Read a finite-horizon or a discounted game (a file with ``discount``) from a ``.json`` or ``.npz`` file.
+
+    As [`load_game`][markovgames.games.load_game], which refuses a discounted game; the checks of a
+    discounted file are those of a finite-horizon one on the stationary shapes
+    ([Game files](../howto-games.md)).
+    """
+    return _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=True)
+
+
+def _load(path, *, max_bytes: int | None, max_entries: int, any_kind: bool) -> MarkovGame | DiscountedMarkovGame:
     path = Path(path)
     suffix = _suffix(path)
     try:
@@ -481,8 +523,8 @@ def load_game(
         json_limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
         try:
             if suffix == ".json":
-                return _load_json(path, fh, max_bytes=json_limit, max_entries=max_entries)
-            return _load_npz(path, fh, max_entries=max_entries)
+                return _load_json(path, fh, max_bytes=json_limit, max_entries=max_entries, any_kind=any_kind)
+            return _load_npz(path, fh, max_entries=max_entries, any_kind=any_kind)
         except GameFileError:
             raise
         except GameValidationError as err:
@@ -518,7 +560,9 @@ def check_game_file_size(path: Path, size: int, *, max_bytes: int | None, max_en
 
 # MarkovGame names an entry numpy-style, ``rewards[0, 1, 0, 1, 0]``; in a file the entry sits at
 # the nested-list path ``rewards[0][1][0][1][0]``, the notation of every other file error.
-_NUMPY_INDEX = re.compile(r"^(rewards|transitions|transition_successors|transition_probabilities)\[(\d+(?:, \d+)*)\]")
+_NUMPY_INDEX = re.compile(
+    r"^(rewards|transitions|transition_successors|transition_probabilities|initial_distribution)\[(\d+(?:, \d+)*)\]"
+)
 
 
 # numpy >= 2 reprs scalars as ``np.float64(1.5)``; a file's reader wants the number as written.
@@ -531,7 +575,7 @@ def _file_message(path: Path, err: Exception) -> str:
     return f"{path}: {message}"
 
 
-def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGame:
+def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int, any_kind: bool) -> MarkovGame | DiscountedMarkovGame:
     try:
         # The size check can be stale (the file may grow), hence the bound.
         raw = read_limited(fh, max_bytes)
@@ -568,6 +612,10 @@ def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGam
         raise GameFileError(f"{path}: not valid JSON for a game: {str(err).splitlines()[0].split('; use ')[0]}") from None
     if not isinstance(data, dict):
         raise GameFileError(f"{path}: top level: expected a JSON object, got {_type_name(data)}")
+    if any_kind and "discount" in data:
+        from ._discounted_io import discounted_game_from_dict
+
+        return discounted_game_from_dict(data, max_entries=max_entries)
     return game_from_dict(data, max_entries=max_entries)
 
 
@@ -614,7 +662,7 @@ class _NpzDeclared(NamedTuple):
     units: AffineRescaling | None
 
 
-def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
+def _load_npz(path: Path, fh, *, max_entries: int, any_kind: bool) -> MarkovGame | DiscountedMarkovGame:
     """The game in the open ``.npz`` file ``fh``: its zip directory and members' headers checked,
     then its declared sizes against ``max_entries`` and against the headers' shapes, and only then
     its arrays read (`NpzArchive`: no member inflates past the size its header declares)."""
@@ -627,6 +675,17 @@ def _load_npz(path: Path, fh, *, max_entries: int) -> MarkovGame:
         raise GameValidationError(message) from None
     with archive:
         headers = _read_npz_headers(archive)
+        if "discount" in headers and not any_kind:
+            raise GameValidationError(_DISCOUNTED_HERE)
+        if "discount" in headers:
+            for key, (shape, dtype) in headers.items():
+                _check_npz_header(key, shape, dtype)
+            from ._discounted_io import load_discounted_npz
+
+            try:
+                return load_discounted_npz(archive, headers, max_entries=max_entries)
+            except (ArchiveError, OSError) as err:
+                raise GameValidationError(f"cannot read array data: {err}") from None
         _check_keys(set(headers))
 
         # dtypes and shapes from the headers, before loading anything.
@@ -750,94 +809,4 @@ def _check_npz_shapes(
             )
 
 
-# --------------------------------------------------------------------------------- write
-def save_game(game: MarkovGame, path: str | os.PathLike[str], *, replace: bool = True) -> Path:
-    """Write ``game`` to ``path`` atomically, as ``.json`` or ``.npz`` by the suffix.
-
-    Parameters
-    ----------
-    game : MarkovGame
-    path : str or os.PathLike
-        An existing regular file is replaced (never a link, a directory or a special file).
-    replace : bool
-        False: refuse an existing ``path``, even one created while the game is written.
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
-
-    Raises
-    ------
-    GameFileError
-        Unknown suffix, or the file cannot be written (the message starts with the path).
-    """
-    if not isinstance(game, MarkovGame):
-        raise TypeError(f"save_game: expected a MarkovGame, got {type(game).__name__}")
-    path = Path(path)
-    suffix = _suffix(path)
-    if suffix == ".json":
-        payload = _format_json(game_to_dict(game)).encode("utf-8")
-
-        def write(fh) -> None:
-            fh.write(payload)
-
-    else:
-        for key in _NPZ_TEXT_KEYS:
-            # numpy's fixed-width unicode arrays drop trailing NULs: refuse rather than alter.
-            if "\x00" in getattr(game, key):
-                raise GameFileError(f"{path}: {key}: NUL characters cannot be stored in an .npz file")
-        arrays = {
-            "format_version": np.array(FORMAT_VERSION, dtype=np.int64),
-            "name": np.array(game.name, dtype=np.str_),
-            "description": np.array(game.description, dtype=np.str_),
-            "num_players": np.array(game.num_players, dtype=np.int64),
-            "horizon": np.array(game.horizon, dtype=np.int64),
-            "num_states": np.array(game.num_states, dtype=np.int64),
-            "num_actions": np.array(game.num_actions, dtype=np.int64),
-            "initial_state": np.array(game.initial_state, dtype=np.int64),
-            "rewards": np.asarray(game.rewards, dtype=np.float64),
-        }
-        if not game.units.is_identity:
-            arrays["units"] = np.array([game.units.scale, game.units.offset], dtype=np.float64)
-        if game.is_sparse:
-            sparse = game.sparse_transitions
-            arrays["num_successors"] = np.array(sparse.num_successors, dtype=np.int64)
-            arrays["transition_successors"] = sparse.successors
-            arrays["transition_probabilities"] = sparse.probabilities
-        else:
-            arrays["transitions"] = np.asarray(game.transitions, dtype=np.float64)
-
-        def write(fh) -> None:
-            # A file object, not a name: np.savez would append ".npz" to the temporary name. The
-            # names are the game file's keys, never savez's own allow_pickle, which mypy cannot tell.
-            np.savez(fh, **arrays)  # type: ignore[arg-type]
-
-    _atomic_write(path, write, replace)
-    return path
-
-
-def _atomic_write(path: Path, write, replace: bool) -> None:
-    try:
-        atomic_write(path, write, replace)
-    except OSError as err:
-        raise GameFileError(f"{path}: cannot write: {err.strerror or err}") from None
-
-
-def _format_json(data: dict[str, Any]) -> str:
-    """JSON with one key per line and short sub-arrays on one line (readable, still exact)."""
-
-    def fmt(value: Any, indent: int) -> str:
-        if isinstance(value, list):
-            flat = json.dumps(value)
-            # Innermost lists always on one line; deeper ones too while they are short.
-            if not value or not isinstance(value[0], list) or len(flat) + indent <= 96:
-                return flat
-            pad = " " * (indent + 2)
-            inner = (",\n" + pad).join(fmt(v, indent + 2) for v in value)
-            return "[\n" + pad + inner + "\n" + " " * indent + "]"
-        # ensure_ascii: the file is pure ASCII, and any str (even a lone surrogate) round-trips.
-        return json.dumps(value)
-
-    lines = [f"  {json.dumps(k)}: {fmt(v, 2)}" for k, v in data.items()]
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+from ._save import save_game  # noqa: E402  (it uses this module's helpers)
