@@ -207,7 +207,7 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     def broken_savez(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("markovgames.games.files._write.np.savez", broken_savez)
+    monkeypatch.setattr("markovgames.games._io._write.np.savez", broken_savez)
     with pytest.raises(GameFileError, match=re.escape(f"{target}: cannot write: No space left on device")):
         save_game(random_game(1, 1, 1, 1, seed_or_rng=0), target)
     assert target.read_bytes() == before
@@ -289,7 +289,7 @@ def test_default_byte_limit_is_for_json_only(tmp_path, monkeypatch):
     """By default a JSON file over the limit is refused, but an ``.npz`` one is not: its arrays
     are bounded by ``max_entries`` on their declared shapes (large games are ``.npz`` files of
     several hundred MiB, over the JSON limit)."""
-    from markovgames.games.files import _base
+    from markovgames.games._io import _base
 
     json_path = save_game(paper_game(), tmp_path / "g.json")
     npz = save_game(paper_game(), tmp_path / "g.npz")

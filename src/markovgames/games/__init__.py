@@ -1,7 +1,7 @@
 """Markov games: the model (finite-horizon and discounted), its files, and built-in games."""
 
 # Layers, each importing only those below it: the models (_units, _model, _discounted); the
-# game files (files/); the built-in games (_builtin, _discounted_builtin); resolving a name or a
+# game files (_io/); the built-in games (_builtin, _discounted_builtin); resolving a name or a
 # path to a game (_resolve).
 
 from ._builtin import (
@@ -27,16 +27,7 @@ from ._discounted_builtin import (
     get_discounted_builtin,
     random_discounted_game,
 )
-from ._model import (
-    MAX_GAME_ENTRIES,
-    PROBABILITY_TOLERANCE,
-    GameValidationError,
-    MarkovGame,
-    SparseTransitions,
-)
-from ._resolve import resolve_any_game, resolve_game
-from ._units import AffineRescaling
-from .files import (
+from ._io import (
     DEFAULT_MAX_FILE_BYTES,
     FORMAT_VERSION,
     GAME_FILE_SUFFIXES,
@@ -47,6 +38,15 @@ from .files import (
     load_game,
     save_game,
 )
+from ._model import (
+    MAX_GAME_ENTRIES,
+    PROBABILITY_TOLERANCE,
+    GameValidationError,
+    MarkovGame,
+    SparseTransitions,
+)
+from ._resolve import resolve_any_game, resolve_game
+from ._units import AffineRescaling
 
 __all__ = [
     "MarkovGame",

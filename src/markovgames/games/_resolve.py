@@ -1,7 +1,7 @@
 """A game named on the command line or in a configuration: a built-in game's name, or a game file's path.
 
 The top of `markovgames.games`: over the built-in games of both kinds (`_builtin`,
-`_discounted_builtin`) and the game files (`files`).
+`_discounted_builtin`) and the game files (`_io`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from .._suggest import did_you_mean
 from ._builtin import BUILTIN_GAMES, UnknownGameError, get_builtin
 from ._discounted import DiscountedMarkovGame, FiniteHorizonOnlyError
 from ._discounted_builtin import DISCOUNTED_GAMES, get_discounted_builtin
+from ._io import GAME_FILE_SUFFIXES, load_any_game, load_game
 from ._model import MAX_GAME_ENTRIES, MarkovGame
-from .files import GAME_FILE_SUFFIXES, load_any_game, load_game
 
 __all__ = ["resolve_game", "resolve_any_game"]
 

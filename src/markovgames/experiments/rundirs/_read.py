@@ -27,7 +27,7 @@ from ..._npz import ArchiveError, NpzArchive
 from ..._resources import format_bytes, physical_memory
 from ...dynamics import DTYPES, RunResult, builtin_algorithm, get_value_update
 from ...games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game
-from ...games.files import check_game_file_size
+from ...games._io import check_game_file_size
 from ._metrics import CURVE_FILE, METRICS_FILE, RunDirectoryError, read_metrics
 
 __all__ = [

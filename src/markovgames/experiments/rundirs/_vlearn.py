@@ -37,7 +37,7 @@ from ..._files import JsonFileError, file_sha256, open_regular, read_json
 from ..._npz import ArchiveError, NpzArchive
 from ...dynamics import parse_bandit
 from ...games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
-from ...games.files import check_game_file_size
+from ...games._io import check_game_file_size
 from ...policies import VisitChainPolicy
 from ._directory import _JSON_GAME_ENTRIES, original_unit_fields, units_field, versions, write_marker
 from ._metrics import _MAX_JSON_BYTES, METRICS_FILE, RunDirectoryError
