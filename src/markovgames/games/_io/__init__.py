@@ -1,6 +1,6 @@
 """Game files: Markov games (finite-horizon and discounted) read from and written to ``.json`` and ``.npz``.
 
-Four layers, each importing only those below it:
+Three layers under this facade, each importing only those below it:
 
 * `_base`: what every game file shares (the format version, the suffixes, the size limits,
   `GameFileError`, JSON read within bounds, the ``.npz`` members' headers, the field checks);
