@@ -47,7 +47,7 @@ import numpy as np
 
 from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
@@ -492,6 +492,7 @@ def parse_ix(value, eta: float, horizon: int) -> tuple[float, str]:
 
 
 def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
+    require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     episodes = _check_count("episodes", episodes)

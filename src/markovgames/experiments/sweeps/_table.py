@@ -1,0 +1,403 @@
+"""Reading a sweep's ``results.parquet`` as untrusted input: its sizes bounded, every column checked.
+
+``summarize``, ``plot`` and `load_results` read a file that may have been copied, edited or
+forged. A Parquet file says how much it holds in its footer, which is small and read first: the
+rows, row groups, columns and their uncompressed bytes are checked against the limits below
+before any data is read (a 2 MB file can declare 60 million rows of repeated values, which took
+15.8 GB to read). Then the schema, before the data: the columns are those of the table a sweep
+writes (`RESULT_COLUMNS`), each of its Arrow type (an integer column is not a double one, a
+scalar column not a list). Then the values: no nulls where a sweep writes none, counts and sizes
+in range, gaps finite, labels plain text, each ``(run_id, checkpoint)`` once, and a run's rows
+agreeing on the run's settings. Every refusal is a `ResultsError` naming the file and the column.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..._errors import MarkovGamesError
+from ..._files import open_regular
+
+__all__ = [
+    "ResultsError",
+    "RESULT_COLUMNS",
+    "ORIGINAL_COLUMNS",
+    "MAX_RESULT_ROWS",
+    "MAX_RESULT_BYTES",
+    "read_results_table",
+]
+
+#: The most rows a results table may have (one per run and checkpoint: the default --max-runs of
+#: 100,000 runs at 10 checkpoints each). ``summarize`` and ``plot`` hold every row in memory.
+MAX_RESULT_ROWS = 1_000_000
+#: The most bytes its columns may take uncompressed, as its footer states them.
+MAX_RESULT_BYTES = 1 << 30
+#: The most row groups (a sweep writes one per 50,000 rows) and columns (a sweep writes 58).
+MAX_ROW_GROUPS = 10_000
+MAX_COLUMNS = 256
+#: The longest text in a cell (labels, ids, reasons) and the longest list (one entry per player).
+MAX_TEXT_CHARS = 4096
+MAX_LIST_ENTRIES = 64
+#: The largest ``T`` (and checkpoint) of a run: what the compiled loop can count.
+_MAX_T = 2**31 - 1
+
+#: The columns a sweep also writes in the game's own units (``NAME_original``, null for a game given
+#: in [0, 1]): returns (lists, one per player), then gaps and regrets (differences of returns, which
+#: scale by the map's scale only).
+_RETURN_COLUMNS = ("value", "last_iterate_value")
+_DIFFERENCE_COLUMNS = (
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "gap",
+    "exact_ce_gap",
+    "exact_cce_gap",
+    "last_iterate_nash_gap",
+    "last_iterate_duality_gap",
+    "external_regret",
+    "swap_regret",
+)
+ORIGINAL_COLUMNS = tuple(f"{name}_original" for name in _RETURN_COLUMNS + _DIFFERENCE_COLUMNS)
+
+#: Every column of a sweep's results table: its kind, and whether a sweep may write nulls in it.
+#: Kinds: ``text``, ``int``, ``float``, ``bool``, ``floats`` (a list of floats, one per player).
+RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
+    "run_id": ("text", False),
+    "game": ("text", False),
+    "game_kind": ("text", False),
+    "game_seed": ("int", True),
+    "seed_index": ("int", True),
+    "N": ("int", False),
+    "H": ("int", False),
+    "S": ("int", False),
+    "A": ("text", False),
+    "algorithm": ("text", False),
+    "concept": ("text", False),
+    "optimistic": ("bool", False),
+    "eta": ("text", False),
+    "eta_value": ("float", True),
+    "T": ("int", False),
+    "checkpoint": ("int", False),
+    "value": ("floats", False),
+    "certified_ce_bound": ("floats", False),
+    "certified_cce_bound": ("floats", False),
+    "certified_ce_gap": ("float", False),
+    "certified_cce_gap": ("float", False),
+    "ce_gap_times_T": ("float", False),
+    "cce_gap_times_T": ("float", False),
+    "gap": ("float", False),
+    "gap_times_T": ("float", False),
+    "wall_time_s": ("float", False),
+    "batch_id": ("text", False),
+    "batch_size": ("int", False),
+    "batch_wall_time_s": ("float", False),
+    "dtype": ("text", False),
+    "game_sha256": ("text", False),
+    "exact_ce_gap": ("float", True),
+    "exact_cce_gap": ("float", True),
+    "exact_skipped": ("text", True),
+    "last_iterate_value": ("floats", True),
+    "last_iterate_nash_gap": ("float", True),
+    # Since the update order, step-size schedules and regret curves (a file written before has none).
+    "order": ("text", False),
+    "eta_schedule": ("text", False),
+    "external_regret": ("float", True),
+    "swap_regret": ("float", True),
+    "last_iterate_duality_gap": ("float", True),
+    # Since the feedback models: the model, the seed of the run's draws and the samples drawn after
+    # T' iterations (the last two null where the run drew none).
+    "feedback": ("text", False),
+    "feedback_seed": ("int", True),
+    "samples": ("int", True),
+    # Since bandit feedback: the episodes played after T' rounds, the bonus constant and the
+    # implicit exploration the run used, its scale and schedule (null for the other runs; null for
+    # V-learning too; a file written before the schedules has no ix_schedule: its ix was a constant).
+    "episodes": ("int", True),
+    "bonus": ("float", True),
+    "ix": ("float", True),
+    "ix_schedule": ("text", True),
+    **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
+}
+#: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
+COLUMN_DEFAULTS = {
+    "order": "simultaneous",
+    "eta_schedule": "constant",
+    "external_regret": None,
+    "swap_regret": None,
+    "feedback": "full",
+    "feedback_seed": None,
+    "samples": None,
+    "episodes": None,
+    "bonus": None,
+    "ix": None,
+    "ix_schedule": None,
+}
+
+#: The columns every results file has (a file written by an earlier version may lack the others).
+REQUIRED_COLUMNS = (
+    "run_id",
+    "game",
+    "algorithm",
+    "optimistic",
+    "eta",
+    "T",
+    "checkpoint",
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "concept",
+)
+
+#: Columns that hold a count of at least 1.
+_COUNTS = ("N", "H", "S", "T", "checkpoint", "batch_size", "episodes")
+#: What a run's rows must agree on (each is a setting of the run, repeated on its every row).
+_RUN_SETTINGS = (
+    "game",
+    "algorithm",
+    "optimistic",
+    "eta",
+    "concept",
+    "T",
+    "order",
+    "eta_schedule",
+    "feedback",
+    "feedback_seed",
+    "bonus",
+    "ix",
+    "ix_schedule",
+)
+#: The kinds' names in messages.
+_KIND_NAMES = {
+    "text": "a string",
+    "int": "an integer",
+    "float": "a floating-point",
+    "bool": "a boolean",
+    "floats": "a list-of-floats",
+}
+
+
+class ResultsError(MarkovGamesError, ValueError):
+    """A results directory cannot be read; the message names the path."""
+
+
+def read_results_table(path: Path):
+    """The checked ``pyarrow.Table`` of the results file ``path`` (see the module docstring)."""
+    import pyarrow.parquet as pq
+
+    try:
+        fh = open_regular(path)  # a FIFO or a device would hang the reader
+    except OSError as err:
+        raise ResultsError(f"{path}: cannot read results: {err.strerror or err}") from None
+    with fh:
+        try:
+            # The footer only, with pyarrow's own bounds on what it may allocate while decoding it.
+            parquet = pq.ParquetFile(fh, thrift_string_size_limit=64 << 20, thrift_container_size_limit=100_000)
+            meta = parquet.metadata
+            _check_footer(path, meta)
+            schema = parquet.schema_arrow
+        except ResultsError:
+            raise
+        except Exception as err:  # ArrowInvalid, OSError and the like: not a Parquet file
+            raise ResultsError(f"{path}: cannot read results: {_first_line(err)}") from None
+        _check_schema(path, schema)
+        try:
+            table = parquet.read()
+        except Exception as err:  # noqa: BLE001 - pyarrow's errors of a damaged file, whatever their class
+            raise ResultsError(f"{path}: cannot read results: {_first_line(err)}") from None
+    _check_values(path, table)
+    return table
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else type(err).__name__
+
+
+def _check_footer(path: Path, meta) -> None:
+    """Refuse, from the footer alone, a table larger than the limits."""
+    if meta.num_rows > MAX_RESULT_ROWS:
+        raise ResultsError(f"{path}: {meta.num_rows} rows, more than the {MAX_RESULT_ROWS} a results file may have")
+    if meta.num_row_groups > MAX_ROW_GROUPS:
+        raise ResultsError(f"{path}: {meta.num_row_groups} row groups, more than the {MAX_ROW_GROUPS} a results file may have")
+    if meta.num_columns > MAX_COLUMNS:
+        raise ResultsError(f"{path}: {meta.num_columns} columns, more than the {MAX_COLUMNS} a results file may have")
+    total = 0
+    for k in range(meta.num_row_groups):
+        group = meta.row_group(k)
+        total += group.total_byte_size
+        if group.num_rows < 0 or group.total_byte_size < 0:
+            raise ResultsError(f"{path}: row group {k} declares a negative size (damaged)")
+    if total > MAX_RESULT_BYTES:
+        raise ResultsError(
+            f"{path}: its columns take {total} bytes uncompressed, more than the {MAX_RESULT_BYTES} a results file may have"
+        )
+
+
+def _kind_of(arrow_type) -> str | None:
+    """The kind (`RESULT_COLUMNS`) of an Arrow type, ``"null"`` for a column of nulls only, or ``None``."""
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_null(arrow_type):
+        return "null"
+    if t.is_string(arrow_type) or t.is_large_string(arrow_type):
+        return "text"
+    if t.is_integer(arrow_type):
+        return "int"
+    if t.is_floating(arrow_type):
+        return "float"
+    if t.is_boolean(arrow_type):
+        return "bool"
+    if (t.is_list(arrow_type) or t.is_large_list(arrow_type)) and t.is_floating(arrow_type.value_type):
+        return "floats"
+    return None
+
+
+def _check_schema(path: Path, schema) -> None:
+    """The columns and their types, from the schema alone."""
+    names = list(schema.names)
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ResultsError(f"{path}: column {twice[:100]!r} appears twice")
+    unknown = [n for n in names if n not in RESULT_COLUMNS]
+    if unknown:
+        raise ResultsError(f"{path}: unexpected column {unknown[0][:100]!r}: not a sweep results file")
+    missing = [n for n in REQUIRED_COLUMNS if n not in names]
+    if missing:
+        raise ResultsError(f"{path}: not a sweep results file (missing columns: {', '.join(sorted(missing))})")
+    for field in schema:
+        kind, nullable = RESULT_COLUMNS[field.name]
+        found = _kind_of(field.type)
+        if found != kind and not (found == "null" and nullable):
+            raise ResultsError(f"{path}: column {field.name!r}: expected {_KIND_NAMES[kind]} column, got {field.type}")
+
+
+def _check_values(path: Path, table) -> None:
+    """The values: nulls, ranges, finiteness, text, duplicates, and each run's rows agreeing."""
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        raise ResultsError(
+            f"{path}: holds no results: no run of the sweep has finished (run 'markovgames sweep' again; "
+            "its manifest.json lists the failed batches)"
+        )
+    for name in table.column_names:
+        column = table.column(name)
+        kind, nullable = RESULT_COLUMNS[name]
+        if not nullable and column.null_count:
+            raise ResultsError(f"{path}: column {name!r}: {column.null_count} null value(s), where every row has one")
+        if column.null_count == len(column):
+            continue
+        if kind == "int":
+            low, high = pc.min_max(column).values()
+            floor = 1 if name in _COUNTS else 0
+            ceiling = _MAX_T if name in ("T", "checkpoint") else 2**63 - 1
+            if low.as_py() < floor or high.as_py() > ceiling:
+                bad = low.as_py() if low.as_py() < floor else high.as_py()
+                raise ResultsError(f"{path}: column {name!r}: {bad} is outside {floor}..{ceiling}")
+        elif kind == "float":
+            if pc.all(pc.is_finite(column)).as_py() is False:
+                raise ResultsError(f"{path}: column {name!r}: holds a value that is not finite")
+            if name == "eta_value" and pc.min(column).as_py() <= 0:
+                raise ResultsError(f"{path}: column 'eta_value': holds a learning rate that is not positive")
+            if name in ("bonus", "ix") and pc.min(column).as_py() < 0:
+                raise ResultsError(f"{path}: column {name!r}: holds a negative value")
+        elif kind == "floats":
+            lengths = pc.list_value_length(column)
+            if pc.max(lengths).as_py() > MAX_LIST_ENTRIES or pc.min(lengths).as_py() < 1:
+                raise ResultsError(f"{path}: column {name!r}: a list of more than {MAX_LIST_ENTRIES} entries, or none")
+            values = pc.list_flatten(column)
+            if values.null_count or pc.all(pc.is_finite(values)).as_py() is False:
+                raise ResultsError(f"{path}: column {name!r}: holds a value that is not finite")
+        elif kind == "text":
+            _check_text(path, name, column)
+    _check_consistency(path, table)
+
+
+def _check_text(path: Path, name: str, column) -> None:
+    """Text cells: plain (printable, no control characters), not empty, and not too long."""
+    import pyarrow.compute as pc
+
+    lengths = pc.utf8_length(column)
+    if pc.max(lengths).as_py() > MAX_TEXT_CHARS:
+        raise ResultsError(f"{path}: column {name!r}: a text of more than {MAX_TEXT_CHARS} characters")
+    if pc.min(lengths).as_py() < 1:
+        raise ResultsError(f"{path}: column {name!r}: an empty text")
+    if pc.all(pc.utf8_is_printable(column)).as_py() is False:
+        raise ResultsError(f"{path}: column {name!r}: a text with a control character (a line break, a tab, ...)")
+    allowed = {"concept": ("ce", "cce"), "dtype": ("float32", "float64"), "order": ("simultaneous", "alternating")}.get(name)
+    if allowed is not None:
+        odd = pc.filter(column, pc.invert(pc.is_in(column, value_set=_array(allowed)))).drop_null()
+        if len(odd):
+            raise ResultsError(f"{path}: column {name!r}: {_shown(odd[0].as_py())} is not one of {', '.join(allowed)}")
+    if name == "feedback":
+        odd = pc.filter(
+            column, pc.invert(pc.match_substring_regex(column, r"^(full|sampled:exact|(sampled|bandit):[1-9][0-9]{0,6})$"))
+        )
+        if len(odd):
+            raise ResultsError(
+                f"{path}: column 'feedback': {_shown(odd[0].as_py())} is not a feedback model "
+                "(full, sampled:K, sampled:exact, bandit:M)"
+            )
+    if name == "A":
+        odd = pc.filter(column, pc.invert(pc.match_substring_regex(column, r"^[1-9][0-9]{0,8}(x[1-9][0-9]{0,8}){0,63}$")))
+        if len(odd):
+            raise ResultsError(f"{path}: column 'A': {_shown(odd[0].as_py())} is not a list of action counts such as 2x3")
+
+
+def _check_consistency(path: Path, table) -> None:
+    """Each ``(run_id, checkpoint)`` once, every checkpoint within its run's ``T``, and a run's rows
+    agreeing on its settings."""
+    import pyarrow.compute as pc
+
+    beyond = pc.greater(table.column("checkpoint"), table.column("T"))
+    if pc.any(beyond).as_py():
+        row = pc.index(beyond, True).as_py()
+        raise ResultsError(
+            f"{path}: column 'checkpoint': {table.column('checkpoint')[row].as_py()} is beyond the run's T = "
+            f"{table.column('T')[row].as_py()} (row {row})"
+        )
+    counts = table.group_by(["run_id", "checkpoint"]).aggregate([([], "count_all")])
+    twice = pc.filter(counts, pc.greater(counts.column("count_all"), 1))
+    if twice.num_rows:
+        raise ResultsError(
+            f"{path}: run {_shown(twice.column('run_id')[0].as_py())} has checkpoint "
+            f"{twice.column('checkpoint')[0].as_py()} on more than one row"
+        )
+    settings = [c for c in _RUN_SETTINGS if c in table.column_names]
+    spread = table.group_by("run_id").aggregate([(c, "count_distinct") for c in settings])
+    for c in settings:
+        differs = pc.filter(spread, pc.greater(spread.column(f"{c}_count_distinct"), 1))
+        if differs.num_rows:
+            raise ResultsError(f"{path}: run {_shown(differs.column('run_id')[0].as_py())}: its rows disagree on column {c!r}")
+    # The runs of a curve (a game, algorithm, optimism, learning rate, T, and where recorded the
+    # order, schedule and feedback) are compared at the checkpoints they all have: there must be
+    # one, as in every sweep (T' = T at least).
+    keys = ["game", "algorithm", "optimistic", "eta", "T"] + [
+        c for c in ("order", "eta_schedule", "feedback") if c in table.column_names
+    ]
+    runs = table.group_by(keys).aggregate([("run_id", "count_distinct")])
+    shared = (
+        table.group_by([*keys, "checkpoint"])
+        .aggregate([("run_id", "count_distinct")])
+        .group_by(keys)
+        .aggregate([("run_id_count_distinct", "max")])
+    )
+    joined = runs.join(shared, keys)
+    short = pc.filter(joined, pc.less(joined.column("run_id_count_distinct_max"), joined.column("run_id_count_distinct")))
+    if short.num_rows:
+        row = {k: short.column(k)[0].as_py() for k in keys}
+        raise ResultsError(
+            f"{path}: the runs of game {_shown(row['game'])}, algorithm {_shown(row['algorithm'])}, eta "
+            f"{_shown(row['eta'])} and T = {row['T']} share no checkpoint"
+        )
+
+
+def _array(values: tuple[str, ...]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
