@@ -109,6 +109,15 @@ CASES: list[Case] = [
         needs_run=True,
     ),
     Case(
+        "evaluate-concept-without-exact",
+        EVAL_S,
+        "--concept (which exact gaps) without --exact",
+        None,
+        ("evaluate", "run", "--concept", "ce"),
+        ("--concept", "--exact computes", "drop --concept ce"),
+        needs_run=True,
+    ),
+    Case(
         "evaluate-T-beyond-run",
         EVAL_S,
         "T' beyond the run's T",

@@ -199,21 +199,22 @@ def test_exact_quotient_is_ieee_division(values, zeros):
 
 
 def test_a_user_written_regret_matching_equals_the_built_in():
-    # Regret matching written from docs/learners.md with the public pieces, as a user would.
+    # Regret matching written from docs/learners.md with the public pieces (exact_quotient,
+    # regret_vector), as a user would.
     def build(axis: int) -> Learner:
         def init(shape, dtype=jnp.float64):
             return (jnp.zeros(shape, dtype), jnp.full(shape, 1.0 / shape[axis], dtype))
 
         def play(state, prediction, eta, decay):
             regret, last = state
-            theta = jnp.maximum(decay * regret + prediction - jnp.sum(prediction * last, axis, keepdims=True), 0.0)
+            theta = jnp.maximum(decay * regret + regret_vector(prediction, last, axis), 0.0)
             total = jnp.sum(theta, axis, keepdims=True)
             x = jnp.where(total > 0, exact_quotient(theta, jnp.where(total > 0, total, 1.0)), 1.0 / theta.shape[axis])
             return x, (regret, x)
 
         def observe(state, utility, decay):
             regret, last = state
-            return (jnp.maximum(decay * regret + utility - jnp.sum(utility * last, axis, keepdims=True), 0.0), last)
+            return (jnp.maximum(decay * regret + regret_vector(utility, last, axis), 0.0), last)
 
         return Learner(init, play, observe)
 

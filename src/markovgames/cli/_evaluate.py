@@ -249,20 +249,20 @@ def _exact_and_monte_carlo(game, policy, concepts, monte_carlo: int | None, seed
     """
     import numpy as np
 
-    from ..evaluation import EvaluationTooLarge, exact_cce_gap, exact_ce_gap, monte_carlo_value
+    from ..evaluation import CCEGapResult, CEGapResult, EvaluationTooLarge, exact_cce_gap, exact_ce_gap, monte_carlo_value
 
     report: dict = {}
-    ce_res = cce_res = None
+    ce_res: CEGapResult | None = None
+    cce_res: CCEGapResult | None = None
     for concept in concepts:
         name = f"exact_{concept}_gap"
+        res: CEGapResult | CCEGapResult
         try:
             if concept == "ce":
-                ce_res = exact_ce_gap(game, policy, max_work=max_work)
-                res = ce_res
+                res = ce_res = exact_ce_gap(game, policy, max_work=max_work)
                 report["ce_deviation_value"] = _floats(ce_res.deviation_value)
             else:
-                cce_res = exact_cce_gap(game, policy, max_work=max_work)
-                res = cce_res
+                res = cce_res = exact_cce_gap(game, policy, max_work=max_work)
                 report["cce_best_response_value"] = _floats(cce_res.best_response_value)
         except EvaluationTooLarge as err:
             report.update({name: None, f"{name}_per_player": None, f"{name}_skipped": f"{err} (--max-work)"})
