@@ -17,6 +17,7 @@ import numpy as np
 
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
+from ..._schedules import AVERAGINGS
 from ...dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
 from ...dynamics._feedback import parse_feedback
 
@@ -210,6 +211,23 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
             )
         ),
         f"null or an object with the regrets after T = {T} iterations",
+        None,
+    )
+    # Written only where the run evaluated the weighted average of its iterates.
+    _field(
+        metrics,
+        "weighted_average",
+        where,
+        lambda v: (
+            v is None
+            or (
+                isinstance(v, dict)
+                and set(v) == {"weights", "every_prefix"}
+                and v["weights"] in AVERAGINGS
+                and isinstance(v["every_prefix"], bool)
+            )
+        ),
+        f"null or an object with the weights (one of {', '.join(AVERAGINGS)}) and every_prefix (true or false)",
         None,
     )
     # Written only where the learners saw estimates or expectations other than full information's.

@@ -389,12 +389,13 @@ class SweepConfig(_Strict):
     out: str | None = None
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     orders: list[str] = Field(default_factory=lambda: ["simultaneous"])
     eta_schedules: list[str] = Field(default_factory=lambda: ["constant"])
     regret: bool = False
     feedbacks: list[str] = Field(default_factory=lambda: ["full"])
 
-    @field_validator("exact", "last_iterate", "regret", mode="before")
+    @field_validator("exact", "last_iterate", "weighted_average", "regret", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
         return _strict_bool(v)
@@ -721,7 +722,7 @@ def check_bandit_settings(config: SweepConfig) -> None:
     """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
     sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
     ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
-    ``regret``, ``last_iterate`` or ``float32`` for a bandit run (a ``ValueError``)."""
+    ``regret``, ``last_iterate``, ``weighted_average`` or ``float32`` for a bandit run (a ``ValueError``)."""
     for k, alg in enumerate(config.algorithms):
         where, name = f"algorithms[{k}]", alg.name
         feedbacks = alg.feedbacks or config.feedbacks
@@ -779,7 +780,8 @@ def check_bandit_settings(config: SweepConfig) -> None:
         if config.regret if alg.regret is None else alg.regret:
             key = "regret" if alg.regret is None else f"{where}.regret"
             raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
-        if config.last_iterate:
-            raise ValueError(f"last_iterate: {runs} records no last iterate; run it in a sweep without last_iterate")
+        for key, what in (("last_iterate", "last iterate"), ("weighted_average", "weighted average of its iterates")):
+            if getattr(config, key):
+                raise ValueError(f"{key}: {runs} records no {what}; run it in a sweep without {key}")
         if config.dtype != "float64":
             raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')
