@@ -14,7 +14,6 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Literal
 
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
@@ -64,15 +63,23 @@ def parse_seed(text: str, option: str = "--seed") -> int:
     return value
 
 
-def parse_eta(text: str) -> float | Literal["theory"] | tuple[float, ...]:
-    """``--eta``: a positive number, ``theory``, or a comma-separated list of positive numbers (one
-    per player: ``0.1,0.3``; the game's number of players is checked once the game is read)."""
-    if text == "theory":
-        return "theory"
+def parse_eta(text: str) -> float | str | tuple[float, ...]:
+    """``--eta``: a positive number, ``theory`` or ``theory:PAPER`` (a theorem's rate, by the paper
+    that proves it; ``theory`` is ``theory:mao2024``), or a comma-separated list of positive
+    numbers (one per player: ``0.1,0.3``; the game's number of players is checked once the game is
+    read)."""
+    if text == "theory" or text.startswith("theory:"):
+        from .._papers import parse_theory
+
+        try:
+            parse_theory(text)
+        except ValueError as err:
+            raise CliError(f"--eta: {err}") from None
+        return text
     if "," in text:
         rates = []
         for part in (p.strip() for p in text.split(",")):
-            if part == "theory":
+            if part == "theory" or part.startswith("theory:"):
                 raise CliError(
                     f"--eta: 'theory' is one rate for all players; a list gives each player a positive number, got {text!r}"
                 )
@@ -112,7 +119,9 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--eta",
         default="0.2",
-        help="learning rate: a positive number (default 0.2), 'theory', or one per player (e.g. 0.1,0.3)",
+        help="learning rate: a positive number (default 0.2), one per player (e.g. 0.1,0.3), or a theorem's rate by "
+        "its paper, theory:PAPER ('theory' alone: theory:mao2024, Mao et al.'s Theorems 1 and 2; see 'markovgames "
+        "algorithms show NAME')",
     )
     p.add_argument(
         "--order",

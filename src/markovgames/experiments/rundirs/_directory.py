@@ -38,6 +38,7 @@ import numpy as np
 from ..._atomic import atomic_write, atomic_write_text
 from ..._errors import ArgumentError
 from ..._files import JsonFileError, encloses_working_directory, file_sha256, read_json
+from ..._papers import parse_theory
 from ..._schedules import AVERAGINGS
 from ..._text import printable
 from ...dynamics import (
@@ -586,6 +587,8 @@ def write_run_directory(
         # The number behind "theory" for the smooth algorithms (Theorem 1's constant rate); None
         # for stage_cce's, whose rate 1/(N max(1, ln L_tau)^4) changes from stage to stage.
         "eta_value": _eta_value(result),
+        # Whose theorem's rate "theory" is (the paper's key, `markovgames._papers`), where it is one.
+        **({"eta_theory": theory} if (theory := parse_theory(result.eta)) is not None else {}),
         "T": result.T,
         "dtype": result.dtype,
         **settings_fields(result.order, result.step_schedule, _schedule_source(step_schedule, result.step_schedule)),

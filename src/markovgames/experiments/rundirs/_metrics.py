@@ -17,6 +17,7 @@ import numpy as np
 
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
+from ..._papers import THEORY_RATES
 from ..._schedules import AVERAGINGS
 from ...dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
 from ...dynamics._feedback import parse_feedback
@@ -192,6 +193,7 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
         "a positive number, a list of them (one per player) or null",
         None,
     )
+    _field(metrics, "eta_theory", where, lambda v: v in THEORY_RATES, f"one of {', '.join(THEORY_RATES)}", None)
     # Written only where they differ from the paper's settings (absent: simultaneous, constant).
     _field(metrics, "order", where, lambda v: v in ORDERS, f"one of {', '.join(ORDERS)}", None)
     _field(metrics, "eta_schedule", where, _is_short_text, "a step-size schedule's name", None)

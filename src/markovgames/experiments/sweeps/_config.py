@@ -288,7 +288,7 @@ class AlgorithmSpec(_Strict):
 
     name: str
     optimistic: list[bool] | None = None
-    etas: list[float | Literal["theory"]] | None = None
+    etas: list[float | str] | None = None
     orders: list[str] | None = None
     eta_schedules: list[str] | None = None
     regret: bool | None = None
@@ -377,7 +377,7 @@ class SweepConfig(_Strict):
     games: list[GameSpec]
     algorithms: list[AlgorithmSpec]
     # mypy cannot give a lambda's list the element type of a union of callables ([0.2] is one).
-    etas: list[float | Literal["theory"]] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
+    etas: list[float | str] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
     optimistic: list[bool] = Field(default_factory=lambda: [True])
     T: int
     checkpoints: list[int] | Literal["log", "decades"] = "log"
@@ -501,7 +501,7 @@ class SweepConfig(_Strict):
         ]
         for key, etas in lists:
             for j, eta in enumerate(etas):
-                if eta != "theory" and eta > limit:
+                if not isinstance(eta, str) and eta > limit:
                     raise ValueError(
                         f"{key}[{j}]: learning rate {eta:g} is too large for T = {self.T} in {self.dtype} "
                         f"(at most {limit:.3g}; see markovgames.dynamics.max_learning_rate)"
@@ -754,7 +754,7 @@ def check_bandit_settings(config: SweepConfig) -> None:
                         f"{name!r} runs under {', '.join(feedbacks)}"
                     )
             etas = alg.etas or config.etas
-            if bandit and "theory" in etas:
+            if bandit and any(isinstance(e, str) for e in etas):
                 key = f"{where}.etas" if alg.etas else "etas"
                 raise ValueError(
                     f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "

@@ -184,7 +184,7 @@ class PlannedRun:
     @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
-        stage_theory = self.value_update == "stage" and self.eta == "theory"
+        stage_theory = self.value_update == "stage" and isinstance(self.eta, str)
         return (
             self.algorithm,
             self.optimistic,

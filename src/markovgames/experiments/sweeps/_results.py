@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..._atomic import atomic_write
+from ..._papers import parse_theory
 from ...games import AffineRescaling
 from ..rundirs._directory import last_iterate_fields, regret_fields, units_field, weighted_average_fields
 from ..rundirs._exact import EXACT_FIELDS
@@ -206,6 +207,8 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "weighted_average_value": rec.get("weighted_average_value"),
                 "weighted_average_nash_gap": rec.get("weighted_average_nash_gap"),
                 "weighted_average_duality_gap": rec.get("weighted_average_duality_gap"),
+                # Whose theorem's rate a 'theory' rate is (the catalogue's key), null for a number.
+                "eta_theory": parse_theory(doc["eta"]) if isinstance(doc["eta"], str) else None,
             }
         )
         rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
@@ -273,6 +276,7 @@ def _results_schema():
             ("weighted_average_value", pa.list_(pa.float64())),
             ("weighted_average_nash_gap", pa.float64()),
             ("weighted_average_duality_gap", pa.float64()),
+            ("eta_theory", pa.string()),
             *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )

@@ -120,6 +120,8 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "weighted_average_value": ("floats", True),
     "weighted_average_nash_gap": ("float", True),
     "weighted_average_duality_gap": ("float", True),
+    # Since the catalogue by paper: whose theorem's rate a 'theory' learning rate is (null for a number).
+    "eta_theory": ("text", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
@@ -137,6 +139,7 @@ COLUMN_DEFAULTS = {
     "weighted_average_value": None,
     "weighted_average_nash_gap": None,
     "weighted_average_duality_gap": None,
+    "eta_theory": None,
     **{
         f"{name}_original": None
         for name in ("weighted_average_value", "weighted_average_nash_gap", "weighted_average_duality_gap")
