@@ -133,7 +133,14 @@ class StateFile:
         self._metric_bytes = 0
 
     def save(
-        self, done: int, carry, metrics: np.ndarray | None, axis: int, trajectory: list, last_iterate: list, average: list = ()
+        self,
+        done: int,
+        carry,
+        metrics: np.ndarray | None,
+        axis: int,
+        trajectory: list,
+        last_iterate: list,
+        average: list | None = None,
     ) -> None:
         """Write the loop state after ``done`` iterations atomically.
 
@@ -145,7 +152,7 @@ class StateFile:
         arrays = {f"leaf_{k}": leaf for k, leaf in enumerate(leaves)}
         if metrics is not None:
             self._append_metrics(metrics, axis)
-        for name, blocks in zip(_EVALUATED, (last_iterate, average), strict=True):
+        for name, blocks in zip(_EVALUATED, (last_iterate, average or []), strict=True):
             if blocks:
                 arrays[name] = np.concatenate(blocks, axis=axis)
         meta = {

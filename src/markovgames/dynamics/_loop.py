@@ -346,9 +346,9 @@ class _Loop:
                 if name in out:
                     rows = jnp.asarray(_rows_of(settings.keep, done, size))
                     out = dict(out, **{name: jnp.take(out[name], rows, axis=self.axis_t)})
-        for name, rows in (("last_iterate", last_rows), ("weighted_average", average_rows)):
-            if rows is not None:
-                out = dict(out, **{name: jnp.take(out[name], jnp.asarray(rows), axis=self.axis_t)})
+        for name, evaluated in (("last_iterate", last_rows), ("weighted_average", average_rows)):
+            if evaluated is not None:
+                out = dict(out, **{name: jnp.take(out[name], jnp.asarray(evaluated), axis=self.axis_t)})
         self.done += size
         return done, size, record_chunk, out
 

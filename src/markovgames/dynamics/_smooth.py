@@ -513,7 +513,7 @@ class SmoothUpdate(ValueUpdate):
     def run_chunk(
         self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS, average=None
     ):
-        xs = (sched, last_iterate, average)  # a mask that is None is no input of the scan
+        xs: tuple = (sched, last_iterate, average)  # a mask that is None is no input of the scan
         drawn = None
         if interplay.feedback.estimates:
             # The chunk's draws at once where they are small (`CHUNK_DRAW_BYTES`): the same numbers.
