@@ -156,7 +156,7 @@ def _eta_list(v: Any) -> list[float | str]:
             continue
         if not _positive_finite(e):
             where = f"[{k}]: " if isinstance(v, list) else ""
-            raise ValueError(f"{where}a learning rate is a positive number or 'theory' (or 'theory:PAPER'), got {_show(e)}")
+            raise ValueError(f"{where}a learning rate is a positive number or 'theory', got {_show(e)}")
         out.append(float(e))
     if len(set(out)) != len(out):
         raise ValueError(f"repeated learning rate in {items!r}")
