@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from markovgames._papers import (
@@ -30,6 +31,7 @@ from markovgames._papers import (
 from markovgames.cli import main
 from markovgames.cli._algorithms import catalogue_entries, show_text
 from markovgames.dynamics import ALGORITHMS, VALUE_UPDATES, VLEARNING_ALGORITHMS, get_algorithm, resolve_learning_rate, run
+from markovgames.experiments import load_results, parse_sweep_config, run_sweep
 from markovgames.games import paper_game
 from markovgames.learners import BUILTIN_LEARNERS
 
@@ -109,6 +111,28 @@ def test_every_run_records_whose_theory_rate_it_used(tmp_path, monkeypatch, caps
     assert main([*base, "--eta", "theory:UNKNOWN", "--out", "d"]) == 2
     assert "--eta: learning rate 'theory:UNKNOWN': unknown paper 'UNKNOWN'" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+def test_a_sweep_records_whose_theory_rate_each_run_used(tmp_path):
+    config = parse_sweep_config(
+        {
+            "T": 10,
+            "checkpoints": [10],
+            "games": ["paper"],
+            "algorithms": ["smooth_cce"],
+            "etas": ["theory:mao2024", "theory", 0.2],
+        }
+    )
+    run_sweep(config, tmp_path / "sw", workers=1)
+    df = load_results(tmp_path / "sw")
+    by_eta = dict(zip(df["eta"], df["eta_theory"], strict=True))
+    assert by_eta["theory:mao2024"] == by_eta["theory"] == "mao2024" and pd.isna(by_eta["0.2"])
+    values = dict(zip(df["eta"], df["eta_value"], strict=True))
+    assert (
+        values["theory:mao2024"]
+        == values["theory"]
+        == resolve_learning_rate("theory", get_algorithm("smooth_cce"), paper_game())[0]
+    )
 
 
 if __name__ == "__main__":
