@@ -20,12 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import StopRun, examples, stop_after
+from conftest import StopRun, beyond_default_in_full, examples, stop_after
 from markovgames._schedules import average_weights
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
 from markovgames.evaluation import average_iterate, duality_gap, nash_gap
 from markovgames.experiments import load_results, load_run_directory, parse_sweep_config, plot_sweep, run_sweep
+from markovgames.experiments.figures._run import _lines
 from markovgames.experiments.sweeps._summary import summarize_results
 from markovgames.games import paper_game, random_game, save_game
 
@@ -155,7 +156,8 @@ def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, 
     assert plain.weighted_average_value is None and plain.weighted_average_duality_gap is None
 
 
-@pytest.mark.parametrize("algorithm", ["hedge+smooth", "stage_cce"])
+# The stage-based loop's run axis is the last iterate's code; its batch runs in the full mode.
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(["hedge+smooth", "stage_cce"], {"hedge+smooth"}))
 def test_a_batch_gives_each_runs_weighted_average(algorithm):
     other = random_game(2, 2, 2, (2, 3), seed_or_rng=8, zero_sum=True)
     batch = run_batch([GAME, other], algorithm, T=61, etas=[0.4, 0.3], checkpoints=PREFIXES, weighted_average=True)
@@ -234,25 +236,29 @@ def test_the_command_line_records_the_weighted_average(tmp_path, monkeypatch, ca
         assert record["weighted_average_duality_gap"] == pytest.approx(gaps.sum(), abs=TOL)
         assert record["uniform_average_duality_gap"] == pytest.approx(uniform[k].per_player.sum(), abs=TOL)
         assert not any(key.startswith("average_iterate") for key in record)
+    # The figure's line at the checkpoints; the uniform average's older field names (a directory
+    # written before the rename: --average-iterate is still accepted) read as the new ones.
+    lines, _ = _lines(stored, "weighted_average_duality_gap", "auto")
+    np.testing.assert_allclose(lines[0][2], (expected[:, 1] - expected[:, 0]).sum(axis=-1), rtol=0, atol=TOL)
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    for record in metrics["checkpoints"]:
+        for key in [k for k in record if k.startswith("uniform_average")]:
+            record[key.replace("uniform_average", "average_iterate")] = record.pop(key)
+    (tmp_path / "r" / "metrics.json").write_text(json.dumps(metrics))
+    lines, _ = _lines(load_run_directory("r"), "uniform_average_duality_gap", "auto")
+    np.testing.assert_allclose(lines[0][2], [u.per_player.sum() for u in uniform], rtol=0, atol=TOL)
     # Every prefix: curve.npz holds it, and the figure draws it from there.
-    assert main([*base, "--weighted-average", "all", "--quiet", "--out", "s"]) == 0
+    assert main([*base, "--weighted-average", "all", "--average-iterate", "--quiet", "--out", "s"]) == 0
     every = load_run_directory("s")
     assert every.metrics["weighted_average"]["every_prefix"] is True
+    assert "uniform_average_nash_gap" in every.metrics["checkpoints"][0]  # the former option's fields, new names
     expected = _expected(GAME, "stage", every.check_trajectory(), list(range(1, 62)))
     np.testing.assert_allclose(every.weighted_average_value, expected[:, 0], rtol=0, atol=TOL)
     np.testing.assert_allclose(every.weighted_average_best_response, expected[:, 1], rtol=0, atol=TOL)
     assert main(["plot", "s", "--metric", "weighted_average_duality_gap"]) == 0
     assert "metric-weighted_average_duality_gap.png" in capsys.readouterr().out
-    # The uniform average's older option and field names: a file written before reads as ever.
-    assert main([*base, "--average-iterate", "--quiet", "--out", "u"]) == 0
-    metrics = json.loads((tmp_path / "u" / "metrics.json").read_text())
-    for record in metrics["checkpoints"]:
-        for key in [k for k in record if k.startswith("uniform_average")]:
-            record[key.replace("uniform_average", "average_iterate")] = record.pop(key)
-    (tmp_path / "u" / "metrics.json").write_text(json.dumps(metrics))
-    assert main(["plot", "u", "--metric", "uniform_average_duality_gap"]) == 0
-    assert main(["plot", "u", "--metric", "weighted_average_nash_gap"]) == 2
-    assert "the run recorded no Nash gap of its weighted average (run it with --weighted-average)" in capsys.readouterr().err
+    assert main(["plot", "s", "--metric", "last_iterate_nash_gap"]) == 2
+    assert "the run recorded no Nash gap of its last iterate (run it with --last-iterate)" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- sweeps
