@@ -193,7 +193,7 @@ _PAPER_LIST = (
         "Mao and Başar",
         2022,
         "Provably Efficient Reinforcement Learning in Decentralized General-Sum Markov Games",
-        "Dynamic Games and Applications 2022",
+        "the year as this project has cited it; the venue was not verified",
     ),
 )
 #: The papers by key.
