@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_paper_game, make_random_game
+from conftest import make_paper_game, make_random_game, needs_extra
 from markovgames.dynamics import _vlearning, run_vlearning, run_vlearning_batch, vlearning_uniforms
 from markovgames.evaluation import (
     exact_cce_gap,
@@ -186,7 +186,7 @@ def test_property_gaps_are_ordered(seed, kind, K):
 
 
 def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
-    pytest.importorskip("pettingzoo")
+    needs_extra("pettingzoo", "pettingzoo", "gymnasium")
     from markovgames.bridges.mediator import Mediator, play_episodes
     from markovgames.bridges.pettingzoo import MarkovGameParallelEnv
 
