@@ -14,7 +14,7 @@ __all__ = ["COMMANDS", "HELP"]
 COMMANDS = {
     "reproduce": ("_reproduce", "add_reproduce_parser"),
     "games": ("_games", "add_games_parser"),
-    "run": ("_run", "add_run_parser"),
+    "run": ("_run_bandit", "add_run_parser"),
     "vlearn": ("_vlearn", "add_vlearn_parser"),
     "algorithms": ("_algorithms", "add_algorithms_parser"),
     "evaluate": ("_evaluate", "add_evaluate_parser"),

@@ -3,7 +3,8 @@
 ``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory|0.1,0.3 --checkpoints 10,100 --out DIR``
 (and ``--order alternating``, ``--eta-schedule sqrt|power:P|path.py:NAME``, ``--regret``,
 ``--feedback sampled:K|sampled:exact --seed N``); under ``--feedback bandit:M`` a composition learns
-from play (`._run_bandit`: ``-T`` counts rounds of ``M`` episodes), writing what ``vlearn`` writes.
+from play (`._run_bandit`, whose handler sends the other feedback models here: ``-T`` counts rounds
+of ``M`` episodes), writing what ``vlearn`` writes.
 """
 
 from __future__ import annotations
@@ -231,11 +232,7 @@ def _handle_run(args) -> int:
     )
     from ..experiments.rundirs._directory import read_mapped_trajectory
     from ..games import BUILTIN_GAMES, resolve_game
-    from ._run_bandit import is_bandit, refuse_bandit_options, run_on_bandit_feedback
 
-    if is_bandit(args.feedback):
-        return run_on_bandit_feedback(args)
-    refuse_bandit_options(args)
     _check_option_combinations(args)
     try:
         algorithm = get_algorithm(args.algorithm)

@@ -7,13 +7,37 @@ game. ``-T`` counts rounds, as in a sweep: the run plays ``T M`` episodes, its l
 times, and its ``--checkpoints T'`` are rounds (the output policy's prefixes), written in episodes
 (``T' M``) as ``vlearn`` writes them. V-learning's own algorithms (``cce-v``, ``ce-v``, ``stage-v``)
 stay ``vlearn``'s. The options that a run on bandit feedback cannot take are refused by name.
+
+The ``run`` command's parser is `._run`'s with this module's handler, which sends the other feedback
+models to `._run`'s handler (refusing first what only bandit feedback takes).
 """
 
 from __future__ import annotations
 
-from ._errors import CliError
+import argparse
 
-__all__ = ["is_bandit", "run_on_bandit_feedback", "refuse_bandit_options"]
+from ._errors import CliError
+from ._run import add_run_parser as _add_run_parser
+
+__all__ = ["add_run_parser", "is_bandit", "run_on_bandit_feedback", "refuse_bandit_options"]
+
+
+def add_run_parser(subparsers) -> argparse.ArgumentParser:
+    """``run``'s parser (`._run.add_run_parser`), its handler `handle`."""
+    p = _add_run_parser(subparsers)
+    p.set_defaults(handler=handle)
+    return p
+
+
+def handle(args) -> int:
+    """``run``: under ``--feedback bandit:M`` `run_on_bandit_feedback`, else `._run`'s handler."""
+    from ._run import _handle_run
+
+    if is_bandit(args.feedback):
+        return run_on_bandit_feedback(args)
+    refuse_bandit_options(args)
+    return _handle_run(args)
+
 
 #: ``run``'s options that a run on bandit feedback cannot take: (the option as given, whether it
 #: was given, why not).

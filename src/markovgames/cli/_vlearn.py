@@ -309,7 +309,7 @@ def execute(run: BanditRun) -> int:
         raise CliError(f"--algorithm: {err}") from None
     # The output directory is replaced as a whole: never one that holds the game file or the learner.
     check_apart(run.out, _input_files(run.game, run.algorithm_name), "--out")
-    check_output_directory_state(run.out, run.overwrite)  # before the lock: a refusal leaves nothing
+    check_output_directory_state(Path(run.out), run.overwrite)  # before the lock: a refusal leaves nothing
     config = {
         # A file's path as written, normalised.
         "game": run.game if run.game in BUILTIN_GAMES else os.path.normpath(run.game),
@@ -325,13 +325,13 @@ def execute(run: BanditRun) -> int:
             config["algorithm_sha256"] = algorithm.source_sha256
     elif per_round != 1:
         config["feedback"] = f"bandit:{per_round}"
-    planned = staging_directory(run.out)
+    planned = staging_directory(Path(run.out))
     found = planned.exists()  # an earlier command's, which only prepare_output_directory may replace
     # A run refused or failed under the lock removes the parents of --out that it made.
     with remove_created_parents(run.out), directory_lock(run.out, "out"):
         staging = None
         try:
-            staging = prepare_output_directory(run.out, run.overwrite)
+            staging = prepare_output_directory(Path(run.out), run.overwrite)
             with iteration_progress(episodes, f"{run.algorithm_name} on {game.name}", enabled=not run.quiet) as advance:
                 result = run_vlearning(
                     game, algorithm, episodes, seed=run.seed, feedback=f"bandit:{per_round}", progress=advance, **given
@@ -343,7 +343,7 @@ def execute(run: BanditRun) -> int:
                 staging, game, result, curves, config, evaluation_time_s=time.perf_counter() - start
             )
             del result
-            finalize_output_directory(staging, run.out)
+            finalize_output_directory(staging, Path(run.out))
         except BaseException as err:
             if staging is None:
                 # Refused, or interrupted while the staging directory was being made: remove only one this call made.

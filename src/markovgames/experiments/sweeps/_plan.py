@@ -36,7 +36,7 @@ from ...dynamics import (
     resolve_learning_rate,
 )
 from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
-from ...games._discounted_builtin import is_game_file
+from ...games._resolve import is_game_file
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
