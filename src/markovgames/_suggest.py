@@ -221,6 +221,23 @@ def _entries(directory: Path) -> list[str]:
     return names
 
 
+def _closest_name(name: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely means: a name with a suffix by its stem among
+    the names of the same suffix (``nope.json`` is not ``g.json`` for sharing ``.json``), else by
+    the whole name where the stems are close too (``sweep.tml`` is ``sweep.toml``)."""
+    stem, suffix = os.path.splitext(name)
+    if not suffix or not stem:
+        return suggestion(name, names)
+    same = {os.path.splitext(n)[0]: n for n in names if os.path.splitext(n)[1] == suffix}
+    close = suggestion(stem, same)
+    if close is not None:
+        return same[close]
+    close = suggestion(name, [n for n in names if os.path.splitext(n)[1] != suffix])
+    if close is not None and suggestion(stem, [os.path.splitext(close)[0]]) is not None:
+        return close
+    return None
+
+
 def nearest_path(path: str | os.PathLike, accept: Callable[[Path], bool] | None = None) -> str | None:
     """The existing path that ``path`` (which does not exist) most likely means, written as
     ``path`` is (relative stays relative), or ``None``.
@@ -247,7 +264,7 @@ def nearest_path(path: str | os.PathLike, accept: Callable[[Path], bool] | None 
             names = [n for n in names if accept(found / n)]
         else:
             names = [n for n in names if last or (found / n).is_dir()]
-        close = suggestion(part, names)
+        close = _closest_name(part, names)
         if close is None:
             return None
         found = found / close
