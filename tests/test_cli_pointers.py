@@ -229,3 +229,13 @@ def test_algorithms_list_names_vlearning_and_every_feedback_model(capsys):
     for form in (*FEEDBACK_FORMS, "bandit:M"):
         assert f"\n  {form} " in listing, form
     assert "markovgames vlearn GAME --algorithm NAME" in listing
+
+
+def test_a_misspelt_sweep_configuration_names_the_nearest_file(tmp_path):
+    from markovgames.experiments.sweeps._config import SweepConfigError, load_sweep_config
+
+    (tmp_path / "mysweep.toml").write_text('T = 10\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\n')
+    with pytest.raises(SweepConfigError, match=r"mysweep.tml: no such configuration file \(did you mean '.*mysweep.toml'\?\)$"):
+        load_sweep_config(tmp_path / "mysweep.tml")
+    with pytest.raises(SweepConfigError, match=r"other.toml: no such configuration file$"):
+        load_sweep_config(tmp_path / "other.toml")

@@ -30,7 +30,7 @@ from pydantic import (
 
 from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, did_you_mean_path
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
@@ -683,7 +683,7 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         # A regular file, read with a bound: a FIFO or a device would hang or never end.
         data = read_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
-        raise SweepConfigError(f"{path}: no such configuration file") from None
+        raise SweepConfigError(f"{path}: no such configuration file{did_you_mean_path(path, Path.is_file)}") from None
     except NotRegularFileError as err:
         if path.is_dir():
             raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None
