@@ -239,3 +239,27 @@ def test_a_misspelt_sweep_configuration_names_the_nearest_file(tmp_path):
         load_sweep_config(tmp_path / "mysweep.tml")
     with pytest.raises(SweepConfigError, match=r"other.toml: no such configuration file$"):
         load_sweep_config(tmp_path / "other.toml")
+
+
+def test_every_other_option_of_run_is_refused_on_bandit_feedback(tmp_path, capsys):
+    """Every option of ``run`` that a run on bandit feedback does not take (all but `_ON_BANDIT`'s,
+    an option added later included) is refused by name when given, before any work."""
+    import argparse
+
+    from markovgames.cli import build_parser
+    from markovgames.cli._run_bandit import _ON_BANDIT
+
+    sub = next(a for a in build_parser(["run"])._actions if isinstance(a, argparse._SubParsersAction))
+    others = [a for a in sub.choices["run"]._actions if a.option_strings and a.dest not in _ON_BANDIT and a.dest != "help"]
+    assert {a.dest for a in others} >= {"order", "exact", "regret", "resume", "checkpoint_every", "last_iterate"}
+    for action in others:
+        option = max(action.option_strings, key=len)
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreConstAction)) or action.nargs == "?":
+            given = [option]
+        elif action.choices:
+            given = [option, next(str(c) for c in action.choices if c != action.default)]
+        else:
+            given = [option, "1"]
+        argv = ["run", "--game", "paper", "--algorithm", "hedge+smooth", "--feedback", "bandit:2", "-T", "4", *given]
+        err = _error([*argv, "--out", str(tmp_path / "o")], capsys)
+        assert err.startswith(f"markovgames: error: {option}") and "cannot take it" in err, (given, err)

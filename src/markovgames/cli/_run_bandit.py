@@ -23,9 +23,15 @@ __all__ = ["add_run_parser", "is_bandit", "run_on_bandit_feedback", "refuse_band
 
 
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
-    """``run``'s parser (`._run.add_run_parser`), its handler `handle`."""
+    """``run``'s parser (`._run.add_run_parser`), its handler `handle`; it records the options that
+    a run on bandit feedback does not take (every option but `_ON_BANDIT`'s, with its default)."""
     p = _add_run_parser(subparsers)
-    p.set_defaults(handler=handle)
+    others = tuple(
+        (action.dest, max(action.option_strings, key=len), action.default)
+        for action in p._actions
+        if action.option_strings and action.dest not in _ON_BANDIT and not isinstance(action, argparse._HelpAction)
+    )
+    p.set_defaults(handler=handle, not_on_bandit=others)
     return p
 
 
@@ -39,28 +45,38 @@ def handle(args) -> int:
     return _handle_run(args)
 
 
-#: ``run``'s options that a run on bandit feedback cannot take: (the option as given, whether it
-#: was given, why not).
-_NOT_ON_BANDIT = (
-    ("--order alternating", lambda a: a.order != "simultaneous", "every player's learners update once per round, together"),
-    ("--eta-schedule", lambda a: a.eta_schedule is not None, "its learning rate is constant (--eta)"),
-    (
-        "--regret",
-        lambda a: a.regret,
-        "the regret curves are those of the played sequence under full or sampled feedback; a run from play records "
-        "its output policy's value and certified gaps",
-    ),
-    (
-        "--exact",
-        lambda a: a.exact,
-        "its output policy is written to policy.npz, whose exact gaps 'markovgames evaluate OUT --exact' computes",
-    ),
-    ("--last-iterate", lambda a: a.last_iterate, "it keeps no iterates to evaluate, only its output policy"),
-    ("--average-iterate", lambda a: a.average_iterate, "it keeps no iterates to evaluate, only its output policy"),
-    ("--trajectory-tolerance", lambda a: a.trajectory_tolerance is not None, "it keeps no trajectory, only its output policy"),
-    ("--checkpoint-every", lambda a: a.checkpoint_every is not None, "it saves no intermediate state to resume from"),
-    ("--resume", lambda a: a.resume, "it saves no intermediate state to resume from"),
+#: ``run``'s options that a run on bandit feedback takes (by their ``dest``): every other one,
+#: given, is refused by name (`_refuse_the_others`), an option added to ``run`` later included.
+_ON_BANDIT = frozenset(
+    {"game", "algorithm", "T", "eta", "feedback", "seed", "checkpoints", "out", "no_optimism", "no_trajectory"}
+    | {"overwrite", "quiet", "max_bytes", "max_entries", "ix", "bonus", "dtype"}
 )
+
+#: Why a run on bandit feedback does not take an option (by its ``dest``); one that is not here
+#: is a setting of the compiled loop of full and sampled feedback.
+_WHY_NOT = {
+    "order": "every player's learners update once per round, together",
+    "eta_schedule": "its learning rate is constant (--eta)",
+    "regret": "the regret curves are those of the played sequence under full or sampled feedback; a run from play "
+    "records its output policy's value and certified gaps",
+    "exact": "its output policy is written to policy.npz, whose exact gaps 'markovgames evaluate OUT --exact' computes",
+    "last_iterate": "it keeps no iterates to evaluate, only its output policy",
+    "average_iterate": "it keeps no iterates to evaluate, only its output policy",
+    "trajectory_tolerance": "it keeps no trajectory, only its output policy",
+    "checkpoint_every": "it saves no intermediate state to resume from",
+    "resume": "it saves no intermediate state to resume from",
+}
+
+
+def _refuse_the_others(args) -> None:
+    """Refuse the first option given that a run on bandit feedback does not take, naming it."""
+    for dest, option, default in getattr(args, "not_on_bandit", ()):
+        value = getattr(args, dest, default)
+        if value == default:
+            continue
+        shown = option if isinstance(value, bool) else f"{option} {value}"
+        why = _WHY_NOT.get(dest, "it is a setting of the compiled loop of full and sampled feedback")
+        raise CliError(f"{shown}: a run on bandit feedback (--feedback {args.feedback}) cannot take it: {why}")
 
 
 def is_bandit(feedback: str) -> bool:
@@ -90,9 +106,7 @@ def run_on_bandit_feedback(args) -> int:
     from ._vlearn import BanditRun, _number, _per_round, execute
 
     per_round = _per_round(args.feedback)
-    for option, given, why in _NOT_ON_BANDIT:
-        if given(args):
-            raise CliError(f"{option}: a run on bandit feedback (--feedback {args.feedback}) cannot take it: {why}")
+    _refuse_the_others(args)
     if args.dtype != "float64":
         raise CliError(f"--dtype {args.dtype}: a run on bandit feedback (--feedback {args.feedback}) computes in float64")
     try:
