@@ -495,6 +495,19 @@ CASES: list[Case] = [
         ("sweep.toml", "feedbacks", "algorithms[0]", "'extragradient'", "two utility queries", "bandit:2"),
     ),
     Case(
+        "sweep-two-bad-entries",
+        SWEEP_S,
+        "a configuration with two bad entries: both reported, one line each naming its key",
+        _sweep('algorithms = ["smooth_ce"]\netas = [0.2]', 'algorithms = ["smooth_ce", "smooth_ec"]\netas = [0.2, -1]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        (
+            "sweep.toml: algorithms[1]: unknown algorithm 'smooth_ec' (did you mean 'smooth_ce'?)",
+            "sweep.toml: etas[1]: ",
+            "got -1",
+        ),
+        lines=2,
+    ),
+    Case(
         "sweep-bandit-T-too-large",
         SWEEP_S,
         "a T whose bandit runs' records would be beyond the library's limit (checked before any batch)",

@@ -1,6 +1,6 @@
-"""``markovgames algorithms list``: the learners, value updates and algorithm names, one line each;
-``markovgames algorithms show NAME``: one built-in algorithm and the papers that define or analyse it
-(the catalogue in `markovgames._papers`).
+"""``markovgames algorithms list``: the learners, value updates, algorithm names, V-learning's
+algorithms and the feedback models, one line each; ``markovgames algorithms show NAME``: one
+built-in algorithm and the papers that define or analyse it (the catalogue in `markovgames._papers`).
 
 An algorithm is ``LEARNER+UPDATE`` (any learner with either value update); the paper's three
 names are aliases of compositions; installed packages add theirs through the entry-point group
@@ -28,9 +28,9 @@ def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     sub = algorithms.add_subparsers(dest="algorithms_command", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser(
         "list",
-        help="list learners, value updates, aliases and installed algorithms, one line each",
-        description="List the learners, the value updates, the paper's algorithm names and the algorithms "
-        "of installed packages, one line each with its citation.",
+        help="list learners, value updates, aliases, V-learning, feedback models and installed algorithms, one line each",
+        description="List the learners, the value updates, the paper's algorithm names, V-learning's algorithms, "
+        "the feedback models and the algorithms of installed packages, one line each with its citation.",
     )
     p.set_defaults(handler=cmd_list)
     show = sub.add_parser(
@@ -47,6 +47,23 @@ def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     return algorithms
 
 
+#: V-learning's algorithms: what each bandit is, and its paper (`markovgames.dynamics._vlearning`).
+VLEARNING = {
+    "cce-v": "CCE-V-learning: Hedge bandits with implicit exploration [Jin, Liu, Wang and Yu 2021, Algorithms 1 and 3]",
+    "ce-v": "CE-V-learning: swap-regret (Blum–Mansour) Hedge bandits [Song, Mei and Bai 2021]",
+    "stage-v": "stage-based V-learning: EXP3-IX restarted at each stage [Mao and Başar 2022]",
+}
+
+#: The feedback models: what the learners see.
+FEEDBACK = {
+    "full": "exact utilities and Bellman targets (the paper's; the default)",
+    "sampled:K": "estimates from K samples of a generative model, drawn afresh every iteration (--seed)",
+    "sampled:exact": "the sampled code with expectations: full's numbers",
+    "bandit:M": "from play: rounds of M episodes, each player sees its own rewards and the states visited; "
+    "any one-query LEARNER+UPDATE (-T counts rounds; EXP3 is hedge+UPDATE --no-optimism)",
+}
+
+
 def _lines(rows: Sequence[tuple[str, ...]]) -> list[str]:
     """Rows of cells aligned in columns (the last cell is free text)."""
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]) - 1)] if rows else []
@@ -55,7 +72,8 @@ def _lines(rows: Sequence[tuple[str, ...]]) -> list[str]:
 
 def listing() -> str:
     """The text of ``markovgames algorithms list``."""
-    from ..dynamics import ALGORITHMS, ENTRY_POINT_GROUP, VALUE_UPDATES, registered
+    from ..dynamics import ALGORITHMS, ENTRY_POINT_GROUP, VALUE_UPDATES, VLEARNING_ALGORITHMS, registered
+    from ..dynamics._feedback import FEEDBACK_FORMS
     from ..learners import BUILTIN_LEARNERS
 
     plugins = registered()
@@ -74,6 +92,10 @@ def listing() -> str:
     out += _lines([(u.name, f"{u.description} [{u.citation}]") for u in VALUE_UPDATES.values()])
     out += ["", "Algorithms: any LEARNER+UPDATE, e.g. rm-plus+smooth. The paper's names are aliases:"]
     out += _lines([(a.name, f"= {a.composition}", a.description) for a in ALGORITHMS.values()])
+    out += ["", "V-learning, from play (markovgames vlearn GAME --algorithm NAME --episodes K; docs/vlearning.md):"]
+    out += _lines([(name, VLEARNING[name]) for name in VLEARNING_ALGORITHMS])
+    out += ["", "Feedback models (--feedback MODEL; docs/feedback.md, docs/vlearning.md):"]
+    out += _lines([(name, FEEDBACK[name]) for name in (*FEEDBACK_FORMS, "bandit:M")])
     out += ["", f"Installed packages (entry-point group {ENTRY_POINT_GROUP}):"]
     rows = [
         (a.name, f"= {a.composition}", f"{a.description} [{a.source}]".replace(" []", "")) for a in plugins.algorithms.values()

@@ -2,7 +2,9 @@
 
 ``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory|0.1,0.3 --checkpoints 10,100 --out DIR``
 (and ``--order alternating``, ``--eta-schedule sqrt|power:P|path.py:NAME``, ``--regret``,
-``--feedback sampled:K|sampled:exact --seed N``)
+``--feedback sampled:K|sampled:exact --seed N``); under ``--feedback bandit:M`` a composition learns
+from play (`._run_bandit`, whose handler sends the other feedback models here: ``-T`` counts rounds
+of ``M`` episodes), writing what ``vlearn`` writes.
 """
 
 from __future__ import annotations
@@ -115,10 +117,10 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         help="smooth_ce, stage_cce, smooth_cce, LEARNER+UPDATE (e.g. rm-plus+smooth), or path/file.py:NAME "
         "or package.module:NAME (see 'markovgames algorithms list')",
     )
-    p.add_argument("-T", dest="T", required=True, help="number of iterations")
+    p.add_argument("-T", dest="T", required=True, help="number of iterations (under --feedback bandit:M, rounds of M episodes)")
     p.add_argument(
         "--eta",
-        default="0.2",
+        default=None,
         help="learning rate: a positive number (default 0.2), one per player (e.g. 0.1,0.3), or a theorem's rate by "
         "its paper, theory:PAPER ('theory' alone: theory:mao2024, Mao et al.'s Theorems 1 and 2; see 'markovgames "
         "algorithms show NAME')",
@@ -148,15 +150,29 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         default="full",
         metavar="MODEL",
         help="what the learners see: full (exact utilities and Bellman targets, the paper's; default), sampled:K "
-        "(estimates from K samples of a generative model, drawn afresh every iteration) or sampled:exact "
-        "(expectations: full's numbers)",
+        "(estimates from K samples of a generative model, drawn afresh every iteration), sampled:exact "
+        "(expectations: full's numbers) or bandit:M (learning from play: rounds of M episodes, each player seeing its "
+        "own rewards and the states visited; writes what 'markovgames vlearn' writes; docs/vlearning.md)",
+    )
+    p.add_argument(
+        "--ix",
+        default=None,
+        metavar="G",
+        help="under --feedback bandit:M: the implicit-exploration parameter gamma of the loss estimates (a number >= 0; "
+        "default eta H / 2)",
+    )
+    p.add_argument(
+        "--bonus",
+        default=None,
+        metavar="C",
+        help="under --feedback bandit:M: the constant c of the optimism bonus (a number >= 0; default 0)",
     )
     p.add_argument(
         "--seed",
         default=None,
         metavar="N",
-        help="the seed of the random draws of --feedback sampled:K (a non-negative integer; default 0): the same "
-        "seed gives the same run; unused where the feedback draws nothing",
+        help="the seed of the random draws of --feedback sampled:K and bandit:M (a non-negative integer; default 0): "
+        "the same seed gives the same run; unused where the feedback draws nothing",
     )
     p.add_argument(
         "--checkpoints",
@@ -248,7 +264,7 @@ def _handle_run(args) -> int:
     except ValueError as err:
         raise CliError(f"--algorithm: {err}") from None
     T = parse_T(args.T)
-    eta = parse_eta(args.eta)
+    eta = parse_eta("0.2" if args.eta is None else args.eta)
     schedule = _step_schedule(args.eta_schedule)
     feedback = _feedback(args.feedback)
     seed = 0 if args.seed is None else parse_seed(args.seed)
@@ -418,11 +434,16 @@ def _step_schedule(name: str | None):
 
 def _feedback(name: str):
     """``--feedback``: the feedback model (`markovgames.dynamics._feedback.parse_feedback`)."""
-    from ..dynamics._feedback import parse_feedback
+    from .._suggest import did_you_mean
+    from ..dynamics._feedback import FEEDBACK_FORMS, parse_feedback
 
     try:
         return parse_feedback(name)
     except ValueError as err:
+        if str(err).startswith("unknown feedback model"):  # 'run' takes bandit:M too (._run_bandit)
+            forms = [*FEEDBACK_FORMS, "bandit:M"]
+            hint = did_you_mean(name.partition(":")[0], [f.partition(":")[0] for f in forms])
+            raise CliError(f"--feedback: unknown feedback model {name!r}{hint}; choose one of: {', '.join(forms)}") from None
         raise CliError(f"--feedback: {err}") from None
 
 

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -246,6 +247,20 @@ def _results_inputs(results: str) -> list[Path]:
     return [path]
 
 
+def _check_sweep_results(results: str, or_run: bool = False) -> None:
+    """Refuse, before any work, a RESULTS_DIR that is no sweep directory nor a results file (``or_run``:
+    nor a run directory, which ``plot`` reads too): a missing path (naming the nearest one), a file
+    that is not Parquet (a sweep's configuration), a directory of another kind (naming the command
+    that reads it)."""
+    from ..experiments.rundirs._kinds import wrong_directory
+    from ..experiments.sweeps._summary import RESULTS_FILE, SWEEP_DIRECTORY, is_results_file
+
+    wanted = f"{SWEEP_DIRECTORY} or a run directory (with metrics.json)" if or_run else SWEEP_DIRECTORY
+    path = Path(results)
+    if not (os.path.lexists(path / RESULTS_FILE) if path.is_dir() else is_results_file(path)):
+        raise CliError(wrong_directory(path, wanted))
+
+
 #: What a run directory holds (``markovgames run``): ``plot RUN_DIR --out`` never writes there.
 _RUN_FILES = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", ".markovgames")
 
@@ -370,6 +385,8 @@ def _handle_plot(args) -> int:
     if args.metric != "gap" and args.concept != "auto":
         raise CliError(f"--concept: chooses which certified gap is drawn; --metric {args.metric} draws no gap, so drop --concept")
     run_dir = _is_run_directory(args.results)
+    if not run_dir:
+        _check_sweep_results(args.results, or_run=True)
     if run_dir:
         for option, given in (("--x", args.x), ("--window", args.window)):
             if given is not None:
@@ -445,6 +462,7 @@ def _handle_summarize(args) -> int:
         raise CliError(
             f"--concept: chooses which certified gap is summarised; --metric {args.metric} is no gap, so drop --concept"
         )
+    _check_sweep_results(args.results)
     rows = summarize_results(args.results, args.concept, window, args.metric)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
     measure = "certified gaps" if args.metric == "gap" else args.metric

@@ -242,6 +242,9 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None, *, 
     if plus and learner_part and update_part:
         # "LEARNER+UPDATE" with an unknown update: say which part is wrong.
         get_value_update(update_part)
+    elsewhere = _runs_elsewhere(name)
+    if elsewhere is not None:
+        raise ValueError(elsewhere)
     choices = [*ALGORITHMS, *plugins.algorithms]
     # A learner's name alone ("hedge", "mwu", "rm+") is answered with LEARNER+smooth.
     learners = [*BUILTIN_LEARNERS, *plugins.learners] if not (plus and update_part) else []
@@ -276,6 +279,53 @@ def builtin_algorithm(name: str) -> Algorithm:
     raise ValueError(
         f"{shown!r} is not a built-in algorithm (a user's file, module or installed package is never loaded to read a name back)"
     )
+
+
+#: V-learning's names (`markovgames.dynamics.VLEARNING_ALGORITHMS`, which imports this module):
+#: algorithms that learn from play, run by ``run_vlearning``, not by ``run``'s compiled loop.
+_VLEARNING_NAMES = ("cce-v", "ce-v", "stage-v")
+#: Other papers' names for what runs here another way (compared `normalized`: "EXP3-IX" is "exp3ix").
+_EXP3 = ("exp3", "exp3ix")
+_VLEARNING = ("vlearning", "vlearn")
+_CFR = ("cfr", "counterfactualregret", "counterfactualregretminimization", "mccfr", "dcfr")
+
+
+def _runs_elsewhere(name: str) -> str | None:
+    """What ``name`` is, where it is an algorithm that is not a ``LEARNER+UPDATE`` dynamic of
+    [`run`][markovgames.dynamics.run] but runs here another way (V-learning, from play; EXP3, a
+    composition on bandit feedback), or has a counterpart here (CFR); else ``None``."""
+    from .._suggest import normalized
+
+    key = normalized(name)
+    vlearning = {normalized(n): n for n in _VLEARNING_NAMES}
+    if key in vlearning:
+        found = vlearning[key]
+        return (
+            f"{name!r} is V-learning, which learns from play (docs/vlearning.md): run it with "
+            f"'markovgames vlearn GAME --algorithm {found}' or run_vlearning(game, {found!r}, episodes)"
+        )
+    if key in _VLEARNING:
+        return (
+            f"{name!r}: V-learning learns from play (docs/vlearning.md): 'markovgames vlearn GAME --algorithm "
+            f"{'|'.join(_VLEARNING_NAMES)}' or run_vlearning(game, ALGORITHM, episodes)"
+        )
+    if key in _EXP3:
+        # Auer et al. (2002)'s EXP3 is Hedge fed importance-weighted loss estimates; the implicit
+        # exploration ix of Neu (2015) makes it EXP3-IX: exactly a composition on bandit feedback.
+        return (
+            f"{name!r} is Hedge on bandit feedback (importance-weighted loss estimates, with implicit exploration "
+            "ix; docs/vlearning.md): the composition hedge+smooth or hedge+stage without optimism on feedback "
+            "bandit:M, e.g. 'markovgames run --game GAME --algorithm hedge+smooth --no-optimism --feedback bandit:1 "
+            "-T ROUNDS --out DIR' or run_vlearning(game, 'hedge+smooth', episodes, feedback='bandit:1', optimistic=False)"
+        )
+    if key in _CFR:
+        return (
+            f"{name!r}: markovgames has no CFR (counterfactual regret minimization over an extensive-form game's "
+            "information sets); here every state of the Markov game runs its own regret minimizer: regret "
+            "matching+, CFR+'s rule, is rm-plus+smooth or rm-plus+stage, and bm-rm-plus+smooth its swap-regret "
+            "form (for a correlated equilibrium)"
+        )
+    return None
 
 
 def _suggest(name, choices, learners=()) -> str:

@@ -28,6 +28,7 @@ from ..._resources import format_bytes, physical_memory
 from ...dynamics import DTYPES, RunResult, builtin_algorithm, get_value_update
 from ...games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game
 from ...games._io import check_game_file_size
+from ._kinds import wrong_directory
 from ._metrics import CURVE_FILE, METRICS_FILE, RunDirectoryError, read_metrics
 
 __all__ = [
@@ -420,7 +421,7 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     path = Path(path)
     metrics_path = path / METRICS_FILE
     if not os.path.lexists(metrics_path):
-        raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
+        raise RunDirectoryError(wrong_directory(path, f"a run directory (with {METRICS_FILE})"))
     metrics = read_metrics(metrics_path)
     T, sums = metrics["T"], metrics.get("sha256", {})
     game_path = path / metrics["game_file"]

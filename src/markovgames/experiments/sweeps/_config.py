@@ -6,7 +6,8 @@ feedback model (a sampled one once per seed, with its own draws), for ``T`` iter
 the metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
 
 Every error names the file and the key at fault, e.g.
-``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``.
+``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``,
+one line per problem where there are several.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pydantic import (
 
 from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, did_you_mean_path
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
@@ -127,7 +128,8 @@ def _check_keys_region(text: str, begin: int, end: int, source: str) -> None:
 
 
 class SweepConfigError(MarkovGamesError, ValueError):
-    """A sweep configuration is invalid; the message is one line naming the file and the key."""
+    """A sweep configuration is invalid; the message is one line naming the file and the key, one per
+    problem where there are several (``problems``)."""
 
 
 class _Strict(BaseModel):
@@ -552,22 +554,22 @@ def _message(error: Mapping[str, Any]) -> str:
     return msg
 
 
-def _format_validation_error(source: str, err: ValidationError) -> str:
-    errors = err.errors()
-    first = errors[0]
-    # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
-    loc = tuple(p for p in first["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
-    msg = _message(first)
-    # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
-    m = re.match(r"^(\[\d+\])+: ", msg)
-    where = _loc(loc)
-    if m:
-        where += m.group(0)[:-2]
-        msg = msg[m.end() :]
-    text = f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
-    if len(errors) > 1:
-        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return text
+def _format_validation_error(source: str, err: ValidationError) -> list[str]:
+    """Every problem that pydantic found, one line each naming its key (``sweep.toml: etas[1]: ...``),
+    in the order of the configuration; one per key (a union's members report one problem each)."""
+    lines: dict[str, str] = {}
+    for error in err.errors():
+        # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
+        loc = tuple(p for p in error["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
+        msg = _message(error)
+        # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
+        m = re.match(r"^(\[\d+\])+: ", msg)
+        where = _loc(loc)
+        if m:
+            where += m.group(0)[:-2]
+            msg = msg[m.end() :]
+        lines.setdefault(where, f"{source}: {where}: {msg}" if where else f"{source}: {msg}")
+    return list(lines.values())
 
 
 # ---------------------------------------------------------------------------------------
@@ -667,7 +669,7 @@ def parse_sweep_config(data: dict[str, Any], source: str = "config") -> SweepCon
     try:
         return SweepConfig.model_validate(data)
     except ValidationError as err:
-        raise SweepConfigError(_format_validation_error(source, err)) from None
+        raise SweepConfigError.of_problems(_format_validation_error(source, err)) from None
 
 
 def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> tuple[SweepConfig, dict[str, Any]]:
@@ -682,7 +684,7 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         # A regular file, read with a bound: a FIFO or a device would hang or never end.
         data = read_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
-        raise SweepConfigError(f"{path}: no such configuration file") from None
+        raise SweepConfigError(f"{path}: no such configuration file{did_you_mean_path(path, Path.is_file)}") from None
     except NotRegularFileError as err:
         if path.is_dir():
             raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None

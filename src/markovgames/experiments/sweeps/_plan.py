@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..._resources import format_bytes, physical_memory
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, nearest_path
 from ...dynamics import (
     Algorithm,
     LearningRate,
@@ -36,6 +36,7 @@ from ...dynamics import (
     resolve_learning_rate,
 )
 from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
+from ...games._resolve import is_game_file
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
@@ -367,6 +368,17 @@ def _random_label(spec, seed: int | None) -> str:
     return text + ")"
 
 
+def _nearest_game_file(file: str, base_dir: Path) -> str:
+    """`` (did you mean 'x'?)`` for the existing game file nearest ``file`` (relative to the
+    configuration's directory ``base_dir``, and so written), or ``""``."""
+    path = Path(file)
+    found = nearest_path(path if path.is_absolute() else base_dir / path, is_game_file)
+    if found is None:
+        return ""
+    shown = Path(found) if path.is_absolute() else Path(found).relative_to(base_dir)
+    return f" (did you mean {str(shown)!r}?)"
+
+
 def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
     """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
     built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
@@ -382,7 +394,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             if not path.exists():
                 raise SweepConfigError(
                     f"{where}: {entry.file!r} is neither a built-in game nor an existing game file"
-                    f"{did_you_mean(entry.file, BUILTIN_GAMES)}"
+                    f"{did_you_mean(entry.file, BUILTIN_GAMES) or _nearest_game_file(entry.file, base_dir)}"
                 )
             try:
                 game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)

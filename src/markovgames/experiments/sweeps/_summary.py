@@ -9,6 +9,7 @@ is the median over the group's runs (with the interquartile range where it is dr
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ import numpy as np
 from ..._atomic import atomic_write_text
 from ..._errors import ArgumentError
 from ..._files import JsonFileError, parse_json
+from ..rundirs._kinds import wrong_directory
 from ._table import COLUMN_DEFAULTS, ResultsError, read_results_table
 
 __all__ = [
@@ -130,10 +132,32 @@ def _read_results_table(results_dir: str | Path):
     its sizes bounded from its footer, and every column's type and values checked (`._results_table`)."""
     path = Path(results_dir)
     if path.is_dir():
+        if not os.path.lexists(path / RESULTS_FILE):
+            raise ResultsError(wrong_directory(path, SWEEP_DIRECTORY))
         path = path / RESULTS_FILE
-    if not path.exists():
-        raise ResultsError(f"{path}: no such results file (run 'markovgames sweep' first)")
+    elif not is_results_file(path):
+        # A file that is not a Parquet file (a sweep configuration given for its results), or no file at all.
+        raise ResultsError(wrong_directory(path, SWEEP_DIRECTORY))
     return path, read_results_table(path)
+
+
+#: What ``summarize`` and ``plot`` read, as their messages name it.
+SWEEP_DIRECTORY = f"a sweep directory (with {RESULTS_FILE})"
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether ``path``, given for a sweep's results, is a results file: named ``.parquet`` (read, and
+    its damage reported, as such), or a regular file that begins with Parquet's magic bytes (its
+    first four only are read)."""
+    if path.suffix == ".parquet":
+        return True
+    try:
+        if not path.is_file():
+            return False
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def result_rows(results_dir: str | Path) -> list[dict[str, Any]]:
