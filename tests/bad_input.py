@@ -151,6 +151,16 @@ def _busy(name: str):
     return setup
 
 
+def _users_lock_file(name: str):
+    """A user's own file that happens to be named ``.NAME.lock`` beside the output ``name`` (not a
+    markovgames lock: it must be left as it is)."""
+
+    def setup(d: Path) -> None:
+        (d / f".{name}.lock").write_text("my notes on this run\n")
+
+    return setup
+
+
 @contextlib.contextmanager
 def releasing_held_locks():
     """Close the locks a case's setup held (`_busy`) once the case is over, passed or failed."""

@@ -16,6 +16,7 @@ from bad_input import (
     _another_run,
     _both,
     _busy,
+    _users_lock_file,
     _fifo,
     _foreign_directory,
     _write_bytes,
@@ -224,6 +225,14 @@ CASES: list[Case] = [
         None,
         ("vlearn", "paper", "--algorithm", "cce", "--episodes", "100", "--out", "vl"),
         ("--algorithm", "unknown V-learning algorithm 'cce'", "cce-v, ce-v, stage-v", "did you mean 'cce-v'?"),
+    ),
+    Case(
+        "vlearn-out-lock-name-taken",
+        VLEARN_S,
+        "a user's own file named like the output's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("vl"),
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "20", "--out", "vl"),
+        ("--out vl", ".vl.lock is a file of 21 bytes, not a markovgames lock"),
     ),
     Case(
         "vlearn-feedback-not-bandit",

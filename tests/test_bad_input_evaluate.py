@@ -14,6 +14,7 @@ from bad_input import (
     Case,
     _a_file,
     _busy,
+    _users_lock_file,
     _fifo,
     _in_run,
     _symlink_to_file,
@@ -313,6 +314,15 @@ CASES: list[Case] = [
         _symlink_to_file("ev.json"),
         ("evaluate", "run", "--out", "ev.json", "--overwrite"),
         ("--out ev.json", "is a symbolic link", "never writes through one"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-out-lock-name-taken",
+        EVAL_S,
+        "a user's own file named like the output file's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("ev.json"),
+        ("evaluate", "run", "--out", "ev.json"),
+        ("--out ev.json", ".ev.json.lock is a file of 21 bytes, not a markovgames lock"),
         needs_run=True,
     ),
 ]

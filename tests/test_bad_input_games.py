@@ -15,6 +15,7 @@ from bad_input import (
     _fifo,
     _set,
     _symlink_to_file,
+    _users_lock_file,
     _write_bytes,
     _write_game,
     check_case,
@@ -387,6 +388,14 @@ CASES: list[Case] = [
         _write_game("game.json"),
         ("games", "export", "game.json", "--out", "game.json", "--force"),
         ("--out game.json", "is the input game.json"),
+    ),
+    Case(
+        "games-export-lock-name-taken",
+        GAME,
+        "a user's own file named like the output file's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("g.json"),
+        ("games", "export", "paper", "--out", "g.json"),
+        ("--out g.json", ".g.json.lock is a file of 21 bytes, not a markovgames lock"),
     ),
     Case(
         "games-export-force-fifo",

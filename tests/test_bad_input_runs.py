@@ -13,6 +13,7 @@ from bad_input import (
     _a_file,
     _another_run,
     _busy,
+    _users_lock_file,
     _foreign_directory,
     _in_run,
     _write_bytes,
@@ -458,6 +459,15 @@ CASES: list[Case] = [
         _busy("out"),
         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"),
         ("--out out", "another markovgames command is writing to this directory", ".out.lock"),
+    ),
+    Case(
+        "run-out-lock-name-taken",
+        RUN_S,
+        "a user's own file named like the output's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("out"),
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"),
+        ("--out out", ".out.lock is a file of 21 bytes, not a markovgames lock"),
+        subprocess=True,
     ),
     Case(
         "run-checkpoints-too-many",
