@@ -14,10 +14,10 @@ from bad_input import (
     Case,
     _a_file,
     _busy,
-    _users_lock_file,
     _fifo,
     _in_run,
     _symlink_to_file,
+    _users_lock_file,
     check_case,
     finished_run,  # noqa: F401 - the fixture of the cases that need a finished run
 )

@@ -438,7 +438,10 @@ def _foreign_lock(path: Path, kind: str) -> None:
 
 
 def _state(root: Path) -> dict[str, tuple]:
-    return {p.name: (p.is_symlink(), p.is_dir(), p.read_bytes() if p.is_file() and not p.is_symlink() else None) for p in root.iterdir()}
+    return {
+        p.name: (p.is_symlink(), p.is_dir(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+        for p in root.iterdir()
+    }
 
 
 @pytest.mark.parametrize("kind", ["notes", "empty", "marker+more", "directory", "symlink", "fifo"])
