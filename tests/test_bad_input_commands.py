@@ -235,6 +235,15 @@ CASES: list[Case] = [
         ("--out vl", ".vl.lock is a file of 21 bytes, not a markovgames lock"),
     ),
     Case(
+        "vlearn-learner-exits",
+        VLEARN_S,
+        "a user's learner whose play calls sys.exit() (the user's error, not the command's exit)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"__import__('sys').exit(3)")),
+        ("vlearn", "paper", "--algorithm", "mine.py:LEARNER+smooth", "--episodes", "20", "--out", "vl"),
+        ("--algorithm", "learner 'mine': play raised SystemExit: 3 (mine.py, line 8)"),
+        subprocess=True,
+    ),
+    Case(
         "vlearn-feedback-not-bandit",
         VLEARN_S,
         "a feedback model that is not learning from play",

@@ -415,6 +415,40 @@ CASES: list[Case] = [
         ("sweep.toml", "eta_schedules[1]", "unknown step-size schedule 'fast'", "power:P"),
     ),
     Case(
+        "sweep-eta-schedule-not-finite",
+        SWEEP_S,
+        "a user's step-size schedule whose factor is NaN (checked when the sweep is planned, not in every batch)",
+        _both(
+            _toml(SWEEP_BASE + 'eta_schedules = ["rates.py:f"]\n'),
+            _write_bytes("rates.py", b"import numpy as np\n\n\ndef f(t):\n    return np.where(t > 7, np.nan, 1.0)\n"),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "eta_schedules[0]", "step-size schedule 'rates.py:f'", "factor(t) at t = 8 is nan"),
+        subprocess=True,
+    ),
+    Case(
+        "sweep-eta-schedule-above-rate-limit",
+        SWEEP_S,
+        "a user's step-size schedule whose rate eta f(t) leaves the limits of a rate",
+        _both(
+            _toml(SWEEP_BASE + 'eta_schedules = ["sqrt", "rates.py:f"]\n'),
+            _write_bytes("rates.py", b"import numpy as np\n\n\ndef f(t):\n    return np.full_like(t, 1e16)\n"),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "eta_schedules[1]", "eta f(t) at t = 1 is 0.2 x 1e+16 = 2e+15, above 6.93e+14"),
+    ),
+    Case(
+        "sweep-eta-schedule-exits",
+        SWEEP_S,
+        "a user's step-size schedule that calls sys.exit()",
+        _both(
+            _toml(SWEEP_BASE + 'eta_schedules = ["rates.py:f"]\n'),
+            _write_bytes("rates.py", b"import sys\n\n\ndef f(t):\n    sys.exit(5)\n"),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "eta_schedules[0]", "factor(t) raised SystemExit: 5 (rates.py, line 5)"),
+    ),
+    Case(
         "sweep-feedback-unknown",
         SWEEP_S,
         "a sampled feedback model without its number of samples",

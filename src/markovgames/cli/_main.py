@@ -334,6 +334,8 @@ def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str
     if isinstance(err, OSError) and err.strerror:  # "path: No space left on device", not "[Errno 28] ..."
         message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
     for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
+        if "JAX_TRACEBACK_FILTERING" in note:  # JAX's own, on an error raised in code it traced
+            continue
         message = f"{message}; {note}"
     return printable(command_line_message(err, message))
 

@@ -21,7 +21,7 @@ from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedu
 from ._checkpoint import StateFile, fingerprint
 from ._feedback import CHUNK_DRAW_BYTES, Feedback, draws_per_iteration, parse_feedback, samples_per_iteration
 from ._guard import check_init_at
-from ._interplay import ORDERS, Interplay, StepSchedule
+from ._interplay import ORDERS, Interplay, RateBounds, StepSchedule
 from ._loop import DTYPES, Job, run_loop
 from ._plan import chunk_plan
 
@@ -296,6 +296,18 @@ def max_learning_rate(T: int, horizon: int, dtype: str = "float64") -> float:
     return _LOGIT_LIMIT_ULPS / float(np.finfo(DTYPES[dtype]).eps) / (T + horizon)
 
 
+def bounded_schedule(schedule: StepSchedule | None, etas, T: int, horizon: int, dtype: str, factor_range=None):
+    """``schedule`` with the limits of a constant rate on every rate ``eta f(t)`` of a run of ``T``
+    iterations on a ``horizon``-step game, checked at every ``t`` before the run
+    (`StepSchedule.bounded`); ``etas``: the run's rate scales (numbers, or one per player)."""
+    if schedule is None or schedule.is_constant:
+        return schedule
+    scales = [float(x) for e in etas for x in np.ravel(e)]
+    bounds = RateBounds(min(scales), max(scales), max_learning_rate(T, horizon, dtype), dtype)
+    # t runs to T + 1 (alternating updates play the next iteration's strategy within one).
+    return schedule.bounded(bounds, T + 1, factor_range)
+
+
 def _check_logit_range(eta: float, T: int, horizon: int, dtype: str) -> None:
     """Refuse a learning rate above [`max_learning_rate`][markovgames.dynamics.max_learning_rate]."""
     limit = max_learning_rate(T, horizon, dtype)
@@ -324,6 +336,7 @@ def _execute(
     """Check what the plan depends on, make the plan and the state file, and run the loop."""
     num_players, horizon, num_states, num_actions = job.games[0].shape_key
     _check_logit_range(job.largest_eta, job.T, horizon, job.dtype)
+    job = job._replace(step_schedule=bounded_schedule(job.step_schedule, job.etas, job.T, horizon, job.dtype))
     itemsize = np.dtype(DTYPES[job.dtype]).itemsize
     width = 5 if job.interplay.regret else 3
     per_iteration = len(job.games) * itemsize * (width * num_players + (horizon * num_states * sum(num_actions) if record else 0))

@@ -35,6 +35,7 @@ from ..dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
+from ..dynamics._run import bounded_schedule
 from ..games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
 from ._sweep_bandit import (
     algorithm_axes,
@@ -548,6 +549,31 @@ def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSch
     return resolved[name]
 
 
+def _check_schedule_rates(
+    schedule: StepSchedule,
+    name: str,
+    key: str,
+    names: list[str],
+    scale,
+    eta,
+    game,
+    game_index: int,
+    config: SweepConfig,
+    ranges: dict[str, tuple[float, int, float, int]],
+) -> None:
+    """A schedule's rates ``eta f(t)`` within the limits of a constant rate at every ``t`` of the
+    runs (`markovgames.dynamics._run.bounded_schedule`), before any batch: a schedule whose
+    factor is not a positive finite number, or whose rates leave the limits, is the
+    configuration's error (its factors over ``t = 1..T+1`` are computed once per schedule)."""
+    where = f"{key}[{names.index(name)}]"
+    try:
+        if name not in ranges:
+            ranges[name] = schedule.factor_range(config.T + 1)
+        bounded_schedule(schedule, (scale,), config.T, game.horizon, config.dtype, ranges[name])
+    except ValueError as err:
+        raise SweepConfigError(f"{where}: {err} (with eta {eta} on games[{game_index}])") from None
+
+
 def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool, feedback: str = "full") -> None:
     """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
     where = f"algorithms[{alg_index}]"
@@ -622,6 +648,7 @@ def plan_sweep(
     feedback_seeds = derive_feedback_seeds(config.base_seed, config.seeds)
     games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
     resolved: dict[str, StepSchedule] = {}  # each schedule once (a user's file is loaded once)
+    ranges: dict[str, tuple[float, int, float, int]] = {}  # and its factors' range over the run, computed once
     runs: list[PlannedRun] = []
     seen: set[str] = set()
     hashes: dict[int, str] = {}
@@ -715,6 +742,8 @@ def plan_sweep(
                 seen.add(rid)
                 # V-learning's rates are its papers' schedules: no single rate.
                 scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
+                if spec_alg is not None and not schedule.is_constant:
+                    _check_schedule_rates(schedule, schedule_name, key, schedule_names, scale, eta, game, index, config, ranges)
                 runs.append(
                     PlannedRun(
                         run_id=rid,
