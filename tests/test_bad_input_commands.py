@@ -244,6 +244,14 @@ CASES: list[Case] = [
         subprocess=True,
     ),
     Case(
+        "vlearn-eta-too-large",
+        VLEARN_S,
+        "a learning rate beyond what float64 resolves over the run's rounds (the limit of run's --eta)",
+        None,
+        ("vlearn", "paper", "--algorithm", "hedge+smooth", "--episodes", "100", "--eta", "1e308", "--out", "vl"),
+        ("--eta", "1e+308 is too large for 100 rounds in float64", "at most 3.53e+14"),
+    ),
+    Case(
         "vlearn-feedback-not-bandit",
         VLEARN_S,
         "a feedback model that is not learning from play",

@@ -150,6 +150,18 @@ def _number(text: str | None, option: str, *, positive: bool) -> float | None:
     return value
 
 
+def _check_rate(eta: float | None, rounds: int, horizon: int) -> None:
+    """``--eta``: at most `markovgames.dynamics.max_learning_rate` of the run's rounds, as ``run``'s."""
+    from ..dynamics import max_learning_rate
+
+    largest = max_learning_rate(rounds, horizon)
+    if eta is not None and eta > largest:
+        raise CliError(
+            f"--eta: {eta:g} is too large for {rounds:,} rounds in float64; at most {largest:.3g} (the learners' "
+            "logits eta (T + H) must stay where float64 resolves them)"
+        )
+
+
 def _per_round(text: str) -> int:
     """``--feedback bandit:M``: ``M``."""
     from ..dynamics import parse_bandit
@@ -232,6 +244,7 @@ def _handle(args) -> int:
     check_game_limits(args)
     game = resolve_game(spec, max_bytes=args.max_bytes, max_entries=args.max_entries)
     checkpoints = _checkpoints(args.checkpoints, episodes, per_round)
+    _check_rate(eta, episodes // per_round, game.horizon)
     # Only the settings the user gave: the library's defaults stay its own (metrics.json records them).
     given: dict[str, Any] = {
         key: value

@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import ArgumentError
 from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
 from ..games import MarkovGame
@@ -53,6 +54,7 @@ from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
+from ._run import max_learning_rate
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
@@ -501,6 +503,15 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         kernel = composition.value_update.index_kernel
         rates, power, name = "constant", 1, composition.name
         eta_value = 0.2 if eta is None else _number("eta", eta, 0.0, True)
+        # The limit of run's rates (max_learning_rate) with T the rounds: a learner's logits are
+        # eta times sums of at most that many utilities of each state.
+        largest = max_learning_rate(episodes // per_round, H, "float64")
+        if eta_value > largest:
+            raise ArgumentError.for_argument(
+                "eta",
+                f"{eta_value:g} is too large for {episodes // per_round:,} rounds in float64; at most {largest:.3g} (the "
+                "learners' logits eta (T + H) must stay where float64 resolves them; markovgames.dynamics.max_learning_rate)",
+            )
         if ix is not None:
             ix = _number("ix", ix, 0.0, False)
         bonus = 0.0 if bonus is None else bonus
