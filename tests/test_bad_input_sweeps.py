@@ -438,6 +438,17 @@ CASES: list[Case] = [
         ("sweep.toml", "eta_schedules[1]", "eta f(t) at t = 1 is 0.2 x 1e+16 = 2e+15, above 6.93e+14"),
     ),
     Case(
+        "sweep-game-units-integer-beyond-float",
+        SWEEP_S,
+        "a game file of the sweep whose units scale is an integer of 401 digits",
+        _both(
+            _toml(SWEEP_BASE.replace('games = ["paper"]', 'games = ["game.json"]')),
+            _write_game("game.json", _set(("units",), {"scale": 10**400, "offset": 0})),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0]", "units.scale: an integer of 401 digits"),
+    ),
+    Case(
         "sweep-eta-schedule-exits",
         SWEEP_S,
         "a user's step-size schedule that calls sys.exit()",

@@ -38,6 +38,7 @@ import numpy as np
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError
 from .._files import JsonFileError, encloses_working_directory, file_sha256, read_json
+from .._json import dumps
 from .._text import printable
 from ..dynamics import (
     DTYPES,
@@ -442,7 +443,7 @@ def _check_marker(out: Path) -> None:
 def write_marker(directory: Path, kind: str) -> None:
     """Mark ``directory`` as written by markovgames (``kind``: ``"run"``, ``"solve"``, ``"certify"``,
     ``"vlearn"``, ``"sweep"`` or ``"reproduce"``)."""
-    atomic_write_text(Path(directory) / MARKER_FILE, json.dumps({"format": MARKER_FORMAT, "kind": kind}) + "\n")
+    atomic_write_text(Path(directory) / MARKER_FILE, dumps({"format": MARKER_FORMAT, "kind": kind}, MARKER_FILE) + "\n")
 
 
 def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
@@ -470,7 +471,7 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
         shutil.rmtree(staging)
     staging.mkdir(mode=_default_mode(directory=True))
     if config is not None:
-        atomic_write_text(staging / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
+        atomic_write_text(staging / CONFIG_FILE, dumps(config, str(staging / CONFIG_FILE), indent=2) + "\n")
     return staging
 
 
@@ -587,7 +588,7 @@ def write_run_directory(
         "wall_time_s": result.wall_time_s,
         "compile_time_s": result.compile_time_s,
     }
-    atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    atomic_write_text(staging / METRICS_FILE, dumps(metrics, str(staging / METRICS_FILE), indent=2) + "\n")
     write_marker(staging, "run")
     return metrics
 

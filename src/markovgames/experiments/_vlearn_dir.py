@@ -34,6 +34,7 @@ import numpy as np
 
 from .._atomic import atomic_write_text
 from .._files import JsonFileError, file_sha256, open_regular, read_json
+from .._json import dumps
 from .._npz import ArchiveError, NpzArchive
 from ..dynamics import parse_bandit
 from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
@@ -152,7 +153,7 @@ def write_vlearning_directory(
         "wall_time_s": float(result.wall_time_s),
         "evaluation_time_s": float(evaluation_time_s),
     }
-    atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    atomic_write_text(staging / METRICS_FILE, dumps(metrics, str(staging / METRICS_FILE), indent=2) + "\n")
     write_marker(staging, VLEARNING_MARKER)
     return metrics
 

@@ -34,11 +34,12 @@ from ._model import (
     MarkovGame,
     SparseTransitions,
 )
-from ._units import AffineRescaling
+from ._units import UNITS_BOUND, AffineRescaling
 
 __all__ = [
     "MarkovGame",
     "AffineRescaling",
+    "UNITS_BOUND",
     "SparseTransitions",
     "GameValidationError",
     "PROBABILITY_TOLERANCE",

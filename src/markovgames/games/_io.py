@@ -249,11 +249,10 @@ def _check_units(value: Any) -> AffineRescaling | None:
         number = value[key]
         if isinstance(number, bool) or not isinstance(number, (int, float, np.integer, np.floating)):
             raise GameValidationError(f"units.{key}: expected a number, got {_type_name(number)}")
-        if not math.isfinite(float(number)):
-            raise GameValidationError(f"units.{key}: expected a finite number, got {float(number)!r}")
-    if not float(value["scale"]) > 0:
-        raise GameValidationError(f"units.scale: expected a positive number, got {float(value['scale'])!r}")
-    return AffineRescaling(float(value["scale"]), float(value["offset"]))
+    try:  # finite, scale > 0, both within UNITS_BOUND (an integer beyond any float too)
+        return AffineRescaling(value["scale"], value["offset"])
+    except ValueError as err:
+        raise GameValidationError(f"units.{err}") from None
 
 
 def _short(number: int) -> str:
@@ -829,7 +828,7 @@ def _format_json(data: dict[str, Any]) -> str:
 
     def fmt(value: Any, indent: int) -> str:
         if isinstance(value, list):
-            flat = json.dumps(value)
+            flat = json.dumps(value, allow_nan=False)
             # Innermost lists always on one line; deeper ones too while they are short.
             if not value or not isinstance(value[0], list) or len(flat) + indent <= 96:
                 return flat
@@ -837,7 +836,7 @@ def _format_json(data: dict[str, Any]) -> str:
             inner = (",\n" + pad).join(fmt(v, indent + 2) for v in value)
             return "[\n" + pad + inner + "\n" + " " * indent + "]"
         # ensure_ascii: the file is pure ASCII, and any str (even a lone surrogate) round-trips.
-        return json.dumps(value)
+        return json.dumps(value, allow_nan=False)
 
     lines = [f"  {json.dumps(k)}: {fmt(v, 2)}" for k, v in data.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"
