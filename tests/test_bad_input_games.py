@@ -415,6 +415,14 @@ CASES: list[Case] = [
         ("game.json", "units.offset: 1.7e+308 is outside [-1e+100, 1e+100]"),
     ),
     Case(
+        "game-integer-too-many-digits",
+        GAME,
+        "an integer of more than 4,300 digits in a game file (Python converts none)",
+        _write_game("game.json", text='{\n  "initial_state": ' + "7" * 4400 + "\n}\n"),
+        ("games", "validate", "game.json"),
+        ("game.json", "line 2, column 20: initial_state: an integer of 4400 digits, more than the 4300 a number may have"),
+    ),
+    Case(
         "games-export-lock-name-taken",
         GAME,
         "a user's own file named like the output file's lock (.NAME.lock): kept, never taken or deleted",

@@ -303,6 +303,14 @@ CASES: list[Case] = [
         subprocess=True,
     ),
     Case(
+        "run-option-too-many-digits",
+        RUN_S,
+        "an option's integer of 4,400 digits (named, and quoted by its first digits and length)",
+        None,
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "7" * 4400, "--out", "out"),
+        ("-T", "expected a positive integer, got '7777777777... (4400 digits)'"),
+    ),
+    Case(
         "run-eta-per-player-count",
         RUN_S,
         "learning rates per player, more of them than the game has players",

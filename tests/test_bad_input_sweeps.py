@@ -449,6 +449,23 @@ CASES: list[Case] = [
         ("sweep.toml", "games[0]", "units.scale: an integer of 401 digits"),
     ),
     Case(
+        "sweep-integer-too-many-digits",
+        SWEEP_S,
+        "an integer of more than 4,300 digits in the configuration (Python converts none)",
+        _toml(SWEEP_BASE.replace("T = 50", "T = " + "7" * 4400)),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "line 1, column 5: T: an integer of 4400 digits, more than the 4300 a number may have"),
+        subprocess=True,
+    ),
+    Case(
+        "sweep-set-integer-too-many-digits",
+        SWEEP_S,
+        "an integer of more than 4,300 digits in --set",
+        _toml(SWEEP_BASE),
+        ("sweep", "sweep.toml", "--out", "sw", "--set", "base_seed=" + "7" * 4400),
+        ("--set base_seed", "an integer of 4400 digits, more than the 4300 a number may have"),
+    ),
+    Case(
         "sweep-eta-schedule-exits",
         SWEEP_S,
         "a user's step-size schedule that calls sys.exit()",

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from ._errors import MarkovGamesError
+from ._text import long_integer_in
 
 __all__ = [
     "NotRegularFileError",
@@ -337,7 +338,7 @@ def parse_json(data: bytes | str, where: str, *, max_depth: int = MAX_JSON_DEPTH
     except RecursionError:  # unreachable below the depth bound; kept so that no parse can escape
         raise JsonFileError(f"{where}: unreadable: JSON nested too deep to parse") from None
     except ValueError as err:  # an integer of thousands of digits
-        raise JsonFileError(f"{where}: unreadable: {str(err).splitlines()[0]}") from None
+        raise JsonFileError(f"{where}: unreadable: {long_integer_in(text) or str(err).splitlines()[0]}") from None
 
 
 #: A JSON string (escapes included), or a run of characters that are neither quotes nor brackets.

@@ -73,6 +73,7 @@ from .._atomic import atomic_write
 from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited
 from .._npz import ArchiveError, NpzArchive
 from .._suggest import did_you_mean
+from .._text import long_integer_in
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
 
@@ -563,8 +564,8 @@ def _load_json(path: Path, fh, *, max_bytes: int, max_entries: int) -> MarkovGam
         raise GameFileError(f"{path}: not a game file: JSON nesting too deep to parse") from None
     except GameValidationError as err:
         raise GameFileError(_file_message(path, err)) from None
-    except ValueError as err:  # e.g. an integer of thousands of digits, which Python refuses to parse
-        raise GameFileError(f"{path}: not valid JSON for a game: {str(err).splitlines()[0].split('; use ')[0]}") from None
+    except ValueError as err:  # an integer of more digits than Python converts
+        raise GameFileError(f"{path}: {long_integer_in(text) or str(err).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise GameFileError(f"{path}: top level: expected a JSON object, got {_type_name(data)}")
     return game_from_dict(data, max_entries=max_entries)
