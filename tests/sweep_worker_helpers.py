@@ -6,7 +6,7 @@ import os
 import signal
 from pathlib import Path
 
-from markovgames.experiments._sweep import execute_batch
+from markovgames.experiments.sweeps._sweep import execute_batch
 
 
 def die_once_then_run(task):

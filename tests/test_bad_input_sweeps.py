@@ -50,11 +50,11 @@ def _sweep_directory(
     running anything: the run's numbers are zeros."""
 
     def setup(d: Path) -> None:
-        from markovgames.experiments._sweep_config import load_sweep_config
-        from markovgames.experiments._sweep_execute import BatchOutput
-        from markovgames.experiments._sweep_plan import plan_sweep
-        from markovgames.experiments._sweep_results import _run_document
-        from markovgames.experiments._sweep_session import _SweepSession
+        from markovgames.experiments.sweeps._config import load_sweep_config
+        from markovgames.experiments.sweeps._execute import BatchOutput
+        from markovgames.experiments.sweeps._plan import plan_sweep
+        from markovgames.experiments.sweeps._results import _run_document
+        from markovgames.experiments.sweeps._session import _SweepSession
 
         (d / "sweep.toml").write_text(SWEEP_BASE)
         config, raw = load_sweep_config(d / "sweep.toml")

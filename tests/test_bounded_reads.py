@@ -227,7 +227,7 @@ def test_a_dotted_key_of_many_parts_is_refused_before_it_is_parsed(tmp_path, par
 
 
 def test_an_override_with_a_dotted_key_of_many_parts_is_refused():
-    from markovgames.experiments._sweep_config import SweepConfigError, parse_override
+    from markovgames.experiments.sweeps._config import SweepConfigError, parse_override
 
     with pytest.raises(SweepConfigError, match=r"^override T: a dotted key of more than 32 parts"):
         parse_override("T={" + ".".join(["a"] * 50_000) + " = 1}")
@@ -235,7 +235,7 @@ def test_an_override_with_a_dotted_key_of_many_parts_is_refused():
 
 
 def test_keys_within_the_limits_and_dots_in_strings_are_accepted():
-    from markovgames.experiments._sweep_config import MAX_KEY_CHARS, MAX_KEY_PARTS, _check_keys_text
+    from markovgames.experiments.sweeps._config import MAX_KEY_CHARS, MAX_KEY_PARTS, _check_keys_text
 
     dotted = ".".join(["a"] * 200)
     text = (
@@ -461,7 +461,7 @@ def _results_tables(draw):
     with rows close to a sweep's (one or two runs at checkpoints 1, 10, 100) or anything."""
     import pyarrow as pa
 
-    from markovgames.experiments._results_table import RESULT_COLUMNS
+    from markovgames.experiments.sweeps._table import RESULT_COLUMNS
 
     right = {name: RESULT_COLUMNS[name][0] for name in _COLUMNS}
     sane = {

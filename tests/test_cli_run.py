@@ -317,7 +317,7 @@ def test_experiments_load_each_module_on_first_use():
     code = (
         "import sys\n"
         "from markovgames.experiments import exact_checkpoint_gaps, load_run_directory, write_run_directory\n"
-        "print([m for m in ('pydantic', 'markovgames.experiments._sweep', 'markovgames.experiments._sweep_config')"
+        "print([m for m in ('pydantic', 'markovgames.experiments.sweeps._sweep', 'markovgames.experiments.sweeps._config')"
         " if m in sys.modules])\n"
     )
     assert fresh_python(code) == "[]"

@@ -100,7 +100,7 @@ def test_the_parsers_constants_are_the_librarys():
     from markovgames.cli import _defaults
     from markovgames.dynamics import VLEARNING_ALGORITHMS
     from markovgames.evaluation import DEFAULT_MAX_WORK
-    from markovgames.experiments._sweep_config import SweepConfig
+    from markovgames.experiments.sweeps._config import SweepConfig
     from markovgames.games import DEFAULT_MAX_FILE_BYTES, GAME_FILE_SUFFIXES, MAX_GAME_ENTRIES, REWARD_DISTRIBUTIONS
 
     assert _defaults.DTYPE_NAMES == tuple(sorted(DTYPES))

@@ -20,7 +20,7 @@ import pytest
 from markovgames._outputs import OutputPathError
 from markovgames.cli import main
 from markovgames.experiments import Curve, plot_gap_curves, plot_sweep
-from markovgames.experiments._figure_files import FIGURE_INDEX
+from markovgames.experiments.figures._files import FIGURE_INDEX
 
 CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100)
 
@@ -103,7 +103,8 @@ class Saved(dict):
 
 @pytest.fixture(autouse=True)
 def placeholders(monkeypatch) -> Saved:
-    from markovgames.experiments import _plots, _sweep_plot
+    from markovgames.experiments.figures import _curves as _plots
+    from markovgames.experiments.figures import _sweep as _sweep_plot
 
     figures = Saved()
     for module in (_plots, _sweep_plot):

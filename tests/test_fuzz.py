@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from markovgames.dynamics import ALGORITHMS
-from markovgames.experiments._sweep_config import SweepConfig, SweepConfigError, load_sweep_config
+from markovgames.experiments.sweeps._config import SweepConfig, SweepConfigError, load_sweep_config
 from markovgames.games import BUILTIN_GAMES, GameValidationError, MarkovGame, game_to_dict, load_game, random_game, save_game
 
 #: Seconds one read may take before it counts as a hang (the files are at most a few kB).

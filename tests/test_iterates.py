@@ -12,7 +12,7 @@ import pytest
 
 from markovgames.cli import main
 from markovgames.dynamics import run
-from markovgames.experiments._iterates import average_iterate_fields
+from markovgames.experiments.rundirs._iterates import average_iterate_fields
 from markovgames.games import get_builtin, paper_game, random_game
 
 

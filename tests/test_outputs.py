@@ -254,7 +254,7 @@ def _full_disk_for(monkeypatch, module, part: str) -> None:
 
 
 def test_sweep_on_a_full_disk_removes_what_it_created(tmp_path, monkeypatch, capsys):
-    import markovgames.experiments._sweep_session as sweep_module
+    import markovgames.experiments.sweeps._session as sweep_module
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sweep.toml").write_text(SWEEP)
@@ -270,7 +270,7 @@ def test_sweep_on_a_full_disk_removes_what_it_created(tmp_path, monkeypatch, cap
 
 def test_sweep_on_a_full_disk_keeps_an_existing_sweep(tmp_path, monkeypatch, capsys):
     """A sweep directory that existed (its runs/ too) is not this call's to remove."""
-    import markovgames.experiments._sweep_session as sweep_module
+    import markovgames.experiments.sweeps._session as sweep_module
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sweep.toml").write_text(SWEEP)

@@ -520,7 +520,7 @@ def test_an_internal_error_says_so_and_where_its_traceback_is(tmp_path, monkeypa
 
 def test_running_out_of_memory_in_a_sweep_is_one_line(tmp_path, monkeypatch, capsys):
     """A MemoryError (an input within every limit on a machine with less free memory) is exit 2."""
-    import markovgames.experiments._sweep as sweep
+    import markovgames.experiments.sweeps._sweep as sweep
 
     def no_memory(*args, **kwargs):
         raise MemoryError

@@ -91,8 +91,8 @@ def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(tmp_path, mon
     """The report's numbers on the iterates' cycle, checked against the swing computed here from the
     baseline's own trajectory; Figure 3 has its title prefix and no "(certified)" in every entry."""
     from markovgames.dynamics import run
-    from markovgames.experiments import _plots
     from markovgames.experiments._reproduce import SWING_ONSET
+    from markovgames.experiments.figures import _curves as _plots
 
     figures = {}
     real_save = _plots.save_figure

@@ -34,8 +34,8 @@ from markovgames.experiments import (
     summarize_results,
     versions,
 )
-from markovgames.experiments._summary import ResultsError, result_rows
-from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, run_sweep
+from markovgames.experiments.sweeps._summary import ResultsError, result_rows
+from markovgames.experiments.sweeps._sweep import MANIFEST_FILE, RESULTS_FILE, run_sweep
 from markovgames.games import paper_game, random_game, save_game
 from markovgames.policies import IndexChainPolicy
 
@@ -205,7 +205,7 @@ def independent_slopes(df: pd.DataFrame, window) -> dict[tuple, float]:
 
 def _saved_legends(monkeypatch) -> list[str]:
     """The legend texts of every figure the plots save from now on (filled as they are saved)."""
-    from markovgames.experiments import _sweep_plot
+    from markovgames.experiments.figures import _sweep as _sweep_plot
 
     legends: list[str] = []
     real_save = _sweep_plot.save_figure

@@ -21,9 +21,9 @@ from markovgames.cli import main
 from markovgames.dynamics import run_vlearning
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, prefix_curves
 from markovgames.experiments import load_results, parse_sweep_config, plan_sweep, summarize_results
-from markovgames.experiments._summary import feedback_label
-from markovgames.experiments._sweep import RESULTS_FILE, RUNS_DIR, check_batch_memory, run_sweep
-from markovgames.experiments._sweep_plan import derive_feedback_seeds, derive_game_seeds, grid_size
+from markovgames.experiments.sweeps._plan import derive_feedback_seeds, derive_game_seeds, grid_size
+from markovgames.experiments.sweeps._summary import feedback_label
+from markovgames.experiments.sweeps._sweep import RESULTS_FILE, RUNS_DIR, check_batch_memory, run_sweep
 from markovgames.games import get_builtin, random_game
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
@@ -325,7 +325,8 @@ def test_bad_bandit_settings_are_one_line_exit_2(tmp_path, capsys, text, needle)
 
 
 def test_bandit_batches_too_large_for_the_memory_are_refused(tmp_path, monkeypatch):
-    from markovgames.experiments import _sweep_config, _sweep_plan
+    from markovgames.experiments.sweeps import _config as _sweep_config
+    from markovgames.experiments.sweeps import _plan as _sweep_plan
 
     config = parse_sweep_config({"T": 5000, "seeds": 4, "games": ["paper"], "algorithms": ["cce-v"]})
     plan = plan_sweep(config, tmp_path)

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from markovgames.experiments._sweep import derive_game_seeds, game_content_hash, plan_sweep
-from markovgames.experiments._sweep_config import (
+from markovgames.experiments.sweeps._config import (
     SweepConfigError,
     apply_overrides,
     load_sweep_config,
@@ -21,6 +20,7 @@ from markovgames.experiments._sweep_config import (
     parse_sweep_config,
     resolved_checkpoints,
 )
+from markovgames.experiments.sweeps._sweep import derive_game_seeds, game_content_hash, plan_sweep
 from markovgames.games import paper_game, random_game, save_game
 
 BASE = textwrap.dedent(

@@ -16,8 +16,8 @@ import pytest
 from markovgames.cli import main
 from markovgames.dynamics import run
 from markovgames.experiments import load_results, parse_sweep_config, plan_sweep, summarize_results
-from markovgames.experiments._sweep import RESULTS_FILE, RUNS_DIR, run_sweep
-from markovgames.experiments._sweep_plan import derive_feedback_seeds, derive_game_seeds, grid_size
+from markovgames.experiments.sweeps._plan import derive_feedback_seeds, derive_game_seeds, grid_size
+from markovgames.experiments.sweeps._sweep import RESULTS_FILE, RUNS_DIR, run_sweep
 from markovgames.games import get_builtin, random_game
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")

@@ -18,7 +18,7 @@ ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 from markovgames.dynamics import run  # noqa: E402
-from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, run_sweep  # noqa: E402
+from markovgames.experiments.sweeps._sweep import MANIFEST_FILE, RESULTS_FILE, run_sweep  # noqa: E402
 from markovgames.games import random_game  # noqa: E402
 
 CONFIG = textwrap.dedent(
@@ -119,8 +119,8 @@ def test_a_ray_worker_that_dies_is_retried_and_counted(tmp_path, monkeypatch):
     from pathlib import Path
 
     import sweep_worker_helpers
-    from markovgames.experiments._sweep import load_sweep_config, plan_sweep
-    from markovgames.experiments._sweep_execute import _execute_ray
+    from markovgames.experiments.sweeps._execute import _execute_ray
+    from markovgames.experiments.sweeps._sweep import load_sweep_config, plan_sweep
 
     config_file = tmp_path / "two.toml"
     config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')

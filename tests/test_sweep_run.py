@@ -18,10 +18,11 @@ import pytest
 from conftest import fresh_python
 from markovgames.cli import main
 from markovgames.dynamics import run
-from markovgames.experiments import _sweep, _sweep_execute
-from markovgames.experiments._summary import result_rows, summarize_results, summary_markdown
-from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, plan_sweep, run_sweep
-from markovgames.experiments._sweep_config import load_sweep_config
+from markovgames.experiments.sweeps import _execute as _sweep_execute
+from markovgames.experiments.sweeps import _sweep
+from markovgames.experiments.sweeps._config import load_sweep_config
+from markovgames.experiments.sweeps._summary import result_rows, summarize_results, summary_markdown
+from markovgames.experiments.sweeps._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, plan_sweep, run_sweep
 from markovgames.games import random_game
 
 # JAX warns about any fork once it runs threads; the subprocesses here fork only to exec.
@@ -360,7 +361,7 @@ def test_dry_run_shows_the_plan(tmp_path, capsys):
 def test_importing_markovgames_never_imports_ray():
     code = (
         "import sys, markovgames, markovgames.experiments, markovgames.cli._main as m; m.build_parser(); "
-        "import markovgames.experiments._sweep, markovgames.cli._sweep; print('ray' in sys.modules)"
+        "import markovgames.experiments.sweeps._sweep, markovgames.cli._sweep; print('ray' in sys.modules)"
     )
     assert fresh_python(code) == "False"
 
@@ -384,7 +385,7 @@ def test_the_paper_order_of_results_is_the_registrys():
     """Results tables and figures list the paper's algorithms first, in the registry's order,
     which the results modules write out so as not to import the engine."""
     from markovgames.dynamics import ALGORITHMS
-    from markovgames.experiments._summary import PAPER_ORDER
+    from markovgames.experiments.sweeps._summary import PAPER_ORDER
 
     assert PAPER_ORDER == tuple(ALGORITHMS)
 
@@ -403,8 +404,8 @@ def test_example_config_is_valid():
 
 def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch):
     import sweep_worker_helpers
-    from markovgames.experiments._sweep import load_sweep_config, plan_sweep
-    from markovgames.experiments._sweep_execute import _execute_processes
+    from markovgames.experiments.sweeps._execute import _execute_processes
+    from markovgames.experiments.sweeps._sweep import load_sweep_config, plan_sweep
 
     config_file = tmp_path / "two.toml"
     config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')

@@ -6,8 +6,8 @@ import collections
 from pathlib import Path
 
 from markovgames.cli import main
-from markovgames.experiments._sweep_config import load_sweep_config
-from markovgames.experiments._sweep_plan import plan_sweep
+from markovgames.experiments.sweeps._config import load_sweep_config
+from markovgames.experiments.sweeps._plan import plan_sweep
 
 CONFIG = 'T = 200\ngames = ["paper"]\nalgorithms = ["smooth_ce", "stage_cce"]\ncheckpoints = [10, 20, 50, 100, 200]\n'
 
@@ -25,7 +25,7 @@ def test_the_estimate_is_what_a_sweep_writes(tmp_path, monkeypatch):
 
 def test_a_large_sweep_is_announced_and_one_too_large_for_the_disk_refused(tmp_path, monkeypatch, capsys):
     from markovgames.cli import _run as cli_run
-    from markovgames.experiments import _sweep
+    from markovgames.experiments.sweeps import _sweep
 
     (tmp_path / "s.toml").write_text(CONFIG)
     monkeypatch.chdir(tmp_path)
@@ -51,7 +51,7 @@ def test_a_small_sweep_says_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_a_resumed_sweep_needs_room_only_for_its_pending_runs(tmp_path, monkeypatch, capsys):
-    from markovgames.experiments import _sweep
+    from markovgames.experiments.sweeps import _sweep
 
     (tmp_path / "s.toml").write_text(CONFIG)
     monkeypatch.chdir(tmp_path)

@@ -35,10 +35,11 @@ from hypothesis import strategies as st
 from conftest import examples
 from markovgames.cli import main
 from markovgames.dynamics import builtin_algorithm, run
-from markovgames.experiments import _sweep, _sweep_results
-from markovgames.experiments._summary import PROVENANCE_KEY, ResultsError, load_results
-from markovgames.experiments._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, run_sweep
-from markovgames.experiments._sweep_files import SweepFileError, read_manifest, read_run_file
+from markovgames.experiments.sweeps import _results as _sweep_results
+from markovgames.experiments.sweeps import _sweep
+from markovgames.experiments.sweeps._files import SweepFileError, read_manifest, read_run_file
+from markovgames.experiments.sweeps._summary import PROVENANCE_KEY, ResultsError, load_results
+from markovgames.experiments.sweeps._sweep import MANIFEST_FILE, RESULTS_FILE, RUNS_DIR, run_sweep
 from markovgames.games import paper_game
 
 # JAX warns about any fork once it runs threads; nothing here forks but to exec.
@@ -322,8 +323,8 @@ def test_a_sweep_runs_the_learner_file_it_hashed(tmp_path, monkeypatch, workers)
 
 
 def test_a_worker_refuses_code_other_than_the_recorded(tmp_path):
-    from markovgames.experiments._sweep import SweepError, execute_batch, plan_sweep
-    from markovgames.experiments._sweep_config import load_sweep_config
+    from markovgames.experiments.sweeps._config import load_sweep_config
+    from markovgames.experiments.sweeps._sweep import SweepError, execute_batch, plan_sweep
 
     (tmp_path / "s.toml").write_text(SWEEP)
     task = plan_sweep(load_sweep_config(tmp_path / "s.toml")[0], tmp_path).batches()[0]

@@ -134,42 +134,46 @@ def _create(path: Path) -> int | None:
     system has no hard links, the file is created exclusively and then written.
     """
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    while True:
+    fd, temporary = -1, path
+    while fd < 0:
         temporary = path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(6)}")
-        try:
+        with contextlib.suppress(FileExistsError):  # a name of that form already there (not ours): another one
             fd = os.open(temporary, flags, 0o644)
-        except FileExistsError:  # a name of that form already there (not ours): another one
-            continue
-        break
     try:
         os.write(fd, MARKER)
-        try:
-            os.link(temporary, path, follow_symlinks=False)
-            return fd
-        except FileExistsError:
-            os.close(fd)
-            return None
-        except OSError as err:
-            if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
-                raise
-        os.close(fd)  # no hard links on this file system: create the name itself, then write
-        try:
-            fd = os.open(path, flags, 0o644)
-        except FileExistsError:
-            return None
-        try:
-            os.write(fd, MARKER)
-        except BaseException:
-            os.close(fd)
+        os.link(temporary, path, follow_symlinks=False)
+        linked = True
+    except FileExistsError:
+        linked = False
+    except OSError as err:
+        os.close(fd)
+        os.unlink(temporary)
+        if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
             raise
-        return fd
+        return _create_in_place(path, flags)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+        os.close(fd)
+        os.unlink(temporary)
         raise
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    os.unlink(temporary)
+    if linked:
+        return fd
+    os.close(fd)
+    return None
+
+
+def _create_in_place(path: Path, flags: int) -> int | None:
+    """`_create` on a file system without hard links: the name is created exclusively, then written."""
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        return None
+    try:
+        os.write(fd, MARKER)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _open_existing(path: Path) -> int | None:

@@ -16,7 +16,7 @@ Every command that writes checks its output path with these functions before any
   output directory removes them again, so that a refusal leaves nothing behind.
 
 Replacing a directory is `markovgames.experiments`' business: only one that holds the marker file
-``.markovgames`` of a markovgames output is ever replaced (``_rundir.check_marker``).
+``.markovgames`` of a markovgames output is ever replaced (``experiments.rundirs._directory._check_marker``).
 `markovgames._atomic.atomic_write` also refuses to replace anything but a regular file, whoever
 calls it, so that a file written inside an output directory cannot replace a FIFO or a device
 that was put there.

@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from ._errors import MarkovGamesError
 
@@ -64,7 +65,7 @@ class UserCode:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> Literal[False]:
         if err is None or isinstance(err, (KeyboardInterrupt, MarkovGamesError)):
             return False
         where = user_frame(err, self._path)

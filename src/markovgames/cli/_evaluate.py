@@ -28,7 +28,7 @@ from ._signals import raise_if_terminated
 __all__ = ["add_evaluate_parser", "evaluate_run_directory"]
 
 #: What an evaluation reads in a run directory (`markovgames.experiments.load_run_directory`; a
-#: V-learning directory's policy.npz, `markovgames.experiments._vlearn_dir`):
+#: V-learning directory's policy.npz, `markovgames.experiments.rundirs._vlearn`):
 #: an ``--out`` may not be, contain or lie inside any of them.
 RUN_INPUTS = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", "policy.npz", ".markovgames")
 
@@ -82,8 +82,14 @@ def evaluate_run_directory(
     import numpy as np
 
     from ..experiments import load_run_directory, versions
-    from ..experiments._rundir import feedback_fields, original_unit_fields, regret_fields, settings_fields, units_field
-    from ..experiments._vlearn_dir import is_vlearning_directory
+    from ..experiments.rundirs._directory import (
+        feedback_fields,
+        original_unit_fields,
+        regret_fields,
+        settings_fields,
+        units_field,
+    )
+    from ..experiments.rundirs._vlearn import is_vlearning_directory
     from ..policies import IndexChainPolicy
 
     if is_vlearning_directory(run_dir):
@@ -175,8 +181,8 @@ def _evaluate_vlearning_directory(
     ``exact`` and ``monte_carlo`` its exact gaps and estimates, as for a run's output policy."""
     from ..evaluation import prefix_curves
     from ..experiments import versions
-    from ..experiments._rundir import original_unit_fields, units_field
-    from ..experiments._vlearn_dir import VLEARNING_KIND, load_vlearning_directory, vlearning_checkpoint_records
+    from ..experiments.rundirs._directory import original_unit_fields, units_field
+    from ..experiments.rundirs._vlearn import VLEARNING_KIND, load_vlearning_directory, vlearning_checkpoint_records
 
     stored = load_vlearning_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
     K, M = stored.episodes, stored.episodes_per_round

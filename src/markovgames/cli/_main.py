@@ -155,9 +155,9 @@ class _Version(argparse.Action):
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from .. import __version__
+        from .._version import installed_version
 
-        sys.stdout.write(f"markovgames {__version__}\n")
+        sys.stdout.write(f"markovgames {installed_version()}\n")
         parser.exit()
 
 
@@ -347,12 +347,12 @@ def _write_traceback(err: BaseException, argv: list[str]) -> str | None:
     import tempfile
     import traceback
 
-    from .. import __version__
+    from .._version import installed_version
 
     try:
         fd, path = tempfile.mkstemp(prefix="markovgames-error-", suffix=".txt")
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(f"markovgames {__version__}, Python {platform.python_version()}, {platform.platform()}\n")
+            fh.write(f"markovgames {installed_version()}, Python {platform.python_version()}, {platform.platform()}\n")
             fh.write(f"command: markovgames {' '.join(argv)}\n\n")
             fh.write("".join(traceback.format_exception(err)))
         return path

@@ -103,7 +103,7 @@ def _check_foreign(out: Path) -> None:
     must not mix them into a run or a sweep, nor replace files of the same names in a directory
     that markovgames did not make (only its marker, kind ``reproduce``, says it did).
     """
-    from ..experiments._rundir import marker_kind
+    from ..experiments.rundirs._directory import marker_kind
 
     for foreign in ("metrics.json", "manifest.json"):
         if (out / foreign).exists():

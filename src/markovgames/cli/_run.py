@@ -214,7 +214,7 @@ def _handle_run(args) -> int:
         staging_directory,
         write_run_directory,
     )
-    from ..experiments._rundir import read_mapped_trajectory
+    from ..experiments.rundirs._directory import read_mapped_trajectory
     from ..games import BUILTIN_GAMES, resolve_game
 
     _check_option_combinations(args)
@@ -427,7 +427,7 @@ def _checkpoint_extras(result, checkpoints: list[int], args) -> dict[int, dict] 
     """The fields added to each checkpoint after the run: exact gaps (``--exact``) and the average
     iterate's (``--average-iterate``), from the trajectory read with checked reads."""
     from ..experiments import exact_checkpoint_gaps
-    from ..experiments._iterates import average_iterate_fields
+    from ..experiments.rundirs._iterates import average_iterate_fields
 
     extras: dict[int, dict] = {t: {} for t in checkpoints}
     if args.exact:
@@ -493,7 +493,7 @@ def _finished(out, config: dict) -> bool:
     import json
 
     from .._files import JsonFileError, read_json
-    from ..experiments._rundir import config_difference
+    from ..experiments.rundirs._directory import config_difference
 
     try:
         metrics = read_json(Path(out) / "metrics.json", 64 << 20)
@@ -522,7 +522,7 @@ def _check_resources(game, T: int, args) -> None:
 
     from .._dtypes import DTYPES
     from .._resources import format_bytes, physical_memory
-    from ..experiments._rundir import run_directory_bytes
+    from ..experiments.rundirs._directory import run_directory_bytes
 
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
     # Values and both bounds per prefix (and both regrets with --regret, and the samples drawn

@@ -142,7 +142,10 @@ def _announce_large_sweep(out: Path, plan) -> None:
 
 
 def _handle_sweep(args) -> int:
-    from ..experiments._sweep import (
+    from ..experiments.sweeps._config import SweepConfigError, load_sweep_config
+    from ..experiments.sweeps._files import read_manifest
+    from ..experiments.sweeps._results import checked_run_file
+    from ..experiments.sweeps._sweep import (
         DEFAULT_MAX_RUNS,
         MANIFEST_FILE,
         RUNS_DIR,
@@ -152,9 +155,6 @@ def _handle_sweep(args) -> int:
         run_sweep,
         sweep_output_dir,
     )
-    from ..experiments._sweep_config import SweepConfigError, load_sweep_config
-    from ..experiments._sweep_files import read_manifest
-    from ..experiments._sweep_results import checked_run_file
 
     workers = None if args.workers is None else _positive_int("--workers", args.workers)
     max_runs = DEFAULT_MAX_RUNS if args.max_runs is None else _positive_int("--max-runs", args.max_runs)
@@ -237,7 +237,7 @@ def _handle_sweep(args) -> int:
 
 def _results_inputs(results: str) -> list[Path]:
     """What ``plot`` and ``summarize`` read: the sweep's ``results.parquet`` (and its manifest)."""
-    from ..experiments._summary import RESULTS_FILE
+    from ..experiments.sweeps._summary import RESULTS_FILE
 
     path = Path(results)
     if path.is_dir():
@@ -251,7 +251,7 @@ _RUN_FILES = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory"
 
 def _is_run_directory(results: str) -> bool:
     """Whether ``plot`` was given a run directory (its ``metrics.json``, and no sweep's results)."""
-    from ..experiments._summary import RESULTS_FILE
+    from ..experiments.sweeps._summary import RESULTS_FILE
 
     path = Path(results)
     return path.is_dir() and (path / "metrics.json").is_file() and not (path / RESULTS_FILE).exists()
@@ -353,7 +353,7 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _handle_plot(args) -> int:
-    from ..experiments._sweep_plot import plot_sweep
+    from ..experiments.figures._sweep import plot_sweep
 
     window = _parse_window(args.window)
     decades = _parse_decades(args.decades)
@@ -371,7 +371,7 @@ def _handle_plot(args) -> int:
         inputs = [Path(args.results) / name for name in _RUN_FILES] if run_dir else _results_inputs(args.results)
         check_apart(args.out, inputs, "--out")
     if run_dir:
-        from ..experiments._run_plot import plot_run
+        from ..experiments.figures._run import plot_run
 
         paths = plot_run(args.results, args.out, args.metric, concept=args.concept, overwrite=args.overwrite, x_axis=args.x_axis)
     else:
@@ -414,7 +414,7 @@ def _handle_summarize(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from ..experiments._summary import (
+    from ..experiments.sweeps._summary import (
         summarize_results,
         summary_cells,
         summary_columns,

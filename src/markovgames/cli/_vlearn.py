@@ -7,7 +7,7 @@ the output policy with exact and certified numbers.
 and writes ``DIR/metrics.json`` (the configuration, the versions, the samples used, and at every
 checkpoint ``K'`` the exact value and the certified CE/CCE bounds and gaps of the output policy
 after ``K'`` episodes, ``K'/M`` rounds, from `markovgames.evaluation.prefix_curves`),
-``DIR/policy.npz`` (the output policy) and the game (`markovgames.experiments._vlearn_dir`). ``markovgames evaluate DIR``
+``DIR/policy.npz`` (the output policy) and the game (`markovgames.experiments.rundirs._vlearn`). ``markovgames evaluate DIR``
 reads it. The directory is written as ``run`` writes its own: assembled beside ``DIR`` under its
 lock, moved into place when complete, and a non-empty ``DIR`` replaced only with ``--overwrite``
 and only if markovgames wrote it.
@@ -229,7 +229,7 @@ def _handle(args) -> int:
         prepare_output_directory,
         staging_directory,
     )
-    from ..experiments._vlearn_dir import write_vlearning_directory
+    from ..experiments.rundirs._vlearn import write_vlearning_directory
     from ..games import BUILTIN_GAMES, resolve_game
 
     spec = _game_argument(args)
@@ -328,8 +328,8 @@ def _check_resources(game, episodes: int, per_round: int, args) -> None:
     rather than failing after the run; announce a large write."""
     from .._resources import format_bytes, physical_memory
     from ..dynamics._vlearning import MAX_RECORD_BYTES
-    from ..experiments._rundir import run_directory_bytes
-    from ..experiments._vlearn_dir import policy_file_bytes
+    from ..experiments.rundirs._directory import run_directory_bytes
+    from ..experiments.rundirs._vlearn import policy_file_bytes
     from ..policies._visit_chain import MAX_DENSE_ENTRIES
 
     H, S, N = game.horizon, game.num_states, game.num_players

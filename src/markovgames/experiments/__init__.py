@@ -1,25 +1,42 @@
-"""Experiments: run directories, the reproduction, sweeps, figures, and results tables.
+"""Experiments: the reproduction of the paper's Section 5, run directories, sweeps and their results,
+and figures, in three rooms that import one way:
 
-Each name is imported from its module on first use, so that a command that needs only run
-directories (``markovgames run``, ``evaluate``) does not load the sweeps' configuration models
-(pydantic) and tables: about 0.1 s of every such command's start.
+* `rundirs`: what ``markovgames run`` and ``vlearn`` write, and reading it back;
+* `sweeps`: grids of runs, batched, resumed, consolidated into ``results.parquet``, and their
+  analysis (``load_results``, summaries, slopes); they use run directories' pieces;
+* `figures`: convergence curves of runs and sweeps; they read both.
+
+The reproduction (``reproduce``) sits on all three. Each name below is imported from its module
+on first use, so that a command that needs only run directories (``markovgames run``,
+``evaluate``) does not load the sweeps' configuration models (pydantic) and tables: about 0.1 s of
+every such command's start.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from ._exact import exact_checkpoint_gaps
-    from ._plots import Curve, log_grid, plot_gap_curves
+    from ._grid import (
+        log_grid,
+    )
     from ._reproduce import (
         PAPER_ALGORITHMS,
         Reproduction,
         reproduce,
         theorem_bounds,
     )
-    from ._rundir import (
+    from .figures import (
+        ACROSS_PARAMETERS,
+        Curve,
+        gap_times_T_across,
+        plot_gap_curves,
+        plot_sweep,
+        slope_distributions,
+    )
+    from .rundirs import (
         CONFIG_FILE,
         MARKER_FILE,
         MAX_CHECKPOINTS,
@@ -31,6 +48,7 @@ if TYPE_CHECKING:
         checkpoint_records,
         default_checkpoints,
         encloses_working_directory,
+        exact_checkpoint_gaps,
         finalize_output_directory,
         load_run_directory,
         parse_checkpoints,
@@ -41,91 +59,81 @@ if TYPE_CHECKING:
         write_marker,
         write_run_directory,
     )
-    from ._summary import (
+    from .sweeps import (
         ResultsError,
         SummaryRow,
-        fit_loglog_slope,
-        load_results,
-        results_provenance,
-        run_slope,
-        summarize_results,
-        summary_markdown,
-    )
-    from ._sweep import (
+        SweepConfig,
+        SweepConfigError,
         SweepError,
         SweepPlan,
         SweepReport,
         consolidate_results,
+        fit_loglog_slope,
         game_content_hash,
-        plan_sweep,
-        run_sweep,
-    )
-    from ._sweep_config import (
-        SweepConfig,
-        SweepConfigError,
+        load_results,
         load_sweep_config,
         parse_sweep_config,
-    )
-    from ._sweep_plot import (
-        ACROSS_PARAMETERS,
-        gap_times_T_across,
-        plot_sweep,
-        slope_distributions,
+        plan_sweep,
+        results_provenance,
+        run_slope,
+        run_sweep,
+        summarize_results,
+        summary_markdown,
     )
 
-#: The module of each public name.
+#: The module of each public name (a room's own facade for the rooms' names).
 _MODULE_OF = {
-    "exact_checkpoint_gaps": "_exact",
-    "Curve": "_plots",
-    "log_grid": "_plots",
-    "plot_gap_curves": "_plots",
-    "PAPER_ALGORITHMS": "_reproduce",
-    "Reproduction": "_reproduce",
-    "fit_loglog_slope": "_summary",
-    "reproduce": "_reproduce",
-    "theorem_bounds": "_reproduce",
-    "CONFIG_FILE": "_rundir",
-    "MARKER_FILE": "_rundir",
-    "MAX_CHECKPOINTS": "_rundir",
-    "STATE_FILE": "_rundir",
-    "RunDirectoryError": "_rundir",
-    "StoredRun": "_rundir",
-    "TrajectoryFile": "_rundir",
-    "check_output_directory_state": "_rundir",
-    "checkpoint_records": "_rundir",
-    "default_checkpoints": "_rundir",
-    "encloses_working_directory": "_rundir",
-    "finalize_output_directory": "_rundir",
-    "load_run_directory": "_rundir",
-    "parse_checkpoints": "_rundir",
-    "policy_row_tolerance": "_rundir",
-    "prepare_output_directory": "_rundir",
-    "staging_directory": "_rundir",
-    "versions": "_rundir",
-    "write_marker": "_rundir",
-    "write_run_directory": "_rundir",
-    "ResultsError": "_summary",
-    "SummaryRow": "_summary",
-    "load_results": "_summary",
-    "results_provenance": "_summary",
-    "run_slope": "_summary",
-    "summarize_results": "_summary",
-    "summary_markdown": "_summary",
-    "SweepError": "_sweep",
-    "SweepPlan": "_sweep",
-    "SweepReport": "_sweep",
-    "consolidate_results": "_sweep",
-    "game_content_hash": "_sweep",
-    "plan_sweep": "_sweep",
-    "run_sweep": "_sweep",
-    "SweepConfig": "_sweep_config",
-    "SweepConfigError": "_sweep_config",
-    "load_sweep_config": "_sweep_config",
-    "parse_sweep_config": "_sweep_config",
-    "ACROSS_PARAMETERS": "_sweep_plot",
-    "gap_times_T_across": "_sweep_plot",
-    "plot_sweep": "_sweep_plot",
-    "slope_distributions": "_sweep_plot",
+    "PAPER_ALGORITHMS": "._reproduce",
+    "Reproduction": "._reproduce",
+    "reproduce": "._reproduce",
+    "theorem_bounds": "._reproduce",
+    "log_grid": "._grid",
+    "exact_checkpoint_gaps": ".rundirs",
+    "CONFIG_FILE": ".rundirs",
+    "MARKER_FILE": ".rundirs",
+    "MAX_CHECKPOINTS": ".rundirs",
+    "STATE_FILE": ".rundirs",
+    "RunDirectoryError": ".rundirs",
+    "StoredRun": ".rundirs",
+    "TrajectoryFile": ".rundirs",
+    "check_output_directory_state": ".rundirs",
+    "checkpoint_records": ".rundirs",
+    "default_checkpoints": ".rundirs",
+    "encloses_working_directory": ".rundirs",
+    "finalize_output_directory": ".rundirs",
+    "load_run_directory": ".rundirs",
+    "parse_checkpoints": ".rundirs",
+    "policy_row_tolerance": ".rundirs",
+    "prepare_output_directory": ".rundirs",
+    "staging_directory": ".rundirs",
+    "versions": ".rundirs",
+    "write_marker": ".rundirs",
+    "write_run_directory": ".rundirs",
+    "fit_loglog_slope": ".sweeps",
+    "ResultsError": ".sweeps",
+    "SummaryRow": ".sweeps",
+    "load_results": ".sweeps",
+    "results_provenance": ".sweeps",
+    "run_slope": ".sweeps",
+    "summarize_results": ".sweeps",
+    "summary_markdown": ".sweeps",
+    "SweepError": ".sweeps",
+    "SweepPlan": ".sweeps",
+    "SweepReport": ".sweeps",
+    "consolidate_results": ".sweeps",
+    "game_content_hash": ".sweeps",
+    "plan_sweep": ".sweeps",
+    "run_sweep": ".sweeps",
+    "SweepConfig": ".sweeps",
+    "SweepConfigError": ".sweeps",
+    "load_sweep_config": ".sweeps",
+    "parse_sweep_config": ".sweeps",
+    "Curve": ".figures",
+    "plot_gap_curves": ".figures",
+    "ACROSS_PARAMETERS": ".figures",
+    "gap_times_T_across": ".figures",
+    "plot_sweep": ".figures",
+    "slope_distributions": ".figures",
 }
 
 __all__ = [
@@ -183,15 +191,4 @@ __all__ = [
     "summary_markdown",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # the next lookup finds it directly
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _MODULE_OF)

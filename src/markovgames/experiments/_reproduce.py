@@ -34,10 +34,11 @@ from .._resources import format_bytes, physical_memory
 from ..dynamics import RunResult, run
 from ..games import MarkovGame, paper_game
 from ..policies import IndexChainPolicy
-from ._figure_style import settings_text
-from ._plots import Curve, log_grid, plot_gap_curves
-from ._rundir import versions
-from ._summary import fit_loglog_slope
+from ._grid import log_grid
+from .figures._curves import Curve, plot_gap_curves
+from .figures._style import settings_text
+from .rundirs._directory import versions
+from .sweeps._summary import fit_loglog_slope
 
 __all__ = ["reproduce", "Reproduction", "PAPER_ALGORITHMS", "theorem_bounds", "check_reproduction_memory"]
 

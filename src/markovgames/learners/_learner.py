@@ -177,10 +177,7 @@ def _guarded(name: str, built: Learner) -> Learner:
     the file and line. The functions run only while the loop is traced, so the guard costs nothing
     in the compiled loop."""
 
-    def wrap(what: str, fn: Callable | None) -> Callable | None:
-        if fn is None:
-            return None
-
+    def wrap(what: str, fn: Callable) -> Callable:
         @functools.wraps(fn)
         def call(*args, **kwargs):
             with UserCode(lambda text: LearnerError(f"learner {name!r}: {what} raised {text}")):
@@ -192,8 +189,8 @@ def _guarded(name: str, built: Learner) -> Learner:
         init=wrap("init", built.init),
         play=wrap("play", built.play),
         observe=wrap("observe", built.observe),
-        propose=wrap("propose", built.propose),
-        init_at=wrap("init_at", built.init_at),
+        propose=None if built.propose is None else wrap("propose", built.propose),
+        init_at=None if built.init_at is None else wrap("init_at", built.init_at),
     )
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import atomic_write
-from ._figure_style import outside_legend, series_colors, use_agg
+from ..._atomic import atomic_write
+from ._style import outside_legend, series_colors, use_agg
 
-__all__ = ["Curve", "plot_gap_curves", "log_grid", "save_figure"]
+__all__ = ["Curve", "plot_gap_curves", "save_figure"]
 
 
 @dataclass(frozen=True)
@@ -45,17 +45,6 @@ def save_figure(fig, out_stem: Path, dpi: int = 150) -> list[Path]:
         paths.append(path)
     plt.close(fig)
     return paths
-
-
-def log_grid(T: int, points_per_decade: int = 40) -> np.ndarray:
-    """Roughly log-spaced integers in ``1..T``, always including ``T`` and every decade ``10^k <= T``.
-
-    The decades are added exactly (``10**k`` in integers), so that ``T' = 1000`` is a point of the
-    grid whatever ``T`` and the rounding of the log-spaced points.
-    """
-    grid = np.unique(np.round(np.logspace(0, np.log10(T), int(np.log10(T) * points_per_decade) + 2)).astype(np.int64))
-    decades = [10**k for k in range(len(str(int(T)))) if 10**k <= T]
-    return np.unique(np.concatenate([grid[(grid >= 1) & (grid <= T)], decades, [T]]).astype(np.int64))
 
 
 def _guide(ax, T_max: float, anchor: float, power: float, style: str):

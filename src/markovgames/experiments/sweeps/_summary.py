@@ -16,10 +16,10 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from .._atomic import atomic_write_text
-from .._errors import ArgumentError
-from .._files import JsonFileError, parse_json
-from ._results_table import COLUMN_DEFAULTS, ResultsError, read_results_table
+from ..._atomic import atomic_write_text
+from ..._errors import ArgumentError
+from ..._files import JsonFileError, parse_json
+from ._table import COLUMN_DEFAULTS, ResultsError, read_results_table
 
 __all__ = [
     "ResultsError",

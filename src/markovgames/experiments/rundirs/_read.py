@@ -22,13 +22,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._files import file_sha256, open_regular, read_into, read_npy_header
-from .._npz import ArchiveError, NpzArchive
-from .._resources import format_bytes, physical_memory
-from ..dynamics import DTYPES, RunResult, builtin_algorithm, get_value_update
-from ..games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game
-from ..games._io import check_game_file_size
-from ._run_metrics import CURVE_FILE, METRICS_FILE, RunDirectoryError, read_metrics
+from ..._files import file_sha256, open_regular, read_into, read_npy_header
+from ..._npz import ArchiveError, NpzArchive
+from ..._resources import format_bytes, physical_memory
+from ...dynamics import DTYPES, RunResult, builtin_algorithm, get_value_update
+from ...games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game
+from ...games._io import check_game_file_size
+from ._metrics import CURVE_FILE, METRICS_FILE, RunDirectoryError, read_metrics
 
 __all__ = [
     "policy_row_tolerance",

@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write_text
-from .._json import dumps
-from ._sweep_config import SweepConfig
-from ._sweep_dir import MANIFEST_FILE, RUNS_DIR
-from ._sweep_execute import BatchOutput
-from ._sweep_files import MANIFEST_FORMAT, read_manifest
-from ._sweep_plan import BatchTask, SweepPlan
-from ._sweep_results import _run_document, checked_run_file
+from ..._atomic import atomic_write_text
+from ..._json import dumps
+from ._config import SweepConfig
+from ._directory import MANIFEST_FILE, RUNS_DIR
+from ._execute import BatchOutput
+from ._files import MANIFEST_FORMAT, read_manifest
+from ._plan import BatchTask, SweepPlan
+from ._results import _run_document, checked_run_file
 
 __all__ = ["SweepProgress"]
 
@@ -183,7 +183,7 @@ class _SweepSession:
         atomic_write_text(self.out / MANIFEST_FILE, text)
 
     def manifest(self, status: str, finished_at: str | None) -> dict[str, Any]:
-        from ._rundir import versions
+        from ..rundirs._directory import versions
 
         config, plan = self.config, self.plan
         wall = time.perf_counter() - self.start_wall

@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._errors import MarkovGamesError
-from .._files import open_regular
+from ..._errors import MarkovGamesError
+from ..._files import open_regular
 
 __all__ = [
     "ResultsError",

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation import nash_gap
-from ..games import MarkovGame
+from ...evaluation import nash_gap
+from ...games import MarkovGame
 
 __all__ = ["average_iterate_fields", "duality_gap_field"]
 

@@ -35,25 +35,25 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write, atomic_write_text
-from .._errors import ArgumentError
-from .._files import JsonFileError, encloses_working_directory, file_sha256, read_json
-from .._json import dumps
-from .._text import printable
-from ..dynamics import (
+from ..._atomic import atomic_write, atomic_write_text
+from ..._errors import ArgumentError
+from ..._files import JsonFileError, encloses_working_directory, file_sha256, read_json
+from ..._json import dumps
+from ..._text import printable
+from ...dynamics import (
     DTYPES,
     CertifiedCurve,
     RunResult,
     StepSchedule,
     resolve_learning_rate,
 )
-from ..games import (
+from ...games import (
     AffineRescaling,
     MarkovGame,
     save_game,
 )
 from ._iterates import duality_gap_field
-from ._run_metrics import (
+from ._metrics import (
     _MAX_JSON_BYTES,
     CURVE_FILE,
     MAX_CHECKPOINTS,
@@ -61,7 +61,7 @@ from ._run_metrics import (
     TRAJECTORY_DIR,
     RunDirectoryError,
 )
-from ._run_read import StoredRun, TrajectoryFile, load_run_directory, policy_row_tolerance, read_mapped_trajectory
+from ._read import StoredRun, TrajectoryFile, load_run_directory, policy_row_tolerance, read_mapped_trajectory
 
 __all__ = [
     "parse_checkpoints",
@@ -174,10 +174,10 @@ def versions() -> dict[str, str]:
     import jaxlib
     import scipy
 
-    from .. import __version__
+    from ..._version import installed_version
 
     return {
-        "markovgames": __version__,
+        "markovgames": installed_version(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,

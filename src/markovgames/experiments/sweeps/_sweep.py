@@ -38,17 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._lock import directory_lock
-from .._outputs import remove_created_parents
-from .._resources import format_bytes
-from ..games import MAX_GAME_ENTRIES
-from ._rundir import MARKER_FILE, write_marker
-from ._summary import RESULTS_FILE
-from ._sweep_config import SweepConfig, SweepConfigError, load_sweep_config
-from ._sweep_dir import _DISK_ERRORS, MANIFEST_FILE, RUNS_DIR, _check_out, _now, _prepare_out, _remove_created
-from ._sweep_execute import BatchOutput, _execute_inline, _execute_processes, _execute_ray, _require_ray, execute_batch
-from ._sweep_files import SweepError, SweepFileError, run_id_of
-from ._sweep_plan import (
+from ..._lock import directory_lock
+from ..._outputs import remove_created_parents
+from ..._resources import format_bytes
+from ...games import MAX_GAME_ENTRIES
+from ..rundirs._directory import MARKER_FILE, write_marker
+from ._config import SweepConfig, SweepConfigError, load_sweep_config
+from ._directory import _DISK_ERRORS, MANIFEST_FILE, RUNS_DIR, _check_out, _now, _prepare_out, _remove_created
+from ._execute import BatchOutput, _execute_inline, _execute_processes, _execute_ray, _require_ray, execute_batch
+from ._files import SweepError, SweepFileError, run_id_of
+from ._plan import (
     DEFAULT_MAX_RUNS,
     BatchTask,
     PlannedRun,
@@ -60,8 +59,9 @@ from ._sweep_plan import (
     grid_size,
     plan_sweep,
 )
-from ._sweep_results import consolidate_results
-from ._sweep_session import SweepProgress, _SweepSession
+from ._results import consolidate_results
+from ._session import SweepProgress, _SweepSession
+from ._summary import RESULTS_FILE
 
 __all__ = [
     "SweepError",

@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write_text
-from .._files import JsonFileError, file_sha256, read_json
-from .._json import dumps
-from .._outputs import OutputPathError, check_replaceable_file
+from ..._atomic import atomic_write_text
+from ..._files import JsonFileError, file_sha256, read_json
+from ..._json import dumps
+from ..._outputs import OutputPathError, check_replaceable_file
 
 __all__ = ["FIGURE_INDEX", "FigureFiles", "FIGURE_SUFFIXES", "option_suffix", "short_number"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._suggest import did_you_mean
-from ..dynamics import ORDERS, get_step_schedule
-from ..dynamics._feedback import FEEDBACK_FORMS, MAX_SAMPLES, parse_feedback
-from ..dynamics._vlearning import parse_bandit
+from ..._suggest import did_you_mean
+from ...dynamics import ORDERS, get_step_schedule
+from ...dynamics._feedback import FEEDBACK_FORMS, MAX_SAMPLES, parse_feedback
+from ...dynamics._vlearning import parse_bandit
 
 #: The feedback models a sweep runs: those of ``run_batch``, and bandit feedback (``bandit:M``).
 SWEEP_FEEDBACK_FORMS = (*FEEDBACK_FORMS, "bandit:M")

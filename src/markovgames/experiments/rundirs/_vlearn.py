@@ -32,16 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write_text
-from .._files import JsonFileError, file_sha256, open_regular, read_json
-from .._json import dumps
-from .._npz import ArchiveError, NpzArchive
-from ..dynamics import parse_bandit
-from ..games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
-from ..games._io import check_game_file_size
-from ..policies import VisitChainPolicy
-from ._run_metrics import _MAX_JSON_BYTES, METRICS_FILE, RunDirectoryError
-from ._rundir import _JSON_GAME_ENTRIES, original_unit_fields, units_field, versions, write_marker
+from ..._atomic import atomic_write_text
+from ..._files import JsonFileError, file_sha256, open_regular, read_json
+from ..._json import dumps
+from ..._npz import ArchiveError, NpzArchive
+from ...dynamics import parse_bandit
+from ...games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
+from ...games._io import check_game_file_size
+from ...policies import VisitChainPolicy
+from ._directory import _JSON_GAME_ENTRIES, original_unit_fields, units_field, versions, write_marker
+from ._metrics import _MAX_JSON_BYTES, METRICS_FILE, RunDirectoryError
 
 __all__ = [
     "VLEARNING_KIND",
@@ -230,7 +230,7 @@ def _field(metrics: dict, key: str, where: Path, check, expected: str, default: 
 
 def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
     """``metrics.json`` of a V-learning directory, the fields a reader relies on checked."""
-    from ..dynamics import VLEARNING_ALGORITHMS
+    from ...dynamics import VLEARNING_ALGORITHMS
 
     def _is_bandit(value: Any) -> bool:
         try:

@@ -27,15 +27,15 @@ from pydantic import (
     model_validator,
 )
 
-from .._errors import MarkovGamesError
-from .._files import FileTooLargeError, NotRegularFileError, read_bounded
-from .._suggest import did_you_mean
-from .._text import abbreviate_digits, long_integer_in
-from ..dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
-from ..games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
-from ._rundir import MAX_CHECKPOINTS
-from ._sweep_bandit import check_bandit_settings
-from ._sweep_values import (
+from ..._errors import MarkovGamesError
+from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
+from ..._suggest import did_you_mean
+from ..._text import abbreviate_digits, long_integer_in
+from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
+from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
+from ..rundirs._directory import MAX_CHECKPOINTS
+from ._bandit import VLEARNING_FEEDBACK, is_vlearning
+from ._values import (
     _bool_list,
     _eta_list,
     _feedback_list,
@@ -46,6 +46,7 @@ from ._sweep_values import (
     _schedule_list,
     _show,
     _strict_bool,
+    is_bandit,
 )
 
 __all__ = [
@@ -510,8 +511,8 @@ class SweepConfig(_Strict):
 
 def resolved_checkpoints(config: SweepConfig) -> list[int]:
     """The checkpoints ``T'`` kept for every run: sorted, unique, always including ``T``."""
-    from ._plots import log_grid
-    from ._rundir import default_checkpoints
+    from .._grid import log_grid
+    from ..rundirs._directory import default_checkpoints
 
     T = config.T
     if config.checkpoints == "log":
@@ -711,3 +712,80 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         return parse_sweep_config(raw, source), raw
     except RecursionError:  # parsed, but too deep to copy or validate
         raise SweepConfigError(f"{source}: nested too deep to read") from None
+
+
+def _apart(feedbacks: list[str]) -> str:
+    """Advice for an algorithm listed under bandit and other feedback models at once."""
+    others = [f for f in feedbacks if not is_bandit(f)]
+    if not others:
+        return ""
+    shown = ", ".join(f'"{f}"' for f in others)
+    return f" (list the algorithm twice to run it otherwise under {shown}: once with feedbacks = [{shown}])"
+
+
+def check_bandit_settings(config: SweepConfig) -> None:
+    """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
+    sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
+    ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
+    ``regret``, ``last_iterate`` or ``float32`` for a bandit run (a ``ValueError``)."""
+    for k, alg in enumerate(config.algorithms):
+        where, name = f"algorithms[{k}]", alg.name
+        feedbacks = alg.feedbacks or config.feedbacks
+        if is_vlearning(name):
+            if alg.feedbacks is not None and alg.feedbacks != [VLEARNING_FEEDBACK]:
+                raise ValueError(
+                    f"{where}.feedbacks: {name!r} is V-learning, which runs on {VLEARNING_FEEDBACK} (one episode per "
+                    "round, its papers' feedback); remove the key"
+                )
+            if alg.optimistic is not None and alg.optimistic != [False]:
+                raise ValueError(f"{where}.optimistic: {name!r} has no optimistic form (its papers' bandits); remove the key")
+            if alg.etas is not None:
+                raise ValueError(
+                    f"{where}.etas: {name!r} runs with its papers' rates; a learning rate is for a composition "
+                    "LEARNER+UPDATE under bandit:M; remove the key"
+                )
+            if alg.ix is not None:
+                raise ValueError(
+                    f"{where}.ix: {name!r} runs with its papers' implicit exploration; ix is for a composition "
+                    "LEARNER+UPDATE under bandit:M; remove the key"
+                )
+            bandit, feedbacks = [VLEARNING_FEEDBACK], [VLEARNING_FEEDBACK]
+        else:
+            bandit = [f for f in feedbacks if is_bandit(f)]
+            for key in ("bonus", "ix"):
+                if getattr(alg, key) is not None and not bandit:
+                    raise ValueError(
+                        f"{where}.{key}: applies to bandit feedback only (V-learning, or a composition under bandit:M); "
+                        f"{name!r} runs under {', '.join(feedbacks)}"
+                    )
+            etas = alg.etas or config.etas
+            if bandit and "theory" in etas:
+                key = f"{where}.etas" if alg.etas else "etas"
+                raise ValueError(
+                    f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "
+                    f"{name!r} needs numbers: give it its own etas{_apart(feedbacks)}"
+                )
+        if not bandit:
+            continue
+        runs = f"{where}: {name!r} under {bandit[0]}"
+        for key, default, what in (
+            ("orders", "simultaneous", "updates simultaneously, once per round"),
+            (
+                "eta_schedules",
+                "constant",
+                "has no step-size schedule (V-learning its papers' rates, a composition a constant eta)",
+            ),
+        ):
+            odd = [v for v in getattr(alg, key) or getattr(config, key) if v != default]
+            if odd:
+                own = f"{where}.{key}" if getattr(alg, key) else key
+                raise ValueError(
+                    f'{own}: {runs} {what}: {odd[0]!r} is not available; give it its own {key} = ["{default}"]{_apart(feedbacks)}'
+                )
+        if config.regret if alg.regret is None else alg.regret:
+            key = "regret" if alg.regret is None else f"{where}.regret"
+            raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
+        if config.last_iterate:
+            raise ValueError(f"last_iterate: {runs} records no last iterate; run it in a sweep without last_iterate")
+        if config.dtype != "float64":
+            raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import MarkovGamesError
-from .._files import JsonFileError, read_json
-from ..dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
-from ..dynamics._feedback import parse_feedback
+from ..._errors import MarkovGamesError
+from ..._files import JsonFileError, read_json
+from ...dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
+from ...dynamics._feedback import parse_feedback
 
 __all__ = ["RunDirectoryError", "read_metrics", "CURVE_FILE", "METRICS_FILE", "TRAJECTORY_DIR", "MAX_CHECKPOINTS"]
 

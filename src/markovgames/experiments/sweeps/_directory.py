@@ -12,9 +12,9 @@ import errno
 import os
 from pathlib import Path
 
-from .._files import JsonFileError, read_json
-from ._rundir import MARKER_FILE, marker_kind
-from ._sweep_files import MANIFEST_FORMAT, MAX_JSON_BYTES, SweepDirectoryError, read_manifest
+from ..._files import JsonFileError, read_json
+from ..rundirs._directory import MARKER_FILE, marker_kind
+from ._files import MANIFEST_FORMAT, MAX_JSON_BYTES, SweepDirectoryError, read_manifest
 
 __all__ = ["MANIFEST_FILE", "RUNS_DIR", "is_sweep_directory"]
 

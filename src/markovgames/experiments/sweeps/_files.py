@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._errors import MarkovGamesError
-from .._files import JsonFileError, read_json
-from ._sweep_bandit import PAPER_RATE, bandit_parameters, is_vlearning
+from ..._errors import MarkovGamesError
+from ..._files import JsonFileError, read_json
+from ._bandit import PAPER_RATE, bandit_parameters, is_vlearning
 
 __all__ = [
     "SweepError",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..dynamics import RunResult
-from ..evaluation import (
+from ...dynamics import RunResult
+from ...evaluation import (
     DEFAULT_MAX_WORK,
     CCEGapResult,
     CEGapResult,
@@ -20,8 +20,8 @@ from ..evaluation import (
     exact_cce_gap,
     exact_ce_gap,
 )
-from ..games import GameValidationError, MarkovGame
-from ..policies import IndexChainPolicy, VisitChainPolicy
+from ...games import GameValidationError, MarkovGame
+from ...policies import IndexChainPolicy, VisitChainPolicy
 
 __all__ = ["exact_checkpoint_gaps", "exact_prefix_gaps", "exact_policy_gaps", "EXACT_FIELDS"]
 

@@ -32,12 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from .._lock import directory_lock
-from .._outputs import check_apart
-from ._figure_files import FigureFiles, option_suffix, short_number
-from ._figure_style import outside_legend, series_colors, settings_text, use_agg, variant_text
-from ._plots import save_figure
-from ._summary import (
+from ..._lock import directory_lock
+from ..._outputs import check_apart
+from ..sweeps._summary import (
     CONCEPTS,
     PAPER_ORDER,
     RESULTS_FILE,
@@ -55,6 +52,9 @@ from ._summary import (
     slope_mask,
     window_text,
 )
+from ._curves import save_figure
+from ._files import FigureFiles, option_suffix, short_number
+from ._style import outside_legend, series_colors, settings_text, use_agg, variant_text
 
 __all__ = [
     "plot_sweep",

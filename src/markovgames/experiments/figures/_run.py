@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from .._lock import directory_lock
-from .._outputs import check_apart
-from ._figure_files import FigureFiles, option_suffix
-from ._figure_style import outside_legend, use_agg
-from ._plots import log_grid, save_figure
-from ._summary import CONCEPTS, ResultsError, check_metric, metric_label
-from ._sweep_plot import X_AXES, figure_stem
+from ..._lock import directory_lock
+from ..._outputs import check_apart
+from .._grid import log_grid
+from ..sweeps._summary import CONCEPTS, ResultsError, check_metric, metric_label
+from ._curves import save_figure
+from ._files import FigureFiles, option_suffix
+from ._style import outside_legend, use_agg
+from ._sweep import X_AXES, figure_stem
 
 __all__ = ["plot_run"]
 
@@ -60,7 +61,7 @@ def plot_run(
     RunDirectoryError
         The run directory cannot be read (`load_run_directory`).
     """
-    from ._run_read import load_run_directory
+    from ..rundirs._read import load_run_directory
 
     check_metric(metric)
     if concept not in CONCEPTS:
@@ -135,7 +136,7 @@ def _own_concept(metrics: dict[str, Any]) -> str:
     concept = metrics.get("concept")
     if concept in ("ce", "cce"):
         return concept
-    from ..dynamics import builtin_algorithm
+    from ...dynamics import builtin_algorithm
 
     try:
         return builtin_algorithm(metrics["algorithm"]).concept

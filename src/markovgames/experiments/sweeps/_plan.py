@@ -22,9 +22,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._resources import format_bytes, physical_memory
-from .._suggest import did_you_mean
-from ..dynamics import (
+from ..._resources import format_bytes, physical_memory
+from ..._suggest import did_you_mean
+from ...dynamics import (
     Algorithm,
     LearningRate,
     StepSchedule,
@@ -35,18 +35,19 @@ from ..dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ..dynamics._run import bounded_schedule
-from ..games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
-from ._sweep_bandit import (
-    algorithm_axes,
+from ...dynamics._run import bounded_schedule
+from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ._bandit import (
+    PAPER_RATE,
+    VLEARNING_FEEDBACK,
     bandit_run_bytes,
     check_bandit_size,
     is_vlearning,
 )
-from ._sweep_config import SweepConfig, SweepConfigError, resolved_checkpoints
-from ._sweep_files import RUN_FILE_FORMAT, run_id_of
-from ._sweep_files import canonical_json as _canonical_json
-from ._sweep_values import is_bandit
+from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
+from ._files import RUN_FILE_FORMAT, run_id_of
+from ._files import canonical_json as _canonical_json
+from ._values import is_bandit
 
 __all__ = [
     "PlannedRun",
@@ -786,3 +787,13 @@ def plan_sweep(
     return SweepPlan(
         config=config, runs=tuple(runs), checkpoints=checkpoints, game_seeds=tuple(game_seeds), games=tuple(game_rows)
     )
+
+
+def algorithm_axes(config: SweepConfig, alg: AlgorithmSpec) -> tuple[list[bool], list[Any], list[str], list[str], list[str]]:
+    """The optimism, learning rates, orders, schedules and feedback models ``alg`` runs with: its
+    table's, else the sweep's; V-learning's are its papers' (no optimism, the papers' rates, ``bandit:1``)."""
+    orders = alg.orders or config.orders
+    schedules = alg.eta_schedules or config.eta_schedules
+    if is_vlearning(alg.name):
+        return [False], [PAPER_RATE], orders, schedules, [VLEARNING_FEEDBACK]
+    return alg.optimistic or config.optimistic, alg.etas or config.etas, orders, schedules, alg.feedbacks or config.feedbacks

@@ -13,18 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write
-from ..games import AffineRescaling
-from ._exact import EXACT_FIELDS
-from ._results_table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
-from ._rundir import last_iterate_fields, regret_fields, units_field
+from ..._atomic import atomic_write
+from ...games import AffineRescaling
+from ..rundirs._directory import last_iterate_fields, regret_fields, units_field
+from ..rundirs._exact import EXACT_FIELDS
+from ._bandit import bandit_parameters
+from ._directory import MANIFEST_FILE, RUNS_DIR, _now
+from ._execute import BatchOutput
+from ._files import RUN_FILE_FORMAT, read_manifest, read_run_file
+from ._files import canonical_json as _canonical_json
+from ._plan import PlannedRun, SweepPlan, episodes_per_round
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
-from ._sweep_bandit import bandit_parameters
-from ._sweep_dir import MANIFEST_FILE, RUNS_DIR, _now
-from ._sweep_execute import BatchOutput
-from ._sweep_files import RUN_FILE_FORMAT, read_manifest, read_run_file
-from ._sweep_files import canonical_json as _canonical_json
-from ._sweep_plan import PlannedRun, SweepPlan, episodes_per_round
+from ._table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
 
 __all__ = ["checked_run_file", "consolidate_results"]
 
@@ -309,7 +309,7 @@ def consolidate_results(out: str | Path, plan: SweepPlan | None = None) -> tuple
 def _provenance(out: Path, plan: SweepPlan | None) -> dict[str, Any]:
     """What ``results.parquet`` carries in its metadata: versions, the validated configuration,
     the games and their content hashes, the checkpoints (from ``plan``, else from the manifest)."""
-    from ._rundir import versions
+    from ..rundirs._directory import versions
 
     manifest = read_manifest(out / MANIFEST_FILE) or {}
     config: dict[str, Any] | None

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ..dynamics import Algorithm, get_algorithm, get_step_schedule, run_batch, run_vlearning_batch
-from ._exact import exact_checkpoint_gaps, exact_prefix_gaps
-from ._sweep_bandit import is_vlearning
-from ._sweep_config import SweepConfigError
-from ._sweep_files import SweepError
-from ._sweep_plan import BatchTask, episodes_per_round
+from ...dynamics import Algorithm, get_algorithm, get_step_schedule, run_batch, run_vlearning_batch
+from ..rundirs._exact import exact_checkpoint_gaps, exact_prefix_gaps
+from ._bandit import is_vlearning
+from ._config import SweepConfigError
+from ._files import SweepError
+from ._plan import BatchTask, episodes_per_round
 
 __all__ = ["BatchOutput", "execute_batch"]
 
@@ -131,7 +131,7 @@ def _execute_bandit(task: BatchTask) -> BatchOutput:
     each run's output policy evaluated at the checkpoints ``T'`` (rounds: ``prefix_curves``, and the
     exact gaps of ``policy.prefix(T')`` where asked). The runs of a batch share the game's shape,
     so the calls of one batch share one compiled program."""
-    from ..evaluation import prefix_curves
+    from ...evaluation import prefix_curves
 
     vlearning = is_vlearning(task.algorithm)
     algorithm: str | Algorithm = task.algorithm if vlearning else _algorithm(task)

@@ -1,0 +1,85 @@
+"""Bandit feedback in a sweep: V-learning (``cce-v``, ``ce-v``, ``stage-v``) and compositions
+``LEARNER+UPDATE`` under ``bandit:M``, run through ``run_vlearning_batch`` (docs/vlearning.md).
+
+Here: the axes such an algorithm runs with (`algorithm_axes`: V-learning's are its papers', whatever
+the sweep-wide ``feedbacks``, ``etas`` and ``optimistic`` say), the keys that do not apply to bandit
+runs, refused naming the key (`check_bandit_settings`, a validator of the configuration), the
+settings a run used (`bandit_parameters`), and its size (`bandit_run_bytes`, `check_bandit_size`).
+``T`` counts rounds under bandit feedback: a run plays ``T M`` episodes, its learners update ``T``
+times, and its checkpoints ``T'`` are rounds (the output policy's prefixes).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from ...dynamics import VLEARNING_ALGORITHMS
+from ...dynamics._vlearning import MAX_RECORD_BYTES
+from ...policies._visit_chain import MAX_DENSE_ENTRIES
+
+if TYPE_CHECKING:
+    from ...games import MarkovGame
+
+__all__ = [
+    "PAPER_RATE",
+    "VLEARNING_FEEDBACK",
+    "is_vlearning",
+    "bandit_parameters",
+    "bandit_run_bytes",
+    "check_bandit_size",
+]
+
+#: The ``eta`` of a V-learning run: its papers' rate schedules (no single learning rate).
+PAPER_RATE = "paper"
+#: V-learning's feedback: one episode per round, as in its papers.
+VLEARNING_FEEDBACK = "bandit:1"
+
+
+def is_vlearning(name: str) -> bool:
+    """Whether ``name`` is a V-learning algorithm (`VLEARNING_ALGORITHMS`), not a composition."""
+    return name in VLEARNING_ALGORITHMS
+
+
+def bandit_parameters(
+    algorithm: str, eta: Any, bonus: float | None, ix: float | None, horizon: int
+) -> tuple[float, float | None]:
+    """The bonus constant and the implicit-exploration parameter a bandit run used: those given, else
+    the library's defaults (bonus 1 for V-learning, 0 for a composition; ``ix = eta H / 2`` for a
+    composition, ``None`` for V-learning, whose papers' schedules set it)."""
+    if is_vlearning(algorithm):
+        return (1.0 if bonus is None else float(bonus)), None
+    used_ix = float(eta) * float(horizon) / 2.0 if ix is None else float(ix)
+    return (0.0 if bonus is None else float(bonus)), used_ix
+
+
+def bandit_run_bytes(game: MarkovGame, rounds: int, per_round: int) -> tuple[int, int, int]:
+    """About how many bytes a bandit run of ``rounds`` rounds of ``per_round`` episodes holds: its
+    record (states, actions, rewards and the strategies played, ``E H (2 N 8 + 16 + 8 sum A_i)`` for
+    ``E`` episodes), its output policy (``K H S (1 + 8 sum A_i)`` for ``K`` rounds) and the largest
+    arrays of its evaluation at the checkpoints (``prefix_curves``: ``K S |A| S`` numbers)."""
+    H, S, N = game.horizon, game.num_states, game.num_players
+    actions = sum(game.num_actions)
+    record = rounds * per_round * H * (2 * N * 8 + 16 + 8 * actions)
+    policy = rounds * H * S * (1 + 8 * actions)
+    evaluation = rounds * S * math.prod(game.num_actions) * S * 8
+    return record, policy, evaluation
+
+
+def check_bandit_size(game: MarkovGame, rounds: int, per_round: int) -> None:
+    """Refuse (``ValueError``, to be prefixed with the run's key) a bandit run whose record, output
+    policy or evaluation is beyond the library's limits, before any batch starts."""
+    record, _, _ = bandit_run_bytes(game, rounds, per_round)
+    if record > MAX_RECORD_BYTES:
+        raise ValueError(
+            f"{rounds * per_round:,} episodes: the run's record would take {record / 2**30:.1f} GiB, above "
+            f"{MAX_RECORD_BYTES / 2**30:.0f} GiB; choose a smaller T"
+        )
+    entries = rounds * game.horizon * game.num_states * (1 + sum(game.num_actions))
+    evaluation = rounds * game.num_states * math.prod(game.num_actions) * game.num_states
+    if max(entries, evaluation) > MAX_DENSE_ENTRIES:
+        what = "its output policy" if entries >= evaluation else "the evaluation of its output policy"
+        raise ValueError(
+            f"{rounds:,} rounds: {what} needs {max(entries, evaluation):,} entries, above the limit "
+            f"{MAX_DENSE_ENTRIES:,}; choose a smaller T, or a smaller game"
+        )
