@@ -558,6 +558,41 @@ CASES: list[Case] = [
         ("sw/results.parquet", "column 'certified_cce_gap'", "expected a floating-point column, got list<"),
     ),
     Case(
+        "summarize-results-negative-gap",
+        PLOT_S,
+        "a certified gap below 0 (impossible: a gap is a best-response value less the value)",
+        _results_edited(lambda rows: rows[1].update(certified_cce_gap=-0.5)),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "row 1 (run 'r', T' = 10), column 'certified_cce_gap'", "-0.5 is outside [0, H] (H = 2)"),
+    ),
+    Case(
+        "plot-results-exact-above-certified",
+        PLOT_S,
+        "an exact gap above the certified one (the certificate bounds the exact gap)",
+        _results_edited(lambda rows: [r.update(exact_cce_gap=g) for r, g in zip(rows, (0.5, 0.2, 0.0), strict=True)]),
+        ("plot", "sw"),
+        ("sw/results.parquet", "row 1 (run 'r', T' = 10), column 'exact_cce_gap'", "0.2 is above the certified gap 0.1"),
+    ),
+    Case(
+        "summarize-results-bound-below-value",
+        PLOT_S,
+        "a certified bound below the value (impossible: the bound is a best response's value)",
+        _results_edited(
+            lambda rows: [r.update(value=[1.0, 1.0], certified_cce_bound=[1.0 + r["certified_cce_gap"], 0.5]) for r in rows]
+        ),
+        ("summarize", "sw"),
+        ("row 0 (run 'r', T' = 1), column 'certified_cce_bound'", "[2.0, 0.5] is below the value [1.0, 1.0]"),
+    ),
+    Case(
+        "summarize-results-value-huge",
+        PLOT_S,
+        "a gap of 1e308 (impossible; refused before any arithmetic, so no RuntimeWarning)",
+        _results_edited(lambda rows: rows[2].update(certified_ce_gap=1e308)),
+        ("summarize", "sw"),
+        ("row 2 (run 'r', T' = 100), column 'certified_ce_gap'", "1e+308 is outside [0, H] (H = 2)"),
+        subprocess=True,
+    ),
+    Case(
         "summarize-results-too-many-rows",
         PLOT_S,
         "more rows than a results file may have (refused from its footer, before reading them)",

@@ -383,6 +383,31 @@ def _read_policy(file: TrajectoryFile, rows: int) -> np.ndarray:
     return array
 
 
+def _check_record_invariants(metrics_path: Path, metrics: dict, game) -> None:
+    """The checkpoint records of ``metrics.json`` against what every result satisfies
+    (`markovgames.experiments._invariants`: values, bounds and gaps in [0, H], exact <= certified)."""
+    from .._invariants import first_violation
+
+    records = metrics.get("checkpoints") or []
+    names = {key for record in records for key in record}
+    columns = {name: [record.get(name) for record in records] for name in names if name != "T"}
+    found = first_violation(columns, game.horizon, game.num_players, metrics.get("dtype", "float64"))
+    if found is not None:
+        k, name, what = found
+        raise RunDirectoryError(f"{metrics_path}: checkpoints[{k}] (T' = {records[k].get('T')}).{name}: {what}")
+
+
+def _check_curve_invariants(curve_path: Path, value, ce, cce, game, dtype: str) -> None:
+    """The per-prefix curve (row ``k`` is ``T' = k + 1``) against the same invariants."""
+    from .._invariants import first_violation
+
+    columns = {"value": value, "certified_ce_bound": ce, "certified_cce_bound": cce}
+    found = first_violation(columns, game.horizon, game.num_players, dtype)
+    if found is not None:
+        k, name, what = found
+        raise RunDirectoryError(f"{curve_path}: row {k} (T' = {k + 1}), {name}: {what}")
+
+
 def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
     """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory].
 
@@ -417,7 +442,9 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     regret = metrics.get("regret") is not None
     # A run that drew samples records how many (metrics.json's "samples_used"); its curve holds them per prefix.
     drew = metrics.get("samples_used") is not None
+    _check_record_invariants(metrics_path, metrics, game)
     value, ce, cce, *more = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew)
+    _check_curve_invariants(path / CURVE_FILE, value, ce, cce, game, metrics.get("dtype", "float64"))
     files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
