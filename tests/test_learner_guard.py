@@ -321,3 +321,25 @@ def test_every_built_in_learner_is_trusted_and_none_is_wrapped():
     mine = _hedge_with()
     assert runs_user_code(mine) and runs_user_code(swap_regret(mine))
     assert mine.learner().play.__wrapped__ is not None
+
+
+@pytest.mark.parametrize("update", ["smooth", "stage"])
+@pytest.mark.parametrize(("scale", "reason"), [(0.7, "does not sum to 1"), (np.nan, "is not finite")])
+def test_a_proposal_off_the_simplex_stops_the_run_naming_propose(update, scale, reason):
+    """A two-query learner's ``propose`` must return probability vectors too: the first proposal
+    off the simplex stops the run naming the function, iteration, player, step and state."""
+    from markovgames.learners import EXTRAGRADIENT
+
+    def build(axis):
+        base = EXTRAGRADIENT.build(axis)
+
+        def propose(state, eta, decay):
+            x = base.propose(state, eta, decay)
+            return x * jnp.where(x.size > 0, scale, 1.0)
+
+        return base._replace(propose=propose)
+
+    spec = LearnerSpec("mine", build)
+    with pytest.raises(LearnerOutputError) as err:
+        run(make_random_game(7, 2, 2, 2, (2, 2)), Algorithm(spec, update), T=5, eta=0.1)
+    assert str(err.value).startswith(f"learner 'mine': propose returned a strategy that {reason} at iteration 1, player 0, step 0, state 0")

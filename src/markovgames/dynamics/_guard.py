@@ -250,16 +250,28 @@ class ViolationWatch:
 
 
 def raise_violation(
-    spec: LearnerSpec, iteration: int, code: int, copy_shape: tuple[int, ...], tol: float, run_offset: int = 0
+    spec: LearnerSpec,
+    iteration: int,
+    code: int,
+    copy_shape: tuple[int, ...],
+    tol: float,
+    run_offset: int = 0,
+    num_players: int | None = None,
 ) -> None:
     """Raise `LearnerOutputError` for the `strategy_violation` ``code`` at ``iteration``;
-    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset``."""
+    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset``; ``num_players``,
+    for a two-query learner: the first ``num_players`` strategies checked are its proposals."""
     flat, reason = divmod(int(code), 4)
     player, rest = divmod(flat, int(np.prod(copy_shape)))
+    # A two-query learner's proposals are checked before the strategies played (a proposal off the
+    # simplex makes the prediction, and so the strategy, wrong too): "players" 0..N-1 are them.
+    function = "play"
+    if num_players is not None:
+        function, player = ("propose", player) if player < num_players else ("play", player - num_players)
     index = np.unravel_index(rest, copy_shape)
     run = f", run {run_offset + int(index[2])}" if len(copy_shape) > 2 else ""
     raise LearnerOutputError(
-        f"learner {spec.name!r}: play returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
+        f"learner {spec.name!r}: {function} returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
         f"player {player}, step {int(index[0])}, state {int(index[1])}{run}; a strategy must be a probability "
         f"vector (finite, entries >= -{tol:g}, summing to 1 within {tol:g}); the run was stopped and nothing kept"
     )

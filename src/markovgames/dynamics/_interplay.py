@@ -269,14 +269,17 @@ def player_rates(eta, factor, num_players: int) -> tuple:
     return tuple(eta[i] if factor is None else eta[i] * factor for i in range(num_players))
 
 
-def proposed_predictions(learner, states, rates, decay, q, run_axes: int, estimator: Estimator | None = None) -> tuple:
+def proposed_predictions(
+    learner, states, rates, decay, q, run_axes: int, estimator: Estimator | None = None
+) -> tuple[tuple, tuple]:
     """A two-query learner's predictions: each player's utility at the strategies the learners
     propose, ``[Q_i x_hat_{-i}]`` (``q``: ``(H, N, S, A...)``), or its estimate (``estimator``,
-    from the iteration's draws for the second query)."""
+    from the iteration's draws for the second query); and the proposals themselves (a user's are
+    checked to be probability vectors, as its played strategies are: `._guard`)."""
     proposals = tuple(learner.propose(state, rate, decay) for state, rate in zip(states, rates, strict=True))
     if estimator is None:
-        return per_player_utilities(q, proposals, run_axes)
-    return estimator.utilities(q, proposals, PROPOSALS)
+        return per_player_utilities(q, proposals, run_axes), proposals
+    return estimator.utilities(q, proposals, PROPOSALS), proposals
 
 
 def observe_round(
