@@ -102,6 +102,20 @@ def _results_too_many_rows(d: Path) -> None:
     pq.write_table(table.take(np.zeros(1_000_001, dtype=np.int64)), d / "sw" / "results.parquet")
 
 
+def _policy_of_another_kernel(d: Path) -> None:
+    """The V-learning run's policy.npz rewritten with the index kernel 'stage' (its numbers unchanged,
+    metrics.json's digest updated): a policy the run's kernel ('smooth') did not make."""
+    import hashlib
+
+    from markovgames.policies import VisitChainPolicy
+
+    policy = VisitChainPolicy.load(d / "policy.npz")
+    VisitChainPolicy("stage", policy.visited, policy.policies).save(d / "policy.npz")
+    metrics = json.loads((d / "metrics.json").read_text())
+    metrics["sha256"]["policy.npz"] = hashlib.sha256((d / "policy.npz").read_bytes()).hexdigest()
+    (d / "metrics.json").write_text(json.dumps(metrics))
+
+
 def _in_vlearn(change: Callable[[Path], object]):
     """Change the finished V-learning run copied to ./vl (cases with ``needs_vlearn``)."""
     return lambda d: change(d / "vl")
@@ -379,6 +393,15 @@ CASES: list[Case] = [
         _in_vlearn(lambda d: _flip_last_byte(d / "policy.npz")),
         ("evaluate", "vl", "--exact"),
         ("vl/policy.npz", "SHA-256 differs", "metrics.json"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "evaluate-vlearn-policy-kind",
+        VLEARN_S,
+        "a policy.npz whose index kernel is not the one metrics.json records (even with a matching digest)",
+        _in_vlearn(_policy_of_another_kernel),
+        ("evaluate", "vl"),
+        ("vl/policy.npz", "kind: 'stage', but metrics.json records the output policy's kernel 'smooth'"),
         needs_vlearn=True,
     ),
     Case(

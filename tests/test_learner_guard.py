@@ -342,4 +342,6 @@ def test_a_proposal_off_the_simplex_stops_the_run_naming_propose(update, scale, 
     spec = LearnerSpec("mine", build)
     with pytest.raises(LearnerOutputError) as err:
         run(make_random_game(7, 2, 2, 2, (2, 2)), Algorithm(spec, update), T=5, eta=0.1)
-    assert str(err.value).startswith(f"learner 'mine': propose returned a strategy that {reason} at iteration 1, player 0, step 0, state 0")
+    assert str(err.value).startswith(
+        f"learner 'mine': propose returned a strategy that {reason} at iteration 1, player 0, step 0, state 0"
+    )

@@ -35,6 +35,7 @@ from ._errors import MarkovGamesError
 from ._text import long_integer_in
 
 __all__ = [
+    "read_hashed",
     "NotRegularFileError",
     "open_regular",
     "read_bounded",
@@ -149,6 +150,18 @@ def file_sha256(path: str | os.PathLike[str], fh: BinaryIO | None = None) -> str
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def read_hashed(fh: BinaryIO, max_bytes: int) -> tuple[bytes, str]:
+    """The bytes of the open file ``fh`` from its start (at most ``max_bytes + 1``, as
+    `read_limited`) and their SHA-256: one read, so that what a caller checks against a recorded
+    digest is exactly what it then parses (a file changed in between cannot slip through, as it
+    could between a hash of the open file and a second read of it)."""
+    import hashlib
+
+    fh.seek(0)
+    data = read_limited(fh, max_bytes)
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:

@@ -72,7 +72,7 @@ def first_violation(columns: Mapping[str, object], horizon, players, dtype) -> t
 
     def check(name: str, bad: np.ndarray, values: np.ndarray, what) -> None:
         if bad.ndim > 1:
-            bad = bad.any(axis=tuple(range(1, bad.ndim)))
+            bad = np.asarray(bad.any(axis=tuple(range(1, bad.ndim))))
         if bad.any():
             k = int(np.argmax(bad))
             cell = values[k]

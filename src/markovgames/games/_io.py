@@ -59,18 +59,19 @@ the same float64.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
 from .._atomic import atomic_write
-from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_limited
+from .._files import MAX_JSON_DEPTH, json_depth, open_regular, read_hashed, read_limited
 from .._npz import ArchiveError, NpzArchive
 from .._suggest import did_you_mean
 from .._text import long_integer_in
@@ -127,6 +128,10 @@ _MAX_NPZ_TEXT_CHARS = 1 << 20
 
 class GameFileError(GameValidationError):
     """A game file cannot be read or written. The message starts with the file path."""
+
+
+class GameDigestError(GameFileError):
+    """A game file's bytes do not have the SHA-256 its reader was given (``load_game(sha256=...)``)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -445,6 +450,7 @@ def load_game(
     *,
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    sha256: str | None = None,
 ) -> MarkovGame:
     """Read a game from a ``.json`` or ``.npz`` file (chosen by the suffix, case-insensitive).
 
@@ -459,6 +465,10 @@ def load_game(
     max_entries : int
         Refuse a game whose ``rewards`` or ``transitions`` would have more entries than this;
         checked on the declared sizes, before any array is allocated.
+    sha256 : str, optional
+        The file's recorded SHA-256 (a run directory's): the file is then read once, after its
+        size is checked, its bytes hashed and, only if they match, parsed: the game is made of
+        exactly the bytes that were checked (`GameDigestError` otherwise).
 
     Returns
     -------
@@ -479,10 +489,19 @@ def load_game(
     with fh:
         check_game_file_size(path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
         json_limit = max_bytes if max_bytes is not None else DEFAULT_MAX_FILE_BYTES
+        source: BinaryIO = fh
+        if sha256 is not None:
+            try:
+                data, digest = read_hashed(fh, os.fstat(fh.fileno()).st_size)
+            except OSError as err:
+                raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
+            if digest != sha256:
+                raise GameDigestError(f"{path}: its SHA-256 differs from the one recorded: the file was changed or damaged")
+            source = io.BytesIO(data)
         try:
             if suffix == ".json":
-                return _load_json(path, fh, max_bytes=json_limit, max_entries=max_entries)
-            return _load_npz(path, fh, max_entries=max_entries)
+                return _load_json(path, source, max_bytes=json_limit, max_entries=max_entries)
+            return _load_npz(path, source, max_entries=max_entries)
         except GameFileError:
             raise
         except GameValidationError as err:
