@@ -144,7 +144,10 @@ def _busy(name: str):
     """Hold the lock of the directory ``name`` (an flock on ``.NAME.lock``, as a running command would)."""
 
     def setup(d: Path) -> None:
+        from markovgames._lock import MARKER
+
         fd = os.open(d / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        os.write(fd, MARKER)  # a markovgames lock file, as the running command's is
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _HELD.append(fd)
 

@@ -460,6 +460,14 @@ CASES: list[Case] = [
         ("--out out", "metrics.json", "another run"),
     ),
     Case(
+        "reproduce-out-being-written",
+        REPRO_S,
+        "an output directory another reproduction is making (locked, its marker not yet written): the lock answers",
+        _both(lambda d: (d / "rep").mkdir(), lambda d: (d / "rep" / "curves.npz").write_bytes(b"half"), _busy("rep")),
+        ("reproduce", "-T", "10", "--out", "rep"),
+        ("--out rep", "another markovgames command is writing to this directory", ".rep.lock"),
+    ),
+    Case(
         "reproduce-out-foreign",
         REPRO_S,
         "a non-empty output directory that no reproduction made (its files would be replaced)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -309,6 +310,26 @@ CASES: list[Case] = [
         None,
         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "7" * 4400, "--out", "out"),
         ("-T", "expected a positive integer, got '7777777777... (4400 digits)'"),
+    ),
+    Case(
+        "run-resume-config-fifo",
+        RUN_S,
+        "--resume of an interrupted run whose saved config.json is a FIFO (named, never read)",
+        lambda d: (
+            (d / ".out.partial").mkdir(),
+            (d / ".out.partial" / "state.npz").write_bytes(b""),
+            os.mkfifo(d / ".out.partial" / "config.json"),
+        ),
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--resume"),
+        (".out.partial/config.json: is a FIFO, not a regular file", "the interrupted run's saved configuration"),
+    ),
+    Case(
+        "run-resume-state-directory",
+        RUN_S,
+        "--resume of an interrupted run whose saved state is a directory",
+        lambda d: (d / ".out.partial" / "state.npz").mkdir(parents=True),
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--resume"),
+        (".out.partial/state.npz: is a directory, not a regular file", "the interrupted run's saved state"),
     ),
     Case(
         "run-eta-per-player-count",

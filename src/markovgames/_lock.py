@@ -45,7 +45,15 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DirectoryBusyError", "ForeignLockFileError", "MARKER", "is_lock_file", "lock_path", "directory_lock"]
+__all__ = [
+    "DirectoryBusyError",
+    "ForeignLockFileError",
+    "MARKER",
+    "is_lock_file",
+    "lock_path",
+    "directory_lock",
+    "check_not_held",
+]
 
 # How often a command that waits for a lock (``timeout > 0``) tries again.
 _POLL_SECONDS = 0.05
@@ -273,6 +281,34 @@ def directory_lock(
         yield path
     finally:
         _release(fd, path)
+
+
+def check_not_held(directory: str | os.PathLike[str], argument: str | None = None, noun: str = "directory") -> None:
+    """Raise `DirectoryBusyError` if another process holds the lock of ``directory`` now.
+
+    For a check a command makes before it takes the lock (what the directory holds, say): while
+    another markovgames command is writing there, what it sees is that command's work in
+    progress, so the answer is the lock's, not a verdict on half-written contents. Nothing is
+    created, taken or deleted.
+    """
+    if fcntl is None:  # pragma: no cover - not POSIX
+        return
+    path = lock_path(directory)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return  # no lock file (or none that can be a lock): nobody holds it
+    try:
+        if not _holds_marker(fd):
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(directory, argument, _held_message(path, noun)) from None
+        except OSError:
+            return
+    finally:
+        os.close(fd)  # closing releases the shared lock taken to look
 
 
 @contextlib.contextmanager
