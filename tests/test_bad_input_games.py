@@ -65,6 +65,24 @@ def _device(name: str, device: str = "/dev/zero"):
     return lambda d: (d / name).symlink_to(device)
 
 
+def _discounted(value, *, drop_discount: bool = False):
+    """The paper game's first step as a discounted game file, with ``discount = value``."""
+
+    def mutate(data: dict) -> None:
+        data.pop("horizon")
+        data["rewards"] = data["rewards"][0]
+        data["transitions"] = data["transitions"][0]
+        if not drop_discount:
+            data["discount"] = value
+
+    return mutate
+
+
+def _discounted_with_step_axis(data: dict) -> None:
+    data.pop("horizon")
+    data["discount"] = 0.9
+
+
 CASES: list[Case] = [
     # ---- game files (through `run --game FILE`, which reads the game before anything else)
     Case(
@@ -510,6 +528,77 @@ CASES: list[Case] = [
             "g.json",
         ),
         ("--zero-sum", "two players", "--players 3"),
+    ),
+    # ---- discounted games (read by `games validate`, which takes either kind of game)
+    *(
+        Case(
+            f"game-discount-{key}",
+            GAME,
+            what,
+            _write_game("game.json", _discounted(value)),
+            ("games", "validate", "game.json"),
+            ("game.json", *expect),
+            subprocess=key == "one",
+        )
+        for key, what, value, expect in (
+            ("one", "a discount of 1", 1, ("discount = 1.0", "not below 1")),
+            ("negative", "a negative discount", -0.5, ("discount = -0.5", "negative")),
+            ("nan", "a discount of NaN", float("nan"), ("discount = nan", "not a finite number")),
+            ("string", "a discount written as a string", "0.9", ("discount:", "a number in [0, 1)", "a string ('0.9')")),
+        )
+    ),
+    Case(
+        "game-discount-missing",
+        GAME,
+        "a discounted game's arrays without its discount (and no horizon)",
+        _write_game("game.json", _discounted(None, drop_discount=True)),
+        ("games", "validate", "game.json"),
+        ("game.json", "missing key(s)", "'horizon'", "'discount', a discounted game"),
+    ),
+    Case(
+        "game-discount-with-horizon",
+        GAME,
+        "a finite-horizon game file with a discount added",
+        _write_game("game.json", _set(("discount",), 0.9)),
+        ("games", "validate", "game.json"),
+        ("game.json", "horizon: a discounted game", "has no horizon"),
+    ),
+    Case(
+        "game-discount-step-axis",
+        GAME,
+        "a finite-horizon file's arrays (with their step axis) under a discount",
+        _write_game("game.json", _discounted_with_step_axis),
+        ("games", "validate", "game.json"),
+        ("game.json", "rewards[0][0][0][0]", "expected a number", "nesting too deep"),
+    ),
+    Case(
+        "game-discounted-in-solve",
+        GAME,
+        "a discounted game given to a command that takes finite-horizon games",
+        _write_game("game.json", _discounted(0.9)),
+        ("solve", "--game", "game.json", "--concept", "cce", "--out", "eq.npz"),
+        ("game.json", "discount: this is a discounted game", "finite-horizon game"),
+    ),
+    *(
+        Case(
+            f"games-random-{key}",
+            GAME,
+            what,
+            None,
+            ("games", "random", "--players", "2", *length, "--states", "3", "--actions", "2", "--seed", "1", "--out", "g.json"),
+            expect,
+        )
+        for key, what, length, expect in (
+            ("discount-one", "--discount 1", ("--discount", "1"), ("--discount = 1.0", "not below 1")),
+            ("discount-word", "--discount not a number", ("--discount", "x"), ("--discount", "a number in [0, 1)", "'x'")),
+            (
+                "horizon-and-discount",
+                "both --horizon and --discount",
+                ("--horizon", "2", "--discount", "0.5"),
+                ("--horizon/--discount", "exactly one", "both"),
+            ),
+            ("no-length", "neither --horizon nor --discount", (), ("--horizon/--discount", "exactly one", "neither")),
+        )
     ),
 ]
 

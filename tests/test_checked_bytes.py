@@ -38,7 +38,7 @@ def _replacing_after_the_read(monkeypatch, module, target, replacement: bytes) -
 def test_a_game_replaced_after_its_hash_is_not_read(tmp_path, monkeypatch):
     import hashlib
 
-    import markovgames.games._io as io_module
+    import markovgames.games._io._read as io_module
 
     path = tmp_path / "g.json"
     save_game(paper_game(), path)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ._deps import require
 
 __all__ = ["export_game", "markov_state_key", "exported_roots"]
@@ -293,6 +293,7 @@ def export_game(game: MarkovGame, short_name: str | None = None):
         ``"turn_based_simultaneous_game(game=<short_name>())"``); its ``markov_game`` attribute is
         ``game`` (or the equal game exported first under that name).
     """
+    require_finite_horizon(game, "export_game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"export_game: expected a MarkovGame, got {type(game).__name__}")
     pyspiel = _pyspiel()

@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 
 from .._errors import MarkovGamesError
 from .._files import read_bounded
-from ..games import DEFAULT_MAX_FILE_BYTES, MarkovGame, normal_form_game
+from ..games import DEFAULT_MAX_FILE_BYTES, DiscountedMarkovGame, MarkovGame, normal_form_game
 from ..policies import IndexChainPolicy, MarkovCorrelatedPolicy
 from ._deps import require
 from ._rescale import AffineRescaling, Rescaled, fit_rescaling, to_unit_interval
@@ -282,7 +282,7 @@ def nash_equilibria(game_or_payoffs, method: str = "support_enumeration", **kwar
 
     Parameters
     ----------
-    game_or_payoffs : NormalFormGame, LiftedGame, MarkovGame with ``H = S = 1``, or payoffs ``(2, A_0, A_1)``
+    game_or_payoffs : NormalFormGame, LiftedGame, MarkovGame with ``H = S = 1``, DiscountedMarkovGame with ``S = 1``, or payoffs ``(2, A_0, A_1)``
         Equilibria do not depend on the affine rescaling, so either units give the same set.
     method : ``"support_enumeration"`` (default), ``"vertex_enumeration"`` or ``"lemke_howson"``
         (one equilibrium; ``initial_dropped_label`` defaults to 0), or ``"lemke_howson_enumeration"``.
@@ -302,6 +302,13 @@ def nash_equilibria(game_or_payoffs, method: str = "support_enumeration", **kwar
         if g.horizon != 1:
             raise ValueError(f"nash_equilibria: expected a one-step game (H = 1), got H = {g.horizon}")
         payoffs = g.rewards[0, :, g.initial_state]
+    elif isinstance(game_or_payoffs, DiscountedMarkovGame):
+        # A one-state discounted game's stationary Nash equilibria are its stage game's, played
+        # at every step (every value is the stage payoff divided by 1 - gamma).
+        d = game_or_payoffs
+        if d.num_states != 1:
+            raise ValueError(f"nash_equilibria: expected a one-state discounted game, got S = {d.num_states}")
+        payoffs = d.rewards[:, 0]
     else:
         payoffs = _as_normal_form(game_or_payoffs).payoffs
     if payoffs.shape[0] != 2:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ._deps import require
 from .mediator import (
     EpisodeReturns,
@@ -78,6 +78,7 @@ class MarkovGameParallelEnv(ParallelEnv):
     metadata: dict[str, Any] = {"name": "markovgames_parallel_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(self, game: MarkovGame, *, observation: str = "multidiscrete", render_mode: str | None = None):
+        require_finite_horizon(game, "game")
         if not isinstance(game, MarkovGame):
             raise TypeError(f"expected a MarkovGame, got {type(game).__name__}")
         if observation not in ("multidiscrete", "dict"):

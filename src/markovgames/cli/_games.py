@@ -1,7 +1,8 @@
 """The ``games`` subcommand: list, show, validate, hash, export and generate Markov games.
 
 ``markovgames games list``
-    The built-in games with their sizes ``N, H, S, A`` and a one-line description.
+    The built-in games with their sizes ``N, H, S, A`` and a one-line description; then the
+    built-in discounted games with ``N, gamma, S, A``.
 ``markovgames games show NAME|FILE``
     Sizes and a summary; for small games the reward vector ``r_h(s, a)`` and the next-state
     distribution ``P_h(. | s, a)`` of every joint action ``a``, per step ``h`` and state ``s``.
@@ -15,7 +16,10 @@
 ``markovgames games random --players N --horizon H --states S --actions 2,3 --seed K --out FILE``
     Writes [`markovgames.games.random_game`][markovgames.games.random_game] (rewards i.i.d. Uniform[0, 1], transition rows
     i.i.d. Dirichlet(c * ones(S))); ``--zero-sum`` makes a two-player constant-sum game,
-    ``r_1 = 1 - r_0``.
+    ``r_1 = 1 - r_0``. ``--discount G`` in place of ``--horizon H`` writes a discounted game
+    ([`markovgames.games.random_discounted_game`][markovgames.games.random_discounted_game]).
+
+``show``, ``validate``, ``hash`` and ``export`` take finite-horizon and discounted games alike.
 
 Handlers have the signature ``(args) -> int`` and raise `CliError` or
 [`GameValidationError`][markovgames.games.GameValidationError] on user errors; the entry point turns them into
@@ -39,7 +43,7 @@ from ._errors import CliError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..games import MarkovGame
+    from ..games import DiscountedMarkovGame, MarkovGame
 
 # The games (NumPy) and rich are imported by the handlers that use them: the parsers are built
 # for every command, and 'markovgames --help' and '--version' must start at once.
@@ -128,7 +132,13 @@ def add_games_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         "constant-sum game, player 1's rewards being 1 minus player 0's. The same seed gives the same game.",
     )
     p.add_argument("--players", type=int, required=True, metavar="N")
-    p.add_argument("--horizon", type=int, required=True, metavar="H")
+    p.add_argument("--horizon", type=int, default=None, metavar="H", help="a finite-horizon game of H steps")
+    p.add_argument(
+        "--discount",
+        default=None,
+        metavar="G",
+        help="instead of --horizon: a discounted infinite-horizon game with discount G in [0, 1)",
+    )
     p.add_argument("--states", type=int, required=True, metavar="S")
     p.add_argument(
         "--actions", required=True, metavar="A", help="actions per player, comma-separated (e.g. 2,3), or one number for all"
@@ -181,8 +191,11 @@ def _console() -> Console:
     return Console(highlight=False)
 
 
-def _sizes(game: MarkovGame) -> str:
-    return f"N={game.num_players}, H={game.horizon}, S={game.num_states}, A={'x'.join(str(a) for a in game.num_actions)}"
+def _sizes(game: MarkovGame | DiscountedMarkovGame) -> str:
+    from ..games import DiscountedMarkovGame
+
+    length = f"gamma={game.discount:g}" if isinstance(game, DiscountedMarkovGame) else f"H={game.horizon}"
+    return f"N={game.num_players}, {length}, S={game.num_states}, A={'x'.join(str(a) for a in game.num_actions)}"
 
 
 def _check_out(path_text: str, force: bool, inputs: tuple[str, ...] = ()) -> Path:
@@ -199,7 +212,7 @@ def _check_out(path_text: str, force: bool, inputs: tuple[str, ...] = ()) -> Pat
     return path
 
 
-def _write(game: MarkovGame, out: Path, force: bool) -> None:
+def _write(game: MarkovGame | DiscountedMarkovGame, out: Path, force: bool) -> None:
     """Write the game file under its lock (one writer per name), replacing a file only with ``--force``."""
     from ..games import save_game
 
@@ -237,15 +250,39 @@ def cmd_list(args: argparse.Namespace) -> int:
             game.description,
         )
     _console().print(table)
+    _list_discounted()
     return 0
+
+
+def _list_discounted() -> None:
+    """The second table of ``games list``: the built-in discounted games."""
+    from rich.table import Table
+
+    from ..games import DISCOUNTED_GAMES, get_discounted_builtin
+
+    table = Table(title="Built-in discounted games", title_justify="left")
+    for column in ("name", "N", "gamma", "S", "A"):
+        table.add_column(column, justify="left" if column == "name" else "right", no_wrap=True)
+    table.add_column("description")
+    for name in DISCOUNTED_GAMES:
+        game = get_discounted_builtin(name)
+        table.add_row(
+            name,
+            str(game.num_players),
+            f"{game.discount:g}",
+            str(game.num_states),
+            "x".join(str(a) for a in game.num_actions),
+            game.description,
+        )
+    _console().print(table)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``games validate FILE``: load with every check and print a one-line verdict."""
-    from ..games import load_game
+    from ..games import load_any_game
 
     check_game_limits(args)
-    game = load_game(args.file, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    game = load_any_game(args.file, max_bytes=args.max_bytes, max_entries=args.max_entries)
     print(f"{printable(args.file)}: valid ({_sizes(game)})")
     return 0
 
@@ -253,21 +290,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_hash(args: argparse.Namespace) -> int:
     """``games hash NAME|FILE``: print the content hash that sweeps record for the game."""
     from ..experiments import game_content_hash
-    from ..games import resolve_game
+    from ..games import resolve_any_game
 
     check_game_limits(args)
-    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    game = resolve_any_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     print(f"{game_content_hash(game)}  {printable(args.game)}")
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``games export NAME --out FILE``: write a built-in game (or convert a file)."""
-    from ..games import BUILTIN_GAMES, resolve_game
+    from ..games import BUILTIN_GAMES, DISCOUNTED_GAMES, resolve_any_game
 
     check_game_limits(args)
-    out = _check_out(args.out, args.force, () if args.game in BUILTIN_GAMES else (args.game,))
-    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    builtin = args.game in BUILTIN_GAMES or args.game in DISCOUNTED_GAMES
+    out = _check_out(args.out, args.force, () if builtin else (args.game,))
+    game = resolve_any_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
     _write(game, out, args.force)
     print(f"wrote {printable(out)} ({printable(game.name)}: {_sizes(game)})")
     return 0
@@ -289,10 +327,12 @@ def _parse_actions(text: str, players: int) -> list[int]:
 
 
 def cmd_random(args: argparse.Namespace) -> int:
-    """``games random ...``: write a seeded random game."""
+    """``games random ...``: write a seeded random game (discounted with ``--discount``)."""
+    discount = _check_length(args)
     for option in ("players", "horizon", "states"):
-        if getattr(args, option) < 1:
-            raise CliError(f"--{option}: must be at least 1, got {getattr(args, option)}")
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise CliError(f"--{option}: must be at least 1, got {value}")
     if args.seed < 0:
         raise CliError(f"--seed: must be non-negative, got {args.seed}")
     if not args.concentration > 0:
@@ -306,10 +346,51 @@ def cmd_random(args: argparse.Namespace) -> int:
     check_game_limits(args)
     actions = _parse_actions(args.actions, args.players)
     out = _check_out(args.out, args.force)
-    game = _random_game(args, actions)  # over --max-entries: the entry point's message names the option
+    # Over --max-entries: the entry point's message names the option.
+    game = _random_game(args, actions) if discount is None else _random_discounted_game(args, actions, discount)
     _write(game, out, args.force)
     print(f"wrote {printable(out)} ({printable(game.name)}: {_sizes(game)})")
     return 0
+
+
+def _check_length(args: argparse.Namespace) -> float | None:
+    """Exactly one of ``--horizon H`` and ``--discount G``; the discount checked (a number in ``[0, 1)``)."""
+    from ..games import GameValidationError, check_discount
+
+    if (args.horizon is None) == (args.discount is None):
+        raise CliError(
+            "--horizon/--discount: give exactly one, --horizon H (a finite-horizon game) or --discount G "
+            "(a discounted game), got " + ("both" if args.horizon is not None else "neither")
+        )
+    if args.discount is None:
+        return None
+    try:
+        number = float(args.discount)
+    except ValueError:
+        raise CliError(f"--discount: expected a number in [0, 1), got {args.discount!r}") from None
+    try:
+        return check_discount(number, "--discount")
+    except GameValidationError as err:
+        raise CliError(str(err)) from None
+
+
+def _random_discounted_game(args: argparse.Namespace, actions, discount: float):
+    from ..games import random_discounted_game
+
+    return random_discounted_game(
+        args.players,
+        args.states,
+        actions,
+        discount,
+        seed_or_rng=args.seed,
+        reward_distribution=args.rewards,
+        transition_concentration=args.concentration,
+        initial_state=args.initial_state,
+        name=args.name,
+        max_entries=args.max_entries,
+        num_successors=args.successors,
+        zero_sum=args.zero_sum,
+    )
 
 
 def _random_game(args: argparse.Namespace, actions):
@@ -336,12 +417,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     import numpy as np
     from rich.table import Table
 
-    from ..games import resolve_game
+    from ..games import DiscountedMarkovGame, resolve_any_game
 
     check_game_limits(args)
     if args.precision < 1:
         raise CliError(f"--precision: must be at least 1, got {args.precision}")
-    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    game = resolve_any_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    if isinstance(game, DiscountedMarkovGame):
+        from ._games_show import show_discounted
+
+        show_discounted(_console(), game, args.precision, args.full)
+        return 0
     console = _console()
     digits = args.precision
 

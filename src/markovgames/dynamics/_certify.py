@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from .._waiting import in_background
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ..policies import DISTRIBUTION_TOLERANCE
 from ._algorithms import get_value_update
 from ._engine import compile_for, compiled_certify, run_work
@@ -116,6 +116,7 @@ def certify(
     checkpoints : keep only these prefixes ``T'`` (default: all).
     dtype, chunk_size, progress : as for [`run`][markovgames.dynamics.run].
     """
+    require_finite_horizon(game, "certify")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     update = get_value_update(value_update)

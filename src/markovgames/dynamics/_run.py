@@ -15,7 +15,7 @@ from typing import cast
 import numpy as np
 
 from .._schedules import stage_schedule
-from ..games import MarkovGame
+from ..games import DiscountedMarkovGame, MarkovGame, require_finite_horizon
 from ..policies import TrajectorySuffix, trajectory_suffix
 from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedule, resolve_learning_rate
 from ._checkpoint import StateFile, fingerprint
@@ -464,6 +464,7 @@ def run(
         value and certified bounds are exact either way.
     seed : the seed of the run's draws (a non-negative integer): the same seed gives the same run.
     """
+    require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     spec = get_algorithm(algorithm)
@@ -649,7 +650,7 @@ def run_batch(
     spec = get_algorithm(algorithm)
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
-    game_list = [games] if isinstance(games, MarkovGame) else list(games)
+    game_list = [games] if isinstance(games, (MarkovGame, DiscountedMarkovGame)) else list(games)
     # One rate (a number or "theory") for all runs, or a sequence of one per run, each a number,
     # "theory" or a tuple of one rate per player (a tuple of numbers is one rate per run, as it
     # always was: per-player rates for every run are [(c_0, c_1, ...)]).
@@ -667,6 +668,7 @@ def run_batch(
     eta_list = eta_list * size if len(eta_list) == 1 else eta_list
     key = game_list[0].shape_key
     for k, g in enumerate(game_list):
+        require_finite_horizon(g, f"games[{k}]")
         if not isinstance(g, MarkovGame):
             raise TypeError(f"games[{k}] must be a MarkovGame, got {type(g).__name__}")
         if g.shape_key != key:

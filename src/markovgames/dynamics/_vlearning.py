@@ -48,7 +48,7 @@ import numpy as np
 from .._errors import ArgumentError
 from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
@@ -462,6 +462,7 @@ class _Numbers(NamedTuple):
 
 
 def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
+    require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     episodes = _check_count("episodes", episodes)

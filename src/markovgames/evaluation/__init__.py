@@ -27,6 +27,17 @@ from ..policies import IndexKernel
 from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
 from ._ce import CEGapResult, StrategyModification, exact_ce_gap
 from ._common import check_policy, check_product_policy
+from ._discounted import (
+    BEST_RESPONSE_METHODS,
+    DiscountedNashGapResult,
+    DiscountedValue,
+    check_stationary_policy,
+    discounted_best_response,
+    discounted_duality_gap,
+    discounted_nash_gap,
+    discounted_policy_value,
+    solve_mdp,
+)
 from ._monte_carlo import DEFAULT_BATCH, MonteCarloEstimate, monte_carlo_value
 from ._nash import NashGapResult, nash_gap
 from ._prefix_curves import PrefixCurves, prefix_curves
@@ -35,6 +46,16 @@ from ._value import policy_value
 from ._work import DEFAULT_MAX_WORK, EvaluationTooLarge, WorkEstimate, estimate_work
 
 __all__ = [
+    # discounted games: stationary product policies
+    "discounted_policy_value",
+    "discounted_best_response",
+    "discounted_nash_gap",
+    "discounted_duality_gap",
+    "check_stationary_policy",
+    "solve_mdp",
+    "DiscountedValue",
+    "DiscountedNashGapResult",
+    "BEST_RESPONSE_METHODS",
     "PrefixCurves",
     "prefix_curves",
     "check_policy",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ..policies import DISTRIBUTION_TOLERANCE, IndexChainPolicy, MarkovCorrelatedPolicy, VisitChainPolicy
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
 
 def check_policy(game: MarkovGame, policy) -> None:
     """Raise ``TypeError``/``ValueError`` unless ``policy`` is an output or Markov policy of ``game``'s shape."""
+    require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     if not isinstance(policy, (IndexChainPolicy, VisitChainPolicy, MarkovCorrelatedPolicy)):
@@ -52,6 +53,7 @@ def check_product_policy(game: MarkovGame, policies) -> tuple[np.ndarray, ...]:
     ValueError
         Naming ``policies[i]`` and the index at fault.
     """
+    require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
     if isinstance(policies, np.ndarray) or not isinstance(policies, (list, tuple)):

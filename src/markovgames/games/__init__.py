@@ -1,4 +1,8 @@
-"""Markov games: the model, its files, and built-in games."""
+"""Markov games: the model (finite-horizon and discounted), its files, and built-in games."""
+
+# Layers, each importing only those below it: the models (_units, _model, _discounted); the
+# game files (_io/); the built-in games (_builtin, _discounted_builtin); resolving a name or a
+# path to a game (_resolve).
 
 from ._builtin import (
     BUILTIN_GAMES,
@@ -14,8 +18,14 @@ from ._builtin import (
     random_game,
     repeated_game,
     repeated_prisoners_dilemma,
-    resolve_game,
     shapley,
+)
+from ._discounted import DiscountedMarkovGame, FiniteHorizonOnlyError, check_discount, require_finite_horizon
+from ._discounted_builtin import (
+    DISCOUNTED_GAMES,
+    discounted_normal_form_game,
+    get_discounted_builtin,
+    random_discounted_game,
 )
 from ._io import (
     DEFAULT_MAX_FILE_BYTES,
@@ -24,6 +34,7 @@ from ._io import (
     GameFileError,
     game_from_dict,
     game_to_dict,
+    load_any_game,
     load_game,
     save_game,
 )
@@ -34,10 +45,15 @@ from ._model import (
     MarkovGame,
     SparseTransitions,
 )
+from ._resolve import resolve_any_game, resolve_game
 from ._units import UNITS_BOUND, AffineRescaling
 
 __all__ = [
     "MarkovGame",
+    "DiscountedMarkovGame",
+    "FiniteHorizonOnlyError",
+    "check_discount",
+    "require_finite_horizon",
     "AffineRescaling",
     "UNITS_BOUND",
     "SparseTransitions",
@@ -50,6 +66,7 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "GAME_FILE_SUFFIXES",
     "load_game",
+    "load_any_game",
     "save_game",
     "game_to_dict",
     "game_from_dict",
@@ -69,4 +86,10 @@ __all__ = [
     "UnknownGameError",
     "get_builtin",
     "resolve_game",
+    # discounted games
+    "discounted_normal_form_game",
+    "random_discounted_game",
+    "DISCOUNTED_GAMES",
+    "get_discounted_builtin",
+    "resolve_any_game",
 ]

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._suggest import did_you_mean
-from ._io import _MAX_PLAYERS, GAME_FILE_SUFFIXES, load_game
+from ._io._base import _MAX_PLAYERS
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
 
@@ -42,7 +41,6 @@ __all__ = [
     "BUILTIN_GAMES",
     "UnknownGameError",
     "get_builtin",
-    "resolve_game",
 ]
 
 
@@ -568,35 +566,3 @@ def get_builtin(name: str) -> MarkovGame:
             f"unknown built-in game {name!r}{did_you_mean(str(name), BUILTIN_GAMES)}; choices: {', '.join(sorted(BUILTIN_GAMES))}"
         ) from None
     return factory()
-
-
-def resolve_game(
-    spec: str | Path,
-    *,
-    max_bytes: int | None = None,
-    max_entries: int = MAX_GAME_ENTRIES,
-) -> MarkovGame:
-    """Return the built-in game named ``spec``, or else load the game file at path ``spec``
-    (``max_bytes`` and ``max_entries`` as in [`load_game`][markovgames.games.load_game]).
-
-    A built-in name wins over a file of the same name (write ``./NAME.json`` for the file).
-
-    Raises
-    ------
-    UnknownGameError
-        ``spec`` is neither a built-in name nor an existing file; the message lists the
-        built-in names.
-    GameFileError
-        The file exists but cannot be read as a game.
-    """
-    if isinstance(spec, str) and spec in BUILTIN_GAMES:
-        return get_builtin(spec)
-    path = Path(spec)
-    if path.exists():
-        return load_game(path, max_bytes=max_bytes, max_entries=max_entries)
-    # A name (not a path, no suffix) is likelier a built-in game's than a file's.
-    hint = did_you_mean(str(spec), BUILTIN_GAMES) if path.name == str(spec) and not path.suffix else ""
-    raise UnknownGameError(
-        f"{str(spec)!r}{hint} is neither a built-in game ({', '.join(sorted(BUILTIN_GAMES))}) "
-        f"nor an existing game file ({' or '.join(GAME_FILE_SUFFIXES)})"
-    )

@@ -28,7 +28,15 @@ import numpy as np
 from .._errors import MarkovGamesError
 from ._units import IDENTITY_UNITS, AffineRescaling
 
-__all__ = ["MarkovGame", "SparseTransitions", "GameValidationError", "PROBABILITY_TOLERANCE", "MAX_GAME_ENTRIES"]
+__all__ = [
+    "MarkovGame",
+    "SparseTransitions",
+    "GameValidationError",
+    "PROBABILITY_TOLERANCE",
+    "MAX_GAME_ENTRIES",
+    "validate_rewards",
+    "validate_kernel",
+]
 
 #: Transition rows must sum to 1 within this absolute tolerance.
 PROBABILITY_TOLERANCE = 1e-9
@@ -91,8 +99,10 @@ class SparseTransitions:
     Parameters
     ----------
     successors : array_like of int, shape ``(H, S, A_0, ..., A_{N-1}, K)``
-        Successor states in ``0..S-1``.
-    probabilities : array_like, shape ``(H, S, A_0, ..., A_{N-1}, K)``
+        Successor states in ``0..S-1`` (for a
+        [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame], whose kernel is
+        stationary, shape ``(S, A_0, ..., A_{N-1}, K)``).
+    probabilities : array_like, the shape of ``successors``
         Their probabilities; each row sums to 1. Padding entries have probability 0.
     """
 
@@ -106,9 +116,10 @@ class SparseTransitions:
         probs = np.asarray(self.probabilities)
         if probs.dtype == object or not (np.issubdtype(probs.dtype, np.number) and probs.dtype != bool):
             raise GameValidationError(f"transition_probabilities: expected a numeric array, got dtype {probs.dtype}")
-        if succ.ndim < 4:
+        if succ.ndim < 3:  # (S, A_0, K) is a one-player discounted game's kernel
             raise GameValidationError(
-                f"transition_successors: expected shape (H, S, A_0, ..., A_(N-1), K) with at least 4 axes, got shape {succ.shape}"
+                "transition_successors: expected shape (H, S, A_0, ..., A_(N-1), K), or (S, A_0, ..., A_(N-1), K) for a "
+                f"discounted game, with at least 3 axes, got shape {succ.shape}"
             )
         if probs.shape != succ.shape:
             raise GameValidationError(
@@ -189,6 +200,78 @@ class SparseTransitions:
         return dense
 
 
+def validate_rewards(value, max_entries: int, *, stationary: bool) -> tuple[np.ndarray, int, tuple[int, ...]]:
+    """The checked float64 rewards and their ``S`` and ``A``, naming the first violation.
+
+    Finite-horizon rewards have shape ``(H, N, S, A_0, ..., A_{N-1})``; ``stationary`` (a
+    discounted game) ``(N, S, A_0, ..., A_{N-1})``. Every entry finite and in ``[0, 1]``.
+    """
+    rewards = _as_float_array(value, "rewards", max_entries)
+    lead = 2 if stationary else 3  # the axes before the action axes
+    axes = "(N, S, A_0, ..., A_(N-1))" if stationary else "(H, N, S, A_0, ..., A_(N-1))"
+    if rewards.ndim < lead + 1:
+        raise GameValidationError(f"rewards: expected shape {axes} with at least {lead + 1} axes, got shape {rewards.shape}")
+    num_players, num_states = rewards.shape[lead - 2 : lead]
+    num_actions = tuple(int(a) for a in rewards.shape[lead:])
+    if num_players != len(num_actions):
+        raise GameValidationError(
+            f"rewards: axis {lead - 2} has {num_players} players but there are {len(num_actions)} action axes "
+            f"(shape {rewards.shape}; expected {axes})"
+        )
+    labels: list[tuple[str, int]] = [("num_players N", num_players), ("num_states S", num_states)]
+    if not stationary:
+        labels.insert(0, ("horizon H", rewards.shape[0]))
+    for label, size in labels:
+        if size < 1:
+            raise GameValidationError(f"rewards: {label} must be at least 1, got {size}")
+    for i, a in enumerate(num_actions):
+        if a < 1:
+            raise GameValidationError(f"rewards: num_actions[{i}] must be at least 1, got {a}")
+    _check_finite(rewards, "rewards")
+    bad = (rewards < 0.0) | (rewards > 1.0)
+    if bad.any():
+        idx = _first_index(bad)
+        raise GameValidationError(f"rewards{list(idx)} = {float(rewards[idx])!r} is outside [0, 1]")
+    rewards.setflags(write=False)
+    return rewards, int(num_states), num_actions
+
+
+def validate_kernel(
+    transitions, rows: tuple[int, ...], max_entries: int, *, stationary: bool
+) -> tuple[np.ndarray | None, SparseTransitions | None]:
+    """The checked kernel, dense (read-only float64) or sparse, of rows ``rows`` (``(H, S, A...)``,
+    or ``(S, A...)`` for a ``stationary`` one); the last entry of ``rows`` after ``S`` is ``A_{N-1}``."""
+    num_states = rows[0] if stationary else rows[1]
+    lead = "S, A_0, ..., A_(N-1)" if stationary else "H, S, A_0, ..., A_(N-1)"
+    if isinstance(transitions, SparseTransitions):
+        sparse = transitions
+        if sparse.successors.shape[:-1] != rows:
+            raise GameValidationError(
+                f"transition_successors: expected shape ({lead}, K) = {rows + ('K',)}, got {sparse.successors.shape}"
+            )
+        for key in ("successors", "probabilities"):
+            size = getattr(sparse, key).size
+            if size > max_entries:
+                raise GameValidationError(
+                    f"transition_{key}: {size} entries exceed the limit of {max_entries} (raise max_entries to allow)"
+                )
+        out = sparse.successors >= num_states
+        if out.any():
+            idx = _first_index(out)
+            raise GameValidationError(
+                f"transition_successors{list(idx)} = {int(sparse.successors[idx])} is out of range 0..{num_states - 1}"
+            )
+        return None, sparse
+    dense = _as_float_array(transitions, "transitions", max_entries)
+    expected = (*rows, num_states)
+    if dense.shape != expected:
+        raise GameValidationError(f"transitions: expected shape ({lead}, S) = {expected}, got {dense.shape}")
+    _check_finite(dense, "transitions")
+    _check_rows(dense, "transitions")
+    dense.setflags(write=False)
+    return dense, None
+
+
 class MarkovGame:
     """An immutable, validated finite-horizon N-player general-sum Markov game.
 
@@ -260,66 +343,13 @@ class MarkovGame:
             raise GameValidationError(f"units: expected a markovgames.games.AffineRescaling, got {type(units).__name__}")
         set_(self, "_units", units)
         set_(self, "_constant_sum", None)  # computed on first use (`is_constant_sum`)
-        rewards = _as_float_array(rewards, "rewards", self._max_entries)
-        if rewards.ndim < 4:
-            raise GameValidationError(
-                f"rewards: expected shape (H, N, S, A_0, ..., A_(N-1)) with at least 4 axes, got shape {rewards.shape}"
-            )
-        horizon, num_players, num_states = rewards.shape[:3]
-        num_actions = rewards.shape[3:]
-        if num_players != len(num_actions):
-            raise GameValidationError(
-                f"rewards: axis 1 has {num_players} players but there are {len(num_actions)} action axes "
-                f"(shape {rewards.shape}; expected (H, N, S, A_0, ..., A_(N-1)))"
-            )
-        for label, size in (("horizon H", horizon), ("num_players N", num_players), ("num_states S", num_states)):
-            if size < 1:
-                raise GameValidationError(f"rewards: {label} must be at least 1, got {size}")
-        for i, a in enumerate(num_actions):
-            if a < 1:
-                raise GameValidationError(f"rewards: num_actions[{i}] must be at least 1, got {a}")
-        _check_finite(rewards, "rewards")
-        bad = (rewards < 0.0) | (rewards > 1.0)
-        if bad.any():
-            idx = _first_index(bad)
-            raise GameValidationError(f"rewards{list(idx)} = {float(rewards[idx])!r} is outside [0, 1]")
-
-        dense = sparse = None
-        if isinstance(transitions, SparseTransitions):
-            sparse = transitions
-            expected = (horizon, num_states, *num_actions)
-            if sparse.successors.shape[:-1] != expected:
-                raise GameValidationError(
-                    f"transition_successors: expected shape (H, S, A_0, ..., A_(N-1), K) = {expected + ('K',)}, "
-                    f"got {sparse.successors.shape}"
-                )
-            for key in ("successors", "probabilities"):
-                size = getattr(sparse, key).size
-                if size > self._max_entries:
-                    raise GameValidationError(
-                        f"transition_{key}: {size} entries exceed the limit of {self._max_entries} (raise max_entries to allow)"
-                    )
-            out = sparse.successors >= num_states
-            if out.any():
-                idx = _first_index(out)
-                raise GameValidationError(
-                    f"transition_successors{list(idx)} = {int(sparse.successors[idx])} is out of range 0..{num_states - 1}"
-                )
-        else:
-            dense = _as_float_array(transitions, "transitions", self._max_entries)
-            expected_t = (horizon, num_states, *num_actions, num_states)
-            if dense.shape != expected_t:
-                raise GameValidationError(
-                    f"transitions: expected shape (H, S, A_0, ..., A_(N-1), S) = {expected_t}, got {dense.shape}"
-                )
-            _check_finite(dense, "transitions")
-            _check_rows(dense, "transitions")
-            dense.setflags(write=False)
+        rewards, num_states, num_actions = validate_rewards(rewards, self._max_entries, stationary=False)
+        horizon = int(rewards.shape[0])
+        dense, sparse = validate_kernel(transitions, (horizon, num_states, *num_actions), self._max_entries, stationary=False)
         if isinstance(initial_state, bool) or not isinstance(initial_state, (int, np.integer)):
             raise GameValidationError(f"initial_state: expected an integer, got {initial_state!r}")
         if not 0 <= int(initial_state) < num_states:
             raise GameValidationError(f"initial_state = {int(initial_state)} is out of range 0..{num_states - 1}")
-        rewards.setflags(write=False)
         set_(self, "_rewards", rewards)
         set_(self, "_dense", dense)
         set_(self, "_sparse", sparse)

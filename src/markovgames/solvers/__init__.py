@@ -1,4 +1,5 @@
-"""Exact (coarse) correlated equilibria of Markov games by backward induction and linear programming."""
+"""Exact (coarse) correlated equilibria of Markov games by backward induction and linear programming;
+the Shapley value of two-player constant-sum discounted games."""
 
 from ._lp import (
     DEFAULT_HIGHS_OPTIONS,
@@ -12,8 +13,12 @@ from ._lp import (
     solve_equilibrium,
     stage_game_incentives,
 )
+from ._shapley import ShapleySolution, matrix_game_value, shapley_value
 
 __all__ = [
+    "shapley_value",
+    "matrix_game_value",
+    "ShapleySolution",
     "solve_equilibrium",
     "check_objective",
     "stage_game_incentives",

@@ -68,7 +68,7 @@ from scipy.optimize import linprog
 
 from .._errors import MarkovGamesError
 from .._waiting import in_background
-from ..games import MarkovGame
+from ..games import MarkovGame, require_finite_horizon
 from ..policies import MarkovCorrelatedPolicy
 
 __all__ = [
@@ -440,6 +440,7 @@ def solve_equilibrium(
     EquilibriumSolverError
         A stage LP failed (the message names ``(h, s)``).
     """
+    require_finite_horizon(game, "solve_equilibrium")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game: expected a MarkovGame, got {type(game).__name__}")
     concept_key = str(concept).strip().lower()

@@ -36,7 +36,7 @@ from ...dynamics import (
     resolve_learning_rate,
 )
 from ...dynamics._run import bounded_schedule
-from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, MarkovGame, get_builtin, load_game, random_game
+from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
@@ -74,9 +74,17 @@ BATCH_RESULT_BYTES = 256 * 2**20
 # ---------------------------------------------------------------------------------------
 # Identities
 # ---------------------------------------------------------------------------------------
-def game_content_hash(game: MarkovGame) -> str:
-    """SHA-256 of what determines a game's dynamics: sizes, initial state, rewards, transitions."""
+def game_content_hash(game: MarkovGame | DiscountedMarkovGame) -> str:
+    """SHA-256 of what determines a game's dynamics: sizes, initial state, rewards, transitions
+    (a discounted game: also the discount and the initial distribution)."""
     h = hashlib.sha256()
+    if isinstance(game, DiscountedMarkovGame):
+        sizes = {"discounted": [game.num_players, game.num_states, list(game.num_actions)], "gamma": game.discount.hex()}
+        h.update(_canonical_json(sizes).encode())
+        h.update(np.ascontiguousarray(game.initial_distribution, dtype="<f8").tobytes())
+        h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
+        h.update(game.transition_bytes())
+        return h.hexdigest()
     h.update(_canonical_json({"shape": [*game.shape_key[:3], list(game.shape_key[3])], "s1": game.initial_state}).encode())
     h.update(np.ascontiguousarray(game.rewards, dtype="<f8").tobytes())
     h.update(game.transition_bytes())
