@@ -345,3 +345,26 @@ def test_a_proposal_off_the_simplex_stops_the_run_naming_propose(update, scale, 
     assert str(err.value).startswith(
         f"learner 'mine': propose returned a strategy that {reason} at iteration 1, player 0, step 0, state 0"
     )
+
+
+def test_an_entry_point_that_exits_while_it_loads_is_listed_not_obeyed(monkeypatch):
+    """An installed package whose entry point calls ``sys.exit()`` when it is loaded breaks only
+    itself: it is listed among the registry's errors, and the process goes on."""
+    import importlib.metadata
+    import types
+
+    from markovgames.dynamics import _algorithms
+
+    class Exiting:
+        name, value, dist = "quitter", "quitter.plugin:ALGORITHM", types.SimpleNamespace(name="quitter")
+
+        def load(self):
+            raise SystemExit(4)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [Exiting()])
+    try:
+        registry = _algorithms.registered(refresh=True)
+        assert registry.errors == (("quitter", "quitter", "failed to load quitter.plugin:ALGORITHM: SystemExit: 4"),)
+    finally:
+        monkeypatch.undo()
+        _algorithms.registered(refresh=True)

@@ -495,12 +495,12 @@ def test_stored_policies_that_are_not_policies_are_refused(tmp_path, finished_ru
 # 6. A bug says it is one; bad input never reaches the user as a traceback
 # ---------------------------------------------------------------------------------------
 def test_an_internal_error_says_so_and_where_its_traceback_is(tmp_path, monkeypatch, capsys):
-    import markovgames.games as games_module  # where 'games validate' finds load_game when it runs
+    import markovgames.games as games_module  # where 'games validate' finds load_any_game when it runs
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("an example bug")
 
-    monkeypatch.setattr(games_module, "load_game", broken)
+    monkeypatch.setattr(games_module, "load_any_game", broken)
     (tmp_path / "g.json").write_text("{}")
     assert main(["games", "validate", str(tmp_path / "g.json")]) == 70
     lines = capsys.readouterr().err.splitlines()

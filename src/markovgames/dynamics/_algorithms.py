@@ -480,7 +480,7 @@ def registered(refresh: bool = False) -> Registry:
         except KeyboardInterrupt:
             raise
         except BaseException as err:  # noqa: BLE001 - a broken plugin (sys.exit() too) must not break the others
-            errors.append((ep.name, package, f"failed to load {ep.value}: {type(err).__name__}: {err}".splitlines()[0]))
+            errors.append((ep.name, package, f"failed to load {ep.value}: {fault(err)}"))
             continue
         builtin = ep.name in ALGORITHMS or ep.name in BUILTIN_LEARNERS or ep.name in VALUE_UPDATES
         if builtin:

@@ -375,7 +375,7 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
                 except JsonFileError as err:
                     raise RunDirectoryError(
                         f"{err}; it is the interrupted run's saved configuration, which a resume compares with "
-                        "this one: pass overwrite=True to start over"
+                        "this one; the saved state is kept: fix the file and resume, or pass overwrite=True to start over"
                     ) from None
                 wanted = json.loads(json.dumps(config))
                 if saved != wanted:
@@ -409,7 +409,8 @@ def _check_resume_files(staging: Path) -> None:
         if not stat.S_ISREG(mode):
             kind = file_kind(mode)
             raise RunDirectoryError(
-                f"{path}: is {kind}, not a regular file; it should be {what}: pass overwrite=True to start over"
+                f"{path}: is {kind}, not a regular file; it should be {what}; the saved state is kept: fix the file and "
+                "resume, or pass overwrite=True to start over"
             )
 
 
