@@ -15,11 +15,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["NonFiniteOutputError", "dumps"]
-
-
-class NonFiniteOutputError(RuntimeError):
-    """A number to be written to a JSON output is NaN or infinite (a bug: nothing is written)."""
+__all__ = ["dumps"]
 
 
 def _first_non_finite(value: Any, path: str) -> tuple[str, float] | None:
@@ -47,8 +43,9 @@ def dumps(
     sort_keys: bool = False,
     separators: tuple[str, str] | None = None,
 ) -> str:
-    """``json.dumps(value, allow_nan=False, ...)``; a `NonFiniteOutputError` naming ``where`` (the
-    file) and the field if ``value`` holds a NaN or an infinity."""
+    """``json.dumps(value, allow_nan=False, ...)``; a `RuntimeError` (a bug, not a refusal of the
+    input: not a `MarkovGamesError`) naming ``where`` (the file) and the field if ``value`` holds a
+    NaN or an infinity."""
     try:
         return json.dumps(value, allow_nan=False, indent=indent, sort_keys=sort_keys, separators=separators)
     except ValueError as err:
@@ -56,6 +53,6 @@ def dumps(
         if found is None:
             raise
         field, number = found
-        raise NonFiniteOutputError(
+        raise RuntimeError(
             f"{where}: {field or 'the value'} is {number!r}, which standard JSON cannot hold; nothing was written"
         ) from err

@@ -130,7 +130,7 @@ def _kind(path: Path) -> str:
     return f"a file of {size} byte{'' if size == 1 else 's'}"
 
 
-class _Foreign(Exception):
+class _Foreign(MarkovGamesError):
     """Raised inside `_acquire`: ``path`` is not a markovgames lock (the message says what it is)."""
 
 

@@ -157,17 +157,18 @@ class LearnerSpec:
 def runs_user_code(spec: LearnerSpec) -> bool:
     """Whether ``spec`` runs a user's code: anything but a built-in learner or the Blum–Mansour
     reduction over one."""
-    from ._swap import SwapBuild
-
-    build = spec.build
-    while isinstance(build, SwapBuild):
-        build = build.base
+    build: Callable = spec.build
+    while isinstance(build, tuple(BUILD_WRAPPERS)):
+        build = build.base  # type: ignore[attr-defined]  # every wrapper in BUILD_WRAPPERS has a base
     return not any(build is trusted for trusted in BUILTIN_BUILDS)
 
 
 #: The ``build`` functions of the built-in learners (`._builtin` lists them as it defines them):
 #: their code is markovgames's, not a user's.
 BUILTIN_BUILDS: list[Callable] = []
+#: The built-in builds that wrap another learner's build (its ``base``: the Blum–Mansour
+#: reduction, `._swap` lists it): such a learner runs user code exactly when its base does.
+BUILD_WRAPPERS: list[type] = []
 
 
 def _guarded(name: str, built: Learner) -> Learner:

@@ -558,27 +558,14 @@ def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSch
     return resolved[name]
 
 
-def _check_schedule_rates(
-    schedule: StepSchedule,
-    name: str,
-    key: str,
-    names: list[str],
-    scale,
-    eta,
-    game,
-    game_index: int,
-    config: SweepConfig,
-    ranges: dict[str, tuple[float, int, float, int]],
-) -> None:
-    """A schedule's rates ``eta f(t)`` within the limits of a constant rate at every ``t`` of the
-    runs (`markovgames.dynamics._run.bounded_schedule`), before any batch: a schedule whose
-    factor is not a positive finite number, or whose rates leave the limits, is the
-    configuration's error (its factors over ``t = 1..T+1`` are computed once per schedule)."""
-    where = f"{key}[{names.index(name)}]"
+def _check_schedule_rates(schedule: StepSchedule, where: str, scale, eta, game, game_index: int, config, ranges: dict) -> None:
+    """A schedule's rates ``eta f(t)`` within the limits of a constant rate at every ``t`` of the runs
+    (`markovgames.dynamics._run.bounded_schedule`), before any batch, its factors over ``t = 1..T+1``
+    computed once per schedule (``ranges``): a bad schedule is the configuration's error, not every batch's."""
     try:
-        if name not in ranges:
-            ranges[name] = schedule.factor_range(config.T + 1)
-        bounded_schedule(schedule, (scale,), config.T, game.horizon, config.dtype, ranges[name])
+        if schedule.name not in ranges:
+            ranges[schedule.name] = schedule.factor_range(config.T + 1)
+        bounded_schedule(schedule, (scale,), config.T, game.horizon, config.dtype, ranges[schedule.name])
     except ValueError as err:
         raise SweepConfigError(f"{where}: {err} (with eta {eta} on games[{game_index}])") from None
 
@@ -752,7 +739,8 @@ def plan_sweep(
                 # V-learning's rates are its papers' schedules: no single rate.
                 scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
                 if spec_alg is not None and not schedule.is_constant:
-                    _check_schedule_rates(schedule, schedule_name, key, schedule_names, scale, eta, game, index, config, ranges)
+                    where = f"{key}[{schedule_names.index(schedule_name)}]"
+                    _check_schedule_rates(schedule, where, scale, eta, game, index, config, ranges)
                 runs.append(
                     PlannedRun(
                         run_id=rid,
