@@ -42,6 +42,21 @@ def beyond_default_in_full(values, default):
 PAPER_ALGORITHMS = beyond_default_in_full(["smooth_ce", "stage_cce", "smooth_cce"], {"smooth_ce", "stage_cce"})
 
 
+#: The optional extras (pyproject.toml) whose tests are skipped, naming the extra, where its packages
+#: are missing: the default suite needs only the ``test`` extra; CI (``.ci/run``) installs them all.
+EXTRAS = ("ray", "openspiel", "pettingzoo", "normalform", "docs")
+
+
+def needs_extra(extra: str, *modules: str):
+    """Import ``modules`` (returning the first), or skip the test with a reason that names the
+    optional ``extra`` that installs them and the command that does."""
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}; the extras are {', '.join(EXTRAS)}")
+    reason = f"needs the '{extra}' extra: pip install -e '.[{extra}]'"
+    imported = [pytest.importorskip(module, reason=reason) for module in modules]
+    return imported[0]
+
+
 def case(*values, default: bool, id: str | None = None):
     """One case of a multi-argument parametrisation, run by default or only in the full mode."""
     return pytest.param(*values, marks=() if default else pytest.mark.full, id=id)

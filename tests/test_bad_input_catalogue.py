@@ -79,6 +79,7 @@ def test_every_case_is_documented():
     for case in CASES:
         row = rows[case.id]
         assert "markovgames: error:" in row and "| 2 |" in row, row
+        assert row.count("`markovgames: error: ") == case.lines, f"docs/errors.md, {case.id}: not {case.lines} line(s)"
         for needle in case.expect:
             assert needle in row, f"docs/errors.md, {case.id}: {needle!r} not in the example message"
 
@@ -122,6 +123,7 @@ def _doc_rows() -> None:  # pragma: no cover - a maintenance helper
             finally:
                 os.chdir(cwd)
             message = err.getvalue().strip().replace(str(workdir.resolve()) + "/", "").replace(str(workdir) + "/", "")
+            message = "`<br>`".join(message.splitlines())  # a message of several lines: one code span each
             if case.section != section:
                 section = case.section
                 print(f"\n## {section}\n\n| case | what is wrong | command | message | exit |\n|---|---|---|---|---|")

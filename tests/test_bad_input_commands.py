@@ -48,6 +48,11 @@ def _policies(players: int, *, shape=(3, 2, 2, 2), bad_row: bool = False):
     return setup
 
 
+def _toml_file(name: str):
+    """A sweep configuration ``name`` (a short valid one), in the working directory."""
+    return lambda d: (d / name).write_text('T = 10\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\n')
+
+
 def _results(d: Path) -> None:
     """A sweep directory ``sw`` whose results.parquet has one run with checkpoints 1, 10, 100."""
     import pyarrow as pa
@@ -199,6 +204,24 @@ CASES: list[Case] = [
         _both(_policies(1), _fifo("pols/policy_1.npy")),
         ("certify", "pols", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
         ("pols/policy_1.npy: exists but is a FIFO, not a regular file",),
+    ),
+    Case(
+        "certify-a-run-directory",
+        CERT_S,
+        "a run directory for the trajectory inside it",
+        None,
+        ("certify", "run", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("run: is a run directory", "not a directory of policy_i.npy files", "its trajectory is run/trajectory"),
+        needs_run=True,
+    ),
+    Case(
+        "certify-path-misspelt",
+        CERT_S,
+        "a trajectory's path misspelt (the nearest existing directory is named)",
+        None,
+        ("certify", "run/trajectroy", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("run/trajectroy: no such file or directory (did you mean 'run/trajectory'?)",),
+        needs_run=True,
     ),
     Case(
         "certify-out-contains-input",
@@ -477,6 +500,31 @@ CASES: list[Case] = [
     ),
     # ---- markovgames plot and summarize
     Case(
+        "plot-a-configuration",
+        PLOT_S,
+        "a sweep's configuration file for its directory (the message says how to run it)",
+        _toml_file("mysweep.toml"),
+        ("plot", "mysweep.toml"),
+        ("mysweep.toml: is a file (a sweep configuration?)", "not a sweep directory", "markovgames sweep mysweep.toml --out DIR"),
+    ),
+    Case(
+        "plot-path-misspelt",
+        PLOT_S,
+        "a sweep directory's path misspelt (the nearest existing directory is named)",
+        _results,
+        ("plot", "sw2"),
+        ("sw2: no such file or directory (did you mean 'sw'?)", "a sweep directory (with results.parquet) or a run directory"),
+    ),
+    Case(
+        "summarize-a-run-directory",
+        PLOT_S,
+        "a run directory for a sweep directory (the message names the commands that read it)",
+        None,
+        ("summarize", "run"),
+        ("run: is a run directory, which 'markovgames evaluate' and 'markovgames plot' read", "not a sweep directory"),
+        needs_run=True,
+    ),
+    Case(
         "plot-window-reversed",
         PLOT_S,
         "a slope window whose ends are reversed",
@@ -507,6 +555,14 @@ CASES: list[Case] = [
         _results,
         ("plot", "sw", "--metric", "swap_regret"),
         ("--metric", "no run of these results recorded swap_regret", "regret = true"),
+    ),
+    Case(
+        "summarize-metric-not-recorded",
+        PLOT_S,
+        "a product policy's gap that no run of the sweep recorded (the weighted average without weighted_average = true)",
+        _results,
+        ("summarize", "sw", "--metric", "weighted_average_duality_gap"),
+        ("--metric", "no run of these results recorded weighted_average_duality_gap", "weighted_average = true"),
     ),
     Case(
         "plot-x-axis-samples-not-drawn",
@@ -665,6 +721,14 @@ CASES: list[Case] = [
         ("--dtype", "'float16'"),
     ),
     Case("args-unknown-command", ARGS_S, "an unknown command", None, ("runn",), ("'runn'",)),
+    Case(
+        "algorithms-show-unknown",
+        ARGS_S,
+        "an algorithm to show that is not a built-in one",
+        None,
+        ("algorithms", "show", "smooth_cc"),
+        ("algorithms show", "'smooth_cc'", "did you mean 'smooth_cce'?", "V-learning name"),
+    ),
     Case(
         "args-misspelt-option",
         ARGS_S,

@@ -99,6 +99,23 @@ CASES: list[Case] = [
         ("evaluate", "somewhere"),
         ("somewhere", "not a run directory", "metrics.json"),
     ),
+    Case(
+        "evaluate-path-misspelt",
+        EVAL_S,
+        "a run directory's path misspelt (the nearest existing directory is named)",
+        None,
+        ("evaluate", "rnu"),
+        ("rnu: no such file or directory (did you mean 'run'?)", "expected a run directory (with metrics.json)"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-a-sweep",
+        EVAL_S,
+        "a sweep directory for a run directory (the message names the commands that read it)",
+        lambda d: ((d / "sw").mkdir(), (d / "sw" / "results.parquet").write_bytes(b"PAR1")),
+        ("evaluate", "sw"),
+        ("sw: is a sweep directory, which 'markovgames summarize' and 'markovgames plot' read", "not a run directory"),
+    ),
     Case("evaluate-T-zero", EVAL_S, "T' < 1", None, ("evaluate", "run", "-T", "0"), ("-T", "got 0"), needs_run=True),
     Case(
         "evaluate-seed-negative",

@@ -509,6 +509,22 @@ CASES: list[Case] = [
         ("sweep.toml", "algorithms[0].etas", "'cce-v'", "papers' rates", "remove the key"),
     ),
     Case(
+        "sweep-eta-theory-unknown",
+        SWEEP_S,
+        "a theorem's rate of a paper the catalogue does not know",
+        _sweep("etas = [0.2]", 'etas = ["theory:nobody"]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas", "'theory:nobody'", "unknown paper 'nobody'", "theory:mao2024"),
+    ),
+    Case(
+        "sweep-weighted-average-bandit",
+        SWEEP_S,
+        "the weighted average of the iterates for V-learning, which has no iterates of that kind",
+        _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["cce-v"]\nweighted_average = true'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "weighted_average", "'cce-v' under bandit:1", "records no weighted average"),
+    ),
+    Case(
         "sweep-bandit-theory-rate",
         SWEEP_S,
         "the paper's theory rate for a composition under bandit feedback",
@@ -539,6 +555,19 @@ CASES: list[Case] = [
         _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["extragradient+smooth-uniform"]\nfeedbacks = ["bandit:2"]'),
         ("sweep", "sweep.toml", "--out", "sw"),
         ("sweep.toml", "feedbacks", "algorithms[0]", "'extragradient'", "two utility queries", "bandit:2"),
+    ),
+    Case(
+        "sweep-two-bad-entries",
+        SWEEP_S,
+        "a configuration with two bad entries: both reported, one line each naming its key",
+        _sweep('algorithms = ["smooth_ce"]\netas = [0.2]', 'algorithms = ["smooth_ce", "smooth_ec"]\netas = [0.2, -1]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        (
+            "sweep.toml: algorithms[1]: unknown algorithm 'smooth_ec' (did you mean 'smooth_ce'?)",
+            "sweep.toml: etas[1]: ",
+            "got -1",
+        ),
+        lines=2,
     ),
     Case(
         "sweep-bandit-T-too-large",

@@ -8,8 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")
-pytest.importorskip("gymnasium")
+from conftest import needs_extra
+
+needs_extra("pettingzoo", "pettingzoo", "gymnasium")
 
 from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 

@@ -142,8 +142,13 @@ def test_provenance_game_hashes_are_the_games_of_the_grid(study):
 
 
 def test_load_results_errors_name_the_file(tmp_path):
-    with pytest.raises(ResultsError, match="no such results file"):
+    with pytest.raises(ResultsError, match=r"is an empty directory, not a sweep directory \(with results.parquet\)"):
         load_results(tmp_path)
+    (tmp_path / "sweep.toml").write_text("T = 10\n")  # a configuration given for its results
+    with pytest.raises(ResultsError, match=r"sweep.toml: is a file \(a sweep configuration\?\), not a sweep directory"):
+        load_results(tmp_path / "sweep.toml")
+    with pytest.raises(ResultsError, match=r"swep.toml: no such file or directory; expected a sweep directory"):
+        load_results(tmp_path / "swep.toml")
     (tmp_path / RESULTS_FILE).write_bytes(b"not parquet")
     with pytest.raises(ResultsError, match="cannot read results"):
         load_results(tmp_path)

@@ -12,7 +12,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-ray = pytest.importorskip("ray")
+from conftest import needs_extra
+
+ray = needs_extra("ray", "ray")
 
 # JAX warns about any fork once it runs threads; the subprocesses here fork only to exec.
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")

@@ -334,8 +334,8 @@ def test_other_cli_errors_are_one_line_exit_2(tmp_path, capsys):
     cases = [
         (["sweep", str(tmp_path / "absent.toml")], "absent.toml: no such configuration file"),
         (["sweep", str(config), "--out", str(busy)], "not empty and not a sweep directory"),
-        (["plot", str(tmp_path)], "results.parquet: no such results file"),
-        (["summarize", str(tmp_path / "nowhere")], "no such results file"),
+        (["plot", str(tmp_path)], "is a directory, not a sweep directory (with results.parquet) or a run directory"),
+        (["summarize", str(tmp_path / "nowhere")], "nowhere: no such file or directory; expected a sweep directory"),
     ]
     for argv, needle in cases:
         assert main(argv) == 2

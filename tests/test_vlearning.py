@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_paper_game, make_random_game
+from conftest import make_paper_game, make_random_game, needs_extra
 from markovgames.dynamics import _vlearning, run_vlearning, run_vlearning_batch, vlearning_uniforms
 from markovgames.evaluation import (
     exact_cce_gap,
@@ -129,6 +129,27 @@ def test_bonus_eta_and_ix_are_arguments_of_the_compiled_round_not_constants():
     assert (other.bonus, other.eta, other.ix) == (0.01, 0.3, 0.2)
 
 
+def test_another_number_of_episodes_compiles_nothing(monkeypatch):
+    # Chunks have two lengths whatever the run's (the last one padded): a run of another length
+    # reuses the compiled rounds, and its padding changes nothing (a longer run's prefix is the run).
+    monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 8)
+    monkeypatch.setattr(_vlearning, "_CHUNK", 16)
+    game = make_random_game(6, 2, 2, 2, (2, 2))
+    short = run_vlearning(game, "stage-v", 5, seed=2)  # one short chunk, 3 rounds of padding
+    long = run_vlearning(game, "stage-v", 37, seed=2)  # long, long, then a short one for the last 5
+    compiled = _vlearning._chunk_batch._cache_size()
+    again = run_vlearning(game, "stage-v", 23, seed=2)  # long, then short
+    assert _vlearning._chunk_batch._cache_size() == compiled
+    assert _vlearning._chunks(37, 1) == [(16, 16), (16, 16), (5, 8)]
+    assert _vlearning._chunks(10, 2) == [(8, 8), (2, 4)]
+    for run in (short, again):
+        K = run.episodes
+        np.testing.assert_array_equal(run.states, long.states[:K])
+        np.testing.assert_array_equal(run.actions, long.actions[:K])
+        for a, b in zip(run.played, long.played, strict=True):
+            np.testing.assert_array_equal(a, b[:K])
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_a_run_plays_its_bandits_distributions(algorithm):
     game = make_random_game(8, 3, 3, 2, (2, 3, 2))
@@ -186,7 +207,7 @@ def test_property_gaps_are_ordered(seed, kind, K):
 
 
 def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
-    pytest.importorskip("pettingzoo")
+    needs_extra("pettingzoo", "pettingzoo", "gymnasium")
     from markovgames.bridges.mediator import Mediator, play_episodes
     from markovgames.bridges.pettingzoo import MarkovGameParallelEnv
 

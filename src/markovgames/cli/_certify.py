@@ -61,9 +61,15 @@ def add_certify_parser(subparsers):
 
 def _load_policies(directory: Path, game) -> tuple[np.ndarray, ...]:
     """Each player's ``policy_i.npy``, its header checked against the game before it is read."""
+    from ..experiments.rundirs._kinds import directory_kind, wrong_directory
+
     num_players = game.num_players
-    if not directory.is_dir():
-        raise CliError(f"{directory}: not a directory")
+    if not directory.is_dir() or (not os.path.lexists(directory / "policy_0.npy") and directory_kind(directory) is not None):
+        # Not a trajectory: a missing path (with the nearest one), a file, or another kind of directory.
+        message = wrong_directory(directory, "a directory of policy_i.npy files (a trajectory)")
+        if (directory / "trajectory" / "policy_0.npy").is_file():
+            message += f"; its trajectory is {directory / 'trajectory'}"
+        raise CliError(message)
     out: list[np.ndarray] = []
     for i in range(num_players):
         path = directory / f"policy_{i}.npy"

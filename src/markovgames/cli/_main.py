@@ -283,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     except _user_error_types() as err:
         if args.debug:
             raise
-        print(f"markovgames: error: {_one_line(err, argv)}", file=sys.stderr)
+        for line in _error_lines(err, argv):
+            print(f"markovgames: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         if args.debug:
@@ -310,6 +311,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         restore(previous)
+
+
+def _error_lines(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The lines of a user error: one, or one per problem where an input has several (a sweep
+    configuration with two bad entries: `MarkovGamesError.problems`), each a line of its own."""
+    problems = getattr(err, "problems", ())
+    if len(problems) < 2:
+        return [_one_line(err, argv)]
+    return [printable(command_line_message(err, problem)) for problem in problems]
 
 
 def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str:

@@ -19,7 +19,8 @@ def add_reproduce_parser(subparsers):
     p = subparsers.add_parser(
         "reproduce",
         help=HELP["reproduce"],
-        description="Run smooth_ce, stage_cce and smooth_cce (eta=0.2) on the paper's game; write figures, data and REPORT.md.",
+        description="Run smooth_ce, stage_cce and smooth_cce (eta=0.2) on the paper's game, and their non-optimistic "
+        "baselines; write Figures 1 to 3 (the gaps, gap x T, optimism on and off), data and REPORT.md.",
     )
     p.add_argument("--out", default="reproduction", help="output directory (default: ./reproduction)")
     p.add_argument("-T", dest="T", default="100000", help="iterations per run (default 100000)")

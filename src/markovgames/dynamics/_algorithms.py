@@ -42,6 +42,7 @@ from typing import Literal
 import numpy as np
 
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
+from .._papers import parse_theory
 from .._suggest import did_you_mean, suggestion
 from .._usercode import fault
 from ..games import MarkovGame
@@ -242,6 +243,9 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None, *, 
     if plus and learner_part and update_part:
         # "LEARNER+UPDATE" with an unknown update: say which part is wrong.
         get_value_update(update_part)
+    elsewhere = _runs_elsewhere(name)
+    if elsewhere is not None:
+        raise ValueError(elsewhere)
     choices = [*ALGORITHMS, *plugins.algorithms]
     # A learner's name alone ("hedge", "mwu", "rm+") is answered with LEARNER+smooth.
     learners = [*BUILTIN_LEARNERS, *plugins.learners] if not (plus and update_part) else []
@@ -276,6 +280,53 @@ def builtin_algorithm(name: str) -> Algorithm:
     raise ValueError(
         f"{shown!r} is not a built-in algorithm (a user's file, module or installed package is never loaded to read a name back)"
     )
+
+
+#: V-learning's names (`markovgames.dynamics.VLEARNING_ALGORITHMS`, which imports this module):
+#: algorithms that learn from play, run by ``run_vlearning``, not by ``run``'s compiled loop.
+_VLEARNING_NAMES = ("cce-v", "ce-v", "stage-v")
+#: Other papers' names for what runs here another way (compared `normalized`: "EXP3-IX" is "exp3ix").
+_EXP3 = ("exp3", "exp3ix")
+_VLEARNING = ("vlearning", "vlearn")
+_CFR = ("cfr", "counterfactualregret", "counterfactualregretminimization", "mccfr", "dcfr")
+
+
+def _runs_elsewhere(name: str) -> str | None:
+    """What ``name`` is, where it is an algorithm that is not a ``LEARNER+UPDATE`` dynamic of
+    [`run`][markovgames.dynamics.run] but runs here another way (V-learning, from play; EXP3, a
+    composition on bandit feedback), or has a counterpart here (CFR); else ``None``."""
+    from .._suggest import normalized
+
+    key = normalized(name)
+    vlearning = {normalized(n): n for n in _VLEARNING_NAMES}
+    if key in vlearning:
+        found = vlearning[key]
+        return (
+            f"{name!r} is V-learning, which learns from play (docs/vlearning.md): run it with "
+            f"'markovgames vlearn GAME --algorithm {found}' or run_vlearning(game, {found!r}, episodes)"
+        )
+    if key in _VLEARNING:
+        return (
+            f"{name!r}: V-learning learns from play (docs/vlearning.md): 'markovgames vlearn GAME --algorithm "
+            f"{'|'.join(_VLEARNING_NAMES)}' or run_vlearning(game, ALGORITHM, episodes)"
+        )
+    if key in _EXP3:
+        # Auer et al. (2002)'s EXP3 is Hedge fed importance-weighted loss estimates; the implicit
+        # exploration ix of Neu (2015) makes it EXP3-IX: exactly a composition on bandit feedback.
+        return (
+            f"{name!r} is Hedge on bandit feedback (importance-weighted loss estimates, with implicit exploration "
+            "ix; docs/vlearning.md): the composition hedge+smooth or hedge+stage without optimism on feedback "
+            "bandit:M, e.g. 'markovgames run --game GAME --algorithm hedge+smooth --no-optimism --feedback bandit:1 "
+            "-T ROUNDS --out DIR' or run_vlearning(game, 'hedge+smooth', episodes, feedback='bandit:1', optimistic=False)"
+        )
+    if key in _CFR:
+        return (
+            f"{name!r}: markovgames has no CFR (counterfactual regret minimization over an extensive-form game's "
+            "information sets); here every state of the Markov game runs its own regret minimizer: regret "
+            "matching+, CFR+'s rule, is rm-plus+smooth or rm-plus+stage, and bm-rm-plus+smooth its swap-regret "
+            "form (for a correlated equilibrium)"
+        )
+    return None
 
 
 def _suggest(name, choices, learners=()) -> str:
@@ -504,8 +555,9 @@ def registered(refresh: bool = False) -> Registry:
 # ---------------------------------------------------------------------------------------
 
 
-#: A learning rate: a positive number (constant), one per player, or ``"theory"`` (the paper's theorem rates).
-LearningRate = float | tuple[float, ...] | Literal["theory"]
+#: A learning rate: a positive number (constant), one per player, or a theorem's rate, ``"theory"``
+#: or ``"theory:PAPER"`` (`markovgames._papers.THEORY_RATES`).
+LearningRate = float | tuple[float, ...] | str
 
 
 def get_step_schedule(
@@ -557,15 +609,18 @@ def get_step_schedule(
 def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float | tuple[float, ...], bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
-    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``. For ``"theory"``, the value update's theorem rate
-    (proved for the paper's compositions, used for every learner): the smooth update gets
-    Theorem 1's ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the
-    same); the stage-based update gets ``(1.0, True)``: the per-stage rate
-    ``1/(N max(1, ln L_tau)^4)`` is applied iteration by iteration.
+    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``.
+    For a theorem's rate, ``"theory:PAPER"`` (``"theory"`` alone: ``theory:mao2024``, the only
+    paper whose rates markovgames implements, `markovgames._papers.THEORY_RATES`), the
+    value update's rate from that paper (proved for the paper's compositions, used for every
+    learner): the smooth updates get Mao et al.'s Theorem 1 ``1/(256 N H sqrt(H A_max))`` (the
+    paper gives none for smooth_cce; we use the same); the stage-based update gets ``(1.0,
+    True)``: Theorem 2's per-stage rate ``1/(N max(1, ln L_tau)^4)`` is applied iteration by
+    iteration. An unknown paper, or one whose rate is not implemented, is a ``ValueError``.
     """
     if isinstance(eta, str):
-        if eta != "theory":
-            raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
+        if parse_theory(eta) is None:
+            raise ValueError(f"learning rate must be a positive number or 'theory' (or 'theory:PAPER'), got {eta!r}")
         return algorithm.value_update.theory_rate(game.num_players, game.horizon, max(game.num_actions))
     if isinstance(eta, (tuple, list, np.ndarray)):
         # One rate per player.

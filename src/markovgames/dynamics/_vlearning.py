@@ -73,8 +73,16 @@ VLEARNING_ALGORITHMS: tuple[str, ...] = ("cce-v", "ce-v", "stage-v")
 #: The purposes of V-learning's draws (``fold_in``; sampled feedback uses 0..2).
 VLEARNING_ACTIONS = 3
 VLEARNING_STATES = 4
-#: Episodes per compiled call (progress is reported between calls).
+#: Episodes per compiled call (progress is reported between calls). A run's chunks all have this
+#: length in rounds, the last one padded with rounds that do nothing, except that a run (or its
+#: last part) of at most `_SHORT_CHUNK` episodes takes a chunk of that length: so every run of a
+#: configuration uses at most two compiled programs, whatever its number of episodes.
 _CHUNK = 8192
+_SHORT_CHUNK = 512
+#: The stage lengths given to the compiled round cover this many visits of a (step, state),
+#: whatever the run's length: their array has one shape for every run (a run of ``K`` rounds
+#: reads only the stages its ``K`` visits reach, a prefix of the same sequence).
+_STAGE_VISITS = 2**31 - 1
 #: Pool a round's visits by comparing its episodes pairwise where ``M^2 <= S * _PAIRS_FACTOR``.
 _PAIRS_FACTOR = 1.0
 #: Largest record (states, actions, rewards, played policies) a run may keep, in bytes.
@@ -296,19 +304,31 @@ def _round(spec: _Spec, params: _Params, rewards, transitions, lengths, st: _Sta
     return st, (states, acts, rews, thetas)
 
 
-def _chunk(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us):
-    """Rounds ``ua.shape[0]`` in a row (a ``lax.scan``); ``ua`` (C, M, H, N), ``us`` (C, M, H)."""
+def _chunk(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us, active):
+    """Rounds ``ua.shape[0]`` in a row (a ``lax.scan``); ``ua`` (C, M, H, N), ``us`` (C, M, H);
+    ``active`` (C,): the rounds that are played (the chunk's padding does nothing: the state
+    stays, its records are zeros)."""
 
-    def body(st, draws):
-        return _round(spec, params, rewards, transitions, lengths, st, *draws)
+    def body(st, xs):
+        draws, on = xs
 
-    return jax.lax.scan(body, state, (ua, us))
+        def played(s):
+            return _round(spec, params, rewards, transitions, lengths, s, *draws)
+
+        def padding(s):
+            records = jax.eval_shape(played, s)[1]
+            return s, jax.tree.map(lambda r: jnp.zeros(r.shape, r.dtype), records)
+
+        return jax.lax.cond(on, played, padding, st)
+
+    return jax.lax.scan(body, state, ((ua, us), active))
 
 
 @partial(jax.jit, static_argnums=0)
-def _chunk_batch(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us):
-    """`_chunk` for a batch of runs (leading run axis of ``state``, ``ua`` and ``us``): one ``vmap``."""
-    return jax.vmap(lambda st, a, b: _chunk(spec, params, rewards, transitions, lengths, st, a, b))(state, ua, us)
+def _chunk_batch(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us, active):
+    """`_chunk` for a batch of runs (leading run axis of ``state``, ``ua`` and ``us``): one ``vmap``;
+    ``active`` is shared by the runs, so the padding's branch stays a branch."""
+    return jax.vmap(lambda st, a, b: _chunk(spec, params, rewards, transitions, lengths, st, a, b, active))(state, ua, us)
 
 
 @partial(jax.jit, static_argnums=(2, 3, 4))
@@ -548,8 +568,8 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
     return spec, numbers, episodes
 
 
-def _game_arrays(game: MarkovGame, rounds: int):
-    lengths = np.asarray(stage_lengths(game.horizon, rounds), dtype=np.int32)
+def _game_arrays(game: MarkovGame):
+    lengths = np.asarray(stage_lengths(game.horizon, _STAGE_VISITS), dtype=np.int32)
     return (
         jax.device_put(np.asarray(game.rewards, np.float64)),
         jax.device_put(np.asarray(game.transitions, np.float64)),
@@ -574,37 +594,55 @@ def _check_played(spec: _Spec, played, states, first: int, seeds) -> None:
             )
 
 
+def _chunks(rounds: int, per_round: int) -> list[tuple[int, int]]:
+    """``(rounds played, chunk length)`` of each compiled call of a run of ``rounds`` rounds: chunks
+    of `_CHUNK` episodes, the last one padded, or of `_SHORT_CHUNK` episodes where what is left fits
+    (two chunk lengths in all, whatever ``rounds``: another number of episodes compiles nothing new)."""
+    long = max(1, _CHUNK // per_round)
+    short = min(long, max(1, _SHORT_CHUNK // per_round))
+    plan = []
+    while rounds > 0:
+        length = short if rounds <= short else long
+        size = min(rounds, length)
+        plan.append((size, length))
+        rounds -= size
+    return plan
+
+
 def _run(
     game, spec: _Spec, numbers: _Numbers, episodes: int, seeds: Sequence[int | None], draws, progress
 ) -> list[VLearningResult]:
     runs, M = len(seeds), spec.per_round
     rounds = episodes // M
-    chunk = max(1, _CHUNK // M)
     start = time.perf_counter()
     with jax.enable_x64(True):
-        rewards, transitions, lengths = _game_arrays(game, rounds)
+        rewards, transitions, lengths = _game_arrays(game)
         params = numbers.params()
         state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(spec))
         keys = [run_key_data(s) for s in seeds] if draws is None else None
         parts = []
         done = 0  # rounds
         H, N = spec.horizon, len(spec.num_actions)
-        while done < rounds:
-            size = min(chunk, rounds - done)
-            first, count = done * M, size * M  # episodes first + 1 .. first + count
+        for size, length in _chunks(rounds, M):
+            first, count = done * M, size * M  # episodes first + 1 .. first + count are played
             if draws is None:
                 assert keys is not None
-                drawn = [_uniforms(k, np.uint32(first + 1), count, H, N) for k in keys]
+                drawn = [_uniforms(k, np.uint32(first + 1), length * M, H, N) for k in keys]
                 ua = jnp.stack([d[0] for d in drawn])
                 us = jnp.stack([d[1] for d in drawn])
             else:
-                ua = jnp.asarray(draws[0][first : first + count])[None]
-                us = jnp.asarray(draws[1][first : first + count])[None]
-            ua = ua.reshape((runs, size, M, H, N))
-            us = us.reshape((runs, size, M, H))
-            state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us)
-            # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...)
-            rec = jax.tree.map(lambda x, count=count: np.asarray(x).reshape((runs, count) + x.shape[3:]), jax.device_get(rec))
+                pad = ((0, (length - size) * M), (0, 0))
+                ua = jnp.asarray(np.pad(draws[0][first : first + count], pad + ((0, 0),)))[None]
+                us = jnp.asarray(np.pad(draws[1][first : first + count], pad))[None]
+            ua = ua.reshape((runs, length, M, H, N))
+            us = us.reshape((runs, length, M, H))
+            active = jnp.arange(length) < size
+            state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us, active)
+            # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...), the padding's rounds left out
+            rec = jax.tree.map(
+                lambda x, size=size, count=count: np.asarray(x)[:, :size].reshape((runs, count) + x.shape[3:]),
+                jax.device_get(rec),
+            )
             _check_played(spec, rec[3], rec[0], first, seeds)
             parts.append(rec)
             done += size

@@ -1,4 +1,4 @@
-r"""Reproduce Section 5 of Mao et al. (2024): Figures 1 and 2, with exact gaps and a verdict per claim.
+r"""Reproduce Section 5 of Mao et al. (2024): Figures 1 and 2, and Figure 3 (optimism on and off), with exact gaps and a verdict per claim.
 
 The paper runs Algorithm 1 ("Smooth OFTRL CE", CE gap), Algorithm 2 ("Stage-based OFTRL CCE",
 CCE gap) and the smooth OFTRL CCE variant (CCE gap) with ``eta = 0.2`` on its 2-player,

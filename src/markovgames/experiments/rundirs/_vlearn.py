@@ -42,6 +42,7 @@ from ...games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
 from ...games._io import GameDigestError
 from ...policies import VISIT_KERNEL_KINDS, VisitChainPolicy
 from ._directory import _JSON_GAME_ENTRIES, original_unit_fields, units_field, versions, write_marker
+from ._kinds import wrong_directory
 from ._metrics import _MAX_JSON_BYTES, METRICS_FILE, RunDirectoryError
 
 __all__ = [
@@ -363,7 +364,7 @@ def load_vlearning_directory(
     path = Path(path)
     metrics_path = path / METRICS_FILE
     if not os.path.lexists(metrics_path):
-        raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
+        raise RunDirectoryError(wrong_directory(path, f"a run directory (with {METRICS_FILE})"))
     metrics = read_vlearning_metrics(metrics_path)
     sums = metrics["sha256"]
     game_path = path / metrics["game_file"]

@@ -6,7 +6,8 @@ feedback model (a sampled one once per seed, with its own draws), for ``T`` iter
 the metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
 
 Every error names the file and the key at fault, e.g.
-``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``.
+``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``,
+one line per problem where there are several.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pydantic import (
 
 from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, did_you_mean_path
 from ..._text import abbreviate_digits, long_integer_in
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
@@ -128,7 +129,8 @@ def _check_keys_region(text: str, begin: int, end: int, source: str) -> None:
 
 
 class SweepConfigError(MarkovGamesError, ValueError):
-    """A sweep configuration is invalid; the message is one line naming the file and the key."""
+    """A sweep configuration is invalid; the message is one line naming the file and the key, one per
+    problem where there are several (``problems``)."""
 
 
 class _Strict(BaseModel):
@@ -289,7 +291,7 @@ class AlgorithmSpec(_Strict):
 
     name: str
     optimistic: list[bool] | None = None
-    etas: list[float | Literal["theory"]] | None = None
+    etas: list[float | str] | None = None
     orders: list[str] | None = None
     eta_schedules: list[str] | None = None
     regret: bool | None = None
@@ -378,7 +380,7 @@ class SweepConfig(_Strict):
     games: list[GameSpec]
     algorithms: list[AlgorithmSpec]
     # mypy cannot give a lambda's list the element type of a union of callables ([0.2] is one).
-    etas: list[float | Literal["theory"]] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
+    etas: list[float | str] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
     optimistic: list[bool] = Field(default_factory=lambda: [True])
     T: int
     checkpoints: list[int] | Literal["log", "decades"] = "log"
@@ -390,12 +392,13 @@ class SweepConfig(_Strict):
     out: str | None = None
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     orders: list[str] = Field(default_factory=lambda: ["simultaneous"])
     eta_schedules: list[str] = Field(default_factory=lambda: ["constant"])
     regret: bool = False
     feedbacks: list[str] = Field(default_factory=lambda: ["full"])
 
-    @field_validator("exact", "last_iterate", "regret", mode="before")
+    @field_validator("exact", "last_iterate", "weighted_average", "regret", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
         return _strict_bool(v)
@@ -501,7 +504,7 @@ class SweepConfig(_Strict):
         ]
         for key, etas in lists:
             for j, eta in enumerate(etas):
-                if eta != "theory" and eta > limit:
+                if not isinstance(eta, str) and eta > limit:
                     raise ValueError(
                         f"{key}[{j}]: learning rate {eta:g} is too large for T = {self.T} in {self.dtype} "
                         f"(at most {limit:.3g}; see markovgames.dynamics.max_learning_rate)"
@@ -552,22 +555,22 @@ def _message(error: Mapping[str, Any]) -> str:
     return msg
 
 
-def _format_validation_error(source: str, err: ValidationError) -> str:
-    errors = err.errors()
-    first = errors[0]
-    # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
-    loc = tuple(p for p in first["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
-    msg = _message(first)
-    # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
-    m = re.match(r"^(\[\d+\])+: ", msg)
-    where = _loc(loc)
-    if m:
-        where += m.group(0)[:-2]
-        msg = msg[m.end() :]
-    text = f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
-    if len(errors) > 1:
-        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return text
+def _format_validation_error(source: str, err: ValidationError) -> list[str]:
+    """Every problem that pydantic found, one line each naming its key (``sweep.toml: etas[1]: ...``),
+    in the order of the configuration; one per key (a union's members report one problem each)."""
+    lines: dict[str, str] = {}
+    for error in err.errors():
+        # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
+        loc = tuple(p for p in error["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
+        msg = _message(error)
+        # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
+        m = re.match(r"^(\[\d+\])+: ", msg)
+        where = _loc(loc)
+        if m:
+            where += m.group(0)[:-2]
+            msg = msg[m.end() :]
+        lines.setdefault(where, f"{source}: {where}: {msg}" if where else f"{source}: {msg}")
+    return list(lines.values())
 
 
 # ---------------------------------------------------------------------------------------
@@ -670,7 +673,7 @@ def parse_sweep_config(data: dict[str, Any], source: str = "config") -> SweepCon
     try:
         return SweepConfig.model_validate(data)
     except ValidationError as err:
-        raise SweepConfigError(_format_validation_error(source, err)) from None
+        raise SweepConfigError.of_problems(_format_validation_error(source, err)) from None
 
 
 def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> tuple[SweepConfig, dict[str, Any]]:
@@ -685,7 +688,7 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         # A regular file, read with a bound: a FIFO or a device would hang or never end.
         data = read_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
-        raise SweepConfigError(f"{path}: no such configuration file") from None
+        raise SweepConfigError(f"{path}: no such configuration file{did_you_mean_path(path, Path.is_file)}") from None
     except NotRegularFileError as err:
         if path.is_dir():
             raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None
@@ -727,7 +730,7 @@ def check_bandit_settings(config: SweepConfig) -> None:
     """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
     sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
     ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
-    ``regret``, ``last_iterate`` or ``float32`` for a bandit run (a ``ValueError``)."""
+    ``regret``, ``last_iterate``, ``weighted_average`` or ``float32`` for a bandit run (a ``ValueError``)."""
     for k, alg in enumerate(config.algorithms):
         where, name = f"algorithms[{k}]", alg.name
         feedbacks = alg.feedbacks or config.feedbacks
@@ -759,7 +762,7 @@ def check_bandit_settings(config: SweepConfig) -> None:
                         f"{name!r} runs under {', '.join(feedbacks)}"
                     )
             etas = alg.etas or config.etas
-            if bandit and "theory" in etas:
+            if bandit and any(isinstance(e, str) for e in etas):
                 key = f"{where}.etas" if alg.etas else "etas"
                 raise ValueError(
                     f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "
@@ -785,7 +788,8 @@ def check_bandit_settings(config: SweepConfig) -> None:
         if config.regret if alg.regret is None else alg.regret:
             key = "regret" if alg.regret is None else f"{where}.regret"
             raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
-        if config.last_iterate:
-            raise ValueError(f"last_iterate: {runs} records no last iterate; run it in a sweep without last_iterate")
+        for key, what in (("last_iterate", "last iterate"), ("weighted_average", "weighted average of its iterates")):
+            if getattr(config, key):
+                raise ValueError(f"{key}: {runs} records no {what}; run it in a sweep without {key}")
         if config.dtype != "float64":
             raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')

@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..._resources import format_bytes, physical_memory
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, nearest_path
 from ...dynamics import (
     Algorithm,
     LearningRate,
@@ -37,6 +37,7 @@ from ...dynamics import (
 )
 from ...dynamics._run import bounded_schedule
 from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
+from ...games._resolve import is_game_file
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
@@ -155,6 +156,7 @@ class PlannedRun:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     #: A user's file: the bytes the driver read and hashed, which the workers compile (see `BatchTask`).
     reference_source: bytes | None = None
     #: The SHA-256 of a user's file or module (the spec's ``algorithm_sha256``); None for built-ins.
@@ -184,7 +186,7 @@ class PlannedRun:
     @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
-        stage_theory = self.value_update == "stage" and self.eta == "theory"
+        stage_theory = self.value_update == "stage" and isinstance(self.eta, str)
         return (
             self.algorithm,
             self.optimistic,
@@ -195,6 +197,7 @@ class PlannedRun:
             stage_theory,
             self.exact,
             self.last_iterate,
+            self.weighted_average,
             self.order,
             self.schedule_reference,
             self.schedule_sha256,
@@ -223,6 +226,7 @@ class BatchTask:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     #: A user's file: its content as the driver read and hashed it. The worker compiles these
     #: bytes, not the file (which may have changed since), so that the results stored under the
     #: recorded SHA-256 are those of that code.
@@ -319,6 +323,7 @@ class SweepPlan:
                         concept=first.concept,
                         exact=first.exact,
                         last_iterate=first.last_iterate,
+                        weighted_average=first.weighted_average,
                         reference_source=first.reference_source,
                         algorithm_sha256=first.algorithm_sha256,
                         order=first.order,
@@ -364,6 +369,17 @@ def _random_label(spec, seed: int | None) -> str:
     return text + ")"
 
 
+def _nearest_game_file(file: str, base_dir: Path) -> str:
+    """`` (did you mean 'x'?)`` for the existing game file nearest ``file`` (relative to the
+    configuration's directory ``base_dir``, and so written), or ``""``."""
+    path = Path(file)
+    found = nearest_path(path if path.is_absolute() else base_dir / path, is_game_file)
+    if found is None:
+        return ""
+    shown = Path(found) if path.is_absolute() else Path(found).relative_to(base_dir)
+    return f" (did you mean {str(shown)!r}?)"
+
+
 def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
     """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
     built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
@@ -379,7 +395,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             if not path.exists():
                 raise SweepConfigError(
                     f"{where}: {entry.file!r} is neither a built-in game nor an existing game file"
-                    f"{did_you_mean(entry.file, BUILTIN_GAMES)}"
+                    f"{did_you_mean(entry.file, BUILTIN_GAMES) or _nearest_game_file(entry.file, base_dir)}"
                 )
             try:
                 game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
@@ -607,6 +623,8 @@ def _spec_settings(
         spec["exact"] = True
     if config.last_iterate:
         spec["last_iterate"] = True
+    if config.weighted_average:
+        spec["weighted_average"] = True
     if order != "simultaneous":
         spec["order"] = order
     if not schedule.is_constant:
@@ -765,6 +783,7 @@ def plan_sweep(
                         concept=("ce" if alg.name == "ce-v" else "cce") if spec_alg is None else spec_alg.concept,
                         exact=config.exact,
                         last_iterate=config.last_iterate,
+                        weighted_average=config.weighted_average,
                         reference_source=source,
                         algorithm_sha256=digest,
                         order=order,
