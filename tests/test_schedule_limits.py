@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from markovgames.dynamics import StepSchedule, max_learning_rate, run
-from markovgames.dynamics._run import bounded_schedule
+from markovgames.dynamics._interplay import bounded_schedule
 from test_interplay import zero_sum
 
 #: Factors of every magnitude, and the values a careless function returns.
@@ -70,7 +70,7 @@ def test_a_schedule_is_accepted_exactly_when_every_rate_is_within_the_limits(T, 
     schedule = StepSchedule("mine", f, source="mine.py:f")
     expected = literal_verdict(f, rates, T, H, dtype)
     try:
-        bounded = bounded_schedule(schedule, (tuple(rates),), T, H, dtype)
+        bounded = bounded_schedule(schedule, (tuple(rates),), max_learning_rate(T, H, dtype), dtype, T + 1)
     except ValueError as err:
         assert not expected, f"refused a schedule within the limits: {err}"
         assert str(err).startswith("step-size schedule 'mine': ") and "at t = " in str(err)

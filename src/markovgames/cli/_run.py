@@ -436,12 +436,13 @@ def _step_schedule(name: str | None):
 def _check_schedule_rates(schedule, eta, algorithm, game, T: int, dtype: str) -> None:
     """``--eta-schedule``: every rate ``eta f(t)`` within the limits of ``--eta``, at every ``t``,
     before any output is touched (the run checks it again; a user's function is called twice)."""
+    from ..dynamics import max_learning_rate
     from ..dynamics._algorithms import resolve_learning_rate
-    from ..dynamics._run import bounded_schedule
+    from ..dynamics._interplay import bounded_schedule
 
     scale, _ = resolve_learning_rate(eta, algorithm, game)
     try:
-        bounded_schedule(schedule, (scale,), T, game.horizon, dtype)
+        bounded_schedule(schedule, (scale,), max_learning_rate(T, game.horizon, dtype), dtype, T + 1)
     except ValueError as err:
         raise CliError(f"--eta-schedule: {err}") from None
 

@@ -57,6 +57,7 @@ __all__ = [
     "SIMULTANEOUS",
     "RateBounds",
     "StepSchedule",
+    "bounded_schedule",
     "STEP_SCHEDULES",
     "power_schedule",
     "player_rates",
@@ -226,6 +227,18 @@ class StepSchedule:
             if fault is not None:
                 raise ValueError(f"step-size schedule {self.name!r}: {fault}")
         return dataclasses.replace(self, bounds=bounds)
+
+
+def bounded_schedule(schedule: StepSchedule | None, etas, limit: float, dtype: str, last: int, factor_range=None):
+    """``schedule`` with the limits of a constant rate (at most ``limit``,
+    `markovgames.dynamics.max_learning_rate` of the run, and not 0 in ``dtype``) on every rate
+    ``eta f(t)``, checked at every ``t = 1..last`` before the run (`StepSchedule.bounded`; a run of
+    ``T`` iterations reads ``t`` up to ``T + 1``: alternating updates play the next iteration's
+    strategy within one); ``etas``: the run's rate scales (numbers, or one per player)."""
+    if schedule is None or schedule.is_constant:
+        return schedule
+    scales = [float(x) for e in etas for x in np.ravel(e)]
+    return schedule.bounded(RateBounds(min(scales), max(scales), limit, dtype), last, factor_range)
 
 
 def _sqrt(t: np.ndarray) -> np.ndarray:

@@ -35,7 +35,6 @@ from ...dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ...dynamics._run import bounded_schedule
 from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
 from ...games._resolve import is_game_file
 from ._bandit import (
@@ -48,7 +47,7 @@ from ._bandit import (
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
-from ._values import is_bandit
+from ._values import is_bandit, schedule_rates_fault
 
 __all__ = [
     "PlannedRun",
@@ -574,18 +573,6 @@ def _schedule(name: str, where: str, base_dir: Path, resolved: dict[str, StepSch
     return resolved[name]
 
 
-def _check_schedule_rates(schedule: StepSchedule, where: str, scale, eta, game, game_index: int, config, ranges: dict) -> None:
-    """A schedule's rates ``eta f(t)`` within the limits of a constant rate at every ``t`` of the runs
-    (`markovgames.dynamics._run.bounded_schedule`), before any batch, its factors over ``t = 1..T+1``
-    computed once per schedule (``ranges``): a bad schedule is the configuration's error, not every batch's."""
-    try:
-        if schedule.name not in ranges:
-            ranges[schedule.name] = schedule.factor_range(config.T + 1)
-        bounded_schedule(schedule, (scale,), config.T, game.horizon, config.dtype, ranges[schedule.name])
-    except ValueError as err:
-        raise SweepConfigError(f"{where}: {err} (with eta {eta} on games[{game_index}])") from None
-
-
 def _check_interplay(alg_index: int, alg, spec: Algorithm, order: str, optimistic: bool, feedback: str = "full") -> None:
     """Refuse a combination of the grid that the algorithm has no form of, naming the key."""
     where = f"algorithms[{alg_index}]"
@@ -662,7 +649,6 @@ def plan_sweep(
     feedback_seeds = derive_feedback_seeds(config.base_seed, config.seeds)
     games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
     resolved: dict[str, StepSchedule] = {}  # each schedule once (a user's file is loaded once)
-    ranges: dict[str, tuple[float, int, float, int]] = {}  # and its factors' range over the run, computed once
     runs: list[PlannedRun] = []
     seen: set[str] = set()
     hashes: dict[int, str] = {}
@@ -756,9 +742,9 @@ def plan_sweep(
                 seen.add(rid)
                 # V-learning's rates are its papers' schedules: no single rate.
                 scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
-                if spec_alg is not None and not schedule.is_constant:
-                    where = f"{key}[{schedule_names.index(schedule_name)}]"
-                    _check_schedule_rates(schedule, where, scale, eta, game, index, config, ranges)
+                fault = None if spec_alg is None else schedule_rates_fault(schedule, scale, eta, game, index, config)
+                if fault is not None:  # before any batch: a bad schedule is one line, not failed batches
+                    raise SweepConfigError(f"{key}[{schedule_names.index(schedule_name)}]: {fault}")
                 runs.append(
                     PlannedRun(
                         run_id=rid,
