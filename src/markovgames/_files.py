@@ -115,10 +115,12 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
             raise NotRegularFileError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
         if flags & getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the clean-up above: once the file object owns the descriptor, closing it here too (on
+    # an interruption that arrives inside fdopen) would close whatever file reuses its number next.
+    return os.fdopen(fd, "rb")
 
 
 def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
