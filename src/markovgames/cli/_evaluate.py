@@ -8,13 +8,13 @@ replaced only with ``--overwrite``). ``RUN_DIR`` is written by ``markovgames run
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from .._atomic import atomic_write_text
+from .._json import dumps
 from .._lock import directory_lock
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
@@ -360,7 +360,7 @@ def _handle(args) -> int:
         if into_run and _identity(run_dir / "metrics.json") != metrics_before:
             raise CliError(f"{run_dir}: the run directory was replaced while it was evaluated; evaluate it again")
         try:
-            atomic_write_text(out, json.dumps(report, indent=2) + "\n", replace=args.overwrite)
+            atomic_write_text(out, dumps(report, str(out), indent=2) + "\n", replace=args.overwrite)
         except OSError as err:
             raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
     if not args.quiet:

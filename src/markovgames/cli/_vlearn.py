@@ -167,6 +167,18 @@ def _ix(text: str | None) -> float | str | None:
     return value
 
 
+def _check_rate(eta: float | None, rounds: int, horizon: int) -> None:
+    """``--eta``: at most `markovgames.dynamics.max_learning_rate` of the run's rounds, as ``run``'s."""
+    from ..dynamics import max_learning_rate
+
+    largest = max_learning_rate(rounds, horizon)
+    if eta is not None and eta > largest:
+        raise CliError(
+            f"--eta: {eta:g} is too large for {rounds:,} rounds in float64; at most {largest:.3g} (the learners' "
+            "logits eta (T + H) must stay where float64 resolves them)"
+        )
+
+
 def _per_round(text: str) -> int:
     """``--feedback bandit:M``: ``M``."""
     from ..dynamics import parse_bandit
@@ -306,6 +318,7 @@ def execute(run: BanditRun) -> int:
 
     algorithm, episodes, per_round, checkpoints = run.algorithm, run.episodes, run.per_round, list(run.checkpoints)
     game = resolve_game(run.game, max_bytes=run.max_bytes, max_entries=run.max_entries)
+    _check_rate(run.eta, episodes // per_round, game.horizon)  # the limit of run's --eta, before any output
     # Only the settings the user gave: the library's defaults stay its own (metrics.json records them).
     given: dict[str, Any] = {
         key: value

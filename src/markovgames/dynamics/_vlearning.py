@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import ArgumentError
 from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
 from ..games import MarkovGame, require_finite_horizon
@@ -53,6 +54,8 @@ from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
+from ._ix import DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_ix
+from ._run import max_learning_rate
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
@@ -87,16 +90,6 @@ _STAGE_VISITS = 2**31 - 1
 _PAIRS_FACTOR = 1.0
 #: Largest record (states, actions, rewards, played policies) a run may keep, in bytes.
 MAX_RECORD_BYTES = 8 * 2**30
-
-#: A composition's implicit exploration on bandit feedback (docs/vlearning.md), ``ix=``: the
-#: schedule's name and the exponent ``p`` of ``gamma_c = gamma_1 c^(-p)``, ``c`` the rounds that
-#: visited the (step, state) so far, this one included. ``"decaying"`` (the default) is EXP3-IX's
-#: ``gamma_t = eta_t / 2`` with rates decreasing like ``1/sqrt(t)`` (Neu, "Explore no more",
-#: NeurIPS 2015, Theorem 1's anytime setting): ``gamma_c = (eta H / 2) / sqrt(c)``, whose bias
-#: vanishes; a number ``ix=G`` is the constant ``gamma_c = G`` (``ix=0``: unbiased estimates).
-IX_SCHEDULES: dict[str, float] = {"constant": 0.0, "decaying": 0.5}
-#: The default ``ix``: the decaying schedule.
-DEFAULT_IX = "decaying"
 
 
 class _Spec(NamedTuple):
@@ -352,34 +345,6 @@ def _uniforms(key_data, first, size: int, horizon: int, num_players: int):
     return ua, us
 
 
-def bandit_estimate_moments(targets, others, strategy, horizon: int, gamma: float = 0.0, visits: int = 1):
-    r"""Mean and variance of the bandit utility estimate at one state (docs/vlearning.md).
-
-    ``targets[b, k]``: the target ``y = r_i + V_{h+1,i}(s')`` in expectation over ``s'`` when the
-    player plays ``b`` and the others' joint action is ``k`` (flattened), ``others[k]`` its
-    probability, ``strategy[b]`` the player's. One visit's estimate is
-    :math:`\hat u(b) = H(1 - 1\{a = b\}\,\ell/(\theta(b) + \gamma))`, :math:`\ell = (H - y)/H`, so
-
-    .. math:: E[\hat u(b)] = H\Big(1 - \frac{\theta(b) E[\ell \mid b]}{\theta(b) + \gamma}\Big), \qquad
-              \mathrm{Var}[\hat u(b)] = \frac{H^2}{(\theta(b)+\gamma)^2}\big(\theta(b) E[\ell^2 \mid b] - \theta(b)^2 E[\ell \mid b]^2\big),
-
-    the variance divided by ``visits`` for the mean of that many visits. With ``gamma = 0`` the
-    mean is :math:`E[y \mid b] = [\tilde Q_i \pi_{-i}](s, b)`: unbiased. ``E[\ell^2 | b]`` here
-    takes ``y`` as given per ``(b, k)`` (deterministic next-state values), as on a one-step game.
-    """
-    y = np.asarray(targets, dtype=np.float64)
-    q = np.asarray(others, dtype=np.float64)
-    theta = np.asarray(strategy, dtype=np.float64)
-    H = float(horizon)
-    loss = (H - y) / H
-    m1 = loss @ q
-    m2 = (loss**2) @ q
-    scale = theta + float(gamma)
-    mean = H * (1.0 - theta * m1 / scale)
-    variance = H**2 * (theta * m2 - theta**2 * m1**2) / scale**2 / int(visits)
-    return mean, variance
-
-
 def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The uniform numbers of episodes ``first..first+episodes-1`` of the run with ``seed``: actions
     ``(K, H, N)`` (``[k, h, i]``: player ``i``'s draw at step ``h``) and next states ``(K, H)``.
@@ -500,17 +465,6 @@ class _Numbers(NamedTuple):
         return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, power, self.bonus)))
 
 
-def parse_ix(value, eta: float, horizon: int) -> tuple[float, str]:
-    """A composition's ``ix=`` as ``(gamma_1, schedule)``: ``None`` or ``"decaying"``, the default
-    ``((eta H / 2), "decaying")``; a number ``G >= 0``, ``(G, "constant")`` (`IX_SCHEDULES`)."""
-    if value is None or (isinstance(value, str) and value == DEFAULT_IX):
-        return eta * horizon / 2.0, DEFAULT_IX
-    bad = isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value))
-    if bad or float(value) < 0:
-        raise ValueError(f"ix must be {DEFAULT_IX!r} or a finite number >= 0, got {value!r}")
-    return float(value), "constant"
-
-
 def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
     require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
@@ -554,6 +508,15 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         kernel = composition.value_update.index_kernel
         rates, power, name = "constant", 1, composition.name
         eta_value = 0.2 if eta is None else _number("eta", eta, 0.0, True)
+        # The limit of run's rates (max_learning_rate) with T the rounds: a learner's logits are
+        # eta times sums of at most that many utilities of each state.
+        largest = max_learning_rate(episodes // per_round, H, "float64")
+        if eta_value > largest:
+            raise ArgumentError.for_argument(
+                "eta",
+                f"{eta_value:g} is too large for {episodes // per_round:,} rounds in float64; at most {largest:.3g} (the "
+                "learners' logits eta (T + H) must stay where float64 resolves them; markovgames.dynamics.max_learning_rate)",
+            )
         ix_value, ix_schedule = parse_ix(ix, eta_value, H)
         bonus = 0.0 if bonus is None else bonus
         optimistic = True if optimistic is None else optimistic

@@ -15,7 +15,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ...dynamics import VLEARNING_ALGORITHMS
-from ...dynamics._vlearning import MAX_RECORD_BYTES, parse_ix
+from ...dynamics._ix import parse_ix
+from ...dynamics._vlearning import MAX_RECORD_BYTES
 from ...policies._visit_chain import MAX_DENSE_ENTRIES
 
 if TYPE_CHECKING:

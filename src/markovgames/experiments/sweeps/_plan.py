@@ -47,7 +47,7 @@ from ._bandit import (
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
-from ._values import is_bandit
+from ._values import is_bandit, schedule_rates_fault
 
 __all__ = [
     "PlannedRun",
@@ -742,6 +742,9 @@ def plan_sweep(
                 seen.add(rid)
                 # V-learning's rates are its papers' schedules: no single rate.
                 scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
+                fault = None if spec_alg is None else schedule_rates_fault(schedule, scale, eta, game, index, config)
+                if fault is not None:  # before any batch: a bad schedule is one line, not failed batches
+                    raise SweepConfigError(f"{key}[{schedule_names.index(schedule_name)}]: {fault}")
                 runs.append(
                     PlannedRun(
                         run_id=rid,
