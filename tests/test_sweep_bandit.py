@@ -172,6 +172,8 @@ def test_the_plan_and_the_ids(tmp_path):
     named = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [{**hedge, "ix": "decaying"}]}), tmp_path)
     plain = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [{**hedge, "ix": None}]}), tmp_path)
     assert named.run_ids == plain.run_ids and not set(named.run_ids) & set(small.run_ids)
+    with pytest.raises(Exception, match=r"expected 'decaying' or a finite number >= 0, got 'decay'"):
+        parse_sweep_config({**raw, "algorithms": [{**hedge, "ix": "decay"}]})
 
 
 def test_resume_skips_finished_bandit_runs_and_recomputes_a_missing_one(sweep, tmp_path):

@@ -275,7 +275,7 @@ def test_policy_files_round_trip_and_tampering_is_refused(tmp_path):
         ({"algorithm": "hedge+smooth", "eta": 1e308}, r"^eta: 1e\+308 is too large for 5 rounds in float64; at most 5.15e\+15"),
         ({"algorithm": "hedge+smooth", "eta": 5.2e15}, "eta: 5.2e.15 is too large for 5 rounds"),
         ({"algorithm": "hedge+smooth", "eta": float("inf")}, "eta must be a finite number > 0"),
-        ({"algorithm": "hedge+smooth", "ix": -1.0}, "ix must be a finite number >= 0"),
+        ({"algorithm": "hedge+smooth", "ix": -1.0}, "ix must be 'decaying' or a finite number >= 0"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, message):

@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -32,7 +33,7 @@ from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean, did_you_mean_path
 from ..._text import abbreviate_digits, long_integer_in
-from ...dynamics import DEFAULT_IX, VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
+from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
 from ._bandit import VLEARNING_FEEDBACK, is_vlearning
@@ -40,6 +41,7 @@ from ._values import (
     _bool_list,
     _eta_list,
     _feedback_list,
+    _ix_setting,
     _non_negative_number,
     _order_list,
     _positive_finite,
@@ -347,20 +349,10 @@ class AlgorithmSpec(_Strict):
     def _feedbacks(cls, v: Any) -> Any:
         return None if v is None else _feedback_list(v)
 
-    @field_validator("bonus", mode="before")
+    @field_validator("bonus", "ix", mode="before")
     @classmethod
-    def _bandit_numbers(cls, v: Any) -> Any:
-        return _non_negative_number(v)
-
-    @field_validator("ix", mode="before")
-    @classmethod
-    def _ix(cls, v: Any) -> Any:
-        if isinstance(v, str) and v == DEFAULT_IX:
-            return None  # the default: not part of a run's id
-        try:
-            return _non_negative_number(v)
-        except ValueError:
-            raise ValueError(f"expected {DEFAULT_IX!r} or a finite number >= 0, got {_show(v)}") from None
+    def _bandit_numbers(cls, v: Any, info: ValidationInfo) -> Any:
+        return _ix_setting(v) if info.field_name == "ix" else _non_negative_number(v)
 
 
 def _check_algorithm(name: str) -> str:

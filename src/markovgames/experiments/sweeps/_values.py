@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._papers import parse_theory
 from ..._suggest import did_you_mean
-from ...dynamics import ORDERS, get_step_schedule, max_learning_rate
+from ...dynamics import DEFAULT_IX, ORDERS, get_step_schedule, max_learning_rate
 from ...dynamics._feedback import FEEDBACK_FORMS, MAX_SAMPLES, parse_feedback
 from ...dynamics._interplay import bounded_schedule
 from ...dynamics._vlearning import parse_bandit
@@ -131,6 +131,17 @@ def _non_negative_number(v: Any) -> float | None:
     if not _positive_finite(v):
         raise ValueError(f"expected a finite number >= 0, got {_show(v)}")
     return float(v)
+
+
+def _ix_setting(v: Any) -> float | None:
+    """A composition's ``ix``: ``None``, or ``"decaying"`` (the default, read as ``None``: not part
+    of a run's id), or a constant number >= 0 (`_non_negative_number`)."""
+    if isinstance(v, str) and v == DEFAULT_IX:
+        return None
+    try:
+        return _non_negative_number(v)
+    except ValueError:
+        raise ValueError(f"expected {DEFAULT_IX!r} or a finite number >= 0, got {_show(v)}") from None
 
 
 def _order_list(v: Any) -> list[str]:
