@@ -51,7 +51,7 @@ def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
 VLEARNING = {
     "cce-v": "CCE-V-learning: Hedge bandits with implicit exploration [Jin, Liu, Wang and Yu 2021, Algorithms 1 and 3]",
     "ce-v": "CE-V-learning: swap-regret (Blum–Mansour) Hedge bandits [Song, Mei and Bai 2021]",
-    "stage-v": "stage-based V-learning: EXP3-IX restarted at each stage [Mao and Başar 2022]",
+    "stage-v": "stage-based V-learning: EXP3-IX restarted at each stage [Mao, Yang, Zhang and Başar, ICML 2022]",
 }
 
 #: The feedback models: what the learners see.
