@@ -172,8 +172,10 @@ def _theory_line(composition: str, update) -> str:
     if update.per_iteration_metrics:
         proved, rate = "bm-logbarrier+smooth", "Theorem 1's 1/(256 N H sqrt(H A_max))"
     else:
-        proved, rate = "hedge+stage", "Theorem 2's 1/(N max(1, ln L_tau)^4) per stage"
+        proved, rate = "hedge+stage", "Theorem 2's Theta(1/(N log^4 L_tau)) per stage as 1/(N max(1, ln L_tau)^4)"
     where = "proved for it" if composition == proved else f"proved for {proved}; used here as a choice"
+    if composition == proved and not update.per_iteration_metrics:
+        where += ", up to the constant, which Theorem 2 does not give"
     return f"  --eta theory   theory:{DEFAULT_THEORY} (the default): {rate} ({where})"
 
 
