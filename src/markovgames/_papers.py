@@ -242,11 +242,17 @@ _NUMBERING = (
     "stage-based dynamics 'Algorithm 2'."
 )
 _ABSTRACT_ONLY = "only the abstract could be read"
-_MAO_ON_THEM = (
-    "Mao et al. 2024 (read in full) cite it with Yang and Ma for Õ(T^-1) convergence of OFTRL with smooth value "
-    "updates to a Nash equilibrium in two-player zero-sum full-information Markov games, whose outputs 'do not "
-    "require such a shared randomness and generally output Markov policies'"
-)
+
+
+def _mao_on(other: str) -> str:
+    """What Mao et al. 2024 (read in full) say of Zhang et al. 2022 and of Yang and Ma 2023 (``other``: the one not
+    described)."""
+    return (
+        f"Mao et al. 2024 (read in full) cite it with {other} for Õ(T^-1) convergence of OFTRL with smooth value updates "
+        "to a Nash equilibrium in two-player zero-sum full-information Markov games, whose outputs 'do not require such "
+        "a shared randomness and generally output Markov policies'"
+    )
+
 
 #: The statements, each about the algorithms it names.
 RESULTS: tuple[Result, ...] = (
@@ -311,17 +317,18 @@ RESULTS: tuple[Result, ...] = (
         "multi-player general-sum games",
         "abstract (arXiv 2206.02640; NeurIPS 2022)",
         False,
-        f"{_ABSTRACT_ONLY} (arXiv and NeurIPS versions); {_MAO_ON_THEM}, and for Õ(T^-3/4) to a CCE in general-sum "
-        "games. Not read: the theorems, the learning-rate condition, whether the OFTRL regulariser is the negative "
-        "entropy (hedge), that the average's weights are the value update's alpha_T^t, the output of the CCE result",
+        f"{_ABSTRACT_ONLY} (arXiv and NeurIPS versions); {_mao_on('Yang and Ma')}, and for Õ(T^-3/4) to a CCE in general-sum "
+        "games with a correlated output policy, as theirs. Not read: the theorems, the learning-rate condition, whether "
+        "the OFTRL regulariser is the negative entropy (hedge), that the average's weights are the value update's "
+        "alpha_T^t",
     ),
     Result(
         "yang-ma2023",
         ("hedge+smooth",),
         "analyses",
         f"two-player zero-sum Markov games, {_FULL}; finite horizon as far as could be read (Mao et al. 2024 use its "
-        "Lemma 4 on the weights of the step size alpha_t = (H+1)/(H+t) of an H-step horizon); its own setting section "
-        "could not be read",
+        "Lemmas 4 and 6 on the weights alpha_t^j of the step size alpha_t = (H+1)/(H+t) of an H-step horizon, e.g. "
+        "sum_j alpha_t^j / j <= (1 + 1/H)/t); its own setting section could not be read",
         "weighted average",
         "not verified",
         "O(T^-1)-approximate Nash equilibrium in T iterations for OFTRL with smooth value updates (no log factor in the "
@@ -329,7 +336,7 @@ RESULTS: tuple[Result, ...] = (
         "abstract (arXiv 2209.12430; ICLR 2023)",
         False,
         f"{_ABSTRACT_ONLY}, with the first paragraphs of the introduction (arXiv 2209.12430 and the ICLR 2023 text); "
-        f"{_MAO_ON_THEM}. Not read: the setting section, the algorithm, the learning-rate condition, the output's "
+        f"{_mao_on('Zhang et al.')}. Not read: the setting section, the algorithm, the learning-rate condition, the output's "
         "weights (a state-wise average of the iterates, as Mao et al.'s remark and Zhang et al.'s framework indicate), "
         "the constants",
     ),
@@ -408,8 +415,8 @@ RESULTS: tuple[Result, ...] = (
         "barriers), O(sqrt(T)) against an adversary; Õ(T^-1) to a correlated equilibrium (abstract)",
         "abstract (NeurIPS 2022; arXiv 2204.11417); Theorem 4.3 as Mao et al. 2024 extend it",
         False,
-        f"{_ABSTRACT_ONLY}; Mao et al. 2024 (read): 'the log-barrier regularizer satisfies the self-concordant condition' "
-        "of this paper",
+        f"{_ABSTRACT_ONLY}; Mao et al. 2024 (read) choose the log barrier because it satisfies this paper's "
+        "self-concordance condition",
     ),
     Result(
         "farina2021",
