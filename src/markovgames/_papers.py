@@ -308,7 +308,7 @@ RESULTS: tuple[Result, ...] = (
         ("hedge+smooth",),
         "analyses",
         f"two-player zero-sum Markov games, {_FULL}; finite horizon (the abstract's numerical example is 'a simple "
-        "game with H = 2 layers'); also multi-player general-sum games, for a CCE",
+        "game with H=2 layers'); also multi-player general-sum games, for a CCE",
         "weighted average",
         "not verified",
         "Õ(T^-5/6)-approximate Nash equilibrium in T iterations for OFTRL with smooth value updates, for the "
