@@ -188,11 +188,16 @@ def _wait_until_signals_are_ours(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def finished_for_exact(tmp_path_factory) -> Path:
-    """A finished run whose exact evaluation takes a few seconds (T = 5,000 on the paper's game)."""
+    """A finished run whose exact evaluation takes several seconds, well past the two seconds the
+    signals are sent in (T = 3,000 on a random game with H = 6, S = 3, A = 3x3: about 6 s; the
+    paper's game is evaluated in about a second, which a signal at 1.4 s could miss)."""
     from markovgames.cli import main
 
-    path = tmp_path_factory.mktemp("exact") / "r"
-    assert main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "5000", "--out", str(path), "--quiet"]) == 0
+    root = tmp_path_factory.mktemp("exact")
+    game = root / "g.json"
+    assert main(["games", "random", "--players", "2", "--states", "3", "--actions", "3", "--horizon", "6", "--seed", "1", "--out", str(game)]) == 0
+    path = root / "r"
+    assert main(["run", "--game", str(game), "--algorithm", "smooth_ce", "-T", "3000", "--out", str(path), "--quiet"]) == 0
     return path
 
 

@@ -133,6 +133,16 @@ def run_work(T: int, game: GameArrays) -> int:
 #: batches, smaller games) loses less in the same 10^8 (benchmarks/README.md, "Compile time").
 SHORT_RUN_WORK = 10**8
 
+#: A run whose work (`run_work`) is at most this is also compiled at LLVM's optimisation level 0
+#: (`_QUICK_OPTIONS`): XLA's own passes (fusion, simplification) still run, only the machine code
+#: is less optimised. On the CPU, compiling then takes 0.3-0.6 s less on the paper's game and 0.7-1.2 s
+#: less on 3-player games of 4 to 20 states, and the loop runs 1-6 times slower: at most 5e-8 s more
+#: per unit of work measured (smooth_ce on a 3-player game of 3 steps, 4 states, 3 actions each), so
+#: up to this much work the compile time saved is at least three times the run time lost
+#: (benchmarks/README.md, "Compile time"). The numbers differ from level 2's in the last bits only,
+#: and the whole run's work picks the level, as it picks the emitters.
+QUICK_RUN_WORK = 2 * 10**6
+
 
 def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
     """XLA options that depend on the run's size (``game``: one compiled call's arrays; ``work``:
@@ -165,7 +175,8 @@ def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
     short = work <= SHORT_RUN_WORK
     if not (tiny or short):
         return None
-    return {key: value for key, value in _cpu_options() if key in dict(_CLASSIC_EMITTER_OPTIONS)} or None
+    wanted = dict(_CLASSIC_EMITTER_OPTIONS, **(dict(_QUICK_OPTIONS) if work <= QUICK_RUN_WORK else {}))
+    return {key: value for key, value in _cpu_options() if key in wanted} or None
 
 
 def _compiler_options() -> dict:
@@ -187,12 +198,13 @@ def _compiler_options() -> dict:
 
 _LOOP_OPTIONS = (("xla_cpu_enable_concurrency_optimized_scheduler", False), ("xla_cpu_experimental_ynn_fusion_type", ""))
 _CLASSIC_EMITTER_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
+_QUICK_OPTIONS = (("xla_backend_optimization_level", 0),)
 
 
 def _cpu_options() -> tuple[tuple[str, object], ...]:
     """Every CPU option of the loops that this jaxlib knows, probed together (one small
     compilation per process where it knows them all)."""
-    return _supported_options(_LOOP_OPTIONS + _CLASSIC_EMITTER_OPTIONS)
+    return _supported_options(_LOOP_OPTIONS + _CLASSIC_EMITTER_OPTIONS + _QUICK_OPTIONS)
 
 
 @cache
