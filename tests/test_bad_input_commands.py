@@ -500,6 +500,14 @@ CASES: list[Case] = [
         ("--metric", "no run of these results recorded swap_regret", "regret = true"),
     ),
     Case(
+        "summarize-metric-not-recorded",
+        PLOT_S,
+        "a product policy's gap that no run of the sweep recorded (the weighted average without weighted_average = true)",
+        _results,
+        ("summarize", "sw", "--metric", "weighted_average_duality_gap"),
+        ("--metric", "no run of these results recorded weighted_average_duality_gap", "weighted_average = true"),
+    ),
+    Case(
         "plot-x-axis-samples-not-drawn",
         PLOT_S,
         "figures against the samples drawn, of a sweep whose runs drew none (full information)",
@@ -621,6 +629,14 @@ CASES: list[Case] = [
         ("--dtype", "'float16'"),
     ),
     Case("args-unknown-command", ARGS_S, "an unknown command", None, ("runn",), ("'runn'",)),
+    Case(
+        "algorithms-show-unknown",
+        ARGS_S,
+        "an algorithm to show that is not a built-in one",
+        None,
+        ("algorithms", "show", "smooth_cc"),
+        ("algorithms show", "'smooth_cc'", "did you mean 'smooth_cce'?", "V-learning name"),
+    ),
     Case(
         "args-misspelt-option",
         ARGS_S,

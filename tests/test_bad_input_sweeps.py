@@ -447,6 +447,22 @@ CASES: list[Case] = [
         ("sweep.toml", "algorithms[0].etas", "'cce-v'", "papers' rates", "remove the key"),
     ),
     Case(
+        "sweep-eta-theory-unknown",
+        SWEEP_S,
+        "a theorem's rate of a paper the catalogue does not know",
+        _sweep("etas = [0.2]", 'etas = ["theory:nobody"]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas", "'theory:nobody'", "unknown paper 'nobody'", "theory:mao2024"),
+    ),
+    Case(
+        "sweep-weighted-average-bandit",
+        SWEEP_S,
+        "the weighted average of the iterates for V-learning, which has no iterates of that kind",
+        _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["cce-v"]\nweighted_average = true'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "weighted_average", "'cce-v' under bandit:1", "records no weighted average"),
+    ),
+    Case(
         "sweep-bandit-theory-rate",
         SWEEP_S,
         "the paper's theory rate for a composition under bandit feedback",

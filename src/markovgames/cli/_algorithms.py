@@ -1,5 +1,6 @@
 """``markovgames algorithms list``: the learners, value updates, algorithm names, V-learning's
-algorithms and the feedback models, one line each.
+algorithms and the feedback models, one line each; ``markovgames algorithms show NAME``: one
+built-in algorithm and the papers that define or analyse it (the catalogue in `markovgames._papers`).
 
 An algorithm is ``LEARNER+UPDATE`` (any learner with either value update); the paper's three
 names are aliases of compositions; installed packages add theirs through the entry-point group
@@ -12,6 +13,7 @@ import argparse
 from collections.abc import Sequence
 
 from ._commands import HELP
+from ._errors import CliError
 
 __all__ = ["add_algorithms_parser"]
 
@@ -31,6 +33,17 @@ def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
         "the feedback models and the algorithms of installed packages, one line each with its citation.",
     )
     p.set_defaults(handler=cmd_list)
+    show = sub.add_parser(
+        "show",
+        help="one built-in algorithm and the papers that define or analyse it",
+        description="Show what a built-in algorithm is made of, its weighted average and its theory learning rate, "
+        "and for each paper that defines or analyses it the setting, the output its theorem is about, the "
+        "learning-rate condition and the rate (docs/papers.md lists them all).",
+    )
+    show.add_argument(
+        "name", metavar="NAME", help="LEARNER+UPDATE (e.g. hedge+smooth), an alias (smooth_ce) or a V-learning name (cce-v)"
+    )
+    show.set_defaults(handler=cmd_show)
     return algorithms
 
 
@@ -122,4 +135,74 @@ def cmd_list(args) -> int:
 
     # Installed packages name their entry points and their errors: each line is shown literally.
     print("\n".join(printable(line) for line in listing().splitlines()))
+    return 0
+
+
+def _builtin_names() -> tuple[dict, dict, list[str]]:
+    """The built-in learners and value updates by name, and every built-in algorithm's name: the
+    aliases, every ``LEARNER+UPDATE`` and V-learning's names."""
+    from .._papers import ALIASES, VLEARNING_NAMES
+    from ..dynamics import VALUE_UPDATES
+    from ..learners import BUILTIN_LEARNERS
+
+    compositions = [f"{learner}+{update}" for learner in BUILTIN_LEARNERS for update in VALUE_UPDATES]
+    return BUILTIN_LEARNERS, VALUE_UPDATES, [*ALIASES, *compositions, *VLEARNING_NAMES]
+
+
+def catalogue_entries() -> list[tuple[str, str, str]]:
+    """``(name, learner, value update)`` of every built-in algorithm, for `markovgames._papers.catalogue_markdown`."""
+    from .._papers import ALIASES
+
+    learners, updates, names = _builtin_names()
+    out = []
+    for name in names:
+        composition = ALIASES.get(name, name)
+        if "+" not in composition:  # V-learning: its own learners and value update
+            out.append((name, "", ""))
+            continue
+        learner, update = learners[composition.split("+")[0]], updates[composition.split("+")[1]]
+        out.append((name, f"`{learner.name}` ({learner.citation})", f"`{update.name}` ({update.citation})"))
+    return out
+
+
+def _theory_line(composition: str, update) -> str:
+    """``algorithms show``'s line on ``--eta theory`` for a composition."""
+    from .._papers import DEFAULT_THEORY
+
+    if update.per_iteration_metrics:
+        proved, rate = "bm-logbarrier+smooth", "Theorem 1's 1/(256 N H sqrt(H A_max))"
+    else:
+        proved, rate = "hedge+stage", "Theorem 2's 1/(N max(1, ln L_tau)^4) per stage"
+    where = "proved for it" if composition == proved else f"proved for {proved}; used here as a choice"
+    return f"  --eta theory   theory:{DEFAULT_THEORY} (the default): {rate} ({where})"
+
+
+def show_text(name: str) -> str:
+    """The text of ``markovgames algorithms show NAME``; a ``CliError`` for an unknown name."""
+    from .._papers import ALIASES, AVERAGING_WORDS, VLEARNING_NAMES, describe_algorithm
+    from .._suggest import did_you_mean
+
+    learners, updates, names = _builtin_names()
+    if name not in names:
+        raise CliError(
+            f"algorithms show: unknown algorithm {name!r}{did_you_mean(name, names)}; give a built-in one: LEARNER+UPDATE "
+            f"(see 'markovgames algorithms list'), an alias ({', '.join(ALIASES)}) or a V-learning name "
+            f"({', '.join(VLEARNING_NAMES)})"
+        )
+    composition = ALIASES.get(name, name)
+    if name in VLEARNING_NAMES:
+        lines = ["  V-learning from play (docs/vlearning.md): runs with its papers' rates; no --eta, no weighted average"]
+        return describe_algorithm(name, *lines)
+    learner, update = learners[composition.split("+")[0]], updates[composition.split("+")[1]]
+    return describe_algorithm(
+        name,
+        f"  learner        {learner.name}: {learner.description} [{learner.citation}]",
+        f"  value update   {update.name}: {update.description} [{update.citation}]\n"
+        f"  weighted avg.  {AVERAGING_WORDS[update.name]} (run --weighted-average)",
+        _theory_line(composition, update),
+    )
+
+
+def cmd_show(args) -> int:
+    print(show_text(args.name))
     return 0

@@ -16,7 +16,6 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Literal
 
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
@@ -66,15 +65,23 @@ def parse_seed(text: str, option: str = "--seed") -> int:
     return value
 
 
-def parse_eta(text: str) -> float | Literal["theory"] | tuple[float, ...]:
-    """``--eta``: a positive number, ``theory``, or a comma-separated list of positive numbers (one
-    per player: ``0.1,0.3``; the game's number of players is checked once the game is read)."""
-    if text == "theory":
-        return "theory"
+def parse_eta(text: str) -> float | str | tuple[float, ...]:
+    """``--eta``: a positive number, ``theory`` or ``theory:PAPER`` (a theorem's rate, by the paper
+    that proves it; ``theory`` is ``theory:mao2024``), or a comma-separated list of positive
+    numbers (one per player: ``0.1,0.3``; the game's number of players is checked once the game is
+    read)."""
+    if text == "theory" or text.startswith("theory:"):
+        from .._papers import parse_theory
+
+        try:
+            parse_theory(text)
+        except ValueError as err:
+            raise CliError(f"--eta: {err}") from None
+        return text
     if "," in text:
         rates = []
         for part in (p.strip() for p in text.split(",")):
-            if part == "theory":
+            if part == "theory" or part.startswith("theory:"):
                 raise CliError(
                     f"--eta: 'theory' is one rate for all players; a list gives each player a positive number, got {text!r}"
                 )
@@ -114,7 +121,9 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--eta",
         default=None,
-        help="learning rate: a positive number (default 0.2), 'theory', or one per player (e.g. 0.1,0.3)",
+        help="learning rate: a positive number (default 0.2), one per player (e.g. 0.1,0.3), or a theorem's rate by "
+        "its paper, theory:PAPER ('theory' alone: theory:mao2024, Mao et al.'s Theorems 1 and 2; see 'markovgames "
+        "algorithms show NAME')",
     )
     p.add_argument(
         "--order",
@@ -185,10 +194,26 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "(exact, inside the compiled loop)",
     )
     p.add_argument(
+        "--weighted-average",
+        nargs="?",
+        const="checkpoints",
+        choices=("checkpoints", "all"),
+        default=None,
+        metavar="WHERE",
+        help="also evaluate the state-wise weighted average of the iterates with the value update's own weights "
+        "(smooth: alpha_T'^t, the average of Zhang et al. 2022 and Yang and Ma 2023; smooth-uniform: 1/T'; "
+        "smooth-linear: 2t/(T'(T'+1)); stage: the last complete stage's mean), carried in the compiled loop: its "
+        "value, Nash gap and, in a constant-sum game, duality gap, at every checkpoint (WHERE = checkpoints, the "
+        "default) or at every prefix into curve.npz too (all: a best-response pass per prefix)",
+    )
+    p.add_argument(
+        "--uniform-average",
         "--average-iterate",
+        dest="uniform_average",
         action="store_true",
         help="also evaluate, at every checkpoint T', the uniform average of the iterates pi^1..pi^T' (a product "
-        "policy): its value, its Nash gap and, in a constant-sum game, its duality gap (exact; needs the trajectory)",
+        "policy): its value, its Nash gap and, in a constant-sum game, its duality gap (exact, from the trajectory; "
+        "--average-iterate is its former name)",
     )
     p.add_argument("--dtype", default="float64", choices=DTYPE_NAMES, help="floating point precision")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory (or an interrupted run)")
@@ -278,8 +303,11 @@ def _handle_run(args) -> int:
         "checkpoint_every": args.checkpoint_every,
         "trajectory_tolerance": args.trajectory_tolerance,
         "last_iterate": args.last_iterate,
-        "average_iterate": args.average_iterate,
+        # The uniform average's option, under the name it had when the key was introduced.
+        "average_iterate": args.uniform_average,
     }
+    if args.weighted_average is not None:
+        config["weighted_average"] = args.weighted_average
     if algorithm.source_sha256 is not None:
         # A user's learner: the content of its file is part of the configuration, so that
         # --resume continues a run only with the code that started it (the command line names
@@ -328,6 +356,7 @@ def _handle_run(args) -> int:
                     state_every=args.checkpoint_every,
                     trajectory_tolerance=args.trajectory_tolerance,
                     last_iterate=checkpoints if args.last_iterate else False,
+                    weighted_average=_average_prefixes(args.weighted_average, checkpoints),
                     order=args.order,
                     step_schedule=schedule,
                     regret=args.regret,
@@ -430,30 +459,40 @@ def _check_interplay(algorithm, args) -> None:
         raise CliError(f"--no-optimism: {two_query}: its prediction is its second query, so it has no non-optimistic form")
 
 
+def _average_prefixes(where: str | None, checkpoints: list[int]):
+    """``run``'s ``weighted_average`` for ``--weighted-average WHERE``: the checkpoints, every prefix
+    (``all``: ``True``, the run keeping every prefix), or none."""
+    if where is None:
+        return False
+    return True if where == "all" else checkpoints
+
+
 def _checkpoint_extras(result, checkpoints: list[int], args) -> dict[int, dict] | None:
-    """The fields added to each checkpoint after the run: exact gaps (``--exact``) and the average
-    iterate's (``--average-iterate``), from the trajectory read with checked reads."""
+    """The fields added to each checkpoint after the run: exact gaps (``--exact``) and the uniform
+    average's (``--uniform-average``), from the trajectory read with checked reads."""
     from ..experiments import exact_checkpoint_gaps
-    from ..experiments.rundirs._iterates import average_iterate_fields
+    from ..experiments.rundirs._iterates import uniform_average_fields
 
     extras: dict[int, dict] = {t: {} for t in checkpoints}
     if args.exact:
         for t, fields in exact_checkpoint_gaps(result, checkpoints).items():
             extras[t].update(fields)
-    if args.average_iterate:
-        for t, fields in average_iterate_fields(result.game, result.policies, checkpoints).items():
+    if args.uniform_average:
+        for t, fields in uniform_average_fields(result.game, result.policies, checkpoints).items():
             extras[t].update(fields)
-    return extras if (args.exact or args.average_iterate) else None
+    return extras if (args.exact or args.uniform_average) else None
 
 
 def _check_option_combinations(args) -> None:
     """Refuse options that contradict each other, before any work."""
     if args.exact and args.no_trajectory:
         raise CliError("--exact needs the trajectory; drop --no-trajectory")
-    if args.average_iterate and args.no_trajectory:
-        raise CliError("--average-iterate needs the trajectory; drop --no-trajectory")
-    if args.average_iterate and args.trajectory_tolerance is not None:
-        raise CliError("--average-iterate averages every iterate, which needs the whole trajectory; drop --trajectory-tolerance")
+    if args.uniform_average and args.no_trajectory:
+        raise CliError(
+            "--uniform-average needs the trajectory; drop --no-trajectory (--weighted-average needs none: the loop carries it)"
+        )
+    if args.uniform_average and args.trajectory_tolerance is not None:
+        raise CliError("--uniform-average averages every iterate, which needs the whole trajectory; drop --trajectory-tolerance")
     if args.trajectory_tolerance is not None:
         if args.no_trajectory:
             raise CliError("--trajectory-tolerance chooses which part of the trajectory to keep; drop --no-trajectory")
@@ -532,17 +571,22 @@ def _check_resources(game, T: int, args) -> None:
     from ..experiments.rundirs._directory import run_directory_bytes
 
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
-    # Values and both bounds per prefix (and both regrets with --regret, and the samples drawn
-    # under sampled:K: one int64 each), and a copy.
+    # Values and both bounds per prefix (and both regrets with --regret, the weighted average's
+    # values with --weighted-average all, and the samples drawn under sampled:K: one int64 each),
+    # and a copy.
     drawn = args.feedback.startswith("sampled:") and args.feedback != "sampled:exact"
-    curves = 2 * T * ((5 if args.regret else 3) * game.num_players * itemsize + (8 if drawn else 0))
+    every = args.weighted_average == "all"
+    rows = 3 + (2 if args.regret else 0) + (2 if every else 0)
+    curves = 2 * T * (rows * game.num_players * itemsize + (8 if drawn else 0))
     memory = physical_memory()
     if memory and curves > memory:
         raise CliError(
             f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
             f"{format_bytes(curves)}, more than this machine's {format_bytes(memory)}; choose a smaller T"
         )
-    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret, samples=drawn)
+    parts = run_directory_bytes(
+        game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret, samples=drawn, weighted_average=every
+    )
     total = sum(parts.values())
     # While the run goes, a run that saves its state also keeps the per-prefix metrics so far
     # beside it (about the curve's size), deleted at the end.
@@ -641,12 +685,15 @@ def _print_checkpoints(metrics: dict, out) -> None:
         table.add_column("exact CE gap", justify="right")
         table.add_column("exact CCE gap", justify="right")
     # The iterates' own measures, where asked for: the Nash gap, and in a constant-sum game the
-    # duality gap, of the last iterate and of the uniform average of the iterates.
+    # duality gap, of the last iterate, of the weighted average of the iterates (the value
+    # update's weights) and of their uniform average.
     iterate_columns = {
         "last_iterate_nash_gap": "last iterate: Nash gap",
         "last_iterate_duality_gap": "last iterate: duality gap",
-        "average_iterate_nash_gap": "average iterate: Nash gap",
-        "average_iterate_duality_gap": "average iterate: duality gap",
+        "weighted_average_nash_gap": "weighted average: Nash gap",
+        "weighted_average_duality_gap": "weighted average: duality gap",
+        "uniform_average_nash_gap": "uniform average: Nash gap",
+        "uniform_average_duality_gap": "uniform average: duality gap",
     }
     iterate_keys = [k for k in iterate_columns if any(k in c for c in metrics["checkpoints"])]
     for key in iterate_keys:

@@ -10,6 +10,13 @@
 * [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled
   loop, with the output policy's value and certified CE/CCE bounds for every prefix.
 * [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
+* The iterates' own product policies, evaluated exactly inside the loop where asked for: the last
+  iterate (``last_iterate``) and the state-wise weighted average of the iterates with the value
+  update's own weights (``weighted_average``; `ValueUpdate.average_weights`: the smooth update's
+  ``alpha_T^t``, the average of Zhang et al. 2022 and Yang and Ma 2023), with their values, Nash
+  gaps and duality gaps.
+* The catalogue by paper (`markovgames._papers`, ``markovgames algorithms show NAME``) and the
+  theorem rates by paper (``eta="theory:mao2024"``; ``"theory"`` alone is that one).
 * A learner that is not built in is guarded: its functions are checked when the loop starts and
   every strategy it plays inside the loop (`LearnerOutputError`, `STRATEGY_TOLERANCE`).
 * How the learners meet (`markovgames.dynamics._interplay`): the update order

@@ -42,6 +42,7 @@ from typing import Literal
 import numpy as np
 
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
+from .._papers import parse_theory
 from .._suggest import did_you_mean, suggestion
 from ..games import MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
@@ -546,8 +547,9 @@ def registered(refresh: bool = False) -> Registry:
 # ---------------------------------------------------------------------------------------
 
 
-#: A learning rate: a positive number (constant), one per player, or ``"theory"`` (the paper's theorem rates).
-LearningRate = float | tuple[float, ...] | Literal["theory"]
+#: A learning rate: a positive number (constant), one per player, or a theorem's rate, ``"theory"``
+#: or ``"theory:PAPER"`` (`markovgames._papers.THEORY_RATES`).
+LearningRate = float | tuple[float, ...] | str
 
 
 def get_step_schedule(
@@ -595,15 +597,18 @@ def get_step_schedule(
 def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float | tuple[float, ...], bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
-    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``. For ``"theory"``, the value update's theorem rate
-    (proved for the paper's compositions, used for every learner): the smooth update gets
-    Theorem 1's ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the
-    same); the stage-based update gets ``(1.0, True)``: the per-stage rate
-    ``1/(N max(1, ln L_tau)^4)`` is applied iteration by iteration.
+    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``.
+    For a theorem's rate, ``"theory:PAPER"`` (``"theory"`` alone: ``theory:mao2024``, the only
+    paper whose rates markovgames implements, `markovgames._papers.THEORY_RATES`), the
+    value update's rate from that paper (proved for the paper's compositions, used for every
+    learner): the smooth updates get Mao et al.'s Theorem 1 ``1/(256 N H sqrt(H A_max))`` (the
+    paper gives none for smooth_cce; we use the same); the stage-based update gets ``(1.0,
+    True)``: Theorem 2's per-stage rate ``1/(N max(1, ln L_tau)^4)`` is applied iteration by
+    iteration. An unknown paper, or one whose rate is not implemented, is a ``ValueError``.
     """
     if isinstance(eta, str):
-        if eta != "theory":
-            raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
+        if parse_theory(eta) is None:
+            raise ValueError(f"learning rate must be a positive number or 'theory' (or 'theory:PAPER'), got {eta!r}")
         return algorithm.value_update.theory_rate(game.num_players, game.horizon, max(game.num_actions))
     if isinstance(eta, (tuple, list, np.ndarray)):
         # One rate per player.

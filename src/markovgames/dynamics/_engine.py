@@ -53,11 +53,12 @@ def compiled_chunk(
     last_iterate: bool = False,
     interplay: Interplay = SIMULTANEOUS,
 ):
-    """The jitted function ``(game, carry, sched, mask) -> (carry, outputs)`` running ``size`` iterations.
+    """The jitted function ``(game, carry, sched, masks) -> (carry, outputs)`` running ``size`` iterations.
 
-    ``sched`` is the value update's [`chunk_inputs`][markovgames.dynamics.ValueUpdate.chunk_inputs]; with
-    ``last_iterate``, ``mask`` is the ``(size,)`` boolean mask of the iterations whose last iterate
-    is evaluated (else ``None``).
+    ``sched`` is the value update's [`chunk_inputs`][markovgames.dynamics.ValueUpdate.chunk_inputs];
+    ``masks`` is ``(last, average)``: with ``last_iterate``, ``last`` is the ``(size,)`` boolean
+    mask of the iterations whose last iterate is evaluated, and with ``interplay.average``,
+    ``average`` that of the iterations whose weighted average is (each ``None`` otherwise).
     ``game`` and ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do
     the outputs (after the chunk axis). Inside, a batch's run axis is moved last (see the module
     docstring); ``sched`` is shared by all runs, so loop bounds are the same for all. Cached per
@@ -66,11 +67,22 @@ def compiled_chunk(
     """
     run_axes = 1 if batched else 0
 
-    def fn(game, carry, sched, mask):
+    def fn(game, carry, sched, masks):
         if batched:
             game, carry = jax.tree_util.tree_map(_runs_last, (game, carry))
+        last, average = masks
         carry, out = value_update.run_chunk(
-            learner, optimistic, record, size, game, carry, sched, mask if last_iterate else None, run_axes, interplay
+            learner,
+            optimistic,
+            record,
+            size,
+            game,
+            carry,
+            sched,
+            last if last_iterate else None,
+            run_axes,
+            interplay,
+            average if interplay.average else None,
         )
         if batched:
             # The outputs are (chunk, ..., R): the run axis goes before the chunk axis.

@@ -69,7 +69,8 @@ class Interplay(NamedTuple):
     """The static choices of how the learners meet (part of a compiled loop's key).
 
     ``order``: ``"simultaneous"`` or ``"alternating"`` (see the module docstring).
-    ``regret``: whether the loop also carries every player's external and swap regret.
+    ``regret``: whether the loop also carries every player's external and swap regret;
+    ``average``: whether it carries the weighted average of the iterates.
     """
 
     order: str = "simultaneous"
@@ -84,6 +85,10 @@ class Interplay(NamedTuple):
     #: What the learners observe and the value update applies (`._feedback`): full information
     #: (the paper's) or a generative model's estimates.
     feedback: Feedback = FULL
+    #: Whether the loop also carries the state-wise weighted average of the iterates with the
+    #: value update's own weights (`markovgames._schedules.average_weights`), evaluated at the
+    #: iterations of its mask (`ValueUpdate.run_chunk`'s ``average``).
+    average: bool = False
 
 
 #: The paper's interplay: simultaneous updates, no regret curves.

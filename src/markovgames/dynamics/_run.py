@@ -43,6 +43,9 @@ class PrefixCurves:
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
 
     @property
     def certified_ce_gap(self) -> np.ndarray:
@@ -67,6 +70,22 @@ class PrefixCurves:
         the duality gap in a two-player zero-sum (constant-sum) game, where it is the sum of the
         players' best-response gains (``None`` unless the run evaluated the last iterate)."""
         best, value = self.last_iterate_best_response, self.last_iterate_value
+        return None if best is None or value is None else np.sum(best - value, axis=-1)
+
+    @property
+    def weighted_average_nash_gap(self) -> np.ndarray | None:
+        """``max_i (best response_i - V_i)`` of the weighted average of the iterates (the value
+        update's weights, `ValueUpdate.average_weights`) per prefix of ``weighted_average_prefixes``
+        (``None`` unless the run evaluated it: ``weighted_average``)."""
+        best, value = self.weighted_average_best_response, self.weighted_average_value
+        return None if best is None or value is None else np.max(best - value, axis=-1)
+
+    @property
+    def weighted_average_duality_gap(self) -> np.ndarray | None:
+        """``sum_i (best response_i - V_i)`` of the weighted average per prefix of
+        ``weighted_average_prefixes``: its duality gap in a two-player zero-sum (constant-sum) game
+        (``None`` unless the run evaluated it)."""
+        best, value = self.weighted_average_best_response, self.weighted_average_value
         return None if best is None or value is None else np.sum(best - value, axis=-1)
 
     def row(self, T_prime: int) -> int:
@@ -135,6 +154,12 @@ class RunResult(_RunCurves):
         player's best-response value against the others' part of it (exact, backward induction);
         ``None`` otherwise. `last_iterate_nash_gap` is their gap.
     last_iterate_prefixes : (L,) the prefixes ``T'`` of those rows, or ``None``.
+    weighted_average_value, weighted_average_best_response, weighted_average_prefixes : the same
+        for the state-wise weighted average of the iterates ``pi^1..pi^{T'}`` with the value
+        update's own weights (`ValueUpdate.average_weights`: ``alpha_{T'}^t`` for ``smooth``,
+        ``1/T'`` for ``smooth-uniform``, linear for ``smooth-linear``, the last complete stage's
+        mean for ``stage``), when the run evaluated it (``weighted_average``); ``None`` otherwise.
+        `weighted_average_nash_gap` and `weighted_average_duality_gap` are its gaps.
     external_regret, swap_regret : (P, N) with ``regret=True``: each player's average external and
         swap regret of the played sequence after ``T'`` iterations, the largest over steps and
         states (`markovgames.dynamics._regret`); ``None`` otherwise.
@@ -164,6 +189,9 @@ class RunResult(_RunCurves):
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
@@ -195,6 +223,9 @@ class BatchRunResult(_RunCurves):
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
@@ -229,6 +260,9 @@ class BatchRunResult(_RunCurves):
             if self.last_iterate_best_response is None
             else self.last_iterate_best_response[index],
             last_iterate_prefixes=self.last_iterate_prefixes,
+            weighted_average_value=_at(self.weighted_average_value, index),
+            weighted_average_best_response=_at(self.weighted_average_best_response, index),
+            weighted_average_prefixes=self.weighted_average_prefixes,
             external_regret=None if self.external_regret is None else self.external_regret[index],
             swap_regret=None if self.swap_regret is None else self.swap_regret[index],
             order=self.order,
@@ -236,6 +270,11 @@ class BatchRunResult(_RunCurves):
             feedback=self.feedback,
             seed=None if self.seeds is None else self.seeds[index],
         )
+
+
+def _at(array: np.ndarray | None, index: int) -> np.ndarray | None:
+    """Run ``index``'s rows of a batch's array (``None`` stays ``None``)."""
+    return None if array is None else array[index]
 
 
 def samples_by_prefix(counts: dict[str, int], update, horizon: int, T: int, prefixes: np.ndarray) -> np.ndarray:
@@ -320,6 +359,7 @@ def _execute(
     first_kept: int,
     last_iterate: np.ndarray | None,
     group_size: int | None = None,
+    average: np.ndarray | None = None,
 ):
     """Check what the plan depends on, make the plan and the state file, and run the loop."""
     num_players, horizon, num_states, num_actions = job.games[0].shape_key
@@ -356,7 +396,7 @@ def _execute(
             keep,
             first_kept,
             last_iterate,
-            job.extras(),
+            job.extras() + (() if average is None else (["weighted_average", average.tolist()],)),
         )
         state = StateFile(state_file, digest, state_every or 1)
     return run_loop(
@@ -370,6 +410,7 @@ def _execute(
         group_size=group_size,
         progress=progress,
         last_iterate=last_iterate,
+        average=average,
     )
 
 
@@ -390,6 +431,7 @@ def run(
     state_every: int | None = None,
     trajectory_tolerance: float | None = None,
     last_iterate: bool | Sequence[int] = False,
+    weighted_average: bool | Sequence[int] = False,
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
@@ -432,6 +474,13 @@ def run(
         its value and each player's best-response value (exact), in
         `RunResult.last_iterate_value` and ``last_iterate_best_response``; ``True`` at the
         kept prefixes (``checkpoints``, or every prefix), or at the given prefixes.
+    weighted_average : also carry, inside the compiled loop, the state-wise weighted average of the
+        iterates with the value update's own weights (`ValueUpdate.average_weights`; the running
+        recursion ``bar pi^t = (1 - alpha_t) bar pi^{t-1} + alpha_t pi^t`` of a smooth update,
+        the last complete stage's mean of the stage-based one; no trajectory needed), and evaluate
+        it as ``last_iterate`` evaluates ``pi^{T'}``: in `RunResult.weighted_average_value` and
+        ``weighted_average_best_response``; ``True`` at the kept prefixes, or at the given ones.
+        Each evaluated prefix costs one backward induction of best responses.
     order : ``"simultaneous"`` (the paper's) or ``"alternating"``: the players update in turn, each
         against the others' newest strategies (``markovgames.dynamics`` docs, "Update order").
     step_schedule : the learning rate's schedule ``eta_t = eta f(t)``: ``"constant"`` (default),
@@ -459,8 +508,9 @@ def run(
     keep = _check_checkpoints(checkpoints, T)
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
-    last = _last_iterate_prefixes(last_iterate, keep, T)
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
+    last = _evaluated_prefixes(last_iterate, keep, T, "last_iterate")
+    average = _evaluated_prefixes(weighted_average, keep, T, "weighted_average")
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback, average is not None)
     initial = _initial_strategies(spec, game, initial_strategy)
     seeds = _check_seeds([seed], "seed") if interplay.feedback.estimates else None
     job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule, initial, seeds)
@@ -475,6 +525,7 @@ def run(
         state_every=state_every,
         first_kept=1 if suffix is None else suffix.first_kept,
         last_iterate=last,
+        average=average,
     )
     return RunResult(
         game=game,
@@ -496,6 +547,7 @@ def run(
         last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
+        **_average_fields(out.weighted_average, average),
         external_regret=out.metrics[..., 3, :] if interplay.regret else None,
         swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
         order=interplay.order,
@@ -503,6 +555,17 @@ def run(
         feedback=interplay.feedback.name,
         seed=None if seeds is None else seeds[0],
     )
+
+
+def _average_fields(values: np.ndarray | None, prefixes: np.ndarray | None) -> dict:
+    """The result's weighted-average fields from the loop's ``(..., P, 2, N)`` values."""
+    if values is None:
+        return {}
+    return {
+        "weighted_average_value": values[..., 0, :],
+        "weighted_average_best_response": values[..., 1, :],
+        "weighted_average_prefixes": prefixes,
+    }
 
 
 def _residual(residual, interplay: Interplay, convert):
@@ -524,7 +587,7 @@ def _check_seeds(seeds, name: str) -> tuple[int, ...]:
 
 
 def _interplay(
-    spec: Algorithm, order, step_schedule, optimistic: bool, regret, feedback="full"
+    spec: Algorithm, order, step_schedule, optimistic: bool, regret, feedback="full", average: bool = False
 ) -> tuple[Interplay, StepSchedule | None]:
     """The run's `Interplay` and step schedule (``None`` when constant), checked."""
     feedback = parse_feedback(feedback)
@@ -541,7 +604,7 @@ def _interplay(
     schedule = get_step_schedule(step_schedule)
     scheduled = not schedule.is_constant
     traced = schedule.traced if scheduled else None
-    interplay = Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced, feedback=feedback)
+    interplay = Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced, feedback=feedback, average=average)
     return interplay, (schedule if scheduled else None)
 
 
@@ -575,16 +638,17 @@ def _count(initial) -> str:
     return f"an array of shape {np.shape(initial)}" if isinstance(initial, np.ndarray) else f"{len(initial)}"
 
 
-def _last_iterate_prefixes(last_iterate, keep: np.ndarray | None, T: int) -> np.ndarray | None:
-    """The prefixes at which the last iterate is evaluated: ``True`` means the kept ones."""
-    if last_iterate is False or last_iterate is None:
+def _evaluated_prefixes(given, keep: np.ndarray | None, T: int, name: str) -> np.ndarray | None:
+    """The prefixes at which a policy (the last iterate, the weighted average) is evaluated, from
+    the argument ``name``: ``True`` means the kept ones."""
+    if given is False or given is None:
         return None
-    if last_iterate is True:
+    if given is True:
         return np.arange(1, T + 1, dtype=np.int64) if keep is None else keep
     try:
-        return _check_checkpoints(last_iterate, T)
+        return _check_checkpoints(given, T)
     except ValueError as err:
-        raise ValueError(f"last_iterate: {err}") from None
+        raise ValueError(f"{name}: {err}") from None
 
 
 def _suffix(spec: Algorithm, T: int, horizon: int, record: bool, tolerance) -> TrajectorySuffix | None:
@@ -613,6 +677,7 @@ def run_batch(
     trajectory_tolerance: float | None = None,
     group_size: int | None = None,
     last_iterate: bool | Sequence[int] = False,
+    weighted_average: bool | Sequence[int] = False,
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
@@ -667,11 +732,12 @@ def run_batch(
             )
     resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list, strict=True)]
     suffix = _suffix(spec, T, key[1], record_trajectory, trajectory_tolerance)
-    last = _last_iterate_prefixes(last_iterate, keep, T)
+    last = _evaluated_prefixes(last_iterate, keep, T, "last_iterate")
+    average = _evaluated_prefixes(weighted_average, keep, T, "weighted_average")
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("the stage-based update cannot mix 'theory' and constant learning rates in one batch")
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback, average is not None)
     run_seeds = None
     if interplay.feedback.estimates:
         checked = _check_seeds(list(range(size)) if seed_list is None else seed_list, "seeds")
@@ -701,6 +767,7 @@ def run_batch(
         first_kept=1 if suffix is None else suffix.first_kept,
         last_iterate=last,
         group_size=group_size,
+        average=average,
     )
     return BatchRunResult(
         games=tuple(game_list),
@@ -722,6 +789,7 @@ def run_batch(
         last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
+        **_average_fields(out.weighted_average, average),
         external_regret=out.metrics[..., 3, :] if interplay.regret else None,
         swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
         order=interplay.order,

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._schedules import average_weights
 from .._small_axes import small_sum
 from ..learners import Learner, LearnerSpec
 from ._tensor import others_expectation
@@ -157,6 +158,12 @@ class ValueUpdate:
     #: `prefix_records`, from which `prefix_metrics` assembles them).
     per_iteration_metrics: bool
 
+    def average_weights(self, T: int, horizon: int) -> np.ndarray:
+        """The weights ``(T,)`` of the state-wise weighted average of the first ``T`` iterates that
+        this update carries (`markovgames._schedules.average_weights`: its own value estimate's
+        weights on the iterates), on a game of ``horizon`` steps."""
+        return average_weights(self.name, T, horizon)
+
     def theory_rate(self, num_players: int, horizon: int, max_actions: int) -> tuple[float, bool]:
         """``(eta_scale, per_stage)`` for the learning rate ``"theory"``: a constant rate, or
         ``(1.0, True)`` when the rate changes per stage (the schedule then carries it)."""
@@ -189,6 +196,7 @@ class ValueUpdate:
         last_iterate,
         run_axes: int,
         interplay=None,
+        average=None,
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 
@@ -202,7 +210,11 @@ class ValueUpdate:
         (per player ``(size, H, S, A_i[, R])``). ``last_iterate`` is ``None`` or a ``(size,)``
         boolean mask: at the iterations it marks, ``outputs["last_iterate"]`` (``(size, 2, N[, R])``)
         holds the value and the best-response values of the product policy ``pi^t`` itself
-        (`product_policy_values`; zeros elsewhere).
+        (`product_policy_values`; zeros elsewhere). With ``interplay.average`` the carry holds the
+        state-wise weighted average of the iterates with this update's weights
+        (`markovgames._schedules.average_weights`), and ``average`` is a ``(size,)`` boolean mask:
+        ``outputs["weighted_average"]`` (``(size, 2, N[, R])``) holds the same values of that
+        average after the iterations it marks (zeros elsewhere).
         """
         raise NotImplementedError
 

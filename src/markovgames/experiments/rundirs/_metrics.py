@@ -17,6 +17,8 @@ import numpy as np
 
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
+from ..._papers import THEORY_RATES
+from ..._schedules import AVERAGINGS
 from ...dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
 from ...dynamics._feedback import parse_feedback
 
@@ -191,6 +193,7 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
         "a positive number, a list of them (one per player) or null",
         None,
     )
+    _field(metrics, "eta_theory", where, lambda v: v in THEORY_RATES, f"one of {', '.join(THEORY_RATES)}", None)
     # Written only where they differ from the paper's settings (absent: simultaneous, constant).
     _field(metrics, "order", where, lambda v: v in ORDERS, f"one of {', '.join(ORDERS)}", None)
     _field(metrics, "eta_schedule", where, _is_short_text, "a step-size schedule's name", None)
@@ -210,6 +213,23 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
             )
         ),
         f"null or an object with the regrets after T = {T} iterations",
+        None,
+    )
+    # Written only where the run evaluated the weighted average of its iterates.
+    _field(
+        metrics,
+        "weighted_average",
+        where,
+        lambda v: (
+            v is None
+            or (
+                isinstance(v, dict)
+                and set(v) == {"weights", "every_prefix"}
+                and v["weights"] in AVERAGINGS
+                and isinstance(v["every_prefix"], bool)
+            )
+        ),
+        f"null or an object with the weights (one of {', '.join(AVERAGINGS)}) and every_prefix (true or false)",
         None,
     )
     # Written only where the learners saw estimates or expectations other than full information's.

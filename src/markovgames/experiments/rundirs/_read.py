@@ -70,6 +70,10 @@ class StoredRun:
     sequence per prefix, when the run carried them (``markovgames run --regret``), else ``None``.
     ``samples_used``: ``(T,)`` int64, the random draws the run had made after each prefix, when it
     drew any (``markovgames run --feedback sampled:K``), else ``None``.
+    ``weighted_average_value`` and ``weighted_average_best_response``: ``(T, N)``, the weighted
+    average of the iterates' values and best-response values at every prefix, when the run
+    evaluated it there (``markovgames run --weighted-average all``), else ``None`` (the
+    checkpoints' ``weighted_average_*`` fields hold it at the checkpoints).
     """
 
     path: Path
@@ -82,6 +86,8 @@ class StoredRun:
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     samples_used: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
 
     @property
     def feedback(self) -> str:
@@ -238,22 +244,36 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 #: drawn per prefix of a run under sampled feedback (``(T,)`` integers, not ``(T, N)`` floats).
 _CURVES = ("value", "certified_ce_bound", "certified_cce_bound")
 _REGRET_CURVES = ("external_regret", "swap_regret")
+_AVERAGE_CURVES = ("weighted_average_value", "weighted_average_best_response")
 _SAMPLES_CURVE = "samples_used"
 
 
 def _read_curve(
-    path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path, regret: bool = False, samples: bool = False
+    path: Path,
+    T: int,
+    num_players: int,
+    digest: str | None,
+    metrics_path: Path,
+    regret: bool = False,
+    samples: bool = False,
+    average: bool = False,
 ) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz`` (five with ``regret``: the regret curves too),
-    and with ``samples`` the ``(T,)`` samples drawn per prefix last, checked before and after they
-    are read (the samples: non-negative and never decreasing).
+    """The three ``(T, N)`` arrays of ``curve.npz`` (five with ``regret``: the regret curves too; two
+    more with ``average``: the weighted average's values and best-response values), and with
+    ``samples`` the ``(T,)`` samples drawn per prefix last, checked before and after they are read
+    (the samples: non-negative and never decreasing).
 
     The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
     file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
     writes them), so the data read is never more than the file holds; each member's header must
     give the shape ``(T, N)`` before its data is read (`NpzArchive`).
     """
-    names = _CURVES + (_REGRET_CURVES if regret else ()) + ((_SAMPLES_CURVE,) if samples else ())
+    names = (
+        _CURVES
+        + (_REGRET_CURVES if regret else ())
+        + (_AVERAGE_CURVES if average else ())
+        + ((_SAMPLES_CURVE,) if samples else ())
+    )
     needed = (len(names) - samples) * T * num_players * 8 + samples * T * 8
     memory = physical_memory()
     if memory is not None and needed > memory:
@@ -418,7 +438,11 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     regret = metrics.get("regret") is not None
     # A run that drew samples records how many (metrics.json's "samples_used"); its curve holds them per prefix.
     drew = metrics.get("samples_used") is not None
-    value, ce, cce, *more = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew)
+    # A run that evaluated the weighted average at every prefix says so ("weighted_average"); its curve holds it.
+    average = bool((metrics.get("weighted_average") or {}).get("every_prefix"))
+    value, ce, cce, *more = _read_curve(
+        path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew, average
+    )
     files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
@@ -429,10 +453,11 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
             for i, a in enumerate(game.num_actions)
         )
     external, swap = more[:2] if regret else (None, None)
+    average_value, average_best = more[2 * regret : 2 * regret + 2] if average else (None, None)
     samples = more[-1] if drew else None
     if samples is not None and int(samples[-1]) != metrics["samples_used"]:
         raise RunDirectoryError(
             f"{path / CURVE_FILE}: samples_used: {int(samples[-1])} after T = {T}, not the {metrics['samples_used']} "
             f"that {METRICS_FILE} records"
         )
-    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap, samples)
+    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap, samples, average_value, average_best)

@@ -290,7 +290,7 @@ class AlgorithmSpec(_Strict):
 
     name: str
     optimistic: list[bool] | None = None
-    etas: list[float | Literal["theory"]] | None = None
+    etas: list[float | str] | None = None
     orders: list[str] | None = None
     eta_schedules: list[str] | None = None
     regret: bool | None = None
@@ -379,7 +379,7 @@ class SweepConfig(_Strict):
     games: list[GameSpec]
     algorithms: list[AlgorithmSpec]
     # mypy cannot give a lambda's list the element type of a union of callables ([0.2] is one).
-    etas: list[float | Literal["theory"]] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
+    etas: list[float | str] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
     optimistic: list[bool] = Field(default_factory=lambda: [True])
     T: int
     checkpoints: list[int] | Literal["log", "decades"] = "log"
@@ -391,12 +391,13 @@ class SweepConfig(_Strict):
     out: str | None = None
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     orders: list[str] = Field(default_factory=lambda: ["simultaneous"])
     eta_schedules: list[str] = Field(default_factory=lambda: ["constant"])
     regret: bool = False
     feedbacks: list[str] = Field(default_factory=lambda: ["full"])
 
-    @field_validator("exact", "last_iterate", "regret", mode="before")
+    @field_validator("exact", "last_iterate", "weighted_average", "regret", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
         return _strict_bool(v)
@@ -502,7 +503,7 @@ class SweepConfig(_Strict):
         ]
         for key, etas in lists:
             for j, eta in enumerate(etas):
-                if eta != "theory" and eta > limit:
+                if not isinstance(eta, str) and eta > limit:
                     raise ValueError(
                         f"{key}[{j}]: learning rate {eta:g} is too large for T = {self.T} in {self.dtype} "
                         f"(at most {limit:.3g}; see markovgames.dynamics.max_learning_rate)"
@@ -723,7 +724,7 @@ def check_bandit_settings(config: SweepConfig) -> None:
     """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
     sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
     ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
-    ``regret``, ``last_iterate`` or ``float32`` for a bandit run (a ``ValueError``)."""
+    ``regret``, ``last_iterate``, ``weighted_average`` or ``float32`` for a bandit run (a ``ValueError``)."""
     for k, alg in enumerate(config.algorithms):
         where, name = f"algorithms[{k}]", alg.name
         feedbacks = alg.feedbacks or config.feedbacks
@@ -755,7 +756,7 @@ def check_bandit_settings(config: SweepConfig) -> None:
                         f"{name!r} runs under {', '.join(feedbacks)}"
                     )
             etas = alg.etas or config.etas
-            if bandit and "theory" in etas:
+            if bandit and any(isinstance(e, str) for e in etas):
                 key = f"{where}.etas" if alg.etas else "etas"
                 raise ValueError(
                     f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "
@@ -781,7 +782,8 @@ def check_bandit_settings(config: SweepConfig) -> None:
         if config.regret if alg.regret is None else alg.regret:
             key = "regret" if alg.regret is None else f"{where}.regret"
             raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
-        if config.last_iterate:
-            raise ValueError(f"last_iterate: {runs} records no last iterate; run it in a sweep without last_iterate")
+        for key, what in (("last_iterate", "last iterate"), ("weighted_average", "weighted average of its iterates")):
+            if getattr(config, key):
+                raise ValueError(f"{key}: {runs} records no {what}; run it in a sweep without {key}")
         if config.dtype != "float64":
             raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
+from ..._papers import parse_theory
 from ._bandit import PAPER_RATE, bandit_parameters, is_vlearning
 
 __all__ = [
@@ -216,7 +217,10 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "algorithm": (_is_text, "an algorithm name"),
             "concept": (lambda v: v in ("ce", "cce"), "'ce' or 'cce'"),
             "optimistic": (lambda v: isinstance(v, bool), "true or false"),
-            "eta": (lambda v: v in ("theory", PAPER_RATE) or _is_number(v) and v > 0, "a positive number, 'theory' or 'paper'"),
+            "eta": (
+                lambda v: v == PAPER_RATE or _is_theory(v) or _is_number(v) and v > 0,
+                "a positive number, 'theory[:PAPER]' or 'paper'",
+            ),
             "eta_value": (_optional(lambda v: _is_number(v) and v > 0), "a positive number or null"),
             "T": (lambda v: _is_int(v, 1, _MAX_T), f"an integer in 1..{_MAX_T}"),
             "dtype": (lambda v: v in _DTYPES, f"one of {', '.join(_DTYPES)}"),
@@ -287,6 +291,10 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
         "last_iterate_nash_gap": (_is_number, "a finite number"),
         "last_iterate_nash_gap_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "last_iterate_duality_gap": (_is_number, "a finite number"),
+        "weighted_average_value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "weighted_average_nash_gap": (_is_number, "a finite number"),
+        "weighted_average_nash_gap_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "weighted_average_duality_gap": (_is_number, "a finite number"),
         "external_regret": (_is_number, "a finite number"),
         "swap_regret": (_is_number, "a finite number"),
         "external_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
@@ -341,6 +349,15 @@ def _check_units(reader: _Reader, value: Any, field: str) -> None:
             "offset": (_is_number, "a finite number"),
         },
     )
+
+
+def _is_theory(value: Any) -> bool:
+    """A theorem's learning rate as a configuration names it: ``theory`` or ``theory:PAPER`` of a
+    paper whose rate markovgames implements."""
+    try:
+        return parse_theory(value) is not None
+    except ValueError:
+        return False
 
 
 def _check_shape(reader: _Reader, value: Any, field: str) -> None:

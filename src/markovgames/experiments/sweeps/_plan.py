@@ -155,6 +155,7 @@ class PlannedRun:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     #: A user's file: the bytes the driver read and hashed, which the workers compile (see `BatchTask`).
     reference_source: bytes | None = None
     #: The SHA-256 of a user's file or module (the spec's ``algorithm_sha256``); None for built-ins.
@@ -184,7 +185,7 @@ class PlannedRun:
     @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
-        stage_theory = self.value_update == "stage" and self.eta == "theory"
+        stage_theory = self.value_update == "stage" and isinstance(self.eta, str)
         return (
             self.algorithm,
             self.optimistic,
@@ -195,6 +196,7 @@ class PlannedRun:
             stage_theory,
             self.exact,
             self.last_iterate,
+            self.weighted_average,
             self.order,
             self.schedule_reference,
             self.schedule_sha256,
@@ -223,6 +225,7 @@ class BatchTask:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     #: A user's file: its content as the driver read and hashed it. The worker compiles these
     #: bytes, not the file (which may have changed since), so that the results stored under the
     #: recorded SHA-256 are those of that code.
@@ -319,6 +322,7 @@ class SweepPlan:
                         concept=first.concept,
                         exact=first.exact,
                         last_iterate=first.last_iterate,
+                        weighted_average=first.weighted_average,
                         reference_source=first.reference_source,
                         algorithm_sha256=first.algorithm_sha256,
                         order=first.order,
@@ -606,6 +610,8 @@ def _spec_settings(
         spec["exact"] = True
     if config.last_iterate:
         spec["last_iterate"] = True
+    if config.weighted_average:
+        spec["weighted_average"] = True
     if order != "simultaneous":
         spec["order"] = order
     if not schedule.is_constant:
@@ -760,6 +766,7 @@ def plan_sweep(
                         concept=("ce" if alg.name == "ce-v" else "cce") if spec_alg is None else spec_alg.concept,
                         exact=config.exact,
                         last_iterate=config.last_iterate,
+                        weighted_average=config.weighted_average,
                         reference_source=source,
                         algorithm_sha256=digest,
                         order=order,

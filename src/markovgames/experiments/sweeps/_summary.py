@@ -50,26 +50,67 @@ CONCEPTS = ("auto", "ce", "cce")
 Concept = Literal["auto", "ce", "cce"]
 
 #: What a curve shows: the certified gap of the output policy (``concept`` picks which), each run's
-#: largest average regret over players, steps and states (runs with ``regret = true``), or the
-#: last iterate's duality gap (two-player constant-sum games, runs with ``last_iterate = true``).
-METRICS = ("gap", "external_regret", "swap_regret", "duality_gap")
-#: The results column of each metric but ``gap``.
-METRIC_COLUMNS = {"external_regret": "external_regret", "swap_regret": "swap_regret", "duality_gap": "last_iterate_duality_gap"}
+#: largest average regret over players, steps and states (runs with ``regret = true``), or a product
+#: policy's measure: the Nash or duality gap (two-player constant-sum games) of the last iterate
+#: (runs with ``last_iterate = true``), of the weighted average of the iterates with the value
+#: update's weights (``weighted_average = true``), or of their uniform average (a run directory of
+#: ``markovgames run --uniform-average``; sweeps do not compute it). ``duality_gap`` is
+#: ``last_iterate_duality_gap``'s older name.
+METRICS = (
+    "gap",
+    "external_regret",
+    "swap_regret",
+    "duality_gap",
+    "last_iterate_duality_gap",
+    "last_iterate_nash_gap",
+    "weighted_average_duality_gap",
+    "weighted_average_nash_gap",
+    "uniform_average_duality_gap",
+    "uniform_average_nash_gap",
+)
+#: The results column of each metric but ``gap`` (a run directory's checkpoint field of the same name).
+METRIC_COLUMNS = {
+    "external_regret": "external_regret",
+    "swap_regret": "swap_regret",
+    "duality_gap": "last_iterate_duality_gap",
+    **{m: m for m in METRICS[4:]},
+}
 #: Where a metric's column comes from: what a sweep must set to have it.
+_CONSTANT_SUM = "on a two-player constant-sum game"
 _METRIC_SOURCES = {
     "external_regret": "regret = true",
     "swap_regret": "regret = true",
-    "duality_gap": "last_iterate = true on a two-player constant-sum game",
+    "duality_gap": f"last_iterate = true {_CONSTANT_SUM}",
+    "last_iterate_duality_gap": f"last_iterate = true {_CONSTANT_SUM}",
+    "last_iterate_nash_gap": "last_iterate = true",
+    "weighted_average_duality_gap": f"weighted_average = true {_CONSTANT_SUM}",
+    "weighted_average_nash_gap": "weighted_average = true",
+    "uniform_average_duality_gap": "nothing: only 'markovgames run --uniform-average' computes the uniform average "
+    "(a sweep's weighted_average = true gives the value update's average)",
+    "uniform_average_nash_gap": "nothing: only 'markovgames run --uniform-average' computes the uniform average "
+    "(a sweep's weighted_average = true gives the value update's average)",
+}
+#: Each metric's policy and measure, for the axis labels.
+_METRIC_WORDS = {
+    "duality_gap": ("duality gap", "the last iterate"),
+    "last_iterate_duality_gap": ("duality gap", "the last iterate"),
+    "last_iterate_nash_gap": ("Nash gap", "the last iterate"),
+    "weighted_average_duality_gap": ("duality gap", "the weighted average iterate"),
+    "weighted_average_nash_gap": ("Nash gap", "the weighted average iterate"),
+    "uniform_average_duality_gap": ("duality gap", "the uniform average iterate"),
+    "uniform_average_nash_gap": ("Nash gap", "the uniform average iterate"),
 }
 
 
 def metric_label(metric: str, over_players: bool = True) -> str:
     """A metric's axis label (its per-player curves: ``over_players=False``)."""
     where = "players, steps and states" if over_players else "steps and states"
+    if metric in _METRIC_WORDS:
+        measure, policy = _METRIC_WORDS[metric]
+        return f"{measure} of {policy}"
     return {
         "external_regret": f"average external regret (max over {where})",
         "swap_regret": f"average swap regret (max over {where})",
-        "duality_gap": "duality gap of the last iterate",
     }[metric]
 
 
@@ -460,21 +501,25 @@ class SummaryRow:
     feedback: str = "full"
     #: The samples drawn by the last checkpoint (median over the runs), ``None`` where they drew none.
     samples: float | None = None
+    #: What ``final_gap`` and the slope are of (`METRICS`): the certified gap, or another measure.
+    metric: str = "gap"
 
 
 def summarize_results(
-    results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None
+    results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None, metric: str = "gap"
 ) -> list[SummaryRow]:
     """One [`SummaryRow`][markovgames.experiments.SummaryRow] per game, algorithm, optimism, learning
     rate, update order, step-size schedule and feedback model (its runs: the seeds).
 
     ``window = (low, high)``: fit the slopes on the checkpoints in ``[low, high]`` (default: the
     last two decades of each run; see [`run_slope`][markovgames.experiments.run_slope]).
+    ``metric`` (`METRICS`): summarise another measure than the certified gap, from the runs that
+    recorded it (e.g. ``"weighted_average_duality_gap"``, a sweep with ``weighted_average = true``).
     """
     window = check_window(window)
     rows = result_rows(results_dir)
     out = []
-    for g in group_curves(rows, concept):
+    for g in group_curves(rows, concept, metric):
         final = g.gap[:, -1]
         T_last = int(g.checkpoints[-1])
         out.append(
@@ -495,6 +540,7 @@ def summarize_results(
                 eta_schedule=g.eta_schedule,
                 feedback=g.feedback,
                 samples=None if g.samples is None else float(g.samples[-1]),
+                metric=metric,
             )
         )
     return out
@@ -560,7 +606,7 @@ def summary_cells(row: SummaryRow, settings: bool | Sequence[str] = False) -> li
         "order": row.order,
         "eta schedule": row.eta_schedule,
         FEEDBACK_COLUMN: row.feedback,
-        "gap": row.concept.upper(),
+        "gap": row.concept.upper() if row.metric == "gap" else row.metric,
         "runs": str(row.runs),
         "T": str(row.T),
         "final gap (median)": _fmt(row.final_gap, ".3e"),
@@ -591,9 +637,11 @@ def summary_markdown(rows: list[SummaryRow], title: str | None = None, window: t
     for r in rows:
         cells = [c.replace("|", "\\|") for c in summary_cells(r, columns)]
         lines.append("| " + " | ".join(cells) + " |")
+    metric = rows[0].metric if rows else "gap"
+    measure = "Certified gaps of the output policy" if metric == "gap" else metric_label(metric).capitalize()
     lines += [
         "",
-        "Certified gaps of the output policy at the last checkpoint T, median over the runs (the seeds: random games', sampled feedback's draws) "
+        f"{measure} at the last checkpoint T, median over the runs (the seeds: random games', sampled feedback's draws) "
         "of each row, with the interquartile range; gap × T is the median of gap(T) × T; the slope is the median "
         f"over runs of the least-squares log-log slope of gap versus T' over {window_text(window)} "
         "(-1 is the paper's O(1/T) rate, -0.5 the classic O(1/sqrt(T))).",

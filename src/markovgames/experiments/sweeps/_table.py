@@ -45,7 +45,7 @@ _MAX_T = 2**31 - 1
 #: The columns a sweep also writes in the game's own units (``NAME_original``, null for a game given
 #: in [0, 1]): returns (lists, one per player), then gaps and regrets (differences of returns, which
 #: scale by the map's scale only).
-_RETURN_COLUMNS = ("value", "last_iterate_value")
+_RETURN_COLUMNS = ("value", "last_iterate_value", "weighted_average_value")
 _DIFFERENCE_COLUMNS = (
     "certified_ce_gap",
     "certified_cce_gap",
@@ -56,6 +56,8 @@ _DIFFERENCE_COLUMNS = (
     "last_iterate_duality_gap",
     "external_regret",
     "swap_regret",
+    "weighted_average_nash_gap",
+    "weighted_average_duality_gap",
 )
 ORIGINAL_COLUMNS = tuple(f"{name}_original" for name in _RETURN_COLUMNS + _DIFFERENCE_COLUMNS)
 
@@ -114,6 +116,12 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "episodes": ("int", True),
     "bonus": ("float", True),
     "ix": ("float", True),
+    # Since the weighted average of the iterates (null where the sweep did not evaluate it).
+    "weighted_average_value": ("floats", True),
+    "weighted_average_nash_gap": ("float", True),
+    "weighted_average_duality_gap": ("float", True),
+    # Since the catalogue by paper: whose theorem's rate a 'theory' learning rate is (null for a number).
+    "eta_theory": ("text", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
@@ -128,6 +136,14 @@ COLUMN_DEFAULTS = {
     "episodes": None,
     "bonus": None,
     "ix": None,
+    "weighted_average_value": None,
+    "weighted_average_nash_gap": None,
+    "weighted_average_duality_gap": None,
+    "eta_theory": None,
+    **{
+        f"{name}_original": None
+        for name in ("weighted_average_value", "weighted_average_nash_gap", "weighted_average_duality_gap")
+    },
 }
 
 #: The columns every results file has (a file written by an earlier version may lack the others).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._papers import parse_theory
 from ..._suggest import did_you_mean
 from ...dynamics import ORDERS, get_step_schedule
 from ...dynamics._feedback import FEEDBACK_FORMS, MAX_SAMPLES, parse_feedback
@@ -145,8 +146,13 @@ def _eta_list(v: Any) -> list[float | str]:
         raise ValueError("expected a positive number, 'theory', or a non-empty list of them")
     out: list[float | str] = []
     for k, e in enumerate(items):
-        if e == "theory":
-            out.append("theory")
+        if isinstance(e, str) and (e == "theory" or e.startswith("theory:")):
+            try:
+                parse_theory(e)
+            except ValueError as err:
+                where = f"[{k}]: " if isinstance(v, list) else ""
+                raise ValueError(f"{where}{err}") from None
+            out.append(e)
             continue
         if not _positive_finite(e):
             where = f"[{k}]: " if isinstance(v, list) else ""
