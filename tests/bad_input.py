@@ -147,9 +147,22 @@ def _busy(name: str):
     """Hold the lock of the directory ``name`` (an flock on ``.NAME.lock``, as a running command would)."""
 
     def setup(d: Path) -> None:
+        from markovgames._lock import MARKER
+
         fd = os.open(d / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        os.write(fd, MARKER)  # a markovgames lock file, as the running command's is
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _HELD.append(fd)
+
+    return setup
+
+
+def _users_lock_file(name: str):
+    """A user's own file that happens to be named ``.NAME.lock`` beside the output ``name`` (not a
+    markovgames lock: it must be left as it is)."""
+
+    def setup(d: Path) -> None:
+        (d / f".{name}.lock").write_text("my notes on this run\n")
 
     return setup
 

@@ -17,6 +17,7 @@ from bad_input import (
     _fifo,
     _in_run,
     _symlink_to_file,
+    _users_lock_file,
     check_case,
     finished_run,  # noqa: F401 - the fixture of the cases that need a finished run
 )
@@ -123,6 +124,15 @@ CASES: list[Case] = [
         None,
         ("evaluate", "run", "--monte-carlo", "10", "--seed", "-1"),
         ("--seed", "got -1"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-concept-without-exact",
+        EVAL_S,
+        "--concept (which exact gaps) without --exact",
+        None,
+        ("evaluate", "run", "--concept", "ce"),
+        ("--concept", "--exact computes", "drop --concept ce"),
         needs_run=True,
     ),
     Case(
@@ -330,6 +340,33 @@ CASES: list[Case] = [
         _symlink_to_file("ev.json"),
         ("evaluate", "run", "--out", "ev.json", "--overwrite"),
         ("--out ev.json", "is a symbolic link", "never writes through one"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-metrics-negative-gap",
+        EVAL_S,
+        "a metrics.json whose certified gap is negative (impossible: a gap is at least 0)",
+        _metrics(lambda m: m["checkpoints"][1].update(certified_cce_gap=-0.25)),
+        ("evaluate", "run"),
+        ("run/metrics.json", "checkpoints[1] (T' = ", ").certified_cce_gap: -0.25 is outside [0, H] (H = 2)"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-metrics-bound-below-value",
+        EVAL_S,
+        "a metrics.json whose certified bound is below the value",
+        _metrics(lambda m: m["checkpoints"][0].update(certified_ce_bound=[0.0, 0.0])),
+        ("evaluate", "run"),
+        ("run/metrics.json", "checkpoints[0] (T' = 1).certified_ce_bound: [0.0, 0.0] is below the value"),
+        needs_run=True,
+    ),
+    Case(
+        "evaluate-out-lock-name-taken",
+        EVAL_S,
+        "a user's own file named like the output file's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("ev.json"),
+        ("evaluate", "run", "--out", "ev.json"),
+        ("--out ev.json", ".ev.json.lock is a file of 21 bytes, not a markovgames lock"),
         needs_run=True,
     ),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from bad_input import (
     _busy,
     _foreign_directory,
     _in_run,
+    _users_lock_file,
     _write_bytes,
     _write_game,
     check_case,
@@ -312,6 +314,68 @@ CASES: list[Case] = [
         ("--eta-schedule", "'power:2'", "[0, 1]"),
     ),
     Case(
+        "run-eta-schedule-exits",
+        RUN_S,
+        "a step-size schedule that calls sys.exit() (the user's error, not the command's exit)",
+        _write_bytes("rates.py", b"import sys\n\n\ndef f(t):\n    sys.exit(0)\n"),
+        ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--eta-schedule", "rates.py:f", "--out", "out"),
+        ("--eta-schedule", "'rates.py:f'", "factor(t) raised SystemExit: 0 (rates.py, line 5)"),
+        subprocess=True,
+    ),
+    Case(
+        "run-eta-schedule-above-rate-limit",
+        RUN_S,
+        "a step-size schedule whose rate eta f(t) leaves the limits of --eta at some t",
+        _write_bytes("rates.py", b"import numpy as np\n\n\ndef f(t):\n    return np.where(t > 5, 1.7e308, 1.0)\n"),
+        ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--eta-schedule", "rates.py:f", "--out", "out"),
+        ("--eta-schedule", "'rates.py:f'", "eta f(t) at t = 6 is 0.2 x 1.7e+308", "above 3e+15"),
+    ),
+    Case(
+        "run-eta-schedule-writes-its-argument",
+        RUN_S,
+        "a step-size schedule that writes into its argument (it gets a read-only copy)",
+        _write_bytes("rates.py", b"import numpy as np\n\n\ndef f(t):\n    t *= 0\n    return np.ones_like(t)\n"),
+        ("run", "--game", "paper", "--algorithm", "hedge+smooth", "-T", "10", "--eta-schedule", "rates.py:f", "--out", "out"),
+        ("--eta-schedule", "factor(t) raised ValueError: output array is read-only (rates.py, line 5)"),
+    ),
+    Case(
+        "run-learner-exits",
+        RUN_S,
+        "a user's learner whose play calls sys.exit() (the user's error, not the command's exit)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"__import__('sys').exit(3)")),
+        ("run", "--game", "paper", "--algorithm", "mine.py:LEARNER+smooth", "-T", "10", "--out", "out"),
+        ("learner 'mine': play raised SystemExit: 3 (mine.py, line 8)",),
+        subprocess=True,
+    ),
+    Case(
+        "run-option-too-many-digits",
+        RUN_S,
+        "an option's integer of 4,400 digits (named, and quoted by its first digits and length)",
+        None,
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "7" * 4400, "--out", "out"),
+        ("-T", "expected a positive integer, got '7777777777... (4400 digits)'"),
+    ),
+    Case(
+        "run-resume-config-fifo",
+        RUN_S,
+        "--resume of an interrupted run whose saved config.json is a FIFO (named, never read)",
+        lambda d: (
+            (d / ".out.partial").mkdir(),
+            (d / ".out.partial" / "state.npz").write_bytes(b""),
+            os.mkfifo(d / ".out.partial" / "config.json"),
+        ),
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--resume"),
+        (".out.partial/config.json: is a FIFO, not a regular file", "the interrupted run's saved configuration"),
+    ),
+    Case(
+        "run-resume-state-directory",
+        RUN_S,
+        "--resume of an interrupted run whose saved state is a directory",
+        lambda d: (d / ".out.partial" / "state.npz").mkdir(parents=True),
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out", "--resume"),
+        (".out.partial/state.npz: is a directory, not a regular file", "the interrupted run's saved state"),
+    ),
+    Case(
         "run-eta-per-player-count",
         RUN_S,
         "learning rates per player, more of them than the game has players",
@@ -550,6 +614,15 @@ CASES: list[Case] = [
         _busy("out"),
         ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"),
         ("--out out", "another markovgames command is writing to this directory", ".out.lock"),
+    ),
+    Case(
+        "run-out-lock-name-taken",
+        RUN_S,
+        "a user's own file named like the output's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("out"),
+        ("run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "10", "--out", "out"),
+        ("--out out", ".out.lock is a file of 21 bytes, not a markovgames lock"),
+        subprocess=True,
     ),
     Case(
         "run-checkpoints-too-many",

@@ -186,6 +186,10 @@ def test_run_on_bandit_feedback_writes_what_vlearn_writes(tmp_path, monkeypatch,
     np.testing.assert_allclose(metrics["checkpoints"][-1]["value"], curves.value[0], rtol=0, atol=1e-12)
     # evaluate reads it as it reads vlearn's.
     assert main(["evaluate", "by-run", "--exact", "--quiet"]) == 0
+    # --ix decaying (the default schedule, by name): recorded with its scale eta H / 2.
+    decaying = [*common[:-1], "decaying", "-T", "30", "--checkpoints", "1,5,30", "--quiet", "--out", "decaying"]
+    assert main(["run", "--game", "paper", *decaying]) == 0
+    assert (_metrics(tmp_path / "decaying")["ix"], _metrics(tmp_path / "decaying")["ix_schedule"]) == (0.3, "decaying")
 
 
 @pytest.mark.parametrize(

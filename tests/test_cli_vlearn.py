@@ -15,7 +15,7 @@ import pytest
 
 from markovgames.cli import main
 from markovgames.dynamics import run_vlearning
-from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value, prefix_curves
+from markovgames.evaluation import estimate_work, exact_cce_gap, exact_ce_gap, policy_value, prefix_curves
 from markovgames.games import paper_game, save_game
 from markovgames.policies import VisitChainPolicy
 
@@ -114,6 +114,39 @@ def test_evaluate_agrees_with_the_librarys_exact_gaps(vlearn_dir, library_run, t
     assert report["monte_carlo"]["episodes"] == 400 and "exact_ce_gap" not in report
 
 
+def test_evaluate_reports_the_exact_gaps_that_fit_and_the_concept_chosen(vlearn_dir, library_run, tmp_path, capsys):
+    """--max-work between the two estimates: the larger one's gap is refused with its reason, the
+    other is still computed (as `run --exact` does); --concept computes one of them; --concept needs --exact."""
+    game, policy = paper_game(), library_run.policy
+    est = estimate_work(game, policy)
+    works = {"ce": est.ce_work, "cce": est.cce_work}
+    refused = max(works, key=works.__getitem__)
+    kept = "cce" if refused == "ce" else "ce"
+    assert works[kept] < works[refused]
+    out = tmp_path / "partial.json"
+    limit = (works["ce"] + works["cce"]) / 2
+    assert main(["evaluate", str(vlearn_dir), "--exact", "--max-work", repr(limit), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    name, other = f"exact_{refused}_gap", f"exact_{kept}_gap"
+    assert report[name] is None and report[name + "_per_player"] is None
+    assert report[name + "_skipped"].startswith(f"exact {refused.upper()} gap refused: estimated work")
+    computed = (exact_ce_gap if kept == "ce" else exact_cce_gap)(game, policy)
+    assert report[other] == pytest.approx(computed.gap, abs=1e-12) and other + "_skipped" not in report
+    assert (
+        "not computed" in printed and f"exact {refused.upper()} gap not computed: exact {refused.upper()} gap refused" in printed
+    )
+    # One concept only.
+    for concept, present, absent in (("ce", "exact_ce_gap", "exact_cce_gap"), ("cce", "exact_cce_gap", "exact_ce_gap")):
+        out = tmp_path / f"{concept}.json"
+        assert main(["evaluate", str(vlearn_dir), "--exact", "--concept", concept, "--quiet", "--out", str(out)]) == 0
+        report = json.loads(out.read_text())
+        assert report[present] is not None and absent not in report
+    assert main(["evaluate", str(vlearn_dir), "--concept", "ce", "--out", str(tmp_path / "no.json")]) == 2
+    assert "--concept: chooses the exact gaps that --exact computes" in _one_error_line(capsys)
+    assert not (tmp_path / "no.json").exists()
+
+
 def test_a_game_file_bonus_and_checkpoints(tmp_path, capsys):
     game_file = tmp_path / "g.json"
     save_game(paper_game(), game_file)
@@ -144,6 +177,7 @@ def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["feedback"], metrics["episodes"], metrics["rounds"], metrics["samples_used"]) == ("bandit:4", 120, 30, 240)
     assert (metrics["eta"], metrics["ix"], metrics["bonus"], metrics["optimistic"]) == (0.3, 0.05, 0.02, False)
+    assert metrics["ix_schedule"] == "constant"  # a number given is a constant
     assert metrics["config"]["feedback"] == "bandit:4" and metrics["config"]["optimistic"] is False
     game = paper_game()
     direct = run_vlearning(game, "hedge+smooth", 120, seed=2, feedback="bandit:4", eta=0.3, ix=0.05, bonus=0.02, optimistic=False)
@@ -186,7 +220,21 @@ def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
     )
     metrics = json.loads((alias / "metrics.json").read_text())
     assert [c["episodes"] for c in metrics["checkpoints"]] == [2, 20, 40]
-    assert metrics["algorithm"] == "smooth_cce" and metrics["eta"] == 0.2 and metrics["ix"] == 0.2 and metrics["optimistic"]
+    assert metrics["algorithm"] == "smooth_cce" and metrics["eta"] == 0.2 and metrics["optimistic"]
+    # The default implicit exploration: decaying from eta H / 2 = 0.2, recorded with its schedule;
+    # --ix decaying says the same, --ix 0.2 is the constant.
+    assert (metrics["ix"], metrics["ix_schedule"]) == (0.2, "decaying")
+    capsys.readouterr()
+    for option, schedule in (("decaying", "decaying"), ("0.2", "constant")):
+        named = tmp_path / f"ix-{option}"
+        argv = ["vlearn", "paper", "--algorithm", "smooth_cce", "--feedback", "bandit:2", "--episodes", "40"]
+        assert main([*argv, "--ix", option, "--out", str(named)]) == 0
+        printed = capsys.readouterr().out
+        again = json.loads((named / "metrics.json").read_text())
+        assert (again["ix"], again["ix_schedule"]) == (0.2, schedule)
+        assert ("ix 0.2/sqrt(c)" in printed) == (schedule == "decaying") and "ix 0.2" in printed
+        same = [c["certified_cce_gap"] for c in again["checkpoints"]] == [c["certified_cce_gap"] for c in metrics["checkpoints"]]
+        assert same == (schedule == "decaying")
 
 
 def test_a_users_learner_file_is_recorded_and_kept_apart(tmp_path, monkeypatch, capsys):
@@ -221,7 +269,8 @@ def test_a_users_learner_file_is_recorded_and_kept_apart(tmp_path, monkeypatch, 
         ({"--eta": "0.1"}, "--eta: cce-v runs with its paper's rates"),
         ({"--ix": "0.1"}, "--ix: cce-v runs with its paper's rates"),
         ({"--algorithm": "hedge+smooth", "--eta": "0"}, "--eta: must be a finite number > 0, got '0'"),
-        ({"--algorithm": "hedge+smooth", "--ix": "-1"}, "--ix: must be a finite number >= 0, got '-1'"),
+        ({"--algorithm": "hedge+smooth", "--ix": "-1"}, "--ix: must be 'decaying' or a finite number >= 0, got '-1'"),
+        ({"--algorithm": "hedge+smooth", "--ix": "decay"}, "--ix: expected 'decaying' or a number >= 0, got 'decay'"),
         ({"--algorithm": "hedge+smooth", "--feedback": "bandit:4", "--checkpoints": "10"}, "--checkpoints: 10 is not a whole"),
         ({"--algorithm": "ce_v"}, "did you mean 'ce-v'?"),
         ({"--episodes": "0"}, "--episodes: must be at least 1, got 0"),

@@ -292,7 +292,7 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
         curves = list(csv.DictReader(f))
     families = ("paper game", "random games")
     settings = [(a, "play") for a in ("cce-v", "ce-v", "stage-v")]
-    bandits = ("bandit:1", "bandit:16", "bandit:16 ix=0")
+    bandits = ("bandit:1", "bandit:16", "bandit:16 ix=0.2", "bandit:16 ix=0")
     settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full", *bandits)]
     assert set(rows) == {(f, a, fb) for f in families for a, fb in settings}
     budget = 2000 * 2  # K H
@@ -321,8 +321,11 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
             # The same episodes as V-learning, in whole rounds of M: 2000 = 125 rounds of 16.
             M = _episodes_per_round(feedback)
             assert (int(r["runs"]), int(r["steps"]), int(r["samples"])) == (2, 2000 // M, budget), r
-            # The implicit exploration used: the default eta H / 2 = 0.2, or the one the label names.
-            assert float(r["ix"]) == (0.0 if feedback.endswith(" ix=0") else 0.2), r
+            # The implicit exploration used: the default, decaying from eta H / 2 = 0.2, or the
+            # constant the label names.
+            constant = feedback.partition(" ix=")[2]
+            expected = (float(constant), "constant") if constant else (0.2, "decaying")
+            assert (float(r["ix"]), r["ix_schedule"]) == expected, r
         else:
             # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
             # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next

@@ -271,6 +271,11 @@ def test_policy_files_round_trip_and_tampering_is_refused(tmp_path):
         ({"bonus": float("nan")}, "bonus must be a finite number >= 0"),
         ({"seed": -3}, "a seed must be a non-negative integer"),
         ({"episodes": 10**12}, "the run's record would take"),
+        # A composition's rate: the limit of run's (max_learning_rate over the rounds, 5 + H = 7).
+        ({"algorithm": "hedge+smooth", "eta": 1e308}, r"^eta: 1e\+308 is too large for 5 rounds in float64; at most 5.15e\+15"),
+        ({"algorithm": "hedge+smooth", "eta": 5.2e15}, "eta: 5.2e.15 is too large for 5 rounds"),
+        ({"algorithm": "hedge+smooth", "eta": float("inf")}, "eta must be a finite number > 0"),
+        ({"algorithm": "hedge+smooth", "ix": -1.0}, "ix must be 'decaying' or a finite number >= 0"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, message):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import json
 import os
 import re
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._files import read_npy
+from .._json import dumps
 from .._outputs import check_apart, file_kind, remove_created_parents
 from .._text import printable
 from ._commands import HELP
@@ -180,7 +180,7 @@ def _write_certificate(args, game, directory: Path, curve, checkpoints) -> dict:
             "wall_time_s": curve.wall_time_s,
             "compile_time_s": curve.compile_time_s,
         }
-        atomic_write_text(staging / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+        atomic_write_text(staging / "metrics.json", dumps(metrics, str(staging / "metrics.json"), indent=2) + "\n")
         write_marker(staging, "certify")  # what --overwrite of a later certify recognises
         finalize_output_directory(staging, Path(args.out))
     except BaseException:

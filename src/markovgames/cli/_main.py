@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .._text import printable
+from .._text import abbreviate_digits, printable
 from ._errors import command_line_message
 from ._signals import Terminated, restore, terminate_as_interrupt
 
@@ -47,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
             unknown = unrecognized_options(self, getattr(self, "_arguments", []))
             if unknown:
                 message = unrecognized_message(self, unknown)
-        self.exit(EXIT_USAGE, f"markovgames: error: {printable(message)} (see '{self.prog} --help')\n")
+        self.exit(EXIT_USAGE, f"markovgames: error: {printable(abbreviate_digits(message))} (see '{self.prog} --help')\n")
 
     def _check_value(self, action, value):
         # argparse's own message lists the choices; this one also names the likeliest
@@ -344,8 +344,10 @@ def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str
     if isinstance(err, OSError) and err.strerror:  # "path: No space left on device", not "[Errno 28] ..."
         message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
     for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
+        if "JAX_TRACEBACK_FILTERING" in note:  # JAX's own, on an error raised in code it traced
+            continue
         message = f"{message}; {note}"
-    return printable(command_line_message(err, message))
+    return printable(abbreviate_digits(command_line_message(err, message)))
 
 
 def _write_traceback(err: BaseException, argv: list[str]) -> str | None:

@@ -37,7 +37,7 @@ def _handle(args) -> int:
     from rich.console import Console
 
     from .._errors import ArgumentError
-    from .._lock import directory_lock
+    from .._lock import check_not_held, directory_lock
     from ..dynamics import max_learning_rate
     from ..experiments import reproduce, write_marker
     from ..experiments._reproduce import check_reproduction_memory
@@ -58,6 +58,9 @@ def _handle(args) -> int:
     except ArgumentError as err:
         raise CliError(f"-T{str(err).removeprefix('T')}".replace(" T at most", " -T at most")) from None
     check_output_directory(args.out)
+    # While another reproduction writes there, its directory is half made (no marker yet): the
+    # answer is then the lock's, not "holds no reproduction".
+    check_not_held(args.out, "out")
     _check_foreign(Path(args.out))
     console = Console(file=sys.stderr)
     show = not args.quiet

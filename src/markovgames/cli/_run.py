@@ -158,8 +158,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "--ix",
         default=None,
         metavar="G",
-        help="under --feedback bandit:M: the implicit-exploration parameter gamma of the loss estimates (a number >= 0; "
-        "default eta H / 2)",
+        help="under --feedback bandit:M: the implicit exploration gamma of the loss estimates: 'decaying' (the default: "
+        "gamma = (eta H / 2) / sqrt(c) at a state's c-th visiting round) or a constant number >= 0",
     )
     p.add_argument(
         "--bonus",
@@ -288,6 +288,7 @@ def _handle_run(args) -> int:
             f"--eta: {top:g} is too large for -T {T} in {args.dtype}; at most {largest:.3g} (the learners' "
             f"logits eta (T + H) must stay where {args.dtype} resolves them)"
         )
+    _check_schedule_rates(schedule, eta, algorithm, game, T, args.dtype)
     check_output_directory(args.out, replaces=True)
     _check_resources(game, T, args)
     config = {
@@ -428,6 +429,20 @@ def _step_schedule(name: str | None):
 
     try:
         return get_step_schedule(name)
+    except ValueError as err:
+        raise CliError(f"--eta-schedule: {err}") from None
+
+
+def _check_schedule_rates(schedule, eta, algorithm, game, T: int, dtype: str) -> None:
+    """``--eta-schedule``: every rate ``eta f(t)`` within the limits of ``--eta``, at every ``t``,
+    before any output is touched (the run checks it again; a user's function is called twice)."""
+    from ..dynamics import max_learning_rate
+    from ..dynamics._algorithms import resolve_learning_rate
+    from ..dynamics._interplay import bounded_schedule
+
+    scale, _ = resolve_learning_rate(eta, algorithm, game)
+    try:
+        bounded_schedule(schedule, (scale,), max_learning_rate(T, game.horizon, dtype), dtype, T + 1)
     except ValueError as err:
         raise CliError(f"--eta-schedule: {err}") from None
 

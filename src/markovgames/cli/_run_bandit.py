@@ -103,7 +103,7 @@ def run_on_bandit_feedback(args) -> int:
     from ..experiments import parse_checkpoints
     from ._games import check_game_limits
     from ._run import MAX_T, parse_eta, parse_seed, parse_T
-    from ._vlearn import BanditRun, _number, _per_round, execute
+    from ._vlearn import BanditRun, _ix, _number, _per_round, execute
 
     per_round = _per_round(args.feedback)
     _refuse_the_others(args)
@@ -140,7 +140,7 @@ def run_on_bandit_feedback(args) -> int:
             seed=0 if args.seed is None else parse_seed(args.seed),
             bonus=_number(args.bonus, "--bonus", positive=False),
             eta=eta,
-            ix=_number(args.ix, "--ix", positive=False),
+            ix=_ix(args.ix),
             no_optimism=args.no_optimism,
             # Rounds, written in episodes as 'vlearn' writes them.
             checkpoints=tuple(per_round * k for k in checkpoints),

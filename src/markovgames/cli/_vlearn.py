@@ -74,7 +74,8 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
         "--ix",
         default=None,
         metavar="G",
-        help="a composition's implicit-exploration parameter gamma of its loss estimates (a number >= 0; default eta H / 2)",
+        help="a composition's implicit exploration gamma of its loss estimates: 'decaying' (the default: "
+        "gamma = (eta H / 2) / sqrt(c) at a state's c-th visiting round) or a constant number >= 0",
     )
     p.add_argument(
         "--no-optimism",
@@ -151,6 +152,33 @@ def _number(text: str | None, option: str, *, positive: bool) -> float | None:
     return value
 
 
+def _ix(text: str | None) -> float | str | None:
+    """``--ix``: ``decaying`` (the default schedule) or a constant number >= 0; None: the default."""
+    from ..dynamics import DEFAULT_IX
+
+    if text is None or text == DEFAULT_IX:
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--ix: expected {DEFAULT_IX!r} or a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"--ix: must be {DEFAULT_IX!r} or a finite number >= 0, got {text!r}")
+    return value
+
+
+def _check_rate(eta: float | None, rounds: int, horizon: int) -> None:
+    """``--eta``: at most `markovgames.dynamics.max_learning_rate` of the run's rounds, as ``run``'s."""
+    from ..dynamics import max_learning_rate
+
+    largest = max_learning_rate(rounds, horizon)
+    if eta is not None and eta > largest:
+        raise CliError(
+            f"--eta: {eta:g} is too large for {rounds:,} rounds in float64; at most {largest:.3g} (the learners' "
+            "logits eta (T + H) must stay where float64 resolves them)"
+        )
+
+
 def _per_round(text: str) -> int:
     """``--feedback bandit:M``: ``M``."""
     from ..dynamics import parse_bandit
@@ -221,7 +249,7 @@ class BanditRun:
     seed: int
     bonus: float | None
     eta: float | None
-    ix: float | None
+    ix: float | str | None  # a constant, or "decaying" (the default)
     no_optimism: bool
     checkpoints: tuple[int, ...]
     out: str
@@ -245,7 +273,7 @@ def _handle(args) -> int:
     seed = 0 if args.seed is None else parse_seed(args.seed)
     bonus = _number(args.bonus, "--bonus", positive=False)
     eta = _number(args.eta, "--eta", positive=True)
-    ix = _number(args.ix, "--ix", positive=False)
+    ix = _ix(args.ix)
     _check_settings(algorithm, per_round, episodes, args)
     check_game_limits(args)
     checkpoints = _checkpoints(args.checkpoints, episodes, per_round)
@@ -290,6 +318,7 @@ def execute(run: BanditRun) -> int:
 
     algorithm, episodes, per_round, checkpoints = run.algorithm, run.episodes, run.per_round, list(run.checkpoints)
     game = resolve_game(run.game, max_bytes=run.max_bytes, max_entries=run.max_entries)
+    _check_rate(run.eta, episodes // per_round, game.horizon)  # the limit of run's --eta, before any output
     # Only the settings the user gave: the library's defaults stay its own (metrics.json records them).
     given: dict[str, Any] = {
         key: value
@@ -433,7 +462,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     from ._evaluate import _vlearning_words
 
-    shown = {key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix") if metrics.get(key) is not None}
+    shown = {
+        key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix", "ix_schedule") if metrics.get(key) is not None
+    }
     if metrics.get("eta") is not None:  # a composition
         shown["optimistic"] = metrics["optimistic"]
     settings = ", ".join(_vlearning_words(shown))

@@ -72,6 +72,8 @@ from ._stage import STAGE
 from ._trajectory import TrajectoryFileError
 from ._value_update import ValueUpdate
 from ._vlearning import (
+    DEFAULT_IX,
+    IX_SCHEDULES,
     VLEARNING_ACTIONS,
     VLEARNING_ALGORITHMS,
     VLEARNING_STATES,
@@ -85,6 +87,8 @@ from ._vlearning import (
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
+    "DEFAULT_IX",
+    "IX_SCHEDULES",
     "VLEARNING_ACTIONS",
     "VLEARNING_STATES",
     "VLearningResult",

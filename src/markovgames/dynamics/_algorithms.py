@@ -44,6 +44,7 @@ import numpy as np
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._papers import parse_theory
 from .._suggest import did_you_mean, suggestion
+from .._usercode import fault
 from ..games import MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
 from ._interplay import STEP_SCHEDULES, StepSchedule, power_schedule
@@ -433,7 +434,10 @@ def _load_file(ref: str, path: Path, source: bytes | None = None):
         # Compiled from the bytes hashed above (the loader's exec_module would read the file a
         # second time); dont_inherit keeps this module's __future__ imports out of the user's code.
         exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the user's code, as asked
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
+    except KeyboardInterrupt:
+        del sys.modules[module_name]
+        raise
+    except BaseException as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
         del sys.modules[module_name]
         raise ValueError(f"{ref!r}: loading {path} failed: {_where(err, path)}") from None
     _LOADED_FILES[key] = module
@@ -447,7 +451,9 @@ def _import_module(ref: str, target: str):
         if err.name and target.startswith(err.name):
             raise ValueError(f"{ref!r}: no module named {err.name!r} (is the package installed?)") from None
         raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
         raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
     digest = None
     file = getattr(module, "__file__", None)
@@ -482,7 +488,7 @@ def _where(err: BaseException, path: Path | None) -> str:
         return f"line {err.lineno}: SyntaxError: {err.msg}"
     chosen = [f for f in frames if path is not None and Path(f.filename) == path] or frames[-1:]
     place = f"line {chosen[-1].lineno}: " if chosen else ""
-    return f"{place}{type(err).__name__}: {err}".splitlines()[0]
+    return f"{place}{fault(err)}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -522,8 +528,10 @@ def registered(refresh: bool = False) -> Registry:
         package = dist.name if dist is not None else "?"
         try:
             obj = ep.load()
-        except Exception as err:  # noqa: BLE001 - a broken plugin must not break the others
-            errors.append((ep.name, package, f"failed to load {ep.value}: {type(err).__name__}: {err}".splitlines()[0]))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as err:  # noqa: BLE001 - a broken plugin (sys.exit() too) must not break the others
+            errors.append((ep.name, package, f"failed to load {ep.value}: {fault(err)}"))
             continue
         builtin = ep.name in ALGORITHMS or ep.name in BUILTIN_LEARNERS or ep.name in VALUE_UPDATES
         if builtin:
@@ -583,7 +591,11 @@ def get_step_schedule(
     if _is_reference(name):
         found, digest = _load_reference(name, base_dir, file_source)
         if isinstance(found, StepSchedule):
-            return dataclasses.replace(found, source=name, source_sha256=digest) if found.source is None else found
+            # Its factors are the checked NumPy function's: a user's ``traced`` twin of it would run
+            # unchecked inside the compiled loop, so it is not used.
+            if found.source is None:
+                return dataclasses.replace(found, source=name, source_sha256=digest, traced=None)
+            return dataclasses.replace(found, traced=None)
         if callable(found) and not isinstance(found, (Algorithm, LearnerSpec)):
             return StepSchedule(name, found, f"eta_t = c * {name}(t)", source=name, source_sha256=digest)
         raise ValueError(f"step-size schedule {name!r}: {_describe(found)} is not a StepSchedule or a function f(t)")

@@ -33,6 +33,7 @@ import numpy as np
 from .._atomic import atomic_write
 from .._errors import MarkovGamesError
 from .._files import JsonFileError, header_warnings_refused, open_regular, parse_json
+from .._json import dumps
 from .._npz import ArchiveError, NpzArchive
 from ._trajectory import _pwrite_all
 
@@ -164,7 +165,7 @@ class StateFile:
             "trajectory": trajectory,
         }
         # The names are leaf_k, last_iterate and weighted_average, never savez's own allow_pickle, which mypy cannot tell.
-        atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(json.dumps(meta)), **arrays))  # type: ignore[arg-type]
+        atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(dumps(meta, str(self.path))), **arrays))  # type: ignore[arg-type]
 
     def _append_metrics(self, metrics: np.ndarray, axis: int) -> None:
         """Append the rows after the recorded ones to the metrics file, durably, and record them."""

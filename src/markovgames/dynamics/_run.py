@@ -21,7 +21,7 @@ from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedu
 from ._checkpoint import StateFile, fingerprint
 from ._feedback import CHUNK_DRAW_BYTES, Feedback, draws_per_iteration, parse_feedback, samples_per_iteration
 from ._guard import check_init_at
-from ._interplay import ORDERS, Interplay, StepSchedule
+from ._interplay import ORDERS, Interplay, StepSchedule, bounded_schedule
 from ._loop import DTYPES, Job, run_loop
 from ._plan import chunk_plan
 
@@ -335,15 +335,16 @@ def max_learning_rate(T: int, horizon: int, dtype: str = "float64") -> float:
     return _LOGIT_LIMIT_ULPS / float(np.finfo(DTYPES[dtype]).eps) / (T + horizon)
 
 
-def _check_logit_range(eta: float, T: int, horizon: int, dtype: str) -> None:
-    """Refuse a learning rate above [`max_learning_rate`][markovgames.dynamics.max_learning_rate]."""
-    limit = max_learning_rate(T, horizon, dtype)
+def _checked_rates(job: Job, horizon: int) -> StepSchedule | None:
+    """Refuse a rate above `max_learning_rate`, at any ``t`` of a schedule too (`bounded_schedule`); the schedule, bounded."""
+    eta, T, dtype, limit = job.largest_eta, job.T, job.dtype, max_learning_rate(job.T, horizon, job.dtype)
     if eta > limit:
         hint = " (or float64)" if dtype != "float64" else ""
         raise ValueError(
             f"learning rate {eta:g} is too large for {T} iterations in {dtype}: the learners' logits would reach "
             f"eta (T + H) = {eta * (T + horizon):.3g}, more than {dtype} resolves; use eta <= {limit:.3g}{hint}"
         )
+    return bounded_schedule(job.step_schedule, job.etas, limit, dtype, T + 1)
 
 
 def _execute(
@@ -363,7 +364,7 @@ def _execute(
 ):
     """Check what the plan depends on, make the plan and the state file, and run the loop."""
     num_players, horizon, num_states, num_actions = job.games[0].shape_key
-    _check_logit_range(job.largest_eta, job.T, horizon, job.dtype)
+    job = job._replace(step_schedule=_checked_rates(job, horizon))
     itemsize = np.dtype(DTYPES[job.dtype]).itemsize
     width = 5 if job.interplay.regret else 3
     per_iteration = len(job.games) * itemsize * (width * num_players + (horizon * num_states * sum(num_actions) if record else 0))

@@ -295,13 +295,13 @@ def _smooth_step(
         rates = player_rates(game.eta, factor, num_players)
         # Full information, or this iteration's estimates (`._feedback`).
         estimator = Estimator(interplay.feedback, game, t, run_axes, drawn) if sampled else None
-        predictions = carry.prediction
+        predictions, proposals = carry.prediction, ()
         if learner.propose is not None:
             # A two-query learner: the prediction is the utility at the proposed strategies, under
             # the current estimate Q^{t-1} (the rewards at t = 1: Q^0 is not an estimate).
             q_prev = jnp.stack(carry.q) if isinstance(carry.q, tuple) else carry.q
             q_prev = jnp.where(t == 1, game.rewards, q_prev)
-            predictions = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes, estimator)
+            predictions, proposals = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes, estimator)
         played = [learner.play(carry.learners[i], predictions[i], rates[i], rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
@@ -381,7 +381,8 @@ def _smooth_step(
         if interplay.average:
             out["weighted_average"] = _values_where(game, average, average_flag, run_axes)
         if guard_tol is not None:
-            out["violation"] = strategy_violation(policies, run_axes, guard_tol)
+            # A two-query learner's proposals first, then the strategies played (`raise_violation`).
+            out["violation"] = strategy_violation(proposals + policies, run_axes, guard_tol)
         return new_carry, out
 
     return step

@@ -119,11 +119,12 @@ class _Schedule(NamedTuple):
     factors: np.ndarray  # the step schedule's f(position) for positions 1..max length + 1 (row position - 1)
 
 
-#: ``iteration(c, j, drawn) -> (c, policies, regret_rows)``: the policies of the chunk's iteration ``j``
-#: (``drawn``: its draws made before the loop, `._feedback.chunk_draws`, or ``None``),
+#: ``iteration(c, j, drawn) -> (c, policies, proposals, regret_rows)``: the policies of the chunk's
+#: iteration ``j`` (``drawn``: its draws made before the loop, `._feedback.chunk_draws`, or ``None``),
 #: the state after whatever producing them changes (learners play and observe; or a given
-#: sequence), and with regret curves the iteration's ``(2, N[, R])`` regret rows (else ``None``).
-_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple, jax.Array | None]]
+#: sequence), a two-query learner's proposals (else ``()``), and with regret curves the
+#: iteration's ``(2, N[, R])`` regret rows (else ``None``).
+_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple, tuple, jax.Array | None]]
 
 
 def _record(buffers, policies, row, runs):
@@ -192,8 +193,9 @@ def _stage_loop(
         def body(j, state):
             c, buffers, last, reg, viol = state
             drawn_j = _row(draws, j - base)
-            c, policies, regret_rows = iteration(c, j, drawn_j)
-            viol = watch(viol, done0 + j, policies)
+            c, policies, proposals, regret_rows = iteration(c, j, drawn_j)
+            # A two-query learner's proposals first, then the strategies played (`raise_violation`).
+            viol = watch(viol, done0 + j, proposals + policies)
             c = _add_to_average(c, policies)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
@@ -541,9 +543,9 @@ class StageUpdate(ValueUpdate):
                 # Full information, or the estimates of iteration t (1-based, `._feedback`).
                 t = chunk_start + done0 + j + 1
                 estimator = Estimator(interplay.feedback, game, t, run_axes, drawn_j) if sampled else None
-                predictions = c.prediction
+                predictions, proposals = c.prediction, ()
                 if built.propose is not None:
-                    predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes, estimator)
+                    predictions, proposals = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes, estimator)
                 played = [built.play(c.learners[i], predictions[i], rates[i], 1.0) for i in range(num_players)]
                 policies = tuple(p for p, _ in played)
                 following = None
@@ -565,12 +567,12 @@ class StageUpdate(ValueUpdate):
                 prediction = utilities if optimistic else c.prediction
                 c = c._replace(learners=learners, prediction=prediction)
                 if not interplay.regret:
-                    return c, policies, None
+                    return c, policies, proposals, None
                 # Uniform weights within the stage: alpha = 1/position (1-based), so a stage's
                 # first iteration (alpha = 1) discards the previous stage's average exactly.
                 alpha = 1.0 / (position + 1).astype(dtype)
                 regret, rows = regret_step(cast(RegretCarry, c.regret), policies, utilities, alpha, run_axes)
-                return c._replace(regret=regret), policies, rows
+                return c._replace(regret=regret), policies, proposals, rows
 
             return iteration
 
@@ -649,7 +651,7 @@ class StageUpdate(ValueUpdate):
             del eta, position0
 
             def iteration(c: StageCarry, j, drawn_j):
-                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies), None
+                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies), (), None
 
             return iteration
 

@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import ArgumentError
 from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
 from ..games import MarkovGame, require_finite_horizon
@@ -53,6 +54,8 @@ from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
+from ._ix import DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_ix
+from ._run import max_learning_rate
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
@@ -64,6 +67,8 @@ __all__ = [
     "vlearning_uniforms",
     "parse_bandit",
     "bandit_estimate_moments",
+    "IX_SCHEDULES",
+    "DEFAULT_IX",
 ]
 
 #: The V-learning algorithms (docs/vlearning.md).
@@ -113,7 +118,8 @@ class _Params(NamedTuple):
     value does not compile the round again (float64 scalars)."""
 
     eta: jax.Array  # a composition's learning rate (unused by the papers' schedules)
-    gamma: jax.Array  # its IX parameter
+    gamma: jax.Array  # its IX scale gamma_1
+    ix_power: jax.Array  # gamma_c = gamma_1 c^(-ix_power): 0 (constant) or 1/2 (decaying)
     bonus: jax.Array  # c of the optimism bonus
 
 
@@ -168,7 +174,9 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
         eta_prev = jnp.sqrt(H * log_a / (num_a * previous))
         eta = jnp.where(cf > 1.0, eta_prev / (H * jnp.where(cf > 1.0, decay, 1.0)), 0.0)
         return eta, decay, jnp.sqrt(H * log_a / (num_a * cf))
-    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), jnp.full_like(cf, params.gamma)
+    # IX: gamma_c = gamma_1 c^(-p), p = 1/2 for the decaying rule (`IX_SCHEDULES`), 0 for a constant.
+    gamma = params.gamma * cf ** (-params.ix_power)
+    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), gamma
 
 
 def _at(tree, h, s):
@@ -337,34 +345,6 @@ def _uniforms(key_data, first, size: int, horizon: int, num_players: int):
     return ua, us
 
 
-def bandit_estimate_moments(targets, others, strategy, horizon: int, gamma: float = 0.0, visits: int = 1):
-    r"""Mean and variance of the bandit utility estimate at one state (docs/vlearning.md).
-
-    ``targets[b, k]``: the target ``y = r_i + V_{h+1,i}(s')`` in expectation over ``s'`` when the
-    player plays ``b`` and the others' joint action is ``k`` (flattened), ``others[k]`` its
-    probability, ``strategy[b]`` the player's. One visit's estimate is
-    :math:`\hat u(b) = H(1 - 1\{a = b\}\,\ell/(\theta(b) + \gamma))`, :math:`\ell = (H - y)/H`, so
-
-    .. math:: E[\hat u(b)] = H\Big(1 - \frac{\theta(b) E[\ell \mid b]}{\theta(b) + \gamma}\Big), \qquad
-              \mathrm{Var}[\hat u(b)] = \frac{H^2}{(\theta(b)+\gamma)^2}\big(\theta(b) E[\ell^2 \mid b] - \theta(b)^2 E[\ell \mid b]^2\big),
-
-    the variance divided by ``visits`` for the mean of that many visits. With ``gamma = 0`` the
-    mean is :math:`E[y \mid b] = [\tilde Q_i \pi_{-i}](s, b)`: unbiased. ``E[\ell^2 | b]`` here
-    takes ``y`` as given per ``(b, k)`` (deterministic next-state values), as on a one-step game.
-    """
-    y = np.asarray(targets, dtype=np.float64)
-    q = np.asarray(others, dtype=np.float64)
-    theta = np.asarray(strategy, dtype=np.float64)
-    H = float(horizon)
-    loss = (H - y) / H
-    m1 = loss @ q
-    m2 = (loss**2) @ q
-    scale = theta + float(gamma)
-    mean = H * (1.0 - theta * m1 / scale)
-    variance = H**2 * (theta * m2 - theta**2 * m1**2) / scale**2 / int(visits)
-    return mean, variance
-
-
 def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The uniform numbers of episodes ``first..first+episodes-1`` of the run with ``seed``: actions
     ``(K, H, N)`` (``[k, h, i]``: player ``i``'s draw at step ``h``) and next states ``(K, H)``.
@@ -385,9 +365,12 @@ class VLearningResult:
     ----------
     algorithm : str
         ``cce-v``, ``ce-v``, ``stage-v`` or a composition ``LEARNER+UPDATE``.
-    episodes, feedback, seed, bonus, eta, ix, optimistic
-        The run's settings (``seed`` is None when the draws were passed in; ``eta`` and ``ix``, the
-        IX parameter used, by default ``eta H / 2``, are None where the papers' schedules set the rates).
+    episodes, feedback, seed, bonus, eta, ix, ix_schedule, optimistic
+        The run's settings (``seed`` is None when the draws were passed in). ``ix`` is the implicit
+        exploration's scale ``gamma_1`` and ``ix_schedule`` its rule (`IX_SCHEDULES`):
+        ``"decaying"``, ``gamma_c = ix / sqrt(c)`` at a state's ``c``-th visiting round (the default,
+        ``ix = eta H / 2``), or ``"constant"``, ``gamma_c = ix``. ``eta``, ``ix`` and
+        ``ix_schedule`` are None where the papers' schedules set the rates.
     states : ndarray (E, H)
         The state of every episode at every step.
     actions, rewards : ndarray (E, H, N)
@@ -407,6 +390,7 @@ class VLearningResult:
     bonus: float
     eta: float | None
     ix: float | None
+    ix_schedule: str | None
     optimistic: bool
     kernel: str
     num_states: int
@@ -470,13 +454,15 @@ class _Numbers(NamedTuple):
     """The run's settings that `_Params` carries into the compiled round, as the result records them."""
 
     eta: float | None  # None: the papers' schedules
-    ix: float | None  # None: the papers' schedules
+    ix: float | None  # gamma_1, the IX scale (None: the papers' schedules)
+    ix_schedule: str | None  # a key of IX_SCHEDULES (None: the papers' schedules)
     bonus: float
 
     def params(self) -> _Params:
         eta = 0.0 if self.eta is None else self.eta
         gamma = 0.0 if self.ix is None else self.ix
-        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, self.bonus)))
+        power = 0.0 if self.ix_schedule is None else IX_SCHEDULES[self.ix_schedule]
+        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, power, self.bonus)))
 
 
 def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
@@ -522,8 +508,16 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         kernel = composition.value_update.index_kernel
         rates, power, name = "constant", 1, composition.name
         eta_value = 0.2 if eta is None else _number("eta", eta, 0.0, True)
-        if ix is not None:
-            ix = _number("ix", ix, 0.0, False)
+        # The limit of run's rates (max_learning_rate) with T the rounds: a learner's logits are
+        # eta times sums of at most that many utilities of each state.
+        largest = max_learning_rate(episodes // per_round, H, "float64")
+        if eta_value > largest:
+            raise ArgumentError.for_argument(
+                "eta",
+                f"{eta_value:g} is too large for {episodes // per_round:,} rounds in float64; at most {largest:.3g} (the "
+                "learners' logits eta (T + H) must stay where float64 resolves them; markovgames.dynamics.max_learning_rate)",
+            )
+        ix_value, ix_schedule = parse_ix(ix, eta_value, H)
         bonus = 0.0 if bonus is None else bonus
         optimistic = True if optimistic is None else optimistic
     bonus = _number("bonus", bonus, 0.0, False)
@@ -550,10 +544,10 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         tuple(game.num_actions),
         game.initial_state,
     )
-    if rates == "constant":  # the IX parameter used: by default EXP3-IX's eta / 2 in loss units
-        numbers = _Numbers(eta_value, eta_value * H / 2.0 if ix is None else ix, bonus)
+    if rates == "constant":  # the IX used: by default EXP3-IX's eta / 2 in loss units, decaying
+        numbers = _Numbers(eta_value, ix_value, ix_schedule, bonus)
     else:
-        numbers = _Numbers(None, None, bonus)
+        numbers = _Numbers(None, None, None, bonus)
     return spec, numbers, episodes
 
 
@@ -651,6 +645,7 @@ def _run(
                 bonus=numbers.bonus,
                 eta=numbers.eta,
                 ix=numbers.ix,
+                ix_schedule=numbers.ix_schedule,
                 optimistic=spec.optimistic,
                 kernel=spec.kernel,
                 num_states=spec.num_states,
@@ -688,7 +683,7 @@ def run_vlearning(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
     draws: tuple | None = None,
     progress: Callable[[int], None] | None = None,
@@ -711,8 +706,11 @@ def run_vlearning(
         ``c`` of the optimism bonus (default 1 for V-learning, 0 for compositions; 0 switches it off).
     eta : float
         A composition's learning rate, in the game's units (default 0.2, the paper's).
-    ix : float
-        A composition's implicit-exploration parameter ``gamma`` (default ``eta H / 2``).
+    ix : float or ``"decaying"``
+        A composition's implicit exploration ``gamma_c`` at a state's ``c``-th visiting round:
+        ``"decaying"`` (the default), ``gamma_c = (eta H / 2) / sqrt(c)``, EXP3-IX's ``eta_t / 2``
+        with rates decreasing like ``1/sqrt(t)`` (Neu 2015), whose bias vanishes; a number ``G``,
+        the constant ``gamma_c = G`` (``0``: unbiased estimates). See `IX_SCHEDULES`.
     optimistic : bool
         Whether a learner's prediction is its last utility estimate at the state (default: True
         for compositions, False for V-learning).
@@ -735,7 +733,7 @@ def check_vlearning_settings(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
 ) -> None:
     """Raise the ``ValueError`` that `run_vlearning` would raise for these settings, without running
@@ -752,7 +750,7 @@ def run_vlearning_batch(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[VLearningResult]:

@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import shutil
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ import numpy as np
 
 from ..._atomic import atomic_write, atomic_write_text
 from ..._errors import ArgumentError
-from ..._files import JsonFileError, encloses_working_directory, file_sha256, read_json
+from ..._files import JsonFileError, encloses_working_directory, file_kind, file_sha256, read_json
+from ..._json import dumps
 from ..._papers import parse_theory
 from ..._schedules import AVERAGINGS
 from ..._text import printable
@@ -393,13 +395,17 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
             raise RunDirectoryError(
                 f"{staging}: exists and is not a directory that a run left; remove it or choose another output directory"
             )
-        saved_state = (staging / STATE_FILE).exists()
+        saved_state = os.path.lexists(staging / STATE_FILE)
         if saved_state and resume:
+            _check_resume_files(staging)
             if config is not None:
                 try:
                     saved = read_json(staging / CONFIG_FILE, _MAX_JSON_BYTES)
-                except JsonFileError:
-                    saved = None
+                except JsonFileError as err:
+                    raise RunDirectoryError(
+                        f"{err}; it is the interrupted run's saved configuration, which a resume compares with "
+                        "this one; the saved state is kept: fix the file and resume, or pass overwrite=True to start over"
+                    ) from None
                 wanted = json.loads(json.dumps(config))
                 if saved != wanted:
                     raise RunDirectoryError(
@@ -409,6 +415,31 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
         elif saved_state and not overwrite:
             raise RunDirectoryError(
                 f"{out}: an interrupted run was found in {staging}; pass resume=True to continue it or overwrite=True to start over"
+            )
+
+
+#: What each file an interrupted run keeps to be resumed is, in messages.
+_RESUME_FILES = {
+    STATE_FILE: "the interrupted run's saved state",
+    "state.metrics": "the interrupted run's saved metrics",
+    CONFIG_FILE: "the interrupted run's saved configuration",
+}
+
+
+def _check_resume_files(staging: Path) -> None:
+    """Each file a resume reads from ``staging`` (where it exists) is a regular file, not a link, a
+    FIFO, a directory or a device: refused naming the file and what it is, before any is read."""
+    for name, what in _RESUME_FILES.items():
+        path = staging / name
+        try:
+            mode = os.stat(path, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            kind = file_kind(mode)
+            raise RunDirectoryError(
+                f"{path}: is {kind}, not a regular file; it should be {what}; the saved state is kept: fix the file and "
+                "resume, or pass overwrite=True to start over"
             )
 
 
@@ -471,7 +502,7 @@ def _check_marker(out: Path) -> None:
 def write_marker(directory: Path, kind: str) -> None:
     """Mark ``directory`` as written by markovgames (``kind``: ``"run"``, ``"solve"``, ``"certify"``,
     ``"vlearn"``, ``"sweep"`` or ``"reproduce"``)."""
-    atomic_write_text(Path(directory) / MARKER_FILE, json.dumps({"format": MARKER_FORMAT, "kind": kind}) + "\n")
+    atomic_write_text(Path(directory) / MARKER_FILE, dumps({"format": MARKER_FORMAT, "kind": kind}, MARKER_FILE) + "\n")
 
 
 def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
@@ -499,7 +530,7 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
         shutil.rmtree(staging)
     staging.mkdir(mode=_default_mode(directory=True))
     if config is not None:
-        atomic_write_text(staging / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
+        atomic_write_text(staging / CONFIG_FILE, dumps(config, str(staging / CONFIG_FILE), indent=2) + "\n")
     return staging
 
 
@@ -625,7 +656,7 @@ def write_run_directory(
         "wall_time_s": result.wall_time_s,
         "compile_time_s": result.compile_time_s,
     }
-    atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    atomic_write_text(staging / METRICS_FILE, dumps(metrics, str(staging / METRICS_FILE), indent=2) + "\n")
     write_marker(staging, "run")
     return metrics
 

@@ -15,6 +15,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ...dynamics import VLEARNING_ALGORITHMS
+from ...dynamics._ix import parse_ix
 from ...dynamics._vlearning import MAX_RECORD_BYTES
 from ...policies._visit_chain import MAX_DENSE_ENTRIES
 
@@ -43,14 +44,15 @@ def is_vlearning(name: str) -> bool:
 
 def bandit_parameters(
     algorithm: str, eta: Any, bonus: float | None, ix: float | None, horizon: int
-) -> tuple[float, float | None]:
-    """The bonus constant and the implicit-exploration parameter a bandit run used: those given, else
-    the library's defaults (bonus 1 for V-learning, 0 for a composition; ``ix = eta H / 2`` for a
-    composition, ``None`` for V-learning, whose papers' schedules set it)."""
+) -> tuple[float, float | None, str | None]:
+    """The bonus constant and the implicit exploration a bandit run used, its scale and schedule:
+    those given, else the library's defaults (bonus 1 for V-learning, 0 for a composition; for a
+    composition the decaying ``ix = eta H / 2`` over the square root of the visits, a number given
+    being a constant; ``None, None`` for V-learning, whose papers' schedules set it)."""
     if is_vlearning(algorithm):
-        return (1.0 if bonus is None else float(bonus)), None
-    used_ix = float(eta) * float(horizon) / 2.0 if ix is None else float(ix)
-    return (0.0 if bonus is None else float(bonus)), used_ix
+        return (1.0 if bonus is None else float(bonus)), None, None
+    used_ix, schedule = parse_ix(ix, float(eta), horizon)
+    return (0.0 if bonus is None else float(bonus)), used_ix, schedule
 
 
 def bandit_run_bytes(game: MarkovGame, rounds: int, per_round: int) -> tuple[int, int, int]:

@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -31,6 +32,7 @@ from pydantic import (
 from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean, did_you_mean_path
+from ..._text import abbreviate_digits, long_integer_in
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
@@ -39,6 +41,7 @@ from ._values import (
     _bool_list,
     _eta_list,
     _feedback_list,
+    _ix_setting,
     _non_negative_number,
     _order_list,
     _positive_finite,
@@ -296,7 +299,8 @@ class AlgorithmSpec(_Strict):
     regret: bool | None = None
     feedbacks: list[str] | None = None
     #: Bandit feedback only (V-learning, or a composition under ``bandit:M``): the bonus constant
-    #: ``c`` and a composition's implicit-exploration parameter (default: the library's).
+    #: ``c`` and a composition's implicit exploration, a constant (default: the library's, decaying;
+    #: ``"decaying"`` written out is the default).
     bonus: float | None = None
     ix: float | None = None
 
@@ -347,8 +351,8 @@ class AlgorithmSpec(_Strict):
 
     @field_validator("bonus", "ix", mode="before")
     @classmethod
-    def _bandit_numbers(cls, v: Any) -> Any:
-        return _non_negative_number(v)
+    def _bandit_numbers(cls, v: Any, info: ValidationInfo) -> Any:
+        return _ix_setting(v) if info.field_name == "ix" else _non_negative_number(v)
 
 
 def _check_algorithm(name: str) -> str:
@@ -617,6 +621,9 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
         if raw[0] in "[{\"'" or not re.fullmatch(r"[A-Za-z0-9_./:+-]+", raw):
             raise SweepConfigError.for_argument("override", f"{raw!r} is not a TOML value ({err})", f"{key}") from None
         value = raw  # a bare word: a string
+    except ValueError:  # an integer of more digits than Python converts
+        where = long_integer_in(raw) or "an integer of too many digits"
+        raise SweepConfigError.for_argument("override", where.split(": ", 1)[-1], f"{key}") from None
     return _split_key(key), value
 
 
@@ -704,6 +711,8 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         raise SweepConfigError(f"{source}: invalid TOML: {err}") from None
     except RecursionError:  # arrays or tables nested thousands deep
         raise SweepConfigError(f"{source}: invalid TOML: nested too deep to parse") from None
+    except ValueError as err:  # an integer of more digits than Python converts
+        raise SweepConfigError(f"{source}: {long_integer_in(text) or abbreviate_digits(str(err))}") from None
     try:
         raw = apply_overrides(raw, list(overrides or []))
         return parse_sweep_config(raw, source), raw

@@ -47,7 +47,7 @@ from ._bandit import (
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
-from ._values import is_bandit
+from ._values import is_bandit, schedule_rates_fault
 
 __all__ = [
     "PlannedRun",
@@ -279,7 +279,7 @@ class SweepPlan:
 
     def output_bytes(self, run_ids: Sequence[str] | None = None) -> int:
         """About how many bytes the sweep directory will hold for its runs (or those of ``run_ids``),
-        as measured on sweeps of the paper's game: 16 KiB for ``results.parquet``'s and the
+        as measured on sweeps of the paper's game: 24 KiB for ``results.parquet``'s (about 66 columns) and the
         manifest's own overhead, 2 KiB per run (its file and manifest entry) and per checkpoint of
         a run ``200 + 105 N`` bytes (its record in the run's file and its row of ``results.parquet``).
         Game files are not counted."""
@@ -287,7 +287,7 @@ class SweepPlan:
         runs = [r for r in self.runs if wanted is None or r.run_id in wanted]
         # A bandit run's records and rows also hold its episodes, bonus and ix (its policy is not written).
         rows = sum(len(r.checkpoints) * (200 + 105 * r.game.num_players + (60 if r.bandit else 0)) for r in runs)
-        return 16 * 1024 + 2048 * len(runs) + rows
+        return 24 * 1024 + 2048 * len(runs) + rows
 
     def batches(self, run_ids: Sequence[str] | None = None) -> list[BatchTask]:
         """Group runs (all, or those in ``run_ids``) into batch tasks, largest first."""
@@ -742,6 +742,9 @@ def plan_sweep(
                 seen.add(rid)
                 # V-learning's rates are its papers' schedules: no single rate.
                 scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
+                fault = None if spec_alg is None else schedule_rates_fault(schedule, scale, eta, game, index, config)
+                if fault is not None:  # before any batch: a bad schedule is one line, not failed batches
+                    raise SweepConfigError(f"{key}[{schedule_names.index(schedule_name)}]: {fault}")
                 runs.append(
                     PlannedRun(
                         run_id=rid,

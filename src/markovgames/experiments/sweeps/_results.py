@@ -78,10 +78,11 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
     if run.feedback_seed is not None:
         extra["feedback_seed"] = run.feedback_seed
     if run.bandit:  # the bonus and implicit exploration the run used (given, or the library's defaults)
-        bonus, ix = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, run.game.horizon)
+        bonus, ix, ix_schedule = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, run.game.horizon)
         extra["bonus"] = bonus
         if ix is not None:
             extra["ix"] = ix
+            extra["ix_schedule"] = ix_schedule
     units = units_field(run.game.units)
     if units is not None:
         extra["units"] = units
@@ -204,6 +205,7 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "episodes": rec.get("episodes"),
                 "bonus": doc.get("bonus"),
                 "ix": doc.get("ix"),
+                "ix_schedule": doc.get("ix_schedule"),
                 "weighted_average_value": rec.get("weighted_average_value"),
                 "weighted_average_nash_gap": rec.get("weighted_average_nash_gap"),
                 "weighted_average_duality_gap": rec.get("weighted_average_duality_gap"),
@@ -273,6 +275,7 @@ def _results_schema():
             ("episodes", pa.int64()),
             ("bonus", pa.float64()),
             ("ix", pa.float64()),
+            ("ix_schedule", pa.string()),
             ("weighted_average_value", pa.list_(pa.float64())),
             ("weighted_average_nash_gap", pa.float64()),
             ("weighted_average_duality_gap", pa.float64()),

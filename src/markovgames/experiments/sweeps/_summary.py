@@ -360,10 +360,12 @@ def feedback_label(row: dict[str, Any]) -> str:
     if not feedback.startswith("bandit:"):
         return feedback
     words = [feedback]
-    bonus, ix, eta = _number(row.get("bonus")), _number(row.get("ix")), _number(row.get("eta_value"))
+    bonus, ix = _number(row.get("bonus")), _number(row.get("ix"))
     if bonus is not None and bonus != (1.0 if row.get("eta") == "paper" else 0.0):  # V-learning's default is 1
         words.append(f"bonus {bonus!r}")
-    if ix is not None and (eta is None or ix != eta * float(row["H"]) / 2.0):  # a composition's default is eta H / 2
+    # A composition's default is the decaying eta H / 2 over the square root of the visits; a file
+    # from before the schedules (no ix_schedule) ran a constant.
+    if ix is not None and row.get("ix_schedule") != "decaying":
         words.append(f"ix {ix!r}")
     return ", ".join(words)
 

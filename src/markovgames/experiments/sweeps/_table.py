@@ -112,10 +112,12 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "feedback_seed": ("int", True),
     "samples": ("int", True),
     # Since bandit feedback: the episodes played after T' rounds, the bonus constant and the
-    # implicit exploration the run used (null for the other runs; ix null for V-learning too).
+    # implicit exploration the run used, its scale and schedule (null for the other runs; null for
+    # V-learning too; a file written before the schedules has no ix_schedule: its ix was a constant).
     "episodes": ("int", True),
     "bonus": ("float", True),
     "ix": ("float", True),
+    "ix_schedule": ("text", True),
     # Since the weighted average of the iterates (null where the sweep did not evaluate it).
     "weighted_average_value": ("floats", True),
     "weighted_average_nash_gap": ("float", True),
@@ -136,6 +138,7 @@ COLUMN_DEFAULTS = {
     "episodes": None,
     "bonus": None,
     "ix": None,
+    "ix_schedule": None,
     "weighted_average_value": None,
     "weighted_average_nash_gap": None,
     "weighted_average_duality_gap": None,
@@ -176,6 +179,7 @@ _RUN_SETTINGS = (
     "feedback_seed",
     "bonus",
     "ix",
+    "ix_schedule",
 )
 #: The kinds' names in messages.
 _KIND_NAMES = {
@@ -216,7 +220,40 @@ def read_results_table(path: Path):
         except Exception as err:  # noqa: BLE001 - pyarrow's errors of a damaged file, whatever their class
             raise ResultsError(f"{path}: cannot read results: {_first_line(err)}") from None
     _check_values(path, table)
+    _check_invariants(path, table)
     return table
+
+
+#: The columns whose numbers obey the invariants of every result (`.._invariants`).
+_INVARIANT_COLUMNS = (
+    "value",
+    "certified_ce_bound",
+    "certified_cce_bound",
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "exact_ce_gap",
+    "exact_cce_gap",
+    "last_iterate_nash_gap",
+    "last_iterate_duality_gap",
+)
+
+
+def _check_invariants(path: Path, table) -> None:
+    """What every result satisfies (values and bounds in [0, H], gaps in [0, H], exact <= certified,
+    ...: `markovgames.experiments._invariants`), refused naming the row, its run and checkpoint,
+    and the column."""
+    from .._invariants import first_violation
+
+    if "H" not in table.column_names:  # a file of an earlier version without the game's shape
+        return
+    columns = {name: table.column(name).to_pylist() for name in _INVARIANT_COLUMNS if name in table.column_names}
+    dtype = table.column("dtype").to_pylist() if "dtype" in table.column_names else "float64"
+    players = table.column("N").to_pylist() if "N" in table.column_names else 64
+    found = first_violation(columns, table.column("H").to_pylist(), players, dtype)
+    if found is not None:
+        row, name, what = found
+        run_id, checkpoint = table.column("run_id")[row].as_py(), table.column("checkpoint")[row].as_py()
+        raise ResultsError(f"{path}: row {row} (run {_shown(run_id)}, T' = {checkpoint}), column {name!r}: {what}")
 
 
 def _first_line(err: BaseException) -> str:
