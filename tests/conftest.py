@@ -72,8 +72,8 @@ def fresh_python(code: str, timeout: float = 120) -> str:
 
 def cli_in_process(args, cwd, monkeypatch, capsys):
     """``markovgames ARGS`` in ``cwd`` through `markovgames.cli.main` in this process: its exit
-    code and stderr, as a ``subprocess.run`` result gives them (for commands that need no limits,
-    signals or process of their own)."""
+    code, stdout and stderr, as a ``subprocess.run`` result gives them (for commands that need no
+    limits, signals or process of their own)."""
     import types
 
     from markovgames.cli import main
@@ -81,7 +81,8 @@ def cli_in_process(args, cwd, monkeypatch, capsys):
     monkeypatch.chdir(cwd)
     capsys.readouterr()
     code = main(args)
-    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
+    captured = capsys.readouterr()
+    return types.SimpleNamespace(returncode=code, stdout=captured.out, stderr=captured.err)
 
 
 def pytest_configure(config):
