@@ -18,11 +18,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conftest import beyond_default_in_full, cli_in_process
+from conftest import FULL_TESTS, beyond_default_in_full, cli_in_process
 from markovgames.cli import main
 from markovgames.experiments import load_run_directory
 
@@ -89,6 +90,79 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
     assert proc.poll() is None and path.exists(), (
         f"the command ended or never wrote {path}: {proc.stderr.read() if proc.poll() is not None else ''}"
     )
+
+
+#: `_cli_all`'s child: the limits of `_BOOTSTRAP`, then each command of the JSON list in ``argv[2]``
+#: in its directory, through `markovgames.cli.main`, with its output captured; the results as JSON
+#: on stdout, and on stderr the directory of each command as it starts (a hang names its command).
+_ALL_BOOTSTRAP = (
+    "import contextlib, io, json, os, resource, sys\n"
+    "memory = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
+    "from markovgames.cli import main\n"
+    "results = []\n"
+    "for cwd, args in json.loads(sys.argv[2]):\n"
+    "    print(cwd, file=sys.stderr, flush=True)\n"
+    "    os.chdir(cwd)\n"
+    "    out, err = io.StringIO(), io.StringIO()\n"
+    "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+    "        try:\n"
+    "            code = main(args)\n"
+    "        except SystemExit as exc:\n"
+    "            code = exc.code if isinstance(exc.code, int) else 1\n"
+    "    results.append([code, out.getvalue(), err.getvalue()])\n"
+    "sys.stdout.write(json.dumps(results))\n"
+)
+
+
+def _cli_all(commands: list[tuple[Path, list[str]]], *, timeout: float = 60) -> list[SimpleNamespace]:
+    """``markovgames ARGS`` for each ``(cwd, ARGS)``, one after the other, in one child process under
+    `_cli`'s memory limit (one interpreter and JAX to start, not one per command): each one's
+    exit code, stdout and stderr. A hang fails after ``timeout`` s per command, naming the
+    directory of the command it was in."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _ALL_BOOTSTRAP, str(MEMORY_LIMIT), json.dumps([[str(c), a] for c, a in commands])],
+            capture_output=True,
+            text=True,
+            timeout=timeout * len(commands),
+            env=_env(),
+        )
+    except subprocess.TimeoutExpired as exc:
+        started = (exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or "").split()
+        raise AssertionError(f"a command hung, in {started[-1] if started else '?'}") from exc
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [SimpleNamespace(returncode=c, stdout=o, stderr=e) for c, o, e in json.loads(proc.stdout)]
+
+
+#: The results of each family of `_family_member`, in this process.
+_FAMILIES: dict[str, dict] = {}
+
+
+def _family_member(family: str, members: list[str], prepare, tmp_path_factory, member: str):
+    """``member``'s command run in its own directory, as `_cli` would, with the other ``members`` of
+    its ``family`` in the same child (`_cli_all`), the first time one of them is tested in this
+    process: the directory, its listing before the command, and the command's result.
+    ``prepare(name, directory)`` makes a member's files and returns its command."""
+    if family not in _FAMILIES:
+        root = tmp_path_factory.mktemp(family)
+        prepared = {}
+        for name in members:
+            (root / name).mkdir()
+            args = prepare(name, root / name)
+            prepared[name] = (root / name, args, _listing(root / name))
+        _FAMILIES[family] = {}  # (a failure below fails every member, each with its own traceback)
+        results = _cli_all([(where, args) for where, args, _ in prepared.values()])
+        _FAMILIES[family] = {
+            name: (where, before, result) for (name, (where, _, before)), result in zip(prepared.items(), results, strict=True)
+        }
+    assert member in _FAMILIES[family], f"the commands of {family} failed (see its first test)"
+    return _FAMILIES[family][member]
+
+
+def _members(params) -> list[str]:
+    """The members of a parametrisation that run in this mode."""
+    return [p.values[0] if hasattr(p, "values") else p for p in params if FULL_TESTS or not hasattr(p, "marks")]
 
 
 def _one_error_line(proc, *needles: str) -> str:
@@ -161,15 +235,18 @@ SPECIAL_FILES = {
 }
 
 
+def _special_file(name: str, where: Path) -> list[str]:
+    make, args, _ = SPECIAL_FILES[name]
+    make(where)
+    return args
+
+
 @pytest.mark.parametrize("member", sorted(SPECIAL_FILES))
-def test_special_files_are_refused_unread(tmp_path, member):
-    make, args, named = SPECIAL_FILES[member]
-    make(tmp_path)
-    before = _listing(tmp_path)
-    proc = _cli(args, tmp_path, timeout=60)
-    line = _one_error_line(proc, named)
+def test_special_files_are_refused_unread(tmp_path_factory, member):
+    where, before, proc = _family_member("special-files", sorted(SPECIAL_FILES), _special_file, tmp_path_factory, member)
+    line = _one_error_line(proc, SPECIAL_FILES[member][2])
     assert "not a regular file" in line or "is a directory" in line
-    assert _listing(tmp_path) == before
+    assert _listing(where) == before
 
 
 RUN_DIRECTORY_FILES = {
@@ -182,14 +259,18 @@ RUN_DIRECTORY_FILES = {
 
 
 @pytest.mark.parametrize("member", sorted(RUN_DIRECTORY_FILES))
-def test_special_files_in_a_run_directory_are_refused(tmp_path, finished_run, member):
-    relative, make = RUN_DIRECTORY_FILES[member]
-    run = _copy_run(finished_run, tmp_path)
-    (run / relative).unlink()
-    make(run / relative)
-    proc = _cli(["evaluate", "run", "--exact"], tmp_path, timeout=60)
-    _one_error_line(proc, f"run/{relative}", "not a regular file")
-    assert not (run / "evaluation.json").exists()
+def test_special_files_in_a_run_directory_are_refused(tmp_path_factory, finished_run, member):
+    def damaged_run(name: str, where: Path) -> list[str]:
+        relative, make = RUN_DIRECTORY_FILES[name]
+        run = _copy_run(finished_run, where)
+        (run / relative).unlink()
+        make(run / relative)
+        return ["evaluate", "run", "--exact"]
+
+    members = sorted(RUN_DIRECTORY_FILES)
+    where, _, proc = _family_member("run-directory-files", members, damaged_run, tmp_path_factory, member)
+    _one_error_line(proc, f"run/{RUN_DIRECTORY_FILES[member][0]}", "not a regular file")
+    assert not (where / "run" / "evaluation.json").exists()
 
 
 def test_special_files_in_a_sweep_directory_are_refused_not_read(tmp_path, monkeypatch, capsys):
@@ -240,14 +321,20 @@ BOMBS = {
 SLOW_BOMBS = {"sweep-games-list"}
 
 
-@pytest.mark.parametrize("member", beyond_default_in_full(sorted(BOMBS), set(BOMBS) - SLOW_BOMBS))
-def test_sweep_grids_are_sized_before_they_are_expanded(tmp_path, member):
-    grid, needles = BOMBS[member]
-    T = 30_000 if "checkpoints" in member else 20
-    (tmp_path / "s.toml").write_text(f'T = {T}\nalgorithms = ["smooth_ce"]\n{grid}')
-    proc = _cli(["sweep", "s.toml", "--out", "sw"], tmp_path, timeout=60)
-    _one_error_line(proc, "s.toml", *needles)
-    assert _listing(tmp_path) == {"s.toml"}
+def _grid(name: str, where: Path) -> list[str]:
+    T = 30_000 if "checkpoints" in name else 20
+    (where / "s.toml").write_text(f'T = {T}\nalgorithms = ["smooth_ce"]\n{BOMBS[name][0]}')
+    return ["sweep", "s.toml", "--out", "sw"]
+
+
+GRID_BOMBS = beyond_default_in_full(sorted(BOMBS), set(BOMBS) - SLOW_BOMBS)
+
+
+@pytest.mark.parametrize("member", GRID_BOMBS)
+def test_sweep_grids_are_sized_before_they_are_expanded(tmp_path_factory, member):
+    where, _, proc = _family_member("grid-bombs", _members(GRID_BOMBS), _grid, tmp_path_factory, member)
+    _one_error_line(proc, "s.toml", *BOMBS[member][1])
+    assert _listing(where) == {"s.toml"}
 
 
 def test_max_runs_raises_the_grid_limit(tmp_path, monkeypatch, capsys):
@@ -330,10 +417,12 @@ OTHER_BOMBS = {
 
 
 @pytest.mark.parametrize("member", sorted(OTHER_BOMBS))
-def test_other_counts_are_checked_before_allocation(tmp_path, member):
-    args, needles = OTHER_BOMBS[member]
-    _one_error_line(_cli(args, tmp_path, timeout=60), *needles)
-    assert _listing(tmp_path) == set()  # nothing at all, not even the lock file
+def test_other_counts_are_checked_before_allocation(tmp_path_factory, member):
+    where, _, proc = _family_member(
+        "other-bombs", sorted(OTHER_BOMBS), lambda name, _: OTHER_BOMBS[name][0], tmp_path_factory, member
+    )
+    _one_error_line(proc, *OTHER_BOMBS[member][1])
+    assert _listing(where) == set()  # nothing at all, not even the lock file
 
 
 @pytest.mark.full
