@@ -662,24 +662,46 @@ def test_a_sweep_refused_for_its_executor_writes_nothing(tmp_path, monkeypatch, 
     assert _listing(tmp_path) == {"s.toml"}
 
 
+#: Runs the commands in ``argv`` (each as its number of words, then its words) one after the
+#: other, each with the standard output as a new process has it (UTF-8, strict), printing its exit
+#: code after its output.
+_EACH_BOOTSTRAP = (
+    "import sys\n"
+    "from markovgames.cli import main\n"
+    "words = sys.argv[1:]\n"
+    "while words:\n"
+    "    n, words = int(words[0]), words[1:]\n"
+    "    sys.stdout.reconfigure(errors='strict')\n"
+    "    code = main(words[:n])\n"
+    "    words = words[n:]\n"
+    "    print(f'\\n=== exit {code}', flush=True)\n"
+)
+
+
 def test_text_utf8_cannot_encode_is_printed_escaped(tmp_path):
     """A game name with a lone surrogate (valid JSON) and an --out given in bytes that are not
-    UTF-8: the commands finish and print, rather than fail after writing their directories."""
+    UTF-8: the commands finish and print, rather than fail after writing their directories.
+    (The three commands in one process, each with the standard output a process starts with.)"""
     from markovgames.games import game_to_dict, paper_game
 
     data = game_to_dict(paper_game())
     data["name"] = "odd\udc80name"
     (tmp_path / "g.json").write_text(json.dumps(data))
-    for args, wrote in (
-        (["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "r"], "r"),
-        (["solve", "--game", "g.json", "--concept", "ce", "--out", "s"], "s"),
-    ):
-        proc = _cli(args, tmp_path)
-        assert proc.returncode == 0 and "odd\\udc80name" in proc.stdout, proc.stderr
-        assert (tmp_path / wrote / ".markovgames").exists()
     out = b"r\xff"
-    proc = _cli(["run", *PAPER_RUN, "-T", "10", "--out", out], tmp_path, text=False)
-    assert proc.returncode == 0 and b"wrote r\\udcff/metrics.json" in proc.stdout, proc.stderr
+    commands = [
+        ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "r"],
+        ["solve", "--game", "g.json", "--concept", "ce", "--out", "s"],
+        ["run", *PAPER_RUN, "-T", "10", "--out", out],
+    ]
+    argv = [word for command in commands for word in (str(len(command)), *command)]
+    proc = subprocess.run([sys.executable, "-c", _EACH_BOOTSTRAP, *argv], cwd=tmp_path, capture_output=True, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    printed = proc.stdout.split(b"\n=== exit ")
+    assert [part.split(b"\n")[0] for part in printed[1:]] == [b"0", b"0", b"0"], proc.stderr
+    for text, wrote in zip(printed[:2], ("r", "s"), strict=True):
+        assert "odd\\udc80name" in text.decode(), text
+        assert (tmp_path / wrote / ".markovgames").exists()
+    assert b"wrote r\\udcff/metrics.json" in printed[2], printed[2]
     assert (tmp_path / os.fsdecode(out) / "metrics.json").exists()
 
 
