@@ -347,25 +347,15 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
             assert r["exact_count"] == "", r
 
 
-#: The quick looks whose documented run is checked further, by script and invocation.
-QUICK_LOOK_CHECKS = {
-    "feedback_rates.py": {FEEDBACK_QUICK_LOOK: _check_feedback_quick_look},
-    "vlearning_rates.py": {VLEARNING_QUICK_LOOK: _check_vlearning_quick_look},
-}
-
-
-def test_the_quick_looks_checked_further_are_the_documented_ones():
-    """`QUICK_LOOK_CHECKS` names documented invocations, word for word: otherwise its checks would
-    run on nothing (`test_study_runs_as_documented` runs them on the documented runs)."""
-    documented = {(Path(c.argv[1]).name, c.argv[2:]) for c in documented_commands() if is_study(c)}
-    for script, checks in QUICK_LOOK_CHECKS.items():
-        for args in checks:
-            assert (script, args) in documented, f"keep the checks of {script} on its documented quick look"
-
-
-def test_vlearning_rates_fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch):
+def _check_vlearning_fails_when_an_exact_gap_exceeds_its_certified_bound(tmp_path: Path) -> None:
     """The study refuses to report an exact gap above its certified bound (impossible unless an
-    evaluator is wrong): the setting names it, and the script exits with an error after the table."""
+    evaluator is wrong): the setting names it, and the script exits with an error after the table.
+    (Run after the quick look, in its process: the runs below are its compiled programs.)"""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch)
+
+
+def _fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch) -> None:
     import importlib.util
     from types import SimpleNamespace
 
@@ -394,3 +384,24 @@ def test_vlearning_rates_fails_when_an_exact_gap_exceeds_its_certified_bound(mon
     assert "exact CCE gap 10.0 above the certified" in above[0]
     with pytest.raises(SystemExit, match="exact gaps above their certified bounds"):
         study.fail_if_above(above)
+
+
+def _check_vlearning_quick_look_and_its_refusal(tmp_path: Path) -> None:
+    _check_vlearning_quick_look(tmp_path)
+    _check_vlearning_fails_when_an_exact_gap_exceeds_its_certified_bound(tmp_path)
+
+
+#: The quick looks whose documented run is checked further, by script and invocation.
+QUICK_LOOK_CHECKS = {
+    "feedback_rates.py": {FEEDBACK_QUICK_LOOK: _check_feedback_quick_look},
+    "vlearning_rates.py": {VLEARNING_QUICK_LOOK: _check_vlearning_quick_look_and_its_refusal},
+}
+
+
+def test_the_quick_looks_checked_further_are_the_documented_ones():
+    """`QUICK_LOOK_CHECKS` names documented invocations, word for word: otherwise its checks would
+    run on nothing (`test_study_runs_as_documented` runs them on the documented runs)."""
+    documented = {(Path(c.argv[1]).name, c.argv[2:]) for c in documented_commands() if is_study(c)}
+    for script, checks in QUICK_LOOK_CHECKS.items():
+        for args in checks:
+            assert (script, args) in documented, f"keep the checks of {script} on its documented quick look"
