@@ -18,12 +18,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conftest import FULL_TESTS, beyond_default_in_full, cli_in_process
+from conftest import beyond_default_in_full, cli_in_process, commands_in_one_child, family_member, in_this_mode
 from markovgames.cli import main
 from markovgames.experiments import load_run_directory
 
@@ -92,77 +91,15 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
     )
 
 
-#: `_cli_all`'s child: the limits of `_BOOTSTRAP`, then each command of the JSON list in ``argv[2]``
-#: in its directory, through `markovgames.cli.main`, with its output captured; the results as JSON
-#: on stdout, and on stderr the directory of each command as it starts (a hang names its command).
-_ALL_BOOTSTRAP = (
-    "import contextlib, io, json, os, resource, sys\n"
-    "memory = int(sys.argv[1])\n"
-    "resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
-    "from markovgames.cli import main\n"
-    "results = []\n"
-    "for cwd, args in json.loads(sys.argv[2]):\n"
-    "    print(cwd, file=sys.stderr, flush=True)\n"
-    "    os.chdir(cwd)\n"
-    "    out, err = io.StringIO(), io.StringIO()\n"
-    "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
-    "        try:\n"
-    "            code = main(args)\n"
-    "        except SystemExit as exc:\n"
-    "            code = exc.code if isinstance(exc.code, int) else 1\n"
-    "    results.append([code, out.getvalue(), err.getvalue()])\n"
-    "sys.stdout.write(json.dumps(results))\n"
-)
+def _family_member(family: str, members, prepare, tmp_path_factory, member: str):
+    """``member``'s command as `_cli` runs it (under its memory limit), in a child process with the
+    other ``members`` of its ``family`` (`family_member`): its directory, the directory's listing
+    before the command, and the command's result."""
 
+    def run(commands):
+        return commands_in_one_child(commands, memory=MEMORY_LIMIT)
 
-def _cli_all(commands: list[tuple[Path, list[str]]], *, timeout: float = 60) -> list[SimpleNamespace]:
-    """``markovgames ARGS`` for each ``(cwd, ARGS)``, one after the other, in one child process under
-    `_cli`'s memory limit (one interpreter and JAX to start, not one per command): each one's
-    exit code, stdout and stderr. A hang fails after ``timeout`` s per command, naming the
-    directory of the command it was in."""
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _ALL_BOOTSTRAP, str(MEMORY_LIMIT), json.dumps([[str(c), a] for c, a in commands])],
-            capture_output=True,
-            text=True,
-            timeout=timeout * len(commands),
-            env=_env(),
-        )
-    except subprocess.TimeoutExpired as exc:
-        started = (exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or "").split()
-        raise AssertionError(f"a command hung, in {started[-1] if started else '?'}") from exc
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return [SimpleNamespace(returncode=c, stdout=o, stderr=e) for c, o, e in json.loads(proc.stdout)]
-
-
-#: The results of each family of `_family_member`, in this process.
-_FAMILIES: dict[str, dict] = {}
-
-
-def _family_member(family: str, members: list[str], prepare, tmp_path_factory, member: str):
-    """``member``'s command run in its own directory, as `_cli` would, with the other ``members`` of
-    its ``family`` in the same child (`_cli_all`), the first time one of them is tested in this
-    process: the directory, its listing before the command, and the command's result.
-    ``prepare(name, directory)`` makes a member's files and returns its command."""
-    if family not in _FAMILIES:
-        root = tmp_path_factory.mktemp(family)
-        prepared = {}
-        for name in members:
-            (root / name).mkdir()
-            args = prepare(name, root / name)
-            prepared[name] = (root / name, args, _listing(root / name))
-        _FAMILIES[family] = {}  # (a failure below fails every member, each with its own traceback)
-        results = _cli_all([(where, args) for where, args, _ in prepared.values()])
-        _FAMILIES[family] = {
-            name: (where, before, result) for (name, (where, _, before)), result in zip(prepared.items(), results, strict=True)
-        }
-    assert member in _FAMILIES[family], f"the commands of {family} failed (see its first test)"
-    return _FAMILIES[family][member]
-
-
-def _members(params) -> list[str]:
-    """The members of a parametrisation that run in this mode."""
-    return [p.values[0] if hasattr(p, "values") else p for p in params if FULL_TESTS or not hasattr(p, "marks")]
+    return family_member(family, members, prepare, _listing, tmp_path_factory, member, run)
 
 
 def _one_error_line(proc, *needles: str) -> str:
@@ -332,7 +269,7 @@ GRID_BOMBS = beyond_default_in_full(sorted(BOMBS), set(BOMBS) - SLOW_BOMBS)
 
 @pytest.mark.parametrize("member", GRID_BOMBS)
 def test_sweep_grids_are_sized_before_they_are_expanded(tmp_path_factory, member):
-    where, _, proc = _family_member("grid-bombs", _members(GRID_BOMBS), _grid, tmp_path_factory, member)
+    where, _, proc = _family_member("grid-bombs", in_this_mode(GRID_BOMBS), _grid, tmp_path_factory, member)
     _one_error_line(proc, "s.toml", *BOMBS[member][1])
     assert _listing(where) == {"s.toml"}
 
