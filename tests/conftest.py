@@ -90,7 +90,7 @@ def cli_in_process(args, cwd, monkeypatch, capsys):
 #: or (``argv[2]`` "console") the console script's `console_main`, its output captured; the results
 #: as JSON on stdout, and on stderr each command's directory as it starts (a hang names it).
 _ONE_CHILD = (
-    "import contextlib, io, json, os, resource, sys\n"
+    "import contextlib, io, json, os, resource, sys, time\n"
     "memory, console = int(sys.argv[1]), sys.argv[2] == 'console'\n"
     "if memory:\n"
     "    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
@@ -100,13 +100,13 @@ _ONE_CHILD = (
     "    print(cwd, file=sys.stderr, flush=True)\n"
     "    os.chdir(cwd)\n"
     "    sys.argv = ['markovgames', *args]\n"
-    "    out, err = io.StringIO(), io.StringIO()\n"
+    "    out, err, start = io.StringIO(), io.StringIO(), time.perf_counter()\n"
     "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
     "        try:\n"
     "            code = console_main() if console else main(args)\n"
     "        except SystemExit as exc:\n"
     "            code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1\n"
-    "    results.append([code, out.getvalue(), err.getvalue()])\n"
+    "    results.append([code, out.getvalue(), err.getvalue(), time.perf_counter() - start])\n"
     "sys.stdout.write(json.dumps(results))\n"
 )
 
@@ -116,7 +116,7 @@ def commands_in_one_child(commands, *, memory: int = 0, console: bool = False, t
     child process (one interpreter and JAX to start, not one per command; this checkout's package,
     the suite's compilation cache), under an address-space limit of ``memory`` bytes (0: none),
     through `markovgames.cli.main` or, with ``console``, the console script's `console_main`: each
-    one's exit code, stdout and stderr, as ``subprocess.run`` results. A hang fails after
+    one's exit code, stdout and stderr, as ``subprocess.run`` results, and the seconds it took. A hang fails after
     ``timeout`` s per command, naming the directory of the command it was in."""
     import json
     import types
@@ -131,7 +131,7 @@ def commands_in_one_child(commands, *, memory: int = 0, console: bool = False, t
         started = (exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or "").split()
         raise AssertionError(f"a command hung, in {started[-1] if started else '?'}") from exc
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return [types.SimpleNamespace(returncode=c, stdout=o, stderr=e) for c, o, e in json.loads(proc.stdout)]
+    return [types.SimpleNamespace(returncode=c, stdout=o, stderr=e, seconds=t) for c, o, e, t in json.loads(proc.stdout)]
 
 
 #: The results of each family of `family_member`, in this process.
