@@ -626,9 +626,9 @@ def test_text_utf8_cannot_encode_is_printed_escaped(tmp_path):
     (tmp_path / "g.json").write_text(json.dumps(data))
     out = b"r\xff"
     commands = [
-        ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "10", "--out", "r"],
+        ["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "20", "--out", "r"],
         ["solve", "--game", "g.json", "--concept", "ce", "--out", "s"],
-        ["run", *PAPER_RUN, "-T", "10", "--out", out],
+        ["run", *PAPER_RUN, "-T", "20", "--out", out],
     ]
     argv = [word for command in commands for word in (str(len(command)), *command)]
     proc = subprocess.run([sys.executable, "-c", _EACH_BOOTSTRAP, *argv], cwd=tmp_path, capture_output=True, env=_env())
