@@ -364,9 +364,11 @@ def _handle_run(args) -> int:
                     feedback=feedback,
                     seed=seed,
                 )
-            # The exact gaps read the trajectory's files again, checked, never through the memory
-            # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
-            extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args)
+            # The exact gaps and the uniform average read the trajectory's files again, checked, never
+            # through the memory maps the run returns (a file truncated meanwhile is then an error,
+            # not SIGBUS); a run that asks for neither reads nothing back.
+            needs_trajectory = args.exact or args.uniform_average
+            extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args) if needs_trajectory else None
             metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result
@@ -495,7 +497,7 @@ def _checkpoint_extras(result, checkpoints: list[int], args) -> dict[int, dict] 
     if args.uniform_average:
         for t, fields in uniform_average_fields(result.game, result.policies, checkpoints).items():
             extras[t].update(fields)
-    return extras if (args.exact or args.uniform_average) else None
+    return extras
 
 
 def _check_option_combinations(args) -> None:
