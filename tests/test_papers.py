@@ -8,6 +8,7 @@ takes a paper whose rate markovgames implements and is recorded by every run.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -30,9 +31,17 @@ from markovgames._papers import (
 )
 from markovgames.cli import main
 from markovgames.cli._algorithms import catalogue_entries, show_text
-from markovgames.dynamics import ALGORITHMS, VALUE_UPDATES, VLEARNING_ALGORITHMS, get_algorithm, resolve_learning_rate, run
+from markovgames.dynamics import (
+    ALGORITHMS,
+    VALUE_UPDATES,
+    VLEARNING_ALGORITHMS,
+    get_algorithm,
+    resolve_learning_rate,
+    run,
+    theory_eta_stage,
+)
 from markovgames.experiments import load_results, parse_sweep_config, run_sweep
-from markovgames.games import paper_game
+from markovgames.games import paper_game, random_game
 from markovgames.learners import BUILTIN_LEARNERS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "papers.md"
@@ -56,6 +65,11 @@ def test_the_catalogue_names_what_exists():
             else:
                 assert pattern in names, pattern
     assert {r.paper for r in RESULTS} == set(PAPERS)  # every paper is there for a statement
+    for result in RESULTS:
+        assert isinstance(result.verified, bool) and result.read, result
+        # What was read names its source: a verified statement its version and sections, an unverified one
+        # says what could be read instead.
+        assert ("read in" in result.read) if result.verified else ("could be read" in result.read or "read as" in result.read)
     # The papers the catalogue must tie the field's algorithms to.
     assert {p.key for p in PAPERS.values()} >= {"mao2024", "zhang2022", "yang-ma2023", "syrgkanis2015", "wei2021"}
 
@@ -70,6 +84,10 @@ def test_every_built_in_algorithm_has_its_entry():
     assert smooth_cce["zhang2022"].output == smooth_cce["yang-ma2023"].output == "weighted average"
     assert results_for("hedge+smooth") == results_for("smooth_cce")
     assert {r.paper for r in results_for("ce-v")} == {"song-mei-bai2021"}
+    # Stage-based V-learning is Mao, Yang, Zhang and Başar's (ICML 2022); Mao and Başar's paper is
+    # optimistic V-learning with a mirror-descent subroutine.
+    stage_v = {r.paper: r.role for r in results_for("stage-v")}
+    assert stage_v == {"mao-yang-zhang-basar2022": "defines", "mao-basar2022": "related"}
     assert all(r.role == "learner" for r in results_for("rm-plus+stage"))
 
 
@@ -83,6 +101,41 @@ def test_algorithms_show(capsys):
     assert "alias: smooth_ce" in capsys.readouterr().out
     assert main(["algorithms", "show", "smooth_cc"]) == 2
     assert "unknown algorithm 'smooth_cc' (did you mean 'smooth_cce'?)" in capsys.readouterr().err
+
+
+def test_theory_rates_are_verified_statements():
+    # A rate markovgames implements comes from a theorem read in the paper's own text: every
+    # `theory:KEY` has a verified statement of KEY, and those are exactly Mao et al.'s.
+    verified = {r.paper for r in RESULTS if r.verified}
+    assert set(THEORY_RATES) <= verified == {"mao2024"}
+    for name in ("bm-logbarrier+smooth", "hedge+stage"):
+        assert [r.verified for r in results_for(name) if r.role == "defines"] == [True]
+    assert not any(r.verified for r in results_for("hedge+smooth") if r.paper in ("zhang2022", "yang-ma2023"))
+
+
+@pytest.mark.parametrize(
+    ("N", "H", "A", "expected"),
+    [
+        # Theorem 1 of Mao et al. 2024: eta = 1/(256 N H sqrt(H A_max)), written out by hand.
+        (2, 2, (2, 2), 1 / 2048),
+        (3, 1, (3, 2, 2), 1 / (768 * 3**0.5)),
+        (2, 4, (2, 5), 1 / (2048 * 20**0.5)),
+    ],
+)
+def test_theory_mao2024_smooth_is_theorem_1(N, H, A, expected):
+    game = random_game(N, H, 2, A, seed_or_rng=0)
+    for name in ("smooth_ce", "smooth_cce", "rm-plus+smooth-uniform"):
+        eta, per_stage = resolve_learning_rate("theory:mao2024", get_algorithm(name), game)
+        assert per_stage is False and eta == pytest.approx(expected, rel=1e-15)
+
+
+def test_theory_mao2024_stage_is_theorem_2_with_the_documented_constant():
+    # Theorem 2's Theta(1/(N log^4 L_tau)), constant 1 and max(1, ln L_tau) (docs/papers.md), by hand.
+    lengths = np.array([1, 2, 3, 20, 1000])
+    expected = [1 / 3, 1 / 3, 1 / (3 * math.log(3) ** 4), 1 / (3 * math.log(20) ** 4), 1 / (3 * math.log(1000) ** 4)]
+    np.testing.assert_allclose(theory_eta_stage(3, lengths), expected, rtol=1e-15)
+    game = random_game(3, 2, 2, 2, seed_or_rng=0)
+    assert resolve_learning_rate("theory:mao2024", get_algorithm("stage_cce"), game) == (1.0, True)
 
 
 def test_theory_rates_name_their_paper():

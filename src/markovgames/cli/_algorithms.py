@@ -51,7 +51,7 @@ def add_algorithms_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
 VLEARNING = {
     "cce-v": "CCE-V-learning: Hedge bandits with implicit exploration [Jin, Liu, Wang and Yu 2021, Algorithms 1 and 3]",
     "ce-v": "CE-V-learning: swap-regret (Blum–Mansour) Hedge bandits [Song, Mei and Bai 2021]",
-    "stage-v": "stage-based V-learning: EXP3-IX restarted at each stage [Mao and Başar 2022]",
+    "stage-v": "stage-based V-learning: EXP3-IX restarted at each stage [Mao, Yang, Zhang and Başar, ICML 2022]",
 }
 
 #: The feedback models: what the learners see.
@@ -172,8 +172,10 @@ def _theory_line(composition: str, update) -> str:
     if update.per_iteration_metrics:
         proved, rate = "bm-logbarrier+smooth", "Theorem 1's 1/(256 N H sqrt(H A_max))"
     else:
-        proved, rate = "hedge+stage", "Theorem 2's 1/(N max(1, ln L_tau)^4) per stage"
+        proved, rate = "hedge+stage", "Theorem 2's Theta(1/(N log^4 L_tau)) per stage as 1/(N max(1, ln L_tau)^4)"
     where = "proved for it" if composition == proved else f"proved for {proved}; used here as a choice"
+    if composition == proved and not update.per_iteration_metrics:
+        where += ", up to the constant, which Theorem 2 does not give"
     return f"  --eta theory   theory:{DEFAULT_THEORY} (the default): {rate} ({where})"
 
 

@@ -13,8 +13,9 @@ feedback on the game's episodes); one adversarial bandit and one value estimate 
 * ``ce-v``: Song, Mei and Bai (2021), CE-V-learning: the same with :math:`\beta_t = c\sqrt{H^3A_i^2/t}`
   and a swap-regret bandit, one such FTRL per recommended action ``a`` fed
   :math:`\theta_t(a)\hat\ell_t` (Blum and Mansour), played through the stationary distribution.
-* ``stage-v``: Mao and Başar (2022): the visits of each (step, state) in stages of lengths
-  :math:`L_1 = H`, :math:`L_{j+1} = \lfloor(1+1/H)L_j\rfloor`; EXP3-IX restarted at each stage
+* ``stage-v``: Mao, Yang, Zhang and Başar (ICML 2022), stage-based V-learning: the visits of each
+  (step, state) in stages of lengths :math:`L_1 = H`, :math:`L_{j+1} = \lfloor(1+1/H)L_j\rfloor`;
+  EXP3-IX restarted at each stage
   (:math:`\eta = \sqrt{2\ln A_i/(A_i L_j)}`, :math:`\gamma = \eta/2`); at a stage's end
   :math:`V_h(s) = \min(H-h, \bar y + c\sqrt{H^2A_i/L_j})`, :math:`\bar y` the mean target of the stage.
 

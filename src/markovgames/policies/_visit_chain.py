@@ -1,8 +1,8 @@
 r"""V-learning's output policy: a hidden episode index whose kernel depends on the step and the state (docs/vlearning.md).
 
 The "certified policy" of V-learning (Jin, Liu, Wang and Yu 2021, Algorithm 2; Song, Mei and Bai
-2021; stage-based: Mao and Başar 2022) replays the learners' past policies through a hidden episode
-index :math:`k \in 1..K`, shared by all players. It starts uniformly on ``1..K``; at step ``h`` in
+2021; stage-based: Mao, Yang, Zhang and Başar 2022) replays the learners' past policies through a
+hidden episode index :math:`k \in 1..K`, shared by all players. It starts uniformly on ``1..K``; at step ``h`` in
 state ``s`` it draws the next index among the episodes :math:`e_1 < e_2 < \dots` that visited ``s``
 at step ``h`` *before* the current one, of which there are :math:`n = N^k_h(s)`:
 
