@@ -185,7 +185,7 @@ def test_run_and_show_a_game_named_with_markup_and_escapes(tmp_path, monkeypatch
     shown = capsys.readouterr().out
     assert "[/] [bold]x\\x1b[2J\\u202eevil\\nname" in shown
     assert "\x1b[2J" not in shown and "\u202e" not in shown
-    assert main(["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "5", "--out", "out"]) == 0
+    assert main(["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "20", "--out", "out"]) == 0
     table = capsys.readouterr().out
     assert "[/] [bold]x\\x1b[2J\\u202eevil\\nname" in table and "\x1b[2J" not in table
     assert main(["games", "export", "g.json", "--out", "h.json"]) == 0
@@ -473,7 +473,7 @@ def test_a_file_at_the_lock_name_that_markovgames_did_not_make_is_kept(tmp_path,
 def test_every_locking_command_keeps_a_users_file_named_like_its_lock(tmp_path, monkeypatch, capsys, command):
     monkeypatch.chdir(tmp_path)
     if command[0] == "evaluate":
-        assert main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "5", "--out", "r", "--quiet"]) == 0
+        assert main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20", "--out", "r", "--quiet"]) == 0
         capsys.readouterr()
     out = "o.json" if command[0] == "games" else "o"
     command = [c if c != "o" else out for c in command]
