@@ -124,11 +124,11 @@ def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
 
 def test_bonus_eta_and_ix_are_arguments_of_the_compiled_round_not_constants():
     # Another value runs the same compiled program: a sweep over them compiles once.
-    # (hedge+smooth on bandit:2 for 120 episodes: the program of test_sweep_bandit.py's single runs.)
+    # (hedge+smooth on bandit:2, 120 rounds: the program of test_sweep_bandit.py's single runs.)
     game = make_random_game(6, 2, 2, 2, (2, 2))
-    base = run_vlearning(game, "hedge+smooth", EPISODES, seed=3, feedback="bandit:2", bonus=0.0, eta=0.1, ix=0.05)
+    base = run_vlearning(game, "hedge+smooth", 2 * EPISODES, seed=3, feedback="bandit:2", bonus=0.0, eta=0.1, ix=0.05)
     compiled = _vlearning._chunk_batch._cache_size()
-    other = run_vlearning(game, "hedge+smooth", EPISODES, seed=3, feedback="bandit:2", bonus=0.01, eta=0.3, ix=0.2)
+    other = run_vlearning(game, "hedge+smooth", 2 * EPISODES, seed=3, feedback="bandit:2", bonus=0.01, eta=0.3, ix=0.2)
     assert _vlearning._chunk_batch._cache_size() == compiled
     # ... and the values reach it: the same draws, other strategies and value estimates.
     np.testing.assert_array_equal(other.states[0], base.states[0])
