@@ -19,12 +19,14 @@ from markovgames.evaluation import estimate_work, exact_cce_gap, exact_ce_gap, p
 from markovgames.games import paper_game, save_game
 from markovgames.policies import VisitChainPolicy
 
-EPISODES = 200
+#: cce-v on the paper's game for 120 episodes: the compiled round of test_vlearning.py and
+#: test_vlearning_reference.py.
+EPISODES = 120
 
 
 @pytest.fixture(scope="module")
 def vlearn_dir(tmp_path_factory) -> Path:
-    """``markovgames vlearn paper --algorithm cce-v --episodes 200 --seed 3`` (default checkpoints)."""
+    """``markovgames vlearn paper --algorithm cce-v --episodes 120 --seed 3`` (default checkpoints)."""
     out = tmp_path_factory.mktemp("vlearn") / "vl"
     argv = ["vlearn", "paper", "--algorithm", "cce-v", "--episodes", str(EPISODES), "--seed", "3", "--out", str(out)]
     assert main(argv) == 0
@@ -109,7 +111,7 @@ def test_evaluate_agrees_with_the_librarys_exact_gaps(vlearn_dir, library_run, t
     shutil.copytree(vlearn_dir, work)
     assert main(["evaluate", str(work), "--monte-carlo", "400", "--seed", "1"]) == 0
     printed = capsys.readouterr().out
-    assert "output policy after K' = 200 episodes (400 samples)" in printed and "Monte Carlo value" in printed
+    assert f"output policy after K' = {EPISODES} episodes ({2 * EPISODES} samples)" in printed and "Monte Carlo value" in printed
     report = json.loads((work / "evaluation.json").read_text())
     assert report["monte_carlo"]["episodes"] == 400 and "exact_ce_gap" not in report
 
@@ -151,15 +153,15 @@ def test_a_game_file_bonus_and_checkpoints(tmp_path, capsys):
     game_file = tmp_path / "g.json"
     save_game(paper_game(), game_file)
     out = tmp_path / "runs" / "stage"
-    argv = ["vlearn", "--game", str(game_file), "--algorithm", "stage-v", "--episodes", "40", "--bonus", "0"]
-    assert main([*argv, "--seed", "5", "--checkpoints", "40,5", "--out", str(out)]) == 0
+    argv = ["vlearn", "--game", str(game_file), "--algorithm", "stage-v", "--episodes", str(EPISODES), "--bonus", "0"]
+    assert main([*argv, "--seed", "5", "--checkpoints", f"{EPISODES},5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "stage-v on paper (seed 5, bonus 0)" in printed and "wrote" in printed
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["config"]["game"] == str(game_file) and metrics["bonus"] == 0.0 and metrics["kernel"] == "stage"
-    direct = run_vlearning(paper_game(), "stage-v", 40, seed=5, bonus=0.0)
-    curves = prefix_curves(paper_game(), direct.policy, [5, 40])
-    assert [c["episodes"] for c in metrics["checkpoints"]] == [5, 40]
+    direct = run_vlearning(paper_game(), "stage-v", EPISODES, seed=5, bonus=0.0)
+    curves = prefix_curves(paper_game(), direct.policy, [5, EPISODES])
+    assert [c["episodes"] for c in metrics["checkpoints"]] == [5, EPISODES]
     for row, c in enumerate(metrics["checkpoints"]):
         np.testing.assert_allclose(c["value"], curves.value[row], rtol=0, atol=1e-12)
         assert c["certified_cce_gap"] == pytest.approx(curves.certified_cce_gap[row], abs=1e-12)
@@ -363,17 +365,17 @@ def test_evaluate_trusts_nothing_in_the_directory(vlearn_dir, tmp_path, capsys):
     edit(d, policy_file="elsewhere.npz")
     cases.append((d, "metrics.json: policy_file: expected 'policy.npz'"))
     d = copy()
-    edit(d, episodes=150, rounds=150)  # a policy of 200 episodes, not of the 150 recorded
-    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (200, 2, 2, 2, (2, 2))"))
+    edit(d, episodes=150, rounds=150)  # a policy of 120 episodes, not of the 150 recorded
+    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (120, 2, 2, 2, (2, 2))"))
     d = copy()
     edit(d, episodes=150)  # the rounds no longer agree
-    cases.append((d, "metrics.json: rounds: expected episodes / M = 150, got 200"))
+    cases.append((d, "metrics.json: rounds: expected episodes / M = 150, got 120"))
     d = copy()
-    edit(d, feedback="bandit:3")  # 200 episodes are no whole number of rounds of 3
-    cases.append((d, "metrics.json: episodes: 200 is not a whole number of rounds of bandit:3"))
+    edit(d, feedback="bandit:7")  # 120 episodes are no whole number of rounds of 7
+    cases.append((d, "metrics.json: episodes: 120 is not a whole number of rounds of bandit:7"))
     d = copy()
-    edit(d, feedback="bandit:2", rounds=100)  # a policy of 200 rounds, not of the 100 that bandit:2 gives
-    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (200, 2, 2, 2, (2, 2)), but"))
+    edit(d, feedback="bandit:2", rounds=60)  # a policy of 120 rounds, not of the 60 that bandit:2 gives
+    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (120, 2, 2, 2, (2, 2)), but"))
     d = copy()
     edit(d, feedback="sampled:2")
     cases.append((d, "metrics.json: feedback: expected bandit:M"))
@@ -388,11 +390,12 @@ def test_evaluate_trusts_nothing_in_the_directory(vlearn_dir, tmp_path, capsys):
     d = copy()
     np.savez(d / "policy.npz", big=np.zeros(2**18))
     edit(d, sha256={"game.json": _digest(d / "game.json"), "policy.npz": _digest(d / "policy.npz")})
-    cases.append((d, "bytes, more than the 1080576 the output policy of 200 episodes of this game takes"))
+    # 120 episodes x H S (8 + 8 (A_0 + A_1)) = 120 x 160 bytes, and 1 MiB for the archive.
+    cases.append((d, "bytes, more than the 1067776 the output policy of 120 episodes of this game takes"))
     d = copy()
     np.savez_compressed(d / "policy.npz", bomb=np.zeros(5 * 2**20))
     edit(d, sha256={"game.json": _digest(d / "game.json"), "policy.npz": _digest(d / "policy.npz")})
-    cases.append((d, "policy.npz: its arrays declare 41943040 bytes, more than the 1080576"))
+    cases.append((d, "policy.npz: its arrays declare 41943040 bytes, more than the 1067776"))
     d = copy()
     edit(d, bonus=-1)
     cases.append((d, "metrics.json: bonus: expected a finite number >= 0, got -1"))

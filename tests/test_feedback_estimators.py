@@ -192,7 +192,8 @@ def test_the_last_step_is_not_sampled():
     rng = np.random.default_rng(3)
     with jax.enable_x64(True):
         game = _game(rng, num_players=2, num_actions=2)
-        kernel = Estimator(parse_feedback("sampled:2"), game, 1, 0).kernel(game.transitions)
+        # One compiled call (as in the loop), not dozens of operations compiled one by one.
+        kernel = jax.jit(lambda g: Estimator(parse_feedback("sampled:2"), g, 1, 0).kernel(g.transitions))(game)
     np.testing.assert_array_equal(np.asarray(kernel[-1]), np.asarray(game.transitions[-1]))
     assert np.all(np.isin(np.asarray(kernel[:-1]) * 2, [0.0, 1.0, 2.0]))  # counts of 2 samples
 
@@ -212,6 +213,12 @@ def test_the_estimates_of_one_iteration_are_independent_across_players():
     assert abs(z) < _threshold(1), z
 
 
+@jax.jit
+def _draw_eight(probs, u):
+    """`sample_onehot` of one distribution for 8 numbers, compiled once per number of items."""
+    return sample_onehot(jnp.broadcast_to(probs, (8, probs.shape[0])), u, -1)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.integers(0, 4), min_size=1, max_size=6).filter(lambda w: sum(w) > 0),
@@ -220,8 +227,12 @@ def test_the_estimates_of_one_iteration_are_independent_across_players():
 def test_the_loop_draw_and_the_literal_draw_pick_the_same_item(weights, us):
     probs = np.asarray(weights, np.float64) / sum(weights)
     u = np.asarray(us)
+    # The draw compiled (as in the loop) for 8 numbers: each row is drawn on its own, so the rows
+    # beyond len(u) (zeros) change nothing, and there is one program per number of items.
+    padded = np.zeros(8)
+    padded[: len(u)] = u
     with jax.enable_x64(True):
-        onehot = np.asarray(sample_onehot(jnp.broadcast_to(jnp.asarray(probs), (len(u), len(probs))), jnp.asarray(u), -1))
+        onehot = np.asarray(_draw_eight(jnp.asarray(probs), jnp.asarray(padded)))[: len(u)]
     index = sample_index(np.broadcast_to(probs, (len(u), len(probs))), u)
     np.testing.assert_array_equal(onehot.argmax(axis=-1), index)
     assert np.all(onehot.sum(axis=-1) == 1)

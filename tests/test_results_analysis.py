@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -209,18 +210,30 @@ def independent_slopes(df: pd.DataFrame, window) -> dict[tuple, float]:
 
 
 def _saved_legends(monkeypatch) -> list[str]:
-    """The legend texts of every figure the plots save from now on (filled as they are saved)."""
+    """The legend texts of every figure the sweep's plots save from now on (filled as they are
+    saved). The figures are not rendered: each format gets a placeholder file (rendering PNG and
+    PDF takes seconds; test_plot_cli_draws_the_study_figures renders the study's figures)."""
+    import matplotlib.pyplot as plt
+
+    from markovgames.experiments.figures import _curves as _plots
     from markovgames.experiments.figures import _sweep as _sweep_plot
 
     legends: list[str] = []
-    real_save = _sweep_plot.save_figure
+
+    def placeholder(fig, stem, dpi=150):
+        paths = [Path(stem).with_suffix(suffix) for suffix in (".png", ".pdf")]
+        for path in paths:
+            path.write_text("placeholder\n")
+        plt.close(fig)
+        return paths
 
     def capture(fig, stem, dpi=150):
         for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]:
             legends.extend(t.get_text() for t in legend.get_texts())
-        return real_save(fig, stem, dpi)
+        return placeholder(fig, stem, dpi)
 
     monkeypatch.setattr(_sweep_plot, "save_figure", capture)
+    monkeypatch.setattr(_plots, "save_figure", placeholder)
     return legends
 
 

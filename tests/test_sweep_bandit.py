@@ -28,8 +28,10 @@ from markovgames.games import get_builtin, random_game
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
-T = 60
-CHECKPOINTS = [10, 30, 60]
+# 120 rounds: cce-v's batches and single runs are the compiled rounds of test_vlearning.py and
+# test_vlearning_reference.py (120 episodes on games of the paper's shape).
+T = 120
+CHECKPOINTS = [10, 60, 120]
 SEEDS = 2
 M = 2
 # The paper's game and random games of its shape: cce-v (bandit:1, whatever the sweep-wide axes
@@ -197,7 +199,7 @@ def test_resume_skips_finished_bandit_runs_and_recomputes_a_missing_one(sweep, t
     "edit,field",
     [
         (lambda doc: doc.update(bonus=2.0), "bonus: 2.0 is not the run's 1.0"),
-        (lambda doc: doc["records"][1].update(episodes=7), "records[1].episodes: 7 is not the run's 30"),
+        (lambda doc: doc["records"][1].update(episodes=7), "records[1].episodes: 7 is not the run's 60"),
         (lambda doc: doc.pop("bonus"), "bonus: null is not the run's 1.0"),
         (lambda doc: doc.update(eta=0.2), 'eta: 0.2 differs from the spec\'s "paper"'),
         (lambda doc: doc.update(ix_schedule="decaying"), 'ix_schedule: "decaying" is not the run\'s null'),
