@@ -135,12 +135,12 @@ SHORT_RUN_WORK = 10**8
 
 #: A run whose work (`run_work`) is at most this is also compiled at LLVM's optimisation level 0
 #: (`_QUICK_OPTIONS`): XLA's own passes (fusion, simplification) still run, only the machine code
-#: is less optimised. On the CPU, compiling then takes 0.3-0.6 s less on the paper's game and 0.7-1.2 s
-#: less on 3-player games of 4 to 20 states, and the loop runs 1-6 times slower: at most 5e-8 s more
-#: per unit of work measured (smooth_ce on a 3-player game of 3 steps, 4 states, 3 actions each), so
-#: up to this much work the compile time saved is at least three times the run time lost
-#: (benchmarks/README.md, "Compile time"). The numbers differ from level 2's in the last bits only,
-#: and the whole run's work picks the level, as it picks the emitters.
+#: is less optimised. On the CPU, a first call (compiling and running) then takes 1.1-1.8 times
+#: less; compiling saves 0.1 s on the paper's game and 0.5-0.7 s on batches and three-player games,
+#: and the loop runs 0.2-0.8 times as fast: at most 4e-8 s more per unit of work measured, about
+#: 0.08 s at this threshold (benchmarks/README.md, "Quick runs compile at LLVM's level 0").
+#: The numbers differ from level 2's in the last bits only, and the whole run's work picks the
+#: level, as it picks the emitters.
 QUICK_RUN_WORK = 2 * 10**6
 
 
