@@ -274,3 +274,14 @@ def make_paper_game() -> MarkovGame:
 @pytest.fixture
 def paper_game() -> MarkovGame:
     return make_paper_game()
+
+
+@pytest.fixture
+def level_two(monkeypatch):
+    """Short runs compiled at the optimisation level of long runs (``QUICK_RUN_WORK = 0``), for
+    tests that compare two different programs bit for bit (a run with and without an extra
+    output): at a quick run's LLVM level 0 the two programs' machine code can round an operation
+    differently, equal to the last bit or two (docs/numerics.md, "Compilation and the last bits")."""
+    from markovgames.dynamics import _engine
+
+    monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)

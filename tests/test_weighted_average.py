@@ -137,7 +137,7 @@ def test_the_weights_follow_the_running_recursion(kind, H, T):
         ("stage_cce", "stage"),
     ],
 )
-def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, kind):
+def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, kind, level_two):
     result = run(GAME, algorithm, T=61, eta=0.4, weighted_average=PREFIXES)
     np.testing.assert_array_equal(result.weighted_average_prefixes, PREFIXES)
     expected = _expected(GAME, kind, result.policies, PREFIXES)
