@@ -587,10 +587,16 @@ def test_work_estimate_grows_with_the_game():
     est = estimate_work(big, policy)
     assert est.ce_nodes[0] >= 10**30  # about (4^4)^(1 + 4 * 4): astronomically many (saturated)
     assert ">=1e+30" in est.describe()
-    with pytest.raises(EvaluationTooLarge):
-        exact_ce_gap(big, policy)
-    with pytest.raises(EvaluationTooLarge):
+    assert est.ce_work_worst >= 10**30  # without pruning, as many
+    # The CE search is estimated by its greedy path (98,160 here): it starts, and the counter stops
+    # it once its work passes the limit (stopped). At the default limit that takes about 40 s of
+    # search; a limit of 10^6 is passed within a second, the same code path.
+    with pytest.raises(EvaluationTooLarge) as stopped:
+        exact_ce_gap(big, policy, max_work=10**6)
+    assert stopped.value.stopped and est.ce_work <= 10**6
+    with pytest.raises(EvaluationTooLarge) as refused:
         exact_cce_gap(big, policy)
+    assert not refused.value.stopped
 
 
 @pytest.mark.parametrize("kind", ["smooth", "stage"])
