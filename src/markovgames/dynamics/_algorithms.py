@@ -43,8 +43,9 @@ import numpy as np
 
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._suggest import did_you_mean, suggestion
-from ..games import MarkovGame
+from ..games import DiscountedMarkovGame, MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
+from ._discounted import DISCOUNTED_SMOOTH, DISCOUNTED_SMOOTH_LINEAR, DISCOUNTED_SMOOTH_UNIFORM
 from ._interplay import STEP_SCHEDULES, StepSchedule, power_schedule
 from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
@@ -72,7 +73,18 @@ __all__ = [
 ENTRY_POINT_GROUP = "markovgames.algorithms"
 
 #: The value updates by name.
-VALUE_UPDATES: dict[str, ValueUpdate] = {u.name: u for u in (SMOOTH, SMOOTH_UNIFORM, SMOOTH_LINEAR, STAGE)}
+VALUE_UPDATES: dict[str, ValueUpdate] = {
+    u.name: u
+    for u in (
+        SMOOTH,
+        SMOOTH_UNIFORM,
+        SMOOTH_LINEAR,
+        STAGE,
+        DISCOUNTED_SMOOTH,
+        DISCOUNTED_SMOOTH_UNIFORM,
+        DISCOUNTED_SMOOTH_LINEAR,
+    )
+}
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+\-]*")
 _SWAP_PREFIX = "bm-"
@@ -132,7 +144,11 @@ class Algorithm:
 
     @property
     def output_policy(self) -> str:
-        """``"algorithm3"`` (smooth index chain, ``t_0 = T``) or ``"algorithm4"`` (stage mixture)."""
+        """``"algorithm3"`` (smooth index chain, ``t_0 = T``), ``"algorithm4"`` (stage mixture), or
+        ``"none"`` (a discounted update: no correlated output policy; its runs report the last and
+        the weighted average iterates)."""
+        if self.value_update.stationary:
+            return "none"
         return "algorithm4" if self.value_update.index_kernel == "stage" else "algorithm3"
 
     @property
@@ -542,19 +558,22 @@ def get_step_schedule(
     )
 
 
-def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float | tuple[float, ...], bool]:
+def resolve_learning_rate(
+    eta: LearningRate, algorithm: Algorithm, game: MarkovGame | DiscountedMarkovGame
+) -> tuple[float | tuple[float, ...], bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
     For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``. For ``"theory"``, the value update's theorem rate
     (proved for the paper's compositions, used for every learner): the smooth update gets
     Theorem 1's ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the
     same); the stage-based update gets ``(1.0, True)``: the per-stage rate
-    ``1/(N max(1, ln L_tau)^4)`` is applied iteration by iteration.
+    ``1/(N max(1, ln L_tau)^4)`` is applied iteration by iteration. The discounted updates have
+    none (a ``ValueError`` says so).
     """
     if isinstance(eta, str):
         if eta != "theory":
             raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
-        return algorithm.value_update.theory_rate(game.num_players, game.horizon, max(game.num_actions))
+        return algorithm.value_update.theory_rate_for(game)
     if isinstance(eta, (tuple, list, np.ndarray)):
         # One rate per player.
         rates = list(eta)
