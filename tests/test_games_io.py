@@ -207,7 +207,7 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     def broken_savez(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("markovgames.games._io.np.savez", broken_savez)
+    monkeypatch.setattr("markovgames.games._io._write.np.savez", broken_savez)
     with pytest.raises(GameFileError, match=re.escape(f"{target}: cannot write: No space left on device")):
         save_game(random_game(1, 1, 1, 1, seed_or_rng=0), target)
     assert target.read_bytes() == before
@@ -289,11 +289,11 @@ def test_default_byte_limit_is_for_json_only(tmp_path, monkeypatch):
     """By default a JSON file over the limit is refused, but an ``.npz`` one is not: its arrays
     are bounded by ``max_entries`` on their declared shapes (large games are ``.npz`` files of
     several hundred MiB, over the JSON limit)."""
-    from markovgames.games import _io
+    from markovgames.games._io import _base
 
     json_path = save_game(paper_game(), tmp_path / "g.json")
     npz = save_game(paper_game(), tmp_path / "g.npz")
-    monkeypatch.setattr(_io, "DEFAULT_MAX_FILE_BYTES", min(json_path.stat().st_size, npz.stat().st_size) - 1)
+    monkeypatch.setattr(_base, "DEFAULT_MAX_FILE_BYTES", min(json_path.stat().st_size, npz.stat().st_size) - 1)
     assert "more than the limit of" in _load_error(json_path)
     assert load_game(npz) == paper_game()
     assert "more than the limit of" in _load_error(npz, max_bytes=10)

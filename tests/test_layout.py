@@ -5,7 +5,9 @@ level, inside functions, and under ``TYPE_CHECKING`` alike: a cycle through any 
 cycle in the design) is read with `ast`, without importing anything, and resolved to the module
 it names. The graph of modules must have no cycle; collapsed to the top-level packages, and to
 the rooms of ``experiments``, it must have none either (a package imports another, never back);
-and no module imports the package root ``markovgames``, whose names are only a facade.
+the modules of ``games`` import down its layers (`GAMES_LAYERS`); and no module imports the
+package root ``markovgames``, whose names are only a facade. No module is longer than
+`MAX_MODULE_LINES` lines: a longer one is split along a seam of its design.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT = "markovgames"
+#: The most lines a module may have (CONTRIBUTING.md: no file past about 800 lines).
+MAX_MODULE_LINES = 800
 
 
 def _module_name(path: Path) -> str:
@@ -136,3 +140,39 @@ def test_packages_import_one_way(prefix):
 def test_nothing_imports_the_package_root():
     importers = sorted(name for name, targets in GRAPH.items() if ROOT in targets)
     assert importers == []
+
+
+#: The layers of ``markovgames.games``, bottom first: the models, the game files (what both formats
+#: share, the two formats, the entry points that dispatch on the kind of game, their facade), the
+#: built-in games, resolving a name or a path, the package's facade. A module imports only modules
+#: of lower layers (so the two formats never import each other, nor reading and writing).
+GAMES_LAYERS = [
+    ["_units"],
+    ["_model"],
+    ["_discounted"],
+    ["_io._base"],
+    ["_io._finite", "_io._discounted"],
+    ["_io._read", "_io._write"],
+    ["_io"],
+    ["_builtin"],
+    ["_discounted_builtin"],
+    ["_resolve"],
+    [""],
+]
+
+
+def test_games_is_layered():
+    prefix = ROOT + ".games"
+    layer = {f"{prefix}.{m}".rstrip("."): k for k, names in enumerate(GAMES_LAYERS) for m in names}
+    modules = {name for name in MODULES if name == prefix or name.startswith(prefix + ".")}
+    assert modules == set(layer)  # a new module takes its place in a layer
+    upward = sorted(f"{name} -> {target}" for name in modules for target in GRAPH[name] & modules if layer[target] >= layer[name])
+    assert upward == []
+
+
+def test_no_module_is_too_long():
+    lengths = {name: len(path.read_text().splitlines()) for name, path in MODULES.items()}
+    # The reader counts what ``wc -l`` counts (a module this long exists, so a count of 0 cannot pass).
+    assert max(lengths.values()) > MAX_MODULE_LINES // 2
+    too_long = sorted(f"{name}: {n} lines" for name, n in lengths.items() if n > MAX_MODULE_LINES)
+    assert too_long == []

@@ -1,5 +1,9 @@
 """Markov games: the model (finite-horizon and discounted), its files, and built-in games."""
 
+# Layers, each importing only those below it: the models (_units, _model, _discounted); the
+# game files (_io/); the built-in games (_builtin, _discounted_builtin); resolving a name or a
+# path to a game (_resolve).
+
 from ._builtin import (
     BUILTIN_GAMES,
     REWARD_DISTRIBUTIONS,
@@ -22,8 +26,6 @@ from ._discounted_builtin import (
     discounted_normal_form_game,
     get_discounted_builtin,
     random_discounted_game,
-    resolve_any_game,
-    resolve_game,
 )
 from ._io import (
     DEFAULT_MAX_FILE_BYTES,
@@ -43,6 +45,7 @@ from ._model import (
     MarkovGame,
     SparseTransitions,
 )
+from ._resolve import resolve_any_game, resolve_game
 from ._units import AffineRescaling
 
 __all__ = [

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._suggest import did_you_mean
-from ._io import _MAX_PLAYERS
+from ._io._base import _MAX_PLAYERS
 from ._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame, SparseTransitions
 from ._units import AffineRescaling
 

@@ -1,4 +1,4 @@
-"""Built-in and random discounted games, and the resolution of a name or file to either kind of game.
+"""Built-in and random discounted games.
 
 * A normal-form game with payoffs ``u[i, a]`` played forever with discount ``gamma`` is the
   one-state discounted game ``rewards[i, 0, a] = u[i, a]``, ``transitions[0, a, 0] = 1``: every
@@ -13,25 +13,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._suggest import did_you_mean
-from ._builtin import BUILTIN_GAMES, UnknownGameError, _bimatrix, _textbook_units, get_builtin, normal_form_game, random_game
-from ._discounted import DiscountedMarkovGame, FiniteHorizonOnlyError, check_discount
-from ._io import GAME_FILE_SUFFIXES, load_any_game, load_game
-from ._model import MAX_GAME_ENTRIES, MarkovGame, SparseTransitions
+from ._builtin import UnknownGameError, _bimatrix, _textbook_units, normal_form_game, random_game
+from ._discounted import DiscountedMarkovGame, check_discount
+from ._model import MAX_GAME_ENTRIES, SparseTransitions
 from ._units import AffineRescaling
 
 __all__ = [
-    "resolve_game",
     "discounted_normal_form_game",
     "random_discounted_game",
     "DISCOUNTED_GAMES",
     "get_discounted_builtin",
-    "resolve_any_game",
 ]
 
 
@@ -154,62 +150,3 @@ def get_discounted_builtin(name: str) -> DiscountedMarkovGame:
             f"choices: {', '.join(sorted(DISCOUNTED_GAMES))}"
         ) from None
     return factory()
-
-
-def resolve_any_game(
-    spec: str | Path,
-    *,
-    max_bytes: int | None = None,
-    max_entries: int = MAX_GAME_ENTRIES,
-) -> MarkovGame | DiscountedMarkovGame:
-    """A built-in game of either kind named ``spec``, or else the game file at path ``spec``
-    ([`load_any_game`][markovgames.games.load_any_game]); as [`resolve_game`][markovgames.games.resolve_game] otherwise."""
-    if isinstance(spec, str) and spec in BUILTIN_GAMES:
-        return get_builtin(spec)
-    if isinstance(spec, str) and spec in DISCOUNTED_GAMES:
-        return get_discounted_builtin(spec)
-    path = Path(spec)
-    if path.exists():
-        return load_any_game(path, max_bytes=max_bytes, max_entries=max_entries)
-    names = sorted([*BUILTIN_GAMES, *DISCOUNTED_GAMES])
-    hint = did_you_mean(str(spec), names) if path.name == str(spec) and not path.suffix else ""
-    raise UnknownGameError(
-        f"{str(spec)!r}{hint} is neither a built-in game ({', '.join(names)}) "
-        f"nor an existing game file ({' or '.join(GAME_FILE_SUFFIXES)})"
-    )
-
-
-def resolve_game(
-    spec: str | Path,
-    *,
-    max_bytes: int | None = None,
-    max_entries: int = MAX_GAME_ENTRIES,
-) -> MarkovGame:
-    """Return the built-in game named ``spec``, or else load the game file at path ``spec``
-    (``max_bytes`` and ``max_entries`` as in [`load_game`][markovgames.games.load_game]).
-
-    A built-in name wins over a file of the same name (write ``./NAME.json`` for the file).
-
-    Raises
-    ------
-    UnknownGameError
-        ``spec`` is neither a built-in name nor an existing file; the message lists the
-        built-in names.
-    GameFileError
-        The file exists but cannot be read as a game.
-    """
-    if isinstance(spec, str) and spec in BUILTIN_GAMES:
-        return get_builtin(spec)
-    if isinstance(spec, str) and spec in DISCOUNTED_GAMES:
-        raise FiniteHorizonOnlyError(
-            f"{spec!r} is a built-in discounted game; a finite-horizon game (MarkovGame) is expected here"
-        )
-    path = Path(spec)
-    if path.exists():
-        return load_game(path, max_bytes=max_bytes, max_entries=max_entries)
-    # A name (not a path, no suffix) is likelier a built-in game's than a file's.
-    hint = did_you_mean(str(spec), BUILTIN_GAMES) if path.name == str(spec) and not path.suffix else ""
-    raise UnknownGameError(
-        f"{str(spec)!r}{hint} is neither a built-in game ({', '.join(sorted(BUILTIN_GAMES))}) "
-        f"nor an existing game file ({' or '.join(GAME_FILE_SUFFIXES)})"
-    )

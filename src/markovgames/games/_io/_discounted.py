@@ -1,7 +1,7 @@
 """Discounted games in ``.json`` and ``.npz`` files.
 
 A discounted game file is told apart by its ``discount`` key. It has the keys of a
-finite-horizon game file (`markovgames.games._io`) except ``horizon``, and stationary arrays:
+finite-horizon game file (`_finite`) except ``horizon``, and stationary arrays:
 
 ========================  =================================================================
 key                       meaning
@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ._discounted import DiscountedMarkovGame, check_discount
-from ._io import (
+from .._discounted import DiscountedMarkovGame, check_discount
+from .._model import GameValidationError, SparseTransitions
+from ._base import (
     _OPTIONAL_KEYS,
     _SPARSE_KEYS,
     FORMAT_VERSION,
@@ -48,7 +49,6 @@ from ._io import (
     _short,
     _type_name,
 )
-from ._model import GameValidationError, SparseTransitions
 
 __all__ = ["discounted_game_to_dict", "discounted_game_from_dict", "discounted_npz_arrays", "load_discounted_npz"]
 

@@ -1,4 +1,11 @@
-"""Writing Markov games (finite-horizon and discounted) as ``.json`` or ``.npz`` files (`markovgames.games._io` reads them)."""
+"""Writing Markov games (finite-horizon and discounted) as ``.json`` or ``.npz`` files (`_read` reads them).
+
+The entry points that dispatch on the kind of game, over the two formats (`_finite`,
+`_discounted`). Writes are atomic: the file is written to a temporary file in the target's
+directory and moved into place with `os.replace`, so a reader never sees a half-written game. The
+JSON round trip is exact: Python writes each float with the shortest ``repr`` that reads back to
+the same float64.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +16,33 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write
-from ._discounted import DiscountedMarkovGame
-from ._io import _NPZ_TEXT_KEYS, FORMAT_VERSION, GameFileError, _suffix, game_to_dict
-from ._model import MarkovGame
+from ..._atomic import atomic_write
+from .._discounted import DiscountedMarkovGame
+from .._model import MarkovGame
+from ._base import _NPZ_TEXT_KEYS, GameFileError, _suffix
+from ._discounted import discounted_game_to_dict, discounted_npz_arrays
+from ._finite import finite_game_to_dict, finite_npz_arrays
 
-__all__ = ["save_game"]
+__all__ = ["game_to_dict", "save_game"]
+
+
+def game_to_dict(game: MarkovGame | DiscountedMarkovGame) -> dict[str, Any]:
+    """Return the JSON-ready dictionary of ``game`` (plain Python ints, floats, str, lists).
+
+    Parameters
+    ----------
+    game : MarkovGame
+
+    Returns
+    -------
+    dict
+        The keys listed in the module docstring, ``format_version`` first (a
+        [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame]: the keys of a discounted
+        game file, see [Game files](../howto-games.md)).
+    """
+    if isinstance(game, DiscountedMarkovGame):
+        return discounted_game_to_dict(game)
+    return finite_game_to_dict(game)
 
 
 def save_game(game: MarkovGame | DiscountedMarkovGame, path: str | os.PathLike[str], *, replace: bool = True) -> Path:
@@ -53,12 +81,7 @@ def save_game(game: MarkovGame | DiscountedMarkovGame, path: str | os.PathLike[s
             # numpy's fixed-width unicode arrays drop trailing NULs: refuse rather than alter.
             if "\x00" in getattr(game, key):
                 raise GameFileError(f"{path}: {key}: NUL characters cannot be stored in an .npz file")
-        if isinstance(game, DiscountedMarkovGame):
-            from ._discounted_io import discounted_npz_arrays
-
-            arrays = discounted_npz_arrays(game)
-        else:
-            arrays = _npz_arrays(game)
+        arrays = discounted_npz_arrays(game) if isinstance(game, DiscountedMarkovGame) else finite_npz_arrays(game)
 
         def write(fh) -> None:
             # A file object, not a name: np.savez would append ".npz" to the temporary name. The
@@ -67,31 +90,6 @@ def save_game(game: MarkovGame | DiscountedMarkovGame, path: str | os.PathLike[s
 
     _atomic_write(path, write, replace)
     return path
-
-
-def _npz_arrays(game: MarkovGame) -> dict[str, np.ndarray]:
-    """The arrays of a finite-horizon game's ``.npz`` file."""
-    arrays = {
-        "format_version": np.array(FORMAT_VERSION, dtype=np.int64),
-        "name": np.array(game.name, dtype=np.str_),
-        "description": np.array(game.description, dtype=np.str_),
-        "num_players": np.array(game.num_players, dtype=np.int64),
-        "horizon": np.array(game.horizon, dtype=np.int64),
-        "num_states": np.array(game.num_states, dtype=np.int64),
-        "num_actions": np.array(game.num_actions, dtype=np.int64),
-        "initial_state": np.array(game.initial_state, dtype=np.int64),
-        "rewards": np.asarray(game.rewards, dtype=np.float64),
-    }
-    if not game.units.is_identity:
-        arrays["units"] = np.array([game.units.scale, game.units.offset], dtype=np.float64)
-    if game.is_sparse:
-        sparse = game.sparse_transitions
-        arrays["num_successors"] = np.array(sparse.num_successors, dtype=np.int64)
-        arrays["transition_successors"] = sparse.successors
-        arrays["transition_probabilities"] = sparse.probabilities
-    else:
-        arrays["transitions"] = np.asarray(game.transitions, dtype=np.float64)
-    return arrays
 
 
 def _atomic_write(path: Path, write, replace: bool) -> None:
