@@ -202,8 +202,9 @@ def _handle_run(args) -> int:
     # The library is imported here, not with the module: the module builds the parser, and
     # 'markovgames run --help' must not load JAX.
     from .._lock import directory_lock
-    from ..dynamics import check_learner, get_algorithm, max_learning_rate, run
+    from ..dynamics import DiscountedRunResult, check_learner, get_algorithm, max_learning_rate, run
     from ..dynamics._checkpoint import metrics_file
+    from ..dynamics._loop import loop_shape
     from ..experiments import (
         CONFIG_FILE,
         STATE_FILE,
@@ -215,7 +216,8 @@ def _handle_run(args) -> int:
         write_run_directory,
     )
     from ..experiments.rundirs._directory import read_mapped_trajectory
-    from ..games import BUILTIN_GAMES, resolve_game
+    from ..experiments.rundirs._discounted import write_discounted_run_directory
+    from ..games import DiscountedMarkovGame, resolve_any_game
 
     _check_option_combinations(args)
     try:
@@ -232,15 +234,19 @@ def _handle_run(args) -> int:
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     check_game_limits(args)
-    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    game = resolve_any_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    discounted = isinstance(game, DiscountedMarkovGame)
+    _check_for_game(args, algorithm, game, eta)
     # A user's learner is checked with this game's shapes before any output is touched.
-    check_learner(algorithm.learner, game.shape_key, args.dtype)
+    check_learner(algorithm.learner, loop_shape(game), args.dtype)
     if isinstance(eta, tuple) and len(eta) != game.num_players:
         raise CliError(
             f"--eta: {len(eta)} rates given, but {game.name} has {game.num_players} players; give one rate per "
             "player (e.g. 0.1,0.3) or one for all"
         )
-    largest = max_learning_rate(T, game.horizon, args.dtype)
+    # Utilities lie in [0, H] (a discounted game's in [0, 1/(1 - gamma)]).
+    scale = game.effective_horizon if isinstance(game, DiscountedMarkovGame) else game.horizon
+    largest = max_learning_rate(T, scale, args.dtype)
     top = max(eta) if isinstance(eta, tuple) else eta
     if isinstance(top, float) and top > largest:
         raise CliError(
@@ -251,7 +257,7 @@ def _handle_run(args) -> int:
     _check_resources(game, T, args)
     config = {
         # A file's path as written, normalised ("./g.json" and "g.json" are one game to --resume).
-        "game": args.game if args.game in BUILTIN_GAMES else os.path.normpath(args.game),
+        "game": args.game if _is_builtin(args.game) else os.path.normpath(args.game),
         "algorithm": args.algorithm,
         "T": T,
         "eta": eta,
@@ -318,10 +324,13 @@ def _handle_run(args) -> int:
                     feedback=feedback,
                     seed=seed,
                 )
-            # The exact gaps read the trajectory's files again, checked, never through the memory
-            # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
-            extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args)
-            metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
+            if isinstance(result, DiscountedRunResult):
+                metrics = write_discounted_run_directory(staging, result, checkpoints, config, step_schedule=schedule)
+            else:
+                # The exact gaps read the trajectory's files again, checked, never through the memory
+                # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
+                extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args)
+                metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result
             for scratch in (STATE_FILE, metrics_file(Path(STATE_FILE)).name, CONFIG_FILE):
@@ -341,8 +350,84 @@ def _handle_run(args) -> int:
         finally:
             lock.close()
     if not args.quiet:
-        _print_checkpoints(metrics, args.out)
+        (_print_discounted_checkpoints if discounted else _print_checkpoints)(metrics, args.out)
     return 0
+
+
+def _is_builtin(name: str) -> bool:
+    from ..games import BUILTIN_GAMES, DISCOUNTED_GAMES
+
+    return name in BUILTIN_GAMES or name in DISCOUNTED_GAMES
+
+
+def _check_for_game(args, algorithm, game, eta) -> None:
+    """Refuse what has no meaning for this kind of game, naming the option: a value update of the
+    other kind, and for a discounted game the options about an output policy and 'theory' rates."""
+    from ..dynamics._discounted_run import check_update_for_game
+    from ..games import DiscountedMarkovGame
+
+    try:
+        check_update_for_game(algorithm, game)
+    except ValueError as err:
+        raise CliError(f"--algorithm: {err}") from None
+    if not isinstance(game, DiscountedMarkovGame):
+        return
+    iterates = "--last-iterate evaluates the last and the weighted average iterates of a discounted run exactly"
+    if args.exact:
+        raise CliError(f"--exact: {game.name!r} is a discounted game, whose run has no output policy to evaluate; {iterates}")
+    if args.average_iterate:
+        raise CliError(
+            f"--average-iterate: {game.name!r} is a discounted game; {iterates} (the weighted average with the "
+            "update's weights; LEARNER+discounted-smooth-uniform averages uniformly)"
+        )
+    if args.trajectory_tolerance is not None:
+        raise CliError(
+            f"--trajectory-tolerance: {game.name!r} is a discounted game, whose run has no output policy whose index "
+            "mass it would bound; keep the whole trajectory or --no-trajectory"
+        )
+    if eta == "theory":
+        raise CliError(
+            f"--eta theory: no paper's learning rate is implemented for {algorithm.value_update.name!r}; give a number"
+        )
+
+
+def _print_discounted_checkpoints(metrics: dict, out) -> None:
+    """The table of a discounted game's run: per checkpoint the value estimates and, where
+    evaluated, the last and the weighted average iterates' Nash (and duality) gaps."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
+    settings = _settings_words(metrics) + [f"gamma={metrics['discount']:g}"]
+    table = Table(
+        title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({markup_safe(', '.join(settings))})"
+    )
+    table.add_column("T", justify="right")
+    records = metrics["checkpoints"]
+    for i in range(len(records[0]["value_estimate"])):
+        table.add_column(f"V^T_{i}(rho) est.", justify="right")
+    columns = {
+        "last_iterate_nash_gap": "last iterate: Nash gap",
+        "last_iterate_duality_gap": "last iterate: duality gap",
+        "weighted_average_nash_gap": "weighted average: Nash gap",
+        "weighted_average_duality_gap": "weighted average: duality gap",
+        **_REGRET_COLUMNS,
+    }
+    keys = [k for k in columns if any(k in c for c in records)]
+    for key in keys:
+        table.add_column(columns[key], justify="right")
+    for c in records:
+        table.add_row(
+            str(c["T"]),
+            *(f"{v:.6f}" for v in c["value_estimate"]),
+            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in keys),
+        )
+    console.print(table)
+    console.print(
+        f"wrote {printable(out)}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def _settings_config(args, schedule, feedback, seed: int) -> dict:
@@ -368,9 +453,7 @@ def _settings_config(args, schedule, feedback, seed: int) -> dict:
 def _input_files(game: str, algorithm: str, schedule: str | None = None) -> list[str]:
     """The files a run reads: the game file (not a built-in game's name), a user's learner file
     (``path.py:NAME``, alone or before ``+UPDATE``) and a user's step-size schedule file."""
-    from ..games import BUILTIN_GAMES
-
-    files = [] if game in BUILTIN_GAMES else [game]
+    files = [] if _is_builtin(game) else [game]
     references = [algorithm.split("+", 1)[0].rsplit(":", 1)[0]]
     references += [] if schedule is None else [schedule.rsplit(":", 1)[0]]
     files += [reference for reference in references if reference.endswith(".py")]
@@ -514,7 +597,8 @@ def _check_resources(game, T: int, args) -> None:
     # Values and both bounds per prefix (and both regrets with --regret, and the samples drawn
     # under sampled:K: one int64 each), and a copy.
     drawn = args.feedback.startswith("sampled:") and args.feedback != "sampled:exact"
-    curves = 2 * T * ((5 if args.regret else 3) * game.num_players * itemsize + (8 if drawn else 0))
+    rows = (1 if hasattr(game, "discount") else 3) + (2 if args.regret else 0)  # a discounted run's: the value estimates
+    curves = 2 * T * (rows * game.num_players * itemsize + (8 if drawn else 0))
     memory = physical_memory()
     if memory and curves > memory:
         raise CliError(

@@ -63,8 +63,13 @@ def _is_number(value: Any) -> bool:
         return False
 
 
-def read_metrics(metrics_path: Path) -> dict[str, Any]:
-    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names)."""
+#: ``metrics.json``'s ``kind`` in the run directory of a discounted game (`._discounted`).
+_DISCOUNTED_KIND = "discounted-run"
+
+
+def read_metrics(metrics_path: Path, kind: str | None = None) -> dict[str, Any]:
+    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names);
+    ``kind``: the ``kind`` it must have (``None``: a finite-horizon game's run, which has none)."""
     try:
         metrics = read_json(metrics_path, _MAX_JSON_BYTES)  # bounded in size and nesting depth
     except JsonFileError as err:
@@ -77,6 +82,15 @@ def read_metrics(metrics_path: Path) -> dict[str, Any]:
             f"{metrics_path.parent}: holds a V-learning run ('markovgames vlearn'), not one of 'markovgames run'; "
             "'markovgames evaluate' reads it"
         )
+    if metrics.get("kind") != kind:
+        if metrics.get("kind") == _DISCOUNTED_KIND:
+            raise RunDirectoryError(
+                f"{metrics_path.parent}: holds the run of a discounted game, whose results are value estimates and the "
+                "iterates' gaps, not an output policy's curves; 'markovgames evaluate' reads it"
+            )
+        raise RunDirectoryError(f"{metrics_path}: kind: expected {json.dumps(kind)}, got {json.dumps(metrics.get('kind'))[:40]}")
+    if kind == _DISCOUNTED_KIND:
+        _field(metrics, "discount", metrics_path, lambda v: _is_number(v) and v < 1, "a discount in [0, 1)")
     algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
     update = _field(
         metrics,

@@ -241,9 +241,17 @@ _SAMPLES_CURVE = "samples_used"
 
 
 def _read_curve(
-    path: Path, T: int, num_players: int, digest: str | None, metrics_path: Path, regret: bool = False, samples: bool = False
+    path: Path,
+    T: int,
+    num_players: int,
+    digest: str | None,
+    metrics_path: Path,
+    regret: bool = False,
+    samples: bool = False,
+    base: tuple[str, ...] = _CURVES,
 ) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz`` (five with ``regret``: the regret curves too),
+    """The three ``(T, N)`` arrays of ``curve.npz`` (those of ``base``: a discounted run's one; with
+    ``regret`` the regret curves too),
     and with ``samples`` the ``(T,)`` samples drawn per prefix last, checked before and after they
     are read (the samples: non-negative and never decreasing).
 
@@ -252,7 +260,7 @@ def _read_curve(
     writes them), so the data read is never more than the file holds; each member's header must
     give the shape ``(T, N)`` before its data is read (`NpzArchive`).
     """
-    names = _CURVES + (_REGRET_CURVES if regret else ()) + ((_SAMPLES_CURVE,) if samples else ())
+    names = base + (_REGRET_CURVES if regret else ()) + ((_SAMPLES_CURVE,) if samples else ())
     needed = (len(names) - samples) * T * num_players * 8 + samples * T * 8
     memory = physical_memory()
     if memory is not None and needed > memory:
