@@ -201,3 +201,38 @@ def test_refusals_name_the_update_and_the_game():
     assert len(run_batch([TWO, other], "hedge+discounted-smooth-uniform", T=3)) == 2
     with pytest.raises(ValueError, match="one batch has games of one kind"):
         run_batch([TWO, finite], "hedge+discounted-smooth", T=3)
+
+
+def test_sparse_kernels_and_float32_runs():
+    """A sparse kernel gives the dense kernel's run (to rounding); a float32 run's iterates are
+    evaluated too (their rows renormalised in float64), close to float64's."""
+    sparse = TWO.to_sparse()
+    a = run(sparse, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T])
+    b = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T])
+    np.testing.assert_allclose(a.value_estimate, b.value_estimate, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.weighted_average_value, b.weighted_average_value, rtol=0, atol=1e-12)
+    c = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T], dtype="float32")
+    np.testing.assert_allclose(c.value_estimate, b.value_estimate, rtol=0, atol=1e-4)
+    np.testing.assert_allclose(c.weighted_average_best_response, b.weighted_average_best_response, rtol=0, atol=1e-4)
+
+
+def test_a_users_learner_is_guarded_on_a_discounted_game():
+    """A strategy off the simplex stops the run naming the iteration, player and state (no step)."""
+    import jax.numpy as jnp
+
+    from markovgames.dynamics import Algorithm, LearnerOutputError
+    from markovgames.learners import HEDGE, Learner, LearnerSpec
+
+    def build(axis):
+        base = HEDGE.build(axis)
+
+        def play(state, prediction, eta, decay):
+            x, state = base.play(state, prediction, eta, decay)
+            # Off the simplex once it has seen some utility (from iteration 2 on).
+            return x * jnp.where(jnp.sum(jnp.abs(state.cumulative)) > 0.0, 2.0, 1.0), state
+
+        return Learner(base.init, play, base.observe)
+
+    doubling = Algorithm(LearnerSpec("doubling", build), "discounted-smooth")
+    with pytest.raises(LearnerOutputError, match=r"at iteration 2, player 0, state 0; a strategy must be"):
+        run(TWO, doubling, T=5, eta=0.3)

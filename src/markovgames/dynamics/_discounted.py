@@ -74,6 +74,7 @@ __all__ = [
     "DiscountedCarry",
     "DiscountedSchedule",
     "step_order",
+    "as_distributions",
 ]
 
 #: averaging -> (order k of alpha_t = (k+1)/(k+t), or None for the effective horizon 1/(1-gamma); description).
@@ -94,8 +95,8 @@ _AVERAGINGS: dict[str, tuple[int | None, str]] = {
 }
 
 _CITATION = (
-    "smooth value updates (Zhang, Liu, Wang, Xiong, Li and Bai, NeurIPS 2022; Yang and Ma, ICLR 2023) in the "
-    "stationary critic form of Wei, Lee, Zhang and Luo (COLT 2021); docs/discounted.md states what is whose"
+    "our discounted form of the smooth value update (Zhang, Liu, Wang, Xiong, Li and Bai, NeurIPS 2022; Yang and Ma, "
+    "ICLR 2023), a critic per state as in Wei, Lee, Zhang and Luo (COLT 2021); docs/discounted.md says what we verified"
 )
 
 
@@ -221,6 +222,14 @@ def _discounted_step(
     return step
 
 
+def as_distributions(policy) -> np.ndarray:
+    """A stationary policy ``(S, A_i)`` of a run, in float64 with every row renormalised to sum to 1:
+    the run's rows sum to 1 within its precision only (a float32 row within about ``1e-7``, beyond
+    the evaluators' tolerance; a float64 row's renormalisation changes it by about ``1e-16``)."""
+    p = np.maximum(np.asarray(policy, np.float64), 0.0)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
 def _largest_output_bytes(game: GameArrays, record: bool, emit_iterates: bool, run_axes: int, regret: bool) -> int:
     """The bytes per iteration of the largest per-iteration output (`sequential_block`)."""
     rewards = game.rewards
@@ -324,7 +333,7 @@ class DiscountedSmoothUpdate(ValueUpdate):
         for r, game in enumerate(games):
             for k in range(rows):
                 for which in (0, 1):
-                    pols = [np.asarray(p[r, k, which] if batched else p[k, which], np.float64) for p in outputs]
+                    pols = [as_distributions(p[r, k, which] if batched else p[k, which]) for p in outputs]
                     gap = discounted_nash_gap(game, pols)
                     result[r, k, 2 * which] = gap.value
                     result[r, k, 2 * which + 1] = gap.best_response_value

@@ -269,16 +269,24 @@ class ViolationWatch:
 
 
 def raise_violation(
-    spec: LearnerSpec, iteration: int, code: int, copy_shape: tuple[int, ...], tol: float, run_offset: int = 0
+    spec: LearnerSpec,
+    iteration: int,
+    code: int,
+    copy_shape: tuple[int, ...],
+    tol: float,
+    run_offset: int = 0,
+    stationary: bool = False,
 ) -> None:
     """Raise `LearnerOutputError` for the `strategy_violation` ``code`` at ``iteration``;
-    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset``."""
+    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset`` (``stationary``: a
+    discounted game's one layer, whose step is not named)."""
     flat, reason = divmod(int(code), 4)
     player, rest = divmod(flat, int(np.prod(copy_shape)))
     index = np.unravel_index(rest, copy_shape)
     run = f", run {run_offset + int(index[2])}" if len(copy_shape) > 2 else ""
+    step = "" if stationary else f"step {int(index[0])}, "
     raise LearnerOutputError(
         f"learner {spec.name!r}: play returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
-        f"player {player}, step {int(index[0])}, state {int(index[1])}{run}; a strategy must be a probability "
+        f"player {player}, {step}state {int(index[1])}{run}; a strategy must be a probability "
         f"vector (finite, entries >= -{tol:g}, summing to 1 within {tol:g}); the run was stopped and nothing kept"
     )

@@ -412,7 +412,15 @@ class _Loop:
         lo, hi = self.groups[k]
         shape = (self.horizon, self.num_states, *((hi - lo,) if self.job.batched else ()))
         tol = STRATEGY_TOLERANCE[self.job.dtype]
-        raise_violation(self.learner, chunk_done + row + 1, int(violations[k][1]), shape, tol, run_offset=lo)
+        raise_violation(
+            self.learner,
+            chunk_done + row + 1,
+            int(violations[k][1]),
+            shape,
+            tol,
+            run_offset=lo,
+            stationary=self.update.stationary,
+        )
 
     def _assemble(self, records, done: int, size: int, regret: np.ndarray | None = None) -> None:
         """Append the kept prefixes among ``done + 1 .. done + size``, assembled from the value

@@ -35,7 +35,7 @@ import numpy as np
 from ..._atomic import atomic_write, atomic_write_text
 from ..._files import JsonFileError, file_sha256, open_regular, read_json
 from ...dynamics import DiscountedRunResult, StepSchedule
-from ...dynamics._discounted import step_order
+from ...dynamics._discounted import as_distributions, step_order
 from ...evaluation import discounted_nash_gap
 from ...games import MAX_GAME_ENTRIES, DiscountedMarkovGame, load_any_game
 from ...games._io import check_game_file_size
@@ -324,6 +324,6 @@ def evaluate_discounted_iterates(stored: StoredDiscountedRun, T_prime: int) -> d
             average[i] = (1.0 - alpha) * average[i] + alpha * np.asarray(p[t - 1], np.float64)
     out: dict[str, Any] = {}
     for prefix, pols in (("last_iterate", [p[T_prime - 1] for p in policies]), ("weighted_average", average)):
-        gap = discounted_nash_gap(stored.game, [np.asarray(x, np.float64) for x in pols])
+        gap = discounted_nash_gap(stored.game, [as_distributions(x) for x in pols])
         out.update(iterate_fields(prefix, stored.game, gap.value, gap.best_response_value))
     return {**out, **_original_units(out, stored.game)}

@@ -31,7 +31,7 @@ from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
-from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
+from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
 from ._bandit import VLEARNING_FEEDBACK, is_vlearning
 from ._values import (
@@ -60,6 +60,12 @@ __all__ = [
     "parse_override",
     "resolved_checkpoints",
 ]
+
+#: What a sweep says of a discounted game (its results table has the columns of finite-horizon runs).
+DISCOUNTED_IN_SWEEPS = (
+    "sweeps run finite-horizon games only (a discounted run reports value estimates and its iterates' gaps, which "
+    "the results table has no columns for); run it with 'markovgames run' or markovgames.dynamics.run_batch"
+)
 
 #: Points per decade of the default ``checkpoints = "log"`` grid.
 LOG_POINTS_PER_DECADE = 10
@@ -165,6 +171,13 @@ class RandomGameSpec(_Strict):
     successors: int | None = None
     zero_sum: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_discount(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "discount" in data:
+            raise ValueError(f"discount: a random discounted game; {DISCOUNTED_IN_SWEEPS}")
+        return data
+
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
     def _sizes(cls, v: Any) -> int:
@@ -252,6 +265,8 @@ class GameSpec(_Strict):
         if isinstance(data, str):
             if not data:
                 raise ValueError("expected a built-in game name or a game file, got ''")
+            if data in DISCOUNTED_GAMES:
+                raise ValueError(f"{data!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
             return {"builtin": data} if data in BUILTIN_GAMES else {"file": data}
         if not isinstance(data, dict):
             raise ValueError(
@@ -262,6 +277,8 @@ class GameSpec(_Strict):
     @field_validator("builtin")
     @classmethod
     def _known_builtin(cls, v: str | None) -> str | None:
+        if v is not None and v in DISCOUNTED_GAMES:
+            raise ValueError(f"{v!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
         if v is not None and v not in BUILTIN_GAMES:
             raise ValueError(
                 f"unknown built-in game {v!r}{did_you_mean(v, BUILTIN_GAMES)}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}"
@@ -355,7 +372,7 @@ def _check_algorithm(name: str) -> str:
         # relative to the configuration file's directory). V-learning runs on bandit feedback.
         return name
     try:
-        get_algorithm(name)  # an unknown name is an error listing the choices
+        algorithm = get_algorithm(name)  # an unknown name is an error listing the choices
     except ValueError as err:
         # "cce_v": V-learning's, not a composition's ("mwu+stage" is a composition: its own error says which part is wrong)
         hint = "" if "+" in name else did_you_mean(name, VLEARNING_ALGORITHMS)
@@ -364,6 +381,10 @@ def _check_algorithm(name: str) -> str:
                 f"unknown algorithm {name!r}{hint}; the V-learning algorithms are {', '.join(VLEARNING_ALGORITHMS)}"
             ) from None
         raise err from None
+    if algorithm.value_update.stationary:
+        raise ValueError(
+            f"{name!r}: the {algorithm.value_update.name!r} value update is for discounted games; {DISCOUNTED_IN_SWEEPS}"
+        )
     return name
 
 

@@ -35,7 +35,15 @@ from ...dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
+from ...games import (
+    BUILTIN_GAMES,
+    MAX_GAME_ENTRIES,
+    DiscountedMarkovGame,
+    MarkovGame,
+    get_builtin,
+    load_any_game,
+    random_game,
+)
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
@@ -43,7 +51,7 @@ from ._bandit import (
     check_bandit_size,
     is_vlearning,
 )
-from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
+from ._config import DISCOUNTED_IN_SWEEPS, AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
 from ._values import is_bandit
@@ -381,10 +389,12 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
                     f"{did_you_mean(entry.file, BUILTIN_GAMES)}"
                 )
             try:
-                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
+                read = load_any_game(path, max_bytes=max_bytes, max_entries=max_entries)
             except Exception as err:  # GameFileError and friends: name the entry
                 raise SweepConfigError(f"{where}: {err}") from None
-            built.append((index, entry.label or entry.file, "file", None, None, game))
+            if not isinstance(read, MarkovGame):
+                raise SweepConfigError(f"{where}: {entry.file}: a discounted game; {DISCOUNTED_IN_SWEEPS}")
+            built.append((index, entry.label or entry.file, "file", None, None, read))
         else:
             spec = entry.random
             if spec is None:  # unreachable: GameSpec is validated to give exactly one of the three
