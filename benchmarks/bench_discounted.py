@@ -6,15 +6,17 @@ against ``LEARNER+smooth``), and one step (``H = 1``: the same learners' work pe
 transition to contract, since nothing follows the last step) or two (``H = 2``: one Bellman
 contraction per iteration, as the discounted update's, and twice the learners). The finite-horizon
 runs also carry their output policy's value and certified CE/CCE bounds at every prefix; the
-discounted one its value estimates and the weighted average iterate. Interleaved, best of
-``--repeats`` each, after an untimed compiling call:
+discounted one its value estimates. Interleaved, best of ``--repeats`` each, after an untimed
+compiling call:
 
 * a single run on a game of the paper's size (2 players, 2 states, 2 actions each);
 * a single run on a medium game (3 players, 20 states, 4 actions each);
 * a batch of 64 runs of the small game;
 
-and, for what it costs, the small single run with ``last_iterate`` at 100 prefixes (the last and the
-weighted average iterates evaluated exactly, on the host, while the next chunk runs).
+and the small single run with the weighted average iterate carried in the loop (``weighted_average``,
+the value update's own weights) and both it and the last iterate evaluated at 100 prefixes
+(``last_iterate``): exactly, on the host while the next chunk runs, for the discounted run (policy
+iteration); inside the compiled loop for the finite-horizon ones (backward induction).
 
 Usage::
 
@@ -58,7 +60,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--learner", default="hedge")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes (T = 20,000, 500, 2,000; 2 repeats): a check, not a measurement"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.T, args.medium_T, args.batch_T, args.repeats = 20_000, 500, 2_000, 2
     small = games(0, 2, 2, (2, 2), 0.9)
     medium = games(1, 3, 20, (4, 4, 4), 0.9)
     disc, fin = f"{args.learner}+discounted-smooth", f"{args.learner}+smooth"
@@ -77,11 +84,12 @@ def main(argv=None) -> dict:
             *(single(g, n, args.medium_T) for g, n in zip(medium, (disc, fin, fin), strict=True)),
         ),
         "batch of 64, N=2 S=2 A=2": (64 * args.batch_T, *(batch(g, n) for g, n in zip(small, (disc, fin, fin), strict=True))),
-        "single, N=2 S=2 A=2, 100 evaluated prefixes": (
+        "single, N=2 S=2 A=2, weighted average, 100 evaluated prefixes": (
             args.T,
-            single(small[0], disc, args.T, last_iterate=every),
-            single(small[1], fin, args.T),
-            single(small[2], fin, args.T),
+            *(
+                single(g, n, args.T, last_iterate=every, weighted_average=every)
+                for g, n in zip(small, (disc, fin, fin), strict=True)
+            ),
         ),
     }
     rows = []

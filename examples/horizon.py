@@ -5,8 +5,8 @@ may grow like ``H^3.5`` (times log T). This study measures how it actually grows
 horizons 1 to 5 (every other size fixed), several seeds each, one sweep, and the tool's figure of
 gap x T' at three decades against H (median and interquartile range over the games).
 
-    python examples/horizon.py                              # H = 1..5, 16 games each, T = 10^5
-    python examples/horizon.py --horizons 1,2 --games 2 -T 1000     # a quick look
+    python examples/horizon.py                                                # H = 1..5, 16 games each, T = 10^5
+    python examples/horizon.py --horizons 1,2 --games 2 -T 1000 --workers 1   # a quick look, in one process
 """
 
 import argparse

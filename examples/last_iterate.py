@@ -8,8 +8,8 @@ zero-sum games, evaluates the last iterate inside the compiled loop at every che
 (``last_iterate = true``), and draws both gaps against T (median and interquartile range over the
 games).
 
-    python examples/last_iterate.py                          # 32 games, T = 10^5 (about 25 s on two cores)
-    python examples/last_iterate.py --games 2 -T 1000        # a quick look
+    python examples/last_iterate.py                                  # 32 games, T = 10^5 (about 25 s on two cores)
+    python examples/last_iterate.py --games 2 -T 1000 --workers 1    # a quick look, in one process
 """
 
 import argparse

@@ -6,8 +6,8 @@ game without a proof. This study runs ``smooth_cce`` on many random games and as
 gap x T stays bounded: one sweep, then the tool's own figures (median and interquartile band of
 gap and gap x T over the games, and the distribution of the per-game log-log slopes).
 
-    python examples/open_question.py                      # 48 + 48 games, T = 10^5 (about 40 s on two cores)
-    python examples/open_question.py --games 4 -T 2000    # a quick look
+    python examples/open_question.py                                  # 48 + 48 games, T = 10^5 (about 40 s on two cores)
+    python examples/open_question.py --games 4 -T 2000 --workers 1    # a quick look, in one process
 """
 
 import argparse

@@ -60,6 +60,9 @@ class Case:
     needs_run: bool = False  # the working directory gets a finished run in ./run
     needs_vlearn: bool = False  # the working directory gets a finished V-learning run in ./vl
     subprocess: bool = False  # also run as a real process (exit status, stderr)
+    #: The lines of the message: one, or one per problem where an input has several (a sweep
+    #: configuration with two bad entries), each naming its key.
+    lines: int = 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -144,9 +147,22 @@ def _busy(name: str):
     """Hold the lock of the directory ``name`` (an flock on ``.NAME.lock``, as a running command would)."""
 
     def setup(d: Path) -> None:
+        from markovgames._lock import MARKER
+
         fd = os.open(d / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        os.write(fd, MARKER)  # a markovgames lock file, as the running command's is
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _HELD.append(fd)
+
+    return setup
+
+
+def _users_lock_file(name: str):
+    """A user's own file that happens to be named ``.NAME.lock`` beside the output ``name`` (not a
+    markovgames lock: it must be left as it is)."""
+
+    def setup(d: Path) -> None:
+        (d / f".{name}.lock").write_text("my notes on this run\n")
 
     return setup
 
@@ -216,14 +232,15 @@ def _check_message(case: Case, code, err: str) -> str:
     assert code == 2, f"exit code {code!r}, stderr {err!r}"
     assert "Traceback" not in err
     lines = err.splitlines()
-    assert len(lines) == 1, f"expected one line on stderr, got {lines!r}"
-    line = lines[0]
-    assert line.startswith("markovgames: error: "), line
-    # A NumPy scalar's repr (np.float64(0.5)) is noise in a message a user reads.
-    assert "np.float" not in line and "np.int" not in line and "np.bool" not in line, line
+    assert len(lines) == case.lines, f"expected {case.lines} line(s) on stderr, got {lines!r}"
+    for line in lines:
+        assert line.startswith("markovgames: error: "), line
+        # A NumPy scalar's repr (np.float64(0.5)) is noise in a message a user reads.
+        assert "np.float" not in line and "np.int" not in line and "np.bool" not in line, line
+    text = "\n".join(lines)
     for needle in case.expect:
-        assert needle in line, f"{needle!r} not in {line!r}"
-    return line
+        assert needle in text, f"{needle!r} not in {text!r}"
+    return text
 
 
 def check_case(case: Case, tmp_path: Path, monkeypatch, capsys, request) -> None:

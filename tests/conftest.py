@@ -42,6 +42,21 @@ def beyond_default_in_full(values, default):
 PAPER_ALGORITHMS = beyond_default_in_full(["smooth_ce", "stage_cce", "smooth_cce"], {"smooth_ce", "stage_cce"})
 
 
+#: The optional extras (pyproject.toml) whose tests are skipped, naming the extra, where its packages
+#: are missing: the default suite needs only the ``test`` extra; CI (``.ci/run``) installs them all.
+EXTRAS = ("ray", "openspiel", "pettingzoo", "normalform", "docs")
+
+
+def needs_extra(extra: str, *modules: str):
+    """Import ``modules`` (returning the first), or skip the test with a reason that names the
+    optional ``extra`` that installs them and the command that does."""
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}; the extras are {', '.join(EXTRAS)}")
+    reason = f"needs the '{extra}' extra: pip install -e '.[{extra}]'"
+    imported = [pytest.importorskip(module, reason=reason) for module in modules]
+    return imported[0]
+
+
 def case(*values, default: bool, id: str | None = None):
     """One case of a multi-argument parametrisation, run by default or only in the full mode."""
     return pytest.param(*values, marks=() if default else pytest.mark.full, id=id)
@@ -57,8 +72,8 @@ def fresh_python(code: str, timeout: float = 120) -> str:
 
 def cli_in_process(args, cwd, monkeypatch, capsys):
     """``markovgames ARGS`` in ``cwd`` through `markovgames.cli.main` in this process: its exit
-    code and stderr, as a ``subprocess.run`` result gives them (for commands that need no limits,
-    signals or process of their own)."""
+    code, stdout and stderr, as a ``subprocess.run`` result gives them (for commands that need no
+    limits, signals or process of their own)."""
     import types
 
     from markovgames.cli import main
@@ -66,7 +81,88 @@ def cli_in_process(args, cwd, monkeypatch, capsys):
     monkeypatch.chdir(cwd)
     capsys.readouterr()
     code = main(args)
-    return types.SimpleNamespace(returncode=code, stderr=capsys.readouterr().err)
+    captured = capsys.readouterr()
+    return types.SimpleNamespace(returncode=code, stdout=captured.out, stderr=captured.err)
+
+
+#: `commands_in_one_child`'s child: an optional address-space limit (``argv[1]`` bytes, 0 for none),
+#: then each command of the JSON list in ``argv[3]`` in its directory, through `markovgames.cli.main`
+#: or (``argv[2]`` "console") the console script's `console_main`, its output captured; the results
+#: as JSON on stdout, and on stderr each command's directory as it starts (a hang names it).
+_ONE_CHILD = (
+    "import contextlib, io, json, os, resource, sys, time\n"
+    "memory, console = int(sys.argv[1]), sys.argv[2] == 'console'\n"
+    "if memory:\n"
+    "    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
+    "from markovgames.cli import console_main, main\n"
+    "results = []\n"
+    "for cwd, args in json.loads(sys.argv[3]):\n"
+    "    print(cwd, file=sys.stderr, flush=True)\n"
+    "    os.chdir(cwd)\n"
+    "    sys.argv = ['markovgames', *args]\n"
+    "    out, err, start = io.StringIO(), io.StringIO(), time.perf_counter()\n"
+    "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+    "        try:\n"
+    "            code = console_main() if console else main(args)\n"
+    "        except SystemExit as exc:\n"
+    "            code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1\n"
+    "    results.append([code, out.getvalue(), err.getvalue(), time.perf_counter() - start])\n"
+    "sys.stdout.write(json.dumps(results))\n"
+)
+
+
+def commands_in_one_child(commands, *, memory: int = 0, console: bool = False, timeout: float = 60.0):
+    """``markovgames ARGS`` for each ``(cwd, ARGS)`` of ``commands``, one after the other, in one
+    child process (one interpreter and JAX to start, not one per command; this checkout's package,
+    the suite's compilation cache), under an address-space limit of ``memory`` bytes (0: none),
+    through `markovgames.cli.main` or, with ``console``, the console script's `console_main`: each
+    one's exit code, stdout and stderr, as ``subprocess.run`` results, and the seconds it took. A hang fails after
+    ``timeout`` s per command, naming the directory of the command it was in."""
+    import json
+    import types
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    todo = json.dumps([[str(cwd), list(args)] for cwd, args in commands])
+    argv = [sys.executable, "-c", _ONE_CHILD, str(memory), "console" if console else "main", todo]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout * len(commands), env=env)
+    except subprocess.TimeoutExpired as exc:
+        started = (exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or "").split()
+        raise AssertionError(f"a command hung, in {started[-1] if started else '?'}") from exc
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [types.SimpleNamespace(returncode=c, stdout=o, stderr=e, seconds=t) for c, o, e, t in json.loads(proc.stdout)]
+
+
+#: The results of each family of `family_member`, in this process.
+_FAMILIES: dict[str, dict] = {}
+
+
+def family_member(family: str, members, prepare, snapshot, root_factory, member: str, run):
+    """The result of ``member``'s command, run in a directory of its own with the other ``members``
+    of its ``family`` in one child process (``run``: `commands_in_one_child` with its options), the
+    first time one of them is tested in this process; with the directory and its ``snapshot``
+    from before the command. ``prepare(name, directory)`` makes a member's files and returns its
+    command; ``root_factory`` is pytest's ``tmp_path_factory``."""
+    if family not in _FAMILIES:
+        root = root_factory.mktemp(family)
+        prepared = {}
+        for name in members:
+            (root / name).mkdir()
+            args = prepare(name, root / name)
+            prepared[name] = (root / name, args, snapshot(root / name))
+        _FAMILIES[family] = {}  # (a failure below fails every member, each with its own traceback)
+        results = run([(where, args) for where, args, _ in prepared.values()])
+        _FAMILIES[family] = {
+            name: (where, before, result) for (name, (where, _, before)), result in zip(prepared.items(), results, strict=True)
+        }
+    assert member in _FAMILIES[family], f"the commands of {family} failed (see its first test in this process)"
+    return _FAMILIES[family][member]
+
+
+def in_this_mode(params) -> list:
+    """The values of a parametrisation (`beyond_default_in_full`'s) that run in this mode."""
+    return [p.values[0] if hasattr(p, "values") else p for p in params if FULL_TESTS or not hasattr(p, "marks")]
 
 
 def pytest_configure(config):
@@ -178,3 +274,14 @@ def make_paper_game() -> MarkovGame:
 @pytest.fixture
 def paper_game() -> MarkovGame:
     return make_paper_game()
+
+
+@pytest.fixture
+def level_two(monkeypatch):
+    """Short runs compiled at the optimisation level of long runs (``QUICK_RUN_WORK = 0``), for
+    tests that compare two different programs bit for bit (a run with and without an extra
+    output): at a quick run's LLVM level 0 the two programs' machine code can round an operation
+    differently, equal to the last bit or two (docs/numerics.md, "Compilation and the last bits")."""
+    from markovgames.dynamics import _engine
+
+    monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)

@@ -24,10 +24,12 @@ import numpy as np
 __all__ = ["exact_regret_matching_run"]
 
 
-def _frac(array) -> np.ndarray:
-    """A float array as an object array of exact Fractions."""
+def _frac(array, decimal: bool = False) -> np.ndarray:
+    """A float array as an object array of exact Fractions: each float's own binary value, or with
+    ``decimal`` the shortest decimal that reads back as it (``Fraction(repr(x))``: ``0.8`` is 4/5)."""
     array = np.asarray(array, dtype=float)
-    return np.vectorize(Fraction, otypes=[object])(array) if array.size else array.astype(object)
+    convert = (lambda x: Fraction(repr(float(x)))) if decimal else Fraction
+    return np.vectorize(convert, otypes=[object])(array) if array.size else array.astype(object)
 
 
 class _ExactRMPlus:
@@ -122,14 +124,21 @@ def _expect(M, pols, A):
     return total
 
 
-def exact_regret_matching_run(rewards, transitions, learner: str, update: str, T: int, optimistic: bool = True):
+def exact_regret_matching_run(
+    rewards, transitions, learner: str, update: str, T: int, optimistic: bool = True, *, decimal: bool = False
+):
     """The strategies of ``learner`` (``rm-plus`` or ``bm-rm-plus``) with the ``update`` value update,
     exactly: a list over players of ``(T, H, S)`` nested lists of Fraction vectors (iterations 1..T).
 
     The value updates are tests/reference_impl.py's ``run_reference_composition``, line for line,
     in rational arithmetic (the learning rate does not enter regret matching).
+
+    ``decimal``: the game's numbers are the decimals they print as (a game written in decimals,
+    such as the paper's ``0.8`` and ``0.2``, whose ties hold for the decimals: ``0.8 + 0.2 = 1``
+    exactly, while the binary values of the two floats sum to ``1 + 5.6e-17``). Otherwise each
+    float's exact binary value.
     """
-    rewards, transitions = _frac(rewards), _frac(transitions)
+    rewards, transitions = _frac(rewards, decimal), _frac(transitions, decimal)
     H, N, S = rewards.shape[:3]
     A = tuple(rewards.shape[3:])
     joint = list(itertools.product(*[range(n) for n in A]))

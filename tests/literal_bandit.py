@@ -14,8 +14,10 @@ From the library it takes only the game's arrays and the documented inverse-CDF 
   ``state_uniforms[e-1, h]`` (unused at the last step).
 * **Targets.** A visit of ``(h, s)`` by player ``i`` has the target ``y = r_i + V_{h+1,i}(s')``
   with the round-start values (``V_H = 0``), the loss ``l = (H - y)/H`` and the IX estimate
-  ``lhat(b) = l 1{b = a_i} / (theta(b) + gamma)``, ``theta`` the round's strategy at ``(h, s)``,
-  ``gamma = ix`` (default ``eta H / 2``). With ``n`` visits in the round, ``ybar`` and the mean of
+  ``lhat(b) = l 1{b = a_i} / (theta(b) + gamma)``, ``theta`` the round's strategy at ``(h, s)``;
+  ``gamma = ix`` for a number ``ix``, and by default (``ix`` None or ``"decaying"``) EXP3-IX's
+  ``gamma_t = eta_t / 2`` with rates falling like ``1/sqrt(t)`` (Neu 2015), at the state's clock:
+  ``gamma = (eta H / 2) / sqrt(c)`` in loss units, ``c`` counting this round. With ``n`` visits in the round, ``ybar`` and the mean of
   ``lhat`` are pooled over them, and the learner's utility estimate is ``u_hat = H (1 - mean lhat)``.
 * **Clocks.** ``c`` counts the rounds that visited ``(h, s)`` (this one included). States a round
   does not visit do not move.
@@ -179,7 +181,7 @@ def literal_bandit(
     action_uniforms,
     state_uniforms,
     eta: float = 0.2,
-    ix: float | None = None,
+    ix: float | str | None = None,
     bonus: float = 0.0,
     optimistic: bool = True,
 ) -> LiteralBanditRun:
@@ -194,7 +196,7 @@ def literal_bandit(
     E = ua.shape[0]
     assert ua.shape == (E, H, N) and us.shape == (E, H), (ua.shape, us.shape)
     assert E % M == 0, (E, M)
-    gamma = eta * H / 2.0 if ix is None else float(ix)
+    decaying = ix is None or ix == "decaying"
 
     cells = [[[_Cell(learner, update, H, h, A[i]) for s in range(S)] for h in range(H)] for i in range(N)]
     # V[i][h, s] for h = 0..H (V_H = 0), optimistic start V_h(s) = H - h.
@@ -233,6 +235,8 @@ def literal_bandit(
                 counts[h, s] += 1
                 for i in range(N):
                     th = theta[i][h][s]
+                    c = cells[i][h][s].c + 1  # this round is the state's c-th visiting round
+                    gamma = eta * H / 2.0 / math.sqrt(c) if decaying else float(ix)
                     ysum = 0.0
                     lsum = np.zeros(A[i])
                     for a, s_next in visits[h][s]:

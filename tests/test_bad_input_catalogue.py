@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bad_input import RUN, VLEARN, _call, _check_message, _prepare, _snapshot, releasing_held_locks
+from conftest import commands_in_one_child, family_member
 from markovgames.cli import main
 from test_bad_input_commands import CASES as COMMANDS
 from test_bad_input_evaluate import CASES as EVALUATE
@@ -51,18 +50,29 @@ def test_catalogue_ids_are_unique():
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.subprocess], ids=lambda c: c.id)
-def test_bad_input_as_a_process(case, tmp_path):
-    """The console entry point itself: exit status 2 and one line, without --debug no traceback."""
+#: The cases that also run through the console entry point, in a process of their own.
+PROCESS_CASES = {c.id: c for c in CASES if c.subprocess}
+
+
+@pytest.mark.parametrize("case", PROCESS_CASES.values(), ids=lambda c: c.id)
+def test_bad_input_as_a_process(case, tmp_path_factory, request):
+    """The console entry point itself (the console script's `console_main`) in a process of its own,
+    which exits with its status: 2 and one line, without --debug no traceback. (The cases run one
+    after the other in one child process, each in its own directory: one interpreter to start.)"""
+
+    def prepare(name: str, workdir: Path):
+        _prepare(PROCESS_CASES[name], workdir, request)
+        return PROCESS_CASES[name].argv
+
+    def run(commands):
+        return commands_in_one_child(commands, console=True, timeout=120)
+
     with releasing_held_locks():
-        _prepare(case, tmp_path, None)
-        before = _snapshot(tmp_path)
-        env = dict(os.environ)
-        proc = subprocess.run(
-            [sys.executable, "-m", "markovgames", *case.argv], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+        workdir, before, proc = family_member(
+            "catalogue", list(PROCESS_CASES), prepare, _snapshot, tmp_path_factory, case.id, run
         )
-        _check_message(case, proc.returncode, proc.stderr)
-        assert _snapshot(tmp_path) == before
+    _check_message(case, proc.returncode, proc.stderr)
+    assert _snapshot(workdir) == before
 
 
 def test_every_case_is_documented():
@@ -79,6 +89,7 @@ def test_every_case_is_documented():
     for case in CASES:
         row = rows[case.id]
         assert "markovgames: error:" in row and "| 2 |" in row, row
+        assert row.count("`markovgames: error: ") == case.lines, f"docs/errors.md, {case.id}: not {case.lines} line(s)"
         for needle in case.expect:
             assert needle in row, f"docs/errors.md, {case.id}: {needle!r} not in the example message"
 
@@ -122,6 +133,7 @@ def _doc_rows() -> None:  # pragma: no cover - a maintenance helper
             finally:
                 os.chdir(cwd)
             message = err.getvalue().strip().replace(str(workdir.resolve()) + "/", "").replace(str(workdir) + "/", "")
+            message = "`<br>`".join(message.splitlines())  # a message of several lines: one code span each
             if case.section != section:
                 section = case.section
                 print(f"\n## {section}\n\n| case | what is wrong | command | message | exit |\n|---|---|---|---|---|")

@@ -18,6 +18,7 @@ from bad_input import (
     _busy,
     _fifo,
     _foreign_directory,
+    _users_lock_file,
     _write_bytes,
     _write_game,
     check_case,
@@ -45,6 +46,11 @@ def _policies(players: int, *, shape=(3, 2, 2, 2), bad_row: bool = False):
             np.save(d / "pols" / f"policy_{i}.npy", policy)
 
     return setup
+
+
+def _toml_file(name: str):
+    """A sweep configuration ``name`` (a short valid one), in the working directory."""
+    return lambda d: (d / name).write_text('T = 10\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\n')
 
 
 def _results(d: Path) -> None:
@@ -99,6 +105,20 @@ def _results_too_many_rows(d: Path) -> None:
     _results(d)
     table = pq.read_table(d / "sw" / "results.parquet")
     pq.write_table(table.take(np.zeros(1_000_001, dtype=np.int64)), d / "sw" / "results.parquet")
+
+
+def _policy_of_another_kernel(d: Path) -> None:
+    """The V-learning run's policy.npz rewritten with the index kernel 'stage' (its numbers unchanged,
+    metrics.json's digest updated): a policy the run's kernel ('smooth') did not make."""
+    import hashlib
+
+    from markovgames.policies import VisitChainPolicy
+
+    policy = VisitChainPolicy.load(d / "policy.npz")
+    VisitChainPolicy("stage", policy.visited, policy.policies).save(d / "policy.npz")
+    metrics = json.loads((d / "metrics.json").read_text())
+    metrics["sha256"]["policy.npz"] = hashlib.sha256((d / "policy.npz").read_bytes()).hexdigest()
+    (d / "metrics.json").write_text(json.dumps(metrics))
 
 
 def _in_vlearn(change: Callable[[Path], object]):
@@ -186,6 +206,24 @@ CASES: list[Case] = [
         ("pols/policy_1.npy: exists but is a FIFO, not a regular file",),
     ),
     Case(
+        "certify-a-run-directory",
+        CERT_S,
+        "a run directory for the trajectory inside it",
+        None,
+        ("certify", "run", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("run: is a run directory", "not a directory of policy_i.npy files", "its trajectory is run/trajectory"),
+        needs_run=True,
+    ),
+    Case(
+        "certify-path-misspelt",
+        CERT_S,
+        "a trajectory's path misspelt (the nearest existing directory is named)",
+        None,
+        ("certify", "run/trajectroy", "--game", "paper", "--value-update", "smooth", "--out", "cert"),
+        ("run/trajectroy: no such file or directory (did you mean 'run/trajectory'?)",),
+        needs_run=True,
+    ),
+    Case(
         "certify-out-contains-input",
         CERT_S,
         "--out naming the run whose trajectory is certified (it would delete its own input)",
@@ -224,6 +262,31 @@ CASES: list[Case] = [
         None,
         ("vlearn", "paper", "--algorithm", "cce", "--episodes", "100", "--out", "vl"),
         ("--algorithm", "unknown V-learning algorithm 'cce'", "cce-v, ce-v, stage-v", "did you mean 'cce-v'?"),
+    ),
+    Case(
+        "vlearn-out-lock-name-taken",
+        VLEARN_S,
+        "a user's own file named like the output's lock (.NAME.lock): kept, never taken or deleted",
+        _users_lock_file("vl"),
+        ("vlearn", "paper", "--algorithm", "cce-v", "--episodes", "20", "--out", "vl"),
+        ("--out vl", ".vl.lock is a file of 21 bytes, not a markovgames lock"),
+    ),
+    Case(
+        "vlearn-learner-exits",
+        VLEARN_S,
+        "a user's learner whose play calls sys.exit() (the user's error, not the command's exit)",
+        _write_bytes("mine.py", LEARNER_FILE.replace(b"PLAYED", b"__import__('sys').exit(3)")),
+        ("vlearn", "paper", "--algorithm", "mine.py:LEARNER+smooth", "--episodes", "20", "--out", "vl"),
+        ("--algorithm", "learner 'mine': play raised SystemExit: 3 (mine.py, line 8)"),
+        subprocess=True,
+    ),
+    Case(
+        "vlearn-eta-too-large",
+        VLEARN_S,
+        "a learning rate beyond what float64 resolves over the run's rounds (the limit of run's --eta)",
+        None,
+        ("vlearn", "paper", "--algorithm", "hedge+smooth", "--episodes", "100", "--eta", "1e308", "--out", "vl"),
+        ("--eta", "1e+308 is too large for 100 rounds in float64", "at most 3.53e+14"),
     ),
     Case(
         "vlearn-feedback-not-bandit",
@@ -356,6 +419,15 @@ CASES: list[Case] = [
         needs_vlearn=True,
     ),
     Case(
+        "evaluate-vlearn-policy-kind",
+        VLEARN_S,
+        "a policy.npz whose index kernel is not the one metrics.json records (even with a matching digest)",
+        _in_vlearn(_policy_of_another_kernel),
+        ("evaluate", "vl"),
+        ("vl/policy.npz", "kind: 'stage', but metrics.json records the output policy's kernel 'smooth'"),
+        needs_vlearn=True,
+    ),
+    Case(
         "evaluate-vlearn-metrics-algorithm",
         VLEARN_S,
         "a metrics.json whose algorithm is not a name (a name read back is a label: never loaded)",
@@ -411,6 +483,14 @@ CASES: list[Case] = [
         ("--out out", "metrics.json", "another run"),
     ),
     Case(
+        "reproduce-out-being-written",
+        REPRO_S,
+        "an output directory another reproduction is making (locked, its marker not yet written): the lock answers",
+        _both(lambda d: (d / "rep").mkdir(), lambda d: (d / "rep" / "curves.npz").write_bytes(b"half"), _busy("rep")),
+        ("reproduce", "-T", "10", "--out", "rep"),
+        ("--out rep", "another markovgames command is writing to this directory", ".rep.lock"),
+    ),
+    Case(
         "reproduce-out-foreign",
         REPRO_S,
         "a non-empty output directory that no reproduction made (its files would be replaced)",
@@ -419,6 +499,31 @@ CASES: list[Case] = [
         ("--out out", "holds no markovgames reproduction"),
     ),
     # ---- markovgames plot and summarize
+    Case(
+        "plot-a-configuration",
+        PLOT_S,
+        "a sweep's configuration file for its directory (the message says how to run it)",
+        _toml_file("mysweep.toml"),
+        ("plot", "mysweep.toml"),
+        ("mysweep.toml: is a file (a sweep configuration?)", "not a sweep directory", "markovgames sweep mysweep.toml --out DIR"),
+    ),
+    Case(
+        "plot-path-misspelt",
+        PLOT_S,
+        "a sweep directory's path misspelt (the nearest existing directory is named)",
+        _results,
+        ("plot", "sw2"),
+        ("sw2: no such file or directory (did you mean 'sw'?)", "a sweep directory (with results.parquet) or a run directory"),
+    ),
+    Case(
+        "summarize-a-run-directory",
+        PLOT_S,
+        "a run directory for a sweep directory (the message names the commands that read it)",
+        None,
+        ("summarize", "run"),
+        ("run: is a run directory, which 'markovgames evaluate' and 'markovgames plot' read", "not a sweep directory"),
+        needs_run=True,
+    ),
     Case(
         "plot-window-reversed",
         PLOT_S,
@@ -450,6 +555,14 @@ CASES: list[Case] = [
         _results,
         ("plot", "sw", "--metric", "swap_regret"),
         ("--metric", "no run of these results recorded swap_regret", "regret = true"),
+    ),
+    Case(
+        "summarize-metric-not-recorded",
+        PLOT_S,
+        "a product policy's gap that no run of the sweep recorded (the weighted average without weighted_average = true)",
+        _results,
+        ("summarize", "sw", "--metric", "weighted_average_duality_gap"),
+        ("--metric", "no run of these results recorded weighted_average_duality_gap", "weighted_average = true"),
     ),
     Case(
         "plot-x-axis-samples-not-drawn",
@@ -532,6 +645,41 @@ CASES: list[Case] = [
         ("sw/results.parquet", "column 'certified_cce_gap'", "expected a floating-point column, got list<"),
     ),
     Case(
+        "summarize-results-negative-gap",
+        PLOT_S,
+        "a certified gap below 0 (impossible: a gap is a best-response value less the value)",
+        _results_edited(lambda rows: rows[1].update(certified_cce_gap=-0.5)),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "row 1 (run 'r', T' = 10), column 'certified_cce_gap'", "-0.5 is outside [0, H] (H = 2)"),
+    ),
+    Case(
+        "plot-results-exact-above-certified",
+        PLOT_S,
+        "an exact gap above the certified one (the certificate bounds the exact gap)",
+        _results_edited(lambda rows: [r.update(exact_cce_gap=g) for r, g in zip(rows, (0.5, 0.2, 0.0), strict=True)]),
+        ("plot", "sw"),
+        ("sw/results.parquet", "row 1 (run 'r', T' = 10), column 'exact_cce_gap'", "0.2 is above the certified gap 0.1"),
+    ),
+    Case(
+        "summarize-results-bound-below-value",
+        PLOT_S,
+        "a certified bound below the value (impossible: the bound is a best response's value)",
+        _results_edited(
+            lambda rows: [r.update(value=[1.0, 1.0], certified_cce_bound=[1.0 + r["certified_cce_gap"], 0.5]) for r in rows]
+        ),
+        ("summarize", "sw"),
+        ("row 0 (run 'r', T' = 1), column 'certified_cce_bound'", "[2.0, 0.5] is below the value [1.0, 1.0]"),
+    ),
+    Case(
+        "summarize-results-value-huge",
+        PLOT_S,
+        "a gap of 1e308 (impossible; refused before any arithmetic, so no RuntimeWarning)",
+        _results_edited(lambda rows: rows[2].update(certified_ce_gap=1e308)),
+        ("summarize", "sw"),
+        ("row 2 (run 'r', T' = 100), column 'certified_ce_gap'", "1e+308 is outside [0, H] (H = 2)"),
+        subprocess=True,
+    ),
+    Case(
         "summarize-results-too-many-rows",
         PLOT_S,
         "more rows than a results file may have (refused from its footer, before reading them)",
@@ -573,6 +721,14 @@ CASES: list[Case] = [
         ("--dtype", "'float16'"),
     ),
     Case("args-unknown-command", ARGS_S, "an unknown command", None, ("runn",), ("'runn'",)),
+    Case(
+        "algorithms-show-unknown",
+        ARGS_S,
+        "an algorithm to show that is not a built-in one",
+        None,
+        ("algorithms", "show", "smooth_cc"),
+        ("algorithms show", "'smooth_cc'", "did you mean 'smooth_cce'?", "V-learning name"),
+    ),
     Case(
         "args-misspelt-option",
         ARGS_S,

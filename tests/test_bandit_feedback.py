@@ -5,12 +5,15 @@ round of ``M`` episodes with uniform play, a non-optimistic ``hedge`` plays
 ``softmax(eta rho_2 u_hat)``, so ``2 (log theta(b) - log theta(0)) / eta`` is the round's estimate of
 ``u(b) - u(0)`` (``rho_2 = 1/2`` for ``H = 1``). Its mean and variance are known exactly
 (`bandit_estimate_moments`); each z-test has a false-alarm rate of at most 1e-7 (Bonferroni over
-the seeds and actions), the variance test 1e-6.
+the seeds and actions), the variance test 1e-6. Later rounds' estimates follow from consecutive
+strategies the same way (``G_c = rho_c G_{c-1} + u_hat_c``, ``theta_{c+1} = softmax(eta rho_{c+1}
+G_c)``): the third round's checks the default implicit exploration, which decays as
+``(eta H / 2) / sqrt(c)``, at ``c = 3``. The three runs play ``4 M`` episodes each: one compiled
+program for all.
 """
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 import pytest
 from scipy import stats
@@ -24,11 +27,15 @@ M = 2048
 SEEDS = 64
 
 
+def _runs(game, ix):
+    return run_vlearning_batch(
+        game, "hedge+smooth", 4 * M, list(range(SEEDS)), feedback=f"bandit:{M}", eta=ETA, ix=ix, optimistic=False
+    )
+
+
 def _estimates(game, ix: float):
     """Per seed and player, the recovered ``u_hat(b) - u_hat(0)`` for ``b >= 1``."""
-    results = run_vlearning_batch(
-        game, "hedge+smooth", 2 * M, list(range(SEEDS)), feedback=f"bandit:{M}", eta=ETA, ix=ix, optimistic=False
-    )
+    results = _runs(game, ix)
     out = []
     for i in range(game.num_players):
         theta = np.stack([r.played[i][M, 0] for r in results])  # round 2's strategy, (SEEDS, A_i)
@@ -85,14 +92,59 @@ def test_implicit_exploration_biases_the_estimate_as_stated(one_step_game):
         assert np.any(np.abs(z_unbiased) > 8.0)
 
 
+def _moments_at(game, player: int, theta, other, gamma: float):
+    """Mean and variance of one round's ``u_hat(b) - u_hat(0)`` (``b >= 1``) at the strategies
+    ``theta`` (the player's) and ``other`` (the other player's), ``M`` visits, IX ``gamma``."""
+    targets = np.moveaxis(game.rewards[0, player, 0], player, 0).reshape(game.num_actions[player], -1)
+    mean, var = bandit_estimate_moments(targets, other, theta, 1, gamma=gamma, visits=M)
+    m = theta * ((1.0 - targets) @ other) / (theta + gamma)  # as in `_exact`: the covariance term
+    return mean[1:] - mean[0], var[1:] + var[0] + 2.0 * m[1:] * m[0] / M
+
+
+def test_the_default_implicit_exploration_decays_as_stated(one_step_game):
+    """Round 3's estimates under the default ``ix``: the mean and variance of IX with
+    ``gamma_3 = (eta H / 2) / sqrt(3)``, and not those of the constant ``eta H / 2`` (the test can fail)."""
+    game = one_step_game
+    results = _runs(game, None)
+    assert {(r.ix, r.ix_schedule) for r in results} == {(ETA / 2, "decaying")}
+    c, gamma_1 = 3, ETA * game.horizon / 2
+    rho = {r: (r - 1) / r for r in (2, 3, 4)}  # (c - 1) / (k + c - 1) at c = r, k = H = 1
+    constant: list[float] = []
+    for i in range(game.num_players):
+        theta = {r: np.stack([res.played[i][(r - 1) * M, 0] for res in results]) for r in (3, 4)}
+        other = np.stack([res.played[1 - i][(c - 1) * M, 0] for res in results])  # the others' play in round 3
+        # G_c(b) - G_c(0) from round c + 1's strategy, then u_hat_3 = G_3 - rho_3 G_2 (differences).
+        g3 = (np.log(theta[4][:, 1:]) - np.log(theta[4][:, :1])) / (ETA * rho[4])
+        g2 = (np.log(theta[3][:, 1:]) - np.log(theta[3][:, :1])) / (ETA * rho[3])
+        d = g3 - rho[3] * g2
+        z = {}
+        for rule, gamma in (("decaying", gamma_1 / np.sqrt(c)), ("constant", gamma_1)):
+            moments = [_moments_at(game, i, theta[3][s], other[s], gamma) for s in range(SEEDS)]
+            mean, var = np.stack([m for m, _ in moments]), np.stack([v for _, v in moments])
+            z[rule] = (d - mean) / np.sqrt(var)
+        limit = stats.norm.isf(1e-7 / (2 * d.size))
+        assert np.all(np.abs(z["decaying"]) < limit), (i, z["decaying"].max(), z["decaying"].min())
+        # Each seed's z is N(0, 1): their mean over the seeds has standard deviation 1/sqrt(SEEDS),
+        # and their sum of squares is chi2(SEEDS) per action (two-sided at 1e-6).
+        assert np.all(np.abs(z["decaying"].mean(axis=0)) * np.sqrt(SEEDS) < 5.5)
+        squares = (z["decaying"] ** 2).sum(axis=0)
+        lo, hi = stats.chi2.ppf(0.5e-6 / d.shape[1], SEEDS), stats.chi2.isf(0.5e-6 / d.shape[1], SEEDS)
+        assert np.all((squares > lo) & (squares < hi)), (i, squares, lo, hi)
+        # Under a constant gamma the same numbers are off (its bias is another): below, over the players.
+        constant.extend(np.abs(z["constant"].mean(axis=0)) * np.sqrt(SEEDS))
+    assert max(constant) > 8.0, constant
+
+
 def test_pooling_pairwise_and_by_tables_agree(monkeypatch):
     game = make_random_game(4, 2, 2, 3, (2, 2))
     runs = []
+    # The factor is read when the round is traced: the round's compiled programs are dropped
+    # around each run (only the round's: every other compiled function stays).
     for factor in (1e9, 0.0):  # every round pooled pairwise, then every round through tables
         monkeypatch.setattr(_vlearning, "_PAIRS_FACTOR", factor)
-        jax.clear_caches()
+        _vlearning._chunk_batch.clear_cache()
         runs.append(run_vlearning(game, "bm-hedge+smooth", 60, feedback="bandit:4", seed=3))
-    jax.clear_caches()
+    _vlearning._chunk_batch.clear_cache()
     a, b = runs
     np.testing.assert_array_equal(a.actions, b.actions)
     for x, y in zip(a.played, b.played, strict=True):
@@ -139,7 +191,8 @@ def test_run_refuses_bandit_feedback_with_a_pointer():
         ("hedge+smooth", {"feedback": "bandit:3"}, "episodes = 8 is not a multiple of the 3 episodes per round"),
         ("cce-v", {"eta": 0.1}, "cce-v uses its paper's rates"),
         ("hedge+smooth", {"eta": 0.0}, "eta must be a finite number > 0"),
-        ("hedge+smooth", {"ix": -1.0}, "ix must be a finite number >= 0"),
+        ("hedge+smooth", {"ix": -1.0}, "ix must be 'decaying' or a finite number >= 0, got -1.0"),
+        ("hedge+smooth", {"ix": "constant"}, "ix must be 'decaying' or a finite number >= 0, got 'constant'"),
         ("hedge+smooth", {"optimistic": 1}, "optimistic must be True or False"),
         ("extragradient+smooth-uniform", {}, "two utility queries"),
         ("hedge+cubic", {}, "unknown value update"),

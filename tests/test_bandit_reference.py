@@ -7,11 +7,13 @@ strategies played and the final value estimates to 1e-12. ``hedge`` and ``bm-hed
 ``smooth``, ``smooth-linear`` and ``stage``; ``M`` of 1 and 3; two players (``H`` of 2 and 3) and
 three players with 2 x 3 x 2 actions; bonus 0, 0.1 and 0.5 (at 0.5 nearly every visited value is
 clipped at ``H - h``, so 0.1 is the one that exercises the bonus's formula); optimistic and not;
-the default rates and given ``eta`` and ``ix`` (0 included).
+the default rates and implicit exploration (``ix`` decaying as ``(eta H / 2) / sqrt(c)``, given
+as the default or by name) and given ``eta`` and constant ``ix`` (0 included).
 
 Each distinct configuration compiles once (a few seconds): the cases are a covering list, not a
-product. The comparison can fail: a perturbed draw, and the reference with another ``M``, another
-bonus or the other optimism, give other results.
+product, and by default a covering subset of it (`FULL_ONLY`). The comparison can fail: a
+perturbed draw, and the reference with another ``M``, another bonus or the other optimism, give
+other results.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import conftest
 import literal_bandit as lb
 from conftest import make_random_game
 from markovgames.dynamics import run_vlearning, vlearning_uniforms
@@ -47,7 +50,15 @@ CASES = [
     ("bm-hedge", "smooth-linear", 3, "3p-h2", 60, 0.0, False, None, 0.1),
     ("bm-hedge", "stage", 3, "3p-h3", 90, 0.5, True, None, None),
     ("bm-hedge", "stage", 1, "2p-h2", 60, 0.1, False, None, None),
+    ("hedge", "smooth", 3, "2p-h3", 60, 0.0, True, 0.3, "decaying"),
 ]
+
+
+#: The cases run only in the full mode (CONTRIBUTING.md, "Tests"). The others still cover every
+#: learner with every update, M of 1 and 3, every game, each bonus, both optimism settings, the
+#: default and a given eta, and ix by default, 0 and 0.1; the stage-based update on three players
+#: (M of 1 and 3), on two in the full mode.
+FULL_ONLY = {1, 3, 4, 7, 8, 11}
 
 
 def case_id(case) -> str:
@@ -112,7 +123,7 @@ def test_stationary_distribution():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", [conftest.case(c, default=k not in FULL_ONLY, id=case_id(c)) for k, c in enumerate(CASES)])
 def test_run_equals_literal(case):
     learner, update, M, name, E, bonus, optimistic, eta, ix = case
     game = GAMES[name]
@@ -164,8 +175,10 @@ def test_the_comparison_can_fail():
     with pytest.raises(AssertionError):
         assert_same_run(perturbed, ref, game)
 
-    # The reference with another round length, bonus or optimism is another run.
-    for changes in ({"M": 1}, {"bonus": 0.2}, {"optimistic": False}):
+    # The reference with another round length, bonus, optimism or implicit exploration (the
+    # default decays: a constant at its first value, eta H / 2, is another run) is another run.
+    assert case[8] is None
+    for changes in ({"M": 1}, {"bonus": 0.2}, {"optimistic": False}, {"ix": 0.2 * game.horizon / 2}):
         other = literal(case, (ua, us), **changes)
         assert max_difference(result.played, other.played) > 1e-6, changes
     assert M == 3

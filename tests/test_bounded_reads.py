@@ -1,16 +1,18 @@
 """Every read is bounded before it is paid for; damaged files are refused, never crash.
 
 Bombs (a small file that declares gigabytes) are met by a command run under a memory limit
-(`damaged_files.MEMORY_LIMIT`) and a timeout of a few seconds: a reader that inflated, hashed or
-allocated what the file declares would fail the limit (and report "out of memory", not the
-file), or run out of time. A trajectory truncated while it is read is an error naming it, where
-a memory map would kill the reader with SIGBUS. The property tests feed damaged ``.npz`` and
-Parquet files (truncated, bit-flipped, with forged shapes and dtypes) to the readers under a
-memory limit: each is read correctly or refused with the reader's own error, nothing else.
+(`damaged_files.MEMORY_LIMIT`; the commands one after the other in one child process) and a time
+limit of a few seconds: a reader that inflated, hashed or allocated what the file declares would
+fail the limit (and report "out of memory", not the file), or run out of time. A trajectory
+truncated while it is read is an error naming it, where a memory map would kill the reader with
+SIGBUS. The property tests feed damaged ``.npz`` and Parquet files (truncated, bit-flipped, with
+forged shapes and dtypes) to the readers under a memory limit: each is read correctly or refused
+with the reader's own error, nothing else.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -18,6 +20,7 @@ import sys
 import time
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +28,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from conftest import commands_in_one_child, examples, family_member
 from damaged_files import (
+    MEMORY_LIMIT,
     address_space_limit,
     bomb_member,
     npy_header,
-    run_limited,
     run_python_limited,
     stored_member,
     zip_archive,
@@ -89,22 +92,54 @@ def _refused(proc, *parts: str) -> str:
     return err
 
 
+#: The commands met under the memory limit, by name: each makes its files in a directory of its
+#: own and returns its command (`_limited`).
+LIMITED: dict[str, Callable[[Path], list[str]]] = {}
+
+
+def _limited_command(name: str):
+    def register(prepare: Callable[[Path], list[str]]):
+        LIMITED[name] = prepare
+        return prepare
+
+    return register
+
+
+def _limited(name: str, tmp_path_factory):
+    """The command ``name`` of `LIMITED` (``markovgames ...`` under `MEMORY_LIMIT`, in its
+    directory), run the first time one of them is tested in this process, all of them one after
+    the other in one child process (one interpreter and JAX to start): its directory and its
+    result, with the seconds the command took."""
+
+    def run(commands):
+        return commands_in_one_child(commands, memory=MEMORY_LIMIT)
+
+    where, _, proc = family_member(
+        "limited", list(LIMITED), lambda n, d: LIMITED[n](d), lambda d: None, tmp_path_factory, name, run
+    )
+    return where, proc
+
+
 # ---------------------------------------------------------------------------------------
 # bombs, met under a memory limit
 # ---------------------------------------------------------------------------------------
-def test_a_curve_bomb_is_refused_before_it_is_inflated(tmp_path):
+@_limited_command("curve-bomb")
+def _curve_bomb(where: Path) -> list[str]:
     # T = 2^27: three members that inflate to 2 GiB each from 2 MB (a real deflate bomb).
-    run = _run_directory(tmp_path / "run", trajectory=False)
+    run = _run_directory(where / "run", trajectory=False)
     T = 2**27
     metrics = json.loads((run / "metrics.json").read_text())
     metrics["T"] = T
     (run / "metrics.json").write_text(json.dumps(metrics))
     names = ("value", "certified_ce_bound", "certified_cce_bound")
     (run / "curve.npz").write_bytes(zip_archive([bomb_member(f"{n}.npy", (T, 2)) for n in names]))
-    start = time.perf_counter()
-    proc = run_limited(["evaluate", "run"], tmp_path)
+    return ["evaluate", "run"]
+
+
+def test_a_curve_bomb_is_refused_before_it_is_inflated(tmp_path_factory):
+    _, proc = _limited("curve-bomb", tmp_path_factory)
     _refused(proc, "run/curve.npz")
-    assert time.perf_counter() - start < QUICK_S
+    assert proc.seconds < QUICK_S
 
 
 def test_a_state_bomb_is_refused_before_it_is_inflated(tmp_path):
@@ -148,44 +183,61 @@ def test_a_state_array_is_checked_on_its_header_before_it_is_read(tmp_path):
     assert peak < 8 << 20  # the 64 MiB array was never read
 
 
-def test_a_game_npz_bomb_is_refused_from_its_header(tmp_path):
+@_limited_command("game-npz-bomb")
+def _game_npz_bomb(where: Path) -> list[str]:
     # An .npz game whose rewards inflate to 4 GiB: refused on the header's shape, unread.
     arrays = {k: np.asarray(v) for k, v in _game_arrays().items()}
     members = [stored_member(f"{k}.npy", v) for k, v in arrays.items() if k != "rewards"]
     members.append(bomb_member("rewards.npy", (2**29 - 2**17,)))
-    (tmp_path / "game.npz").write_bytes(zip_archive(members))
-    start = time.perf_counter()
-    proc = run_limited(["games", "validate", "game.npz"], tmp_path)
+    (where / "game.npz").write_bytes(zip_archive(members))
+    return ["games", "validate", "game.npz"]
+
+
+def test_a_game_npz_bomb_is_refused_from_its_header(tmp_path_factory):
+    _, proc = _limited("game-npz-bomb", tmp_path_factory)
     _refused(proc, "game.npz", "rewards: array shape (536739840,) does not match the declared sizes")
-    assert time.perf_counter() - start < QUICK_S
+    assert proc.seconds < QUICK_S
 
 
-def test_results_of_many_rows_are_refused_from_the_footer(tmp_path):
+def _results_of_many_rows(command: str, where: Path) -> list[str]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     row = {"run_id": "r", "game": "g", "algorithm": "smooth_cce", "concept": "cce", "optimistic": True, "eta": "0.2"}
     row |= {"T": 100, "checkpoint": 1, "certified_ce_gap": 0.5, "certified_cce_gap": 0.5}
     table = pa.Table.from_pylist([row])
-    (tmp_path / "sw").mkdir()
+    (where / "sw").mkdir()
     # 5,000,000 copies of one row: a file of a few hundred kB (run-length encoded).
-    pq.write_table(table.take(np.zeros(5_000_000, dtype=np.int64)), tmp_path / "sw" / "results.parquet")
-    start = time.perf_counter()
-    for command in ("summarize", "plot"):
-        _refused(run_limited([command, "sw"], tmp_path), "sw/results.parquet", "5000000 rows, more than the 1000000")
-    assert time.perf_counter() - start < 2 * QUICK_S
+    pq.write_table(table.take(np.zeros(5_000_000, dtype=np.int64)), where / "sw" / "results.parquet")
+    return [command, "sw"]
 
 
-def test_a_huge_game_file_is_not_hashed_before_its_size_is_checked(tmp_path):
-    run = _run_directory(tmp_path / "run", trajectory=False)
+for _command in ("summarize", "plot"):
+    _limited_command(f"results-{_command}")(functools.partial(_results_of_many_rows, _command))
+
+
+@pytest.mark.parametrize("command", ["summarize", "plot"])
+def test_results_of_many_rows_are_refused_from_the_footer(tmp_path_factory, command):
+    _, proc = _limited(f"results-{command}", tmp_path_factory)
+    _refused(proc, "sw/results.parquet", "5000000 rows, more than the 1000000")
+    assert proc.seconds < QUICK_S
+
+
+@_limited_command("huge-game-file")
+def _huge_game_file(where: Path) -> list[str]:
+    run = _run_directory(where / "run", trajectory=False)
     metrics = json.loads((run / "metrics.json").read_text())
     metrics["sha256"] = {"game.json": "0" * 64}
     (run / "metrics.json").write_text(json.dumps(metrics))
     with open(run / "game.json", "wb") as fh:
         fh.truncate(20 * 2**30)  # 20 GB that take no room: hashing them took 45 s
-    start = time.perf_counter()
-    _refused(run_limited(["evaluate", "run"], tmp_path), "run/game.json: file is 21474836480 bytes")
-    assert time.perf_counter() - start < QUICK_S
+    return ["evaluate", "run"]
+
+
+def test_a_huge_game_file_is_not_hashed_before_its_size_is_checked(tmp_path_factory):
+    _, proc = _limited("huge-game-file", tmp_path_factory)
+    _refused(proc, "run/game.json: file is 21474836480 bytes")
+    assert proc.seconds < QUICK_S
 
 
 def test_a_huge_npz_game_is_refused_by_its_size_alone(tmp_path):
@@ -199,14 +251,18 @@ def test_a_huge_npz_game_is_refused_by_its_size_alone(tmp_path):
     )
 
 
-def test_a_huge_learner_file_is_refused_unread(tmp_path):
-    with open(tmp_path / "mine.py", "wb") as fh:
+@_limited_command("huge-learner-file")
+def _huge_learner_file(where: Path) -> list[str]:
+    with open(where / "mine.py", "wb") as fh:
         fh.truncate(3 * 2**30)  # read whole (6.4 GB), twice, before the bound
-    start = time.perf_counter()
-    proc = run_limited(["run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"], tmp_path)
+    return ["run", "--game", "paper", "--algorithm", "mine.py:ALGORITHM", "-T", "10", "--out", "out"]
+
+
+def test_a_huge_learner_file_is_refused_unread(tmp_path_factory):
+    where, proc = _limited("huge-learner-file", tmp_path_factory)
     _refused(proc, "--algorithm", "the limit of a learner's source file")
-    assert time.perf_counter() - start < QUICK_S
-    assert not (tmp_path / "out").exists()
+    assert proc.seconds < QUICK_S
+    assert not (where / "out").exists()
 
 
 def test_a_learner_file_runs_the_bytes_that_were_hashed(tmp_path):
@@ -218,12 +274,20 @@ def test_a_learner_file_runs_the_bytes_that_were_hashed(tmp_path):
     assert module.VALUE == 1 and digest == __import__("hashlib").sha256(b"VALUE = 1\n").hexdigest()
 
 
+def _dotted_key(parts: int, where: Path) -> list[str]:
+    (where / "sweep.toml").write_text('T = 50\ngames = ["paper"]\n' + ".".join(["a"] * parts) + " = 1\n")
+    return ["sweep", "sweep.toml", "--out", "sw"]
+
+
+for _parts in (33, 100_000):
+    _limited_command(f"dotted-key-{_parts}")(functools.partial(_dotted_key, _parts))
+
+
 @pytest.mark.parametrize("parts", [33, 100_000])
-def test_a_dotted_key_of_many_parts_is_refused_before_it_is_parsed(tmp_path, parts):
-    (tmp_path / "sweep.toml").write_text('T = 50\ngames = ["paper"]\n' + ".".join(["a"] * parts) + " = 1\n")
-    start = time.perf_counter()
-    _refused(run_limited(["sweep", "sweep.toml", "--out", "sw"], tmp_path), "sweep.toml: line 3: a dotted key of more than 32")
-    assert time.perf_counter() - start < QUICK_S
+def test_a_dotted_key_of_many_parts_is_refused_before_it_is_parsed(tmp_path_factory, parts):
+    _, proc = _limited(f"dotted-key-{parts}", tmp_path_factory)
+    _refused(proc, "sweep.toml: line 3: a dotted key of more than 32")
+    assert proc.seconds < QUICK_S
 
 
 def test_an_override_with_a_dotted_key_of_many_parts_is_refused():
@@ -251,10 +315,15 @@ def test_keys_within_the_limits_and_dots_in_strings_are_accepted():
     assert tomllib.loads(text)["text"] == dotted
 
 
-def test_reproduce_says_which_limit_a_T_exceeds(tmp_path):
-    proc = run_limited(["reproduce", "-T", "2147483647", "--out", "out"], tmp_path)
+@_limited_command("reproduce-T")
+def _reproduce_T(where: Path) -> list[str]:
+    return ["reproduce", "-T", "2147483647", "--out", "out"]
+
+
+def test_reproduce_says_which_limit_a_T_exceeds(tmp_path_factory):
+    where, proc = _limited("reproduce-T", tmp_path_factory)
     _refused(proc, "-T:", "for T = 2147483647", "times this machine's", "choose -T at most")
-    assert not (tmp_path / "out").exists()
+    assert not (where / "out").exists()
 
 
 # ---------------------------------------------------------------------------------------

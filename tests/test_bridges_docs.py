@@ -7,18 +7,21 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_extra
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+#: Each page, the extra it needs and the modules that extra installs.
 PAGES = {
-    "howto-normal-form.md": ["nashpy"],
-    "howto-openspiel.md": ["pyspiel"],
-    "howto-pettingzoo.md": ["pettingzoo", "gymnasium"],
+    "howto-normal-form.md": ("normalform", ["nashpy"]),
+    "howto-openspiel.md": ("openspiel", ["pyspiel"]),
+    "howto-pettingzoo.md": ("pettingzoo", ["pettingzoo", "gymnasium"]),
 }
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_howto_examples_run(page, tmp_path, monkeypatch, capsys):
-    for module in PAGES[page]:
-        pytest.importorskip(module)
+    extra, modules = PAGES[page]
+    needs_extra(extra, *modules)
     text = (DOCS / page).read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert blocks, f"{page} has no runnable example"

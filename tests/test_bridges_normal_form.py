@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from conftest import needs_extra
 from markovgames.bridges.normal_form import (
     LiftedGame,
     NFGFormatError,
@@ -204,7 +205,7 @@ def _openspiel_payoffs(game) -> np.ndarray:
 
 @pytest.mark.parametrize("num_actions", [(3, 2), (2, 3, 2)])
 def test_nfg_files_agree_with_openspiel(num_actions):
-    pyspiel = pytest.importorskip("pyspiel")
+    pyspiel = needs_extra("openspiel", "pyspiel")
     payoffs = random_payoffs(11, num_actions) + 0.25
     # Ours -> OpenSpiel's reader.
     text = format_nfg(NormalFormGame(payoffs, title="ours"))
@@ -231,7 +232,7 @@ NASH_GAMES = {
 
 @pytest.mark.parametrize("name", sorted(NASH_GAMES))
 def test_nashpy_equilibria_have_zero_exact_ce_gap(name):
-    pytest.importorskip("nashpy")
+    needs_extra("normalform", "nashpy")
     payoffs = NASH_GAMES[name]
     lifted = lift(payoffs)
     equilibria = nash_equilibria(lifted, "support_enumeration") + nash_equilibria(payoffs, "lemke_howson")
@@ -248,7 +249,7 @@ def test_nashpy_equilibria_have_zero_exact_ce_gap(name):
 
 
 def test_nashpy_in_original_or_lifted_units_gives_the_same_equilibria():
-    pytest.importorskip("nashpy")
+    needs_extra("normalform", "nashpy")
     lifted = lift(CHICKEN)
     a = nash_equilibria(CHICKEN)
     b = nash_equilibria(lifted.game)
@@ -259,7 +260,7 @@ def test_nashpy_in_original_or_lifted_units_gives_the_same_equilibria():
 
 
 def test_nash_equilibria_refuses_more_than_two_players():
-    pytest.importorskip("nashpy")
+    needs_extra("normalform", "nashpy")
     with pytest.raises(ValueError, match="two-player"):
         nash_equilibria(random_payoffs(1, (2, 2, 2)))
 

@@ -7,10 +7,11 @@ import functools
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel")
+from conftest import make_paper_game, make_random_game, needs_extra
+
+pyspiel = needs_extra("openspiel", "pyspiel")
 
 import markovgames as mg  # noqa: E402
-from conftest import make_paper_game, make_random_game  # noqa: E402
 from markovgames.bridges import openspiel as osb  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value  # noqa: E402

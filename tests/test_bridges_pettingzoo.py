@@ -8,8 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")
-pytest.importorskip("gymnasium")
+from conftest import needs_extra
+
+needs_extra("pettingzoo", "pettingzoo", "gymnasium")
 
 from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 
@@ -101,6 +102,11 @@ def test_same_seed_same_episodes():
     assert not np.array_equal(a, c)
 
 
+#: The length of the short runs below: tests/test_bridges_openspiel.py's (its RUN_T), whose runs
+#: of chicken and the paper's game are the same compiled programs.
+SHARED_T = 8
+
+
 @pytest.fixture(scope="module")
 def paper_output_policies():
     game = make_paper_game()
@@ -141,12 +147,12 @@ def test_mediator_hides_the_index_and_deviations_are_applied():
     with pytest.raises(ValueError, match="unknown agents"):
         play_episodes(env, Mediator(policy), 1, deviations={"player_9": lambda o, r: 0})
     # The index of an output policy is drawn by the mediator and not in any observation.
-    out = IndexChainPolicy.from_run(run(game, "smooth_ce", T=5, eta=0.2))
+    out = IndexChainPolicy.from_run(run(game, "smooth_ce", T=SHARED_T, eta=0.2))
     med = Mediator(out, seed=0)
     obs, _ = env.reset(seed=0)
     med.reset()
     rec = med.recommend(obs)
-    assert set(rec) == {"player_0", "player_1"} and 1 <= med.index <= 5
+    assert set(rec) == {"player_0", "player_1"} and 1 <= med.index <= SHARED_T
     assert decode_observation(obs["player_0"]) == (0, 0)
     assert all(np.shape(o) == (2,) for o in obs.values())  # observations are (h, s) only
 
@@ -156,13 +162,13 @@ def test_play_episodes_refuses_a_policy_of_another_game_and_bad_arguments():
     once ran silently and returned meaningless means. Bad counts and unknown agents are named."""
     game = make_paper_game()
     env = MarkovGameParallelEnv(game)
-    longer = make_random_game(5, 2, 3, 4, (2, 2))
-    policy = IndexChainPolicy.from_run(run(longer, "smooth_cce", T=5, eta=0.2))
+    # An output policy of a game with H = 3, S = 4 (uniform rows: what it plays does not matter).
+    policy = IndexChainPolicy("smooth", tuple(np.full((5, 3, 4, 2), 0.5) for _ in range(2)))
     with pytest.raises(
         ValueError, match=r"policy has \(N, H, S, A\) = \(2, 3, 4, \(2, 2\)\) but the game has \(2, 2, 2, \(2, 2\)\)"
     ):
         play_episodes(env, Mediator(policy), 10, seed=0)
-    own = Mediator(IndexChainPolicy.from_run(run(game, "smooth_cce", T=5, eta=0.2)))
+    own = Mediator(IndexChainPolicy.from_run(run(game, "smooth_cce", T=SHARED_T, eta=0.2)))
     for count in (0, 2.5, "3"):
         with pytest.raises(ValueError, match="num_episodes must be a positive integer"):
             play_episodes(env, own, count, seed=0)

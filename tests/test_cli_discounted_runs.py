@@ -20,11 +20,13 @@ def test_run_directory_and_evaluate_agree_with_the_library(tmp_path):
     path = save_game(game, tmp_path / "g.json")
     out = tmp_path / "run"
     args = ["run", "--game", str(path), "--algorithm", "hedge+discounted-smooth", "-T", "40", "--eta", "0.3"]
-    assert main([*args, "--checkpoints", "5,40", "--last-iterate", "--regret", "--out", str(out), "--quiet"]) == 0
-    want = run(game, "hedge+discounted-smooth", T=40, eta=0.3, last_iterate=[5, 40], regret=True)
+    options = ["--last-iterate", "--weighted-average", "--regret", "--quiet"]
+    assert main([*args, "--checkpoints", "5,40", *options, "--out", str(out)]) == 0
+    want = run(game, "hedge+discounted-smooth", T=40, eta=0.3, last_iterate=[5, 40], weighted_average=[5, 40], regret=True)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["kind"] == "discounted-run" and metrics["discount"] == 0.8
     assert metrics["step_order"] == pytest.approx(5.0)
+    assert metrics["weighted_average"] == {"weights": "discounted-smooth", "every_prefix": False}
     for row, record in enumerate(metrics["checkpoints"]):
         t = record["T"]
         assert record["value_estimate"] == pytest.approx(want.value_estimate[t - 1].tolist(), abs=1e-12)
@@ -39,7 +41,7 @@ def test_run_directory_and_evaluate_agree_with_the_library(tmp_path):
     report = json.loads((out / "evaluation.json").read_text())
     for key in ("last_iterate_value", "weighted_average_best_response_value", "weighted_average_nash_gap"):
         assert report[key] == pytest.approx(metrics["checkpoints"][-1][key], abs=1e-10)
-    between = run(game, "hedge+discounted-smooth", T=40, eta=0.3, last_iterate=[17])
+    between = run(game, "hedge+discounted-smooth", T=40, eta=0.3, last_iterate=[17], weighted_average=[17])
     assert main(["evaluate", str(out), "-T", "17", "--quiet", "--overwrite"]) == 0
     report = json.loads((out / "evaluation.json").read_text())
     assert report["T"] == 17 and report["kind"] == "discounted-run"
@@ -48,15 +50,27 @@ def test_run_directory_and_evaluate_agree_with_the_library(tmp_path):
     # A reader of finite-horizon runs refuses it by what it is.
     with pytest.raises(ValueError, match="holds the run of a discounted game"):
         load_run_directory(out)
+    # --weighted-average all: the weighted average iterate at every prefix, in curve.npz, read back checked.
+    every = tmp_path / "every"
+    assert main([*args, "--checkpoints", "5,40", "--weighted-average", "all", "--quiet", "--out", str(every)]) == 0
+    assert json.loads((every / "metrics.json").read_text())["weighted_average"]["every_prefix"] is True
+    stored = load_discounted_run_directory(every)
+    all_prefixes = run(game, "hedge+discounted-smooth", T=40, eta=0.3, weighted_average=True)
+    np.testing.assert_allclose(stored.weighted_average_value, all_prefixes.weighted_average_value, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(stored.weighted_average_best_response[[4, 39]], want.weighted_average_best_response, atol=1e-12)
 
 
 def test_a_built_in_discounted_game_reports_its_own_units_too(tmp_path, capsys):
     out = tmp_path / "run"
     args = ["run", "--game", "matching_pennies_discounted", "--algorithm", "ogda+discounted-smooth-uniform", "-T", "12"]
-    assert main([*args, "--last-iterate", "--no-trajectory", "--out", str(out)]) == 0
+    options = ["--last-iterate", "--weighted-average", "--eta-schedule", "sqrt", "--no-trajectory"]
+    assert main([*args, *options, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "duality" in printed and "gamma=0.9" in printed
-    record = json.loads((out / "metrics.json").read_text())["checkpoints"][-1]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["eta_schedule"] == "sqrt" and metrics["weighted_average"]["weights"] == "discounted-smooth-uniform"
+    record = metrics["checkpoints"][-1]
+    assert record["weighted_average_duality_gap_original"] == pytest.approx(record["weighted_average_duality_gap"] * 2)
     game = get_discounted_builtin("matching_pennies_discounted")
     assert record["value_estimate_original"] == pytest.approx(game.original_value(record["value_estimate"]).tolist())
     # Without the trajectory evaluate reports the value estimate alone.

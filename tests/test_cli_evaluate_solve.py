@@ -100,8 +100,13 @@ def test_evaluate_errors(run_dir, tmp_path, capsys):
     assert "T' in 1..300" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
-    assert main(["evaluate", str(run_dir), "--exact", "--max-work", "10", "--overwrite"]) == 2
-    assert "max_work" in capsys.readouterr().err
+    # Over --max-work: each exact gap is noted as not computed (the certified ones are reported).
+    assert main(["evaluate", str(run_dir), "--exact", "--max-work", "10", "--overwrite"]) == 0
+    printed = capsys.readouterr().out
+    assert "exact CE gap not computed: exact CE gap refused: estimated work" in printed and "max_work=10" in printed
+    report = json.loads((run_dir / "evaluation.json").read_text())
+    assert report["exact_ce_gap"] is None and report["exact_cce_gap"] is None
+    assert "(--max-work)" in report["exact_cce_gap_skipped"] and report["certified_cce_gap"] >= 0
 
 
 @pytest.mark.parametrize("concept", ["ce", "cce"])

@@ -138,7 +138,7 @@ def test_plot_a_run_against_the_samples(runs, tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra,needle",
     [
-        (["--feedback", "bandit"], "--feedback: feedback model 'bandit' is online play"),
+        (["--feedback", "bandit"], "--feedback: feedback must be 'bandit:M' with M (episodes per round) an integer"),
         (["--feedback", "sampled:0"], "--feedback: feedback model 'sampled:0': the number of samples must be an integer"),
         (["--feedback", "sampled:"], "--feedback: feedback model 'sampled:': give the number of samples"),
         (["--feedback", "sampled:2.5"], "--feedback: feedback model 'sampled:2.5'"),

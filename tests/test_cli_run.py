@@ -41,6 +41,21 @@ def test_run_writes_metrics_curve_game_and_trajectory(tmp_path, capsys):
     assert "cert. CE gap" in capsys.readouterr().out
 
 
+def test_only_what_needs_the_trajectory_reads_it_back(tmp_path, monkeypatch):
+    # The default run writes its trajectory and reads none of it back (at T = 2e6 on the paper
+    # game, reading it back was half the command's time); --exact reads it, checked.
+    from markovgames.experiments.rundirs import _directory
+
+    reads = []
+    real = _directory.read_mapped_trajectory
+    monkeypatch.setattr(_directory, "read_mapped_trajectory", lambda result: reads.append(result.T) or real(result))
+    base = ["run", "--game", "paper", "--algorithm", "stage_cce", "-T", "120", "--checkpoints", "1,10,100,120", "--quiet"]
+    assert main([*base, "--out", str(tmp_path / "plain")]) == 0
+    assert reads == [] and (tmp_path / "plain" / "trajectory" / "policy_0.npy").is_file()
+    assert main([*base, "--exact", "--out", str(tmp_path / "exact")]) == 0
+    assert reads == [120]
+
+
 def test_run_from_game_file_and_theory_rate(tmp_path):
     game_file = tmp_path / "g.json"
     save_game(make_paper_game(), game_file)

@@ -101,6 +101,7 @@ def test_the_parsers_constants_are_the_librarys():
     from markovgames.dynamics import VLEARNING_ALGORITHMS
     from markovgames.evaluation import DEFAULT_MAX_WORK
     from markovgames.experiments.sweeps._config import SweepConfig
+    from markovgames.experiments.sweeps._summary import METRICS
     from markovgames.games import DEFAULT_MAX_FILE_BYTES, GAME_FILE_SUFFIXES, MAX_GAME_ENTRIES, REWARD_DISTRIBUTIONS
 
     assert _defaults.DTYPE_NAMES == tuple(sorted(DTYPES))
@@ -111,6 +112,7 @@ def test_the_parsers_constants_are_the_librarys():
     assert _defaults.DEFAULT_MAX_WORK == DEFAULT_MAX_WORK
     assert _defaults.SWEEP_CONFIG_KEYS == tuple(SweepConfig.model_fields)
     assert _defaults.VLEARNING_ALGORITHMS == VLEARNING_ALGORITHMS
+    assert _defaults.METRICS == METRICS
 
 
 def _help(parser: argparse.ArgumentParser, path: list[str]) -> str:

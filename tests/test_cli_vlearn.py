@@ -15,16 +15,18 @@ import pytest
 
 from markovgames.cli import main
 from markovgames.dynamics import run_vlearning
-from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value, prefix_curves
+from markovgames.evaluation import estimate_work, exact_cce_gap, exact_ce_gap, policy_value, prefix_curves
 from markovgames.games import paper_game, save_game
 from markovgames.policies import VisitChainPolicy
 
-EPISODES = 200
+#: cce-v on the paper's game for 120 episodes: the compiled round of test_vlearning.py and
+#: test_vlearning_reference.py.
+EPISODES = 120
 
 
 @pytest.fixture(scope="module")
 def vlearn_dir(tmp_path_factory) -> Path:
-    """``markovgames vlearn paper --algorithm cce-v --episodes 200 --seed 3`` (default checkpoints)."""
+    """``markovgames vlearn paper --algorithm cce-v --episodes 120 --seed 3`` (default checkpoints)."""
     out = tmp_path_factory.mktemp("vlearn") / "vl"
     argv = ["vlearn", "paper", "--algorithm", "cce-v", "--episodes", str(EPISODES), "--seed", "3", "--out", str(out)]
     assert main(argv) == 0
@@ -109,24 +111,57 @@ def test_evaluate_agrees_with_the_librarys_exact_gaps(vlearn_dir, library_run, t
     shutil.copytree(vlearn_dir, work)
     assert main(["evaluate", str(work), "--monte-carlo", "400", "--seed", "1"]) == 0
     printed = capsys.readouterr().out
-    assert "output policy after K' = 200 episodes (400 samples)" in printed and "Monte Carlo value" in printed
+    assert f"output policy after K' = {EPISODES} episodes ({2 * EPISODES} samples)" in printed and "Monte Carlo value" in printed
     report = json.loads((work / "evaluation.json").read_text())
     assert report["monte_carlo"]["episodes"] == 400 and "exact_ce_gap" not in report
+
+
+def test_evaluate_reports_the_exact_gaps_that_fit_and_the_concept_chosen(vlearn_dir, library_run, tmp_path, capsys):
+    """--max-work between the two estimates: the larger one's gap is refused with its reason, the
+    other is still computed (as `run --exact` does); --concept computes one of them; --concept needs --exact."""
+    game, policy = paper_game(), library_run.policy
+    est = estimate_work(game, policy)
+    works = {"ce": est.ce_work, "cce": est.cce_work}
+    refused = max(works, key=works.__getitem__)
+    kept = "cce" if refused == "ce" else "ce"
+    assert works[kept] < works[refused]
+    out = tmp_path / "partial.json"
+    limit = (works["ce"] + works["cce"]) / 2
+    assert main(["evaluate", str(vlearn_dir), "--exact", "--max-work", repr(limit), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    name, other = f"exact_{refused}_gap", f"exact_{kept}_gap"
+    assert report[name] is None and report[name + "_per_player"] is None
+    assert report[name + "_skipped"].startswith(f"exact {refused.upper()} gap refused: estimated work")
+    computed = (exact_ce_gap if kept == "ce" else exact_cce_gap)(game, policy)
+    assert report[other] == pytest.approx(computed.gap, abs=1e-12) and other + "_skipped" not in report
+    assert (
+        "not computed" in printed and f"exact {refused.upper()} gap not computed: exact {refused.upper()} gap refused" in printed
+    )
+    # One concept only.
+    for concept, present, absent in (("ce", "exact_ce_gap", "exact_cce_gap"), ("cce", "exact_cce_gap", "exact_ce_gap")):
+        out = tmp_path / f"{concept}.json"
+        assert main(["evaluate", str(vlearn_dir), "--exact", "--concept", concept, "--quiet", "--out", str(out)]) == 0
+        report = json.loads(out.read_text())
+        assert report[present] is not None and absent not in report
+    assert main(["evaluate", str(vlearn_dir), "--concept", "ce", "--out", str(tmp_path / "no.json")]) == 2
+    assert "--concept: chooses the exact gaps that --exact computes" in _one_error_line(capsys)
+    assert not (tmp_path / "no.json").exists()
 
 
 def test_a_game_file_bonus_and_checkpoints(tmp_path, capsys):
     game_file = tmp_path / "g.json"
     save_game(paper_game(), game_file)
     out = tmp_path / "runs" / "stage"
-    argv = ["vlearn", "--game", str(game_file), "--algorithm", "stage-v", "--episodes", "40", "--bonus", "0"]
-    assert main([*argv, "--seed", "5", "--checkpoints", "40,5", "--out", str(out)]) == 0
+    argv = ["vlearn", "--game", str(game_file), "--algorithm", "stage-v", "--episodes", str(EPISODES), "--bonus", "0"]
+    assert main([*argv, "--seed", "5", "--checkpoints", f"{EPISODES},5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "stage-v on paper (seed 5, bonus 0)" in printed and "wrote" in printed
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["config"]["game"] == str(game_file) and metrics["bonus"] == 0.0 and metrics["kernel"] == "stage"
-    direct = run_vlearning(paper_game(), "stage-v", 40, seed=5, bonus=0.0)
-    curves = prefix_curves(paper_game(), direct.policy, [5, 40])
-    assert [c["episodes"] for c in metrics["checkpoints"]] == [5, 40]
+    direct = run_vlearning(paper_game(), "stage-v", EPISODES, seed=5, bonus=0.0)
+    curves = prefix_curves(paper_game(), direct.policy, [5, EPISODES])
+    assert [c["episodes"] for c in metrics["checkpoints"]] == [5, EPISODES]
     for row, c in enumerate(metrics["checkpoints"]):
         np.testing.assert_allclose(c["value"], curves.value[row], rtol=0, atol=1e-12)
         assert c["certified_cce_gap"] == pytest.approx(curves.certified_cce_gap[row], abs=1e-12)
@@ -144,6 +179,7 @@ def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["feedback"], metrics["episodes"], metrics["rounds"], metrics["samples_used"]) == ("bandit:4", 120, 30, 240)
     assert (metrics["eta"], metrics["ix"], metrics["bonus"], metrics["optimistic"]) == (0.3, 0.05, 0.02, False)
+    assert metrics["ix_schedule"] == "constant"  # a number given is a constant
     assert metrics["config"]["feedback"] == "bandit:4" and metrics["config"]["optimistic"] is False
     game = paper_game()
     direct = run_vlearning(game, "hedge+smooth", 120, seed=2, feedback="bandit:4", eta=0.3, ix=0.05, bonus=0.02, optimistic=False)
@@ -186,7 +222,21 @@ def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
     )
     metrics = json.loads((alias / "metrics.json").read_text())
     assert [c["episodes"] for c in metrics["checkpoints"]] == [2, 20, 40]
-    assert metrics["algorithm"] == "smooth_cce" and metrics["eta"] == 0.2 and metrics["ix"] == 0.2 and metrics["optimistic"]
+    assert metrics["algorithm"] == "smooth_cce" and metrics["eta"] == 0.2 and metrics["optimistic"]
+    # The default implicit exploration: decaying from eta H / 2 = 0.2, recorded with its schedule;
+    # --ix decaying says the same, --ix 0.2 is the constant.
+    assert (metrics["ix"], metrics["ix_schedule"]) == (0.2, "decaying")
+    capsys.readouterr()
+    for option, schedule in (("decaying", "decaying"), ("0.2", "constant")):
+        named = tmp_path / f"ix-{option}"
+        argv = ["vlearn", "paper", "--algorithm", "smooth_cce", "--feedback", "bandit:2", "--episodes", "40"]
+        assert main([*argv, "--ix", option, "--out", str(named)]) == 0
+        printed = capsys.readouterr().out
+        again = json.loads((named / "metrics.json").read_text())
+        assert (again["ix"], again["ix_schedule"]) == (0.2, schedule)
+        assert ("ix 0.2/sqrt(c)" in printed) == (schedule == "decaying") and "ix 0.2" in printed
+        same = [c["certified_cce_gap"] for c in again["checkpoints"]] == [c["certified_cce_gap"] for c in metrics["checkpoints"]]
+        assert same == (schedule == "decaying")
 
 
 def test_a_users_learner_file_is_recorded_and_kept_apart(tmp_path, monkeypatch, capsys):
@@ -221,7 +271,8 @@ def test_a_users_learner_file_is_recorded_and_kept_apart(tmp_path, monkeypatch, 
         ({"--eta": "0.1"}, "--eta: cce-v runs with its paper's rates"),
         ({"--ix": "0.1"}, "--ix: cce-v runs with its paper's rates"),
         ({"--algorithm": "hedge+smooth", "--eta": "0"}, "--eta: must be a finite number > 0, got '0'"),
-        ({"--algorithm": "hedge+smooth", "--ix": "-1"}, "--ix: must be a finite number >= 0, got '-1'"),
+        ({"--algorithm": "hedge+smooth", "--ix": "-1"}, "--ix: must be 'decaying' or a finite number >= 0, got '-1'"),
+        ({"--algorithm": "hedge+smooth", "--ix": "decay"}, "--ix: expected 'decaying' or a number >= 0, got 'decay'"),
         ({"--algorithm": "hedge+smooth", "--feedback": "bandit:4", "--checkpoints": "10"}, "--checkpoints: 10 is not a whole"),
         ({"--algorithm": "ce_v"}, "did you mean 'ce-v'?"),
         ({"--episodes": "0"}, "--episodes: must be at least 1, got 0"),
@@ -314,17 +365,17 @@ def test_evaluate_trusts_nothing_in_the_directory(vlearn_dir, tmp_path, capsys):
     edit(d, policy_file="elsewhere.npz")
     cases.append((d, "metrics.json: policy_file: expected 'policy.npz'"))
     d = copy()
-    edit(d, episodes=150, rounds=150)  # a policy of 200 episodes, not of the 150 recorded
-    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (200, 2, 2, 2, (2, 2))"))
+    edit(d, episodes=150, rounds=150)  # a policy of 120 episodes, not of the 150 recorded
+    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (120, 2, 2, 2, (2, 2))"))
     d = copy()
     edit(d, episodes=150)  # the rounds no longer agree
-    cases.append((d, "metrics.json: rounds: expected episodes / M = 150, got 200"))
+    cases.append((d, "metrics.json: rounds: expected episodes / M = 150, got 120"))
     d = copy()
-    edit(d, feedback="bandit:3")  # 200 episodes are no whole number of rounds of 3
-    cases.append((d, "metrics.json: episodes: 200 is not a whole number of rounds of bandit:3"))
+    edit(d, feedback="bandit:7")  # 120 episodes are no whole number of rounds of 7
+    cases.append((d, "metrics.json: episodes: 120 is not a whole number of rounds of bandit:7"))
     d = copy()
-    edit(d, feedback="bandit:2", rounds=100)  # a policy of 200 rounds, not of the 100 that bandit:2 gives
-    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (200, 2, 2, 2, (2, 2)), but"))
+    edit(d, feedback="bandit:2", rounds=60)  # a policy of 120 rounds, not of the 60 that bandit:2 gives
+    cases.append((d, "policy.npz: holds an output policy of (rounds, N, H, S, A) = (120, 2, 2, 2, (2, 2)), but"))
     d = copy()
     edit(d, feedback="sampled:2")
     cases.append((d, "metrics.json: feedback: expected bandit:M"))
@@ -339,11 +390,12 @@ def test_evaluate_trusts_nothing_in_the_directory(vlearn_dir, tmp_path, capsys):
     d = copy()
     np.savez(d / "policy.npz", big=np.zeros(2**18))
     edit(d, sha256={"game.json": _digest(d / "game.json"), "policy.npz": _digest(d / "policy.npz")})
-    cases.append((d, "bytes, more than the 1080576 the output policy of 200 episodes of this game takes"))
+    # 120 episodes x H S (8 + 8 (A_0 + A_1)) = 120 x 160 bytes, and 1 MiB for the archive.
+    cases.append((d, "bytes, more than the 1067776 the output policy of 120 episodes of this game takes"))
     d = copy()
     np.savez_compressed(d / "policy.npz", bomb=np.zeros(5 * 2**20))
     edit(d, sha256={"game.json": _digest(d / "game.json"), "policy.npz": _digest(d / "policy.npz")})
-    cases.append((d, "policy.npz: its arrays declare 41943040 bytes, more than the 1080576"))
+    cases.append((d, "policy.npz: its arrays declare 41943040 bytes, more than the 1067776"))
     d = copy()
     edit(d, bonus=-1)
     cases.append((d, "metrics.json: bonus: expected a finite number >= 0, got -1"))

@@ -64,7 +64,7 @@ def test_engine_equals_the_literal_reference(learner, game, update, optimistic, 
         order=order,
         initial_distribution=game.initial_distribution,
     )
-    got = run(game, f"{learner}+{update}", T=T, eta=eta, optimistic=optimistic, order=order)
+    got = run(game, f"{learner}+{update}", T=T, eta=eta, optimistic=optimistic, order=order, weighted_average=[T])
     assert isinstance(got, DiscountedRunResult)
     for i in range(game.num_players):
         np.testing.assert_allclose(got.policies[i], ref["policies"][i][1:], rtol=0, atol=1e-12)
@@ -81,32 +81,59 @@ def _average_from_trajectory(policies, k: float, t: int):
 
 
 def test_evaluated_iterates_equal_the_discounted_evaluators():
-    """The last and weighted average iterates' values and best-response values at the evaluated
-    prefixes are the discounted evaluators' on the stored iterates (the average rebuilt here)."""
-    prefixes = [1, 7, 20]
-    got = run(ZERO_SUM, "hedge+discounted-smooth", T=20, eta=0.5, last_iterate=prefixes)
-    np.testing.assert_array_equal(got.evaluated_prefixes, prefixes)
-    for row, t in enumerate(prefixes):
+    """The last and weighted average iterates' values and best-response values at the prefixes
+    each was asked at are the discounted evaluators' on the stored iterates (the average rebuilt
+    here with the literal weights alpha_t^j)."""
+    last_at, average_at = [1, 7, 20], [2, 7, 13, 20]
+    got = run(ZERO_SUM, "hedge+discounted-smooth", T=20, eta=0.5, last_iterate=last_at, weighted_average=average_at)
+    np.testing.assert_array_equal(got.last_iterate_prefixes, last_at)
+    np.testing.assert_array_equal(got.weighted_average_prefixes, average_at)
+    for row, t in enumerate(last_at):
         last = discounted_nash_gap(ZERO_SUM, [p[t - 1] for p in got.policies])
-        average = discounted_nash_gap(ZERO_SUM, _average_from_trajectory(got.policies, got.step_order, t))
         np.testing.assert_allclose(got.last_iterate_value[row], last.value, rtol=0, atol=1e-10)
         np.testing.assert_allclose(got.last_iterate_best_response[row], last.best_response_value, rtol=0, atol=1e-10)
+        assert got.last_iterate_nash_gap[row] == pytest.approx(last.gap, abs=1e-10)
+    for row, t in enumerate(average_at):
+        average = discounted_nash_gap(ZERO_SUM, _average_from_trajectory(got.policies, got.step_order, t))
         np.testing.assert_allclose(got.weighted_average_value[row], average.value, rtol=0, atol=1e-10)
         np.testing.assert_allclose(got.weighted_average_best_response[row], average.best_response_value, rtol=0, atol=1e-10)
-        assert got.last_iterate_nash_gap[row] == pytest.approx(last.gap, abs=1e-10)
         assert got.weighted_average_duality_gap[row] == pytest.approx(average.duality_gap, abs=1e-10)
-    # A three-player game has no duality gap; its Nash gaps are there.
-    three = run(THREE, "hedge+discounted-smooth", T=5, eta=0.5, last_iterate=True, checkpoints=[2, 5])
+    # A three-player game has no duality gap; its Nash gaps are there. Neither iterate is
+    # evaluated (nor the average carried) unless asked for.
+    three = run(THREE, "hedge+discounted-smooth", T=5, eta=0.5, last_iterate=True, weighted_average=True, checkpoints=[2, 5])
     assert three.last_iterate_duality_gap is None and three.weighted_average_nash_gap.shape == (2,)
-    np.testing.assert_array_equal(three.evaluated_prefixes, [2, 5])
+    np.testing.assert_array_equal(three.weighted_average_prefixes, [2, 5])
+    plain = run(THREE, "hedge+discounted-smooth", T=5, eta=0.5, checkpoints=[2, 5])
+    assert plain.weighted_average_policies is None and plain.weighted_average_value is None
+    assert plain.last_iterate_value is None and plain.last_iterate_prefixes is None
+
+
+def test_the_average_weights_are_the_step_sizes_alpha_T_t():
+    """`DiscountedSmoothUpdate.average_weights` (main's mechanism, `smooth_average_weights` with the
+    real order k) against the literal product alpha_t prod_{j>t} (1 - alpha_j) of the reference, and
+    the uniform and linear updates' closed forms; the loop's average is these weights on the
+    trajectory, to rounding."""
+    from markovgames.dynamics import VALUE_UPDATES
+    from markovgames.evaluation import average_iterate
+
+    for update, gamma in (("discounted-smooth", 0.8), ("discounted-smooth", 0.37), ("discounted-smooth-uniform", 0.9)):
+        k = order_of(update, gamma)
+        for t in (1, 2, 9, 40):
+            np.testing.assert_allclose(VALUE_UPDATES[update].average_weights(t, k), alpha_weights(k, t), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(VALUE_UPDATES["discounted-smooth-linear"].average_weights(4, 1.0), [0.1, 0.2, 0.3, 0.4])
+    got = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, weighted_average=[T])
+    weights = got.spec.value_update.average_weights(T, got.step_order)
+    for a, b in zip(average_iterate(got.policies, weights), got.weighted_average_policies, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
 
 
 def test_batch_equals_single_runs():
     other = discounted_game(4, 2, 3, (2, 3), 0.8)
-    batch = run_batch([TWO, other], "hedge+discounted-smooth", T=T, etas=[0.3, 0.1], record_trajectory=True, last_iterate=[5, T])
+    kwargs = dict(last_iterate=[5, T], weighted_average=[5, T])
+    batch = run_batch([TWO, other], "hedge+discounted-smooth", T=T, etas=[0.3, 0.1], record_trajectory=True, **kwargs)
     assert isinstance(batch, DiscountedBatchRunResult) and len(batch) == 2
     for index, (game, eta) in enumerate([(TWO, 0.3), (other, 0.1)]):
-        single = run(game, "hedge+discounted-smooth", T=T, eta=eta, last_iterate=[5, T])
+        single = run(game, "hedge+discounted-smooth", T=T, eta=eta, **kwargs)
         one = batch.run(index)
         np.testing.assert_allclose(one.value_estimate, single.value_estimate, rtol=0, atol=1e-13)
         for a, b in zip(one.policies, single.policies, strict=True):
@@ -114,12 +141,14 @@ def test_batch_equals_single_runs():
         for a, b in zip(one.weighted_average_policies, single.weighted_average_policies, strict=True):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
         np.testing.assert_allclose(one.weighted_average_best_response, single.weighted_average_best_response, atol=1e-12)
+        np.testing.assert_allclose(one.last_iterate_value, single.last_iterate_value, atol=1e-12)
 
 
 def test_chunks_and_resumption_are_bit_identical(tmp_path):
-    full = run(TWO, "ogda+discounted-smooth", T=T, eta=0.3, trajectory_dir=tmp_path / "full", last_iterate=[3, 17, T])
-    chunked = run(TWO, "ogda+discounted-smooth", T=T, eta=0.3, chunk_size=7, last_iterate=[3, 17, T])
-    kwargs = dict(trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=10, last_iterate=[3, 17, T])
+    evaluated = dict(last_iterate=[3, 17, T], weighted_average=[3, 11, T])
+    full = run(TWO, "ogda+discounted-smooth", T=T, eta=0.3, trajectory_dir=tmp_path / "full", **evaluated)
+    chunked = run(TWO, "ogda+discounted-smooth", T=T, eta=0.3, chunk_size=7, **evaluated)
+    kwargs = dict(trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=10, **evaluated)
     with pytest.raises(StopRun):
         run(TWO, "ogda+discounted-smooth", T=T, eta=0.3, progress=stop_after(10), **kwargs)
     resumed = run(TWO, "ogda+discounted-smooth", T=T, eta=0.3, **kwargs)
@@ -190,8 +219,10 @@ def test_refusals_name_the_update_and_the_game():
     finite = MarkovGame(TWO.rewards[None], TWO.transitions[None], 0, name="one-step")
     with pytest.raises(ValueError, match=r"defined for discounted games, and game 'one-step' is a finite-horizon game"):
         run(finite, "hedge+discounted-smooth", T=3)
-    with pytest.raises(ValueError, match="no paper's learning rate"):
+    with pytest.raises(ValueError, match=r"'theory:mao2024': Mao et al. 2024's rates are proved for finite-horizon games"):
         run(TWO, "hedge+discounted-smooth", T=3, eta="theory")
+    with pytest.raises(ValueError, match="weighted_average: checkpoints must lie in 1..T = 3"):
+        run(TWO, "hedge+discounted-smooth", T=3, weighted_average=[4])
     with pytest.raises(ValueError, match="trajectory_tolerance"):
         run(TWO, "hedge+discounted-smooth", T=3, trajectory_tolerance=0.1)
     other = DiscountedMarkovGame(TWO.rewards, TWO.transitions, 0.5)
@@ -207,11 +238,11 @@ def test_sparse_kernels_and_float32_runs():
     """A sparse kernel gives the dense kernel's run (to rounding); a float32 run's iterates are
     evaluated too (their rows renormalised in float64), close to float64's."""
     sparse = TWO.to_sparse()
-    a = run(sparse, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T])
-    b = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T])
+    a = run(sparse, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T], weighted_average=[T])
+    b = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T], weighted_average=[T])
     np.testing.assert_allclose(a.value_estimate, b.value_estimate, rtol=0, atol=1e-12)
     np.testing.assert_allclose(a.weighted_average_value, b.weighted_average_value, rtol=0, atol=1e-12)
-    c = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T], dtype="float32")
+    c = run(TWO, "hedge+discounted-smooth", T=T, eta=0.3, last_iterate=[T], weighted_average=[T], dtype="float32")
     np.testing.assert_allclose(c.value_estimate, b.value_estimate, rtol=0, atol=1e-4)
     np.testing.assert_allclose(c.weighted_average_best_response, b.weighted_average_best_response, rtol=0, atol=1e-4)
 

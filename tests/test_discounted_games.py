@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import needs_extra
 from markovgames.games import (
     DISCOUNTED_GAMES,
     DiscountedMarkovGame,
@@ -159,7 +160,7 @@ def test_the_engine_solvers_and_bridges_refuse_a_discounted_game_by_name():
 
 
 def test_normal_form_bridge_reads_a_one_state_discounted_game():
-    pytest.importorskip("nashpy")
+    needs_extra("normalform", "nashpy")
     from markovgames.bridges.normal_form import nash_equilibria
 
     ((x, y),) = nash_equilibria(get_discounted_builtin("prisoners_dilemma_discounted"))

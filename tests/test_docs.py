@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_extra
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_mkdocs_strict_build(tmp_path):
-    pytest.importorskip("mkdocs")  # installed with the `test` extra
-    pytest.importorskip("mkdocstrings")
+    needs_extra("docs", "mkdocs", "mkdocstrings")
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
         cwd=ROOT,

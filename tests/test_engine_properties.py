@@ -267,6 +267,9 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
 
     game = make_paper_game()
     kwargs = dict(T=301, eta=0.3, chunk_size=36, last_iterate=[1, 2, 35, 36, 37, 150, 301])
+    # Bit for bit at the optimisation level of long runs (a short run's level 0 gives the blocked
+    # and the plain loops other machine code, equal to the last bit or two).
+    monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
 
     def both():
         return run(game, algorithm, **kwargs), run(game, algorithm, trajectory_tolerance=0.2, **kwargs)
@@ -329,10 +332,11 @@ def test_the_classic_emitters_compile_tiny_games_and_short_runs():
     """A single run of a tiny game (every array at most 512 bytes) compiles with XLA's classic
     emitters at any T (faster to compile, as fast to run); a batch or a larger game only while
     its run's work (T times its game arrays' entries, every run of a batch) is at most
-    SHORT_RUN_WORK, beyond which the default emitters' faster loops pay off (benchmarks/README.md)."""
+    SHORT_RUN_WORK, beyond which the default emitters' faster loops pay off; the shortest runs
+    (QUICK_RUN_WORK) also at LLVM's optimisation level 0 (benchmarks/README.md)."""
     import jax
 
-    from markovgames.dynamics._engine import SHORT_RUN_WORK, _size_options, run_work
+    from markovgames.dynamics._engine import QUICK_RUN_WORK, SHORT_RUN_WORK, _size_options, run_work
     from markovgames.dynamics._loop import device_game, precision
 
     if jax.default_backend() != "cpu":
@@ -351,6 +355,10 @@ def test_the_classic_emitters_compile_tiny_games_and_short_runs():
             assert _size_options(arrays, batched, run_work(longest + 1, arrays)) is None
             assert _size_options(arrays, batched, SHORT_RUN_WORK) == classic
             assert _size_options(arrays, batched, SHORT_RUN_WORK + 1) is None
+            # ... and at LLVM's level 0 too while the work is at most QUICK_RUN_WORK.
+            assert _size_options(arrays, batched, QUICK_RUN_WORK) == {**classic, "xla_backend_optimization_level": 0}
+            assert _size_options(arrays, batched, QUICK_RUN_WORK + 1) == classic
+        assert _size_options(paper, False, run_work(10, paper)) == {**classic, "xla_backend_optimization_level": 0}
 
 
 def _record_size_options(monkeypatch) -> list:
@@ -382,9 +390,9 @@ def _record_size_options(monkeypatch) -> list:
     ],
 )
 def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
-    """The suite's runs are short, so they compile with the classic emitters; the default ones
-    compile long runs of batches and larger games. Forced on the same short run, they give the
-    same numbers but for rounding in the last bits."""
+    """The suite's runs are short, so they compile with the classic emitters at LLVM's level 0;
+    the default ones at the default level compile long runs of batches and larger games. Forced on
+    the same short run, they give the same numbers but for rounding in the last bits."""
     import jax
 
     from markovgames.dynamics import _engine
@@ -405,7 +413,8 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
     long, long_options = once()
     # The runs did compile with the two emitters (on the CPU, where the classic ones exist).
     if jax.default_backend() == "cpu":
-        assert short_options == [{"xla_cpu_use_fusion_emitters": False}] and long_options == [None]
+        quick = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
+        assert short_options == [quick] and long_options == [None]
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(short, name), getattr(long, name), rtol=0, atol=1e-12)
     for x, y in zip(short.policies, long.policies, strict=True):

@@ -36,7 +36,7 @@ from markovgames.evaluation import (
     exact_ce_gap,
     policy_value,
 )
-from markovgames.policies import IndexChainPolicy, MarkovCorrelatedPolicy
+from markovgames.policies import IndexChainPolicy, MarkovCorrelatedPolicy, VisitChainPolicy
 
 TOL = 1e-10
 #: Every run in this file uses the same T, so each (shape, algorithm) compiles once.
@@ -587,10 +587,16 @@ def test_work_estimate_grows_with_the_game():
     est = estimate_work(big, policy)
     assert est.ce_nodes[0] >= 10**30  # about (4^4)^(1 + 4 * 4): astronomically many (saturated)
     assert ">=1e+30" in est.describe()
-    with pytest.raises(EvaluationTooLarge):
-        exact_ce_gap(big, policy)
-    with pytest.raises(EvaluationTooLarge):
+    assert est.ce_work_worst >= 10**30  # without pruning, as many
+    # The CE search is estimated by its greedy path (98,160 here): it starts, and the counter stops
+    # it once its work passes the limit (stopped). At the default limit that takes about 40 s of
+    # search; a limit of 10^6 is passed within a second, the same code path.
+    with pytest.raises(EvaluationTooLarge) as stopped:
+        exact_ce_gap(big, policy, max_work=10**6)
+    assert stopped.value.stopped and est.ce_work <= 10**6
+    with pytest.raises(EvaluationTooLarge) as refused:
         exact_cce_gap(big, policy)
+    assert not refused.value.stopped
 
 
 @pytest.mark.parametrize("kind", ["smooth", "stage"])
@@ -622,3 +628,56 @@ def test_ce_result_helpers(paper_game):
     assert math.isclose(ce.gap, float(ce.per_player.max()))
     with pytest.raises(dataclasses.FrozenInstanceError):
         ce.gap = 0.0  # frozen
+
+
+def _visit_chain_policy(seed: int, game: MarkovGame, K: int, kind: str) -> VisitChainPolicy:
+    """V-learning's output policy of ``K`` random episodes (random states and strategies)."""
+    rng = np.random.default_rng(seed)
+    states = rng.integers(0, game.num_states, (K, game.horizon))
+    states[:, 0] = game.initial_state
+    played = tuple(rng.dirichlet(np.ones(a), size=(K, game.horizon)) for a in game.num_actions)
+    return VisitChainPolicy.from_episodes(kind, game.num_states, states, played)
+
+
+#: Games for the work counts: the paper's shapes, three steps (a CE search of 261 nodes at worst
+#: per player), three players.
+WORK_GAMES = {
+    "2x2x2": lambda: random_game(41, 2, 2, 2, (2, 2)),
+    "h3-s3": lambda: random_game(42, 2, 3, 3, (2, 2)),
+    "3p": lambda: random_game(43, 3, 2, 2, (2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(WORK_GAMES))
+def test_the_work_estimates_are_the_work_counted(name):
+    """`estimate_work` against the work the evaluators count as they run (`CEGapResult.work`,
+    `CCEGapResult.work`): for V-learning's output policies (both kernels) and the engine's, within
+    a factor 2 (the promise is 10); the CE search's worst case bounds its count."""
+    game = WORK_GAMES[name]()
+    policies = [_visit_chain_policy(1, game, 300, "smooth"), _visit_chain_policy(2, game, 300, "stage")]
+    policies.append(random_index_policy(3, game, 300, "smooth", concentration=1.0))
+    for policy in policies:
+        est = estimate_work(game, policy)
+        ce, cce = exact_ce_gap(game, policy, max_work=None), exact_cce_gap(game, policy, max_work=None)
+        assert est.ce_work / 2 <= ce.work <= 2 * est.ce_work, (type(policy).__name__, est, ce.work, ce.nodes)
+        assert ce.work <= est.ce_work_worst
+        # The history recursion has no pruning: its count is its estimate, up to the joint actions
+        # of probability 0 it skips.
+        assert est.cce_work / 2 <= cce.work <= est.cce_work, (type(policy).__name__, est, cce.work)
+
+
+def test_a_search_that_prunes_less_than_estimated_stops_at_the_limit(monkeypatch):
+    """With its pruning switched off the CE search visits every node: its count is near the worst
+    case, and a limit above the estimate but below that stops it (EvaluationTooLarge, stopped)."""
+    import markovgames.evaluation._ce as ce_module
+
+    game = WORK_GAMES["h3-s3"]()
+    policy = _visit_chain_policy(4, game, 60, "smooth")
+    est = estimate_work(game, policy)
+    assert est.ce_work_worst > 4 * est.ce_work
+    monkeypatch.setattr(ce_module, "_PRUNE_RTOL", -math.inf)
+    full = exact_ce_gap(game, policy, max_work=None)
+    assert full.nodes == est.ce_nodes and est.ce_work_worst / 10 <= full.work <= est.ce_work_worst
+    with pytest.raises(EvaluationTooLarge, match=r"exact CE gap stopped: its work passed the limit") as info:
+        exact_ce_gap(game, policy, max_work=2 * est.ce_work)
+    assert info.value.stopped and info.value.work > 2 * est.ce_work

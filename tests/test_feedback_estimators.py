@@ -25,15 +25,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from markovgames._schedules import smooth_step_size
 from markovgames.dynamics._feedback import (
     Estimator,
     parse_feedback,
     run_key_data,
     sample_index,
     sample_onehot,
+    smoothed_target_variance,
     target_variance,
     utility_variance,
 )
+from markovgames.dynamics._smooth import smooth_q_update
 from markovgames.dynamics._value_update import GameArrays
 
 #: The probability that a test of an unbiased estimator with the stated variance fails.
@@ -147,12 +150,50 @@ def test_the_bellman_target_estimate_is_unbiased_with_the_stated_variance(sample
     _check_mean_and_variance(estimates, mean, var, mu4, "P_h V", _threshold(2 * mean.size))
 
 
+def test_the_smooth_update_averages_the_targets_variance():
+    """The smooth update's ``Q_hat^T`` (its recursion, `smooth_q_update`, fed the loop's own target
+    draws of ``T`` iterations, with values ``V^j`` that change every iteration) has the mean
+    ``sum_j alpha_T^j P V^j`` and the variance ``sum_j (alpha_T^j)^2 sigma_j^2 / K``
+    (`smoothed_target_variance`, docs/feedback.md), far below one draw's ``sigma_T^2 / K``."""
+    rng = np.random.default_rng(29)
+    T, R, samples, H = 30, 4000, 2, 2
+    with jax.enable_x64(True):
+        game = _game(rng, num_players=2, num_actions=2, num_states=3, horizon=H)
+    values = rng.random((T, 3))  # V^j_{h+1}: another one at every iteration
+    feedback = parse_feedback(f"sampled:{samples}")
+    with jax.enable_x64(True):
+        ts = jnp.arange(1, R * T + 1, dtype=jnp.int32)  # replication r: iterations r T + 1 .. r T + T
+        vs = jnp.asarray(np.tile(values, (R, 1)))
+        draw = jax.vmap(lambda t, v: Estimator(feedback, game, t, 0).kernel(game.transitions)[:-1] @ v)
+        targets = np.asarray(jax.jit(draw)(ts, vs))
+    targets = targets.reshape(R, T, *targets.shape[1:])
+    q = np.zeros((R, *targets.shape[2:]))
+    for j in range(T):
+        q = np.asarray(smooth_q_update(q, targets[:, j], smooth_step_size(j + 1.0, H)))
+    p = np.asarray(game.transitions)[:-1]
+    expected_var = smoothed_target_variance(np.stack([target_variance(p, v, samples) for v in values]), H)
+    weights = smoothed_target_variance(np.eye(T), H) ** 0.5  # alpha_T^j (the variance of unit draws j)
+    expected_mean = np.tensordot(weights, np.stack([p @ v for v in values]), axes=(0, 0))
+    stochastic = expected_var > 1e-15  # the deterministic row: exact
+    np.testing.assert_allclose(q.mean(axis=0)[~stochastic], expected_mean[~stochastic], rtol=0, atol=1e-12)
+    z_mean = (q.mean(axis=0) - expected_mean)[stochastic] / np.sqrt(expected_var[stochastic] / R)
+    # Q_hat^T sums T independent bounded terms: nearly normal, Var(s^2) ~ 2 sigma^4 / R.
+    z_var = (q.var(axis=0, ddof=1)[stochastic] / expected_var[stochastic] - 1.0) / np.sqrt(2.0 / R)
+    limit = _threshold(2 * int(stochastic.sum()))
+    assert np.max(np.abs(z_mean)) < limit and np.max(np.abs(z_var)) < limit, (z_mean, z_var)
+    # One draw's variance, the figure docs/feedback.md gave before, is far above it (over all
+    # entries, about 18 times at T = 30: sum_j (alpha_T^j)^2 = 0.055).
+    one_draw = np.mean([target_variance(p, v, samples) for v in values], axis=0)
+    assert q.var(axis=0).sum() < 0.25 * one_draw.sum()
+
+
 def test_the_last_step_is_not_sampled():
     # Nothing follows the last step: its rows stay the game's, and no draw is spent on them.
     rng = np.random.default_rng(3)
     with jax.enable_x64(True):
         game = _game(rng, num_players=2, num_actions=2)
-        kernel = Estimator(parse_feedback("sampled:2"), game, 1, 0).kernel(game.transitions)
+        # One compiled call (as in the loop), not dozens of operations compiled one by one.
+        kernel = jax.jit(lambda g: Estimator(parse_feedback("sampled:2"), g, 1, 0).kernel(g.transitions))(game)
     np.testing.assert_array_equal(np.asarray(kernel[-1]), np.asarray(game.transitions[-1]))
     assert np.all(np.isin(np.asarray(kernel[:-1]) * 2, [0.0, 1.0, 2.0]))  # counts of 2 samples
 
@@ -172,6 +213,12 @@ def test_the_estimates_of_one_iteration_are_independent_across_players():
     assert abs(z) < _threshold(1), z
 
 
+@jax.jit
+def _draw_eight(probs, u):
+    """`sample_onehot` of one distribution for 8 numbers, compiled once per number of items."""
+    return sample_onehot(jnp.broadcast_to(probs, (8, probs.shape[0])), u, -1)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.integers(0, 4), min_size=1, max_size=6).filter(lambda w: sum(w) > 0),
@@ -180,8 +227,12 @@ def test_the_estimates_of_one_iteration_are_independent_across_players():
 def test_the_loop_draw_and_the_literal_draw_pick_the_same_item(weights, us):
     probs = np.asarray(weights, np.float64) / sum(weights)
     u = np.asarray(us)
+    # The draw compiled (as in the loop) for 8 numbers: each row is drawn on its own, so the rows
+    # beyond len(u) (zeros) change nothing, and there is one program per number of items.
+    padded = np.zeros(8)
+    padded[: len(u)] = u
     with jax.enable_x64(True):
-        onehot = np.asarray(sample_onehot(jnp.broadcast_to(jnp.asarray(probs), (len(u), len(probs))), jnp.asarray(u), -1))
+        onehot = np.asarray(_draw_eight(jnp.asarray(probs), jnp.asarray(padded)))[: len(u)]
     index = sample_index(np.broadcast_to(probs, (len(u), len(probs))), u)
     np.testing.assert_array_equal(onehot.argmax(axis=-1), index)
     assert np.all(onehot.sum(axis=-1) == 1)

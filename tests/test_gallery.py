@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,40 @@ def _run(script: str, *args: str, cwd: Path, code: int = 0) -> str:
     )
     assert proc.returncode == code, proc.stdout + proc.stderr
     return proc.stdout if code == 0 else proc.stderr
+
+
+#: The studies that run a sweep: with more than one worker (their default) the sweep starts worker
+#: processes, which import the script again, so the study runs in a process of its own.
+SWEEPS = {"open_question.py", "horizon.py", "last_iterate.py"}
+
+
+def _in_process(script: str, args, cwd: Path, monkeypatch, capsys, code: int = 0) -> str:
+    """Runs ``examples/SCRIPT`` as ``__main__`` in this process, as `_run` does in one of its own
+    (its exit code, its printed lines, its files: no interpreter and JAX to start, and the
+    programs compiled here are the suite's)."""
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", [script, *args])
+    capsys.readouterr()
+    exit_code = 0
+    try:
+        runpy.run_path(str(ROOT / "examples" / script), run_name="__main__")
+    except SystemExit as exc:  # argparse's refusals, the study's own errors
+        exit_code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        if "matplotlib.pyplot" in sys.modules:  # the figures the study left open
+            sys.modules["matplotlib.pyplot"].close("all")
+    captured = capsys.readouterr()
+    assert exit_code == code, captured.out + captured.err
+    return captured.out if code == 0 else captured.err
+
+
+def _run_study(script: str, args, cwd: Path, monkeypatch, capsys, code: int = 0) -> str:
+    """`_run`, or `_in_process` unless the study starts worker processes (a sweep without
+    ``--workers 1``)."""
+    workers = [args[k + 1] for k, word in enumerate(args[:-1]) if word == "--workers"]
+    if script in SWEEPS and workers[-1:] != ["1"]:
+        return _run(script, *args, cwd=cwd, code=code)
+    return _in_process(script, args, cwd, monkeypatch, capsys, code)
 
 
 #: What each study writes besides its printed lines (under its default --out).
@@ -99,23 +134,22 @@ def _shown_output(script: str):
 
 
 @pytest.mark.parametrize("command", _study_invocations())
-def test_study_runs_as_documented(command, tmp_path):
+def test_study_runs_as_documented(command, tmp_path, monkeypatch, capsys):
     """The invocation as written prints the lines the gallery shows (with other numbers at another
     size; with the gallery's numbers, to 1%, at the size it shows) and writes its figures."""
     script = Path(command.argv[1]).name
     assert script in FIGURES, f"{script}: add what it writes to FIGURES"
-    out = _run(script, *command.argv[2:], cwd=tmp_path)
+    out = _run_study(script, command.argv[2:], tmp_path, monkeypatch, capsys)
     shown = _shown_output(script)
     missing = missing_output(out, shown.output, rtol=1e-2 if command.argv == shown.argv else None)
     assert not missing, f"{command.id}: the gallery shows {missing}, which it did not print:\n{out}"
     for pattern in FIGURES[script]:
         figures = list(tmp_path.glob(pattern))
         assert figures and all(f.stat().st_size > 1000 for f in figures), pattern
-
-
-#: The studies whose -T 0 (-K 0) refusal runs by default: the sweeps share their check
-#: (open_question.py's stands for them); the others have their own.
-REFUSED_BY_DEFAULT = ("open_question.py", "last_iterate_rm.py", "optimistic_hedge.py", "feedback_rates.py", "vlearning_rates.py")
+    # The quick looks whose outputs have checks of their own: checked on this run's files (the
+    # study runs once, not once more for its checks).
+    if command.argv[2:] in QUICK_LOOK_CHECKS.get(script, {}):
+        QUICK_LOOK_CHECKS[script][command.argv[2:]](tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -124,14 +158,14 @@ REFUSED_BY_DEFAULT = ("open_question.py", "last_iterate_rm.py", "optimistic_hedg
         case(
             script,
             T,
-            default=T == 0 and script in REFUSED_BY_DEFAULT,
+            default=T == 0,
             id=f"{script}-T{T}",
         )
         for script in sorted(FIGURES)
         for T in (0, 1, 150)
     ],
 )
-def test_study_takes_any_size(script, T, tmp_path):
+def test_study_takes_any_size(script, T, tmp_path, monkeypatch, capsys):
     """Any -T (or -K) works (one checkpoint at T = 1; no 10^k near T/100 at T = 150), and one the
     study refuses is argparse's one line and exit 2, before any work."""
     assert script in SMALLEST, f"{script}: add its smallest size to SMALLEST"
@@ -139,11 +173,11 @@ def test_study_takes_any_size(script, T, tmp_path):
     option = SIZE_OPTION.get(script, "-T")
     args = (*size, option, str(T), "--out", "sw")
     if T == 0:
-        err = _run(script, *args, cwd=tmp_path, code=2)
+        err = _run_study(script, args, tmp_path, monkeypatch, capsys, code=2)
         assert err.splitlines()[-1] == f"{script}: error: {refusal}"
         assert not (tmp_path / "sw").exists()
         return
-    out = _run(script, *args, cwd=tmp_path)
+    out = _run_study(script, args, tmp_path, monkeypatch, capsys)
     assert f"{option[1:]} = {T:,}" in out and "nan" not in out.replace("slope +nan", ""), out
 
 
@@ -165,20 +199,18 @@ def test_gallery_page_shows_every_study_and_its_committed_figures():
         assert path.stat().st_size < 300_000, f"{image} is not small"
 
 
-#: The feedback study's quick look, word for word as documented: the structural test below then
-#: reuses the programs that the documented run compiled (the suite's compilation cache).
+#: The feedback study's quick look, word for word as documented: its documented run (above) is
+#: checked by `_check_feedback_quick_look` too.
 FEEDBACK_QUICK_LOOK = ("-T", "1000", "--seeds", "2", "--games", "1", "--samples", "1,64")
 
 
-def test_feedback_rates_quick_look_structure(tmp_path):
-    """The facts the feedback study's verdicts rest on, at its quick look's size.
+def _check_feedback_quick_look(tmp_path: Path) -> None:
+    """The facts the feedback study's verdicts rest on, at its quick look's size, in the files
+    that its run in ``tmp_path`` wrote.
 
     Every run's draws are fixed by its seed (docs/feedback.md: the same seed gives the same run),
     so the sampled runs are as deterministic as the full-information ones: the comparisons below
     are between fixed numbers, each with a wide margin at this size (quoted beside it)."""
-    documented = {c.argv[2:] for c in documented_commands() if is_study(c) and c.argv[1] == "examples/feedback_rates.py"}
-    assert FEEDBACK_QUICK_LOOK in documented, "keep FEEDBACK_QUICK_LOOK the documented quick look"
-    _run("feedback_rates.py", *FEEDBACK_QUICK_LOOK, cwd=tmp_path)
     out = tmp_path / "sweeps" / "feedback_rates"
     with open(out / "summary.csv", encoding="utf-8") as f:
         rows = {(r["family"], r["algorithm"], r["feedback"]): r for r in csv.DictReader(f)}
@@ -239,8 +271,8 @@ def test_feedback_rates_quick_look_structure(tmp_path):
         assert slopes["full"] < slopes["sampled:1"] - 0.1, slopes
 
 
-#: The V-learning study's quick look, word for word as documented (the structural test below then
-#: reuses the programs that the documented run compiled).
+#: The V-learning study's quick look, word for word as documented (its documented run is checked by
+#: `_check_vlearning_quick_look` too).
 VLEARNING_QUICK_LOOK = ("-K", "2000", "--seeds", "2", "--games", "1", "--game-seeds", "2")
 
 
@@ -249,13 +281,10 @@ def _episodes_per_round(setting: str) -> int:
     return int(setting.split()[0].partition(":")[2])
 
 
-def test_vlearning_rates_quick_look_structure(tmp_path):
-    """The facts the V-learning study's table rests on, at its quick look's size: the samples
-    counted on both sides of the comparison, the budget, and exact gaps below certified ones.
-    (No rates: 2,000 episodes are too few for them.)"""
-    documented = {c.argv[2:] for c in documented_commands() if is_study(c) and c.argv[1] == "examples/vlearning_rates.py"}
-    assert VLEARNING_QUICK_LOOK in documented, "keep VLEARNING_QUICK_LOOK the documented quick look"
-    _run("vlearning_rates.py", *VLEARNING_QUICK_LOOK, cwd=tmp_path)
+def _check_vlearning_quick_look(tmp_path: Path) -> None:
+    """The facts the V-learning study's table rests on, at its quick look's size, in the files that
+    its run in ``tmp_path`` wrote: the samples counted on both sides of the comparison, the budget,
+    and exact gaps below certified ones. (No rates: 2,000 episodes are too few for them.)"""
     out = tmp_path / "sweeps" / "vlearning_rates"
     with open(out / "summary.csv", encoding="utf-8") as f:
         rows = {(r["family"], r["algorithm"], r["feedback"]): r for r in csv.DictReader(f)}
@@ -263,7 +292,7 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
         curves = list(csv.DictReader(f))
     families = ("paper game", "random games")
     settings = [(a, "play") for a in ("cce-v", "ce-v", "stage-v")]
-    bandits = ("bandit:1", "bandit:16", "bandit:16 ix=0")
+    bandits = ("bandit:1", "bandit:16", "bandit:16 ix=0.2", "bandit:16 ix=0")
     settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full", *bandits)]
     assert set(rows) == {(f, a, fb) for f in families for a, fb in settings}
     budget = 2000 * 2  # K H
@@ -292,8 +321,11 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
             # The same episodes as V-learning, in whole rounds of M: 2000 = 125 rounds of 16.
             M = _episodes_per_round(feedback)
             assert (int(r["runs"]), int(r["steps"]), int(r["samples"])) == (2, 2000 // M, budget), r
-            # The implicit exploration used: the default eta H / 2 = 0.2, or the one the label names.
-            assert float(r["ix"]) == (0.0 if feedback.endswith(" ix=0") else 0.2), r
+            # The implicit exploration used: the default, decaying from eta H / 2 = 0.2, or the
+            # constant the label names.
+            constant = feedback.partition(" ix=")[2]
+            expected = (float(constant), "constant") if constant else (0.2, "decaying")
+            assert (float(r["ix"]), r["ix_schedule"]) == expected, r
         else:
             # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
             # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next
@@ -315,26 +347,61 @@ def test_vlearning_rates_quick_look_structure(tmp_path):
             assert r["exact_count"] == "", r
 
 
-def test_vlearning_rates_fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch):
+def _check_vlearning_fails_when_an_exact_gap_exceeds_its_certified_bound(tmp_path: Path) -> None:
     """The study refuses to report an exact gap above its certified bound (impossible unless an
-    evaluator is wrong): the setting names it, and the script exits with an error after the table."""
+    evaluator is wrong): the setting names it, and the script exits with an error after the table.
+    (Run after the quick look, in its process: the runs below are its compiled programs.)"""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch)
+
+
+def _fails_when_an_exact_gap_exceeds_its_certified_bound(monkeypatch) -> None:
     import importlib.util
     from types import SimpleNamespace
 
     spec = importlib.util.spec_from_file_location("vlearning_rates", ROOT / "examples" / "vlearning_rates.py")
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
-    [(family, members, exact), _] = study.families(games=1, seeds=1, game_seeds=1)
-    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20)
+    # The quick look's sizes and settings, so that the runs below are its compiled programs.
+    quick_look = dict(zip(VLEARNING_QUICK_LOOK[::2], map(int, VLEARNING_QUICK_LOOK[1::2]), strict=True))
+    K, seeds = quick_look["-K"], quick_look["--seeds"]
+    [(family, members, exact), _] = study.families(games=1, seeds=seeds, game_seeds=1)
+
+    def named(above, setting):  # one entry per seed and exact point (K/10 and K), naming its setting
+        found = {(a.split(", seed ")[0], int(a.split(", seed ")[1].split(",")[0])) for a in above}
+        return len(above) == 2 * seeds and found == {(f"paper game, {setting}", seed) for seed in range(seeds)}
+
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", K)
     assert above == []
     monkeypatch.setattr(study, "exact_cce_gap", lambda game, policy: SimpleNamespace(gap=10.0))
-    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", 20)
-    assert len(above) == 2 and all(a.startswith("paper game, cce-v play, seed 0, round ") for a in above), above
-    _, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", 20, "bandit:4")
-    assert len(above) == 2 and all(a.startswith("paper game, smooth_cce bandit:4, seed 0, round ") for a in above), above
-    row, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", 20, "bandit:4 ix=0")
-    assert len(above) == 2 and all(a.startswith("paper game, smooth_cce bandit:4 ix=0, seed 0, round ") for a in above)
-    assert (row["steps"], row["ix"]) == (5, 0.0), row
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "cce-v", "cce", K)
+    assert named(above, "cce-v play"), above
+    _, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", K, "bandit:16")
+    assert named(above, "smooth_cce bandit:16"), above
+    row, _, _, above = study.run_vlearning_setting(family, members, exact, "smooth_cce", "cce", K, "bandit:16 ix=0")
+    assert named(above, "smooth_cce bandit:16 ix=0"), above
+    assert (row["steps"], row["ix"]) == (K // 16, 0.0), row
     assert "exact CCE gap 10.0 above the certified" in above[0]
     with pytest.raises(SystemExit, match="exact gaps above their certified bounds"):
         study.fail_if_above(above)
+
+
+def _check_vlearning_quick_look_and_its_refusal(tmp_path: Path) -> None:
+    _check_vlearning_quick_look(tmp_path)
+    _check_vlearning_fails_when_an_exact_gap_exceeds_its_certified_bound(tmp_path)
+
+
+#: The quick looks whose documented run is checked further, by script and invocation.
+QUICK_LOOK_CHECKS = {
+    "feedback_rates.py": {FEEDBACK_QUICK_LOOK: _check_feedback_quick_look},
+    "vlearning_rates.py": {VLEARNING_QUICK_LOOK: _check_vlearning_quick_look_and_its_refusal},
+}
+
+
+def test_the_quick_looks_checked_further_are_the_documented_ones():
+    """`QUICK_LOOK_CHECKS` names documented invocations, word for word: otherwise its checks would
+    run on nothing (`test_study_runs_as_documented` runs them on the documented runs)."""
+    documented = {(Path(c.argv[1]).name, c.argv[2:]) for c in documented_commands() if is_study(c)}
+    for script, checks in QUICK_LOOK_CHECKS.items():
+        for args in checks:
+            assert (script, args) in documented, f"keep the checks of {script} on its documented quick look"

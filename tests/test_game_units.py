@@ -103,6 +103,10 @@ def test_units_survive_files_pickling_and_conversions(tmp_path, suffix):
     [
         ({"scale": 0, "offset": 0}, "units.scale: expected a positive number"),
         ({"scale": -1.0, "offset": 0}, "units.scale: expected a positive number"),
+        ({"scale": 10**400, "offset": 0}, "units.scale: an integer of 401 digits, beyond any float; at most 1e+100"),
+        ({"scale": 1, "offset": -(10**400)}, "units.offset: an integer of 401 digits"),
+        ({"scale": 5e-324, "offset": 0}, "units.scale: 5e-324 is outside [1e-100, 1e+100]"),
+        ({"scale": 1.0, "offset": 1.7e308}, "units.offset: 1.7e+308 is outside [-1e+100, 1e+100]"),
         ({"scale": "1", "offset": 0}, "units.scale: expected a number"),
         ({"scale": 1.0, "offset": True}, "units.offset: expected a number"),
         ({"scale": 1.0}, 'units: expected {"scale": c, "offset": d}'),
@@ -113,8 +117,9 @@ def test_units_survive_files_pickling_and_conversions(tmp_path, suffix):
 def test_bad_units_in_a_game_file_are_refused_naming_the_field(tmp_path, units, message):
     data = json.loads(json.dumps({**_paper_dict(), "units": units}))
     (tmp_path / "g.json").write_text(json.dumps(data))
-    with pytest.raises(GameFileError, match=message.replace("(", r"\(").replace("{", r"\{")):
+    with pytest.raises(GameFileError) as err:
         load_game(tmp_path / "g.json")
+    assert message in str(err.value), str(err.value)
 
 
 def test_bad_units_in_an_npz_file_are_refused(tmp_path):
@@ -149,3 +154,86 @@ def _saved_npz(tmp_path):
     path = tmp_path / "g.npz"
     save_game(paper_game().with_units(AffineRescaling(0.5, 0.0)), path)
     return path
+
+
+# ----------------------------------------------------------------------------- bounded units
+from hypothesis import given, settings  # noqa: E402 - the property tests of the bound, kept together
+from hypothesis import strategies as st  # noqa: E402
+
+from conftest import examples  # noqa: E402
+from markovgames._json import dumps  # noqa: E402
+from markovgames.games import UNITS_BOUND  # noqa: E402
+
+#: Numbers of every magnitude, the float extremes, and integers beyond any float.
+UNIT_NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([5e-324, 1.7e308, -1.7e308, 1e-100, 1e100, -1e100, 1e-101, 1e101, 0.0, -0.0]),
+    st.integers(min_value=-(10**450), max_value=10**450),
+)
+
+
+def _within(scale, offset) -> bool:
+    """The bound, from its definition, in exact arithmetic for integers."""
+    from fractions import Fraction
+
+    def exact(x):
+        return Fraction(x) if isinstance(x, int) or np.isfinite(x) else None
+
+    s, o, b = exact(scale), exact(offset), Fraction(UNITS_BOUND)
+    return s is not None and o is not None and 1 / b <= s <= b and abs(o) <= b
+
+
+@settings(max_examples=examples(300, 3000), deadline=None)
+@given(scale=UNIT_NUMBERS, offset=UNIT_NUMBERS, horizon=st.integers(1, 10**6))
+def test_units_are_accepted_exactly_within_the_bound_and_then_every_derived_number_is_finite(scale, offset, horizon):
+    """Units are refused (a ValueError naming ``scale`` or ``offset``, never an OverflowError)
+    exactly outside ``[1/B, B]`` x ``[-B, B]``; inside, every value and gap in the original units,
+    at the ends of their ranges, is finite and is written as standard JSON."""
+    try:
+        units = AffineRescaling(scale, offset)
+    except ValueError as err:
+        assert not _within(scale, offset), err
+        assert str(err).startswith(("scale: ", "offset: ")), err
+        return
+    assert _within(scale, offset)
+    ends = np.array([0.0, 1.0])
+    derived = [
+        units.invert(ends),  # original payoffs
+        units.original_value(horizon * ends, horizon),  # returns over the horizon
+        units.original_gap(horizon * ends),  # gaps
+        units.value(units.original_value(horizon * ends, horizon), horizon),  # and back
+    ]
+    for array in derived:
+        assert np.all(np.isfinite(array)), (scale, offset, horizon, array)
+    dumps({"units": {"scale": units.scale, "offset": units.offset}, "values": [a.tolist() for a in derived]}, "x.json")
+
+
+@settings(max_examples=examples(40, 400), deadline=None)
+@given(value=st.one_of(st.sampled_from([float("nan"), float("inf"), float("-inf")]), st.just(1.0)), depth=st.integers(0, 3))
+def test_a_non_finite_number_is_never_written_as_json(value, depth):
+    """`dumps` writes standard JSON or refuses (a RuntimeError: a bug), naming the file and the field."""
+    doc: object = value
+    for k in range(depth):
+        doc = {"a": [0.5, doc]} if k % 2 == 0 else [doc]
+    if np.isfinite(value):
+        assert json.loads(dumps(doc, "x.json"), parse_constant=lambda c: pytest.fail(c)) == doc
+        return
+    with pytest.raises(RuntimeError, match=r"^x\.json: .* is (nan|inf|-inf), which standard JSON cannot hold") as err:
+        dumps(doc, "x.json")
+    assert "nothing was written" in str(err.value)
+
+
+def test_the_extreme_units_within_the_bound_make_a_run_markovgames_reads_back(tmp_path, monkeypatch, capsys):
+    """The corner of the bound (scale 1e-100, offset 1e100: original returns near -2e200, gaps near
+    1e99): the run's metrics.json is standard JSON and evaluate reads it back."""
+    from markovgames.games import game_to_dict
+
+    data = game_to_dict(paper_game())
+    data["units"] = {"scale": 1e-100, "offset": 1e100}
+    (tmp_path / "g.json").write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "20", "--out", "r", "--quiet"]) == 0
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert metrics["units"] == {"scale": 1e-100, "offset": 1e100}
+    assert main(["evaluate", "r"]) == 0
+    assert "in the game's own units" in capsys.readouterr().out

@@ -36,7 +36,7 @@ def _independent(game, policies, prefixes):
         {"smooth_ce", "stage_cce", "rm-plus+smooth"},
     ),
 )
-def test_the_loops_last_iterate_equals_an_independent_backward_induction(algorithm):
+def test_the_loops_last_iterate_equals_an_independent_backward_induction(algorithm, level_two):
     game = make_random_game(6, 3, 3, 2, (2, 3, 2))
     prefixes = [1, 2, 3, 7, 40, 41, 200]
     result = run(game, algorithm, T=200, eta=0.4, last_iterate=prefixes)

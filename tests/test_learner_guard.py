@@ -207,3 +207,164 @@ def test_a_file_that_exits_at_import_is_an_error(tmp_path, monkeypatch, capsys):
     )
     assert proc.returncode == 2 and "loading" in proc.stderr and "SystemExit: 3" in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+#: A user's learner file whose FUNCTION raises RAISE (Hedge otherwise; ``propose`` and
+#: ``init_at`` are Hedge's own where they are the ones that raise).
+EXITING_FILE = """
+import sys
+import jax.numpy as jnp
+from markovgames.learners import HEDGE, Learner, LearnerSpec
+
+class Stop(BaseException):
+    pass
+
+def build(axis):
+    if "{function}" == "build":
+        {statement}
+    base = HEDGE.build(axis)
+
+    def init(shape, dtype=jnp.float64):
+        if "{function}" == "init":
+            {statement}
+        return base.init(shape, dtype)
+
+    def play(state, prediction, eta, decay):
+        if "{function}" == "play":
+            {statement}
+        return base.play(state, prediction, eta, decay)
+
+    def observe(state, utility, decay):
+        if "{function}" == "observe":
+            {statement}
+        return base.observe(state, utility, decay)
+
+    def init_at(strategy, dtype):
+        {statement}
+
+    return Learner(init, play, observe, init_at=init_at if "{function}" == "init_at" else None)
+
+LEARNER = LearnerSpec("mine", build)
+"""
+
+EXITS = {
+    "sys.exit(0)": "SystemExit: 0",
+    "sys.exit()": "SystemExit",
+    "sys.exit('bye')": "SystemExit: bye",
+    "raise GeneratorExit": "GeneratorExit",
+    "raise Stop('odd')": "Stop: odd",
+}
+
+
+@pytest.mark.parametrize("statement", list(EXITS), ids=list(EXITS))
+@pytest.mark.parametrize("function", ["build", "init", "play", "observe"])
+def test_an_exit_in_a_users_learner_is_the_users_error(tmp_path, function, statement):
+    """``sys.exit()`` (or any BaseException but an interruption) in a user's learner is a
+    LearnerError naming the learner, the function and the file and line, in the library."""
+    from markovgames.dynamics import get_algorithm
+
+    (tmp_path / "mine.py").write_text(EXITING_FILE.format(function=function, statement=statement))
+    algorithm = get_algorithm(f"{tmp_path / 'mine.py'}:LEARNER+smooth")
+    with pytest.raises(LearnerError) as err:
+        run(make_random_game(7, 2, 2, 2, (2, 2)), algorithm, T=5, eta=0.1)
+    text = str(err.value)
+    assert f"learner 'mine': {function}" in text and f"raised {EXITS[statement]}" in text and "(mine.py, line " in text, text
+
+
+def test_an_exit_in_init_at_is_the_users_error(tmp_path):
+    from markovgames.dynamics import get_algorithm
+
+    (tmp_path / "mine.py").write_text(EXITING_FILE.format(function="init_at", statement="sys.exit(4)"))
+    algorithm = get_algorithm(f"{tmp_path / 'mine.py'}:LEARNER+smooth")
+    start = [np.full((2, 2, 2), 0.5), np.full((2, 2, 2), 0.5)]
+    with pytest.raises(LearnerError, match=r"learner 'mine': init_at raised SystemExit: 4 \(mine.py, line \d+\)"):
+        run(make_random_game(7, 2, 2, 2, (2, 2)), algorithm, T=5, eta=0.1, initial_strategy=start)
+
+
+def test_an_interruption_in_a_users_learner_stays_an_interruption():
+    """Ctrl-C while a user's function runs is an interruption, not the user's error."""
+
+    def play(state, prediction, eta, decay):
+        raise KeyboardInterrupt
+
+    base = HEDGE.build(-1)
+    spec = LearnerSpec("mine", lambda axis: Learner(base.init, play, base.observe))
+    with pytest.raises(KeyboardInterrupt):
+        run(make_random_game(7, 2, 1, 1, (2, 2)), Algorithm(spec, "smooth"), T=5, eta=0.1)
+
+
+@pytest.mark.parametrize("command", ["run", "vlearn"])
+@pytest.mark.parametrize("function", ["play", "observe"])
+def test_the_command_line_answers_an_exit_in_a_learner_with_one_line(tmp_path, monkeypatch, capsys, command, function):
+    """``run`` and ``vlearn``: exit 2 (not the user's exit code), one line naming the learner,
+    function, file and line, nothing written."""
+    (tmp_path / "mine.py").write_text(EXITING_FILE.format(function=function, statement="sys.exit(0)"))
+    if command == "run":
+        args = ["run", "--game", "paper", "--algorithm", "mine.py:LEARNER+smooth", "-T", "10", "--out", "out", "--quiet"]
+    else:
+        args = ["vlearn", "paper", "--algorithm", "mine.py:LEARNER+smooth", "--episodes", "10", "--out", "out", "--quiet"]
+    proc = cli_in_process(args, tmp_path, monkeypatch, capsys)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"learner 'mine': {function} raised SystemExit: 0 (mine.py, line " in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.py"]
+
+
+def test_every_built_in_learner_is_trusted_and_none_is_wrapped():
+    """The built-in learners' functions are not wrapped by the guard (their compiled loops are
+    those of unguarded code); a user's are."""
+    from markovgames.learners._learner import runs_user_code
+
+    for spec in BUILTIN_LEARNERS.values():
+        assert not runs_user_code(spec), spec.name
+        built = spec.learner()
+        assert built.play is spec.build(-1).play or built.play.__qualname__ == spec.build(-1).play.__qualname__
+    mine = _hedge_with()
+    assert runs_user_code(mine) and runs_user_code(swap_regret(mine))
+    assert mine.learner().play.__wrapped__ is not None
+
+
+@pytest.mark.parametrize("update", ["smooth", "stage"])
+@pytest.mark.parametrize(("scale", "reason"), [(0.7, "does not sum to 1"), (np.nan, "is not finite")])
+def test_a_proposal_off_the_simplex_stops_the_run_naming_propose(update, scale, reason):
+    """A two-query learner's ``propose`` must return probability vectors too: the first proposal
+    off the simplex stops the run naming the function, iteration, player, step and state."""
+    from markovgames.learners import EXTRAGRADIENT
+
+    def build(axis):
+        base = EXTRAGRADIENT.build(axis)
+
+        def propose(state, eta, decay):
+            x = base.propose(state, eta, decay)
+            return x * jnp.where(x.size > 0, scale, 1.0)
+
+        return base._replace(propose=propose)
+
+    spec = LearnerSpec("mine", build)
+    with pytest.raises(LearnerOutputError) as err:
+        run(make_random_game(7, 2, 2, 2, (2, 2)), Algorithm(spec, update), T=5, eta=0.1)
+    assert str(err.value).startswith(
+        f"learner 'mine': propose returned a strategy that {reason} at iteration 1, player 0, step 0, state 0"
+    )
+
+
+def test_an_entry_point_that_exits_while_it_loads_is_listed_not_obeyed(monkeypatch):
+    """An installed package whose entry point calls ``sys.exit()`` when it is loaded breaks only
+    itself: it is listed among the registry's errors, and the process goes on."""
+    import importlib.metadata
+    import types
+
+    from markovgames.dynamics import _algorithms
+
+    class Exiting:
+        name, value, dist = "quitter", "quitter.plugin:ALGORITHM", types.SimpleNamespace(name="quitter")
+
+        def load(self):
+            raise SystemExit(4)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [Exiting()])
+    try:
+        registry = _algorithms.registered(refresh=True)
+        assert registry.errors == (("quitter", "quitter", "failed to load quitter.plugin:ALGORITHM: SystemExit: 4"),)
+    finally:
+        monkeypatch.undo()
+        _algorithms.registered(refresh=True)

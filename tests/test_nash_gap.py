@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_random_game
+from conftest import make_random_game, needs_extra
 from markovgames.evaluation import NashGapResult, exact_cce_gap, nash_gap, policy_value
 from markovgames.games import GameValidationError, random_game
 from markovgames.policies import DISTRIBUTION_TOLERANCE, MarkovCorrelatedPolicy
@@ -130,7 +130,7 @@ def test_pure_equilibrium_of_a_known_game_has_gap_zero_and_a_deviation_has_the_h
 # Nashpy (normal-form games)
 # ----------------------------------------------------------------------------------------------
 def test_nashpy_equilibria_have_gap_zero_and_best_responses_match():
-    nash = pytest.importorskip("nashpy")
+    nash = needs_extra("normalform", "nashpy")
     from markovgames.games import normal_form_game
 
     rng = np.random.default_rng(7)

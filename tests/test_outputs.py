@@ -10,6 +10,7 @@ refused with exit code 2, and every input is left byte for byte as it was.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from markovgames._atomic import NotReplaceableError, atomic_write, atomic_write_text
+from markovgames._lock import MARKER
 from markovgames._outputs import OutputPathError, check_apart, check_replaceable_file, overlap, remove_created_parents
 from markovgames._text import markup_safe, printable
 from markovgames.cli import main
@@ -130,9 +132,15 @@ def test_remove_created_parents(tmp_path):
     (tmp_path / "kept").mkdir()
     with pytest.raises(RuntimeError), remove_created_parents(tmp_path / "kept" / "n1" / "n2" / "out"):
         (tmp_path / "kept" / "n1" / "n2").mkdir(parents=True)
-        (tmp_path / "kept" / "n1" / "n2" / ".out.lock").write_text("")
+        (tmp_path / "kept" / "n1" / "n2" / ".out.lock").write_bytes(MARKER)
         raise RuntimeError
     assert list((tmp_path / "kept").iterdir()) == []
+    # A file of a lock's name that is not a markovgames lock is someone's: it and its parents stay.
+    with pytest.raises(RuntimeError), remove_created_parents(tmp_path / "b" / "out"):
+        (tmp_path / "b").mkdir()
+        (tmp_path / "b" / ".out.lock").write_text("notes")
+        raise RuntimeError
+    assert (tmp_path / "b" / ".out.lock").read_text() == "notes"
     # A parent that holds anything else (a saved state) stays.
     with pytest.raises(RuntimeError), remove_created_parents(tmp_path / "a" / "out"):
         (tmp_path / "a" / ".out.partial").mkdir(parents=True)
@@ -177,7 +185,7 @@ def test_run_and_show_a_game_named_with_markup_and_escapes(tmp_path, monkeypatch
     shown = capsys.readouterr().out
     assert "[/] [bold]x\\x1b[2J\\u202eevil\\nname" in shown
     assert "\x1b[2J" not in shown and "\u202e" not in shown
-    assert main(["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "5", "--out", "out"]) == 0
+    assert main(["run", "--game", "g.json", "--algorithm", "smooth_ce", "-T", "20", "--out", "out"]) == 0
     table = capsys.readouterr().out
     assert "[/] [bold]x\\x1b[2J\\u202eevil\\nname" in table and "\x1b[2J" not in table
     assert main(["games", "export", "g.json", "--out", "h.json"]) == 0
@@ -406,9 +414,103 @@ def test_the_lock_file_is_removed_when_released(tmp_path):
         assert path == tmp_path / ".out.lock" and path.is_file()
     assert list(tmp_path.iterdir()) == []  # nothing is left beside the output
     # A lock file left by a holder killed with kill -9 (no flock on it) blocks nobody, and goes.
-    (tmp_path / ".out.lock").write_text("")
+    (tmp_path / ".out.lock").write_bytes(MARKER)
     with directory_lock(tmp_path / "out"):
         pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def _foreign_lock(path: Path, kind: str) -> None:
+    """Something that is not a markovgames lock at the lock file's name."""
+    if kind == "notes":
+        path.write_text("my notes\n")
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "marker+more":
+        path.write_bytes(MARKER + b"and my notes\n")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "symlink":
+        (path.parent / "target").write_bytes(MARKER)
+        path.symlink_to("target")
+    elif kind == "fifo":
+        os.mkfifo(path)
+
+
+def _state(root: Path) -> dict[str, tuple]:
+    return {
+        p.name: (p.is_symlink(), p.is_dir(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+        for p in root.iterdir()
+    }
+
+
+@pytest.mark.parametrize("kind", ["notes", "empty", "marker+more", "directory", "symlink", "fifo"])
+def test_a_file_at_the_lock_name_that_markovgames_did_not_make_is_kept(tmp_path, kind):
+    """markovgames deletes only what it made: whatever is at ``.NAME.lock`` and is not a lock file it
+    wrote is left as it is, and the lock is refused naming it (also after a wait)."""
+    from markovgames._lock import ForeignLockFileError, directory_lock
+
+    _foreign_lock(tmp_path / ".out.lock", kind)
+    before = _state(tmp_path)
+    for timeout in (0.0, 0.2):
+        with pytest.raises(ForeignLockFileError, match=r"--out .*out: .*\.out\.lock is .*not a markovgames lock"):
+            with directory_lock(tmp_path / "out", "--out", timeout=timeout):
+                pass
+    assert _state(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "5", "--out", "o", "--quiet"],
+        ["vlearn", "paper", "--algorithm", "cce-v", "--episodes", "4", "--out", "o", "--quiet"],
+        ["games", "export", "paper", "--out", "o"],
+        ["evaluate", "r", "--out", "o"],
+        ["solve", "--game", "paper", "--concept", "cce", "--out", "o"],
+    ],
+    ids=lambda c: c[0] if c[0] != "games" else "games-export",
+)
+def test_every_locking_command_keeps_a_users_file_named_like_its_lock(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.chdir(tmp_path)
+    if command[0] == "evaluate":
+        assert main(["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20", "--out", "r", "--quiet"]) == 0
+        capsys.readouterr()
+    out = "o.json" if command[0] == "games" else "o"
+    command = [c if c != "o" else out for c in command]
+    (tmp_path / f".{out}.lock").write_text("my notes\n")
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "not a markovgames lock" in err, err
+    assert (tmp_path / f".{out}.lock").read_text() == "my notes\n"
+    assert not (tmp_path / out).exists()
+
+
+def test_a_lock_file_is_never_seen_without_its_content(tmp_path):
+    """While one holder after another makes and deletes the lock file, a reader of the name sees
+    either nothing or the whole marker (it is linked into place whole), and no temporary file is
+    left beside the output."""
+    import threading
+
+    from markovgames._lock import directory_lock
+
+    seen: set[bytes] = set()
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(FileNotFoundError):
+                seen.add((tmp_path / ".out.lock").read_bytes())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for _ in range(300):
+            with directory_lock(tmp_path / "out"):
+                pass
+    finally:
+        stop.set()
+        thread.join()
+    assert seen <= {MARKER}
     assert list(tmp_path.iterdir()) == []
 
 

@@ -274,7 +274,11 @@ TAMPERING = {
     ),
     "metrics altered": ("state.metrics", lambda p: _flip(p, 8 * 6 * 250), "the metrics of prefixes 201..300 differ"),
     "metrics missing": ("state.metrics", lambda p: p.unlink(), "cannot be read (No such file or directory)"),
-    "metrics not a file": ("state.metrics", lambda p: (p.unlink(), os.mkfifo(p)), "cannot be read (not a regular file"),
+    "metrics not a file": (
+        "state.metrics",
+        lambda p: (p.unlink(), os.mkfifo(p)),
+        "is a FIFO, not a regular file; it should be the interrupted run's saved metrics",
+    ),
     "state with fewer metrics records": (
         "state.npz",
         _metrics_records_without_the_last,

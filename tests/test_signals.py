@@ -134,3 +134,117 @@ def test_ctrl_c_while_the_command_is_still_importing(tmp_path, module):
     assert proc.returncode == 130, (proc.returncode, ours)
     assert "Traceback" not in err and ours and ours[-1].startswith("markovgames: interrupted"), ours
     assert not (tmp_path / "o").exists()
+
+
+# ----------------------------------------------------------------------------- a signal at any moment
+#: The commands, each long enough that a signal within its first two seconds finds it running.
+MOMENT_COMMANDS = {
+    "run": ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "20000000", "--no-trajectory", "--quiet", "--out", "o"],
+    "vlearn": ["vlearn", "paper", "--algorithm", "cce-v", "--episodes", "300000", "--quiet", "--out", "o"],
+    "sweep": ["sweep", "long.toml", "--out", "sw", "--quiet"],
+    "evaluate": ["evaluate", "r", "--exact", "--quiet"],
+}
+#: 30 moments spread over the first two seconds of a command, counted from when its process holds
+#: its signals (the full mode sends a signal at each of them, SIGINT and SIGTERM in turn); by
+#: default two per command, different for each command, so that together they cover the imports,
+#: the checks and the first compilation.
+MOMENTS = [round(0.05 + k * 1.95 / 29, 3) for k in range(30)]
+DEFAULT_MOMENTS = {"run": {3, 17}, "vlearn": {8, 24}, "sweep": {12, 29}, "evaluate": {5, 20}}
+MOMENT_CASES = [
+    pytest.param(
+        command,
+        MOMENTS[k],
+        signal.SIGINT if k % 2 == 0 else signal.SIGTERM,
+        marks=() if k in DEFAULT_MOMENTS[command] else pytest.mark.full,
+        id=f"{command}-{MOMENTS[k]}s-{'SIGINT' if k % 2 == 0 else 'SIGTERM'}",
+    )
+    for command in MOMENT_COMMANDS
+    for k in range(len(MOMENTS))
+]
+
+
+def _signal_masks(pid: int) -> tuple[int, int]:
+    """The process's blocked and caught signals (``SigBlk``, ``SigCgt`` of ``/proc/PID/status``)."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["SigBlk"], 16), int(fields["SigCgt"], 16)
+
+
+def _wait_until_signals_are_ours(proc: subprocess.Popen) -> None:
+    """Wait until the process has blocked SIGINT and SIGTERM (``python -m markovgames``'s first
+    lines) or installed its handlers for them: the command's time zero. Before it there is only
+    the interpreter's own start, which no Python code can answer (see the test above)."""
+    both = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            blocked, caught = _signal_masks(proc.pid)
+        except (OSError, KeyError, ValueError):  # the process is starting or gone
+            blocked = caught = 0
+        if blocked & both == both or caught & both == both:
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"the command never took its signals (exit {proc.poll()})")
+
+
+@pytest.fixture(scope="module")
+def finished_for_exact(tmp_path_factory) -> Path:
+    """A finished run whose exact evaluation takes several seconds, well past the two seconds the
+    signals are sent in (T = 3,000 on a random game with H = 6, S = 3, A = 3x3: about 6 s; the
+    paper's game is evaluated in about a second, which a signal at 1.4 s could miss)."""
+    from markovgames.cli import main
+
+    root = tmp_path_factory.mktemp("exact")
+    game = root / "g.json"
+    assert (
+        main(
+            [
+                "games",
+                "random",
+                "--players",
+                "2",
+                "--states",
+                "3",
+                "--actions",
+                "3",
+                "--horizon",
+                "6",
+                "--seed",
+                "1",
+                "--out",
+                str(game),
+            ]
+        )
+        == 0
+    )
+    path = root / "r"
+    assert main(["run", "--game", str(game), "--algorithm", "smooth_ce", "-T", "3000", "--out", str(path), "--quiet"]) == 0
+    return path
+
+
+@pytest.mark.parametrize(("command", "moment", "signum"), MOMENT_CASES)
+def test_a_signal_at_any_moment_is_one_line_and_its_exit_status(tmp_path, request, command, moment, signum):
+    """Ctrl-C or SIGTERM at any moment of a command's first two seconds (its imports, its checks,
+    its first compilation, while JAX's garbage-collection callback runs): exit 130 or 143 and one
+    line, never a traceback nor "Exception ignored" (the handler raises nothing where Python
+    would drop its exception: `markovgames.cli._signals`)."""
+    import shutil
+
+    if command == "evaluate":
+        shutil.copytree(request.getfixturevalue("finished_for_exact"), tmp_path / "r")
+    (tmp_path / "long.toml").write_text('T = 10000000\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = "decades"\n')
+    proc = _start(MOMENT_COMMANDS[command], tmp_path)
+    _wait_until_signals_are_ours(proc)
+    time.sleep(moment)
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    # A sweep's worker stopped mid-batch can leave a semaphore with multiprocessing's resource
+    # tracker (a process of its own, sharing stderr), which warns after we exit: Python's words.
+    lines = [line for line in err.splitlines() if "resource_tracker" not in line and "warnings.warn(" not in line]
+    word, code = ("interrupted", 130) if signum == signal.SIGINT else ("terminated", 143)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert proc.returncode == code, (proc.returncode, err)
+    assert len(lines) == 1 and lines[0].startswith(f"markovgames: {word}"), err

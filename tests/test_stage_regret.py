@@ -87,7 +87,7 @@ def test_stage_regret_curves_under_alternation_use_the_utilities_the_learners_sa
 
 
 @pytest.mark.parametrize("horizon", [2, 3])
-def test_stage_regret_curves_in_a_markov_game(horizon):
+def test_stage_regret_curves_in_a_markov_game(horizon, level_two):
     """Swap regret is at least external regret; stage 1 (``Q^1 = 0``) has none; a batch gives its
     single runs' curves; the curves leave the rest of the run unchanged."""
     game = make_random_game(50 + horizon, 2, horizon, 3, (2, 3))

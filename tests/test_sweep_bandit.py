@@ -28,8 +28,10 @@ from markovgames.games import get_builtin, random_game
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
-T = 60
-CHECKPOINTS = [10, 30, 60]
+# 120 rounds: cce-v's batches and single runs are the compiled rounds of test_vlearning.py and
+# test_vlearning_reference.py (120 episodes on games of the paper's shape).
+T = 120
+CHECKPOINTS = [10, 60, 120]
 SEEDS = 2
 M = 2
 # The paper's game and random games of its shape: cce-v (bandit:1, whatever the sweep-wide axes
@@ -106,12 +108,14 @@ def test_results_equal_single_runs(sweep):
     # The learning rate and implicit exploration: V-learning's are its papers' (no single number).
     vl = bandit[bandit["algorithm"] == "cce-v"]
     assert set(vl["eta"]) == {"paper"} and vl["eta_value"].isna().all() and vl["ix"].isna().all()
+    assert vl["ix_schedule"].isna().all()
     assert not vl["optimistic"].any() and set(vl["bonus"]) == {1.0}
     hedge = bandit[bandit["algorithm"] == "hedge+smooth"]
     assert set(hedge["eta"]) == {"0.2"} and set(hedge["ix"]) == {0.2 * 2 / 2} and set(hedge["bonus"]) == {0.0}
+    assert set(hedge["ix_schedule"]) == {"decaying"}  # the default: (eta H / 2) / sqrt(c)
     # The runs of other feedback models have none of these.
     full = df[df["feedback"] == "full"]
-    assert full[["episodes", "bonus", "ix", "feedback_seed", "samples"]].isna().all().all()
+    assert full[["episodes", "bonus", "ix", "ix_schedule", "feedback_seed", "samples"]].isna().all().all()
 
 
 def test_batches_and_run_files(sweep):
@@ -122,6 +126,7 @@ def test_batches_and_run_files(sweep):
         per_round = int(doc["feedback"].partition(":")[2])
         assert doc["feedback_seed"] == doc["spec"]["feedback_seed"] and "bonus" in doc
         assert not {"bonus", "ix"} & set(doc["spec"])  # the defaults: not part of the run's id
+        assert doc.get("ix_schedule") == (None if doc["algorithm"] == "cce-v" else "decaying")
         assert [r["episodes"] for r in doc["records"]] == [c * per_round for c in CHECKPOINTS]
     # One batch per algorithm and feedback, across games and seeds (a run_vlearning_batch call per game).
     by_batch = {}
@@ -165,6 +170,12 @@ def test_the_plan_and_the_ids(tmp_path):
     small = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [hedge]}), tmp_path)
     large = plan_sweep(parse_sweep_config({**raw, "seeds": 2, "algorithms": [hedge]}), tmp_path)
     assert set(small.run_ids) < set(large.run_ids) and {r.spec["ix"] for r in large.runs} == {0.05}
+    # ix = "decaying" names the default: the same runs as no ix.
+    named = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [{**hedge, "ix": "decaying"}]}), tmp_path)
+    plain = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [{**hedge, "ix": None}]}), tmp_path)
+    assert named.run_ids == plain.run_ids and not set(named.run_ids) & set(small.run_ids)
+    with pytest.raises(Exception, match=r"expected 'decaying' or a finite number >= 0, got 'decay'"):
+        parse_sweep_config({**raw, "algorithms": [{**hedge, "ix": "decay"}]})
 
 
 def test_resume_skips_finished_bandit_runs_and_recomputes_a_missing_one(sweep, tmp_path):
@@ -188,9 +199,10 @@ def test_resume_skips_finished_bandit_runs_and_recomputes_a_missing_one(sweep, t
     "edit,field",
     [
         (lambda doc: doc.update(bonus=2.0), "bonus: 2.0 is not the run's 1.0"),
-        (lambda doc: doc["records"][1].update(episodes=7), "records[1].episodes: 7 is not the run's 30"),
+        (lambda doc: doc["records"][1].update(episodes=7), "records[1].episodes: 7 is not the run's 60"),
         (lambda doc: doc.pop("bonus"), "bonus: null is not the run's 1.0"),
         (lambda doc: doc.update(eta=0.2), 'eta: 0.2 differs from the spec\'s "paper"'),
+        (lambda doc: doc.update(ix_schedule="decaying"), 'ix_schedule: "decaying" is not the run\'s null'),
     ],
 )
 def test_a_changed_bandit_run_file_is_refused(sweep, tmp_path, capsys, edit, field):
@@ -207,15 +219,15 @@ def test_a_changed_bandit_run_file_is_refused(sweep, tmp_path, capsys, edit, fie
 
 def test_load_results_columns_and_older_files(sweep, tmp_path):
     df = load_results(sweep / "out")
-    for column in ("episodes", "bonus", "ix"):
+    for column in ("episodes", "bonus", "ix", "ix_schedule"):
         assert column in df.columns, column
     table = pq.read_table(sweep / "out" / RESULTS_FILE)
     full = table.filter(np.asarray(table.column("feedback").to_pylist()) == "full")
     folder = tmp_path / "old"
     folder.mkdir()
-    pq.write_table(full.drop_columns(["episodes", "bonus", "ix"]), folder / RESULTS_FILE)
+    pq.write_table(full.drop_columns(["episodes", "bonus", "ix", "ix_schedule"]), folder / RESULTS_FILE)
     old = load_results(folder)
-    assert old[["episodes", "bonus", "ix"]].isna().all().all() and len(old) == len(full)
+    assert old[["episodes", "bonus", "ix", "ix_schedule"]].isna().all().all() and len(old) == len(full)
 
 
 def test_summarize_and_plot_label_the_feedback(sweep, tmp_path, capsys):
@@ -234,8 +246,11 @@ def test_summarize_and_plot_label_the_feedback(sweep, tmp_path, capsys):
 
 def test_the_feedback_label_says_a_bonus_and_ix_that_are_not_the_defaults():
     row = {"feedback": "bandit:2", "eta": "0.2", "eta_value": 0.2, "H": 3, "bonus": 0.0, "ix": 0.2 * 3 / 2}
-    assert feedback_label(row) == "bandit:2"
-    assert feedback_label({**row, "bonus": 0.5, "ix": 0.1}) == "bandit:2, bonus 0.5, ix 0.1"
+    assert feedback_label({**row, "ix_schedule": "decaying"}) == "bandit:2"  # the default
+    assert feedback_label({**row, "bonus": 0.5, "ix": 0.1, "ix_schedule": "constant"}) == "bandit:2, bonus 0.5, ix 0.1"
+    # A constant at the default's first value is not the default; a row from before the schedules
+    # (no ix_schedule) ran a constant.
+    assert feedback_label({**row, "ix_schedule": "constant"}) == feedback_label(row) == "bandit:2, ix 0.30000000000000004"
     vl = {"feedback": "bandit:1", "eta": "paper", "eta_value": None, "H": 3, "bonus": 1.0, "ix": None}
     assert feedback_label(vl) == "bandit:1" and feedback_label({**vl, "bonus": 2.0}) == "bandit:1, bonus 2.0"
     assert feedback_label({"feedback": "sampled:4"}) == "sampled:4" and feedback_label({}) == "full"

@@ -125,8 +125,15 @@ def test_validation_errors_name_the_key(tmp_path, replace, message):
 
 
 def test_missing_keys_and_bad_toml_and_missing_file(tmp_path):
-    with pytest.raises(SweepConfigError, match=r"^sweep.toml: games: required key is missing \(and 2 more problems\)$"):
+    with pytest.raises(SweepConfigError) as info:
         load(tmp_path, 'name = "x"\n')
+    # Every problem, one line each naming its key, in the order of the schema.
+    assert info.value.problems == tuple(str(info.value).splitlines())
+    assert str(info.value).splitlines() == [
+        "sweep.toml: games: required key is missing",
+        "sweep.toml: algorithms: required key is missing",
+        "sweep.toml: T: required key is missing",
+    ]
     with pytest.raises(SweepConfigError, match=r"^sweep.toml: invalid TOML"):
         load(tmp_path, "T = = 3\n")
     with pytest.raises(SweepConfigError, match="no such configuration file"):

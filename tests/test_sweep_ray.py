@@ -12,7 +12,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-ray = pytest.importorskip("ray")
+from conftest import needs_extra
+
+ray = needs_extra("ray", "ray")
 
 # JAX warns about any fork once it runs threads; the subprocesses here fork only to exec.
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
@@ -115,7 +117,11 @@ def test_ray_executor_runs_the_sweep_and_a_cli_driver_joins_by_address(tmp_path,
     assert manifest["executor"]["address"] == local_ray and manifest["executor"]["started_local_cluster"] is False
 
 
+@pytest.mark.full
 def test_a_ray_worker_that_dies_is_retried_and_counted(tmp_path, monkeypatch):
+    """(In the full mode: a second Ray instance and a worker's death and restart take about a
+    minute. The default suite runs a sweep on Ray once, above, and kills a worker of the process
+    pool in test_sweep_run.py.)"""
     from pathlib import Path
 
     import sweep_worker_helpers

@@ -226,28 +226,15 @@ def test_a_batch_failing_every_attempt_is_reported_and_exit_1(tmp_path, monkeypa
 # ---------------------------------------------------------------------------------------
 # Interrupt and resume (the CLI in a subprocess, with its worker pool, killed mid-sweep)
 # ---------------------------------------------------------------------------------------
-RESUME_CONFIG = textwrap.dedent(
-    """
-    T = 120
-    etas = [0.2]
-    seeds = 2
-    games = [{random = {players = 2, horizon = 2, states = 2, actions = 2}}]
-    algorithms = [
-      {name = "smooth_ce", optimistic = [true, false]},
-      {name = "stage_cce", optimistic = [true, false]},
-      {name = "smooth_cce", optimistic = [true, false]},
-    ]
-    """
-)
-
-
 def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
+    # The small sweep (8 runs in 3 batches, the loops the fixture above compiles), in two workers:
+    # killed once one batch has written its runs, before the third could start.
     config = tmp_path / "resume.toml"
-    config.write_text(RESUME_CONFIG)
+    config.write_text(CONFIG)
     out = tmp_path / "out"
     runs = out / RUNS_DIR
     total = len(plan_sweep(load_sweep_config(config)[0], tmp_path).runs)
-    assert total == 12  # 6 batches of 2
+    assert total == 8
     proc = subprocess.Popen(
         [sys.executable, "-m", "markovgames", "sweep", str(config), "--out", str(out), "--workers", "2"],
         stdout=subprocess.DEVNULL,
@@ -334,8 +321,8 @@ def test_other_cli_errors_are_one_line_exit_2(tmp_path, capsys):
     cases = [
         (["sweep", str(tmp_path / "absent.toml")], "absent.toml: no such configuration file"),
         (["sweep", str(config), "--out", str(busy)], "not empty and not a sweep directory"),
-        (["plot", str(tmp_path)], "results.parquet: no such results file"),
-        (["summarize", str(tmp_path / "nowhere")], "no such results file"),
+        (["plot", str(tmp_path)], "is a directory, not a sweep directory (with results.parquet) or a run directory"),
+        (["summarize", str(tmp_path / "nowhere")], "nowhere: no such file or directory; expected a sweep directory"),
     ]
     for argv, needle in cases:
         assert main(argv) == 2

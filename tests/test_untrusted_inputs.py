@@ -550,3 +550,37 @@ def test_a_sweep_resumed_over_any_tampered_file_exits_0_or_2(finished_sweep, cap
         assert code in (0, 2), err
         if code == 2:
             _one_line(err, str(target))
+
+
+# ----------------------------------------------------------------------------- integers of thousands of digits
+@settings(max_examples=examples(40, 400), deadline=None)
+@given(
+    digits=st.integers(1, 4400).filter(lambda n: n < 200 or n > 4200),
+    line=st.integers(0, 5),
+    key=st.sampled_from(["T", "base_seed", '"initial_state"', "seeds"]),
+    underscores=st.booleans(),
+)
+def test_an_integer_beyond_pythons_limit_is_located_by_line_column_and_key(digits, line, key, underscores):
+    """`long_integer_in` finds an integer literal of more than 4,300 digits (TOML's underscores
+    allowed) where it is, and nothing in a text without one; Python itself refuses exactly those."""
+    from markovgames._text import MAX_INT_DIGITS, abbreviate_digits, long_integer_in
+
+    number = "7" * digits
+    literal = "_".join(number[k : k + 3] for k in range(0, digits, 3)) if underscores else number
+    text = "a = 1\n" * line + f"{key} = {literal}\n"
+    found = long_integer_in(text)
+    refused = False
+    try:
+        int(number)
+    except ValueError:
+        refused = True
+    assert refused == (digits > MAX_INT_DIGITS)
+    if digits <= MAX_INT_DIGITS:
+        assert found is None
+        return
+    assert found == (
+        f"line {line + 1}, column {len(key) + 4}: {key.strip(chr(34))}: an integer of {digits} digits, "
+        f"more than the {MAX_INT_DIGITS} a number may have"
+    )
+    shown = abbreviate_digits(f"got {number}")
+    assert shown == f"got 7777777777... ({digits} digits)"

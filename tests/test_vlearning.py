@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_paper_game, make_random_game
+from conftest import make_paper_game, make_random_game, needs_extra
 from markovgames.dynamics import _vlearning, run_vlearning, run_vlearning_batch, vlearning_uniforms
 from markovgames.evaluation import (
     exact_cce_gap,
@@ -25,6 +25,12 @@ from markovgames.evaluation import (
 from markovgames.policies import VisitChainPolicy
 
 ALGORITHMS = ("cce-v", "ce-v", "stage-v")
+#: Episodes of the runs on games of the paper's shape (N = H = S = 2, two actions each), and of the
+#: three-player runs (H = 3, 2 x 3 x 2 actions): those of test_vlearning_reference.py. A compiled
+#: round is one program per algorithm, game shape, episode count and batch size (seconds each), so
+#: the runs here reuse those programs rather than compile their own.
+EPISODES = 120
+EPISODES_3P = 80
 
 
 def alpha_weights(n: int, horizon: int) -> np.ndarray:
@@ -95,12 +101,13 @@ def test_kernel_push_pull_and_sampling_follow_the_definition(kind):
 
 
 def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
-    game = make_random_game(5, 2, 2, 3, (2, 3))
-    one = run_vlearning(game, "ce-v", 50, seed=11)
-    batch = run_vlearning_batch(game, "ce-v", 50, [4, 11])
-    fed = run_vlearning(game, "ce-v", 50, draws=vlearning_uniforms(11, 50, game))
-    monkeypatch.setattr(_vlearning, "_CHUNK", 7)  # 50 episodes in 8 compiled calls
-    chunked = run_vlearning(game, "ce-v", 50, seed=11)
+    game = make_random_game(5, 2, 2, 2, (2, 2))
+    # (A batch of two cce-v runs of 120 episodes: the program of test_sweep_bandit.py's batches.)
+    one = run_vlearning(game, "cce-v", EPISODES, seed=11)
+    batch = run_vlearning_batch(game, "cce-v", EPISODES, [4, 11])
+    fed = run_vlearning(game, "cce-v", EPISODES, draws=vlearning_uniforms(11, EPISODES, game))
+    monkeypatch.setattr(_vlearning, "_CHUNK", 40)  # 120 episodes in 3 compiled calls
+    chunked = run_vlearning(game, "cce-v", EPISODES, seed=11)
     for other in (batch[1], fed, chunked):
         np.testing.assert_array_equal(other.states, one.states)
         np.testing.assert_array_equal(other.actions, one.actions)
@@ -111,16 +118,17 @@ def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
             else:
                 np.testing.assert_array_equal(a, b)
     assert not np.array_equal(batch[0].actions, one.actions)
-    assert one.seed == 11 and fed.seed is None and one.samples_used == 100
-    np.testing.assert_array_equal(one.counts.sum(axis=1), [50, 50])
+    assert one.seed == 11 and fed.seed is None and one.samples_used == 2 * EPISODES
+    np.testing.assert_array_equal(one.counts.sum(axis=1), [EPISODES, EPISODES])
 
 
 def test_bonus_eta_and_ix_are_arguments_of_the_compiled_round_not_constants():
     # Another value runs the same compiled program: a sweep over them compiles once.
+    # (hedge+smooth on bandit:2, 120 rounds: the program of test_sweep_bandit.py's single runs.)
     game = make_random_game(6, 2, 2, 2, (2, 2))
-    base = run_vlearning(game, "hedge+smooth", 20, seed=3, feedback="bandit:2", bonus=0.0, eta=0.1, ix=0.05)
+    base = run_vlearning(game, "hedge+smooth", 2 * EPISODES, seed=3, feedback="bandit:2", bonus=0.0, eta=0.1, ix=0.05)
     compiled = _vlearning._chunk_batch._cache_size()
-    other = run_vlearning(game, "hedge+smooth", 20, seed=3, feedback="bandit:2", bonus=0.01, eta=0.3, ix=0.2)
+    other = run_vlearning(game, "hedge+smooth", 2 * EPISODES, seed=3, feedback="bandit:2", bonus=0.01, eta=0.3, ix=0.2)
     assert _vlearning._chunk_batch._cache_size() == compiled
     # ... and the values reach it: the same draws, other strategies and value estimates.
     np.testing.assert_array_equal(other.states[0], base.states[0])
@@ -129,14 +137,35 @@ def test_bonus_eta_and_ix_are_arguments_of_the_compiled_round_not_constants():
     assert (other.bonus, other.eta, other.ix) == (0.01, 0.3, 0.2)
 
 
+def test_another_number_of_episodes_compiles_nothing(monkeypatch):
+    # Chunks have two lengths whatever the run's (the last one padded): a run of another length
+    # reuses the compiled rounds, and its padding changes nothing (a longer run's prefix is the run).
+    monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 8)
+    monkeypatch.setattr(_vlearning, "_CHUNK", 16)
+    game = make_random_game(6, 2, 2, 2, (2, 2))
+    short = run_vlearning(game, "stage-v", 5, seed=2)  # one short chunk, 3 rounds of padding
+    long = run_vlearning(game, "stage-v", 37, seed=2)  # long, long, then a short one for the last 5
+    compiled = _vlearning._chunk_batch._cache_size()
+    again = run_vlearning(game, "stage-v", 23, seed=2)  # long, then short
+    assert _vlearning._chunk_batch._cache_size() == compiled
+    assert _vlearning._chunks(37, 1) == [(16, 16), (16, 16), (5, 8)]
+    assert _vlearning._chunks(10, 2) == [(8, 8), (2, 4)]
+    for run in (short, again):
+        K = run.episodes
+        np.testing.assert_array_equal(run.states, long.states[:K])
+        np.testing.assert_array_equal(run.actions, long.actions[:K])
+        for a, b in zip(run.played, long.played, strict=True):
+            np.testing.assert_array_equal(a, b[:K])
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_a_run_plays_its_bandits_distributions(algorithm):
     game = make_random_game(8, 3, 3, 2, (2, 3, 2))
-    result = run_vlearning(game, algorithm, 120, seed=1)
+    result = run_vlearning(game, algorithm, EPISODES_3P, seed=1)
     for i, p in enumerate(result.played):
-        assert p.shape == (120, 3, game.num_actions[i])
+        assert p.shape == (EPISODES_3P, 3, game.num_actions[i])
         assert np.all(p >= 0) and np.allclose(p.sum(axis=-1), 1.0, atol=1e-12)
-        assert np.all(p[np.arange(120)[:, None], np.arange(3), result.actions[..., i]] > 0)
+        assert np.all(p[np.arange(EPISODES_3P)[:, None], np.arange(3), result.actions[..., i]] > 0)
     # Rewards are the game's at the visited states and the actions played.
     h, k = 1, 77
     a = tuple(result.actions[k, h])
@@ -148,8 +177,8 @@ def test_a_run_plays_its_bandits_distributions(algorithm):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_prefix_curves_equal_the_exact_evaluators(algorithm):
     game = make_paper_game()
-    result = run_vlearning(game, algorithm, 60, seed=2)
-    prefixes = [1, 2, 13, 60]
+    result = run_vlearning(game, algorithm, EPISODES, seed=2)
+    prefixes = [1, 2, 13, EPISODES]
     curves = prefix_curves(game, result.policy, prefixes)
     for j, K in enumerate(prefixes):
         policy = result.policy.prefix(K)
@@ -186,12 +215,12 @@ def test_property_gaps_are_ordered(seed, kind, K):
 
 
 def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
-    pytest.importorskip("pettingzoo")
+    needs_extra("pettingzoo", "pettingzoo", "gymnasium")
     from markovgames.bridges.mediator import Mediator, play_episodes
     from markovgames.bridges.pettingzoo import MarkovGameParallelEnv
 
     game = make_paper_game()
-    policy = run_vlearning(game, "stage-v", 400, seed=5).policy
+    policy = run_vlearning(game, "stage-v", EPISODES, seed=5).policy
     exact = policy_value(game, policy)
     estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 10_000, seed=9)
     assert np.all(np.abs(estimate.z_scores(exact)) < 4)
@@ -213,12 +242,12 @@ def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
 
 
 def test_policy_files_round_trip_and_tampering_is_refused(tmp_path):
-    game = make_random_game(2, 2, 2, 3, (3, 2))
-    policy = run_vlearning(game, "stage-v", 30, seed=0).policy
+    game = make_random_game(2, 2, 2, 2, (2, 2))
+    policy = run_vlearning(game, "stage-v", EPISODES, seed=0).policy
     path = tmp_path / "policy.npz"
     policy.save(path)
     back = VisitChainPolicy.load(path)
-    assert back.kind == "stage" and back.num_states == 3
+    assert back.kind == "stage" and back.num_states == 2 and back.T == EPISODES
     np.testing.assert_array_equal(back.visited, policy.visited)
     np.testing.assert_allclose(policy_value(game, back), policy_value(game, policy), rtol=0, atol=0)
     bad = dict(np.load(path))
@@ -250,6 +279,11 @@ def test_policy_files_round_trip_and_tampering_is_refused(tmp_path):
         ({"bonus": float("nan")}, "bonus must be a finite number >= 0"),
         ({"seed": -3}, "a seed must be a non-negative integer"),
         ({"episodes": 10**12}, "the run's record would take"),
+        # A composition's rate: the limit of run's (max_learning_rate over the rounds, 5 + H = 7).
+        ({"algorithm": "hedge+smooth", "eta": 1e308}, r"^eta: 1e\+308 is too large for 5 rounds in float64; at most 5.15e\+15"),
+        ({"algorithm": "hedge+smooth", "eta": 5.2e15}, "eta: 5.2e.15 is too large for 5 rounds"),
+        ({"algorithm": "hedge+smooth", "eta": float("inf")}, "eta must be a finite number > 0"),
+        ({"algorithm": "hedge+smooth", "ix": -1.0}, "ix must be 'decaying' or a finite number >= 0"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, message):
@@ -261,7 +295,7 @@ def test_bad_arguments_are_refused(kwargs, message):
 
 def test_bad_draws_and_policies_are_refused():
     game = make_paper_game()
-    ua, us = vlearning_uniforms(0, 4, game)
+    ua, us = (x[:4] for x in vlearning_uniforms(0, EPISODES, game))  # (the 120 episodes' program)
     with pytest.raises(ValueError, match=r"draws: expected shapes \(4, 2, 2\) and \(4, 2\)"):
         run_vlearning(game, "cce-v", 4, draws=(ua[:3], us))
     with pytest.raises(ValueError, match=r"in \[0, 1\)"):
@@ -287,13 +321,14 @@ def test_sizes_that_would_exhaust_memory_are_refused_before_allocating(monkeypat
     from markovgames.policies import _visit_chain
 
     game = make_paper_game()
-    result = run_vlearning(game, "cce-v", 100, seed=0)
+    result = run_vlearning(game, "cce-v", EPISODES, seed=0)
     policy = result.policy
     monkeypatch.setattr(_prefix_curves, "MAX_DENSE_ENTRIES", 1000)
-    with pytest.raises(ValueError, match=r"prefix_curves needs arrays of 1,600 entries"):
+    # K x S x joint actions x S = 120 x 2 x 4 x 2; K x H x S x (1 + A_0 + A_1) = 120 x 2 x 2 x 5.
+    with pytest.raises(ValueError, match=r"prefix_curves needs arrays of 1,920 entries"):
         prefix_curves(game, policy)
     monkeypatch.setattr(_visit_chain, "MAX_DENSE_ENTRIES", 1000)
-    with pytest.raises(ValueError, match=r"dense form of this output policy needs 2,000 entries"):
+    with pytest.raises(ValueError, match=r"dense form of this output policy needs 2,400 entries"):
         VisitChainPolicy.from_episodes("smooth", 2, result.states, result.played)
     monkeypatch.setattr(_visit_chain, "MAX_DENSE_ENTRIES", 300)
     with pytest.raises(ValueError, match=r"visit counts of this output policy need 396 entries"):
@@ -301,10 +336,13 @@ def test_sizes_that_would_exhaust_memory_are_refused_before_allocating(monkeypat
 
 
 def test_the_docs_example_runs():
-    """docs/vlearning.md's first example, at a smaller size (the same calls)."""
+    """docs/vlearning.md's first example, at a smaller size (the same calls; 120 episodes, a
+    program the runs above compile)."""
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "vlearning.md").read_text()
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
     assert "run_vlearning" in code and "prefix_curves" in code
-    exec(code.replace("20_000", "200").replace("2_000", "20"), {})
+    small = code.replace("20_000", "120").replace("2_000", "12")
+    assert small != code
+    exec(small, {})

@@ -12,6 +12,7 @@ command-line interface, which knows which option supplied it, names the option i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 __all__ = ["MarkovGamesError", "ArgumentError"]
@@ -29,10 +30,23 @@ class MarkovGamesError(Exception):
         with ``argument`` (and ``shown``, the value as given, where there is one).
     shown : str or None
         The argument's value as the message shows it, between the name and the colon.
+    problems : tuple of str
+        Where one input has several problems (a sweep configuration with two bad entries), each
+        of them, one line naming its key; the message is these lines. Empty for a single problem.
     """
 
     argument: str | None = None
     shown: str | None = None
+    problems: tuple[str, ...] = ()
+
+    @classmethod
+    def of_problems(cls: type[_E], problems: Sequence[str]) -> _E:
+        """``cls`` with every one of ``problems`` (one line each), all of them in its message."""
+        if not problems:
+            raise ValueError("of_problems needs at least one problem")
+        err = cls("\n".join(problems))
+        err.problems = tuple(problems) if len(problems) > 1 else ()
+        return err
 
     @classmethod
     def for_argument(cls: type[_E], argument: str, detail: str, shown: str | None = None) -> _E:

@@ -32,8 +32,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 from ._errors import MarkovGamesError
+from ._text import long_integer_in
 
 __all__ = [
+    "read_hashed",
     "NotRegularFileError",
     "open_regular",
     "read_bounded",
@@ -113,10 +115,12 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
             raise NotRegularFileError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
         if flags & getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    # Outside the clean-up above: once the file object owns the descriptor, closing it here too (on
+    # an interruption that arrives inside fdopen) would close whatever file reuses its number next.
+    return os.fdopen(fd, "rb")
 
 
 def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
@@ -148,6 +152,18 @@ def file_sha256(path: str | os.PathLike[str], fh: BinaryIO | None = None) -> str
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def read_hashed(fh: BinaryIO, max_bytes: int) -> tuple[bytes, str]:
+    """The bytes of the open file ``fh`` from its start (at most ``max_bytes + 1``, as
+    `read_limited`) and their SHA-256: one read, so that what a caller checks against a recorded
+    digest is exactly what it then parses (a file changed in between cannot slip through, as it
+    could between a hash of the open file and a second read of it)."""
+    import hashlib
+
+    fh.seek(0)
+    data = read_limited(fh, max_bytes)
+    return data, hashlib.sha256(data).hexdigest()
 
 
 def read_limited(fh: BinaryIO, max_bytes: int) -> bytes:
@@ -337,7 +353,7 @@ def parse_json(data: bytes | str, where: str, *, max_depth: int = MAX_JSON_DEPTH
     except RecursionError:  # unreachable below the depth bound; kept so that no parse can escape
         raise JsonFileError(f"{where}: unreadable: JSON nested too deep to parse") from None
     except ValueError as err:  # an integer of thousands of digits
-        raise JsonFileError(f"{where}: unreadable: {str(err).splitlines()[0]}") from None
+        raise JsonFileError(f"{where}: unreadable: {long_integer_in(text) or str(err).splitlines()[0]}") from None
 
 
 #: A JSON string (escapes included), or a run of characters that are neither quotes nor brackets.

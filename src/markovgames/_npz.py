@@ -21,6 +21,7 @@ names the member but not the file: each reader adds the file (and its own error 
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import zipfile
@@ -83,7 +84,7 @@ class NpzArchive:
     """
 
     def __init__(self, fh: BinaryIO, *, stored_only: bool = False) -> None:
-        size = os.fstat(fh.fileno()).st_size
+        size = _size_of(fh)
         try:
             self._zip = zipfile.ZipFile(fh)
             infos = self._zip.infolist()
@@ -220,3 +221,14 @@ def _check_entry(info: zipfile.ZipInfo, size: int, stored_only: bool) -> None:
         raise ArchiveError(f"{name}: compression method {info.compress_type} (an .npz member is stored or deflated)")
     if info.header_offset + _LOCAL_HEADER + len(info.filename) + info.compress_size > size:
         raise ArchiveError(f"{name}: extends beyond the end of the file ({size} bytes): truncated or damaged")
+
+
+def _size_of(fh: BinaryIO) -> int:
+    """The size of the open file ``fh``, or of an in-memory one (the bytes a caller has checked)."""
+    try:
+        return os.fstat(fh.fileno()).st_size
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        here = fh.tell()
+        end = fh.seek(0, io.SEEK_END)
+        fh.seek(here)
+        return end

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ._errors import MarkovGamesError
 from ._files import file_kind
+from ._lock import is_lock_file
 
 __all__ = [
     "OutputPathError",
@@ -156,8 +157,8 @@ def remove_created_parents(directory: str | os.PathLike[str]) -> Iterator[None]:
     """Within: if the block raises, remove the parents of ``directory`` that it created.
 
     Only directories that did not exist on entry are removed, deepest first, and only while
-    they are empty but for the lock files (``.NAME.lock``) that the command made in them; one
-    that holds anything else (a run's saved state, kept to be resumed) stays.
+    they are empty but for the lock files (``.NAME.lock`` holding `markovgames._lock.MARKER`) that
+    the command made in them; one that holds anything else (a run's saved state, kept to be resumed) stays.
     """
     missing = _missing_ancestors(Path(directory))
     try:
@@ -166,7 +167,7 @@ def remove_created_parents(directory: str | os.PathLike[str]) -> Iterator[None]:
         for ancestor in missing:
             with contextlib.suppress(OSError):
                 for entry in os.scandir(ancestor):
-                    if entry.name.startswith(".") and entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
+                    if entry.name.startswith(".") and entry.name.endswith(".lock") and is_lock_file(entry.path):
                         os.unlink(entry.path)
                 os.rmdir(ancestor)
         raise

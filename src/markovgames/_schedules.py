@@ -27,6 +27,21 @@ use them (`smoothing_order`); their output policies are Algorithm 3 with the sam
 :math:`\alpha_t^j = w_j / W_t`, :math:`W_t = \binom{k+t}{k+1}`. Stage-based updates (Algorithm 2) use stages of
 lengths :math:`L_1 = H`, :math:`L_{\tau+1} = \lfloor (1 + 1/H) L_\tau \rfloor`, computed in exact
 integer arithmetic as ``((H + 1) * L) // H``.
+
+**Average iterates.** Each value update also weighs the iterates themselves (`average_weights`):
+the state-wise weighted average :math:`\bar\pi^T_h(\cdot|s) = \sum_{t\le T} w^T_t\,\pi^t_h(\cdot|s)`
+with the weights of its own value estimate. A smooth update's are :math:`w^T_t = \alpha_T^t`, the
+weights of :math:`Q^T_h = \sum_t \alpha_T^t (r_h + P_h V^t_{h+1})` (Zhang et al. 2022 and Yang
+and Ma 2023 state their results for this average with ``k = H``), so that
+
+.. math:: \bar\pi^T = (1-\alpha_T)\,\bar\pi^{T-1} + \alpha_T\,\pi^T, \qquad \bar\pi^1 = \pi^1;
+
+``k = 0`` gives the uniform average (:math:`w^T_t = 1/T`) and ``k = 1`` the linear one
+(:math:`w^T_t = 2t/(T(T+1))`). The stage-based update's value estimate after ``T`` iterations,
+:math:`Q^{\tau+1}_h = r_h + P_h \bar v_{h+1}`, averages the iterates of the last stage complete
+by then uniformly: its weights are :math:`1/L_\tau` on that stage (during stage 1, which no value
+update has closed yet, :math:`1/T` on the iterations so far, as Algorithm 4's stage 1 refers to
+itself).
 """
 
 from __future__ import annotations
@@ -45,6 +60,9 @@ __all__ = [
     "stage_schedule",
     "theory_eta_smooth",
     "theory_eta_stage",
+    "AVERAGINGS",
+    "average_weights",
+    "smooth_average_weights",
 ]
 
 
@@ -76,6 +94,59 @@ def oftrl_decay(t, horizon: int, order: int | None = None):
     if k == 0:
         return (t > 1) * 1.0  # NumPy or JAX alike
     return (t - 1.0) / (k + t - 1.0)
+
+
+#: The weighted averages of the iterates by name, each the averaging of a value update
+#: (`average_weights`): ``paper`` the smooth update's (Algorithm 1, ``alpha_t = (H+1)/(H+t)``),
+#: ``uniform`` and ``linear`` those of ``smooth-uniform`` and ``smooth-linear``, ``stage`` the
+#: stage-based update's.
+AVERAGINGS: dict[str, str] = {"paper": "smooth", "uniform": "smooth-uniform", "linear": "smooth-linear", "stage": "stage"}
+
+
+def average_weights(kind: str, T: int, horizon: int) -> np.ndarray:
+    r"""The weights ``w^T_t`` (row ``t - 1``, ``t = 1..T``) of the state-wise weighted average of the
+    first ``T`` iterates under the value update ``kind`` (its name: ``"smooth"``, ``"smooth-uniform"``,
+    ``"smooth-linear"`` or ``"stage"``) on a game of horizon ``horizon`` (module docstring).
+
+    Smooth updates: :math:`\alpha_T^t = \alpha_t \prod_{j=t+1}^{T} (1-\alpha_j)` with
+    :math:`\alpha_t = (k+1)/(k+t)`, computed as a reversed cumulative product of the factors
+    :math:`1 - \alpha_j = (j-1)/(k+j)` in ``[0, 1)`` (no overflow; weights below the smallest
+    float64 are 0). Stage-based: ``1/L`` on the last stage complete after ``T`` iterations, or
+    ``1/T`` on ``1..T`` while stage 1 is not. The weights are non-negative and sum to 1.
+    """
+    T, horizon = int(T), int(horizon)
+    if T < 1 or horizon < 1:
+        raise ValueError(f"need T >= 1 and a horizon >= 1, got T={T}, horizon={horizon}")
+    if kind == "stage":
+        sched = stage_schedule(horizon, T)
+        ends = sched.starts + sched.lengths - 1  # each stage's last iteration (1-based)
+        complete = np.flatnonzero(ends <= T)
+        weights = np.zeros(T)
+        if complete.size == 0:
+            weights[:] = 1.0 / T  # stage 1 so far: no value update yet
+        else:
+            last = int(complete[-1])
+            weights[sched.starts[last] - 1 : ends[last]] = 1.0 / float(sched.lengths[last])
+        return weights
+    return smooth_average_weights(T, smoothing_order(kind, horizon))
+
+
+def smooth_average_weights(T: int, order: float) -> np.ndarray:
+    r""":math:`\alpha_T^t = \alpha_t \prod_{j=t+1}^{T} (1-\alpha_j)` for ``t = 1..T`` (row ``t - 1``),
+    :math:`\alpha_t = (k+1)/(k+t)` with ``k = order >= 0``: an integer for the finite-horizon smooth
+    updates (`average_weights`), any real for a discounted one (``k = 1/(1-gamma)``, the same
+    recursion, `markovgames.dynamics._discounted`)."""
+    T, k = int(T), float(order)
+    if T < 1 or not k >= 0.0 or not math.isfinite(k):
+        raise ValueError(f"need T >= 1 and a finite order k >= 0, got T={T}, k={order!r}")
+    if k == 0:
+        return np.full(T, 1.0 / T)
+    t = np.arange(1, T + 1, dtype=np.float64)
+    alpha = (k + 1.0) / (k + t)
+    # tail[t-1] = prod_{j=t+1..T} (1 - alpha_j), with 1 - alpha_j = (j - 1)/(k + j) exactly.
+    factors = (t[1:] - 1.0) / (k + t[1:])
+    tail = np.append(np.cumprod(factors[::-1])[::-1], 1.0)
+    return alpha * tail
 
 
 def theory_eta_smooth(num_players: int, horizon: int, max_actions: int) -> float:

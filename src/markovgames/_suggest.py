@@ -11,17 +11,20 @@ an algorithm, a configuration key, a choice.
    ``--horizon`` for ``games random``);
 3. spelling: the most similar accepted name, if similar enough (`difflib`'s ratio at least 0.6).
 
-Where nothing comes close the caller lists the accepted names. Importing this module imports
-nothing beyond the standard library: the command line uses it before any other part of
-the package is loaded.
+Where nothing comes close the caller lists the accepted names. `nearest_path` does the same for
+a path that does not exist: the existing one it most likely means, found one component at a time
+among the entries of the directories that do exist. Importing this module imports nothing beyond
+the standard library: the command line uses it before any other part of the package is loaded.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
-__all__ = ["SYNONYMS", "suggestion", "did_you_mean", "normalized"]
+__all__ = ["SYNONYMS", "suggestion", "did_you_mean", "normalized", "nearest_path", "did_you_mean_path"]
 
 #: The table, one group a line: ``OURS...: THEIRS...``. ``OURS`` are our names for one thing, in
 #: order of preference: option names without their dashes, configuration keys, commands, choices
@@ -197,3 +200,80 @@ def did_you_mean(name: str, choices: Iterable[str], *, quote: bool = True) -> st
     if found is None:
         return ""
     return f" (did you mean {found!r}?)" if quote else f" (did you mean {found}?)"
+
+
+#: The most entries of one directory that `nearest_path` reads: a directory of millions of files
+#: is not listed whole to suggest a name.
+MAX_LISTED_ENTRIES = 10_000
+
+
+def _entries(directory: Path) -> list[str]:
+    """The names in ``directory`` (at most `MAX_LISTED_ENTRIES`; none if it cannot be listed)."""
+    names: list[str] = []
+    try:
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                names.append(entry.name)
+                if len(names) >= MAX_LISTED_ENTRIES:
+                    break
+    except OSError:
+        return []
+    return names
+
+
+def _closest_name(name: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely means: a name with a suffix by its stem among
+    the names of the same suffix (``nope.json`` is not ``g.json`` for sharing ``.json``), else by
+    the whole name where the stems are close too (``sweep.tml`` is ``sweep.toml``)."""
+    stem, suffix = os.path.splitext(name)
+    if not suffix or not stem:
+        return suggestion(name, names)
+    same = {os.path.splitext(n)[0]: n for n in names if os.path.splitext(n)[1] == suffix}
+    close = suggestion(stem, same)
+    if close is not None:
+        return same[close]
+    close = suggestion(name, [n for n in names if os.path.splitext(n)[1] != suffix])
+    if close is not None and suggestion(stem, [os.path.splitext(close)[0]]) is not None:
+        return close
+    return None
+
+
+def nearest_path(path: str | os.PathLike, accept: Callable[[Path], bool] | None = None) -> str | None:
+    """The existing path that ``path`` (which does not exist) most likely means, written as
+    ``path`` is (relative stays relative), or ``None``.
+
+    Each component from the first one missing is replaced by the most similar entry of the
+    directory above it (`suggestion`: case, ``-`` and ``_``, then spelling), so that
+    ``runs/c`` finds ``runs/ce`` and ``exmples/sweep.tml`` finds ``examples/sweep.toml``; the
+    answer must exist and, with ``accept``, pass it (a file where a file is wanted). Directories
+    are only listed, never read further.
+    """
+    given = Path(path)
+    if not str(path) or os.path.lexists(given):
+        return None
+    parts = given.parts
+    found = Path(parts[0]) if given.is_absolute() else Path()
+    for k, part in enumerate(parts[1:] if given.is_absolute() else parts):
+        candidate = found / part
+        if part in (".", "..") or os.path.lexists(candidate):
+            found = candidate
+            continue
+        names = _entries(found if str(found) else Path("."))
+        last = k == len(parts) - (2 if given.is_absolute() else 1)
+        if last and accept is not None:
+            names = [n for n in names if accept(found / n)]
+        else:
+            names = [n for n in names if last or (found / n).is_dir()]
+        close = _closest_name(part, names)
+        if close is None:
+            return None
+        found = found / close
+    if not os.path.lexists(found) or (accept is not None and not accept(found)):
+        return None
+    return str(found)
+
+
+def did_you_mean_path(path: str | os.PathLike, accept: Callable[[Path], bool] | None = None) -> str:
+    """`` (did you mean 'x'?)`` for the `nearest_path` ``x`` of ``path``, or ``""``."""
+    found = nearest_path(path, accept)
+    return "" if found is None else f" (did you mean {found!r}?)"

@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable", "markup_safe"]
+__all__ = ["printable", "markup_safe", "abbreviate_digits", "long_integer_in", "MAX_INT_DIGITS"]
+
+#: The most digits of an integer Python converts from text (its ``int_max_str_digits``): a longer
+#: one in a file or an option is refused naming where it is, never with Python's own message.
+MAX_INT_DIGITS = 4300
+
+#: A run of more digits than a message shows whole.
+_LONG_DIGITS = re.compile(r"\d{41,}")
+#: An integer literal (TOML's and JSON's, underscores allowed) of more than MAX_INT_DIGITS digits.
+_TOO_LONG = re.compile(rf"\d(?:_?\d){{{MAX_INT_DIGITS},}}")
 
 #: C0 controls (newline and tab included: one message is one line), DEL, C1 controls, the
 #: bidirectional embeddings, overrides, isolates and marks, and the line and paragraph
@@ -48,3 +57,25 @@ def markup_safe(text: object) -> str:
     from rich.markup import escape
 
     return escape(printable(text))
+
+
+def abbreviate_digits(text: str) -> str:
+    """``text`` with every run of more than 40 digits shown by its first 10 and its length
+    (``1234567890... (4400 digits)``): a message quotes a number, it does not print it whole."""
+    return _LONG_DIGITS.sub(lambda m: f"{m.group()[:10]}... ({len(m.group())} digits)", text)
+
+
+def long_integer_in(text: str) -> str | None:
+    """Where ``text`` (a TOML or JSON document) has an integer of more than `MAX_INT_DIGITS`
+    digits, which Python refuses to convert: ``line L, column C: an integer of N digits, more than
+    the 4300 a number may have`` (with ``KEY = `` where the line assigns one), or ``None``."""
+    match = _TOO_LONG.search(text)
+    if match is None:
+        return None
+    line = text.count("\n", 0, match.start()) + 1
+    start = text.rfind("\n", 0, match.start()) + 1
+    column = match.start() - start + 1
+    assigned = re.match(r"\s*([A-Za-z0-9_.\"' -]+?)\s*[=:]", text[start : match.start()])
+    key = f"{assigned.group(1).strip().strip(chr(34) + chr(39))}: " if assigned else ""
+    digits = sum(c.isdigit() for c in match.group())
+    return f"line {line}, column {column}: {key}an integer of {digits} digits, more than the {MAX_INT_DIGITS} a number may have"

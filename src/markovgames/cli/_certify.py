@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import json
 import os
 import re
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._files import read_npy
+from .._json import dumps
 from .._outputs import check_apart, file_kind, remove_created_parents
 from .._text import printable
 from ._commands import HELP
@@ -61,9 +61,15 @@ def add_certify_parser(subparsers):
 
 def _load_policies(directory: Path, game) -> tuple[np.ndarray, ...]:
     """Each player's ``policy_i.npy``, its header checked against the game before it is read."""
+    from ..experiments.rundirs._kinds import directory_kind, wrong_directory
+
     num_players = game.num_players
-    if not directory.is_dir():
-        raise CliError(f"{directory}: not a directory")
+    if not directory.is_dir() or (not os.path.lexists(directory / "policy_0.npy") and directory_kind(directory) is not None):
+        # Not a trajectory: a missing path (with the nearest one), a file, or another kind of directory.
+        message = wrong_directory(directory, "a directory of policy_i.npy files (a trajectory)")
+        if (directory / "trajectory" / "policy_0.npy").is_file():
+            message += f"; its trajectory is {directory / 'trajectory'}"
+        raise CliError(message)
     out: list[np.ndarray] = []
     for i in range(num_players):
         path = directory / f"policy_{i}.npy"
@@ -174,7 +180,7 @@ def _write_certificate(args, game, directory: Path, curve, checkpoints) -> dict:
             "wall_time_s": curve.wall_time_s,
             "compile_time_s": curve.compile_time_s,
         }
-        atomic_write_text(staging / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+        atomic_write_text(staging / "metrics.json", dumps(metrics, str(staging / "metrics.json"), indent=2) + "\n")
         write_marker(staging, "certify")  # what --overwrite of a later certify recognises
         finalize_output_directory(staging, Path(args.out))
     except BaseException:

@@ -14,7 +14,7 @@ __all__ = ["COMMANDS", "HELP"]
 COMMANDS = {
     "reproduce": ("_reproduce", "add_reproduce_parser"),
     "games": ("_games", "add_games_parser"),
-    "run": ("_run", "add_run_parser"),
+    "run": ("_run_bandit", "add_run_parser"),
     "vlearn": ("_vlearn", "add_vlearn_parser"),
     "algorithms": ("_algorithms", "add_algorithms_parser"),
     "evaluate": ("_evaluate", "add_evaluate_parser"),
@@ -27,7 +27,7 @@ COMMANDS = {
 
 #: name -> the command's line in ``markovgames --help`` (each parser is added with it).
 HELP = {
-    "reproduce": "reproduce the paper's Figures 1 and 2 with exact gaps and a report",
+    "reproduce": "reproduce the paper's Section 5: Figures 1 to 3 with exact gaps and a report",
     "games": "list, show, validate, export and generate games",
     "run": "run a learning dynamic and write metrics.json, the curve and the trajectory",
     "vlearn": "run V-learning from play and write its output policy with exact values and certified gaps",

@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_MAX_WORK",
     "SWEEP_CONFIG_KEYS",
     "VLEARNING_ALGORITHMS",
+    "METRICS",
 ]
 
 #: ``sorted(markovgames._dtypes.DTYPES)``
@@ -48,8 +49,22 @@ SWEEP_CONFIG_KEYS = (
     "out",
     "exact",
     "last_iterate",
+    "weighted_average",
     "orders",
     "eta_schedules",
     "regret",
     "feedbacks",
+)
+#: `markovgames.experiments.sweeps._summary.METRICS`: what ``plot`` draws and ``summarize`` summarises.
+METRICS = (
+    "gap",
+    "external_regret",
+    "swap_regret",
+    "duality_gap",
+    "last_iterate_duality_gap",
+    "last_iterate_nash_gap",
+    "weighted_average_duality_gap",
+    "weighted_average_nash_gap",
+    "uniform_average_duality_gap",
+    "uniform_average_nash_gap",
 )

@@ -8,13 +8,13 @@ replaced only with ``--overwrite``). ``RUN_DIR`` is written by ``markovgames run
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from .._atomic import atomic_write_text
+from .._json import dumps
 from .._lock import directory_lock
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
@@ -47,8 +47,19 @@ def add_evaluate_parser(subparsers):
         default=None,
         help="the prefix T' to evaluate (default: the run's T); of a V-learning run, the number of episodes K' (default: all)",
     )
-    p.add_argument("--exact", action="store_true", help="compute the exact CE and CCE gaps")
-    p.add_argument("--max-work", type=float, default=DEFAULT_MAX_WORK, help="refuse exact evaluations above this work estimate")
+    p.add_argument("--exact", action="store_true", help="compute the exact CE and CCE gaps (those of --concept)")
+    p.add_argument(
+        "--concept",
+        default=None,
+        choices=list(EXACT_CONCEPTS),
+        help="with --exact: the exact gaps to compute, ce, cce or both (default both)",
+    )
+    p.add_argument(
+        "--max-work",
+        type=float,
+        default=DEFAULT_MAX_WORK,
+        help="refuse an exact gap above this work estimate (the other is still computed), and stop one whose work passes it",
+    )
     p.add_argument("--monte-carlo", default=None, metavar="N", help="also estimate values from N sampled episodes (1e5 allowed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo sampler (default 0)")
     p.add_argument("--out", default=None, help="where to write the JSON (default: RUN_DIR/evaluation.json)")
@@ -75,10 +86,12 @@ def evaluate_run_directory(
     max_work: float = DEFAULT_MAX_WORK,
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    concept: str = "both",
 ) -> dict:
     """The fields of ``evaluation.json`` for a run directory, or a V-learning directory (written by
     ``markovgames vlearn``: ``T_prime`` is then a number of episodes), see the module docstring;
-    ``max_bytes`` and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game]."""
+    ``max_bytes`` and ``max_entries`` bound the run's game file as in [`load_game`][markovgames.games.load_game];
+    ``concept`` (``ce``, ``cce`` or ``both``) the exact gaps ``exact`` computes."""
     import numpy as np
 
     from ..experiments import load_run_directory, versions
@@ -93,6 +106,9 @@ def evaluate_run_directory(
     from ..experiments.rundirs._vlearn import is_vlearning_directory
     from ..policies import IndexChainPolicy
 
+    if concept not in EXACT_CONCEPTS:
+        raise CliError(f"--concept: expected one of {', '.join(EXACT_CONCEPTS)}, got {concept!r}")
+    concepts = EXACT_CONCEPTS[concept]
     if is_discounted_run_directory(run_dir):
         if exact or monte_carlo is not None:
             option = "--exact" if exact else "--monte-carlo"
@@ -106,6 +122,7 @@ def evaluate_run_directory(
             run_dir,
             T_prime,
             exact=exact,
+            concepts=concepts,
             monte_carlo=monte_carlo,
             seed=seed,
             max_work=max_work,
@@ -165,7 +182,7 @@ def evaluate_run_directory(
             if policies is None:  # unreachable: trajectory_files was checked above
                 raise AssertionError("a trajectory that is gone")
             policy = IndexChainPolicy(kind, policies).prefix(T_prime)
-    report.update(_exact_and_monte_carlo(stored.game, policy, exact, monte_carlo, seed, max_work))
+    report.update(_exact_and_monte_carlo(stored.game, policy, concepts if exact else (), monte_carlo, seed, max_work))
     units = stored.game.units
     if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
         report["units"] = units_field(units)
@@ -219,6 +236,7 @@ def _evaluate_vlearning_directory(
     K_prime: int | None,
     *,
     exact: bool,
+    concepts: tuple[str, ...],
     monte_carlo: int | None,
     seed: int,
     max_work: float,
@@ -244,7 +262,7 @@ def _evaluate_vlearning_directory(
         )
     policy = stored.policy.prefix(K_prime // M)  # its index counts rounds
     (record,) = vlearning_checkpoint_records(prefix_curves(stored.game, policy, [K_prime // M]), stored.game.horizon, M)
-    settings = {key: stored.metrics.get(key) for key in ("eta", "ix") if stored.metrics.get(key) is not None}
+    settings = {key: stored.metrics.get(key) for key in ("eta", "ix", "ix_schedule") if stored.metrics.get(key) is not None}
     if "eta" in settings:  # a composition (V-learning's bandits have their papers' rates and no optimism)
         settings["optimistic"] = bool(stored.metrics.get("optimistic", True))
     report: dict = {
@@ -254,10 +272,10 @@ def _evaluate_vlearning_directory(
         "feedback": stored.feedback,
         "seed": stored.seed,
         "bonus": stored.bonus,
-        **settings,  # a composition's eta, ix and optimism
+        **settings,  # a composition's eta, ix (its scale and schedule) and optimism
         **record,  # episodes (K'), rounds, samples_used (K' H), the value, the certified bounds and gaps
     }
-    report.update(_exact_and_monte_carlo(stored.game, policy, exact, monte_carlo, seed, max_work))
+    report.update(_exact_and_monte_carlo(stored.game, policy, concepts if exact else (), monte_carlo, seed, max_work))
     units = stored.game.units
     if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
         report["units"] = units_field(units)
@@ -266,28 +284,39 @@ def _evaluate_vlearning_directory(
     return report
 
 
-def _exact_and_monte_carlo(game, policy, exact: bool, monte_carlo: int | None, seed: int, max_work: float) -> dict:
-    """The report's exact gaps (``--exact``) and Monte Carlo estimates (``--monte-carlo``) of ``policy``."""
+#: ``--concept``: the exact gaps ``--exact`` computes.
+EXACT_CONCEPTS = {"both": ("ce", "cce"), "ce": ("ce",), "cce": ("cce",)}
+
+
+def _exact_and_monte_carlo(game, policy, concepts, monte_carlo: int | None, seed: int, max_work: float) -> dict:
+    """The report's exact gaps (``--exact``: those of ``concepts``, a tuple of ``"ce"`` and
+    ``"cce"``) and Monte Carlo estimates (``--monte-carlo``) of ``policy``.
+
+    Each exact gap is computed on its own: one over ``max_work`` (refused by its estimate, or
+    stopped by its count) is ``null`` with the reason in ``exact_ce_gap_skipped`` or
+    ``exact_cce_gap_skipped``, and the other is still reported, as ``run --exact`` does.
+    """
     import numpy as np
 
-    from ..evaluation import exact_cce_gap, exact_ce_gap, monte_carlo_value
+    from ..evaluation import CCEGapResult, CEGapResult, EvaluationTooLarge, exact_cce_gap, exact_ce_gap, monte_carlo_value
 
     report: dict = {}
-    ce_res = cce_res = None
-    if exact:
-        ce_res = exact_ce_gap(game, policy, max_work=max_work)
-        cce_res = exact_cce_gap(game, policy, max_work=max_work)
-        report.update(
-            {
-                "exact_ce_gap": float(ce_res.gap),
-                "exact_ce_gap_per_player": _floats(ce_res.per_player),
-                "exact_cce_gap": float(cce_res.gap),
-                "exact_cce_gap_per_player": _floats(cce_res.per_player),
-                "exact_value": _floats(ce_res.value),
-                "ce_deviation_value": _floats(ce_res.deviation_value),
-                "cce_best_response_value": _floats(cce_res.best_response_value),
-            }
-        )
+    ce_res: CEGapResult | None = None
+    cce_res: CCEGapResult | None = None
+    for concept in concepts:
+        name = f"exact_{concept}_gap"
+        res: CEGapResult | CCEGapResult
+        try:
+            if concept == "ce":
+                res = ce_res = exact_ce_gap(game, policy, max_work=max_work)
+                report["ce_deviation_value"] = _floats(ce_res.deviation_value)
+            else:
+                res = cce_res = exact_cce_gap(game, policy, max_work=max_work)
+                report["cce_best_response_value"] = _floats(cce_res.best_response_value)
+        except EvaluationTooLarge as err:
+            report.update({name: None, f"{name}_per_player": None, f"{name}_skipped": f"{err} (--max-work)"})
+            continue
+        report.update({name: float(res.gap), f"{name}_per_player": _floats(res.per_player), "exact_value": _floats(res.value)})
     if monte_carlo is not None:
         if monte_carlo < 2:
             raise CliError(f"--monte-carlo: need at least 2 episodes, got {monte_carlo}")
@@ -302,11 +331,12 @@ def _exact_and_monte_carlo(game, policy, exact: bool, monte_carlo: int | None, s
 
         est = monte_carlo_value(game, policy, monte_carlo, value_stream, batch_size=batch, progress=check)
         mc["value_mean"], mc["value_stderr"] = _floats(est.mean), _floats(est.stderr)
-        if ce_res is not None and cce_res is not None:  # both computed (exact), or neither
+        if ce_res is not None:  # the deviations of the exact gaps computed
             i = ce_res.player
             dev = monte_carlo_value(game, policy, monte_carlo, ce_stream, ce_res.modification, batch_size=batch, progress=check)
             mc["ce_deviation_player"] = i
             mc["ce_deviation_value_mean"], mc["ce_deviation_value_stderr"] = float(dev.mean[i]), float(dev.stderr[i])
+        if cce_res is not None:
             j = cce_res.player
             dev = monte_carlo_value(game, policy, monte_carlo, cce_stream, cce_res.deviation, batch_size=batch, progress=check)
             mc["cce_deviation_player"] = j
@@ -339,6 +369,8 @@ def _handle(args) -> int:
     check_game_limits(args)
     if not args.max_work > 0:  # also refuses nan
         raise CliError(f"--max-work: must be a positive number, got {args.max_work}")
+    if args.concept is not None and not args.exact:
+        raise CliError(f"--concept: chooses the exact gaps that --exact computes; add --exact, or drop --concept {args.concept}")
     run_dir = Path(args.run_dir)
     out = Path(args.out) if args.out else run_dir / "evaluation.json"
     # Checked before the (possibly long) evaluation; the write names --out, not its temporary file.
@@ -366,6 +398,7 @@ def _handle(args) -> int:
         max_work=args.max_work,
         max_bytes=args.max_bytes,
         max_entries=args.max_entries,
+        concept=args.concept or "both",
     )
     # Into the run directory: under its lock (one writer; 'run --overwrite' replaces it under the
     # same lock), and only if it is still the directory that was evaluated. Waits a little for
@@ -376,7 +409,7 @@ def _handle(args) -> int:
         if into_run and _identity(run_dir / "metrics.json") != metrics_before:
             raise CliError(f"{run_dir}: the run directory was replaced while it was evaluated; evaluate it again")
         try:
-            atomic_write_text(out, json.dumps(report, indent=2) + "\n", replace=args.overwrite)
+            atomic_write_text(out, dumps(report, str(out), indent=2) + "\n", replace=args.overwrite)
         except OSError as err:
             raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
     if not args.quiet:
@@ -460,9 +493,14 @@ def _print(report: dict, out: Path) -> None:
     row("certified CCE bound", report["certified_cce_bound"])
     row("certified CE gap", report["certified_ce_gap_per_player"], report["certified_ce_gap"])
     row("certified CCE gap", report["certified_cce_gap_per_player"], report["certified_cce_gap"])
-    if "exact_ce_gap" in report:
-        row("exact CE gap", report["exact_ce_gap_per_player"], report["exact_ce_gap"])
-        row("exact CCE gap", report["exact_cce_gap_per_player"], report["exact_cce_gap"])
+    skipped = []
+    for kind in ("ce", "cce"):
+        name = f"exact_{kind}_gap"
+        if name in report and report[name] is None:  # over --max-work: a line below the table says why
+            table.add_row(f"exact {kind.upper()} gap", *(["not computed"] * n), "")
+            skipped.append(f"exact {kind.upper()} gap not computed: {report[name + '_skipped']}")
+        elif name in report:
+            row(f"exact {kind.upper()} gap", report[name + "_per_player"], report[name])
     if "external_regret" in report:  # of the played sequence, not of the output policy
         row("average external regret", report["external_regret_per_player"], report["external_regret"])
         row("average swap regret", report["swap_regret_per_player"], report["swap_regret"])
@@ -482,6 +520,8 @@ def _print(report: dict, out: Path) -> None:
                 )
                 table.add_row(name, *cells, "")
     console.print(table)
+    for line in skipped:
+        console.print(line, soft_wrap=True, markup=False)
     if "samples_used" in report and report.get("kind") != "vlearning":  # in the title of a V-learning run's
         console.print(f"samples drawn in the first T' = {report['T']} iterations: {report['samples_used']:,}", markup=False)
     if "units" in report:
@@ -493,6 +533,8 @@ def _vlearning_words(report: dict) -> list[str]:
     """The settings of a V-learning directory's run, as its title shows them (V-learning's bandit:1 unsaid)."""
     words = [] if report.get("feedback", "bandit:1") == "bandit:1" else [str(report["feedback"])]
     words += [f"seed {report['seed']}"] + [f"{key} {report[key]:g}" for key in ("eta", "ix") if key in report]
+    if report.get("ix_schedule") == "decaying" and "ix" in report:  # gamma_c = ix / sqrt(c)
+        words[-1] += "/sqrt(c)"
     words += [f"bonus {report['bonus']:g}"] + (["no optimism"] if report.get("optimistic") is False else [])
     return words
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .._text import printable
+from .._text import abbreviate_digits, printable
 from ._errors import command_line_message
 from ._signals import Terminated, restore, terminate_as_interrupt
 
@@ -47,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
             unknown = unrecognized_options(self, getattr(self, "_arguments", []))
             if unknown:
                 message = unrecognized_message(self, unknown)
-        self.exit(EXIT_USAGE, f"markovgames: error: {printable(message)} (see '{self.prog} --help')\n")
+        self.exit(EXIT_USAGE, f"markovgames: error: {printable(abbreviate_digits(message))} (see '{self.prog} --help')\n")
 
     def _check_value(self, action, value):
         # argparse's own message lists the choices; this one also names the likeliest
@@ -283,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     except _user_error_types() as err:
         if args.debug:
             raise
-        print(f"markovgames: error: {_one_line(err, argv)}", file=sys.stderr)
+        for line in _error_lines(err, argv):
+            print(f"markovgames: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         if args.debug:
@@ -312,6 +313,15 @@ def main(argv: list[str] | None = None) -> int:
         restore(previous)
 
 
+def _error_lines(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The lines of a user error: one, or one per problem where an input has several (a sweep
+    configuration with two bad entries: `MarkovGamesError.problems`), each a line of its own."""
+    problems = getattr(err, "problems", ())
+    if len(problems) < 2:
+        return [_one_line(err, argv)]
+    return [printable(command_line_message(err, problem)) for problem in problems]
+
+
 def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str:
     """The message of a user error as one printable line (without ``markovgames: error:``).
 
@@ -334,8 +344,10 @@ def _one_line(err: BaseException, argv: list[str] | tuple[str, ...] = ()) -> str
     if isinstance(err, OSError) and err.strerror:  # "path: No space left on device", not "[Errno 28] ..."
         message = f"{err.filename}: {err.strerror}" if err.filename else err.strerror
     for note in getattr(err, "__notes__", ()):  # what a handler adds, e.g. that a state is kept
+        if "JAX_TRACEBACK_FILTERING" in note:  # JAX's own, on an error raised in code it traced
+            continue
         message = f"{message}; {note}"
-    return printable(command_line_message(err, message))
+    return printable(abbreviate_digits(command_line_message(err, message)))
 
 
 def _write_traceback(err: BaseException, argv: list[str]) -> str | None:

@@ -19,7 +19,8 @@ def add_reproduce_parser(subparsers):
     p = subparsers.add_parser(
         "reproduce",
         help=HELP["reproduce"],
-        description="Run smooth_ce, stage_cce and smooth_cce (eta=0.2) on the paper's game; write figures, data and REPORT.md.",
+        description="Run smooth_ce, stage_cce and smooth_cce (eta=0.2) on the paper's game, and their non-optimistic "
+        "baselines; write Figures 1 to 3 (the gaps, gap x T, optimism on and off), data and REPORT.md.",
     )
     p.add_argument("--out", default="reproduction", help="output directory (default: ./reproduction)")
     p.add_argument("-T", dest="T", default="100000", help="iterations per run (default 100000)")
@@ -36,7 +37,7 @@ def _handle(args) -> int:
     from rich.console import Console
 
     from .._errors import ArgumentError
-    from .._lock import directory_lock
+    from .._lock import check_not_held, directory_lock
     from ..dynamics import max_learning_rate
     from ..experiments import reproduce, write_marker
     from ..experiments._reproduce import check_reproduction_memory
@@ -57,6 +58,9 @@ def _handle(args) -> int:
     except ArgumentError as err:
         raise CliError(f"-T{str(err).removeprefix('T')}".replace(" T at most", " -T at most")) from None
     check_output_directory(args.out)
+    # While another reproduction writes there, its directory is half made (no marker yet): the
+    # answer is then the lock's, not "holds no reproduction".
+    check_not_held(args.out, "out")
     _check_foreign(Path(args.out))
     console = Console(file=sys.stderr)
     show = not args.quiet

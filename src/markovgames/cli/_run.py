@@ -2,7 +2,9 @@
 
 ``markovgames run --game NAME|FILE --algorithm ALG -T N --eta 0.2|theory|0.1,0.3 --checkpoints 10,100 --out DIR``
 (and ``--order alternating``, ``--eta-schedule sqrt|power:P|path.py:NAME``, ``--regret``,
-``--feedback sampled:K|sampled:exact --seed N``)
+``--feedback sampled:K|sampled:exact --seed N``); under ``--feedback bandit:M`` a composition learns
+from play (`._run_bandit`, whose handler sends the other feedback models here: ``-T`` counts rounds
+of ``M`` episodes), writing what ``vlearn`` writes.
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Literal
 
 from .._outputs import check_apart, remove_created_parents
-from .._text import markup_safe, printable
+from .._text import printable
 from ._commands import HELP
 from ._defaults import DTYPE_NAMES
 from ._errors import CliError, check_output_directory
@@ -64,15 +65,23 @@ def parse_seed(text: str, option: str = "--seed") -> int:
     return value
 
 
-def parse_eta(text: str) -> float | Literal["theory"] | tuple[float, ...]:
-    """``--eta``: a positive number, ``theory``, or a comma-separated list of positive numbers (one
-    per player: ``0.1,0.3``; the game's number of players is checked once the game is read)."""
-    if text == "theory":
-        return "theory"
+def parse_eta(text: str) -> float | str | tuple[float, ...]:
+    """``--eta``: a positive number, ``theory`` or ``theory:PAPER`` (a theorem's rate, by the paper
+    that proves it; ``theory`` is ``theory:mao2024``), or a comma-separated list of positive
+    numbers (one per player: ``0.1,0.3``; the game's number of players is checked once the game is
+    read)."""
+    if text == "theory" or text.startswith("theory:"):
+        from .._papers import parse_theory
+
+        try:
+            parse_theory(text)
+        except ValueError as err:
+            raise CliError(f"--eta: {err}") from None
+        return text
     if "," in text:
         rates = []
         for part in (p.strip() for p in text.split(",")):
-            if part == "theory":
+            if part == "theory" or part.startswith("theory:"):
                 raise CliError(
                     f"--eta: 'theory' is one rate for all players; a list gives each player a positive number, got {text!r}"
                 )
@@ -108,11 +117,13 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         help="smooth_ce, stage_cce, smooth_cce, LEARNER+UPDATE (e.g. rm-plus+smooth), or path/file.py:NAME "
         "or package.module:NAME (see 'markovgames algorithms list')",
     )
-    p.add_argument("-T", dest="T", required=True, help="number of iterations")
+    p.add_argument("-T", dest="T", required=True, help="number of iterations (under --feedback bandit:M, rounds of M episodes)")
     p.add_argument(
         "--eta",
-        default="0.2",
-        help="learning rate: a positive number (default 0.2), 'theory', or one per player (e.g. 0.1,0.3)",
+        default=None,
+        help="learning rate: a positive number (default 0.2), one per player (e.g. 0.1,0.3), or a theorem's rate by "
+        "its paper, theory:PAPER ('theory' alone: theory:mao2024, Mao et al.'s Theorems 1 and 2; see 'markovgames "
+        "algorithms show NAME')",
     )
     p.add_argument(
         "--order",
@@ -139,15 +150,29 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         default="full",
         metavar="MODEL",
         help="what the learners see: full (exact utilities and Bellman targets, the paper's; default), sampled:K "
-        "(estimates from K samples of a generative model, drawn afresh every iteration) or sampled:exact "
-        "(expectations: full's numbers)",
+        "(estimates from K samples of a generative model, drawn afresh every iteration), sampled:exact "
+        "(expectations: full's numbers) or bandit:M (learning from play: rounds of M episodes, each player seeing its "
+        "own rewards and the states visited; writes what 'markovgames vlearn' writes; docs/vlearning.md)",
+    )
+    p.add_argument(
+        "--ix",
+        default=None,
+        metavar="G",
+        help="under --feedback bandit:M: the implicit exploration gamma of the loss estimates: 'decaying' (the default: "
+        "gamma = (eta H / 2) / sqrt(c) at a state's c-th visiting round) or a constant number >= 0",
+    )
+    p.add_argument(
+        "--bonus",
+        default=None,
+        metavar="C",
+        help="under --feedback bandit:M: the constant c of the optimism bonus (a number >= 0; default 0)",
     )
     p.add_argument(
         "--seed",
         default=None,
         metavar="N",
-        help="the seed of the random draws of --feedback sampled:K (a non-negative integer; default 0): the same "
-        "seed gives the same run; unused where the feedback draws nothing",
+        help="the seed of the random draws of --feedback sampled:K and bandit:M (a non-negative integer; default 0): "
+        "the same seed gives the same run; unused where the feedback draws nothing",
     )
     p.add_argument(
         "--checkpoints",
@@ -169,10 +194,26 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "(exact, inside the compiled loop)",
     )
     p.add_argument(
+        "--weighted-average",
+        nargs="?",
+        const="checkpoints",
+        choices=("checkpoints", "all"),
+        default=None,
+        metavar="WHERE",
+        help="also evaluate the state-wise weighted average of the iterates with the value update's own weights "
+        "(smooth: alpha_T'^t, the average of Zhang et al. 2022 and Yang and Ma 2023; smooth-uniform: 1/T'; "
+        "smooth-linear: 2t/(T'(T'+1)); stage: the last complete stage's mean), carried in the compiled loop: its "
+        "value, Nash gap and, in a constant-sum game, duality gap, at every checkpoint (WHERE = checkpoints, the "
+        "default) or at every prefix into curve.npz too (all: a best-response pass per prefix)",
+    )
+    p.add_argument(
+        "--uniform-average",
         "--average-iterate",
+        dest="uniform_average",
         action="store_true",
         help="also evaluate, at every checkpoint T', the uniform average of the iterates pi^1..pi^T' (a product "
-        "policy): its value, its Nash gap and, in a constant-sum game, its duality gap (exact; needs the trajectory)",
+        "policy): its value, its Nash gap and, in a constant-sum game, its duality gap (exact, from the trajectory; "
+        "--average-iterate is its former name)",
     )
     p.add_argument("--dtype", default="float64", choices=DTYPE_NAMES, help="floating point precision")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty output directory (or an interrupted run)")
@@ -225,7 +266,7 @@ def _handle_run(args) -> int:
     except ValueError as err:
         raise CliError(f"--algorithm: {err}") from None
     T = parse_T(args.T)
-    eta = parse_eta(args.eta)
+    eta = parse_eta("0.2" if args.eta is None else args.eta)
     schedule = _step_schedule(args.eta_schedule)
     feedback = _feedback(args.feedback)
     seed = 0 if args.seed is None else parse_seed(args.seed)
@@ -253,6 +294,7 @@ def _handle_run(args) -> int:
             f"--eta: {top:g} is too large for -T {T} in {args.dtype}; at most {largest:.3g} (the learners' "
             f"logits eta (T + H) must stay where {args.dtype} resolves them)"
         )
+    _check_schedule_rates(schedule, eta, algorithm, game, scale, T, args.dtype)
     check_output_directory(args.out, replaces=True)
     _check_resources(game, T, args)
     config = {
@@ -268,8 +310,11 @@ def _handle_run(args) -> int:
         "checkpoint_every": args.checkpoint_every,
         "trajectory_tolerance": args.trajectory_tolerance,
         "last_iterate": args.last_iterate,
-        "average_iterate": args.average_iterate,
+        # The uniform average's option, under the name it had when the key was introduced.
+        "average_iterate": args.uniform_average,
     }
+    if args.weighted_average is not None:
+        config["weighted_average"] = args.weighted_average
     if algorithm.source_sha256 is not None:
         # A user's learner: the content of its file is part of the configuration, so that
         # --resume continues a run only with the code that started it (the command line names
@@ -318,6 +363,7 @@ def _handle_run(args) -> int:
                     state_every=args.checkpoint_every,
                     trajectory_tolerance=args.trajectory_tolerance,
                     last_iterate=checkpoints if args.last_iterate else False,
+                    weighted_average=_average_prefixes(args.weighted_average, checkpoints),
                     order=args.order,
                     step_schedule=schedule,
                     regret=args.regret,
@@ -327,9 +373,11 @@ def _handle_run(args) -> int:
             if isinstance(result, DiscountedRunResult):
                 metrics = write_discounted_run_directory(staging, result, checkpoints, config, step_schedule=schedule)
             else:
-                # The exact gaps read the trajectory's files again, checked, never through the memory
-                # maps the run returns (a file truncated meanwhile is then an error, not SIGBUS).
-                extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args)
+                # The exact gaps and the uniform average read the trajectory's files again, checked,
+                # never through the memory maps the run returns (a file truncated meanwhile is then an
+                # error, not SIGBUS); a run that asks for neither reads nothing back.
+                needs_trajectory = args.exact or args.uniform_average
+                extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args) if needs_trajectory else None
                 metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result
@@ -350,7 +398,9 @@ def _handle_run(args) -> int:
         finally:
             lock.close()
     if not args.quiet:
-        (_print_discounted_checkpoints if discounted else _print_checkpoints)(metrics, args.out)
+        from ._run_tables import print_checkpoints, print_discounted_checkpoints
+
+        (print_discounted_checkpoints if discounted else print_checkpoints)(metrics, args.out)
     return 0
 
 
@@ -372,62 +422,28 @@ def _check_for_game(args, algorithm, game, eta) -> None:
         raise CliError(f"--algorithm: {err}") from None
     if not isinstance(game, DiscountedMarkovGame):
         return
-    iterates = "--last-iterate evaluates the last and the weighted average iterates of a discounted run exactly"
+    iterates = (
+        "--last-iterate and --weighted-average evaluate the last and the weighted average iterates of a discounted run exactly"
+    )
     if args.exact:
         raise CliError(f"--exact: {game.name!r} is a discounted game, whose run has no output policy to evaluate; {iterates}")
-    if args.average_iterate:
+    if args.uniform_average:
         raise CliError(
-            f"--average-iterate: {game.name!r} is a discounted game; {iterates} (the weighted average with the "
-            "update's weights; LEARNER+discounted-smooth-uniform averages uniformly)"
+            f"--uniform-average: {game.name!r} is a discounted game; --weighted-average evaluates the weighted average "
+            "iterate with its value update's weights (LEARNER+discounted-smooth-uniform weighs the iterates uniformly)"
         )
     if args.trajectory_tolerance is not None:
         raise CliError(
             f"--trajectory-tolerance: {game.name!r} is a discounted game, whose run has no output policy whose index "
             "mass it would bound; keep the whole trajectory or --no-trajectory"
         )
-    if eta == "theory":
-        raise CliError(
-            f"--eta theory: no paper's learning rate is implemented for {algorithm.value_update.name!r}; give a number"
-        )
+    if isinstance(eta, str):  # theory or theory:PAPER: no paper's rate is implemented for a discounted update
+        from ..dynamics._algorithms import resolve_learning_rate
 
-
-def _print_discounted_checkpoints(metrics: dict, out) -> None:
-    """The table of a discounted game's run: per checkpoint the value estimates and, where
-    evaluated, the last and the weighted average iterates' Nash (and duality) gaps."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
-    settings = _settings_words(metrics) + [f"gamma={metrics['discount']:g}"]
-    table = Table(
-        title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({markup_safe(', '.join(settings))})"
-    )
-    table.add_column("T", justify="right")
-    records = metrics["checkpoints"]
-    for i in range(len(records[0]["value_estimate"])):
-        table.add_column(f"V^T_{i}(rho) est.", justify="right")
-    columns = {
-        "last_iterate_nash_gap": "last iterate: Nash gap",
-        "last_iterate_duality_gap": "last iterate: duality gap",
-        "weighted_average_nash_gap": "weighted average: Nash gap",
-        "weighted_average_duality_gap": "weighted average: duality gap",
-        **_REGRET_COLUMNS,
-    }
-    keys = [k for k in columns if any(k in c for c in records)]
-    for key in keys:
-        table.add_column(columns[key], justify="right")
-    for c in records:
-        table.add_row(
-            str(c["T"]),
-            *(f"{v:.6f}" for v in c["value_estimate"]),
-            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in keys),
-        )
-    console.print(table)
-    console.print(
-        f"wrote {printable(out)}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
-        soft_wrap=True,
-        markup=False,
-    )
+        try:
+            resolve_learning_rate(eta, algorithm, game)
+        except ValueError as err:
+            raise CliError(f"--eta: {err}") from None
 
 
 def _settings_config(args, schedule, feedback, seed: int) -> dict:
@@ -470,13 +486,33 @@ def _step_schedule(name: str | None):
         raise CliError(f"--eta-schedule: {err}") from None
 
 
+def _check_schedule_rates(schedule, eta, algorithm, game, horizon: float, T: int, dtype: str) -> None:
+    """``--eta-schedule``: every rate ``eta f(t)`` within the limits of ``--eta``, at every ``t``,
+    before any output is touched (the run checks it again; a user's function is called twice);
+    ``horizon``: the bound on the utilities (``H``, a discounted game's ``1/(1 - gamma)``)."""
+    from ..dynamics import max_learning_rate
+    from ..dynamics._algorithms import resolve_learning_rate
+    from ..dynamics._interplay import bounded_schedule
+
+    scale, _ = resolve_learning_rate(eta, algorithm, game)
+    try:
+        bounded_schedule(schedule, (scale,), max_learning_rate(T, horizon, dtype), dtype, T + 1)
+    except ValueError as err:
+        raise CliError(f"--eta-schedule: {err}") from None
+
+
 def _feedback(name: str):
     """``--feedback``: the feedback model (`markovgames.dynamics._feedback.parse_feedback`)."""
-    from ..dynamics._feedback import parse_feedback
+    from .._suggest import did_you_mean
+    from ..dynamics._feedback import FEEDBACK_FORMS, parse_feedback
 
     try:
         return parse_feedback(name)
     except ValueError as err:
+        if str(err).startswith("unknown feedback model"):  # 'run' takes bandit:M too (._run_bandit)
+            forms = [*FEEDBACK_FORMS, "bandit:M"]
+            hint = did_you_mean(name.partition(":")[0], [f.partition(":")[0] for f in forms])
+            raise CliError(f"--feedback: unknown feedback model {name!r}{hint}; choose one of: {', '.join(forms)}") from None
         raise CliError(f"--feedback: {err}") from None
 
 
@@ -492,30 +528,40 @@ def _check_interplay(algorithm, args) -> None:
         raise CliError(f"--no-optimism: {two_query}: its prediction is its second query, so it has no non-optimistic form")
 
 
+def _average_prefixes(where: str | None, checkpoints: list[int]):
+    """``run``'s ``weighted_average`` for ``--weighted-average WHERE``: the checkpoints, every prefix
+    (``all``: ``True``, the run keeping every prefix), or none."""
+    if where is None:
+        return False
+    return True if where == "all" else checkpoints
+
+
 def _checkpoint_extras(result, checkpoints: list[int], args) -> dict[int, dict] | None:
-    """The fields added to each checkpoint after the run: exact gaps (``--exact``) and the average
-    iterate's (``--average-iterate``), from the trajectory read with checked reads."""
+    """The fields added to each checkpoint after the run: exact gaps (``--exact``) and the uniform
+    average's (``--uniform-average``), from the trajectory read with checked reads."""
     from ..experiments import exact_checkpoint_gaps
-    from ..experiments.rundirs._iterates import average_iterate_fields
+    from ..experiments.rundirs._iterates import uniform_average_fields
 
     extras: dict[int, dict] = {t: {} for t in checkpoints}
     if args.exact:
         for t, fields in exact_checkpoint_gaps(result, checkpoints).items():
             extras[t].update(fields)
-    if args.average_iterate:
-        for t, fields in average_iterate_fields(result.game, result.policies, checkpoints).items():
+    if args.uniform_average:
+        for t, fields in uniform_average_fields(result.game, result.policies, checkpoints).items():
             extras[t].update(fields)
-    return extras if (args.exact or args.average_iterate) else None
+    return extras
 
 
 def _check_option_combinations(args) -> None:
     """Refuse options that contradict each other, before any work."""
     if args.exact and args.no_trajectory:
         raise CliError("--exact needs the trajectory; drop --no-trajectory")
-    if args.average_iterate and args.no_trajectory:
-        raise CliError("--average-iterate needs the trajectory; drop --no-trajectory")
-    if args.average_iterate and args.trajectory_tolerance is not None:
-        raise CliError("--average-iterate averages every iterate, which needs the whole trajectory; drop --trajectory-tolerance")
+    if args.uniform_average and args.no_trajectory:
+        raise CliError(
+            "--uniform-average needs the trajectory; drop --no-trajectory (--weighted-average needs none: the loop carries it)"
+        )
+    if args.uniform_average and args.trajectory_tolerance is not None:
+        raise CliError("--uniform-average averages every iterate, which needs the whole trajectory; drop --trajectory-tolerance")
     if args.trajectory_tolerance is not None:
         if args.no_trajectory:
             raise CliError("--trajectory-tolerance chooses which part of the trajectory to keep; drop --no-trajectory")
@@ -594,10 +640,13 @@ def _check_resources(game, T: int, args) -> None:
     from ..experiments.rundirs._directory import run_directory_bytes
 
     itemsize = np.dtype(DTYPES[args.dtype]).itemsize
-    # Values and both bounds per prefix (and both regrets with --regret, and the samples drawn
-    # under sampled:K: one int64 each), and a copy.
+    # Values and both bounds per prefix (and both regrets with --regret, the weighted average's
+    # values with --weighted-average all, and the samples drawn under sampled:K: one int64 each),
+    # and a copy.
     drawn = args.feedback.startswith("sampled:") and args.feedback != "sampled:exact"
-    rows = (1 if hasattr(game, "discount") else 3) + (2 if args.regret else 0)  # a discounted run's: the value estimates
+    every = args.weighted_average == "all"
+    # A discounted run's curves: the value estimates (not the value and the two bounds).
+    rows = (1 if hasattr(game, "discount") else 3) + (2 if args.regret else 0) + (2 if every else 0)
     curves = 2 * T * (rows * game.num_players * itemsize + (8 if drawn else 0))
     memory = physical_memory()
     if memory and curves > memory:
@@ -605,7 +654,9 @@ def _check_resources(game, T: int, args) -> None:
             f"-T: keeping the value and the certified bounds of all {T} prefixes takes about "
             f"{format_bytes(curves)}, more than this machine's {format_bytes(memory)}; choose a smaller T"
         )
-    parts = run_directory_bytes(game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret, samples=drawn)
+    parts = run_directory_bytes(
+        game, T, args.dtype, trajectory=not args.no_trajectory, regret=args.regret, samples=drawn, weighted_average=every
+    )
     total = sum(parts.values())
     # While the run goes, a run that saves its state also keeps the per-prefix metrics so far
     # beside it (about the curve's size), deleted at the end.
@@ -632,138 +683,3 @@ def _check_resources(game, T: int, args) -> None:
             f"({listed}){fix}",
             file=sys.stderr,
         )
-
-
-def _original_units_table(metrics: dict):
-    """The checkpoints' values and gaps in the game's own units (its payoffs before the rescaling)."""
-    from rich.table import Table
-
-    units = metrics["units"]
-    table = Table(title=f"in the game's own units (rewards r01 = {units['scale']:.6g} r + {units['offset']:.6g})")
-    table.add_column("T", justify="right")
-    first = metrics["checkpoints"][0]
-    for i in range(len(first["value_original"])):
-        table.add_column(f"V_{i}", justify="right")
-    labels = {
-        "certified_ce_gap": "cert. CE gap",
-        "certified_cce_gap": "cert. CCE gap",
-        "exact_ce_gap": "exact CE gap",
-        "exact_cce_gap": "exact CCE gap",
-        **_REGRET_COLUMNS,
-    }
-    keys = [k for k in labels if f"{k}_original" in first]
-    for key in keys:
-        table.add_column(labels[key], justify="right")
-    for c in metrics["checkpoints"]:
-        cells = ["–" if c.get(f"{k}_original") is None else f"{c[f'{k}_original']:.3e}" for k in keys]
-        table.add_row(str(c["T"]), *(f"{v:.6f}" for v in c["value_original"]), *cells)
-    return table
-
-
-#: The regret columns of the printed tables (with --regret): the largest over players.
-_REGRET_COLUMNS = {"external_regret": "ext. regret", "swap_regret": "swap regret"}
-
-
-def _settings_words(metrics: dict) -> list[str]:
-    """The run's settings in a table's title: the learning rate always, the others where they
-    differ from the defaults."""
-    eta = metrics["eta"]
-    settings = [f"eta={','.join(f'{e:g}' for e in eta) if isinstance(eta, (list, tuple)) else eta}"]
-    settings += [] if metrics.get("optimistic", True) else ["no optimism"]
-    settings += [f"{metrics['order']} order"] if metrics.get("order", "simultaneous") != "simultaneous" else []
-    settings += [f"eta schedule {metrics['eta_schedule']}"] if metrics.get("eta_schedule", "constant") != "constant" else []
-    if metrics.get("feedback", "full") != "full":
-        seed = metrics.get("seed")
-        settings += [f"feedback {metrics['feedback']}" + ("" if seed is None else f", seed {seed}")]
-    settings += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
-    return settings
-
-
-def _print_checkpoints(metrics: dict, out) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
-    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
-    # The game's name comes from a file: its markup and control characters are shown literally.
-    # The title says every setting that differs from the defaults (the learning rate always).
-    settings = _settings_words(metrics)
-    table = Table(
-        title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({markup_safe(', '.join(settings))})"
-    )
-    table.add_column("T", justify="right")
-    num_players = len(metrics["checkpoints"][0]["value"])
-    for i in range(num_players):
-        table.add_column(f"V_{i}", justify="right")
-    table.add_column("cert. CE gap", justify="right")
-    table.add_column("cert. CCE gap", justify="right")
-    table.add_column("CE gap x T", justify="right")
-    table.add_column("CCE gap x T", justify="right")
-    has_exact = any("exact_ce_gap" in c for c in metrics["checkpoints"])
-    if has_exact:
-        table.add_column("exact CE gap", justify="right")
-        table.add_column("exact CCE gap", justify="right")
-    # The iterates' own measures, where asked for: the Nash gap, and in a constant-sum game the
-    # duality gap, of the last iterate and of the uniform average of the iterates.
-    iterate_columns = {
-        "last_iterate_nash_gap": "last iterate: Nash gap",
-        "last_iterate_duality_gap": "last iterate: duality gap",
-        "average_iterate_nash_gap": "average iterate: Nash gap",
-        "average_iterate_duality_gap": "average iterate: duality gap",
-    }
-    iterate_keys = [k for k in iterate_columns if any(k in c for c in metrics["checkpoints"])]
-    for key in iterate_keys:
-        table.add_column(iterate_columns[key], justify="right")
-    # With --regret: each checkpoint's largest average regret over players.
-    regret_keys = [k for k in _REGRET_COLUMNS if any(k in c for c in metrics["checkpoints"])]
-    for key in regret_keys:
-        table.add_column(_REGRET_COLUMNS[key], justify="right")
-    # Under sampled:K: the samples drawn after T' iterations.
-    samples = any("samples_used" in c for c in metrics["checkpoints"])
-    if samples:
-        table.add_column("samples", justify="right")
-    for c in metrics["checkpoints"]:
-        exact_cells = []
-        if has_exact:
-            exact_cells = ["–" if c.get(k) is None else f"{c[k]:.3e}" for k in ("exact_ce_gap", "exact_cce_gap")]
-        table.add_row(
-            str(c["T"]),
-            *(f"{v:.6f}" for v in c["value"]),
-            f"{c['certified_ce_gap']:.3e}",
-            f"{c['certified_cce_gap']:.3e}",
-            f"{c['certified_ce_gap'] * c['T']:.4g}",
-            f"{c['certified_cce_gap'] * c['T']:.4g}",
-            *exact_cells,
-            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in iterate_keys),
-            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in regret_keys),
-            *(["–" if c.get("samples_used") is None else f"{c['samples_used']:,}"] if samples else []),
-        )
-    console.print(table)
-    final = metrics.get("regret")
-    if final and metrics["checkpoints"] and metrics["checkpoints"][-1]["T"] != final["T"]:
-        # The last iteration is not a checkpoint: its regrets are said here.
-        console.print(
-            f"after T = {final['T']}: average external regret {final['external_regret']:.3e}, swap regret "
-            f"{final['swap_regret']:.3e} (the largest over players, steps and states)",
-            markup=False,
-            soft_wrap=True,
-        )
-    drawn = metrics.get("samples_used")
-    if drawn is not None and metrics["checkpoints"] and metrics["checkpoints"][-1]["T"] != metrics["T"]:
-        # The last iteration is not a checkpoint: the samples drawn in all are said here.
-        console.print(f"after T = {metrics['T']}: {drawn:,} samples drawn", markup=False, soft_wrap=True)
-    if metrics.get("units"):
-        console.print(_original_units_table(metrics))
-    # Say why an exact gap is missing (once per reason), rather than only a dash in the table.
-    skipped: dict[str, list[str]] = {}
-    for c in metrics["checkpoints"]:
-        for k in ("exact_ce_gap", "exact_cce_gap"):
-            if c.get(k + "_skipped"):
-                skipped.setdefault(c[k + "_skipped"].splitlines()[0], []).append(f"T={c['T']} {k[6:-4].upper()}")
-    for reason, where in skipped.items():
-        console.print(f"exact gap skipped ({', '.join(where)}): {printable(reason)}", markup=False, soft_wrap=True)
-    console.print(
-        f"wrote {printable(out)}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
-        soft_wrap=True,
-        markup=False,
-    )

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 
+from .._json import dumps
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
 from ._commands import HELP
@@ -102,7 +102,7 @@ def _solve_into(args, game):
             "values": np.asarray(solution.values).tolist(),
             "versions": versions(),
         }
-        atomic_write_text(staging / "solution.json", json.dumps(record, indent=2) + "\n")
+        atomic_write_text(staging / "solution.json", dumps(record, str(staging / "solution.json"), indent=2) + "\n")
         write_marker(staging, "solve")
         finalize_output_directory(staging, args.out)
     except BaseException:

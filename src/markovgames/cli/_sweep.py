@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 from .._outputs import check_apart, check_replaceable_file
 from .._text import markup_safe, printable
 from ._commands import HELP
+from ._defaults import METRICS as METRIC_CHOICES
 from ._defaults import SWEEP_CONFIG_KEYS
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
@@ -245,6 +247,20 @@ def _results_inputs(results: str) -> list[Path]:
     return [path]
 
 
+def _check_sweep_results(results: str, or_run: bool = False) -> None:
+    """Refuse, before any work, a RESULTS_DIR that is no sweep directory nor a results file (``or_run``:
+    nor a run directory, which ``plot`` reads too): a missing path (naming the nearest one), a file
+    that is not Parquet (a sweep's configuration), a directory of another kind (naming the command
+    that reads it)."""
+    from ..experiments.rundirs._kinds import wrong_directory
+    from ..experiments.sweeps._summary import RESULTS_FILE, SWEEP_DIRECTORY, is_results_file
+
+    wanted = f"{SWEEP_DIRECTORY} or a run directory (with metrics.json)" if or_run else SWEEP_DIRECTORY
+    path = Path(results)
+    if not (os.path.lexists(path / RESULTS_FILE) if path.is_dir() else is_results_file(path)):
+        raise CliError(wrong_directory(path, wanted))
+
+
 #: What a run directory holds (``markovgames run``): ``plot RUN_DIR --out`` never writes there.
 _RUN_FILES = ("metrics.json", "curve.npz", "game.json", "game.npz", "trajectory", ".markovgames")
 
@@ -280,6 +296,15 @@ def _parse_decades(text: str | None) -> list[int] | None:
     return [parse_T(p.strip(), "--decades") for p in text.split(",")]
 
 
+_METRIC_HELP = (
+    "what to draw: the certified gap (default), the average external or swap regret of the played sequence (runs "
+    "with --regret, sweeps with regret = true; the largest over steps and states), or the Nash or duality gap "
+    "(two-player constant-sum games) of the last iterate (--last-iterate / last_iterate = true; duality_gap is "
+    "last_iterate_duality_gap's older name), of the weighted average of the iterates with the value update's "
+    "weights (--weighted-average / weighted_average = true) or of their uniform average (a run directory made "
+    "with --uniform-average)"
+)
+
 _WINDOW_HELP = (
     "fit the log-log slopes on the checkpoints T' in [LOW, HIGH], e.g. 1e3,1e5 (default: the last two decades "
     "of each run); summarize and plot use the same slope"
@@ -308,10 +333,8 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--metric",
         default="gap",
-        choices=["gap", "external_regret", "swap_regret", "duality_gap"],
-        help="what to draw: the certified gap (default), the average external or swap regret of the played "
-        "sequence (runs with --regret, sweeps with regret = true; the largest over steps and states) or the last "
-        "iterate's duality gap (two-player constant-sum games with --last-iterate / last_iterate = true)",
+        choices=METRIC_CHOICES,
+        help=_METRIC_HELP,
     )
     p.add_argument(
         "--concept",
@@ -362,6 +385,8 @@ def _handle_plot(args) -> int:
     if args.metric != "gap" and args.concept != "auto":
         raise CliError(f"--concept: chooses which certified gap is drawn; --metric {args.metric} draws no gap, so drop --concept")
     run_dir = _is_run_directory(args.results)
+    if not run_dir:
+        _check_sweep_results(args.results, or_run=True)
     if run_dir:
         for option, given in (("--x", args.x), ("--window", args.window)):
             if given is not None:
@@ -405,6 +430,9 @@ def add_summarize_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     p.add_argument("--concept", default="auto", choices=["auto", "ce", "cce"], help="which certified gap (default: auto)")
     p.add_argument("--window", default=None, metavar="LOW,HIGH", help=_WINDOW_HELP)
+    p.add_argument(
+        "--metric", default="gap", choices=METRIC_CHOICES, help=_METRIC_HELP.replace("what to draw", "what to summarise")
+    )
     p.set_defaults(handler=_handle_summarize)
     return p
 
@@ -430,9 +458,15 @@ def _handle_summarize(args) -> int:
         check_apart(target, _results_inputs(args.results), "--markdown")
         check_replaceable_file(target, "--markdown", args.overwrite, "--overwrite")
     window = _parse_window(args.window)
-    rows = summarize_results(args.results, args.concept, window)
+    if args.metric != "gap" and args.concept != "auto":
+        raise CliError(
+            f"--concept: chooses which certified gap is summarised; --metric {args.metric} is no gap, so drop --concept"
+        )
+    _check_sweep_results(args.results)
+    rows = summarize_results(args.results, args.concept, window, args.metric)
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160)
-    table = Table(title=f"{markup_safe(args.results)}: certified gaps at T (median over runs)")
+    measure = "certified gaps" if args.metric == "gap" else args.metric
+    table = Table(title=f"{markup_safe(args.results)}: {measure} at T (median over runs)")
     # With the order, schedule and feedback where a row has others than the defaults.
     columns = summary_columns(rows)
     left = columns.index("gap") + 1

@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
 from ._run import LARGE_WRITE_BYTES, _input_files, parse_seed, parse_T
 
-__all__ = ["add_vlearn_parser"]
+__all__ = ["add_vlearn_parser", "BanditRun", "execute"]
 
 
 def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
@@ -73,7 +74,8 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
         "--ix",
         default=None,
         metavar="G",
-        help="a composition's implicit-exploration parameter gamma of its loss estimates (a number >= 0; default eta H / 2)",
+        help="a composition's implicit exploration gamma of its loss estimates: 'decaying' (the default: "
+        "gamma = (eta H / 2) / sqrt(c) at a state's c-th visiting round) or a constant number >= 0",
     )
     p.add_argument(
         "--no-optimism",
@@ -150,6 +152,33 @@ def _number(text: str | None, option: str, *, positive: bool) -> float | None:
     return value
 
 
+def _ix(text: str | None) -> float | str | None:
+    """``--ix``: ``decaying`` (the default schedule) or a constant number >= 0; None: the default."""
+    from ..dynamics import DEFAULT_IX
+
+    if text is None or text == DEFAULT_IX:
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--ix: expected {DEFAULT_IX!r} or a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"--ix: must be {DEFAULT_IX!r} or a finite number >= 0, got {text!r}")
+    return value
+
+
+def _check_rate(eta: float | None, rounds: int, horizon: int) -> None:
+    """``--eta``: at most `markovgames.dynamics.max_learning_rate` of the run's rounds, as ``run``'s."""
+    from ..dynamics import max_learning_rate
+
+    largest = max_learning_rate(rounds, horizon)
+    if eta is not None and eta > largest:
+        raise CliError(
+            f"--eta: {eta:g} is too large for {rounds:,} rounds in float64; at most {largest:.3g} (the learners' "
+            "logits eta (T + H) must stay where float64 resolves them)"
+        )
+
+
 def _per_round(text: str) -> int:
     """``--feedback bandit:M``: ``M``."""
     from ..dynamics import parse_bandit
@@ -205,7 +234,74 @@ def _checkpoints(text: str | None, episodes: int, per_round: int) -> list[int]:
     return checkpoints
 
 
+@dataclass(frozen=True)
+class BanditRun:
+    """A run that learns from play, as ``vlearn`` (and ``run --feedback bandit:M``) gives it: the
+    game and the algorithm as written, the settings checked (``None``: the library's default) and
+    the checkpoints in episodes. ``count_option`` is the option that gave the number of episodes
+    (``--episodes``; ``-T``, in rounds, for ``run``), which the messages about it name."""
+
+    game: str
+    algorithm_name: str
+    algorithm: Any  # a V-learning name, or the composition's Algorithm
+    episodes: int
+    per_round: int
+    seed: int
+    bonus: float | None
+    eta: float | None
+    ix: float | str | None  # a constant, or "decaying" (the default)
+    no_optimism: bool
+    checkpoints: tuple[int, ...]
+    out: str
+    overwrite: bool
+    quiet: bool
+    max_bytes: int | None
+    max_entries: int
+    count_option: str = "--episodes"
+
+    @property
+    def fewer(self) -> str:
+        """The advice for a run too large: in the unit of `count_option`."""
+        return "choose fewer episodes" if self.count_option == "--episodes" else "choose a smaller T"
+
+
 def _handle(args) -> int:
+    spec = _game_argument(args)
+    algorithm = _algorithm(args.algorithm)
+    episodes = parse_T(args.episodes, "--episodes")
+    per_round = _per_round(args.feedback)
+    seed = 0 if args.seed is None else parse_seed(args.seed)
+    bonus = _number(args.bonus, "--bonus", positive=False)
+    eta = _number(args.eta, "--eta", positive=True)
+    ix = _ix(args.ix)
+    _check_settings(algorithm, per_round, episodes, args)
+    check_game_limits(args)
+    checkpoints = _checkpoints(args.checkpoints, episodes, per_round)
+    return execute(
+        BanditRun(
+            game=spec,
+            algorithm_name=args.algorithm,
+            algorithm=algorithm,
+            episodes=episodes,
+            per_round=per_round,
+            seed=seed,
+            bonus=bonus,
+            eta=eta,
+            ix=ix,
+            no_optimism=args.no_optimism,
+            checkpoints=tuple(checkpoints),
+            out=args.out,
+            overwrite=args.overwrite,
+            quiet=args.quiet,
+            max_bytes=args.max_bytes,
+            max_entries=args.max_entries,
+        )
+    )
+
+
+def execute(run: BanditRun) -> int:
+    """Run ``run`` (`markovgames.dynamics.run_vlearning`) and write its directory: ``vlearn``'s, and
+    ``run``'s under bandit feedback."""
     # The library is imported here, not with the module: 'markovgames vlearn --help' must not load JAX.
     from .._lock import directory_lock
     from ..dynamics import run_vlearning
@@ -220,58 +316,54 @@ def _handle(args) -> int:
     from ..experiments.rundirs._vlearn import write_vlearning_directory
     from ..games import BUILTIN_GAMES, resolve_game
 
-    spec = _game_argument(args)
-    algorithm = _algorithm(args.algorithm)
-    episodes = parse_T(args.episodes, "--episodes")
-    per_round = _per_round(args.feedback)
-    seed = 0 if args.seed is None else parse_seed(args.seed)
-    bonus = _number(args.bonus, "--bonus", positive=False)
-    eta = _number(args.eta, "--eta", positive=True)
-    ix = _number(args.ix, "--ix", positive=False)
-    _check_settings(algorithm, per_round, episodes, args)
-    check_game_limits(args)
-    game = resolve_game(spec, max_bytes=args.max_bytes, max_entries=args.max_entries)
-    checkpoints = _checkpoints(args.checkpoints, episodes, per_round)
+    algorithm, episodes, per_round, checkpoints = run.algorithm, run.episodes, run.per_round, list(run.checkpoints)
+    game = resolve_game(run.game, max_bytes=run.max_bytes, max_entries=run.max_entries)
+    _check_rate(run.eta, episodes // per_round, game.horizon)  # the limit of run's --eta, before any output
     # Only the settings the user gave: the library's defaults stay its own (metrics.json records them).
     given: dict[str, Any] = {
         key: value
-        for key, value in (("bonus", bonus), ("eta", eta), ("ix", ix), ("optimistic", False if args.no_optimism else None))
+        for key, value in (
+            ("bonus", run.bonus),
+            ("eta", run.eta),
+            ("ix", run.ix),
+            ("optimistic", False if run.no_optimism else None),
+        )
         if value is not None
     }
-    check_output_directory(args.out, replaces=True)
-    _check_resources(game, episodes, per_round, args)
+    check_output_directory(run.out, replaces=True)
+    _check_resources(game, run)
     try:  # what the library refuses (a learner of two queries, a user's learner's shapes), before any output
         check_vlearning_settings(game, algorithm, episodes, feedback=f"bandit:{per_round}", **given)
     except ValueError as err:
         raise CliError(f"--algorithm: {err}") from None
     # The output directory is replaced as a whole: never one that holds the game file or the learner.
-    check_apart(args.out, _input_files(spec, args.algorithm), "--out")
-    check_output_directory_state(args.out, args.overwrite)  # before the lock: a refusal leaves nothing
+    check_apart(run.out, _input_files(run.game, run.algorithm_name), "--out")
+    check_output_directory_state(Path(run.out), run.overwrite)  # before the lock: a refusal leaves nothing
     config = {
         # A file's path as written, normalised.
-        "game": spec if spec in BUILTIN_GAMES else os.path.normpath(spec),
-        "algorithm": args.algorithm,
+        "game": run.game if run.game in BUILTIN_GAMES else os.path.normpath(run.game),
+        "algorithm": run.algorithm_name,
         "episodes": episodes,
-        "seed": seed,
-        "bonus": bonus,  # None: the library's default (metrics.json's "bonus" says which)
+        "seed": run.seed,
+        "bonus": run.bonus,  # None: the library's default (metrics.json's "bonus" says which)
         "checkpoints": checkpoints,
     }
     if not isinstance(algorithm, str):  # a composition: its settings (None: the library's defaults)
-        config.update(feedback=f"bandit:{per_round}", eta=eta, ix=ix, optimistic=not args.no_optimism)
+        config.update(feedback=f"bandit:{per_round}", eta=run.eta, ix=run.ix, optimistic=not run.no_optimism)
         if algorithm.source_sha256 is not None:  # a user's learner: the content of its file
             config["algorithm_sha256"] = algorithm.source_sha256
     elif per_round != 1:
         config["feedback"] = f"bandit:{per_round}"
-    planned = staging_directory(args.out)
+    planned = staging_directory(Path(run.out))
     found = planned.exists()  # an earlier command's, which only prepare_output_directory may replace
     # A run refused or failed under the lock removes the parents of --out that it made.
-    with remove_created_parents(args.out), directory_lock(args.out, "out"):
+    with remove_created_parents(run.out), directory_lock(run.out, "out"):
         staging = None
         try:
-            staging = prepare_output_directory(args.out, args.overwrite)
-            with iteration_progress(episodes, f"{args.algorithm} on {game.name}", enabled=not args.quiet) as advance:
+            staging = prepare_output_directory(Path(run.out), run.overwrite)
+            with iteration_progress(episodes, f"{run.algorithm_name} on {game.name}", enabled=not run.quiet) as advance:
                 result = run_vlearning(
-                    game, algorithm, episodes, seed=seed, feedback=f"bandit:{per_round}", progress=advance, **given
+                    game, algorithm, episodes, seed=run.seed, feedback=f"bandit:{per_round}", progress=advance, **given
                 )
             start = time.perf_counter()
             # The output policy's index counts rounds: K' episodes are K'/M of them.
@@ -280,7 +372,7 @@ def _handle(args) -> int:
                 staging, game, result, curves, config, evaluation_time_s=time.perf_counter() - start
             )
             del result
-            finalize_output_directory(staging, args.out)
+            finalize_output_directory(staging, Path(run.out))
         except BaseException as err:
             if staging is None:
                 # Refused, or interrupted while the staging directory was being made: remove only one this call made.
@@ -288,19 +380,19 @@ def _handle(args) -> int:
                     shutil.rmtree(planned, ignore_errors=True)
                 raise
             shutil.rmtree(staging, ignore_errors=True)
-            reported = _after_failure(err, staging, episodes)
+            reported = _after_failure(err, staging, run)
             if reported is not err:
                 raise reported from None
             raise
-    if not args.quiet:
-        _print_checkpoints(metrics, args.out)
+    if not run.quiet:
+        _print_checkpoints(metrics, run.out)
     return 0
 
 
-def _after_failure(err: BaseException, staging: Path, episodes: int) -> BaseException:
+def _after_failure(err: BaseException, staging: Path, run: BanditRun) -> BaseException:
     """The error to report for a run that failed or was interrupted (its staging directory is gone)."""
     if isinstance(err, MemoryError):
-        return CliError(f"--episodes: a run of {episodes} episodes needs more memory than is available; choose fewer episodes")
+        return CliError(f"{run.count_option}: a run of {run.episodes} episodes needs more memory than is available; {run.fewer}")
     if isinstance(err, OSError) and not err.filename:
         # A full disk (ENOSPC), a quota or a file size limit while the directory is written.
         return CliError(f"{staging}: cannot write the run: {err.strerror or err}")
@@ -309,7 +401,7 @@ def _after_failure(err: BaseException, staging: Path, episodes: int) -> BaseExce
     return err
 
 
-def _check_resources(game, episodes: int, per_round: int, args) -> None:
+def _check_resources(game, run: BanditRun) -> None:
     """Refuse up front a number of episodes whose record, output policy or its evaluation cannot fit
     in memory (or under the library's limits), or whose files cannot fit on the output's disk,
     rather than failing after the run; announce a large write."""
@@ -319,44 +411,45 @@ def _check_resources(game, episodes: int, per_round: int, args) -> None:
     from ..experiments.rundirs._vlearn import policy_file_bytes
     from ..policies._visit_chain import MAX_DENSE_ENTRIES
 
+    episodes, per_round, option = run.episodes, run.per_round, run.count_option
     H, S, N = game.horizon, game.num_states, game.num_players
     # What the run keeps per episode (the library's own limit): states, actions, rewards, the policies played.
     record = episodes * H * (2 * N * 8 + 8 + 8 * sum(game.num_actions))
     if record > MAX_RECORD_BYTES:
         raise CliError(
-            f"--episodes: {episodes:,} episodes of {game.name} keep a record of {format_bytes(record)} (states, actions, "
+            f"{option}: {episodes:,} episodes of {game.name} keep a record of {format_bytes(record)} (states, actions, "
             f"rewards and the policies played), more than the {format_bytes(MAX_RECORD_BYTES)} a V-learning run may keep; "
-            "choose fewer episodes"
+            f"{run.fewer}"
         )
     # The output policy's evaluation after every checkpoint (prefix_curves, the visit counts): per round.
     rounds = episodes // per_round
     entries = max(rounds * S * game.num_joint_actions * S, rounds * H * S)
     if entries > MAX_DENSE_ENTRIES:
         raise CliError(
-            f"--episodes: evaluating the output policy of {episodes:,} episodes of {game.name} needs arrays of "
+            f"{option}: evaluating the output policy of {episodes:,} episodes of {game.name} needs arrays of "
             f"{entries:,} entries (rounds x S x joint actions x S), above the limit of {MAX_DENSE_ENTRIES:,}; "
-            "choose fewer episodes"
+            f"{run.fewer}"
         )
     needed = record + 4 * 8 * entries
     memory = physical_memory()
     if memory and needed > memory:
         raise CliError(
-            f"--episodes: a run of {episodes:,} episodes of {game.name} and its evaluation take about {format_bytes(needed)}, "
-            f"more than this machine's {format_bytes(memory)}; choose fewer episodes"
+            f"{option}: a run of {episodes:,} episodes of {game.name} and its evaluation take about {format_bytes(needed)}, "
+            f"more than this machine's {format_bytes(memory)}; {run.fewer}"
         )
     total = policy_file_bytes(game, episodes) + run_directory_bytes(game, 1, "float64", trajectory=False)["game"]
-    ancestor = Path(args.out).absolute().parent
+    ancestor = Path(run.out).absolute().parent
     while not ancestor.exists():
         ancestor = ancestor.parent
     free = shutil.disk_usage(ancestor).free
     if total > free:
         raise CliError(
-            f"--episodes: a run of {episodes:,} episodes writes up to {format_bytes(total)} (the output policy and the game), "
-            f"more than the {format_bytes(free)} free under {ancestor}; choose fewer episodes"
+            f"{option}: a run of {episodes:,} episodes writes up to {format_bytes(total)} (the output policy and the game), "
+            f"more than the {format_bytes(free)} free under {ancestor}; {run.fewer}"
         )
     if total >= LARGE_WRITE_BYTES:
         print(
-            f"markovgames: note: this run writes up to {format_bytes(total)} into {printable(str(args.out))} (the output policy)",
+            f"markovgames: note: this run writes up to {format_bytes(total)} into {printable(str(run.out))} (the output policy)",
             file=sys.stderr,
         )
 
@@ -369,7 +462,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
     console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
     from ._evaluate import _vlearning_words
 
-    shown = {key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix") if metrics.get(key) is not None}
+    shown = {
+        key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix", "ix_schedule") if metrics.get(key) is not None
+    }
     if metrics.get("eta") is not None:  # a composition
         shown["optimistic"] = metrics["optimistic"]
     settings = ", ".join(_vlearning_words(shown))

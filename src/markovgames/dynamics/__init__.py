@@ -15,6 +15,13 @@
   [`DiscountedRunResult`][markovgames.dynamics.DiscountedRunResult] (value estimates, and the exact
   values and Nash gaps of the last and the weighted average iterates).
 * [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
+* The iterates' own product policies, evaluated exactly inside the loop where asked for: the last
+  iterate (``last_iterate``) and the state-wise weighted average of the iterates with the value
+  update's own weights (``weighted_average``; `ValueUpdate.average_weights`: the smooth update's
+  ``alpha_T^t``, the average of Zhang et al. 2022 and Yang and Ma 2023), with their values, Nash
+  gaps and duality gaps.
+* The catalogue by paper (`markovgames._papers`, ``markovgames algorithms show NAME``) and the
+  theorem rates by paper (``eta="theory:mao2024"``; ``"theory"`` alone is that one).
 * A learner that is not built in is guarded: its functions are checked when the loop starts and
   every strategy it plays inside the loop (`LearnerOutputError`, `STRATEGY_TOLERANCE`).
 * How the learners meet (`markovgames.dynamics._interplay`): the update order
@@ -80,6 +87,8 @@ from ._stage import STAGE
 from ._trajectory import TrajectoryFileError
 from ._value_update import ValueUpdate
 from ._vlearning import (
+    DEFAULT_IX,
+    IX_SCHEDULES,
     VLEARNING_ACTIONS,
     VLEARNING_ALGORITHMS,
     VLEARNING_STATES,
@@ -93,6 +102,8 @@ from ._vlearning import (
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
+    "DEFAULT_IX",
+    "IX_SCHEDULES",
     "VLEARNING_ACTIONS",
     "VLEARNING_STATES",
     "VLearningResult",

@@ -42,7 +42,9 @@ from typing import Literal
 import numpy as np
 
 from .._files import FileTooLargeError, NotRegularFileError, read_bounded
+from .._papers import parse_theory
 from .._suggest import did_you_mean, suggestion
+from .._usercode import fault
 from ..games import DiscountedMarkovGame, MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
 from ._discounted import DISCOUNTED_SMOOTH, DISCOUNTED_SMOOTH_LINEAR, DISCOUNTED_SMOOTH_UNIFORM
@@ -257,6 +259,9 @@ def get_algorithm(name: str | Algorithm, base_dir: str | Path | None = None, *, 
     if plus and learner_part and update_part:
         # "LEARNER+UPDATE" with an unknown update: say which part is wrong.
         get_value_update(update_part)
+    elsewhere = _runs_elsewhere(name)
+    if elsewhere is not None:
+        raise ValueError(elsewhere)
     choices = [*ALGORITHMS, *plugins.algorithms]
     # A learner's name alone ("hedge", "mwu", "rm+") is answered with LEARNER+smooth.
     learners = [*BUILTIN_LEARNERS, *plugins.learners] if not (plus and update_part) else []
@@ -291,6 +296,53 @@ def builtin_algorithm(name: str) -> Algorithm:
     raise ValueError(
         f"{shown!r} is not a built-in algorithm (a user's file, module or installed package is never loaded to read a name back)"
     )
+
+
+#: V-learning's names (`markovgames.dynamics.VLEARNING_ALGORITHMS`, which imports this module):
+#: algorithms that learn from play, run by ``run_vlearning``, not by ``run``'s compiled loop.
+_VLEARNING_NAMES = ("cce-v", "ce-v", "stage-v")
+#: Other papers' names for what runs here another way (compared `normalized`: "EXP3-IX" is "exp3ix").
+_EXP3 = ("exp3", "exp3ix")
+_VLEARNING = ("vlearning", "vlearn")
+_CFR = ("cfr", "counterfactualregret", "counterfactualregretminimization", "mccfr", "dcfr")
+
+
+def _runs_elsewhere(name: str) -> str | None:
+    """What ``name`` is, where it is an algorithm that is not a ``LEARNER+UPDATE`` dynamic of
+    [`run`][markovgames.dynamics.run] but runs here another way (V-learning, from play; EXP3, a
+    composition on bandit feedback), or has a counterpart here (CFR); else ``None``."""
+    from .._suggest import normalized
+
+    key = normalized(name)
+    vlearning = {normalized(n): n for n in _VLEARNING_NAMES}
+    if key in vlearning:
+        found = vlearning[key]
+        return (
+            f"{name!r} is V-learning, which learns from play (docs/vlearning.md): run it with "
+            f"'markovgames vlearn GAME --algorithm {found}' or run_vlearning(game, {found!r}, episodes)"
+        )
+    if key in _VLEARNING:
+        return (
+            f"{name!r}: V-learning learns from play (docs/vlearning.md): 'markovgames vlearn GAME --algorithm "
+            f"{'|'.join(_VLEARNING_NAMES)}' or run_vlearning(game, ALGORITHM, episodes)"
+        )
+    if key in _EXP3:
+        # Auer et al. (2002)'s EXP3 is Hedge fed importance-weighted loss estimates; the implicit
+        # exploration ix of Neu (2015) makes it EXP3-IX: exactly a composition on bandit feedback.
+        return (
+            f"{name!r} is Hedge on bandit feedback (importance-weighted loss estimates, with implicit exploration "
+            "ix; docs/vlearning.md): the composition hedge+smooth or hedge+stage without optimism on feedback "
+            "bandit:M, e.g. 'markovgames run --game GAME --algorithm hedge+smooth --no-optimism --feedback bandit:1 "
+            "-T ROUNDS --out DIR' or run_vlearning(game, 'hedge+smooth', episodes, feedback='bandit:1', optimistic=False)"
+        )
+    if key in _CFR:
+        return (
+            f"{name!r}: markovgames has no CFR (counterfactual regret minimization over an extensive-form game's "
+            "information sets); here every state of the Markov game runs its own regret minimizer: regret "
+            "matching+, CFR+'s rule, is rm-plus+smooth or rm-plus+stage, and bm-rm-plus+smooth its swap-regret "
+            "form (for a correlated equilibrium)"
+        )
+    return None
 
 
 def _suggest(name, choices, learners=()) -> str:
@@ -398,7 +450,10 @@ def _load_file(ref: str, path: Path, source: bytes | None = None):
         # Compiled from the bytes hashed above (the loader's exec_module would read the file a
         # second time); dont_inherit keeps this module's __future__ imports out of the user's code.
         exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the user's code, as asked
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
+    except KeyboardInterrupt:
+        del sys.modules[module_name]
+        raise
+    except BaseException as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
         del sys.modules[module_name]
         raise ValueError(f"{ref!r}: loading {path} failed: {_where(err, path)}") from None
     _LOADED_FILES[key] = module
@@ -412,7 +467,9 @@ def _import_module(ref: str, target: str):
         if err.name and target.startswith(err.name):
             raise ValueError(f"{ref!r}: no module named {err.name!r} (is the package installed?)") from None
         raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the user's code (an exit too): report where it failed, in one line
         raise ValueError(f"{ref!r}: importing {target} failed: {_where(err, None)}") from None
     digest = None
     file = getattr(module, "__file__", None)
@@ -447,7 +504,7 @@ def _where(err: BaseException, path: Path | None) -> str:
         return f"line {err.lineno}: SyntaxError: {err.msg}"
     chosen = [f for f in frames if path is not None and Path(f.filename) == path] or frames[-1:]
     place = f"line {chosen[-1].lineno}: " if chosen else ""
-    return f"{place}{type(err).__name__}: {err}".splitlines()[0]
+    return f"{place}{fault(err)}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -487,8 +544,10 @@ def registered(refresh: bool = False) -> Registry:
         package = dist.name if dist is not None else "?"
         try:
             obj = ep.load()
-        except Exception as err:  # noqa: BLE001 - a broken plugin must not break the others
-            errors.append((ep.name, package, f"failed to load {ep.value}: {type(err).__name__}: {err}".splitlines()[0]))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as err:  # noqa: BLE001 - a broken plugin (sys.exit() too) must not break the others
+            errors.append((ep.name, package, f"failed to load {ep.value}: {fault(err)}"))
             continue
         builtin = ep.name in ALGORITHMS or ep.name in BUILTIN_LEARNERS or ep.name in VALUE_UPDATES
         if builtin:
@@ -512,8 +571,9 @@ def registered(refresh: bool = False) -> Registry:
 # ---------------------------------------------------------------------------------------
 
 
-#: A learning rate: a positive number (constant), one per player, or ``"theory"`` (the paper's theorem rates).
-LearningRate = float | tuple[float, ...] | Literal["theory"]
+#: A learning rate: a positive number (constant), one per player, or a theorem's rate, ``"theory"``
+#: or ``"theory:PAPER"`` (`markovgames._papers.THEORY_RATES`).
+LearningRate = float | tuple[float, ...] | str
 
 
 def get_step_schedule(
@@ -547,7 +607,11 @@ def get_step_schedule(
     if _is_reference(name):
         found, digest = _load_reference(name, base_dir, file_source)
         if isinstance(found, StepSchedule):
-            return dataclasses.replace(found, source=name, source_sha256=digest) if found.source is None else found
+            # Its factors are the checked NumPy function's: a user's ``traced`` twin of it would run
+            # unchecked inside the compiled loop, so it is not used.
+            if found.source is None:
+                return dataclasses.replace(found, source=name, source_sha256=digest, traced=None)
+            return dataclasses.replace(found, traced=None)
         if callable(found) and not isinstance(found, (Algorithm, LearnerSpec)):
             return StepSchedule(name, found, f"eta_t = c * {name}(t)", source=name, source_sha256=digest)
         raise ValueError(f"step-size schedule {name!r}: {_describe(found)} is not a StepSchedule or a function f(t)")
@@ -563,17 +627,21 @@ def resolve_learning_rate(
 ) -> tuple[float | tuple[float, ...], bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
-    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``. For ``"theory"``, the value update's theorem rate
-    (proved for the paper's compositions, used for every learner): the smooth update gets
-    Theorem 1's ``1/(256 N H sqrt(H A_max))`` (the paper gives none for smooth_cce; we use the
-    same); the stage-based update gets ``(1.0, True)``: the per-stage rate
-    ``1/(N max(1, ln L_tau)^4)`` is applied iteration by iteration. The discounted updates have
-    none (a ``ValueError`` says so).
+    For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``.
+    For a theorem's rate, ``"theory:PAPER"`` (``"theory"`` alone: ``theory:mao2024``, the only
+    paper whose rates markovgames implements, `markovgames._papers.THEORY_RATES`), the
+    value update's rate from that paper (proved for the paper's compositions, used for every
+    learner): the smooth updates get Mao et al.'s Theorem 1 ``1/(256 N H sqrt(H A_max))`` (the
+    paper gives none for smooth_cce; we use the same); the stage-based update gets ``(1.0,
+    True)``: Theorem 2's per-stage rate ``1/(N max(1, ln L_tau)^4)`` is applied iteration by
+    iteration. An unknown paper, or one whose rate is not implemented, is a ``ValueError``; so is
+    any theorem's rate for a discounted update (the implemented rates are for finite-horizon games).
     """
     if isinstance(eta, str):
-        if eta != "theory":
-            raise ValueError(f"learning rate must be a positive number or 'theory', got {eta!r}")
-        return algorithm.value_update.theory_rate_for(game)
+        paper = parse_theory(eta)
+        if paper is None:
+            raise ValueError(f"learning rate must be a positive number or 'theory' (or 'theory:PAPER'), got {eta!r}")
+        return algorithm.value_update.theory_rate_for(game, paper)
     if isinstance(eta, (tuple, list, np.ndarray)):
         # One rate per player.
         rates = list(eta)

@@ -33,6 +33,7 @@ import numpy as np
 from .._atomic import atomic_write
 from .._errors import MarkovGamesError
 from .._files import JsonFileError, header_warnings_refused, open_regular, parse_json
+from .._json import dumps
 from .._npz import ArchiveError, NpzArchive
 from ._trajectory import _pwrite_all
 
@@ -62,6 +63,12 @@ class SavedState(NamedTuple):
     metrics: np.ndarray | None
     trajectory: list | None  # [row, count, [sha256 per player]] per chunk written (None: no trajectory files)
     last_iterate: np.ndarray | None
+    weighted_average: np.ndarray | None = None
+
+
+#: The per-prefix values of evaluated policies that a state file may hold beside the carry: the
+#: last iterate's and the weighted average's (``(..., rows, 2, N)`` each).
+_EVALUATED = ("last_iterate", "weighted_average")
 
 
 def fingerprint(
@@ -129,7 +136,16 @@ class StateFile:
         self._metric_rows = 0
         self._metric_bytes = 0
 
-    def save(self, done: int, carry, metrics: np.ndarray | None, axis: int, trajectory: list, last_iterate: list) -> None:
+    def save(
+        self,
+        done: int,
+        carry,
+        metrics: np.ndarray | None,
+        axis: int,
+        trajectory: list,
+        last_iterate: list,
+        average: list | None = None,
+    ) -> None:
         """Write the loop state after ``done`` iterations atomically.
 
         ``metrics``: every per-prefix row so far (the prefix axis ``axis``), or ``None``; the rows
@@ -140,8 +156,9 @@ class StateFile:
         arrays = {f"leaf_{k}": leaf for k, leaf in enumerate(leaves)}
         if metrics is not None:
             self._append_metrics(metrics, axis)
-        if last_iterate:
-            arrays["last_iterate"] = np.concatenate(last_iterate, axis=axis)
+        for name, blocks in zip(_EVALUATED, (last_iterate, average or []), strict=True):
+            if blocks:
+                arrays[name] = np.concatenate(blocks, axis=axis)
         meta = {
             "format": _FORMAT,
             "fingerprint": self.fingerprint,
@@ -150,8 +167,8 @@ class StateFile:
             "metrics": None if metrics is None else [list(r) for r in self._metric_records],
             "trajectory": trajectory,
         }
-        # The names are leaf_k and last_iterate, never savez's own allow_pickle, which mypy cannot tell.
-        atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(json.dumps(meta)), **arrays))  # type: ignore[arg-type]
+        # The names are leaf_k, last_iterate and weighted_average, never savez's own allow_pickle, which mypy cannot tell.
+        atomic_write(self.path, lambda fh: np.savez(fh, meta=np.asarray(dumps(meta, str(self.path))), **arrays))  # type: ignore[arg-type]
 
     def _append_metrics(self, metrics: np.ndarray, axis: int) -> None:
         """Append the rows after the recorded ones to the metrics file, durably, and record them."""
@@ -178,15 +195,19 @@ class StateFile:
         self._metric_records.append([self._metric_rows, rows - self._metric_rows, hashlib.sha256(new.data).hexdigest()])
         self._metric_rows, self._metric_bytes = rows, self._metric_bytes + new.nbytes
 
-    def load(self, template, metrics_shape, kept_rows, last_iterate_shape, metrics_dtype) -> SavedState | None:
+    def load(
+        self, template, metrics_shape, kept_rows, last_iterate_shape, metrics_dtype, average_shape=None
+    ) -> SavedState | None:
         """The saved state, checked against this run; ``None`` when there is no file.
 
         ``template`` is this run's initial loop state (its leaves give the shapes and dtypes);
         ``metrics_shape(done)`` and ``last_iterate_shape(done)`` the shapes the saved metrics
         (``(..., rows, 3, N)``, of ``metrics_dtype``) and last-iterate values must have after
         ``done`` iterations (``None``: none saved); ``kept_rows(done)`` the trajectory rows
-        written by then (``None``: no trajectory files).
+        written by then (``None``: no trajectory files); ``average_shape(done)`` likewise the
+        weighted average's values (``None``: none evaluated).
         """
+        shapes = {"last_iterate": last_iterate_shape, "weighted_average": average_shape or (lambda done: None)}
         if not self.path.exists():
             return None
         if not self.path.is_file():
@@ -194,7 +215,7 @@ class StateFile:
         expected = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(template)]
         try:
             with open_regular(self.path) as fh, header_warnings_refused(), NpzArchive(fh, stored_only=True) as data:
-                meta, done, leaves, last = self._read_archive(data, expected, last_iterate_shape)
+                meta, done, leaves, evaluated = self._read_archive(data, expected, shapes)
         except RunStateError:
             raise
         except JsonFileError as err:  # its message names the file
@@ -205,19 +226,21 @@ class StateFile:
             if np.issubdtype(leaf.dtype, np.floating) and not np.all(np.isfinite(leaf)):
                 raise RunStateError(f"{self.path}: state array {k} holds values that are not finite")
         metrics = self._read_metrics(meta.get("metrics"), metrics_shape(done), np.dtype(metrics_dtype), done)
-        want_last = last_iterate_shape(done)
-        if want_last is not None and last is None:
-            raise RunStateError(f"{self.path}: last_iterate of shape None, expected {want_last} after {done} iterations")
-        if last is not None and not np.all(np.isfinite(last)):
-            raise RunStateError(f"{self.path}: last_iterate hold values that are not finite")
+        for name, shape_after in shapes.items():
+            want = shape_after(done)
+            if want is not None and evaluated[name] is None:
+                raise RunStateError(f"{self.path}: {name} of shape None, expected {want} after {done} iterations")
+            if evaluated[name] is not None and not np.all(np.isfinite(evaluated[name])):
+                raise RunStateError(f"{self.path}: {name} hold values that are not finite")
         trajectory = meta.get("trajectory")
         _check_records(self.path, trajectory, kept_rows(done))
-        return SavedState(done, leaves, metrics, trajectory, last)
+        return SavedState(done, leaves, metrics, trajectory, evaluated["last_iterate"], evaluated["weighted_average"])
 
-    def _read_archive(self, data: NpzArchive, expected: list[np.ndarray], last_iterate_shape):
-        """``(meta, done, leaves, last_iterate)`` from the open state file: every member's header
-        checked against this run's arrays before its data is read, so that a small file that
-        declares a huge array is refused unread."""
+    def _read_archive(self, data: NpzArchive, expected: list[np.ndarray], shapes: dict):
+        """``(meta, done, leaves, evaluated)`` from the open state file (``evaluated``: the arrays of
+        `_EVALUATED` by name, ``None`` where absent): every member's header checked against this
+        run's arrays before its data is read, so that a small file that declares a huge array is
+        refused unread."""
         if "meta" not in data:
             raise ArchiveError("no array 'meta' in the archive")
         shape, _, dtype = data.header("meta")
@@ -233,7 +256,7 @@ class StateFile:
         done = meta.get("done")
         if isinstance(done, bool) or not isinstance(done, int) or not 0 < done:
             raise RunStateError(f"{self.path}: 'done' = {done!r} is not a positive iteration count")
-        extra = set(data.keys) - {"meta", "last_iterate"} - {f"leaf_{k}" for k in range(len(expected))}
+        extra = set(data.keys) - {"meta", *_EVALUATED} - {f"leaf_{k}" for k in range(len(expected))}
         if extra:
             raise RunStateError(f"{self.path}: unexpected arrays {', '.join(sorted(extra))[:200]}")
         leaves = []
@@ -244,17 +267,18 @@ class StateFile:
             if shape != want.shape or dtype != want.dtype:
                 raise RunStateError(f"{self.path}: state array {k} is {dtype} {shape}, this run's is {want.dtype} {want.shape}")
             leaves.append(data.read(f"leaf_{k}"))
-        want_last = last_iterate_shape(done)
-        last = None
-        if "last_iterate" in data:
-            shape, _, dtype = data.header("last_iterate")
-            if shape != want_last or dtype.kind != "f":
-                raise RunStateError(
-                    f"{self.path}: last_iterate is {dtype} {shape}, expected a float array of shape {want_last} "
-                    f"after {done} iterations"
-                )
-            last = data.read("last_iterate")
-        return meta, done, leaves, last
+        evaluated: dict[str, np.ndarray | None] = {}
+        for name in _EVALUATED:
+            want = shapes[name](done)
+            evaluated[name] = None
+            if name in data:
+                shape, _, dtype = data.header(name)
+                if shape != want or dtype.kind != "f":
+                    raise RunStateError(
+                        f"{self.path}: {name} is {dtype} {shape}, expected a float array of shape {want} after {done} iterations"
+                    )
+                evaluated[name] = data.read(name)
+        return meta, done, leaves, evaluated
 
     def _read_metrics(self, records, shape: tuple[int, ...] | None, dtype: np.dtype, done: int) -> np.ndarray | None:
         """The metrics rows the state file records (``records``), read from the metrics file and

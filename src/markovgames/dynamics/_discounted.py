@@ -12,9 +12,12 @@ states where each piece comes from and which were our choices):
 3. :math:`V^t_i(s) = (1 - \alpha_t) V^{t-1}_i(s) + \alpha_t \langle \pi^t(\cdot \mid s), Q^t_i(s, \cdot)\rangle`;
 4. ``u^t_i = [Q^t_i pi^t_{-i}]``, ``state_i = observe(state_i, u^t_i, rho_t)``;
 
-and the weighted average iterate :math:`\bar\pi^t_i(s) = (1 - \alpha_t)\bar\pi^{t-1}_i(s) + \alpha_t
-\pi^t_i(s) = \sum_{j \le t} \alpha_t^j \pi^j_i(s)`, with
-:math:`\alpha_t^j = \alpha_j \prod_{k=j+1}^t (1 - \alpha_k)`, is carried in the loop.
+and, where the run asks for it (``weighted_average``, `Interplay.average`), the state-wise weighted
+average iterate :math:`\bar\pi^t_i(s) = (1 - \alpha_t)\bar\pi^{t-1}_i(s) + \alpha_t \pi^t_i(s) =
+\sum_{j \le t} \alpha_t^j \pi^j_i(s)`, with :math:`\alpha_t^j = \alpha_j \prod_{k=j+1}^t (1 - \alpha_k)`,
+is carried in the loop as the finite-horizon smooth update carries its own (`._smooth`): its
+weights are the value update's (`DiscountedSmoothUpdate.average_weights`,
+`markovgames._schedules.smooth_average_weights` with the order ``k`` below).
 
 Step sizes :math:`\alpha_t = (k + 1)/(k + t)` and the learners' decay
 :math:`\rho_t = w_{t-1}/w_t = (t - 1)/(k + t - 1)` (weights :math:`w_j \propto \alpha_t^j`, the same
@@ -30,11 +33,18 @@ feedback (``K`` next states from every row for the target, `._feedback`) work as
 finite-horizon smooth update (`._interplay`). The stage-based update has no discounted form here.
 
 What a run reports: per prefix, the value estimate :math:`V^{T'}_i(\rho)` (cheap, in the loop;
-not the value of a policy); at the prefixes asked for (``last_iterate``), the exact values and
-best-response values at :math:`\rho` of the last iterate :math:`\pi^{T'}` and of the weighted
-average iterate :math:`\bar\pi^{T'}`, computed on the host by the discounted evaluators
-(`markovgames.evaluation.discounted_nash_gap`, policy iteration) from the iterates the loop emits
-at those prefixes. There is no correlated output policy.
+not the value of a policy); at the prefixes asked for (``last_iterate``, ``weighted_average``), the
+exact values and best-response values at :math:`\rho` of the last iterate :math:`\pi^{T'}` (of
+the weighted average iterate :math:`\bar\pi^{T'}`), computed on the host by the discounted
+evaluators (`markovgames.evaluation.discounted_nash_gap`, policy iteration) from the iterates the
+loop emits at those prefixes (`DiscountedSmoothUpdate.evaluate_iterates`). There is no correlated
+output policy.
+
+Attribution (docs/discounted.md, "Where each piece comes from"): the smooth value update of
+Zhang et al. (NeurIPS 2022) and Yang and Ma (ICLR 2023) is stated for finite-horizon games; this
+is its discounted analogue, with the effective horizon ``1/(1-gamma)`` for ``H``, and the critic
+of the public code of Wei, Lee, Zhang and Luo (COLT 2021). No rate is known here to be proved for
+it (`markovgames._papers`).
 """
 
 from __future__ import annotations
@@ -46,7 +56,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._schedules import oftrl_decay, smooth_step_size
+from .._papers import PAPERS
+from .._schedules import oftrl_decay, smooth_average_weights, smooth_step_size
 from ..evaluation import discounted_nash_gap
 from ..learners import LearnerSpec
 from ._feedback import NEXT_STATES, OTHERS, PROPOSALS, Estimator, chunk_draws
@@ -95,8 +106,9 @@ _AVERAGINGS: dict[str, tuple[int | None, str]] = {
 }
 
 _CITATION = (
-    "our discounted form of the smooth value update (Zhang, Liu, Wang, Xiong, Li and Bai, NeurIPS 2022; Yang and Ma, "
-    "ICLR 2023), a critic per state as in Wei, Lee, Zhang and Luo (COLT 2021); docs/discounted.md says what we verified"
+    "the discounted analogue of the finite-horizon smooth value update (Zhang, Liu, Wang, Xiong, Li and Bai, NeurIPS "
+    "2022; Yang and Ma, ICLR 2023: stated for finite horizons) with H = 1/(1-gamma), the critic of Wei, Lee, Zhang and "
+    "Luo's public code (COLT 2021); no rate proved for it is known here; docs/discounted.md says what was verified"
 )
 
 
@@ -122,9 +134,11 @@ class DiscountedCarry(NamedTuple):
     learners: tuple
     prediction: tuple  # per player (1, S, A_i): u^{t-1}
     value: jax.Array  # (N, S): V^{t-1}
-    average: tuple  # per player (S, A_i): the weighted average iterate after t - 1 iterations
     last: tuple  # per player (S, A_i): the last iterate pi^(t-1) (uniform before iteration 1)
     regret: RegretCarry | tuple = ()  # the players' regret averages (`._regret`), () unless asked for
+    # Per player (S, A_i): the weighted average iterate after t - 1 iterations; () unless asked for
+    # (`Interplay.average`).
+    average: tuple = ()
 
 
 def _successors_first(transitions, run_axes: int):
@@ -153,7 +167,7 @@ def _discounted_step(
     learner_spec: LearnerSpec,
     optimistic: bool,
     record: bool,
-    emit_iterates: bool,
+    emit_last: bool,
     game: GameArrays,
     run_axes: int,
     interplay: Interplay,
@@ -163,7 +177,9 @@ def _discounted_step(
     """One iteration: ``(carry, row) -> (carry, outputs)`` (see the module docstring); ``row`` is
     ``[t, alpha_t, rho_t, rho_(t+1), f(t), f(t+1)]`` (`DiscountedSmoothUpdate.chunk_inputs`), with
     ``predrawn`` ``(row, drawn)``: the iteration's draws made before the loop. ``moved_kernel``:
-    the dense kernel with its successors first (`_successors_first`), used under full information."""
+    the dense kernel with its successors first (`_successors_first`), used under full information.
+    ``emit_last``: emit the last iterate at every iteration (the loop keeps the evaluated
+    prefixes' rows); with ``interplay.average`` the weighted average is carried and emitted too."""
     learner = learner_for(learner_spec, run_axes)
     num_players = game.rewards.shape[1]
     guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
@@ -188,13 +204,18 @@ def _discounted_step(
         predictions = carry.prediction
         if learner.propose is not None:
             # A two-query learner's second query, under Q^t: known before anyone plays.
-            predictions = proposed_predictions(learner, carry.learners, rates, rho, q, run_axes, estimator)
+            predictions, proposals = proposed_predictions(learner, carry.learners, rates, rho, q, run_axes, estimator)
+        else:
+            proposals = ()
         played = [learner.play(carry.learners[i], predictions[i], rates[i], rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
         stationary = tuple(p[0] for p in policies)  # per player (S, A_i[, R])
         joint = joint_product(stationary, run_axes)
         value = (1.0 - alpha) * carry.value + alpha * joint_expectation(target, joint, num_players, run_axes)
-        average = tuple((1.0 - alpha) * a + alpha * p for a, p in zip(carry.average, stationary, strict=True))
+        average = carry.average
+        if interplay.average:
+            # The update's own weights alpha_T^t (`DiscountedSmoothUpdate.average_weights`), by their recursion.
+            average = tuple((1.0 - alpha) * a + alpha * p for a, p in zip(carry.average, stationary, strict=True))
         following = None
         if interplay.order == "alternating":
             next_rates = player_rates(game.eta, next_factor, num_players)
@@ -207,16 +228,19 @@ def _discounted_step(
         if interplay.regret:
             regret, regret_rows = regret_step(cast(RegretCarry, carry.regret), policies, utilities, alpha, run_axes)
             metrics = jnp.concatenate([metrics, regret_rows])
-        new_carry = DiscountedCarry(learners, utilities if optimistic else carry.prediction, value, average, stationary, regret)
+        new_carry = DiscountedCarry(learners, utilities if optimistic else carry.prediction, value, stationary, regret, average)
         out: dict[str, Any] = {"metrics": metrics}
         if record:
             out["policies"] = stationary
-        if emit_iterates:
-            # The last iterate and the weighted average, per player (2, S, A_i[, R]); the loop keeps
-            # the rows of the prefixes it evaluates (`DiscountedSmoothUpdate.evaluate_last_iterate`).
-            out["last_iterate"] = tuple(jnp.stack([p, a]) for p, a in zip(stationary, average, strict=True))
+        # The iterates themselves, per player (S, A_i[, R]); the loop keeps the rows of the prefixes
+        # it evaluates and evaluates them on the host (`DiscountedSmoothUpdate.evaluate_iterates`).
+        if emit_last:
+            out["last_iterate"] = stationary
+        if interplay.average:
+            out["weighted_average"] = average
         if guard_tol is not None:
-            out["violation"] = strategy_violation(policies, run_axes, guard_tol)
+            # A two-query learner's proposals first, then the strategies played (`raise_violation`).
+            out["violation"] = strategy_violation(proposals + policies, run_axes, guard_tol)
         return new_carry, out
 
     return step
@@ -230,15 +254,16 @@ def as_distributions(policy) -> np.ndarray:
     return p / p.sum(axis=-1, keepdims=True)
 
 
-def _largest_output_bytes(game: GameArrays, record: bool, emit_iterates: bool, run_axes: int, regret: bool) -> int:
-    """The bytes per iteration of the largest per-iteration output (`sequential_block`)."""
+def _largest_output_bytes(game: GameArrays, record: bool, emitted: int, run_axes: int, regret: bool) -> int:
+    """The bytes per iteration of the largest per-iteration output (`sequential_block`); ``emitted``:
+    the number of iterates emitted (the last iterate, the weighted average)."""
     rewards = game.rewards
     runs = math.prod(rewards.shape[rewards.ndim - run_axes :])
     num_players, num_states = rewards.shape[1:3]
     actions = rewards.shape[3 : rewards.ndim - run_axes]
     sizes = [(3 if regret else 1) * num_players]
     sizes += [num_states * max(actions)] if record else []
-    sizes += [2 * num_states * max(actions)] if emit_iterates else []
+    sizes += [num_states * max(actions)] if emitted else []
     return max(sizes) * runs * rewards.dtype.itemsize
 
 
@@ -248,7 +273,6 @@ class DiscountedSmoothUpdate(ValueUpdate):
 
     per_iteration_metrics = True
     metric_rows = 1
-    last_iterate_rows = 4
     stationary = True
     index_kernel = "none"
     citation = _CITATION
@@ -262,13 +286,21 @@ class DiscountedSmoothUpdate(ValueUpdate):
     def schedule_horizon(self, game) -> float:
         return step_order(self.name, game.discount)
 
+    def average_weights(self, T, horizon):
+        # horizon: the order k of the step sizes (`schedule_horizon`): alpha_T^t of alpha_t = (k+1)/(k+t).
+        return smooth_average_weights(T, horizon)
+
     def theory_rate(self, num_players, horizon, max_actions):
         raise ValueError(
             f"learning rate 'theory': no paper's learning rate is implemented for the {self.name!r} update; give a number"
         )
 
-    def theory_rate_for(self, game):
-        return self.theory_rate(game.num_players, None, max(game.num_actions))
+    def theory_rate_for(self, game, paper):
+        # Every implemented rate (`markovgames._papers.THEORY_RATES`) is a finite-horizon theorem's.
+        raise ValueError(
+            f"learning rate 'theory:{paper}': {PAPERS[paper].short}'s rates are proved for finite-horizon games, and "
+            f"markovgames implements no paper's rate for the {self.name!r} update of a discounted game; give a number"
+        )
 
     def schedule(self, T, horizon, num_players, per_stage_theory, step_schedule=None):
         # horizon: the order k of the step sizes (`schedule_horizon`).
@@ -298,13 +330,18 @@ class DiscountedSmoothUpdate(ValueUpdate):
             learners=states,
             prediction=tuple(device_zeros((layers, num_states, a), dtype) for a in num_actions),
             value=device_zeros((num_players, num_states), dtype),
-            average=tuple(device_zeros((num_states, a), dtype) for a in num_actions),
             last=tuple(jax.device_put(np.full((num_states, a), 1.0 / a, dtype)) for a in num_actions),
             regret=regret,
+            average=tuple(device_zeros((num_states, a), dtype) for a in num_actions) if interplay.average else (),
         )
 
-    def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS):
+    def run_chunk(
+        self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS, average=None
+    ):
+        # The masks only say whether an iterate is evaluated: the loop keeps the rows it marks.
         emit = last_iterate is not None
+        if (average is not None) != interplay.average:  # unreachable: the engine passes both or neither
+            raise AssertionError("the weighted average's mask and Interplay.average disagree")
         drawn = None
         if interplay.feedback.estimates:
             purposes = (OTHERS, NEXT_STATES) + ((PROPOSALS,) if learner.learner().propose is not None else ())
@@ -313,7 +350,7 @@ class DiscountedSmoothUpdate(ValueUpdate):
         moved = None if interplay.feedback.estimates else _successors_first(game.transitions, run_axes)
         step = _discounted_step(learner, optimistic, record, emit, game, run_axes, interplay, drawn is not None, moved)
         xs = sched if drawn is None else (sched, drawn)
-        per_iteration = _largest_output_bytes(game, record, emit, run_axes, interplay.regret)
+        per_iteration = _largest_output_bytes(game, record, int(emit) + int(interplay.average), run_axes, interplay.regret)
         if drawn is not None:
             per_iteration = max(per_iteration, *(x[0].size * x.dtype.itemsize for x in drawn.values()))
         carry, out = blocked_scan(step, carry, xs, sequential_block(game, carry, per_iteration))
@@ -323,20 +360,17 @@ class DiscountedSmoothUpdate(ValueUpdate):
             out["violation"] = jnp.where(codes[row] >= 0, jnp.stack([row, codes[row]]), jnp.full(2, -1, jnp.int32))
         return carry, out
 
-    def evaluate_last_iterate(self, outputs, games, batched):
-        # outputs: per player (..., L, 2, S, A_i) on the host: the last iterate and the weighted
-        # average at each evaluated prefix. Each is evaluated exactly (policy iteration).
+    def evaluate_iterates(self, outputs, games, batched):
+        # outputs: per player (..., L, S, A_i) on the host: the last iterate or the weighted average
+        # at each evaluated prefix, each evaluated exactly (policy iteration): (..., L, 2, N).
         games = list(games) if batched else [games[0]]
         num_players = games[0].num_players
         rows = outputs[0].shape[1 if batched else 0]
-        result = np.empty((len(games), rows, 4, num_players), np.float64)
+        result = np.empty((len(games), rows, 2, num_players), np.float64)
         for r, game in enumerate(games):
             for k in range(rows):
-                for which in (0, 1):
-                    pols = [as_distributions(p[r, k, which] if batched else p[k, which]) for p in outputs]
-                    gap = discounted_nash_gap(game, pols)
-                    result[r, k, 2 * which] = gap.value
-                    result[r, k, 2 * which + 1] = gap.best_response_value
+                gap = discounted_nash_gap(game, [as_distributions(p[r, k] if batched else p[k]) for p in outputs])
+                result[r, k] = gap.value, gap.best_response_value
         return result if batched else result[0]
 
     def prefix_metrics(self, records, schedule, prefixes):

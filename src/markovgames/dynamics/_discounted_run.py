@@ -20,14 +20,15 @@ from ._feedback import Feedback, parse_feedback, samples_per_iteration
 from ._interplay import StepSchedule
 from ._loop import Job, loop_shape
 from ._run_common import (
+    _average_fields,
     _check_checkpoints,
     _check_seeds,
     _check_T,
+    _evaluated_prefixes,
     _execute,
     _initial_strategies,
     _interplay,
     _kernel_form,
-    _last_iterate_prefixes,
 )
 
 __all__ = ["DiscountedRunResult", "DiscountedBatchRunResult", "run_discounted", "run_discounted_batch", "check_update_for_game"]
@@ -54,7 +55,6 @@ class _DiscountedCurves:
 
     prefixes: np.ndarray | None
     T: int
-    evaluated_prefixes: np.ndarray | None
     last_iterate_value: np.ndarray | None
     last_iterate_best_response: np.ndarray | None
     weighted_average_value: np.ndarray | None
@@ -73,12 +73,12 @@ class _DiscountedCurves:
 
     @property
     def last_iterate_nash_gap(self) -> np.ndarray | None:
-        """``max_i (V_i^dagger(rho) - V_i(rho))`` of the last iterate ``pi^{T'}`` per evaluated prefix."""
+        """``max_i (V_i^dagger(rho) - V_i(rho))`` of the last iterate ``pi^{T'}`` per prefix of ``last_iterate_prefixes``."""
         return self._gap(self.last_iterate_best_response, self.last_iterate_value, False)
 
     @property
     def weighted_average_nash_gap(self) -> np.ndarray | None:
-        """The same for the weighted average iterate ``sum_j alpha_{T'}^j pi^j``."""
+        """The same for the weighted average iterate ``sum_j alpha_{T'}^j pi^j`` per prefix of ``weighted_average_prefixes``."""
         return self._gap(self.weighted_average_best_response, self.weighted_average_value, False)
 
     @property
@@ -119,14 +119,17 @@ class DiscountedRunResult(_DiscountedCurves):
     value_estimate : (P, N) the value update's estimate ``V^{T'}_i(rho)`` after ``T'`` iterations
         (``V^t = (1 - alpha_t) V^{t-1} + alpha_t <pi^t, Q^t>``): not the value of a policy.
     policies : per player ``(T, S, A_i)``, ``pi^t`` in row ``t - 1``, or ``None`` when not kept.
-    last_policies, weighted_average_policies : per player ``(S, A_i)``: the last iterate ``pi^T``
-        and the weighted average iterate ``sum_{j <= T} alpha_T^j pi^j`` (the value update's weights).
-    evaluated_prefixes : (L,) the prefixes at which the iterates were evaluated (``last_iterate``), or ``None``.
-    last_iterate_value, last_iterate_best_response, weighted_average_value,
-    weighted_average_best_response : (L, N), exact (policy iteration,
+    last_policies : per player ``(S, A_i)``: the last iterate ``pi^T``.
+    weighted_average_policies : per player ``(S, A_i)``: the weighted average iterate
+        ``sum_{j <= T} alpha_T^j pi^j`` with the value update's own weights
+        (`ValueUpdate.average_weights`), carried in the loop, when the run evaluated it
+        (``weighted_average``); ``None`` otherwise.
+    last_iterate_value, last_iterate_best_response : (L, N), exact (policy iteration,
         `markovgames.evaluation.discounted_nash_gap`): each player's value at ``rho`` of the last
-        iterate ``pi^{T'}`` (of the weighted average iterate) and its best-response value against
-        the others' part of it; ``None`` unless evaluated.
+        iterate ``pi^{T'}`` and its best-response value against the others' part of it, at the
+        prefixes ``last_iterate_prefixes`` (``last_iterate``); ``None`` unless evaluated.
+    weighted_average_value, weighted_average_best_response, weighted_average_prefixes : the same
+        for the weighted average iterate ``sum_{j <= T'} alpha_{T'}^j pi^j`` (``weighted_average``).
     step_order : the ``k`` of the step sizes ``alpha_t = (k+1)/(k+t)`` (``1/(1-gamma)`` for ``discounted-smooth``).
     external_regret, swap_regret, order, step_schedule, feedback, seed : as for a finite-horizon
         [`RunResult`][markovgames.dynamics.RunResult].
@@ -141,17 +144,18 @@ class DiscountedRunResult(_DiscountedCurves):
     value_estimate: np.ndarray
     policies: tuple[np.ndarray, ...] | None
     last_policies: tuple[np.ndarray, ...]
-    weighted_average_policies: tuple[np.ndarray, ...]
     wall_time_s: float
     compile_time_s: float
     step_order: float
     prefixes: np.ndarray | None = None
     spec: Algorithm | None = None
-    evaluated_prefixes: np.ndarray | None = None
+    weighted_average_policies: tuple[np.ndarray, ...] | None = None
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
+    last_iterate_prefixes: np.ndarray | None = None
     weighted_average_value: np.ndarray | None = None
     weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
@@ -178,17 +182,18 @@ class DiscountedBatchRunResult(_DiscountedCurves):
     value_estimate: np.ndarray  # (B, P, N)
     policies: tuple[np.ndarray, ...] | None  # per player (B, T, S, A_i)
     last_policies: tuple[np.ndarray, ...]  # per player (B, S, A_i)
-    weighted_average_policies: tuple[np.ndarray, ...]
     wall_time_s: float
     compile_time_s: float
     step_order: float
     prefixes: np.ndarray | None = None
     spec: Algorithm | None = None
-    evaluated_prefixes: np.ndarray | None = None
-    last_iterate_value: np.ndarray | None = None  # (B, L, N), and the three below
+    weighted_average_policies: tuple[np.ndarray, ...] | None = None  # per player (B, S, A_i)
+    last_iterate_value: np.ndarray | None = None  # (B, L, N), and the best responses below
     last_iterate_best_response: np.ndarray | None = None
+    last_iterate_prefixes: np.ndarray | None = None
     weighted_average_value: np.ndarray | None = None
     weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
@@ -219,17 +224,20 @@ class DiscountedBatchRunResult(_DiscountedCurves):
             value_estimate=self.value_estimate[index],
             policies=None if self.policies is None else tuple(p[index] for p in self.policies),
             last_policies=tuple(p[index] for p in self.last_policies),
-            weighted_average_policies=tuple(p[index] for p in self.weighted_average_policies),
             wall_time_s=self.wall_time_s,
             compile_time_s=self.compile_time_s,
             step_order=self.step_order,
             prefixes=self.prefixes,
             spec=self.spec,
-            evaluated_prefixes=self.evaluated_prefixes,
+            weighted_average_policies=None
+            if self.weighted_average_policies is None
+            else tuple(p[index] for p in self.weighted_average_policies),
             last_iterate_value=pick(self.last_iterate_value),
             last_iterate_best_response=pick(self.last_iterate_best_response),
+            last_iterate_prefixes=self.last_iterate_prefixes,
             weighted_average_value=pick(self.weighted_average_value),
             weighted_average_best_response=pick(self.weighted_average_best_response),
+            weighted_average_prefixes=self.weighted_average_prefixes,
             external_regret=pick(self.external_regret),
             swap_regret=pick(self.swap_regret),
             order=self.order,
@@ -249,9 +257,19 @@ def _samples_used(feedback: str, spec: Algorithm | None, game: DiscountedMarkovG
 
 
 def _common(
-    spec: Algorithm, T, checkpoints, trajectory_tolerance, last_iterate, order, step_schedule, optimistic, regret, feedback
+    spec: Algorithm,
+    T,
+    checkpoints,
+    trajectory_tolerance,
+    last_iterate,
+    weighted_average,
+    order,
+    step_schedule,
+    optimistic,
+    regret,
+    feedback,
 ):
-    """The checks a single run and a batch share: ``(T, keep, last, interplay, schedule)``."""
+    """The checks a single run and a batch share: ``(T, keep, last, average, interplay, schedule)``."""
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
     if trajectory_tolerance is not None:
@@ -259,30 +277,28 @@ def _common(
             "trajectory_tolerance: a discounted run has no output policy whose index mass it would bound; "
             "keep the whole trajectory or none (record_trajectory)"
         )
-    last = _last_iterate_prefixes(last_iterate, keep, T)
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
-    return T, keep, last, interplay, schedule
+    last = _evaluated_prefixes(last_iterate, keep, T, "last_iterate")
+    average = _evaluated_prefixes(weighted_average, keep, T, "weighted_average")
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback, average is not None)
+    return T, keep, last, average, interplay, schedule
 
 
-def _fields(out, batched: bool) -> dict:
-    """The result fields of the loop's output ``out`` common to a run and a batch."""
+def _fields(out, last: np.ndarray | None, average: np.ndarray | None) -> dict:
+    """The result fields of the loop's output ``out`` common to a run and a batch (``last``,
+    ``average``: the prefixes at which the last iterate and the weighted average were evaluated)."""
     carry = out.carry
-    last = out.last_iterate  # (..., L, 4, N): last iterate value, BR; weighted average value, BR
-
-    def rows(k):
-        return None if last is None else last[..., k, :]
-
     return dict(
         value_estimate=out.metrics[..., 0, :],
         policies=out.policies,
         last_policies=tuple(np.asarray(p) for p in carry.last),
-        weighted_average_policies=tuple(np.asarray(p) for p in carry.average),
+        weighted_average_policies=tuple(np.asarray(p) for p in carry.average) if carry.average else None,
         wall_time_s=out.wall_time_s,
         compile_time_s=out.compile_time_s,
-        last_iterate_value=rows(0),
-        last_iterate_best_response=rows(1),
-        weighted_average_value=rows(2),
-        weighted_average_best_response=rows(3),
+        # (..., L, 2, N): the values and best-response values (`DiscountedSmoothUpdate.evaluate_iterates`).
+        last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
+        last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
+        last_iterate_prefixes=last,
+        **_average_fields(out.weighted_average, average),
         external_regret=out.metrics[..., 1, :] if out.metrics.shape[-2] > 1 else None,
         swap_regret=out.metrics[..., 2, :] if out.metrics.shape[-2] > 1 else None,
     )
@@ -305,6 +321,7 @@ def run_discounted(
     state_every: int | None,
     trajectory_tolerance: float | None,
     last_iterate: bool | Sequence[int],
+    weighted_average: bool | Sequence[int],
     order: str,
     step_schedule: str | StepSchedule | None,
     regret: bool,
@@ -315,8 +332,18 @@ def run_discounted(
     """[`run`][markovgames.dynamics.run] on a discounted game (its arguments, documented there)."""
     spec = get_algorithm(algorithm)
     check_update_for_game(spec, game)
-    T, keep, last, interplay, schedule = _common(
-        spec, T, checkpoints, trajectory_tolerance, last_iterate, order, step_schedule, optimistic, regret, feedback
+    T, keep, last, average, interplay, schedule = _common(
+        spec,
+        T,
+        checkpoints,
+        trajectory_tolerance,
+        last_iterate,
+        weighted_average,
+        order,
+        step_schedule,
+        optimistic,
+        regret,
+        feedback,
     )
     eta_scale, _ = resolve_learning_rate(eta, spec, game)
     initial = _initial_strategies(spec, game, initial_strategy)
@@ -333,6 +360,7 @@ def run_discounted(
         state_every=state_every,
         first_kept=1,
         last_iterate=last,
+        average=average,
     )
     return DiscountedRunResult(
         game=game,
@@ -344,12 +372,11 @@ def run_discounted(
         step_order=spec.value_update.schedule_horizon(game),
         prefixes=keep,
         spec=spec,
-        evaluated_prefixes=last,
         order=interplay.order,
         step_schedule="constant" if schedule is None else schedule.name,
         feedback=interplay.feedback.name,
         seed=None if seeds is None else seeds[0],
-        **_fields(out, False),
+        **_fields(out, last, average),
     )
 
 
@@ -371,6 +398,7 @@ def run_discounted_batch(
     trajectory_tolerance: float | None,
     group_size: int | None,
     last_iterate: bool | Sequence[int],
+    weighted_average: bool | Sequence[int],
     order: str,
     step_schedule: str | StepSchedule | None,
     regret: bool,
@@ -400,8 +428,18 @@ def run_discounted_batch(
                 f"games[{k}] has discount {g.discount!r}, but games[0] has {first.discount!r}: the step sizes of "
                 f"{spec.value_update.name!r} depend on the discount, so one batch needs one discount"
             )
-    T, keep, last, interplay, schedule = _common(
-        spec, T, checkpoints, trajectory_tolerance, last_iterate, order, step_schedule, optimistic, regret, feedback
+    T, keep, last, average, interplay, schedule = _common(
+        spec,
+        T,
+        checkpoints,
+        trajectory_tolerance,
+        last_iterate,
+        weighted_average,
+        order,
+        step_schedule,
+        optimistic,
+        regret,
+        feedback,
     )
     resolved = [resolve_learning_rate(e, spec, g)[0] for e, g in zip(etas, games, strict=True)]
     run_seeds = None
@@ -421,6 +459,7 @@ def run_discounted_batch(
         first_kept=1,
         last_iterate=last,
         group_size=group_size,
+        average=average,
     )
     return DiscountedBatchRunResult(
         games=tuple(games),
@@ -432,10 +471,9 @@ def run_discounted_batch(
         step_order=spec.value_update.schedule_horizon(first),
         prefixes=keep,
         spec=spec,
-        evaluated_prefixes=last,
         order=interplay.order,
         step_schedule="constant" if schedule is None else schedule.name,
         feedback=interplay.feedback.name,
         seeds=run_seeds,
-        **_fields(out, True),
+        **_fields(out, last, average),
     )

@@ -53,11 +53,12 @@ def compiled_chunk(
     last_iterate: bool = False,
     interplay: Interplay = SIMULTANEOUS,
 ):
-    """The jitted function ``(game, carry, sched, mask) -> (carry, outputs)`` running ``size`` iterations.
+    """The jitted function ``(game, carry, sched, masks) -> (carry, outputs)`` running ``size`` iterations.
 
-    ``sched`` is the value update's [`chunk_inputs`][markovgames.dynamics.ValueUpdate.chunk_inputs]; with
-    ``last_iterate``, ``mask`` is the ``(size,)`` boolean mask of the iterations whose last iterate
-    is evaluated (else ``None``).
+    ``sched`` is the value update's [`chunk_inputs`][markovgames.dynamics.ValueUpdate.chunk_inputs];
+    ``masks`` is ``(last, average)``: with ``last_iterate``, ``last`` is the ``(size,)`` boolean
+    mask of the iterations whose last iterate is evaluated, and with ``interplay.average``,
+    ``average`` that of the iterations whose weighted average is (each ``None`` otherwise).
     ``game`` and ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do
     the outputs (after the chunk axis). Inside, a batch's run axis is moved last (see the module
     docstring); ``sched`` is shared by all runs, so loop bounds are the same for all. Cached per
@@ -66,11 +67,22 @@ def compiled_chunk(
     """
     run_axes = 1 if batched else 0
 
-    def fn(game, carry, sched, mask):
+    def fn(game, carry, sched, masks):
         if batched:
             game, carry = jax.tree_util.tree_map(_runs_last, (game, carry))
+        last, average = masks
         carry, out = value_update.run_chunk(
-            learner, optimistic, record, size, game, carry, sched, mask if last_iterate else None, run_axes, interplay
+            learner,
+            optimistic,
+            record,
+            size,
+            game,
+            carry,
+            sched,
+            last if last_iterate else None,
+            run_axes,
+            interplay,
+            average if interplay.average else None,
         )
         if batched:
             # The outputs are (chunk, ..., R): the run axis goes before the chunk axis.
@@ -121,6 +133,16 @@ def run_work(T: int, game: GameArrays) -> int:
 #: batches, smaller games) loses less in the same 10^8 (benchmarks/README.md, "Compile time").
 SHORT_RUN_WORK = 10**8
 
+#: A run whose work (`run_work`) is at most this is also compiled at LLVM's optimisation level 0
+#: (`_QUICK_OPTIONS`): XLA's own passes (fusion, simplification) still run, only the machine code
+#: is less optimised. On the CPU, a first call (compiling and running) then takes 1.1-1.8 times
+#: less; compiling saves 0.1 s on the paper's game and 0.5-0.7 s on batches and three-player games,
+#: and the loop runs 0.2-0.8 times as fast: at most 4e-8 s more per unit of work measured, about
+#: 0.08 s at this threshold (benchmarks/README.md, "Quick runs compile at LLVM's level 0").
+#: The numbers differ from level 2's in the last bits only, and the whole run's work picks the
+#: level, as it picks the emitters.
+QUICK_RUN_WORK = 2 * 10**6
+
 
 def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
     """XLA options that depend on the run's size (``game``: one compiled call's arrays; ``work``:
@@ -153,7 +175,8 @@ def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
     short = work <= SHORT_RUN_WORK
     if not (tiny or short):
         return None
-    return {key: value for key, value in _cpu_options() if key in dict(_CLASSIC_EMITTER_OPTIONS)} or None
+    wanted = dict(_CLASSIC_EMITTER_OPTIONS, **(dict(_QUICK_OPTIONS) if work <= QUICK_RUN_WORK else {}))
+    return {key: value for key, value in _cpu_options() if key in wanted} or None
 
 
 def _compiler_options() -> dict:
@@ -175,12 +198,13 @@ def _compiler_options() -> dict:
 
 _LOOP_OPTIONS = (("xla_cpu_enable_concurrency_optimized_scheduler", False), ("xla_cpu_experimental_ynn_fusion_type", ""))
 _CLASSIC_EMITTER_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
+_QUICK_OPTIONS = (("xla_backend_optimization_level", 0),)
 
 
 def _cpu_options() -> tuple[tuple[str, object], ...]:
     """Every CPU option of the loops that this jaxlib knows, probed together (one small
     compilation per process where it knows them all)."""
-    return _supported_options(_LOOP_OPTIONS + _CLASSIC_EMITTER_OPTIONS)
+    return _supported_options(_LOOP_OPTIONS + _CLASSIC_EMITTER_OPTIONS + _QUICK_OPTIONS)
 
 
 @cache

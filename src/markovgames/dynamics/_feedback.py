@@ -63,6 +63,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._schedules import smooth_step_size
 from ._tensor import joint_product, marginal_expectation, others_expectation
 from ._transitions import SparseKernel
 from ._value_update import per_player_utilities
@@ -79,6 +80,7 @@ __all__ = [
     "Estimator",
     "utility_variance",
     "target_variance",
+    "smoothed_target_variance",
     "samples_per_iteration",
     "chunk_draws",
     "draws_per_iteration",
@@ -407,6 +409,26 @@ def target_variance(p_h: np.ndarray, v_next: np.ndarray, samples: int) -> np.nda
     """NumPy: the variance of one ``sampled:K`` estimate of ``[P_h V](s, a)``:
     ``(P_h V^2 - (P_h V)^2) / K`` (``p_h`` ``(S, A..., S')``, ``v_next`` ``(S',)``)."""
     return (p_h @ v_next**2 - (p_h @ v_next) ** 2) / samples
+
+
+def smoothed_target_variance(one_draw: np.ndarray, horizon: int, order: int | None = None) -> np.ndarray:
+    r"""NumPy: the mean square of the sampled targets' error in the smooth update's ``Q_hat^t``
+    after ``t = len(one_draw)`` iterations (docs/feedback.md, "What a learner's utility carries"):
+
+    .. math:: \sum_{j \le t} (\alpha_t^j)^2 \sigma_j^2, \qquad
+              \alpha_t^j = \alpha_j \prod_{i = j+1}^{t} (1 - \alpha_i), \quad \alpha_i = \frac{k+1}{k+i}
+
+    (Mao et al. 2024, Algorithm 1's value update ``Q^t = (1 - alpha_t) Q^{t-1} + alpha_t target^t``,
+    whose ``Q^t`` is ``sum_j alpha_t^j target^j``), where ``one_draw[j-1]`` is the variance of
+    iteration ``j``'s target, ``target_variance`` of that iteration's values (already divided by
+    ``K``; leading axis over the iterations, any trailing axes), ``k = order`` (default ``H``)."""
+    sigma2 = np.asarray(one_draw, dtype=np.float64)
+    t = sigma2.shape[0]
+    alpha = smooth_step_size(np.arange(1, t + 1, dtype=np.float64), horizon, order)
+    # alpha_t^j = alpha_j prod_{i > j} (1 - alpha_i), as a reversed cumulative product.
+    keep = np.concatenate([np.cumprod((1.0 - alpha)[::-1])[::-1][1:], [1.0]])
+    weights = alpha * keep
+    return np.tensordot(weights**2, sigma2, axes=(0, 0))
 
 
 def _others_np(q_i: np.ndarray, policies, player: int) -> np.ndarray:

@@ -23,16 +23,13 @@ those of an unguarded run.
 
 from __future__ import annotations
 
-import traceback
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._errors import MarkovGamesError
-from ..learners import BUILTIN_LEARNERS, Learner, LearnerError, LearnerSpec
-from ..learners._swap import SwapBuild
+from .._usercode import UserCode
+from ..learners import Learner, LearnerError, LearnerSpec
+from ..learners._learner import runs_user_code
 
 __all__ = [
     "LearnerError",
@@ -53,7 +50,6 @@ __all__ = [
 STRATEGY_TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
 
 _REASONS = ("is not finite", "has a negative entry", "does not sum to 1")
-_TRUSTED_BUILDS = tuple(spec.build for spec in BUILTIN_LEARNERS.values() if not isinstance(spec.build, SwapBuild))
 
 
 class LearnerOutputError(LearnerError):
@@ -62,24 +58,12 @@ class LearnerOutputError(LearnerError):
 
 def is_guarded(spec: LearnerSpec) -> bool:
     """Whether ``spec`` runs user code: anything but a built-in learner or the reduction over one."""
-    build = spec.build
-    while isinstance(build, SwapBuild):
-        build = build.base
-    return not any(build is trusted for trusted in _TRUSTED_BUILDS)
+    return runs_user_code(spec)
 
 
 def guard_tolerance(spec: LearnerSpec, dtype) -> float | None:
     """`STRATEGY_TOLERANCE` for ``dtype`` where ``spec`` is guarded, else ``None`` (no check compiled)."""
     return STRATEGY_TOLERANCE[jnp.dtype(dtype).name] if is_guarded(spec) else None
-
-
-def _user_frame(err: BaseException) -> str:
-    """``file.py, line N`` of the innermost frame outside JAX, NumPy and markovgames (the user's code)."""
-    skip = ("jax", "jaxlib", "numpy", "markovgames")
-    frames = [
-        f for f in traceback.extract_tb(err.__traceback__) if not any(part in skip for part in Path(f.filename).parts[-4:-1])
-    ]
-    return f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
 
 
 def _describe(tree) -> str:
@@ -99,13 +83,10 @@ def _same_structure(a, b) -> bool:
 
 
 def _call(spec: LearnerSpec, what: str, fn, *args):
-    try:
+    # The user's functions are guarded themselves (`LearnerSpec.learner`); this guard catches what
+    # tracing them raises outside them (an output JAX cannot trace, say).
+    with UserCode(lambda text: LearnerError(f"learner {spec.name!r}: {what} raised {text}")):
         return jax.eval_shape(fn, *args)
-    except MarkovGamesError:
-        raise
-    except Exception as err:  # noqa: BLE001 - the user's code: report where it failed, in one line
-        message = f"{type(err).__name__}: {err}".strip().splitlines()[0]
-        raise LearnerError(f"learner {spec.name!r}: {what} raised {message}{_user_frame(err)}") from err
 
 
 def validate_learner(
@@ -275,18 +256,25 @@ def raise_violation(
     copy_shape: tuple[int, ...],
     tol: float,
     run_offset: int = 0,
+    num_players: int | None = None,
     stationary: bool = False,
 ) -> None:
     """Raise `LearnerOutputError` for the `strategy_violation` ``code`` at ``iteration``;
-    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset`` (``stationary``: a
-    discounted game's one layer, whose step is not named)."""
+    ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset``; ``num_players``,
+    for a two-query learner: the first ``num_players`` strategies checked are its proposals;
+    ``stationary``: a discounted game's one layer, whose step is not named."""
     flat, reason = divmod(int(code), 4)
     player, rest = divmod(flat, int(np.prod(copy_shape)))
+    # A two-query learner's proposals are checked before the strategies played (a proposal off the
+    # simplex makes the prediction, and so the strategy, wrong too): "players" 0..N-1 are them.
+    function = "play"
+    if num_players is not None:
+        function, player = ("propose", player) if player < num_players else ("play", player - num_players)
     index = np.unravel_index(rest, copy_shape)
     run = f", run {run_offset + int(index[2])}" if len(copy_shape) > 2 else ""
     step = "" if stationary else f"step {int(index[0])}, "
     raise LearnerOutputError(
-        f"learner {spec.name!r}: play returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
+        f"learner {spec.name!r}: {function} returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
         f"player {player}, {step}state {int(index[1])}{run}; a strategy must be a probability "
         f"vector (finite, entries >= -{tol:g}, summing to 1 within {tol:g}); the run was stopped and nothing kept"
     )

@@ -37,6 +37,7 @@ of a two-query learner is estimated from draws of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from .._usercode import UserCode
 from ._feedback import FULL, PROPOSALS, Estimator, Feedback
 from ._tensor import others_expectation
 from ._value_update import per_player_utilities
@@ -53,7 +55,9 @@ __all__ = [
     "ORDERS",
     "Interplay",
     "SIMULTANEOUS",
+    "RateBounds",
     "StepSchedule",
+    "bounded_schedule",
     "STEP_SCHEDULES",
     "power_schedule",
     "player_rates",
@@ -69,7 +73,8 @@ class Interplay(NamedTuple):
     """The static choices of how the learners meet (part of a compiled loop's key).
 
     ``order``: ``"simultaneous"`` or ``"alternating"`` (see the module docstring).
-    ``regret``: whether the loop also carries every player's external and swap regret.
+    ``regret``: whether the loop also carries every player's external and swap regret;
+    ``average``: whether it carries the weighted average of the iterates.
     """
 
     order: str = "simultaneous"
@@ -84,10 +89,52 @@ class Interplay(NamedTuple):
     #: What the learners observe and the value update applies (`._feedback`): full information
     #: (the paper's) or a generative model's estimates.
     feedback: Feedback = FULL
+    #: Whether the loop also carries the state-wise weighted average of the iterates with the
+    #: value update's own weights (`markovgames._schedules.average_weights`), evaluated at the
+    #: iterations of its mask (`ValueUpdate.run_chunk`'s ``average``).
+    average: bool = False
 
 
 #: The paper's interplay: simultaneous updates, no regret curves.
 SIMULTANEOUS = Interplay()
+
+
+#: Iterations per block when a schedule is checked over a whole run (its memory stays bounded).
+_CHECK_BLOCK = 1 << 16
+
+
+@dataclass(frozen=True)
+class RateBounds:
+    """The limits of a run's rates ``eta_t = eta f(t)``, the same as those of a constant ``eta``:
+    positive in the run's precision (``smallest * f(t)`` does not round to 0) and at most
+    ``limit`` (`markovgames.dynamics.max_learning_rate` of the run's ``T``, ``H`` and dtype)."""
+
+    smallest: float
+    largest: float
+    limit: float
+    dtype: str
+
+    def fault(self, t: np.ndarray, factors: np.ndarray) -> str | None:
+        """What is wrong with the first rate of ``factors`` (at iterations ``t``) off the limits."""
+        with np.errstate(over="ignore", under="ignore"):
+            high = self.largest * factors
+            low = (self.smallest * factors).astype(self.dtype)
+        above = ~(high <= self.limit)
+        zero = ~(low > 0)
+        bad = above | zero
+        if not bad.any():
+            return None
+        k = int(np.argmax(bad))
+        if above.flat[k]:
+            return (
+                f"eta f(t) at t = {int(t.flat[k])} is {self.largest:g} x {float(factors.flat[k]):.3g} = {float(high.flat[k]):.3g}, "
+                f"above {self.limit:.3g}, the largest learning rate of this run in {self.dtype} (the limit of a "
+                "constant rate, markovgames.dynamics.max_learning_rate)"
+            )
+        return (
+            f"eta f(t) at t = {int(t.flat[k])} is {self.smallest:g} x {float(factors.flat[k]):.3g}, which is 0 in "
+            f"{self.dtype}; a learning rate must be positive"
+        )
 
 
 @dataclass(frozen=True)
@@ -95,7 +142,9 @@ class StepSchedule:
     """A step-size schedule: the rate of iteration ``t`` is the run's rate times ``factor(t)``.
 
     ``factor`` takes a NumPy array of 1-based iterations (float64) and returns an array of the
-    same shape of positive finite factors. ``None`` is the constant schedule.
+    same shape of positive finite factors. ``None`` is the constant schedule. A run checks its
+    rates ``eta f(t)`` against the limits of a constant rate (`RateBounds`) at every ``t`` before
+    it starts (`bounded`), and again on every factor it computes.
     """
 
     name: str
@@ -107,6 +156,8 @@ class StepSchedule:
     #: The same factor as a JAX function of a traced (float) iteration, where one is known (the
     #: built-in schedules); ``None`` for a user's NumPy function.
     traced: Callable | None = None
+    #: The limits of the run's rates (`bounded`); ``None``: only the factors are checked.
+    bounds: RateBounds | None = None
 
     @property
     def is_constant(self) -> bool:
@@ -122,11 +173,12 @@ class StepSchedule:
         t = np.asarray(t, dtype=np.float64)
         if self.factor is None:
             return np.ones(t.shape, dtype)
-        try:
-            out = np.asarray(self.factor(t), dtype=np.float64)
-        except Exception as err:  # noqa: BLE001 - a user's function: its error is theirs, in one line
-            message = f"{type(err).__name__}: {err}".strip().splitlines()[0]
-            raise ValueError(f"step-size schedule {self.name!r}: factor(t) raised {message}") from err
+        # The function gets a copy of its own, read-only: it can neither change the loop's
+        # iterations nor keep a reference that it changes later.
+        given = t.copy()
+        given.flags.writeable = False
+        with UserCode(lambda text: ValueError(f"step-size schedule {self.name!r}: factor(t) raised {text}")):
+            out = np.array(self.factor(given), dtype=np.float64)
         if out.shape != t.shape:
             try:
                 out = np.broadcast_to(out, t.shape)
@@ -141,7 +193,52 @@ class StepSchedule:
                 f"step-size schedule {self.name!r}: factor(t) at t = {int(t.flat[k])} is {float(out.flat[k])!r}; "
                 "it must be a positive finite number"
             )
+        if self.bounds is not None:
+            fault = self.bounds.fault(t, out)
+            if fault is not None:
+                raise ValueError(f"step-size schedule {self.name!r}: {fault}")
         return out.astype(dtype)
+
+    def factor_range(self, last: int) -> tuple[float, int, float, int]:
+        """``(smallest f(t), its t, largest f(t), its t)`` over ``t = 1..last``, every factor checked
+        (`factors`), computed in blocks of iterations."""
+        low, t_low, high, t_high = math.inf, 1, -math.inf, 1
+        for start in range(1, int(last) + 1, _CHECK_BLOCK):
+            t = np.arange(start, min(start + _CHECK_BLOCK, int(last) + 1), dtype=np.float64)
+            f = self.factors(t)
+            k, j = int(np.argmin(f)), int(np.argmax(f))
+            if f[k] < low:
+                low, t_low = float(f[k]), int(t[k])
+            if f[j] > high:
+                high, t_high = float(f[j]), int(t[j])
+        return low, t_low, high, t_high
+
+    def bounded(self, bounds: RateBounds, last: int, factor_range: tuple[float, int, float, int] | None = None) -> StepSchedule:
+        """This schedule with the limits ``bounds`` on its rates, checked at every ``t = 1..last``
+        before the run (``factor_range``: its `factor_range` over them, where it is known); a
+        ``ValueError`` names the schedule and the ``t`` of its largest (or smallest) rate, off the
+        limits. Checking the extremes is checking every ``t``: the limits are on the rates'
+        largest and smallest values."""
+        if self.factor is None:
+            return self
+        low, t_low, high, t_high = self.factor_range(last) if factor_range is None else factor_range
+        for t, f in ((t_high, high), (t_low, low)):
+            fault = bounds.fault(np.array([float(t)]), np.array([f]))
+            if fault is not None:
+                raise ValueError(f"step-size schedule {self.name!r}: {fault}")
+        return dataclasses.replace(self, bounds=bounds)
+
+
+def bounded_schedule(schedule: StepSchedule | None, etas, limit: float, dtype: str, last: int, factor_range=None):
+    """``schedule`` with the limits of a constant rate (at most ``limit``,
+    `markovgames.dynamics.max_learning_rate` of the run, and not 0 in ``dtype``) on every rate
+    ``eta f(t)``, checked at every ``t = 1..last`` before the run (`StepSchedule.bounded`; a run of
+    ``T`` iterations reads ``t`` up to ``T + 1``: alternating updates play the next iteration's
+    strategy within one); ``etas``: the run's rate scales (numbers, or one per player)."""
+    if schedule is None or schedule.is_constant:
+        return schedule
+    scales = [float(x) for e in etas for x in np.ravel(e)]
+    return schedule.bounded(RateBounds(min(scales), max(scales), limit, dtype), last, factor_range)
 
 
 def _sqrt(t: np.ndarray) -> np.ndarray:
@@ -190,14 +287,17 @@ def player_rates(eta, factor, num_players: int) -> tuple:
     return tuple(eta[i] if factor is None else eta[i] * factor for i in range(num_players))
 
 
-def proposed_predictions(learner, states, rates, decay, q, run_axes: int, estimator: Estimator | None = None) -> tuple:
+def proposed_predictions(
+    learner, states, rates, decay, q, run_axes: int, estimator: Estimator | None = None
+) -> tuple[tuple, tuple]:
     """A two-query learner's predictions: each player's utility at the strategies the learners
     propose, ``[Q_i x_hat_{-i}]`` (``q``: ``(H, N, S, A...)``), or its estimate (``estimator``,
-    from the iteration's draws for the second query)."""
+    from the iteration's draws for the second query); and the proposals themselves (a user's are
+    checked to be probability vectors, as its played strategies are: `._guard`)."""
     proposals = tuple(learner.propose(state, rate, decay) for state, rate in zip(states, rates, strict=True))
     if estimator is None:
-        return per_player_utilities(q, proposals, run_axes)
-    return estimator.utilities(q, proposals, PROPOSALS)
+        return per_player_utilities(q, proposals, run_axes), proposals
+    return estimator.utilities(q, proposals, PROPOSALS), proposals
 
 
 def observe_round(

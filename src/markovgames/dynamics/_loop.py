@@ -65,7 +65,8 @@ class Job(NamedTuple):
     def extras(self) -> tuple:
         """What the run sets beyond the paper's settings, for its state file's fingerprint."""
         out: list = []
-        plain = self.interplay._replace(feedback=FULL)
+        # The weighted average's prefixes are the loop's settings (`_execute` adds them).
+        plain = self.interplay._replace(feedback=FULL, average=False)
         if plain != SIMULTANEOUS:
             out += [["order", self.interplay.order], ["regret", self.interplay.regret]]
         if self.interplay.feedback != FULL:
@@ -88,6 +89,7 @@ class LoopOutput(NamedTuple):
 
     metrics: np.ndarray  # (..., P, 3, N): value, certified CCE bound, certified CE bound per prefix (5: regrets)
     last_iterate: np.ndarray | None  # (..., P, 2, N): the last iterate's value and best-response values
+    weighted_average: np.ndarray | None  # (..., P, 2, N): the same of the weighted average of the iterates
     policies: tuple[np.ndarray, ...] | None
     identity_residual: np.ndarray | None
     wall_time_s: float
@@ -192,11 +194,23 @@ class _Settings(NamedTuple):
     trajectory_dir: Path | None
     first_kept: int
     last_iterate: np.ndarray | None  # prefixes at which pi^t itself is evaluated
+    average: np.ndarray | None = None  # prefixes at which the weighted average of the iterates is evaluated
 
 
 def _rows_of(prefixes: np.ndarray, done: int, size: int) -> np.ndarray:
     """The rows of a chunk of iterations ``done + 1 .. done + size`` that hold ``prefixes``."""
     return prefixes[(prefixes > done) & (prefixes <= done + size)] - done - 1
+
+
+def _mask_of(prefixes: np.ndarray | None, done: int, size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(rows, mask)`` of ``prefixes`` in a chunk (`_rows_of`, and the ``(size,)`` mask of those
+    rows), or ``(None, None)`` when nothing is evaluated at prefixes."""
+    if prefixes is None:
+        return None, None
+    rows = _rows_of(prefixes, done, size)
+    mask = np.zeros(size, bool)
+    mask[rows] = True
+    return rows, mask
 
 
 class _Loop:
@@ -223,6 +237,7 @@ class _Loop:
         self.metrics: _Rows  # the per-prefix metrics drained so far (`start`)
         self.sink: MemoryTrajectory | FileTrajectory | None = None
         self.last: list[np.ndarray] = []
+        self.average: list[np.ndarray] = []
         self.executables: dict = {}
         self.compile_time = 0.0
         self.done = 0
@@ -267,6 +282,7 @@ class _Loop:
             if saved.metrics is not None:
                 self.metrics.append(saved.metrics)
             self.last += [] if saved.last_iterate is None else [saved.last_iterate]
+            self.average += [] if saved.weighted_average is None else [saved.weighted_average]
         self._split_into_groups(carry)
 
     def _counted(self, prefixes: np.ndarray | None, done: int) -> int:
@@ -277,6 +293,7 @@ class _Loop:
         settings, lead, n = self.settings, self.lead, self.num_players
         metric_rows = lambda done: self._counted(settings.keep, done)  # noqa: E731
         last_rows = lambda done: 0 if settings.last_iterate is None else self._counted(settings.last_iterate, done)  # noqa: E731
+        average_rows = lambda done: 0 if settings.average is None else self._counted(settings.average, done)  # noqa: E731
         return state.load(
             carry,
             metrics_shape=lambda done: (
@@ -285,10 +302,9 @@ class _Loop:
             kept_rows=lambda done: (
                 max(0, done - settings.first_kept + 1) if settings.record and settings.trajectory_dir is not None else None
             ),
-            last_iterate_shape=lambda done: (
-                (*lead, last_rows(done), self.update.last_iterate_rows, n) if last_rows(done) else None
-            ),
+            last_iterate_shape=lambda done: (*lead, last_rows(done), 2, n) if last_rows(done) else None,
             metrics_dtype=self.np_dtype,
+            average_shape=lambda done: (*lead, average_rows(done), 2, n) if average_rows(done) else None,
         )
 
     def _open_sink(self, saved: SavedState | None):
@@ -327,11 +343,9 @@ class _Loop:
         sched = self.update.chunk_inputs(self.schedule, done, size, self.np_dtype)
         # A chunk that lies wholly before the kept suffix records nothing.
         record_chunk = settings.record and done + size >= settings.first_kept
-        mask = last_rows = None
-        if settings.last_iterate is not None:
-            last_rows = _rows_of(settings.last_iterate, done, size)
-            mask = np.zeros(size, bool)
-            mask[last_rows] = True
+        last_rows, last_mask = _mask_of(settings.last_iterate, done, size)
+        average_rows, average_mask = _mask_of(settings.average, done, size)
+        mask = (last_mask, average_mask)
         calls = [
             self._executable(size, record_chunk, sched, mask, g, c)
             for g, c in zip(self.game_parts, self.carry_parts, strict=True)
@@ -352,11 +366,12 @@ class _Loop:
                 if name in out:
                     rows = jnp.asarray(_rows_of(settings.keep, done, size))
                     out = dict(out, **{name: jnp.take(out[name], rows, axis=self.axis_t)})
-        if last_rows is not None:
-            taken = jnp.asarray(last_rows)
-            out = dict(
-                out, last_iterate=jax.tree_util.tree_map(lambda x: jnp.take(x, taken, axis=self.axis_t), out["last_iterate"])
-            )
+        for name, evaluated in (("last_iterate", last_rows), ("weighted_average", average_rows)):
+            if evaluated is not None:
+                # A discounted update emits the iterates themselves, per player (`evaluate_iterates`).
+                taken = jnp.asarray(evaluated)
+                rows = jax.tree_util.tree_map(lambda x, taken=taken: jnp.take(x, taken, axis=self.axis_t), out[name])
+                out = dict(out, **{name: rows})
         self.done += size
         return done, size, record_chunk, out
 
@@ -371,7 +386,7 @@ class _Loop:
                 record_chunk,
                 self.job.batched,
                 size,
-                mask is not None,
+                mask[0] is not None,
                 self.job.interplay,
             )
             t0 = time.perf_counter()
@@ -394,7 +409,9 @@ class _Loop:
         if "prefix_records" in out:
             self._assemble(out["prefix_records"], chunk_done, size, out.get("regret"))
         if "last_iterate" in out:
-            self.last.append(self.update.evaluate_last_iterate(out["last_iterate"], self.job.games, self.job.batched))
+            self.last.append(self.update.evaluate_iterates(out["last_iterate"], self.job.games, self.job.batched))
+        if "weighted_average" in out:
+            self.average.append(self.update.evaluate_iterates(out["weighted_average"], self.job.games, self.job.batched))
         if record_chunk and self.sink is not None:
             first_kept = self.settings.first_kept
             skip = max(first_kept - 1 - chunk_done, 0)  # leading rows of this chunk before the suffix
@@ -419,6 +436,7 @@ class _Loop:
             shape,
             tol,
             run_offset=lo,
+            num_players=self.num_players if self.learner.learner().propose is not None else None,
             stationary=self.update.stationary,
         )
 
@@ -443,7 +461,7 @@ class _Loop:
         # saved carry hold the others.
         saved = self.saves_metrics and self.metrics.count
         metrics = self.metrics.filled() if saved else None
-        state.save(self.done, _join(self.carry_parts), metrics, self.axis_t, records, self.last)
+        state.save(self.done, _join(self.carry_parts), metrics, self.axis_t, records, self.last, self.average)
 
     def run(self, plan: list[int]) -> None:
         """Every chunk of ``plan`` not done before an interruption, each drained while the next runs."""
@@ -490,7 +508,9 @@ class _Loop:
             )
         policies = None if self.sink is None else self.sink.result()
         last = np.concatenate(self.last, axis=self.axis_t) if self.settings.last_iterate is not None else None
-        return LoopOutput(stacked, last, policies, residual, time.perf_counter() - start_wall, self.compile_time, carry)
+        average = np.concatenate(self.average, axis=self.axis_t) if self.settings.average is not None else None
+        elapsed = time.perf_counter() - start_wall
+        return LoopOutput(stacked, last, average, policies, residual, elapsed, self.compile_time, carry)
 
 
 class _Rows:
@@ -530,16 +550,21 @@ def run_loop(
     group_size: int | None,
     progress: Callable[[int], None] | None,
     last_iterate: np.ndarray | None = None,
+    average: np.ndarray | None = None,
 ) -> LoopOutput:
     """Run ``job`` chunk by chunk (see the module docstring).
 
     ``keep``: the prefixes whose metrics are kept (``None``: all). ``record``: keep the trajectory
     (iterations ``first_kept..T``), in ``trajectory_dir`` if given, else in memory.
     ``last_iterate``: the prefixes at which the product policy ``pi^t`` itself is also evaluated
-    (sorted, unique), or ``None``.
+    (sorted, unique), or ``None``; ``average`` likewise those at which the weighted average of the
+    iterates is (``job.interplay.average`` must say that the loop carries it).
     """
+    if (average is not None) != job.interplay.average:
+        raise AssertionError("the weighted average's prefixes and Interplay.average disagree")
     start_wall = time.perf_counter()
-    loop = _Loop(job, _Settings(keep, record, trajectory_dir, first_kept, last_iterate), state, group_size, progress)
+    settings = _Settings(keep, record, trajectory_dir, first_kept, last_iterate, average)
+    loop = _Loop(job, settings, state, group_size, progress)
     with precision(job.dtype):
         try:
             loop.start()

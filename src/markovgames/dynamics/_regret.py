@@ -21,7 +21,10 @@ The running average moves with the value update's own ``alpha_t`` (``alpha_1 = 1
 Algorithm 3's averages do, and the carry holds only :math:`D_t(a, b) = \sum_j \alpha^j_t \pi^j(a)
 u^j(b)` per step and state: the average utility is its column sum :math:`\sum_a D_t(a, \cdot)`
 (the strategies sum to 1) and the average played value its trace, so one average serves both
-regrets.
+regrets. Both are formed from the differences within a row, :math:`D_t(a, b) - D_t(a, a) =
+\sum_j\alpha^j_t\pi^j(a)(u^j(b) - u^j(a))` (summed over ``a`` for external regret, maximised over
+``b`` for swap regret), so that a deviation whose utilities tie with the played action's has
+regret exactly 0, not a rounded ``1e-17``, and swap regret is exactly at least 0.
 
 The stage-based update (`._stage`) restarts its learners every stage with weight 1 per iteration,
 so there a player's regret at iteration ``t`` is the average regret over the iterations of ``t``'s
@@ -67,14 +70,19 @@ def regret_step(carry: RegretCarry, policies, utilities, alpha, run_axes: int) -
         outer = jnp.expand_dims(pi, col_axis) * jnp.expand_dims(u, row_axis)  # [a, b] = pi(a) u(b)
         d = (1.0 - alpha) * old + alpha * outer
         pairs.append(d)
+        # The regrets from differences within each row, G(a, b) = D(a, b) - D(a, a), not from
+        # differences of sums: a deviation whose utilities equal the played action's at every
+        # iteration has D(a, b) = D(a, a) bit for bit (the same roundings), so its regret is
+        # exactly 0, and swap regret is exactly >= 0 (G(a, a) = 0 is among each row's maximum).
         # Reductions by slices over the short axes (`small_sum`, `small_max`): elementwise, so
         # they fuse with the average instead of each being a kernel of its own. After a reduction
         # over the columns, the rows are at `axis`.
-        eye = jnp.eye(d.shape[col_axis], dtype=d.dtype).reshape(d.shape[col_axis], d.shape[col_axis], *(1,) * run_axes)
-        value = small_sum(small_sum(d * eye, col_axis), axis)  # (H, S[, R]): sum_j alpha <u^j, pi^j>
-        utility = small_sum(d, row_axis)  # (H, S, A[, R]): sum_j alpha u^j
-        over = tuple(range(value.ndim - run_axes))  # steps and states
-        external.append(small_max(small_max(utility, axis) - value, over))
-        swap.append(small_max(small_sum(small_max(d, col_axis), axis) - value, over))
+        n = d.shape[col_axis]
+        eye = jnp.eye(n, dtype=d.dtype).reshape(n, n, *(1,) * run_axes)
+        diagonal = jnp.expand_dims(small_sum(d * eye, col_axis), col_axis)  # (H, S, A, 1[, R]): D(a, a)
+        gain = d - diagonal  # G(a, b)
+        over = tuple(range(gain.ndim - 2 - run_axes))  # steps and states
+        external.append(small_max(small_max(small_sum(gain, row_axis), axis), over))
+        swap.append(small_max(small_sum(small_max(gain, col_axis), axis), over))
     out = jnp.stack([jnp.stack(external), jnp.stack(swap)])
     return RegretCarry(tuple(pairs)), out

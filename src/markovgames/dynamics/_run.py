@@ -29,14 +29,15 @@ from ._feedback import Feedback, parse_feedback, samples_per_iteration
 from ._interplay import Interplay, StepSchedule
 from ._loop import DTYPES, Job
 from ._run_common import (
+    _average_fields,
     _check_checkpoints,
     _check_seeds,
     _check_T,
+    _evaluated_prefixes,
     _execute,
     _initial_strategies,
     _interplay,
     _kernel_form,
-    _last_iterate_prefixes,
     max_learning_rate,
 )
 
@@ -67,6 +68,9 @@ class PrefixCurves:
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
 
     @property
     def certified_ce_gap(self) -> np.ndarray:
@@ -91,6 +95,22 @@ class PrefixCurves:
         the duality gap in a two-player zero-sum (constant-sum) game, where it is the sum of the
         players' best-response gains (``None`` unless the run evaluated the last iterate)."""
         best, value = self.last_iterate_best_response, self.last_iterate_value
+        return None if best is None or value is None else np.sum(best - value, axis=-1)
+
+    @property
+    def weighted_average_nash_gap(self) -> np.ndarray | None:
+        """``max_i (best response_i - V_i)`` of the weighted average of the iterates (the value
+        update's weights, `ValueUpdate.average_weights`) per prefix of ``weighted_average_prefixes``
+        (``None`` unless the run evaluated it: ``weighted_average``)."""
+        best, value = self.weighted_average_best_response, self.weighted_average_value
+        return None if best is None or value is None else np.max(best - value, axis=-1)
+
+    @property
+    def weighted_average_duality_gap(self) -> np.ndarray | None:
+        """``sum_i (best response_i - V_i)`` of the weighted average per prefix of
+        ``weighted_average_prefixes``: its duality gap in a two-player zero-sum (constant-sum) game
+        (``None`` unless the run evaluated it)."""
+        best, value = self.weighted_average_best_response, self.weighted_average_value
         return None if best is None or value is None else np.sum(best - value, axis=-1)
 
     def row(self, T_prime: int) -> int:
@@ -159,6 +179,12 @@ class RunResult(_RunCurves):
         player's best-response value against the others' part of it (exact, backward induction);
         ``None`` otherwise. `last_iterate_nash_gap` is their gap.
     last_iterate_prefixes : (L,) the prefixes ``T'`` of those rows, or ``None``.
+    weighted_average_value, weighted_average_best_response, weighted_average_prefixes : the same
+        for the state-wise weighted average of the iterates ``pi^1..pi^{T'}`` with the value
+        update's own weights (`ValueUpdate.average_weights`: ``alpha_{T'}^t`` for ``smooth``,
+        ``1/T'`` for ``smooth-uniform``, linear for ``smooth-linear``, the last complete stage's
+        mean for ``stage``), when the run evaluated it (``weighted_average``); ``None`` otherwise.
+        `weighted_average_nash_gap` and `weighted_average_duality_gap` are its gaps.
     external_regret, swap_regret : (P, N) with ``regret=True``: each player's average external and
         swap regret of the played sequence after ``T'`` iterations, the largest over steps and
         states (`markovgames.dynamics._regret`); ``None`` otherwise.
@@ -188,6 +214,9 @@ class RunResult(_RunCurves):
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
@@ -219,6 +248,9 @@ class BatchRunResult(_RunCurves):
     last_iterate_value: np.ndarray | None = None
     last_iterate_best_response: np.ndarray | None = None
     last_iterate_prefixes: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
+    weighted_average_prefixes: np.ndarray | None = None
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     order: str = "simultaneous"
@@ -253,6 +285,9 @@ class BatchRunResult(_RunCurves):
             if self.last_iterate_best_response is None
             else self.last_iterate_best_response[index],
             last_iterate_prefixes=self.last_iterate_prefixes,
+            weighted_average_value=_at(self.weighted_average_value, index),
+            weighted_average_best_response=_at(self.weighted_average_best_response, index),
+            weighted_average_prefixes=self.weighted_average_prefixes,
             external_regret=None if self.external_regret is None else self.external_regret[index],
             swap_regret=None if self.swap_regret is None else self.swap_regret[index],
             order=self.order,
@@ -260,6 +295,11 @@ class BatchRunResult(_RunCurves):
             feedback=self.feedback,
             seed=None if self.seeds is None else self.seeds[index],
         )
+
+
+def _at(array: np.ndarray | None, index: int) -> np.ndarray | None:
+    """Run ``index``'s rows of a batch's array (``None`` stays ``None``)."""
+    return None if array is None else array[index]
 
 
 def samples_by_prefix(counts: dict[str, int], update, horizon: int, T: int, prefixes: np.ndarray) -> np.ndarray:
@@ -293,6 +333,7 @@ def run(
     state_every: int | None = ...,
     trajectory_tolerance: float | None = ...,
     last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
     order: str = ...,
     step_schedule: str | StepSchedule | None = ...,
     regret: bool = ...,
@@ -320,6 +361,7 @@ def run(
     state_every: int | None = ...,
     trajectory_tolerance: float | None = ...,
     last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
     order: str = ...,
     step_schedule: str | StepSchedule | None = ...,
     regret: bool = ...,
@@ -346,6 +388,7 @@ def run(
     state_every: int | None = None,
     trajectory_tolerance: float | None = None,
     last_iterate: bool | Sequence[int] = False,
+    weighted_average: bool | Sequence[int] = False,
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
@@ -358,9 +401,10 @@ def run(
     A [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame] runs with a discounted value
     update (``LEARNER+discounted-smooth``) and gives a
     [`DiscountedRunResult`][markovgames.dynamics.DiscountedRunResult]: the value estimate per
-    prefix and, at the ``last_iterate`` prefixes, the exact values and best-response values of the
-    last and the weighted average iterates (docs/discounted.md, "Learning dynamics");
-    ``trajectory_tolerance`` does not apply.
+    prefix and the exact values and best-response values of the last iterate at the
+    ``last_iterate`` prefixes and of the weighted average iterate (the update's weights
+    ``alpha_{T'}^t``) at the ``weighted_average`` prefixes (docs/discounted.md, "Learning
+    dynamics"); ``trajectory_tolerance`` does not apply.
 
     Parameters
     ----------
@@ -395,6 +439,13 @@ def run(
         its value and each player's best-response value (exact), in
         `RunResult.last_iterate_value` and ``last_iterate_best_response``; ``True`` at the
         kept prefixes (``checkpoints``, or every prefix), or at the given prefixes.
+    weighted_average : also carry, inside the compiled loop, the state-wise weighted average of the
+        iterates with the value update's own weights (`ValueUpdate.average_weights`; the running
+        recursion ``bar pi^t = (1 - alpha_t) bar pi^{t-1} + alpha_t pi^t`` of a smooth update,
+        the last complete stage's mean of the stage-based one; no trajectory needed), and evaluate
+        it as ``last_iterate`` evaluates ``pi^{T'}``: in `RunResult.weighted_average_value` and
+        ``weighted_average_best_response``; ``True`` at the kept prefixes, or at the given ones.
+        Each evaluated prefix costs one backward induction of best responses.
     order : ``"simultaneous"`` (the paper's) or ``"alternating"``: the players update in turn, each
         against the others' newest strategies (``markovgames.dynamics`` docs, "Update order").
     step_schedule : the learning rate's schedule ``eta_t = eta f(t)``: ``"constant"`` (default),
@@ -431,6 +482,7 @@ def run(
             state_every=state_every,
             trajectory_tolerance=trajectory_tolerance,
             last_iterate=last_iterate,
+            weighted_average=weighted_average,
             order=order,
             step_schedule=step_schedule,
             regret=regret,
@@ -446,8 +498,9 @@ def run(
     keep = _check_checkpoints(checkpoints, T)
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
     suffix = _suffix(spec, T, game.horizon, record_trajectory, trajectory_tolerance)
-    last = _last_iterate_prefixes(last_iterate, keep, T)
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
+    last = _evaluated_prefixes(last_iterate, keep, T, "last_iterate")
+    average = _evaluated_prefixes(weighted_average, keep, T, "weighted_average")
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback, average is not None)
     initial = _initial_strategies(spec, game, initial_strategy)
     seeds = _check_seeds([seed], "seed") if interplay.feedback.estimates else None
     job = Job(spec, bool(optimistic), (game,), (eta_scale,), per_stage, T, dtype, False, interplay, schedule, initial, seeds)
@@ -462,6 +515,7 @@ def run(
         state_every=state_every,
         first_kept=1 if suffix is None else suffix.first_kept,
         last_iterate=last,
+        average=average,
     )
     return RunResult(
         game=game,
@@ -483,6 +537,7 @@ def run(
         last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
+        **_average_fields(out.weighted_average, average),
         external_regret=out.metrics[..., 3, :] if interplay.regret else None,
         swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
         order=interplay.order,
@@ -527,6 +582,7 @@ def run_batch(
     trajectory_tolerance: float | None = ...,
     group_size: int | None = ...,
     last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
     order: str = ...,
     step_schedule: str | StepSchedule | None = ...,
     regret: bool = ...,
@@ -554,6 +610,7 @@ def run_batch(
     trajectory_tolerance: float | None = ...,
     group_size: int | None = ...,
     last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
     order: str = ...,
     step_schedule: str | StepSchedule | None = ...,
     regret: bool = ...,
@@ -580,6 +637,7 @@ def run_batch(
     trajectory_tolerance: float | None = None,
     group_size: int | None = None,
     last_iterate: bool | Sequence[int] = False,
+    weighted_average: bool | Sequence[int] = False,
     order: str = "simultaneous",
     step_schedule: str | StepSchedule | None = None,
     regret: bool = False,
@@ -641,6 +699,7 @@ def run_batch(
             trajectory_tolerance=trajectory_tolerance,
             group_size=group_size,
             last_iterate=last_iterate,
+            weighted_average=weighted_average,
             order=order,
             step_schedule=step_schedule,
             regret=regret,
@@ -665,11 +724,12 @@ def run_batch(
             )
     resolved = [resolve_learning_rate(e, spec, g) for e, g in zip(eta_list, game_list, strict=True)]
     suffix = _suffix(spec, T, key[1], record_trajectory, trajectory_tolerance)
-    last = _last_iterate_prefixes(last_iterate, keep, T)
+    last = _evaluated_prefixes(last_iterate, keep, T, "last_iterate")
+    average = _evaluated_prefixes(weighted_average, keep, T, "weighted_average")
     per_stage = {r[1] for r in resolved}
     if len(per_stage) > 1:
         raise ValueError("the stage-based update cannot mix 'theory' and constant learning rates in one batch")
-    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback)
+    interplay, schedule = _interplay(spec, order, step_schedule, bool(optimistic), regret, feedback, average is not None)
     run_seeds = None
     if interplay.feedback.estimates:
         checked = _check_seeds(list(range(size)) if seed_list is None else seed_list, "seeds")
@@ -699,6 +759,7 @@ def run_batch(
         first_kept=1 if suffix is None else suffix.first_kept,
         last_iterate=last,
         group_size=group_size,
+        average=average,
     )
     return BatchRunResult(
         games=tuple(game_list),
@@ -720,6 +781,7 @@ def run_batch(
         last_iterate_value=None if out.last_iterate is None else out.last_iterate[..., 0, :],
         last_iterate_best_response=None if out.last_iterate is None else out.last_iterate[..., 1, :],
         last_iterate_prefixes=last,
+        **_average_fields(out.weighted_average, average),
         external_regret=out.metrics[..., 3, :] if interplay.regret else None,
         swap_regret=out.metrics[..., 4, :] if interplay.regret else None,
         order=interplay.order,

@@ -14,7 +14,7 @@ from ._algorithms import Algorithm, get_step_schedule
 from ._checkpoint import StateFile, fingerprint
 from ._feedback import CHUNK_DRAW_BYTES, draws_per_iteration, parse_feedback
 from ._guard import check_init_at
-from ._interplay import ORDERS, Interplay, StepSchedule
+from ._interplay import ORDERS, Interplay, StepSchedule, bounded_schedule
 from ._loop import DTYPES, Job, loop_shape, run_loop
 from ._plan import chunk_plan
 
@@ -66,15 +66,17 @@ def max_learning_rate(T: int, horizon: float, dtype: str = "float64") -> float:
     return _LOGIT_LIMIT_ULPS / float(np.finfo(DTYPES[dtype]).eps) / (T + horizon)
 
 
-def _check_logit_range(eta: float, T: int, horizon: float, dtype: str) -> None:
-    """Refuse a learning rate above [`max_learning_rate`][markovgames.dynamics.max_learning_rate]."""
-    limit = max_learning_rate(T, horizon, dtype)
+def _checked_rates(job: Job, horizon: float) -> StepSchedule | None:
+    """Refuse a rate above `max_learning_rate`, at any ``t`` of a schedule too (`bounded_schedule`); the
+    schedule, bounded. ``horizon``: the bound on the utilities (``H``; a discounted game's ``1/(1-gamma)``)."""
+    eta, T, dtype, limit = job.largest_eta, job.T, job.dtype, max_learning_rate(job.T, horizon, job.dtype)
     if eta > limit:
         hint = " (or float64)" if dtype != "float64" else ""
         raise ValueError(
             f"learning rate {eta:g} is too large for {T} iterations in {dtype}: the learners' logits would reach "
             f"eta (T + H) = {eta * (T + horizon):.3g}, more than {dtype} resolves; use eta <= {limit:.3g}{hint}"
         )
+    return bounded_schedule(job.step_schedule, job.etas, limit, dtype, T + 1)
 
 
 def _execute(
@@ -90,13 +92,14 @@ def _execute(
     first_kept: int,
     last_iterate: np.ndarray | None,
     group_size: int | None = None,
+    average: np.ndarray | None = None,
 ):
     """Check what the plan depends on, make the plan and the state file, and run the loop."""
     num_players, horizon, num_states, num_actions = loop_shape(job.games[0])
     update = job.algorithm.value_update
     # Utilities lie in [0, H]; a discounted game's in [0, 1/(1-gamma)].
     scale = job.games[0].effective_horizon if update.stationary else horizon
-    _check_logit_range(job.largest_eta, job.T, scale, job.dtype)
+    job = job._replace(step_schedule=_checked_rates(job, scale))
     itemsize = np.dtype(DTYPES[job.dtype]).itemsize
     width = update.metric_rows + (2 if job.interplay.regret else 0)
     layers = 1 if update.stationary else horizon
@@ -107,8 +110,8 @@ def _execute(
         * (
             width * num_players
             + (policy_entries if record else 0)
-            # A discounted run emits its last and weighted average iterates for the prefixes it evaluates.
-            + (2 * policy_entries if update.stationary and last_iterate is not None else 0)
+            # A discounted run emits the iterates it evaluates (the last, the weighted average) every iteration.
+            + (((last_iterate is not None) + (average is not None)) * policy_entries if update.stationary else 0)
         )
     )
     if state_every is not None:
@@ -142,7 +145,7 @@ def _execute(
             keep,
             first_kept,
             last_iterate,
-            job.extras(),
+            job.extras() + (() if average is None else (["weighted_average", average.tolist()],)),
         )
         state = StateFile(state_file, digest, state_every or 1)
     return run_loop(
@@ -156,7 +159,19 @@ def _execute(
         group_size=group_size,
         progress=progress,
         last_iterate=last_iterate,
+        average=average,
     )
+
+
+def _average_fields(values: np.ndarray | None, prefixes: np.ndarray | None) -> dict:
+    """The result's weighted-average fields from the loop's ``(..., P, 2, N)`` values."""
+    if values is None:
+        return {}
+    return {
+        "weighted_average_value": values[..., 0, :],
+        "weighted_average_best_response": values[..., 1, :],
+        "weighted_average_prefixes": prefixes,
+    }
 
 
 def _check_seeds(seeds, name: str) -> tuple[int, ...]:
@@ -170,7 +185,7 @@ def _check_seeds(seeds, name: str) -> tuple[int, ...]:
 
 
 def _interplay(
-    spec: Algorithm, order, step_schedule, optimistic: bool, regret, feedback="full"
+    spec: Algorithm, order, step_schedule, optimistic: bool, regret, feedback="full", average: bool = False
 ) -> tuple[Interplay, StepSchedule | None]:
     """The run's `Interplay` and step schedule (``None`` when constant), checked."""
     feedback = parse_feedback(feedback)
@@ -187,7 +202,7 @@ def _interplay(
     schedule = get_step_schedule(step_schedule)
     scheduled = not schedule.is_constant
     traced = schedule.traced if scheduled else None
-    interplay = Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced, feedback=feedback)
+    interplay = Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced, feedback=feedback, average=average)
     return interplay, (schedule if scheduled else None)
 
 
@@ -195,16 +210,17 @@ def _count(initial) -> str:
     return f"an array of shape {np.shape(initial)}" if isinstance(initial, np.ndarray) else f"{len(initial)}"
 
 
-def _last_iterate_prefixes(last_iterate, keep: np.ndarray | None, T: int) -> np.ndarray | None:
-    """The prefixes at which the last iterate is evaluated: ``True`` means the kept ones."""
-    if last_iterate is False or last_iterate is None:
+def _evaluated_prefixes(given, keep: np.ndarray | None, T: int, name: str) -> np.ndarray | None:
+    """The prefixes at which a policy (the last iterate, the weighted average) is evaluated, from
+    the argument ``name``: ``True`` means the kept ones."""
+    if given is False or given is None:
         return None
-    if last_iterate is True:
+    if given is True:
         return np.arange(1, T + 1, dtype=np.int64) if keep is None else keep
     try:
-        return _check_checkpoints(last_iterate, T)
+        return _check_checkpoints(given, T)
     except ValueError as err:
-        raise ValueError(f"last_iterate: {err}") from None
+        raise ValueError(f"{name}: {err}") from None
 
 
 def _initial_strategies(spec: Algorithm, game, initial) -> tuple[np.ndarray, ...] | None:

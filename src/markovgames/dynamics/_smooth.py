@@ -100,6 +100,9 @@ class SmoothCarry(NamedTuple):
     running_value: jax.Array | tuple  # (H, N, S), or its steps (split_steps)
     identity_residual: jax.Array  # () max |Q^t_h - (r_h + P_h V^t_{h+1})| so far
     regret: RegretCarry | tuple = ()  # the players' regret averages (`._regret`), () unless asked for
+    # Per player (H, S, A_i): the weighted average of the iterates, bar pi^t = (1 - alpha_t)
+    # bar pi^{t-1} + alpha_t pi^t; () unless asked for (`Interplay.average`).
+    average: tuple = ()
 
 
 class SmoothMetricsCarry(NamedTuple):
@@ -246,7 +249,7 @@ def _metrics_out(top_quantities, initial_state, run_axes: int) -> jax.Array:
     return jnp.stack([at_initial_state(x, initial_state, run_axes) for x in top_quantities])
 
 
-def _last_iterate(game: GameArrays, policies, flag, run_axes: int):
+def _values_where(game: GameArrays, policies, flag, run_axes: int):
     """The product policy's ``(2, N[, R])`` values and best-response values at ``s_1`` where ``flag``, else zeros."""
     runs = game.rewards.shape[game.rewards.ndim - run_axes :]
 
@@ -269,8 +272,9 @@ def _smooth_step(
     interplay: Interplay = SIMULTANEOUS,
     predrawn: bool = False,
 ):
-    """One iteration of the smooth dynamics: ``(carry, t) -> (carry, outputs)``, or with
-    ``last_iterate`` ``(carry, (t, flag)) -> ...`` (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]);
+    """One iteration of the smooth dynamics: ``(carry, (t, flag, average_flag)) -> (carry, outputs)``,
+    the flags ``None`` unless the last iterate (``last_iterate``) or the weighted average
+    (``interplay.average``) is evaluated (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]);
     with ``predrawn``, ``(carry, (x, drawn)) -> ...``: the iteration's draws made before the loop
     (`._feedback.chunk_draws`)."""
     learner = learner_for(learner_spec, run_axes)
@@ -284,20 +288,20 @@ def _smooth_step(
 
     def step(carry: SmoothCarry, x):
         x, drawn = x if predrawn else (x, None)
-        row, flag = x if last_iterate else (x, None)
+        row, flag, average_flag = x
         t = row[0]
         factor, next_factor = (row[1], row[2]) if interplay.scheduled else (None, None)
         alpha, rho = _step_size(t, order)
         rates = player_rates(game.eta, factor, num_players)
         # Full information, or this iteration's estimates (`._feedback`).
         estimator = Estimator(interplay.feedback, game, t, run_axes, drawn) if sampled else None
-        predictions = carry.prediction
+        predictions, proposals = carry.prediction, ()
         if learner.propose is not None:
             # A two-query learner: the prediction is the utility at the proposed strategies, under
             # the current estimate Q^{t-1} (the rewards at t = 1: Q^0 is not an estimate).
             q_prev = jnp.stack(carry.q) if isinstance(carry.q, tuple) else carry.q
             q_prev = jnp.where(t == 1, game.rewards, q_prev)
-            predictions = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes, estimator)
+            predictions, proposals = proposed_predictions(learner, carry.learners, rates, rho, q_prev, run_axes, estimator)
         played = [learner.play(carry.learners[i], predictions[i], rates[i], rho) for i in range(num_players)]
         policies = tuple(p for p, _ in played)
 
@@ -349,6 +353,10 @@ def _smooth_step(
             estimator,
         )
         metrics = _metrics_out(top[1:], game.initial_state, run_axes)
+        average = carry.average
+        if interplay.average:
+            # The update's own weights: the alpha_t of its Q update (`markovgames._schedules.average_weights`).
+            average = tuple((1.0 - alpha) * a + alpha * p for a, p in zip(carry.average, policies, strict=True))
         regret = carry.regret
         if interplay.regret:
             # Two more rows of the metrics: each player's largest average external and swap regret.
@@ -363,14 +371,18 @@ def _smooth_step(
             running.value,
             jnp.maximum(carry.identity_residual, jnp.max(residual, axis=0)),
             regret,
+            average,
         )
         out: dict[str, Any] = {"metrics": metrics}
         if record:
             out["policies"] = policies
         if last_iterate:
-            out["last_iterate"] = _last_iterate(game, policies, flag, run_axes)
+            out["last_iterate"] = _values_where(game, policies, flag, run_axes)
+        if interplay.average:
+            out["weighted_average"] = _values_where(game, average, average_flag, run_axes)
         if guard_tol is not None:
-            out["violation"] = strategy_violation(policies, run_axes, guard_tol)
+            # A two-query learner's proposals first, then the strategies played (`raise_violation`).
+            out["violation"] = strategy_violation(proposals + policies, run_axes, guard_tol)
         return new_carry, out
 
     return step
@@ -486,6 +498,7 @@ class SmoothUpdate(ValueUpdate):
         regret = (
             init_regret(horizon, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
         )
+        average = tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions) if interplay.average else ()
         return SmoothCarry(
             learners=states,
             prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
@@ -495,10 +508,13 @@ class SmoothUpdate(ValueUpdate):
             running_value=metrics.running_value,
             identity_residual=device_zeros((), dtype),
             regret=regret,
+            average=average,
         )
 
-    def run_chunk(self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS):
-        xs = sched if last_iterate is None else (sched, last_iterate)
+    def run_chunk(
+        self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS, average=None
+    ):
+        xs: tuple = (sched, last_iterate, average)  # a mask that is None is no input of the scan
         drawn = None
         if interplay.feedback.estimates:
             # The chunk's draws at once where they are small (`CHUNK_DRAW_BYTES`): the same numbers.

@@ -97,6 +97,10 @@ class StageCarry(NamedTuple):
     # Stage 1 refers to itself, so its quantities change with the prefix T' <= L_1: row T' - 1.
     stage1_values: jax.Array  # (L_1, 3, N)
     regret: RegretCarry | tuple = ()  # the players' regret averages within the stage (`._regret`), () unless asked for
+    # The weighted average of the iterates (`Interplay.average`; () unless asked for), per player
+    # (H, S, A_i): the sum of the current stage's iterates, and the mean of the last complete stage's.
+    average_sum: tuple = ()
+    average: tuple = ()
 
 
 class StageRecords(NamedTuple):
@@ -115,11 +119,12 @@ class _Schedule(NamedTuple):
     factors: np.ndarray  # the step schedule's f(position) for positions 1..max length + 1 (row position - 1)
 
 
-#: ``iteration(c, j, drawn) -> (c, policies, regret_rows)``: the policies of the chunk's iteration ``j``
-#: (``drawn``: its draws made before the loop, `._feedback.chunk_draws`, or ``None``),
+#: ``iteration(c, j, drawn) -> (c, policies, proposals, regret_rows)``: the policies of the chunk's
+#: iteration ``j`` (``drawn``: its draws made before the loop, `._feedback.chunk_draws`, or ``None``),
 #: the state after whatever producing them changes (learners play and observe; or a given
-#: sequence), and with regret curves the iteration's ``(2, N[, R])`` regret rows (else ``None``).
-_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple, jax.Array | None]]
+#: sequence), a two-query learner's proposals (else ``()``), and with regret curves the
+#: iteration's ``(2, N[, R])`` regret rows (else ``None``).
+_Iteration = Callable[[StageCarry, jax.Array], tuple[StageCarry, tuple, tuple, jax.Array | None]]
 
 
 def _record(buffers, policies, row, runs):
@@ -144,6 +149,7 @@ def _stage_loop(
     guard_tol: float | None = None,
     regret: bool = False,
     drawn: dict | None = None,
+    average=None,
 ):
     """``size`` iterations of Algorithm 2's stages, looping over stage segments rather than testing
     every iteration.
@@ -158,7 +164,9 @@ def _stage_loop(
     ``t`` the 1-based iteration that ends the stage), so
     no iteration pays for a test. ``last_iterate`` (a ``(size,)`` mask, or ``None``): the product
     policy's values at the marked iterations
-    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). ``guard_tol`` (a user's
+    ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]); ``average`` (likewise):
+    those of the weighted average of the iterates, which the carry then holds: the uniform mean of
+    the last complete stage (of stage 1's iterations so far while stage 1 runs). ``guard_tol`` (a user's
     learner, `_guard`): the chunk's first strategy off the simplex, as ``out["violation"]`` ``[row,
     code]`` (``[-1, -1]`` if none). ``regret``: the iterations' regret rows (the third output of
     ``iteration``) as ``out["regret"]`` ``(size, 2, N[, R])``.
@@ -176,17 +184,19 @@ def _stage_loop(
     def at_start(quantities):
         return jnp.stack([at_s1(c[0]) for c in quantities])  # (3, N, R)
 
-    def body_for(stage1: bool, eta, position0, done0, base, mask, draws):
+    def body_for(stage1: bool, eta, position0, done0, base, mask, draws, length):
         """One iteration's body; ``stage1`` also recomputes stage 1's self-referential quantities.
         Iteration ``j`` of the segment writes its outputs at row ``j - base`` of the buffers it
-        is given, and reads its last-iterate flag at ``mask[j - base]`` and its draws at ``draws[j - base]``."""
+        is given, and reads its evaluation flags at ``mask[j - base]`` and its draws at ``draws[j - base]``."""
         iteration = iteration_for(eta, done0, position0)
 
         def body(j, state):
             c, buffers, last, reg, viol = state
             drawn_j = _row(draws, j - base)
-            c, policies, regret_rows = iteration(c, j, drawn_j)
-            viol = watch(viol, done0 + j, policies)
+            c, policies, proposals, regret_rows = iteration(c, j, drawn_j)
+            # A two-query learner's proposals first, then the strategies played (`raise_violation`).
+            viol = watch(viol, done0 + j, proposals + policies)
+            c = _add_to_average(c, policies)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
             if stage1:
@@ -196,20 +206,19 @@ def _stage_loop(
             c = c._replace(joint_sum=joint_sum, current=current, stage1_values=stage1_values)
             if record:
                 buffers = _record(buffers, policies, j - base, runs)
-            if last_iterate is not None:
-                values = jax.lax.cond(
-                    mask[j - base],
-                    lambda: product_policy_values(game.rewards, game.transitions, policies, at_s1, run_axes),
-                    lambda: jnp.zeros(last.shape[1:], dtype),
+            if evaluated:
+                position = position0 + j + 1
+                values = _evaluated_values(
+                    game, evaluated, mask[j - base], policies, c, (stage1, position, length), at_s1, run_axes
                 )
-                last = jax.lax.dynamic_update_slice(last, values[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
+                last = jax.lax.dynamic_update_slice(last, values[None], (j - base,) + (jnp.int32(0),) * (3 + run_axes))
             if regret:
                 reg = jax.lax.dynamic_update_slice(reg, regret_rows[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
             return c, buffers, last, reg, viol
 
         return body
 
-    def iterations(lo, hi, stage1: bool, eta, position, done, state):
+    def iterations(lo, hi, stage1: bool, eta, position, done, length, state):
         """Iterations ``lo..hi-1`` of the segment that starts at the chunk's offset ``done``.
 
         Where they record outputs, in blocks of ``block`` iterations: an inner loop writes a
@@ -218,7 +227,8 @@ def _stage_loop(
         the chunk's buffers (padded by a block, so a partial last block never lands short).
         """
         if block == 1:
-            return jax.lax.fori_loop(lo, hi, body_for(stage1, eta, position, done, -done, padded_mask, padded_draws), state)
+            body = body_for(stage1, eta, position, done, -done, padded_mask, padded_draws, length)
+            return jax.lax.fori_loop(lo, hi, body, state)
 
         def one_block(k, state):
             c, buffers, last, reg, viol = state
@@ -226,7 +236,7 @@ def _stage_loop(
             at = (done + start,)
             small = (
                 jnp.zeros((block, *buffers.shape[1:]), dtype) if record else (),
-                jnp.zeros((block, *last.shape[1:]), dtype) if last_iterate is not None else (),
+                jnp.zeros((block, *last.shape[1:]), dtype) if evaluated else (),
                 jnp.zeros((block, *reg.shape[1:]), dtype) if regret else (),
             )
             mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if padded_mask is not None else None
@@ -234,13 +244,13 @@ def _stage_loop(
             c, rows, values, regret_rows, viol = jax.lax.fori_loop(
                 start,
                 jnp.minimum(start + block, hi),
-                body_for(stage1, eta, position, done, start, mask, draws),
+                body_for(stage1, eta, position, done, start, mask, draws, length),
                 (c, *small, viol),
             )
             if record:
                 buffers = jax.lax.dynamic_update_slice(buffers, rows, at + (jnp.int32(0),) * (1 + run_axes))
-            if last_iterate is not None:
-                last = jax.lax.dynamic_update_slice(last, values, at + (jnp.int32(0),) * (2 + run_axes))
+            if evaluated:
+                last = jax.lax.dynamic_update_slice(last, values, at + (jnp.int32(0),) * (3 + run_axes))
             if regret:
                 reg = jax.lax.dynamic_update_slice(reg, regret_rows, at + (jnp.int32(0),) * (2 + run_axes))
             return c, buffers, last, reg, viol
@@ -248,7 +258,7 @@ def _stage_loop(
         return jax.lax.fori_loop(0, (hi - lo + block - 1) // block, one_block, state)
 
     def end_of_stage(c: StageCarry, stage, length, t):
-        c = stage_end(c, stage, length, t)
+        c = _close_average(stage_end(c, stage, length, t), length)
         next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current, run_axes)
         return c._replace(
             joint_sum=jnp.zeros_like(c.joint_sum),
@@ -265,8 +275,10 @@ def _stage_loop(
         # Two loops, one of them empty, rather than a branch: a branch would copy the trajectory
         # buffer it passes through.
         in_first = jnp.where(stage == 0, count, 0)
-        c, buffers, last, reg, viol = iterations(0, in_first, True, eta, position, done, (c, buffers, last, reg, viol))
-        c, buffers, last, reg, viol = iterations(in_first, count, False, eta, position, done, (c, buffers, last, reg, viol))
+        c, buffers, last, reg, viol = iterations(0, in_first, True, eta, position, done, length, (c, buffers, last, reg, viol))
+        c, buffers, last, reg, viol = iterations(
+            in_first, count, False, eta, position, done, length, (c, buffers, last, reg, viol)
+        )
         position, done = position + count, done + count
         finished = position == length
         c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype), chunk_start + done), lambda: c)
@@ -275,7 +287,8 @@ def _stage_loop(
     width = horizon * num_states * sum(num_actions)
     num_players = game.rewards.shape[1]
     itemsize = jnp.dtype(dtype).itemsize * math.prod(runs)
-    outputs = _output_bytes(width, num_players, itemsize, record, last_iterate is not None, regret)
+    evaluated, stacked_mask = _evaluation_masks(last_iterate, average)
+    outputs = _output_bytes(width, num_players, itemsize, record, len(evaluated), regret)
     # The inner loop reads its block of the chunk's draws, as it writes its block of outputs.
     outputs += [x[0].size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(drawn)]
     # The per-stage records are only touched at stage ends, outside the inner loops.
@@ -283,15 +296,15 @@ def _stage_loop(
     block = sequential_block(game, touched, max(outputs)) if outputs else 1
     pad = block if block > 1 else 0
     buffers = jnp.zeros((size + pad, width, *runs), dtype) if record else ()
-    last = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if last_iterate is not None else ()
+    last = jnp.zeros((size + pad, len(evaluated), 2, num_players, *runs), dtype) if evaluated else ()
     reg = jnp.zeros((size + pad, 2, num_players, *runs), dtype) if regret else ()
-    padded_mask = None if last_iterate is None else jnp.concatenate([last_iterate, jnp.zeros(pad, bool)])
+    padded_mask = None if stacked_mask is None else jnp.concatenate([stacked_mask, jnp.zeros((pad, len(evaluated)), bool)])
     padded_draws = _padded_rows(drawn, pad)
     watch = ViolationWatch(guard_tol, run_axes)
     viol = watch.initial()
     state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, reg, viol)
     _, _, _, carry, buffers, last, reg, viol = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
-    out = watch.output(viol) | ({} if last_iterate is None else {"last_iterate": last[:size]})
+    out = watch.output(viol) | {name: cast(jax.Array, last)[:size, k] for k, name in enumerate(evaluated)}
     out |= {"regret": cast(jax.Array, reg)[:size]} if regret else {}
     if not record:
         return carry, out
@@ -318,10 +331,62 @@ def _block_rows(tree, start, block: int):
     return jax.tree_util.tree_map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, block), tree)
 
 
-def _output_bytes(width: int, num_players: int, itemsize: int, record: bool, last_iterate: bool, regret: bool) -> list[int]:
-    """Bytes per iteration of each output the loop writes: the trajectory row, the last iterate's
-    values and the regret rows."""
-    sizes = (width, record), (2 * num_players, last_iterate), (2 * num_players, regret)
+def _evaluation_masks(last_iterate, average) -> tuple[list[str], jax.Array | None]:
+    """The names of the policies evaluated at flagged iterations (``"last_iterate"``,
+    ``"weighted_average"``: those whose ``(size,)`` mask is given) and their masks as the columns
+    of one ``(size, K)`` array (``None`` when none is)."""
+    masks = {"last_iterate": last_iterate, "weighted_average": average}
+    evaluated = [name for name, mask in masks.items() if mask is not None]
+    return evaluated, (jnp.stack([masks[n] for n in evaluated], axis=1) if evaluated else None)
+
+
+def _add_to_average(c: StageCarry, policies) -> StageCarry:
+    """``c`` with the iteration's ``policies`` added to the stage's sum of iterates (where the
+    carry holds the weighted average)."""
+    if not c.average_sum:
+        return c
+    return c._replace(average_sum=tuple(a + p for a, p in zip(c.average_sum, policies, strict=True)))
+
+
+def _close_average(c: StageCarry, length) -> StageCarry:
+    """At a stage's end: its mean becomes the weighted average (until the next stage is complete),
+    and the sum starts again."""
+    if not c.average_sum:
+        return c
+    return c._replace(
+        average=tuple(a / length for a in c.average_sum), average_sum=tuple(jnp.zeros_like(a) for a in c.average_sum)
+    )
+
+
+def _evaluated_values(game: GameArrays, evaluated: list[str], flags, policies, c: StageCarry, where, at_s1, run_axes: int):
+    """``(K, 2, N[, R])``: per evaluated policy (``"last_iterate"``: the iteration's ``policies``;
+    ``"weighted_average"``: `_stage_average` at ``where = (stage1, position, length)``) its value
+    and best-response values where its flag in ``flags`` (``(K,)``) is set, else zeros."""
+    runs = game.rewards.shape[game.rewards.ndim - run_axes :]
+    zeros = jnp.zeros((2, game.rewards.shape[1], *runs), game.rewards.dtype)
+
+    def values(name: str):
+        chosen = policies if name == "last_iterate" else _stage_average(c, *where)
+        return product_policy_values(game.rewards, game.transitions, chosen, at_s1, run_axes)
+
+    return jnp.stack([jax.lax.cond(flags[k], lambda name=name: values(name), lambda: zeros) for k, name in enumerate(evaluated)])
+
+
+def _stage_average(c: StageCarry, stage1: bool, position, length) -> tuple:
+    """The weighted average of the iterates after the iteration at 1-based ``position`` of its stage
+    (of ``length`` iterations), whose policies ``c.average_sum`` already holds: the mean of the stage
+    so far in stage 1 and at a stage's last iteration (the stage is then complete), else the mean of
+    the last complete stage."""
+    count = position.astype(c.average_sum[0].dtype)
+    if stage1:
+        return tuple(s / count for s in c.average_sum)
+    return tuple(jnp.where(position == length, s / count, a) for s, a in zip(c.average_sum, c.average, strict=True))
+
+
+def _output_bytes(width: int, num_players: int, itemsize: int, record: bool, evaluated: int, regret: bool) -> list[int]:
+    """Bytes per iteration of each output the loop writes: the trajectory row, the evaluated
+    policies' values (``evaluated`` of them: the last iterate, the weighted average) and the regret rows."""
+    sizes = (width, record), (2 * num_players * evaluated, evaluated > 0), (2 * num_players, regret)
     return [n * itemsize for n, present in sizes if present]
 
 
@@ -430,15 +495,29 @@ class StageUpdate(ValueUpdate):
         regret = (
             init_regret(horizon, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
         )
+        averages = [tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions) for _ in range(2)]
         return self.init_certify_carry(shape_key, dtype, schedule)._replace(
             learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
             prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
             q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
             regret=regret,
+            average_sum=averages[0] if interplay.average else (),
+            average=averages[1] if interplay.average else (),
         )
 
     def run_chunk(
-        self, learner: LearnerSpec, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS
+        self,
+        learner: LearnerSpec,
+        optimistic,
+        record,
+        size,
+        game,
+        carry,
+        sched,
+        last_iterate,
+        run_axes,
+        interplay=SIMULTANEOUS,
+        average=None,
     ):
         built = learner_for(learner, run_axes)
         factors, chunk_start = sched[4], sched[5]
@@ -464,9 +543,9 @@ class StageUpdate(ValueUpdate):
                 # Full information, or the estimates of iteration t (1-based, `._feedback`).
                 t = chunk_start + done0 + j + 1
                 estimator = Estimator(interplay.feedback, game, t, run_axes, drawn_j) if sampled else None
-                predictions = c.prediction
+                predictions, proposals = c.prediction, ()
                 if built.propose is not None:
-                    predictions = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes, estimator)
+                    predictions, proposals = proposed_predictions(built, c.learners, rates, 1.0, c.q, run_axes, estimator)
                 played = [built.play(c.learners[i], predictions[i], rates[i], 1.0) for i in range(num_players)]
                 policies = tuple(p for p, _ in played)
                 following = None
@@ -488,12 +567,12 @@ class StageUpdate(ValueUpdate):
                 prediction = utilities if optimistic else c.prediction
                 c = c._replace(learners=learners, prediction=prediction)
                 if not interplay.regret:
-                    return c, policies, None
+                    return c, policies, proposals, None
                 # Uniform weights within the stage: alpha = 1/position (1-based), so a stage's
                 # first iteration (alpha = 1) discards the previous stage's average exactly.
                 alpha = 1.0 / (position + 1).astype(dtype)
                 regret, rows = regret_step(cast(RegretCarry, c.regret), policies, utilities, alpha, run_axes)
-                return c._replace(regret=regret), policies, rows
+                return c._replace(regret=regret), policies, proposals, rows
 
             return iteration
 
@@ -535,6 +614,7 @@ class StageUpdate(ValueUpdate):
             guard_tol,
             interplay.regret,
             drawn,
+            average,
         )
         # The per-stage records after this chunk: its prefixes are assembled while the next one runs.
         return carry, {**out, "prefix_records": self.prefix_records(carry)}
@@ -571,7 +651,7 @@ class StageUpdate(ValueUpdate):
             del eta, position0
 
             def iteration(c: StageCarry, j, drawn_j):
-                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies), None
+                return c, tuple(jax.lax.dynamic_index_in_dim(p, done0 + j, axis=0, keepdims=False) for p in policies), (), None
 
             return iteration
 

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._schedules import average_weights
 from .._small_axes import small_sum
 from ..learners import Learner, LearnerSpec
 from ._tensor import others_expectation
@@ -169,9 +170,6 @@ class ValueUpdate:
     #: The rows of the per-prefix metrics (before the regret rows): value, certified CCE bound,
     #: certified CE bound of the output policy.
     metric_rows: int = 3
-    #: The rows per evaluated prefix of ``last_iterate`` (`evaluate_last_iterate`): the last
-    #: iterate's value and best-response values.
-    last_iterate_rows: int = 2
     #: Whether the update runs on discounted games (one stationary layer) rather than finite-horizon ones.
     stationary: bool = False
 
@@ -180,9 +178,17 @@ class ValueUpdate:
         effective horizon of its step sizes)."""
         return game.horizon
 
-    def theory_rate_for(self, game) -> tuple[float, bool]:
-        """`theory_rate` for ``game``."""
+    def theory_rate_for(self, game, paper: str) -> tuple[float, bool]:
+        """`theory_rate` for ``game``, from ``paper`` (a key of `markovgames._papers.THEORY_RATES`,
+        each of whose rates covers every finite-horizon update)."""
         return self.theory_rate(game.num_players, game.horizon, max(game.num_actions))
+
+    def average_weights(self, T: int, horizon) -> np.ndarray:
+        """The weights ``(T,)`` of the state-wise weighted average of the first ``T`` iterates that
+        this update carries (`markovgames._schedules.average_weights`: its own value estimate's
+        weights on the iterates), for ``horizon`` = `schedule_horizon` of the game (its ``H``; a
+        discounted update's: the order ``k`` of its step sizes)."""
+        return average_weights(self.name, T, horizon)
 
     def theory_rate(self, num_players: int, horizon: int, max_actions: int) -> tuple[float, bool]:
         """``(eta_scale, per_stage)`` for the learning rate ``"theory"``: a constant rate, or
@@ -217,6 +223,7 @@ class ValueUpdate:
         last_iterate,
         run_axes: int,
         interplay=None,
+        average=None,
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 
@@ -230,13 +237,19 @@ class ValueUpdate:
         (per player ``(size, H, S, A_i[, R])``). ``last_iterate`` is ``None`` or a ``(size,)``
         boolean mask: at the iterations it marks, ``outputs["last_iterate"]`` (``(size, 2, N[, R])``)
         holds the value and the best-response values of the product policy ``pi^t`` itself
-        (`product_policy_values`; zeros elsewhere).
+        (`product_policy_values`; zeros elsewhere). With ``interplay.average`` the carry holds the
+        state-wise weighted average of the iterates with this update's weights
+        (`markovgames._schedules.average_weights`), and ``average`` is a ``(size,)`` boolean mask:
+        ``outputs["weighted_average"]`` (``(size, 2, N[, R])``) holds the same values of that
+        average after the iterations it marks (zeros elsewhere).
         """
         raise NotImplementedError
 
-    def evaluate_last_iterate(self, outputs, games, batched: bool):
-        """The ``(..., L, last_iterate_rows, N)`` host array of a chunk's ``outputs["last_iterate"]``
-        rows (already copied to the host): the outputs themselves where the loop evaluates in place."""
+    def evaluate_iterates(self, outputs, games, batched: bool):
+        """The ``(..., L, 2, N)`` host array (values, best-response values) of a chunk's
+        ``outputs["last_iterate"]`` or ``outputs["weighted_average"]`` rows at the evaluated
+        prefixes (already copied to the host): the outputs themselves where the loop evaluates in
+        place; a discounted update emits the iterates and evaluates them here (`._discounted`)."""
         return outputs
 
     def prefix_records(self, carry):

@@ -13,8 +13,9 @@ feedback on the game's episodes); one adversarial bandit and one value estimate 
 * ``ce-v``: Song, Mei and Bai (2021), CE-V-learning: the same with :math:`\beta_t = c\sqrt{H^3A_i^2/t}`
   and a swap-regret bandit, one such FTRL per recommended action ``a`` fed
   :math:`\theta_t(a)\hat\ell_t` (Blum and Mansour), played through the stationary distribution.
-* ``stage-v``: Mao and Başar (2022): the visits of each (step, state) in stages of lengths
-  :math:`L_1 = H`, :math:`L_{j+1} = \lfloor(1+1/H)L_j\rfloor`; EXP3-IX restarted at each stage
+* ``stage-v``: Mao, Yang, Zhang and Başar (ICML 2022), stage-based V-learning: the visits of each
+  (step, state) in stages of lengths :math:`L_1 = H`, :math:`L_{j+1} = \lfloor(1+1/H)L_j\rfloor`;
+  EXP3-IX restarted at each stage
   (:math:`\eta = \sqrt{2\ln A_i/(A_i L_j)}`, :math:`\gamma = \eta/2`); at a stage's end
   :math:`V_h(s) = \min(H-h, \bar y + c\sqrt{H^2A_i/L_j})`, :math:`\bar y` the mean target of the stage.
 
@@ -45,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import ArgumentError
 from .._schedules import smoothing_order, stage_lengths
 from .._suggest import did_you_mean
 from ..games import MarkovGame, require_finite_horizon
@@ -53,6 +55,8 @@ from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
+from ._ix import DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_ix
+from ._run import max_learning_rate
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
@@ -64,6 +68,8 @@ __all__ = [
     "vlearning_uniforms",
     "parse_bandit",
     "bandit_estimate_moments",
+    "IX_SCHEDULES",
+    "DEFAULT_IX",
 ]
 
 #: The V-learning algorithms (docs/vlearning.md).
@@ -71,8 +77,16 @@ VLEARNING_ALGORITHMS: tuple[str, ...] = ("cce-v", "ce-v", "stage-v")
 #: The purposes of V-learning's draws (``fold_in``; sampled feedback uses 0..2).
 VLEARNING_ACTIONS = 3
 VLEARNING_STATES = 4
-#: Episodes per compiled call (progress is reported between calls).
+#: Episodes per compiled call (progress is reported between calls). A run's chunks all have this
+#: length in rounds, the last one padded with rounds that do nothing, except that a run (or its
+#: last part) of at most `_SHORT_CHUNK` episodes takes a chunk of that length: so every run of a
+#: configuration uses at most two compiled programs, whatever its number of episodes.
 _CHUNK = 8192
+_SHORT_CHUNK = 512
+#: The stage lengths given to the compiled round cover this many visits of a (step, state),
+#: whatever the run's length: their array has one shape for every run (a run of ``K`` rounds
+#: reads only the stages its ``K`` visits reach, a prefix of the same sequence).
+_STAGE_VISITS = 2**31 - 1
 #: Pool a round's visits by comparing its episodes pairwise where ``M^2 <= S * _PAIRS_FACTOR``.
 _PAIRS_FACTOR = 1.0
 #: Largest record (states, actions, rewards, played policies) a run may keep, in bytes.
@@ -105,7 +119,8 @@ class _Params(NamedTuple):
     value does not compile the round again (float64 scalars)."""
 
     eta: jax.Array  # a composition's learning rate (unused by the papers' schedules)
-    gamma: jax.Array  # its IX parameter
+    gamma: jax.Array  # its IX scale gamma_1
+    ix_power: jax.Array  # gamma_c = gamma_1 c^(-ix_power): 0 (constant) or 1/2 (decaying)
     bonus: jax.Array  # c of the optimism bonus
 
 
@@ -160,7 +175,9 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
         eta_prev = jnp.sqrt(H * log_a / (num_a * previous))
         eta = jnp.where(cf > 1.0, eta_prev / (H * jnp.where(cf > 1.0, decay, 1.0)), 0.0)
         return eta, decay, jnp.sqrt(H * log_a / (num_a * cf))
-    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), jnp.full_like(cf, params.gamma)
+    # IX: gamma_c = gamma_1 c^(-p), p = 1/2 for the decaying rule (`IX_SCHEDULES`), 0 for a constant.
+    gamma = params.gamma * cf ** (-params.ix_power)
+    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), gamma
 
 
 def _at(tree, h, s):
@@ -294,19 +311,31 @@ def _round(spec: _Spec, params: _Params, rewards, transitions, lengths, st: _Sta
     return st, (states, acts, rews, thetas)
 
 
-def _chunk(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us):
-    """Rounds ``ua.shape[0]`` in a row (a ``lax.scan``); ``ua`` (C, M, H, N), ``us`` (C, M, H)."""
+def _chunk(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us, active):
+    """Rounds ``ua.shape[0]`` in a row (a ``lax.scan``); ``ua`` (C, M, H, N), ``us`` (C, M, H);
+    ``active`` (C,): the rounds that are played (the chunk's padding does nothing: the state
+    stays, its records are zeros)."""
 
-    def body(st, draws):
-        return _round(spec, params, rewards, transitions, lengths, st, *draws)
+    def body(st, xs):
+        draws, on = xs
 
-    return jax.lax.scan(body, state, (ua, us))
+        def played(s):
+            return _round(spec, params, rewards, transitions, lengths, s, *draws)
+
+        def padding(s):
+            records = jax.eval_shape(played, s)[1]
+            return s, jax.tree.map(lambda r: jnp.zeros(r.shape, r.dtype), records)
+
+        return jax.lax.cond(on, played, padding, st)
+
+    return jax.lax.scan(body, state, ((ua, us), active))
 
 
 @partial(jax.jit, static_argnums=0)
-def _chunk_batch(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us):
-    """`_chunk` for a batch of runs (leading run axis of ``state``, ``ua`` and ``us``): one ``vmap``."""
-    return jax.vmap(lambda st, a, b: _chunk(spec, params, rewards, transitions, lengths, st, a, b))(state, ua, us)
+def _chunk_batch(spec: _Spec, params: _Params, rewards, transitions, lengths, state: _State, ua, us, active):
+    """`_chunk` for a batch of runs (leading run axis of ``state``, ``ua`` and ``us``): one ``vmap``;
+    ``active`` is shared by the runs, so the padding's branch stays a branch."""
+    return jax.vmap(lambda st, a, b: _chunk(spec, params, rewards, transitions, lengths, st, a, b, active))(state, ua, us)
 
 
 @partial(jax.jit, static_argnums=(2, 3, 4))
@@ -315,34 +344,6 @@ def _uniforms(key_data, first, size: int, horizon: int, num_players: int):
     ua = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_ACTIONS, (horizon, num_players), jnp.float64))(episodes)
     us = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_STATES, (horizon,), jnp.float64))(episodes)
     return ua, us
-
-
-def bandit_estimate_moments(targets, others, strategy, horizon: int, gamma: float = 0.0, visits: int = 1):
-    r"""Mean and variance of the bandit utility estimate at one state (docs/vlearning.md).
-
-    ``targets[b, k]``: the target ``y = r_i + V_{h+1,i}(s')`` in expectation over ``s'`` when the
-    player plays ``b`` and the others' joint action is ``k`` (flattened), ``others[k]`` its
-    probability, ``strategy[b]`` the player's. One visit's estimate is
-    :math:`\hat u(b) = H(1 - 1\{a = b\}\,\ell/(\theta(b) + \gamma))`, :math:`\ell = (H - y)/H`, so
-
-    .. math:: E[\hat u(b)] = H\Big(1 - \frac{\theta(b) E[\ell \mid b]}{\theta(b) + \gamma}\Big), \qquad
-              \mathrm{Var}[\hat u(b)] = \frac{H^2}{(\theta(b)+\gamma)^2}\big(\theta(b) E[\ell^2 \mid b] - \theta(b)^2 E[\ell \mid b]^2\big),
-
-    the variance divided by ``visits`` for the mean of that many visits. With ``gamma = 0`` the
-    mean is :math:`E[y \mid b] = [\tilde Q_i \pi_{-i}](s, b)`: unbiased. ``E[\ell^2 | b]`` here
-    takes ``y`` as given per ``(b, k)`` (deterministic next-state values), as on a one-step game.
-    """
-    y = np.asarray(targets, dtype=np.float64)
-    q = np.asarray(others, dtype=np.float64)
-    theta = np.asarray(strategy, dtype=np.float64)
-    H = float(horizon)
-    loss = (H - y) / H
-    m1 = loss @ q
-    m2 = (loss**2) @ q
-    scale = theta + float(gamma)
-    mean = H * (1.0 - theta * m1 / scale)
-    variance = H**2 * (theta * m2 - theta**2 * m1**2) / scale**2 / int(visits)
-    return mean, variance
 
 
 def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -365,9 +366,12 @@ class VLearningResult:
     ----------
     algorithm : str
         ``cce-v``, ``ce-v``, ``stage-v`` or a composition ``LEARNER+UPDATE``.
-    episodes, feedback, seed, bonus, eta, ix, optimistic
-        The run's settings (``seed`` is None when the draws were passed in; ``eta`` and ``ix``, the
-        IX parameter used, by default ``eta H / 2``, are None where the papers' schedules set the rates).
+    episodes, feedback, seed, bonus, eta, ix, ix_schedule, optimistic
+        The run's settings (``seed`` is None when the draws were passed in). ``ix`` is the implicit
+        exploration's scale ``gamma_1`` and ``ix_schedule`` its rule (`IX_SCHEDULES`):
+        ``"decaying"``, ``gamma_c = ix / sqrt(c)`` at a state's ``c``-th visiting round (the default,
+        ``ix = eta H / 2``), or ``"constant"``, ``gamma_c = ix``. ``eta``, ``ix`` and
+        ``ix_schedule`` are None where the papers' schedules set the rates.
     states : ndarray (E, H)
         The state of every episode at every step.
     actions, rewards : ndarray (E, H, N)
@@ -387,6 +391,7 @@ class VLearningResult:
     bonus: float
     eta: float | None
     ix: float | None
+    ix_schedule: str | None
     optimistic: bool
     kernel: str
     num_states: int
@@ -450,13 +455,15 @@ class _Numbers(NamedTuple):
     """The run's settings that `_Params` carries into the compiled round, as the result records them."""
 
     eta: float | None  # None: the papers' schedules
-    ix: float | None  # None: the papers' schedules
+    ix: float | None  # gamma_1, the IX scale (None: the papers' schedules)
+    ix_schedule: str | None  # a key of IX_SCHEDULES (None: the papers' schedules)
     bonus: float
 
     def params(self) -> _Params:
         eta = 0.0 if self.eta is None else self.eta
         gamma = 0.0 if self.ix is None else self.ix
-        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, self.bonus)))
+        power = 0.0 if self.ix_schedule is None else IX_SCHEDULES[self.ix_schedule]
+        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, power, self.bonus)))
 
 
 def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
@@ -502,8 +509,16 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         kernel = composition.value_update.index_kernel
         rates, power, name = "constant", 1, composition.name
         eta_value = 0.2 if eta is None else _number("eta", eta, 0.0, True)
-        if ix is not None:
-            ix = _number("ix", ix, 0.0, False)
+        # The limit of run's rates (max_learning_rate) with T the rounds: a learner's logits are
+        # eta times sums of at most that many utilities of each state.
+        largest = max_learning_rate(episodes // per_round, H, "float64")
+        if eta_value > largest:
+            raise ArgumentError.for_argument(
+                "eta",
+                f"{eta_value:g} is too large for {episodes // per_round:,} rounds in float64; at most {largest:.3g} (the "
+                "learners' logits eta (T + H) must stay where float64 resolves them; markovgames.dynamics.max_learning_rate)",
+            )
+        ix_value, ix_schedule = parse_ix(ix, eta_value, H)
         bonus = 0.0 if bonus is None else bonus
         optimistic = True if optimistic is None else optimistic
     bonus = _number("bonus", bonus, 0.0, False)
@@ -530,15 +545,15 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         tuple(game.num_actions),
         game.initial_state,
     )
-    if rates == "constant":  # the IX parameter used: by default EXP3-IX's eta / 2 in loss units
-        numbers = _Numbers(eta_value, eta_value * H / 2.0 if ix is None else ix, bonus)
+    if rates == "constant":  # the IX used: by default EXP3-IX's eta / 2 in loss units, decaying
+        numbers = _Numbers(eta_value, ix_value, ix_schedule, bonus)
     else:
-        numbers = _Numbers(None, None, bonus)
+        numbers = _Numbers(None, None, None, bonus)
     return spec, numbers, episodes
 
 
-def _game_arrays(game: MarkovGame, rounds: int):
-    lengths = np.asarray(stage_lengths(game.horizon, rounds), dtype=np.int32)
+def _game_arrays(game: MarkovGame):
+    lengths = np.asarray(stage_lengths(game.horizon, _STAGE_VISITS), dtype=np.int32)
     return (
         jax.device_put(np.asarray(game.rewards, np.float64)),
         jax.device_put(np.asarray(game.transitions, np.float64)),
@@ -563,37 +578,55 @@ def _check_played(spec: _Spec, played, states, first: int, seeds) -> None:
             )
 
 
+def _chunks(rounds: int, per_round: int) -> list[tuple[int, int]]:
+    """``(rounds played, chunk length)`` of each compiled call of a run of ``rounds`` rounds: chunks
+    of `_CHUNK` episodes, the last one padded, or of `_SHORT_CHUNK` episodes where what is left fits
+    (two chunk lengths in all, whatever ``rounds``: another number of episodes compiles nothing new)."""
+    long = max(1, _CHUNK // per_round)
+    short = min(long, max(1, _SHORT_CHUNK // per_round))
+    plan = []
+    while rounds > 0:
+        length = short if rounds <= short else long
+        size = min(rounds, length)
+        plan.append((size, length))
+        rounds -= size
+    return plan
+
+
 def _run(
     game, spec: _Spec, numbers: _Numbers, episodes: int, seeds: Sequence[int | None], draws, progress
 ) -> list[VLearningResult]:
     runs, M = len(seeds), spec.per_round
     rounds = episodes // M
-    chunk = max(1, _CHUNK // M)
     start = time.perf_counter()
     with jax.enable_x64(True):
-        rewards, transitions, lengths = _game_arrays(game, rounds)
+        rewards, transitions, lengths = _game_arrays(game)
         params = numbers.params()
         state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(spec))
         keys = [run_key_data(s) for s in seeds] if draws is None else None
         parts = []
         done = 0  # rounds
         H, N = spec.horizon, len(spec.num_actions)
-        while done < rounds:
-            size = min(chunk, rounds - done)
-            first, count = done * M, size * M  # episodes first + 1 .. first + count
+        for size, length in _chunks(rounds, M):
+            first, count = done * M, size * M  # episodes first + 1 .. first + count are played
             if draws is None:
                 assert keys is not None
-                drawn = [_uniforms(k, np.uint32(first + 1), count, H, N) for k in keys]
+                drawn = [_uniforms(k, np.uint32(first + 1), length * M, H, N) for k in keys]
                 ua = jnp.stack([d[0] for d in drawn])
                 us = jnp.stack([d[1] for d in drawn])
             else:
-                ua = jnp.asarray(draws[0][first : first + count])[None]
-                us = jnp.asarray(draws[1][first : first + count])[None]
-            ua = ua.reshape((runs, size, M, H, N))
-            us = us.reshape((runs, size, M, H))
-            state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us)
-            # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...)
-            rec = jax.tree.map(lambda x, count=count: np.asarray(x).reshape((runs, count) + x.shape[3:]), jax.device_get(rec))
+                pad = ((0, (length - size) * M), (0, 0))
+                ua = jnp.asarray(np.pad(draws[0][first : first + count], pad + ((0, 0),)))[None]
+                us = jnp.asarray(np.pad(draws[1][first : first + count], pad))[None]
+            ua = ua.reshape((runs, length, M, H, N))
+            us = us.reshape((runs, length, M, H))
+            active = jnp.arange(length) < size
+            state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us, active)
+            # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...), the padding's rounds left out
+            rec = jax.tree.map(
+                lambda x, size=size, count=count: np.asarray(x)[:, :size].reshape((runs, count) + x.shape[3:]),
+                jax.device_get(rec),
+            )
             _check_played(spec, rec[3], rec[0], first, seeds)
             parts.append(rec)
             done += size
@@ -613,6 +646,7 @@ def _run(
                 bonus=numbers.bonus,
                 eta=numbers.eta,
                 ix=numbers.ix,
+                ix_schedule=numbers.ix_schedule,
                 optimistic=spec.optimistic,
                 kernel=spec.kernel,
                 num_states=spec.num_states,
@@ -650,7 +684,7 @@ def run_vlearning(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
     draws: tuple | None = None,
     progress: Callable[[int], None] | None = None,
@@ -673,8 +707,11 @@ def run_vlearning(
         ``c`` of the optimism bonus (default 1 for V-learning, 0 for compositions; 0 switches it off).
     eta : float
         A composition's learning rate, in the game's units (default 0.2, the paper's).
-    ix : float
-        A composition's implicit-exploration parameter ``gamma`` (default ``eta H / 2``).
+    ix : float or ``"decaying"``
+        A composition's implicit exploration ``gamma_c`` at a state's ``c``-th visiting round:
+        ``"decaying"`` (the default), ``gamma_c = (eta H / 2) / sqrt(c)``, EXP3-IX's ``eta_t / 2``
+        with rates decreasing like ``1/sqrt(t)`` (Neu 2015), whose bias vanishes; a number ``G``,
+        the constant ``gamma_c = G`` (``0``: unbiased estimates). See `IX_SCHEDULES`.
     optimistic : bool
         Whether a learner's prediction is its last utility estimate at the state (default: True
         for compositions, False for V-learning).
@@ -697,7 +734,7 @@ def check_vlearning_settings(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
 ) -> None:
     """Raise the ``ValueError`` that `run_vlearning` would raise for these settings, without running
@@ -714,7 +751,7 @@ def run_vlearning_batch(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
-    ix: float | None = None,
+    ix: float | str | None = None,
     optimistic: bool | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[VLearningResult]:

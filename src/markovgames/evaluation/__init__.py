@@ -12,6 +12,11 @@ and for Markov correlated policies ([`MarkovCorrelatedPolicy`][markovgames.polic
   but not the hidden index, with a best deviation (may be negative; never clipped);
 * [`nash_gap`][markovgames.evaluation.nash_gap] — the exact Nash gap of a product Markov policy (each player's best response to
   the others' Markov policies, by backward induction), with the best responses;
+* [`duality_gap`][markovgames.evaluation.duality_gap] — the duality gap of a product policy in a
+  two-player constant-sum game (finite-horizon or discounted);
+* [`average_iterate`][markovgames.evaluation.average_iterate] — the state-wise weighted average of
+  a trajectory of iterates, with the papers' weights (``"paper"``: Zhang et al. 2022, Yang and Ma
+  2023), uniform, linear or stage-based ones, or any given;
 * [`estimate_work`][markovgames.evaluation.estimate_work] /
   [`EvaluationTooLarge`][markovgames.evaluation.EvaluationTooLarge] — sizes of those problems and
   the refusal when they are too large;
@@ -24,6 +29,7 @@ certified gaps being the index-revealing bounds reported by [`markovgames.dynami
 """
 
 from ..policies import IndexKernel
+from ._average import AVERAGING_WEIGHTS, average_iterate, duality_gap
 from ._cce import CCEGapResult, HistoryDeviation, MarkovDeviation, exact_cce_gap
 from ._ce import CEGapResult, StrategyModification, exact_ce_gap
 from ._common import check_policy, check_product_policy
@@ -65,6 +71,9 @@ __all__ = [
     "exact_cce_gap",
     "nash_gap",
     "NashGapResult",
+    "duality_gap",
+    "average_iterate",
+    "AVERAGING_WEIGHTS",
     "CEGapResult",
     "CCEGapResult",
     "StrategyModification",

@@ -48,7 +48,16 @@ from ..policies import IndexChainPolicy, IndexKernel, MarkovCorrelatedPolicy
 from ._ce import markov_best_deviation
 from ._common import check_policy, others_expectation, step_factors
 from ._value import _markov_value, policy_value
-from ._work import DEFAULT_MAX_WORK, estimate_work, format_count, refuse_above
+from ._work import (
+    DEFAULT_MAX_WORK,
+    NODE_OVERHEAD,
+    WorkCounter,
+    cce_node_work,
+    cce_table_work,
+    estimate_work,
+    format_count,
+    refuse_above,
+)
 
 __all__ = ["CCEGapResult", "HistoryDeviation", "MarkovDeviation", "exact_cce_gap"]
 
@@ -121,6 +130,10 @@ class CCEGapResult:
         The index-revealing certified CCE bound (docs/gaps.md) (``>= best_response_value``).
     nodes : tuple of int
         Per player, the number of history nodes visited.
+    work : int
+        The elementary operations the evaluation did, counted as it ran (the units of
+        [`estimate_work`][markovgames.evaluation.estimate_work]'s ``cce_work``; the policy's value
+        counted as its estimate, ``value_work``).
     """
 
     gap: float
@@ -130,6 +143,7 @@ class CCEGapResult:
     deviations: tuple
     certified_bound: np.ndarray
     nodes: tuple[int, ...]
+    work: int = 0
 
     @property
     def player(self) -> int:
@@ -164,7 +178,7 @@ def exact_cce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_
     Raises
     ------
     EvaluationTooLarge
-        When the estimated work exceeds ``max_work``.
+        When the estimated work exceeds ``max_work``, or the counted work passes it (``stopped``).
 
     Notes
     -----
@@ -175,13 +189,16 @@ def exact_cce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_
     est = estimate_work(game, policy)
     detail = f"{format_count(max(est.cce_history_nodes))} history nodes per player x index length T={est.index_length}"
     refuse_above("exact CCE gap", est.cce_work, max_work, est, detail)
+    counter = WorkCounter("exact CCE gap", max_work, est, est.cce_work)
     if isinstance(policy, MarkovCorrelatedPolicy):
         value = _markov_value(game, policy)[:, game.initial_state]
         results = [_markov_best_response(game, policy, i) for i in range(game.num_players)]
+        counter.add(est.cce_work)  # a backward induction: exactly its estimate
     else:
         kernel = policy.kernel
         value = policy_value(game, policy)
-        results = [_IndexBestResponse(game, policy, kernel, i).solve() for i in range(game.num_players)]
+        counter.add(est.value_work)  # a forward recursion of fixed cost: its estimate
+        results = [_IndexBestResponse(game, policy, kernel, i, counter).solve() for i in range(game.num_players)]
     br = np.array([r.value for r in results])
     per_player = br - value
     return CCEGapResult(
@@ -192,6 +209,7 @@ def exact_cce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_
         deviations=tuple(r.deviation for r in results),
         certified_bound=np.array([r.certified_bound for r in results]),
         nodes=tuple(r.nodes for r in results),
+        work=counter.work,
     )
 
 
@@ -213,10 +231,12 @@ def _markov_best_response(game: MarkovGame, policy: MarkovCorrelatedPolicy, play
 class _IndexBestResponse:
     """Best response of one player to an index-chain policy, by recursion over observable histories."""
 
-    def __init__(self, game: MarkovGame, policy: IndexChainPolicy, kernel: IndexKernel, player: int):
-        self.game, self.kernel, self.i = game, kernel, player
+    def __init__(self, game: MarkovGame, policy: IndexChainPolicy, kernel: IndexKernel, player: int, counter: WorkCounter):
+        self.game, self.kernel, self.i, self.counter = game, kernel, player, counter
         horizon, num_s = game.horizon, game.num_states
         acts = game.num_actions
+        # The work of the tables below, in `estimate_work`'s units (`cce_table_work`): per index and step.
+        counter.add(policy.T * horizon * cce_table_work(num_s, game.num_joint_actions, acts[player]))
         self.others_shape = tuple(a for k, a in enumerate(acts) if k != player)
         num_o = int(np.prod(self.others_shape, dtype=np.int64))
         self.lik, self.rew, self.trans, self.reach = [], [], [], []
@@ -259,10 +279,13 @@ class _IndexBestResponse:
         lik = self.lik[h][:, s, :]  # (T, K)
         p = belief @ lik  # law of the others' joint action
         live = np.flatnonzero(p > 0)
+        a_i = self.rew[h].shape[1]
+        self.counter.add(cce_node_work(lik.shape[0], self.game.num_states, lik.shape[1], a_i, 0) + NODE_OVERHEAD)
         q = self.rew[h][s] @ p  # immediate expected reward of each own action, (A_i,)
         children = {}
         if h + 1 < self.game.horizon and live.size:
             post = belief[:, None] * lik[:, live] / p[live]
+            self.counter.add(post.size + a_i * live.size * self.game.num_states)
             # One batched O(T) push for all observed a_-i (per next state where the kernel depends on it).
             pushed: dict[int, np.ndarray] = {}
             cont = np.zeros((len(live), self.game.num_states))
@@ -270,6 +293,7 @@ class _IndexBestResponse:
                 for s2 in np.flatnonzero(self.reach[h][s, k]):
                     key = int(s2) if self.kernel.state_dependent else -1
                     if key not in pushed:
+                        self.counter.add(post.size)
                         pushed[key] = self.kernel.push_at(h + 1, int(s2), post)
                     v, sub = self._node(h + 1, int(s2), pushed[key][:, c])
                     cont[c, s2] = v

@@ -54,7 +54,16 @@ from ..games import MarkovGame
 from ..policies import IndexChainPolicy, IndexKernel, MarkovCorrelatedPolicy
 from ._common import check_policy, others_expectation, step_factors
 from ._value import _markov_value
-from ._work import DEFAULT_MAX_WORK, estimate_work, format_count, refuse_above
+from ._work import (
+    DEFAULT_MAX_WORK,
+    NODE_OVERHEAD,
+    WorkCounter,
+    ce_node_work,
+    ce_table_work,
+    estimate_work,
+    format_count,
+    refuse_above,
+)
 
 __all__ = ["CEGapResult", "StrategyModification", "exact_ce_gap"]
 
@@ -106,6 +115,9 @@ class CEGapResult:
         ``deviation_value <= certified_bound``.
     nodes : tuple of int
         Per player, the number of search nodes visited (diagnostic).
+    work : int
+        The elementary operations the evaluation did, counted as it ran (the units of
+        [`estimate_work`][markovgames.evaluation.estimate_work]'s ``ce_work``).
     """
 
     gap: float
@@ -115,6 +127,7 @@ class CEGapResult:
     modifications: tuple[np.ndarray, ...]
     certified_bound: np.ndarray
     nodes: tuple[int, ...]
+    work: int = 0
 
     @property
     def player(self) -> int:
@@ -148,7 +161,9 @@ def exact_ce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_M
     Raises
     ------
     EvaluationTooLarge
-        When the estimated work exceeds ``max_work`` (the message names the size and the limit).
+        When the estimated work exceeds ``max_work`` (the message names the size and the limit),
+        or when the search's counted work passes it (``stopped``: its bounds pruned less than
+        estimated).
 
     Notes
     -----
@@ -160,12 +175,14 @@ def exact_ce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_M
     est = estimate_work(game, policy)
     detail = f"up to {format_count(max(est.ce_nodes))} search nodes per player x index length T={est.index_length}"
     refuse_above("exact CE gap", est.ce_work, max_work, est, detail)
+    counter = WorkCounter("exact CE gap", max_work, est, est.ce_work)
     if isinstance(policy, MarkovCorrelatedPolicy):
         values = _markov_value(game, policy)[:, game.initial_state]
         results = [_markov_ce(game, policy, i, float(values[i])) for i in range(game.num_players)]
+        counter.add(est.ce_work)  # a backward induction: exactly its estimate
     else:
         kernel = policy.kernel
-        results = [_IndexCESearch(game, policy, kernel, i).solve() for i in range(game.num_players)]
+        results = [_IndexCESearch(game, policy, kernel, i, counter).solve() for i in range(game.num_players)]
     value = np.array([r.value for r in results])
     dev = np.array([r.deviation_value for r in results])
     per_player = dev - value
@@ -177,6 +194,7 @@ def exact_ce_gap(game: MarkovGame, policy, *, max_work: float | None = DEFAULT_M
         modifications=tuple(r.modification for r in results),
         certified_bound=np.array([r.certified_bound for r in results]),
         nodes=tuple(r.nodes for r in results),
+        work=counter.work,
     )
 
 
@@ -246,9 +264,11 @@ def _markov_ce(game: MarkovGame, policy: MarkovCorrelatedPolicy, player: int, va
 class _IndexCESearch:
     """Branch and bound for one player's best modification against an index-chain policy."""
 
-    def __init__(self, game: MarkovGame, policy: IndexChainPolicy, kernel: IndexKernel, player: int):
-        self.game, self.kernel, self.i = game, kernel, player
+    def __init__(self, game: MarkovGame, policy: IndexChainPolicy, kernel: IndexKernel, player: int, counter: WorkCounter):
+        self.game, self.kernel, self.i, self.counter = game, kernel, player, counter
         horizon, num_s = game.horizon, game.num_states
+        # The work of what follows, in `estimate_work`'s units (`ce_table_work`): per index and step.
+        counter.add(policy.T * horizon * ce_table_work(num_s, game.num_joint_actions, game.num_actions[player]))
         self.pi: list[np.ndarray] = []  # per step (T, S, A_i): own strategies
         self.u: list[np.ndarray] = []  # per step (T, S, A_i): [r_{h,i} pi^j_{-i}](s, b)
         self.pm: list[np.ndarray | None] = []  # per step (T, S, A_i, S'): [P_h pi^j_{-i}](s, b, s'); None at the last
@@ -278,6 +298,7 @@ class _IndexCESearch:
         total, d = 0.0, self._initial_mass()
         for h in range(self.game.horizon):
             pi, u = self.pi[h], self.u[h]
+            self.counter.add(pi.size if self.pm[h] is None else pi.size * (1 + self.game.num_states) + d.size)
             idx = table[h]  # (S, A): played action per (s, a)
             s_idx = np.arange(idx.shape[0])[:, None]
             total += float(np.einsum("js,jsa,jsa->", d, pi, u[:, s_idx, idx]))
@@ -305,6 +326,8 @@ class _IndexCESearch:
     def _search(self, h: int, d: np.ndarray, acc: float, table: np.ndarray) -> None:
         self.nodes += 1
         pi = self.pi[h]
+        last = h == self.game.horizon - 1
+        self.counter.add(d.shape[0] * ce_node_work(d.shape[1], pi.shape[-1], last) + NODE_OVERHEAD)
         # Immediate reward of playing b on recommendation a at state s, under the current d_h.
         reward = np.einsum("js,jsa,jsb->sab", d, pi, self.u[h])
         mass = np.einsum("js,jsa->sa", d, pi)
@@ -333,6 +356,7 @@ class _IndexCESearch:
         h, table, bound = step.h, step.table, step.bound
         if k == len(step.pairs):
             # All reachable choices of step h fixed: the law of (index, state) at h+1 is exact.
+            self.counter.add(chosen.pre_push.size)  # its push
             self._search(h + 1, self.kernel.push_states(h + 1, chosen.pre_push), step.acc + chosen.reward, table)
             return
         s, a = step.pairs[k]
@@ -343,6 +367,7 @@ class _IndexCESearch:
             if not self._improves(step.acc + chosen.bound + bound[s, a, b] + step.rest[k + 1]):
                 break  # sorted: every later b has a smaller bound
             table[h, s, a] = b
+            self.counter.add(step.d.size)
             contrib = (step.d[:, s] * self.pi[h][:, s, a])[:, None] * pm_h[:, s, b, :]
             self._assign(
                 step,

@@ -28,8 +28,9 @@ What is computed, and how exactly:
   zero-sum form). The per-state gap ``max_{i,s}`` (a state-wise measure) is reported too.
 
 Only product policies are evaluated here: the two-player zero-sum results of Zhang et al. (2022)
-and Yang and Ma (2023) are about the state-wise (weighted) average of the iterates, a product
-policy, and last-iterate results (Wei et al. 2021) about the iterates themselves. A correlated
+and Yang and Ma (2023), stated for finite horizons, are about the state-wise (weighted) average of
+the iterates, a product policy, and last-iterate results in discounted games (Wei et al. 2021)
+about the iterates themselves. A correlated
 output policy for discounted general-sum games is not implemented.
 """
 

@@ -1,4 +1,4 @@
-r"""Reproduce Section 5 of Mao et al. (2024): Figures 1 and 2, with exact gaps and a verdict per claim.
+r"""Reproduce Section 5 of Mao et al. (2024): Figures 1 and 2, and Figure 3 (optimism on and off), with exact gaps and a verdict per claim.
 
 The paper runs Algorithm 1 ("Smooth OFTRL CE", CE gap), Algorithm 2 ("Stage-based OFTRL CCE",
 CCE gap) and the smooth OFTRL CCE variant (CCE gap) with ``eta = 0.2`` on its 2-player,
@@ -17,7 +17,6 @@ non-optimistic baselines are run too, to show the ``T^{-1/2}``-versus-``T^{-1}``
 from __future__ import annotations
 
 import csv
-import json
 import math
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ import numpy as np
 
 from .._atomic import atomic_write, atomic_write_text
 from .._errors import ArgumentError
+from .._json import dumps
 from .._resources import format_bytes, physical_memory
 from ..dynamics import RunResult, run
 from ..games import MarkovGame, paper_game
@@ -293,7 +293,9 @@ def reproduce(
         }
     )
     summary_path = out / "summary.json"
-    atomic_write_text(summary_path, json.dumps({"claims": claims, **summary, "exact_gaps": exact_rows}, indent=2) + "\n")
+    atomic_write_text(
+        summary_path, dumps({"claims": claims, **summary, "exact_gaps": exact_rows}, str(summary_path), indent=2) + "\n"
+    )
     files.append(summary_path)
     report_path = out / "REPORT.md"
     atomic_write_text(report_path, _report(game, runs, exact_rows, claims, summary, checkpoints, concept_of, label_of))

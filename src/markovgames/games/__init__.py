@@ -46,7 +46,7 @@ from ._model import (
     SparseTransitions,
 )
 from ._resolve import resolve_any_game, resolve_game
-from ._units import AffineRescaling
+from ._units import UNITS_BOUND, AffineRescaling
 
 __all__ = [
     "MarkovGame",
@@ -55,6 +55,7 @@ __all__ = [
     "check_discount",
     "require_finite_horizon",
     "AffineRescaling",
+    "UNITS_BOUND",
     "SparseTransitions",
     "GameValidationError",
     "PROBABILITY_TOLERANCE",

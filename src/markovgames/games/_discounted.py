@@ -1,7 +1,7 @@
 """The discounted, infinite-horizon Markov game model.
 
 An ``N``-player discounted Markov game (Shapley 1953; the setting of Wei, Lee, Zhang and Luo
-2021; Zhang, Liu, Wang, Xiong, Li and Bai 2022; Yang and Ma 2023) is
+2021, among others: docs/discounted.md) is
 ``G = (N, S, {A_i}, {r_i}, P, gamma, rho)`` with *stationary* dynamics: one reward function and
 one transition kernel for every time step, a discount ``gamma`` in ``[0, 1)`` and an initial
 state (or an initial distribution ``rho`` over states).

@@ -8,14 +8,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._suggest import did_you_mean
+from .._suggest import did_you_mean, did_you_mean_path
 from ._builtin import BUILTIN_GAMES, UnknownGameError, get_builtin
 from ._discounted import DiscountedMarkovGame, FiniteHorizonOnlyError
 from ._discounted_builtin import DISCOUNTED_GAMES, get_discounted_builtin
 from ._io import GAME_FILE_SUFFIXES, load_any_game, load_game
 from ._model import MAX_GAME_ENTRIES, MarkovGame
 
-__all__ = ["resolve_game", "resolve_any_game"]
+__all__ = ["resolve_game", "resolve_any_game", "is_game_file"]
+
+
+def is_game_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file named as a game file is (``.json``, ``.npz``)."""
+    return path.suffix in GAME_FILE_SUFFIXES and path.is_file()
+
+
+def _missing_game_hint(spec: str | Path, names) -> str:
+    """`` (did you mean 'x'?)`` for a game that is neither a built-in name nor an existing file: a
+    name (no separator, no suffix) is likelier a built-in game's (``papr``), and else the nearest
+    existing game file (``my_gme.json``, ``games/my_game``: `markovgames._suggest.nearest_path`)."""
+    text = str(spec)
+    hint = did_you_mean(text, names) if Path(text).name == text and not Path(text).suffix else ""
+    return hint or did_you_mean_path(text, is_game_file)
 
 
 def resolve_game(
@@ -46,8 +60,7 @@ def resolve_game(
     path = Path(spec)
     if path.exists():
         return load_game(path, max_bytes=max_bytes, max_entries=max_entries)
-    # A name (not a path, no suffix) is likelier a built-in game's than a file's.
-    hint = did_you_mean(str(spec), BUILTIN_GAMES) if path.name == str(spec) and not path.suffix else ""
+    hint = _missing_game_hint(spec, BUILTIN_GAMES)
     raise UnknownGameError(
         f"{str(spec)!r}{hint} is neither a built-in game ({', '.join(sorted(BUILTIN_GAMES))}) "
         f"nor an existing game file ({' or '.join(GAME_FILE_SUFFIXES)})"
@@ -70,7 +83,7 @@ def resolve_any_game(
     if path.exists():
         return load_any_game(path, max_bytes=max_bytes, max_entries=max_entries)
     names = sorted([*BUILTIN_GAMES, *DISCOUNTED_GAMES])
-    hint = did_you_mean(str(spec), names) if path.name == str(spec) and not path.suffix else ""
+    hint = _missing_game_hint(spec, names)
     raise UnknownGameError(
         f"{str(spec)!r}{hint} is neither a built-in game ({', '.join(names)}) "
         f"nor an existing game file ({' or '.join(GAME_FILE_SUFFIXES)})"

@@ -17,29 +17,62 @@ original units beside the ``[0, 1]`` ones (`AffineRescaling.original_value`,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AffineRescaling", "IDENTITY_UNITS"]
+__all__ = ["AffineRescaling", "IDENTITY_UNITS", "UNITS_BOUND"]
+
+#: The bound on a game's units: ``1 / UNITS_BOUND <= scale <= UNITS_BOUND`` and
+#: ``|offset| <= UNITS_BOUND``. Every number derived from the units is then finite: an original
+#: payoff ``(r01 - offset) / scale`` is at most ``(1 + B) B``, an original return over ``H`` steps
+#: ``(V01 - H offset) / scale`` at most ``H (1 + B) B`` and a gap ``H B``, about ``H 1e200``, far
+#: inside float64 (1.8e308) for any horizon a game can have. Payoffs a hundred orders of magnitude
+#: from 1, or apart, are not a game's units but an accident.
+UNITS_BOUND = 1e100
+
+
+def _number(key: str, value) -> float:
+    """``value`` as a float within the bound of ``key`` (``scale`` or ``offset``); a ``ValueError``
+    starting with ``key`` otherwise (an integer too large for a float included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{key}: expected a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        digits = len(str(abs(int(value))))
+        raise ValueError(f"{key}: an integer of {digits} digits, beyond any float; at most {UNITS_BOUND:g}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{key}: expected a finite number, got {number!r}")
+    if key == "scale" and not number > 0:
+        raise ValueError(f"scale: expected a positive number, got {number!r}")
+    if key == "scale" and not 1.0 / UNITS_BOUND <= number <= UNITS_BOUND:
+        raise ValueError(
+            f"scale: {number!r} is outside [{1.0 / UNITS_BOUND:g}, {UNITS_BOUND:g}], where every value and gap in the "
+            "game's own units is a finite number"
+        )
+    if key == "offset" and not abs(number) <= UNITS_BOUND:
+        raise ValueError(
+            f"offset: {number!r} is outside [-{UNITS_BOUND:g}, {UNITS_BOUND:g}], where every value in the game's own "
+            "units is a finite number"
+        )
+    return number
 
 
 @dataclass(frozen=True)
 class AffineRescaling:
-    """``r01 = scale * r + offset`` with ``scale > 0``, common to all players and steps."""
+    """``r01 = scale * r + offset`` with ``scale > 0``, common to all players and steps.
+
+    Both are bounded (`UNITS_BOUND`), so that every value and gap in the original units is finite.
+    """
 
     scale: float = 1.0
     offset: float = 0.0
 
     def __post_init__(self) -> None:
-        for key in ("scale", "offset"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise ValueError(f"{key}: expected a number, got {value!r}")
-        if not (np.isfinite(self.scale) and self.scale > 0 and np.isfinite(self.offset)):
-            raise ValueError(f"need a finite scale > 0 and a finite offset, got scale={self.scale}, offset={self.offset}")
-        object.__setattr__(self, "scale", float(self.scale))
-        object.__setattr__(self, "offset", float(self.offset))
+        object.__setattr__(self, "scale", _number("scale", self.scale))
+        object.__setattr__(self, "offset", _number("offset", self.offset))
 
     @property
     def is_identity(self) -> bool:

@@ -9,10 +9,11 @@ matching+, the projected-gradient learners (optimistic gradient, extragradient, 
 ([`swap_regret`][markovgames.learners.swap_regret]). A learner written by a user with these pieces
 runs in the same compiled loop (docs: "Write your own learner");
 [`materialized`][markovgames.learners.materialized] is for its speed there, and
-[`exact_quotient`][markovgames.learners.exact_quotient] for a normaliser that must round once.
+[`exact_quotient`][markovgames.learners.exact_quotient] for a normaliser that must round once,
+[`regret_vector`][markovgames.learners.regret_vector] for a regret vector that is exactly 0 at a tie.
 """
 
-from .._small_axes import exact_quotient, materialized
+from .._small_axes import exact_quotient, materialized, regret_vector
 from ._builtin import (
     BM_HEDGE,
     BM_LOGBARRIER,
@@ -54,6 +55,7 @@ __all__ = [
     "insert_axis",
     "materialized",
     "exact_quotient",
+    "regret_vector",
     "BUILTIN_LEARNERS",
     "HEDGE",
     "LOGBARRIER",

@@ -21,7 +21,7 @@ a user's included.
 
 from __future__ import annotations
 
-from ._learner import LearnerSpec
+from ._learner import BUILTIN_BUILDS, LearnerSpec
 from ._oftrl import log_barrier_oftrl, optimistic_hedge
 from ._projected import extragradient, extragradient_rm_plus, optimistic_gradient, smooth_predictive_rm_plus
 from ._rm_plus import predictive_regret_matching_plus
@@ -87,6 +87,9 @@ SPRM_PLUS = LearnerSpec(
     description="smooth predictive RM+ on the chopped-off cone (unweighted: use with smooth-uniform)",
     citation="Farina, Grand-Clément, Kroer, Lee and Luo, NeurIPS 2023",
 )
+
+
+BUILTIN_BUILDS.extend(spec.build for spec in (HEDGE, LOGBARRIER, RM_PLUS, OGDA, EXTRAGRADIENT, EXRM_PLUS, SPRM_PLUS))
 
 
 def swap_regret(base: LearnerSpec, description: str | None = None, citation: str | None = None) -> LearnerSpec:

@@ -46,6 +46,7 @@ independent copy. ``eta`` is a scalar or broadcasts against a strategy (one rate
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,8 +55,9 @@ from typing import NamedTuple
 import jax
 
 from .._errors import MarkovGamesError
+from .._usercode import UserCode
 
-__all__ = ["Learner", "LearnerError", "LearnerSpec", "insert_axis"]
+__all__ = ["Learner", "LearnerError", "LearnerSpec", "insert_axis", "runs_user_code"]
 
 
 class LearnerError(MarkovGamesError, ValueError):
@@ -142,19 +144,55 @@ class LearnerSpec:
 
     def learner(self, axis: int = -1) -> Learner:
         """The learner's functions for action axis ``axis``, checked to be a [`Learner`][markovgames.learners.Learner]."""
-        try:
+        with UserCode(lambda text: LearnerError(f"learner {self.name!r}: build(axis) raised {text}")):
             built = self.build(axis)
-        except MarkovGamesError:
-            raise
-        except Exception as err:  # noqa: BLE001 - the user's code: report it as theirs, in one line
-            message = f"{type(err).__name__}: {err}".strip().splitlines()[0]
-            raise LearnerError(f"learner {self.name!r}: build(axis) raised {message}") from err
         if not isinstance(built, Learner):
             raise LearnerError(
                 f"learner {self.name!r}: build(axis) must return a markovgames.learners.Learner "
                 f"(init, play, observe), got {type(built).__name__}"
             )
-        return built
+        return _guarded(self.name, built) if runs_user_code(self) else built
+
+
+def runs_user_code(spec: LearnerSpec) -> bool:
+    """Whether ``spec`` runs a user's code: anything but a built-in learner or the Blum–Mansour
+    reduction over one."""
+    build: Callable = spec.build
+    while isinstance(build, tuple(BUILD_WRAPPERS)):
+        build = build.base  # type: ignore[attr-defined]  # every wrapper in BUILD_WRAPPERS has a base
+    return not any(build is trusted for trusted in BUILTIN_BUILDS)
+
+
+#: The ``build`` functions of the built-in learners (`._builtin` lists them as it defines them):
+#: their code is markovgames's, not a user's.
+BUILTIN_BUILDS: list[Callable] = []
+#: The built-in builds that wrap another learner's build (its ``base``: the Blum–Mansour
+#: reduction, `._swap` lists it): such a learner runs user code exactly when its base does.
+BUILD_WRAPPERS: list[type] = []
+
+
+def _guarded(name: str, built: Learner) -> Learner:
+    """``built`` with each of its functions behind the guard on user code (`markovgames._usercode`):
+    whatever the user's ``init``, ``play``, ``observe``, ``propose`` or ``init_at`` raises when it
+    is traced (``sys.exit()`` included) is a `LearnerError` naming the learner, the function and
+    the file and line. The functions run only while the loop is traced, so the guard costs nothing
+    in the compiled loop."""
+
+    def wrap(what: str, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            with UserCode(lambda text: LearnerError(f"learner {name!r}: {what} raised {text}")):
+                return fn(*args, **kwargs)
+
+        return call
+
+    return built._replace(
+        init=wrap("init", built.init),
+        play=wrap("play", built.play),
+        observe=wrap("observe", built.observe),
+        propose=None if built.propose is None else wrap("propose", built.propose),
+        init_at=None if built.init_at is None else wrap("init_at", built.init_at),
+    )
 
 
 def insert_axis(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...]:

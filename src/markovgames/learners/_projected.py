@@ -24,7 +24,8 @@ base point :math:`\hat z^t` and, at iteration ``t``, plays from a step off it wi
 The regret vector of a utility ``u`` at a strategy ``x`` is :math:`u - \langle u, x\rangle\mathbf 1`:
 for ExRM+ the half step's at the base point's strategy :math:`\hat x^t = \hat z^t / \|\hat z^t\|_1`,
 the full step's at the strategy played; for SPRM+ the prediction's at the last strategy played and
-the full step's at the strategy played. Every base point starts uniform (``1/n`` per action, a
+the full step's at the strategy played; each is formed as :math:`\sum_b x_b (u_a - u_b)`, exactly 0
+where the utilities tie (`markovgames.learners.regret_vector`). Every base point starts uniform (``1/n`` per action, a
 point of ``C`` and of the simplex); ``init_at`` starts it at a given strategy.
 """
 
@@ -35,7 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._small_axes import small_sum
+from .._small_axes import regret_vector
 from ._learner import Learner
 
 __all__ = [
@@ -90,7 +91,8 @@ class ProjectedState(NamedTuple):
 
 
 def _regret(u: jax.Array, x: jax.Array, axis: int) -> jax.Array:
-    return u - small_sum(u * x, axis, keepdims=True)
+    # As pairwise differences (`regret_vector`): exactly 0 where the utilities tie (to 16 epsilons).
+    return regret_vector(u, x, axis)
 
 
 def _learner(axis: int, *, cone: str | None, two_query: bool, initial_base) -> Learner:

@@ -20,6 +20,11 @@ and plays :math:`[\rho_t \tilde R^{t-1} + m^t - \langle m^t, x^{t-1}\rangle\math
 the same strategies as the raw weighted sums, which overflow for large ``H``. The stage-based
 update feeds ``decay = 1`` (unweighted PRM+, restarted at every stage).
 
+Every regret vector :math:`u - \langle u, x\rangle\mathbf 1` is formed as
+:math:`\sum_b x_b (u_a - u_b)` (`regret_vector`, utilities within 16 machine epsilons of each other
+taken as a tie): equal in exact arithmetic, and exactly 0 where the utilities tie, so that a
+regret the rule makes 0 is never a rounded ``1e-16``.
+
 Regret matching is invariant to the scale of the utilities, so the learning rate ``eta`` has no
 effect on it: every ``eta`` gives the same run.
 """
@@ -31,7 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._small_axes import exact_quotient, materialized, small_sum
+from .._small_axes import exact_quotient, materialized, regret_vector
 from ._learner import Learner
 
 __all__ = ["RegretMatchingState", "predictive_regret_matching_plus"]
@@ -51,19 +56,19 @@ def predictive_regret_matching_plus(axis: int = -1) -> Learner:
     ``axis`` is the action axis (negative); the other axes are independent copies.
     """
 
-    def expected(u, x):
-        # By slices over a short action axis (`small_sum`): elementwise, so it fuses with the
-        # regrets around it. The normaliser `total` below keeps XLA's reduction: by slices it
-        # made PRM+ under the Blum-Mansour reduction slower (benchmarks/README.md, "The learners' short
-        # reductions").
-        return small_sum(u * x, axis, keepdims=True)
+    def regret(u, x):
+        # u - <u, x> 1 as pairwise differences (`regret_vector`): tied utilities give exactly 0,
+        # so the rule's zero regret (uniform play) is never a rounded 1e-16 (pure play).
+        return regret_vector(u, x, axis)
 
     def init(shape, dtype=jnp.float64) -> RegretMatchingState:
         return RegretMatchingState(jnp.zeros(shape, dtype), jnp.full(shape, 1.0 / shape[axis], dtype))
 
     def play(state: RegretMatchingState, prediction, eta, decay):
         del eta  # regret matching is scale invariant
-        theta = jnp.maximum(decay * state.regret + prediction - expected(prediction, state.last_strategy), 0.0)
+        theta = jnp.maximum(decay * state.regret + regret(prediction, state.last_strategy), 0.0)
+        # XLA's reduction, not `small_sum`: by slices it made PRM+ under the Blum-Mansour
+        # reduction slower (benchmarks/README.md, "The learners' short reductions").
         total = jnp.sum(theta, axis=axis, keepdims=True)
         positive = total > 0
         # theta = 0 (no positive regret yet, or all regrets cancelled): any strategy has zero
@@ -78,7 +83,7 @@ def predictive_regret_matching_plus(axis: int = -1) -> Learner:
         return strategy, RegretMatchingState(state.regret, strategy)
 
     def observe(state: RegretMatchingState, utility, decay) -> RegretMatchingState:
-        regret = utility - expected(utility, state.last_strategy)
-        return RegretMatchingState(jnp.maximum(decay * state.regret + regret, 0.0), state.last_strategy)
+        r = regret(utility, state.last_strategy)
+        return RegretMatchingState(jnp.maximum(decay * state.regret + r, 0.0), state.last_strategy)
 
     return Learner(init, play, observe)

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import jax
 
-from ._learner import Learner, insert_axis
+from ._learner import BUILD_WRAPPERS, Learner, insert_axis
 from ._oftrl import log_barrier_oftrl
 from ._regularizers import stationary_distribution
 
@@ -81,3 +81,6 @@ class SwapBuild:
 
     def __call__(self, axis: int) -> Learner:
         return blum_mansour(self.base, axis)
+
+
+BUILD_WRAPPERS.append(SwapBuild)

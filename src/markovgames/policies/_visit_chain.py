@@ -1,8 +1,8 @@
 r"""V-learning's output policy: a hidden episode index whose kernel depends on the step and the state (docs/vlearning.md).
 
 The "certified policy" of V-learning (Jin, Liu, Wang and Yu 2021, Algorithm 2; Song, Mei and Bai
-2021; stage-based: Mao and Başar 2022) replays the learners' past policies through a hidden episode
-index :math:`k \in 1..K`, shared by all players. It starts uniformly on ``1..K``; at step ``h`` in
+2021; stage-based: Mao, Yang, Zhang and Başar 2022) replays the learners' past policies through a
+hidden episode index :math:`k \in 1..K`, shared by all players. It starts uniformly on ``1..K``; at step ``h`` in
 state ``s`` it draws the next index among the episodes :math:`e_1 < e_2 < \dots` that visited ``s``
 at step ``h`` *before* the current one, of which there are :math:`n = N^k_h(s)`:
 
@@ -25,6 +25,8 @@ visit list.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -347,11 +349,14 @@ class VisitChainPolicy:
         )
 
     @classmethod
-    def load(cls, path) -> VisitChainPolicy:
-        """Read a file written by `save`; sizes are checked before arrays are read; a damaged or forged
-        file is an ArchiveError (a ValueError) naming it."""
+    def load(cls, path, *, where: str | None = None) -> VisitChainPolicy:
+        """Read a file written by `save` (a path, or an open binary file such as the bytes a reader
+        has checked against a digest, named ``where`` in messages); sizes are checked before arrays
+        are read; a damaged or forged file is an ArchiveError (a ValueError) naming it."""
+        opened = open_regular(path) if isinstance(path, (str, os.PathLike)) else contextlib.nullcontext(path)
+        name = where if where is not None else str(path)
         try:
-            with open_regular(path) as fh, header_warnings_refused(), NpzArchive(fh) as data:
+            with opened as fh, header_warnings_refused(), NpzArchive(fh) as data:
                 if str(data.scalar("format", "U")) != "visit-chain":
                     raise ArchiveError("format: not a V-learning output policy (expected 'visit-chain')")
                 n = int(data.scalar("num_players", "iu"))
@@ -370,4 +375,4 @@ class VisitChainPolicy:
                     policies.append(data.read(f"policy_{i}"))
                 return cls(kind, visited, tuple(policies))
         except (ArchiveError, ValueError) as err:
-            raise ArchiveError(f"{path}: {err}") from None
+            raise ArchiveError(f"{name}: {err}") from None

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..._atomic import atomic_write_text
 from ..._files import JsonFileError, file_sha256, read_json
+from ..._json import dumps
 from ..._outputs import OutputPathError, check_replaceable_file
 
 __all__ = ["FIGURE_INDEX", "FigureFiles", "FIGURE_SUFFIXES", "option_suffix", "short_number"]
@@ -120,7 +121,7 @@ class FigureFiles:
 
     def _save(self) -> None:
         doc = {"format": _FORMAT, "figures": dict(sorted(self.entries.items()))}
-        atomic_write_text(self.index, json.dumps(doc, indent=1) + "\n")
+        atomic_write_text(self.index, dumps(doc, str(self.index), indent=1) + "\n")
 
     def check(self, stem: str, options: dict[str, Any]) -> None:
         """Refuse (`OutputPathError`, writing nothing) a figure ``stem`` whose files may not be replaced."""

@@ -1,12 +1,13 @@
-"""The figure of one run directory: its certified gap, or its players' regrets, or the last
-iterate's duality gap, against ``T'`` or against the samples drawn by then (``markovgames plot
-RUN_DIR [--x-axis samples]``).
+"""The figure of one run directory: its certified gap, or its players' regrets, or a product
+policy's Nash or duality gap, against ``T'`` or against the samples drawn by then (``markovgames
+plot RUN_DIR [--x-axis samples]``).
 
 The curves come from what the run directory holds: ``curve.npz`` (the certified gap at every
-prefix; each player's average external and swap regret where the run carried them, ``--regret``)
-or ``metrics.json``'s checkpoints (the last iterate's duality gap, ``--last-iterate`` on a
-two-player constant-sum game). Nothing the directory names is loaded: a user's learner or
-schedule is known by its name only. The figure is written as the sweep's are (`._figure_files`):
+prefix; each player's average external and swap regret where the run carried them, ``--regret``;
+the weighted average of the iterates' values, ``--weighted-average all``) or ``metrics.json``'s
+checkpoints (the Nash or duality gap of the last iterate, ``--last-iterate``, of the weighted
+average, ``--weighted-average``, or of the uniform average, ``--uniform-average``). Nothing the
+directory names is loaded: a user's learner or schedule is known by its name only. The figure is written as the sweep's are (`._figure_files`):
 its name says its options, and a file markovgames did not draw is never replaced.
 """
 
@@ -46,8 +47,9 @@ def plot_run(
     ``metric``: ``"gap"`` (the certified gap of the output policy: ``concept`` ``"auto"``, the
     algorithm's own, or ``"ce"`` / ``"cce"``), ``"external_regret"`` or ``"swap_regret"`` (one
     line per player: the average regret of the played sequence, the largest over steps and
-    states; a run made with ``--regret``) or ``"duality_gap"`` (the last iterate's at the
-    checkpoints; ``--last-iterate`` on a two-player constant-sum game). Two panels: the measure
+    states; a run made with ``--regret``) or a product policy's Nash or duality gap
+    (``"weighted_average_duality_gap"`` and the others of `METRICS`; ``"duality_gap"`` is the last
+    iterate's, at the checkpoints, or at every prefix where the run directory holds it). Two panels: the measure
     and the measure times ``T'``, log-log. ``x_axis="samples"``: against the samples drawn by
     ``T'`` instead (a run made with ``--feedback sampled:K``), the measure and the measure times
     them. The file is ``gaps_<game>`` with the options' suffix (``_vs-samples``,
@@ -117,17 +119,43 @@ def _lines(stored, metric: str, concept: str) -> tuple[list[tuple[str, np.ndarra
             raise ResultsError.for_argument("metric", f"{stored.path}: the run recorded no regret curves (run it with --regret)")
         lines = [(f"player {i}", grid, curve[grid - 1, i]) for i in range(curve.shape[1])]
         return lines, metric_label(metric, over_players=False)
-    records = [c for c in stored.metrics.get("checkpoints", []) if c.get("last_iterate_duality_gap") is not None]
-    if not records:
-        raise ResultsError.for_argument(
-            "metric",
-            f"{stored.path}: the run recorded no duality gap of its last iterate (run it with --last-iterate, on a "
-            "two-player constant-sum game)",
-        )
-    T_prime = np.array([c["T"] for c in records], dtype=np.int64)
-    values = np.array([c["last_iterate_duality_gap"] for c in records], dtype=np.float64)
+    return _iterate_lines(stored, metric, grid)
+
+
+#: What a run directory's product-policy metric is recorded with, for the message when it is not.
+_RECORDED_WITH = {
+    "last_iterate": "--last-iterate",
+    "weighted_average": "--weighted-average",
+    "uniform_average": "--uniform-average",
+}
+
+
+def _iterate_lines(stored, metric: str, grid: np.ndarray) -> tuple[list[tuple[str, np.ndarray, np.ndarray]], str]:
+    """The line of a product policy's Nash or duality gap (`METRICS`): the weighted average's at
+    every prefix where ``curve.npz`` holds it (``--weighted-average all``), else the checkpoints'
+    (a uniform average's under its older field names too, `checkpoint_field`)."""
+    from ..rundirs._iterates import checkpoint_field
+
+    field = "last_iterate_duality_gap" if metric == "duality_gap" else metric
+    policy = field.rsplit("_", 2)[0]  # last_iterate, weighted_average, uniform_average
     label = metric_label(metric)
-    return [("last iterate", T_prime, values)], label
+    name = policy.replace("_", " ")
+    if policy == "weighted_average" and stored.weighted_average_value is not None:
+        gaps = stored.weighted_average_best_response - stored.weighted_average_value
+        curve = np.sum(gaps, axis=-1) if field.endswith("duality_gap") else np.max(gaps, axis=-1)
+        if not field.endswith("duality_gap") or stored.game.is_constant_sum:
+            return [(name, grid, curve[grid - 1])], label
+    found = [(c["T"], checkpoint_field(c, field)) for c in stored.metrics.get("checkpoints", [])]
+    found = [(t, v) for t, v in found if v is not None]
+    if not found:
+        which = "duality gap" if field.endswith("duality_gap") else "Nash gap"
+        where = ", on a two-player constant-sum game" if field.endswith("duality_gap") else ""
+        raise ResultsError.for_argument(
+            "metric", f"{stored.path}: the run recorded no {which} of its {name} (run it with {_RECORDED_WITH[policy]}{where})"
+        )
+    T_prime = np.array([t for t, _ in found], dtype=np.int64)
+    values = np.array([v for _, v in found], dtype=np.float64)
+    return [(name, T_prime, values)], label
 
 
 def _own_concept(metrics: dict[str, Any]) -> str:

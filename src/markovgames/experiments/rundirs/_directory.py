@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import shutil
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,10 @@ import numpy as np
 
 from ..._atomic import atomic_write, atomic_write_text
 from ..._errors import ArgumentError
-from ..._files import JsonFileError, encloses_working_directory, file_sha256, read_json
+from ..._files import JsonFileError, encloses_working_directory, file_kind, file_sha256, read_json
+from ..._json import dumps
+from ..._papers import parse_theory
+from ..._schedules import AVERAGINGS
 from ..._text import printable
 from ...dynamics import (
     DTYPES,
@@ -52,7 +56,7 @@ from ...games import (
     MarkovGame,
     save_game,
 )
-from ._iterates import duality_gap_field
+from ._iterates import evaluated_fields
 from ._metrics import (
     _MAX_JSON_BYTES,
     CURVE_FILE,
@@ -69,6 +73,7 @@ __all__ = [
     "versions",
     "checkpoint_records",
     "last_iterate_fields",
+    "weighted_average_fields",
     "write_run_directory",
     "StoredRun",
     "TrajectoryFile",
@@ -106,7 +111,13 @@ REPLACEABLE_KINDS = ("run", "solve", "certify", "vlearn")
 
 
 def run_directory_bytes(
-    game: MarkovGame | DiscountedMarkovGame, T: int, dtype: str, trajectory: bool, regret: bool = False, samples: bool = False
+    game: MarkovGame | DiscountedMarkovGame,
+    T: int,
+    dtype: str,
+    trajectory: bool,
+    regret: bool = False,
+    samples: bool = False,
+    weighted_average: bool = False,
 ) -> dict[str, int]:
     """The bytes a run directory of ``T`` iterations holds, by part, before the run (for the
     command line's warning before a large write and its free-space check).
@@ -114,15 +125,16 @@ def run_directory_bytes(
     ``"trajectory"`` (if kept): ``T`` policies of ``H x S x A_i`` entries per player in ``dtype``,
     the whole trajectory (``--trajectory-tolerance`` keeps a suffix of it, known only at the end);
     ``"curve.npz"``: three ``(T, N)`` float64 arrays (value and both certified bounds per prefix;
-    five with ``regret``: the external and swap regret curves; with ``samples`` also a ``(T,)``
-    int64 array, the samples drawn per prefix under sampled feedback);
+    five with ``regret``: the external and swap regret curves; two more with ``weighted_average``,
+    the weighted average's values and best-response values at every prefix; with ``samples`` also
+    a ``(T,)`` int64 array, the samples drawn per prefix under sampled feedback);
     ``"game"``: the game's arrays. ``metrics.json`` (a few kilobytes per checkpoint) is not counted.
     """
     itemsize = np.dtype(DTYPES[dtype]).itemsize
     # A discounted game's run: one per-prefix curve (the value estimates), stationary policies.
     discounted = isinstance(game, DiscountedMarkovGame)
-    rows = (1 if discounted else 3) + (2 if regret else 0)
-    parts = {"curve.npz": rows * T * game.num_players * 8 + (8 * T if samples else 0)}
+    curves = (1 if discounted else 3) + (2 if regret else 0) + (2 if weighted_average else 0)
+    parts = {"curve.npz": curves * T * game.num_players * 8 + (8 * T if samples else 0)}
     if trajectory:
         layers = 1 if discounted else game.horizon
         parts["trajectory"] = T * layers * game.num_states * sum(game.num_actions) * itemsize
@@ -198,6 +210,8 @@ _RETURN_FIELDS = (
     "certified_ce_bound",
     "certified_cce_bound",
     "last_iterate_value",
+    "weighted_average_value",
+    "uniform_average_value",
     "average_iterate_value",
     "exact_value",
     "ce_deviation_value",
@@ -240,13 +254,14 @@ def last_iterate_fields(value, best_response, game: MarkovGame | None = None) ->
     """A checkpoint's last-iterate fields: the value of the product policy ``pi^{T'}`` per player,
     its Nash gap (max over players of best response minus value) and the per-player gaps; with a
     constant-sum ``game``, its duality gap (their sum; `._iterates`)."""
-    gaps = np.asarray(best_response) - np.asarray(value)
-    return {
-        "last_iterate_value": [float(x) for x in value],
-        "last_iterate_nash_gap": float(np.max(gaps)),
-        "last_iterate_nash_gap_per_player": [float(x) for x in gaps],
-        **({} if game is None else duality_gap_field("last_iterate", value, best_response, game)),
-    }
+    return evaluated_fields("last_iterate", value, best_response, game)
+
+
+def weighted_average_fields(value, best_response, game: MarkovGame | None = None) -> dict[str, Any]:
+    """A checkpoint's fields of the weighted average of the iterates (the value update's weights),
+    as `last_iterate_fields` gives the last iterate's: ``weighted_average_value``, ``_nash_gap``,
+    ``_nash_gap_per_player`` and, in a constant-sum game, ``_duality_gap``."""
+    return evaluated_fields("weighted_average", value, best_response, game)
 
 
 def regret_fields(external, swap) -> dict[str, Any]:
@@ -290,11 +305,17 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
     fields are added when the run evaluated the last iterate, the regret fields when it carried them,
     ``samples_used`` (the random draws made after ``T'`` iterations) when it drew samples."""
     records = []
-    last, best, last_prefixes = result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes
-    last_fields: dict[int, dict[str, Any]] = {}
-    if last is not None and best is not None and last_prefixes is not None:
-        game = getattr(result, "game", None)  # a RunResult (a CertifiedCurve has no last iterate)
-        last_fields = {int(t): last_iterate_fields(last[k], best[k], game) for k, t in enumerate(last_prefixes)}
+    game = getattr(result, "game", None)  # a RunResult (a CertifiedCurve evaluates no iterate)
+    last_fields = _evaluated_by_prefix(
+        "last_iterate", result.last_iterate_value, result.last_iterate_best_response, result.last_iterate_prefixes, game
+    )
+    average_fields = _evaluated_by_prefix(
+        "weighted_average",
+        getattr(result, "weighted_average_value", None),
+        getattr(result, "weighted_average_best_response", None),
+        getattr(result, "weighted_average_prefixes", None),
+        game,
+    )
     external, swap = getattr(result, "external_regret", None), getattr(result, "swap_regret", None)
     samples = getattr(result, "samples_used", None)  # a RunResult under sampled:K (a CertifiedCurve draws nothing)
     for T_prime in checkpoints:
@@ -313,11 +334,20 @@ def checkpoint_records(result: RunResult | CertifiedCurve, checkpoints: list[int
                 "certified_ce_gap_per_player": [float(x) for x in ce - value],
                 "certified_cce_gap_per_player": [float(x) for x in cce - value],
                 **last_fields.get(T_prime, {}),
+                **average_fields.get(T_prime, {}),
                 **({} if external is None or swap is None else regret_fields(external[row], swap[row])),
                 **({} if samples is None else {"samples_used": int(samples[row])}),
             }
         )
     return records
+
+
+def _evaluated_by_prefix(prefix: str, value, best, prefixes, game) -> dict[int, dict[str, Any]]:
+    """Per evaluated prefix ``T'`` the checkpoint fields of an evaluated policy (`evaluated_fields`);
+    empty where the run did not evaluate it."""
+    if value is None or best is None or prefixes is None:
+        return {}
+    return {int(t): evaluated_fields(prefix, value[k], best[k], game) for k, t in enumerate(prefixes)}
 
 
 def _default_mode(directory: bool) -> int:
@@ -369,13 +399,17 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
             raise RunDirectoryError(
                 f"{staging}: exists and is not a directory that a run left; remove it or choose another output directory"
             )
-        saved_state = (staging / STATE_FILE).exists()
+        saved_state = os.path.lexists(staging / STATE_FILE)
         if saved_state and resume:
+            _check_resume_files(staging)
             if config is not None:
                 try:
                     saved = read_json(staging / CONFIG_FILE, _MAX_JSON_BYTES)
-                except JsonFileError:
-                    saved = None
+                except JsonFileError as err:
+                    raise RunDirectoryError(
+                        f"{err}; it is the interrupted run's saved configuration, which a resume compares with "
+                        "this one; the saved state is kept: fix the file and resume, or pass overwrite=True to start over"
+                    ) from None
                 wanted = json.loads(json.dumps(config))
                 if saved != wanted:
                     raise RunDirectoryError(
@@ -385,6 +419,31 @@ def check_output_directory_state(out: Path, overwrite: bool, resume: bool = Fals
         elif saved_state and not overwrite:
             raise RunDirectoryError(
                 f"{out}: an interrupted run was found in {staging}; pass resume=True to continue it or overwrite=True to start over"
+            )
+
+
+#: What each file an interrupted run keeps to be resumed is, in messages.
+_RESUME_FILES = {
+    STATE_FILE: "the interrupted run's saved state",
+    "state.metrics": "the interrupted run's saved metrics",
+    CONFIG_FILE: "the interrupted run's saved configuration",
+}
+
+
+def _check_resume_files(staging: Path) -> None:
+    """Each file a resume reads from ``staging`` (where it exists) is a regular file, not a link, a
+    FIFO, a directory or a device: refused naming the file and what it is, before any is read."""
+    for name, what in _RESUME_FILES.items():
+        path = staging / name
+        try:
+            mode = os.stat(path, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            kind = file_kind(mode)
+            raise RunDirectoryError(
+                f"{path}: is {kind}, not a regular file; it should be {what}; the saved state is kept: fix the file and "
+                "resume, or pass overwrite=True to start over"
             )
 
 
@@ -447,7 +506,7 @@ def _check_marker(out: Path) -> None:
 def write_marker(directory: Path, kind: str) -> None:
     """Mark ``directory`` as written by markovgames (``kind``: ``"run"``, ``"solve"``, ``"certify"``,
     ``"vlearn"``, ``"sweep"`` or ``"reproduce"``)."""
-    atomic_write_text(Path(directory) / MARKER_FILE, json.dumps({"format": MARKER_FORMAT, "kind": kind}) + "\n")
+    atomic_write_text(Path(directory) / MARKER_FILE, dumps({"format": MARKER_FORMAT, "kind": kind}, MARKER_FILE) + "\n")
 
 
 def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, config: dict | None = None) -> Path:
@@ -475,7 +534,7 @@ def prepare_output_directory(out: Path, overwrite: bool, resume: bool = False, c
         shutil.rmtree(staging)
     staging.mkdir(mode=_default_mode(directory=True))
     if config is not None:
-        atomic_write_text(staging / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
+        atomic_write_text(staging / CONFIG_FILE, dumps(config, str(staging / CONFIG_FILE), indent=2) + "\n")
     return staging
 
 
@@ -525,6 +584,11 @@ def write_run_directory(
     samples = result.samples_used
     if samples is not None:
         curves["samples_used"] = np.asarray(samples, dtype=np.int64)
+    # The weighted average's values at every prefix only where the run evaluated it at every one.
+    average = weighted_average_record(result)
+    if average is not None and average["every_prefix"]:
+        curves["weighted_average_value"] = result.weighted_average_value
+        curves["weighted_average_best_response"] = result.weighted_average_best_response
     np.savez(
         buffer,
         value=result.value,
@@ -558,6 +622,8 @@ def write_run_directory(
         # The number behind "theory" for the smooth algorithms (Theorem 1's constant rate); None
         # for stage_cce's, whose rate 1/(N max(1, ln L_tau)^4) changes from stage to stage.
         "eta_value": _eta_value(result),
+        # Whose theorem's rate "theory" is (the paper's key, `markovgames._papers`), where it is one.
+        **({"eta_theory": theory} if (theory := parse_theory(result.eta)) is not None else {}),
         "T": result.T,
         "dtype": result.dtype,
         **settings_fields(result.order, result.step_schedule, _schedule_source(step_schedule, result.step_schedule)),
@@ -567,6 +633,8 @@ def write_run_directory(
         **({"samples_used": int(samples[result.row(result.T)])} if samples is not None else {}),
         # The regrets after the last iteration (the curve.npz holds them for every prefix).
         **({"regret": _final_regret(result, game)} if regret else {}),
+        # Which weighted average of the iterates the checkpoints (and curve.npz) evaluate.
+        **({"weighted_average": average} if average is not None else {}),
         # The game's own units: the map, and every checkpoint's returns and gaps in them too.
         "units": units_field(game.units),
         "checkpoints": [
@@ -592,9 +660,24 @@ def write_run_directory(
         "wall_time_s": result.wall_time_s,
         "compile_time_s": result.compile_time_s,
     }
-    atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    atomic_write_text(staging / METRICS_FILE, dumps(metrics, str(staging / METRICS_FILE), indent=2) + "\n")
     write_marker(staging, "run")
     return metrics
+
+
+def weighted_average_record(result: RunResult) -> dict[str, Any] | None:
+    """``metrics.json``'s ``weighted_average`` where the run evaluated the weighted average of its
+    iterates: its weights by the name `markovgames.evaluation.average_iterate` knows them
+    (``paper``, ``uniform``, ``linear``, ``stage``: the value update's), and whether it was
+    evaluated at every prefix (then ``curve.npz`` holds it too); else ``None``."""
+    prefixes = result.weighted_average_prefixes
+    if prefixes is None or result.spec is None:
+        return None
+    names = {update: name for name, update in AVERAGINGS.items()}
+    return {
+        "weights": names[result.spec.value_update.name],
+        "every_prefix": len(prefixes) == result.T,
+    }
 
 
 def _schedule_source(schedule: StepSchedule | None, name: str) -> dict[str, Any] | None:

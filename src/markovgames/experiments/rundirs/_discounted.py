@@ -4,19 +4,23 @@ Layout of ``DIR`` (docs/discounted.md, "Learning dynamics")::
 
     metrics.json          "kind": "discounted-run"; the configuration (game, discount, algorithm, eta,
                           the order k of the step sizes, ...), the versions, and per checkpoint T' the
-                          value estimate V^T'(rho) and, where evaluated (--last-iterate), the exact values,
+                          value estimate V^T'(rho) and, where evaluated, the exact values,
                           best-response values, Nash gaps (and duality gaps of two-player constant-sum
-                          games) of the last iterate and of the weighted average iterate
+                          games) of the last iterate (--last-iterate) and of the weighted average
+                          iterate (--weighted-average; "weighted_average": its weights, the value
+                          update's, and whether every prefix was evaluated)
     curve.npz             value_estimate (T, N) for every prefix (and the regrets with --regret, the
-                          samples drawn under --feedback sampled:K)
+                          weighted average's values and best-response values with
+                          --weighted-average all, the samples drawn under --feedback sampled:K)
     game.json | game.npz  the discounted game that was run
     trajectory/policy_{i}.npy   pi^t for t = 1..T, shape (T, S, A_i), row t-1 (if kept)
     .markovgames          the marker (kind "run")
 
 It is written and replaced as a run directory is (`._directory`); `load_discounted_run_directory`
 trusts nothing it reads, as `load_run_directory` does: ``metrics.json``'s fields are checked
-(`read_metrics`, and the discount), the game file and the curve must have the SHA-256 it records,
-and the trajectory files' headers and sizes must be the run's before any row is read.
+(`read_metrics`, and the discount), the game file and the curve must have the SHA-256 it records
+(each read once, the bytes hashed being the bytes parsed), and the trajectory files' headers and
+sizes must be the run's before any row is read.
 """
 
 from __future__ import annotations
@@ -33,12 +37,12 @@ from typing import Any
 import numpy as np
 
 from ..._atomic import atomic_write, atomic_write_text
-from ..._files import JsonFileError, file_sha256, open_regular, read_json
-from ...dynamics import DiscountedRunResult, StepSchedule
+from ..._files import JsonFileError, file_sha256, read_json
+from ...dynamics import VALUE_UPDATES, DiscountedRunResult, StepSchedule
 from ...dynamics._discounted import as_distributions, step_order
-from ...evaluation import discounted_nash_gap
+from ...evaluation import average_iterate, discounted_nash_gap
 from ...games import MAX_GAME_ENTRIES, DiscountedMarkovGame, load_any_game
-from ...games._io import check_game_file_size
+from ...games._io import GameDigestError
 from ._directory import (
     _JSON_GAME_ENTRIES,
     _schedule_source,
@@ -50,7 +54,7 @@ from ._directory import (
     write_marker,
 )
 from ._metrics import _MAX_JSON_BYTES, CURVE_FILE, METRICS_FILE, TRAJECTORY_DIR, RunDirectoryError, read_metrics
-from ._read import TrajectoryFile, _check_policy, _check_sha256, _read_curve, _read_policy, policy_row_tolerance
+from ._read import TrajectoryFile, _check_policy, _digest_error, _read_curve, _read_policy, policy_row_tolerance
 
 __all__ = [
     "DISCOUNTED_KIND",
@@ -65,8 +69,10 @@ __all__ = [
 
 #: ``metrics.json``'s ``kind`` in the run directory of a discounted game.
 DISCOUNTED_KIND = "discounted-run"
-#: The per-prefix arrays of its ``curve.npz`` (beside the regrets and the samples drawn).
+#: The per-prefix arrays of its ``curve.npz`` (beside the regrets, the weighted average's and the samples drawn).
 _CURVES = ("value_estimate",)
+#: The discounted value updates (``metrics.json``'s ``value_update``, and the weights of its ``weighted_average``).
+DISCOUNTED_UPDATES = tuple(name for name, update in VALUE_UPDATES.items() if update.stationary)
 
 
 def iterate_fields(prefix: str, game: DiscountedMarkovGame, value, best_response) -> dict[str, Any]:
@@ -109,13 +115,13 @@ def discounted_checkpoint_records(result: DiscountedRunResult, checkpoints: list
     """The per-checkpoint records of ``metrics.json`` (and their values in the game's own units)."""
     game = result.game
     evaluated: dict[int, dict[str, Any]] = {}
-    if result.evaluated_prefixes is not None:
-        for k, t in enumerate(result.evaluated_prefixes):
-            fields: dict[str, Any] = {}
-            for prefix in ("last_iterate", "weighted_average"):
-                value, best = getattr(result, f"{prefix}_value"), getattr(result, f"{prefix}_best_response")
-                fields.update(iterate_fields(prefix, game, value[k], best[k]))
-            evaluated[int(t)] = fields
+    for prefix in ("last_iterate", "weighted_average"):
+        prefixes = getattr(result, f"{prefix}_prefixes")
+        value, best = getattr(result, f"{prefix}_value"), getattr(result, f"{prefix}_best_response")
+        if prefixes is None or value is None or best is None:
+            continue
+        for k, t in enumerate(prefixes):
+            evaluated.setdefault(int(t), {}).update(iterate_fields(prefix, game, value[k], best[k]))
     samples = result.samples_used
     records = []
     for T_prime in checkpoints:
@@ -152,6 +158,10 @@ def write_discounted_run_directory(
     curves: dict[str, Any] = {"value_estimate": result.value_estimate}
     if result.external_regret is not None and result.swap_regret is not None:
         curves.update(external_regret=result.external_regret, swap_regret=result.swap_regret)
+    average = discounted_average_record(result)
+    if average is not None and average["every_prefix"]:
+        curves["weighted_average_value"] = result.weighted_average_value
+        curves["weighted_average_best_response"] = result.weighted_average_best_response
     samples = result.samples_used
     if samples is not None:
         curves["samples_used"] = np.asarray(samples, dtype=np.int64)
@@ -183,6 +193,7 @@ def write_discounted_run_directory(
         **feedback_fields(result.feedback, result.seed),
         **({"samples_used": int(samples[result.row(result.T)])} if samples is not None else {}),
         **({"regret": _final_regret(result)} if "external_regret" in curves else {}),
+        **({"weighted_average": average} if average is not None else {}),
         "units": units_field(game.units),
         "checkpoints": discounted_checkpoint_records(result, checkpoints),
         "game_file": game_file,
@@ -197,6 +208,16 @@ def write_discounted_run_directory(
     atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
     write_marker(staging, "run")
     return metrics
+
+
+def discounted_average_record(result: DiscountedRunResult) -> dict[str, Any] | None:
+    """``metrics.json``'s ``weighted_average`` where the run evaluated the weighted average iterate:
+    its weights by the value update that has them (``alpha_T^t`` of its step sizes, whose order
+    ``step_order`` records) and whether it was evaluated at every prefix; else ``None``."""
+    prefixes = result.weighted_average_prefixes
+    if prefixes is None or result.spec is None:
+        return None
+    return {"weights": result.spec.value_update.name, "every_prefix": len(prefixes) == result.T}
 
 
 def _final_regret(result: DiscountedRunResult) -> dict[str, Any]:
@@ -229,6 +250,9 @@ class StoredDiscountedRun:
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     samples_used: np.ndarray | None = None
+    # (T, N) each, where the run evaluated the weighted average iterate at every prefix.
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
 
     @property
     def T(self) -> int:
@@ -274,20 +298,23 @@ def load_discounted_run_directory(
         raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
     metrics = read_metrics(metrics_path, kind=DISCOUNTED_KIND)
     update = metrics.get("value_update")
-    if update not in ("discounted-smooth", "discounted-smooth-uniform", "discounted-smooth-linear"):
+    if update not in DISCOUNTED_UPDATES:
         raise RunDirectoryError(
             f"{metrics_path}: value_update: expected a discounted value update, got {json.dumps(update)[:40]}"
         )
+    average = metrics.get("weighted_average")
+    if average is not None and average["weights"] != update:
+        raise RunDirectoryError(
+            f"{metrics_path}: weighted_average: weights {json.dumps(average['weights'])[:40]}, but the run's value update "
+            f"is {update!r}, whose weights the loop carries"
+        )
     T, sums = metrics["T"], metrics.get("sha256", {})
     game_path = path / metrics["game_file"]
-    if sums.get(metrics["game_file"]) is not None:
-        try:
-            with open_regular(game_path) as fh:
-                check_game_file_size(game_path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
-                _check_sha256(game_path, fh, sums[metrics["game_file"]], metrics_path)
-        except OSError as err:
-            raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
-    game = load_any_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
+    # Its size first, then its bytes read once, hashed and parsed: the game is the bytes that were checked.
+    try:
+        game = load_any_game(game_path, max_bytes=max_bytes, max_entries=max_entries, sha256=sums.get(metrics["game_file"]))
+    except GameDigestError:
+        raise _digest_error(game_path, metrics_path) from None
     if not isinstance(game, DiscountedMarkovGame):
         raise RunDirectoryError(
             f"{game_path}: holds a finite-horizon game, but {METRICS_FILE} says the run is a discounted game's"
@@ -298,7 +325,10 @@ def load_discounted_run_directory(
         )
     regret = metrics.get("regret") is not None
     drew = metrics.get("samples_used") is not None
-    arrays = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew, _CURVES)
+    every = bool((average or {}).get("every_prefix"))
+    arrays = _read_curve(
+        path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew, every, base=_CURVES
+    )
     files = None
     if metrics.get("trajectory"):
         dtype = metrics.get("dtype", "float64")
@@ -306,22 +336,22 @@ def load_discounted_run_directory(
             _check_policy(path / TRAJECTORY_DIR / f"policy_{i}.npy", (T, game.num_states, a), dtype)
             for i, a in enumerate(game.num_actions)
         )
-    external, swap = arrays[1:3] if regret else (None, None)
-    samples = arrays[-1] if drew else None
-    return StoredDiscountedRun(path, metrics, game, arrays[0], files, external, swap, samples)
+    more = arrays[1:]
+    external, swap = more[:2] if regret else (None, None)
+    average_value, average_best = more[2 * regret : 2 * regret + 2] if every else (None, None)
+    samples = more[-1] if drew else None
+    return StoredDiscountedRun(path, metrics, game, arrays[0], files, external, swap, samples, average_value, average_best)
 
 
 def evaluate_discounted_iterates(stored: StoredDiscountedRun, T_prime: int) -> dict[str, Any]:
     """The last iterate ``pi^{T'}`` and the weighted average iterate ``sum_{j <= T'} alpha_{T'}^j pi^j``
-    of a stored run, each evaluated exactly (`discounted_nash_gap`, policy iteration): `iterate_fields`."""
+    of a stored run, each evaluated exactly (`discounted_nash_gap`, policy iteration): `iterate_fields`.
+
+    The average has the weights the loop carries (the value update's `average_weights`, of the
+    order ``k`` its discount gives), applied to the stored iterates (`average_iterate`, in float64)."""
     policies = stored.check_trajectory(T_prime)
-    k = stored.step_order
-    # alpha_{T'}^j by the recursion pibar^t = (1 - alpha_t) pibar^{t-1} + alpha_t pi^t, in float64.
-    average = [np.zeros(p.shape[1:]) for p in policies]
-    for t in range(1, T_prime + 1):
-        alpha = (k + 1.0) / (k + t)
-        for i, p in enumerate(policies):
-            average[i] = (1.0 - alpha) * average[i] + alpha * np.asarray(p[t - 1], np.float64)
+    weights = VALUE_UPDATES[stored.metrics["value_update"]].average_weights(T_prime, stored.step_order)
+    average = average_iterate(policies, weights)
     out: dict[str, Any] = {}
     for prefix, pols in (("last_iterate", [p[T_prime - 1] for p in policies]), ("weighted_average", average)):
         gap = discounted_nash_gap(stored.game, [as_distributions(x) for x in pols])

@@ -17,6 +17,8 @@ import numpy as np
 
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
+from ..._papers import THEORY_RATES
+from ..._schedules import AVERAGINGS
 from ...dynamics import DTYPES, ORDERS, VALUE_UPDATES, builtin_algorithm
 from ...dynamics._feedback import parse_feedback
 
@@ -127,7 +129,7 @@ def read_metrics(metrics_path: Path, kind: str | None = None) -> dict[str, Any]:
     for name, digest in sums.items():
         if name not in _GAME_FILES + (CURVE_FILE,) or not (isinstance(digest, str) and len(digest) == 64):
             raise RunDirectoryError(f"{metrics_path}: sha256: unexpected entry {json.dumps(name)[:40]}")
-    _check_descriptive_fields(metrics, metrics_path, T)
+    _check_descriptive_fields(metrics, metrics_path, T, discounted=kind == _DISCOUNTED_KIND)
     return metrics
 
 
@@ -180,10 +182,11 @@ def _is_record_value(value: Any) -> bool:
     return isinstance(value, list) and len(value) <= 4096 and all(_is_finite(v) for v in value)
 
 
-def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
+def _check_descriptive_fields(metrics: dict, where: Path, T: int, discounted: bool = False) -> None:
     """The fields of ``metrics.json`` that describe the run (evaluate reports some of them): each
     of its type and range, so that a tampered file is refused here rather than failing later.
-    A field that a directory written by an earlier version lacks may be absent."""
+    A field that a directory written by an earlier version lacks may be absent (``discounted``:
+    a discounted game's run, whose weighted average is named by its value update)."""
     _field(metrics, "game", where, _is_short_text, "a game name", None)
     _field(metrics, "learner", where, lambda v: v is None or _is_short_text(v), "a learner name or null", None)
     _field(metrics, "concept", where, lambda v: v in (None, "ce", "cce"), "'ce', 'cce' or null", None)
@@ -205,6 +208,7 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
         "a positive number, a list of them (one per player) or null",
         None,
     )
+    _field(metrics, "eta_theory", where, lambda v: v in THEORY_RATES, f"one of {', '.join(THEORY_RATES)}", None)
     # Written only where they differ from the paper's settings (absent: simultaneous, constant).
     _field(metrics, "order", where, lambda v: v in ORDERS, f"one of {', '.join(ORDERS)}", None)
     _field(metrics, "eta_schedule", where, _is_short_text, "a step-size schedule's name", None)
@@ -224,6 +228,25 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
             )
         ),
         f"null or an object with the regrets after T = {T} iterations",
+        None,
+    )
+    # Written only where the run evaluated the weighted average of its iterates: its weights by
+    # their averaging's name, or for a discounted run by its value update's (`._discounted`).
+    weights = tuple(u for u in VALUE_UPDATES if VALUE_UPDATES[u].stationary) if discounted else tuple(AVERAGINGS)
+    _field(
+        metrics,
+        "weighted_average",
+        where,
+        lambda v: (
+            v is None
+            or (
+                isinstance(v, dict)
+                and set(v) == {"weights", "every_prefix"}
+                and v["weights"] in weights
+                and isinstance(v["every_prefix"], bool)
+            )
+        ),
+        f"null or an object with the weights (one of {', '.join(weights)}) and every_prefix (true or false)",
         None,
     )
     # Written only where the learners saw estimates or expectations other than full information's.

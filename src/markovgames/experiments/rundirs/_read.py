@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import math
 import os
 import zipfile
@@ -22,12 +23,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..._files import file_sha256, open_regular, read_into, read_npy_header
+from ..._files import open_regular, read_hashed, read_into, read_npy_header
 from ..._npz import ArchiveError, NpzArchive
 from ..._resources import format_bytes, physical_memory
 from ...dynamics import DTYPES, RunResult, builtin_algorithm, get_value_update
 from ...games import MAX_GAME_ENTRIES, PROBABILITY_TOLERANCE, MarkovGame, load_game
-from ...games._io import check_game_file_size
+from ...games._io import GameDigestError
+from ._kinds import wrong_directory
 from ._metrics import CURVE_FILE, METRICS_FILE, RunDirectoryError, read_metrics
 
 __all__ = [
@@ -69,6 +71,10 @@ class StoredRun:
     sequence per prefix, when the run carried them (``markovgames run --regret``), else ``None``.
     ``samples_used``: ``(T,)`` int64, the random draws the run had made after each prefix, when it
     drew any (``markovgames run --feedback sampled:K``), else ``None``.
+    ``weighted_average_value`` and ``weighted_average_best_response``: ``(T, N)``, the weighted
+    average of the iterates' values and best-response values at every prefix, when the run
+    evaluated it there (``markovgames run --weighted-average all``), else ``None`` (the
+    checkpoints' ``weighted_average_*`` fields hold it at the checkpoints).
     """
 
     path: Path
@@ -81,6 +87,8 @@ class StoredRun:
     external_regret: np.ndarray | None = None
     swap_regret: np.ndarray | None = None
     samples_used: np.ndarray | None = None
+    weighted_average_value: np.ndarray | None = None
+    weighted_average_best_response: np.ndarray | None = None
 
     @property
     def feedback(self) -> str:
@@ -216,11 +224,19 @@ class StoredRun:
         return policies
 
 
-def _check_sha256(path: Path, fh, digest: str | None, metrics_path: Path) -> None:
-    if digest is not None and file_sha256(path, fh) != digest:
-        raise RunDirectoryError(
-            f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
-        )
+def _digest_error(path: Path, metrics_path: Path) -> RunDirectoryError:
+    return RunDirectoryError(
+        f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
+    )
+
+
+def _checked_bytes(path: Path, fh, limit: int, digest: str | None, metrics_path: Path):
+    """The open file ``fh`` read once (at most ``limit`` bytes): an in-memory file of exactly the
+    bytes whose SHA-256 was compared with ``digest`` (``None``: none recorded, nothing compared)."""
+    data, found = read_hashed(fh, limit)
+    if digest is not None and found != digest:
+        raise _digest_error(path, metrics_path)
+    return io.BytesIO(data)
 
 
 def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -237,6 +253,7 @@ def _npy_header(fh, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
 #: drawn per prefix of a run under sampled feedback (``(T,)`` integers, not ``(T, N)`` floats).
 _CURVES = ("value", "certified_ce_bound", "certified_cce_bound")
 _REGRET_CURVES = ("external_regret", "swap_regret")
+_AVERAGE_CURVES = ("weighted_average_value", "weighted_average_best_response")
 _SAMPLES_CURVE = "samples_used"
 
 
@@ -248,19 +265,23 @@ def _read_curve(
     metrics_path: Path,
     regret: bool = False,
     samples: bool = False,
+    average: bool = False,
     base: tuple[str, ...] = _CURVES,
 ) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz`` (those of ``base``: a discounted run's one; with
-    ``regret`` the regret curves too),
-    and with ``samples`` the ``(T,)`` samples drawn per prefix last, checked before and after they
-    are read (the samples: non-negative and never decreasing).
+    """The ``(T, N)`` arrays of ``curve.npz``: those of ``base`` (the three of a finite-horizon run;
+    a discounted run's one), with ``regret`` the regret curves too, with ``average`` two more (the
+    weighted average's values and best-response values), and with ``samples`` the ``(T,)``
+    samples drawn per prefix last, checked before and after they are read (the samples:
+    non-negative and never decreasing).
 
     The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
     file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
     writes them), so the data read is never more than the file holds; each member's header must
     give the shape ``(T, N)`` before its data is read (`NpzArchive`).
     """
-    names = base + (_REGRET_CURVES if regret else ()) + ((_SAMPLES_CURVE,) if samples else ())
+    names = (
+        base + (_REGRET_CURVES if regret else ()) + (_AVERAGE_CURVES if average else ()) + ((_SAMPLES_CURVE,) if samples else ())
+    )
     needed = (len(names) - samples) * T * num_players * 8 + samples * T * 8
     memory = physical_memory()
     if memory is not None and needed > memory:
@@ -278,11 +299,10 @@ def _read_curve(
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise RunDirectoryError(f"{path}: {size} bytes, more than the {limit} a curve of T = {T} takes: not this run's curve")
-        _check_sha256(path, fh, digest, metrics_path)
-        fh.seek(0)
+        checked = _checked_bytes(path, fh, limit, digest, metrics_path)  # parsed below: the bytes hashed
         arrays = []
         try:
-            with NpzArchive(fh, stored_only=True) as archive:
+            with NpzArchive(checked, stored_only=True) as archive:
                 if sorted(archive.keys) != sorted(names):
                     found = ", ".join(sorted(f"{k}.npy" for k in archive.keys))
                     raise RunDirectoryError(f"{path}: expected the arrays {', '.join(names)}, found {found[:200] or 'none'}")
@@ -391,6 +411,31 @@ def _read_policy(file: TrajectoryFile, rows: int) -> np.ndarray:
     return array
 
 
+def _check_record_invariants(metrics_path: Path, metrics: dict, game) -> None:
+    """The checkpoint records of ``metrics.json`` against what every result satisfies
+    (`markovgames.experiments._invariants`: values, bounds and gaps in [0, H], exact <= certified)."""
+    from .._invariants import first_violation
+
+    records = metrics.get("checkpoints") or []
+    names = {key for record in records for key in record}
+    columns = {name: [record.get(name) for record in records] for name in names if name != "T"}
+    found = first_violation(columns, game.horizon, game.num_players, metrics.get("dtype", "float64"))
+    if found is not None:
+        k, name, what = found
+        raise RunDirectoryError(f"{metrics_path}: checkpoints[{k}] (T' = {records[k].get('T')}).{name}: {what}")
+
+
+def _check_curve_invariants(curve_path: Path, value, ce, cce, game, dtype: str) -> None:
+    """The per-prefix curve (row ``k`` is ``T' = k + 1``) against the same invariants."""
+    from .._invariants import first_violation
+
+    columns = {"value": value, "certified_ce_bound": ce, "certified_cce_bound": cce}
+    found = first_violation(columns, game.horizon, game.num_players, dtype)
+    if found is not None:
+        k, name, what = found
+        raise RunDirectoryError(f"{curve_path}: row {k} (T' = {k + 1}), {name}: {what}")
+
+
 def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_entries: int = MAX_GAME_ENTRIES) -> StoredRun:
     """Read a run directory written by [`write_run_directory`][markovgames.experiments.write_run_directory].
 
@@ -408,24 +453,27 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
     path = Path(path)
     metrics_path = path / METRICS_FILE
     if not os.path.lexists(metrics_path):
-        raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
+        raise RunDirectoryError(wrong_directory(path, f"a run directory (with {METRICS_FILE})"))
     metrics = read_metrics(metrics_path)
     T, sums = metrics["T"], metrics.get("sha256", {})
     game_path = path / metrics["game_file"]
-    if sums.get(metrics["game_file"]) is not None:
-        try:
-            with open_regular(game_path) as fh:
-                # Its size first: hashing a file of many GiB before load_game refused it would take minutes.
-                check_game_file_size(game_path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
-                _check_sha256(game_path, fh, sums[metrics["game_file"]], metrics_path)
-        except OSError as err:
-            raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
-    game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
+    # Its size first (hashing a file of many GiB before load_game refused it would take minutes),
+    # then its bytes read once, hashed and parsed: the game is the bytes that were checked.
+    try:
+        game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries, sha256=sums.get(metrics["game_file"]))
+    except GameDigestError:
+        raise _digest_error(game_path, metrics_path) from None
     # A run that carried its regrets says so in metrics.json ("regret"); its curve holds them too.
     regret = metrics.get("regret") is not None
     # A run that drew samples records how many (metrics.json's "samples_used"); its curve holds them per prefix.
     drew = metrics.get("samples_used") is not None
-    value, ce, cce, *more = _read_curve(path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew)
+    _check_record_invariants(metrics_path, metrics, game)
+    # A run that evaluated the weighted average at every prefix says so ("weighted_average"); its curve holds it.
+    average = bool((metrics.get("weighted_average") or {}).get("every_prefix"))
+    value, ce, cce, *more = _read_curve(
+        path / CURVE_FILE, T, game.num_players, sums.get(CURVE_FILE), metrics_path, regret, drew, average
+    )
+    _check_curve_invariants(path / CURVE_FILE, value, ce, cce, game, metrics.get("dtype", "float64"))
     files = None
     if metrics.get("trajectory"):
         traj = path / metrics["trajectory"]
@@ -436,10 +484,11 @@ def load_run_directory(path: str | Path, *, max_bytes: int | None = None, max_en
             for i, a in enumerate(game.num_actions)
         )
     external, swap = more[:2] if regret else (None, None)
+    average_value, average_best = more[2 * regret : 2 * regret + 2] if average else (None, None)
     samples = more[-1] if drew else None
     if samples is not None and int(samples[-1]) != metrics["samples_used"]:
         raise RunDirectoryError(
             f"{path / CURVE_FILE}: samples_used: {int(samples[-1])} after T = {T}, not the {metrics['samples_used']} "
             f"that {METRICS_FILE} records"
         )
-    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap, samples)
+    return StoredRun(path, metrics, game, value, ce, cce, files, external, swap, samples, average_value, average_best)

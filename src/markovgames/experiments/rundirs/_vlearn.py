@@ -3,7 +3,7 @@
 Layout of ``DIR``::
 
     metrics.json          "kind": "vlearning"; the configuration (game, algorithm, feedback bandit:M,
-                          episodes, rounds, seed, bonus, and a composition's eta, ix, optimism),
+                          episodes, rounds, seed, bonus, and a composition's eta, ix, ix_schedule, optimism),
                           the versions, the samples used, and per checkpoint K' the exact value and
                           the certified CE/CCE bounds and gaps of the output policy after K'
                           episodes, K'/M rounds (`markovgames.evaluation.prefix_curves`)
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import io
 import json
 import math
 import os
@@ -33,13 +34,15 @@ from typing import Any
 import numpy as np
 
 from ..._atomic import atomic_write_text
-from ..._files import JsonFileError, file_sha256, open_regular, read_json
+from ..._files import JsonFileError, file_sha256, open_regular, read_hashed, read_json
+from ..._json import dumps
 from ..._npz import ArchiveError, NpzArchive
-from ...dynamics import parse_bandit
+from ...dynamics import IX_SCHEDULES, parse_bandit
 from ...games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
-from ...games._io import check_game_file_size
-from ...policies import VisitChainPolicy
+from ...games._io import GameDigestError
+from ...policies import VISIT_KERNEL_KINDS, VisitChainPolicy
 from ._directory import _JSON_GAME_ENTRIES, original_unit_fields, units_field, versions, write_marker
+from ._kinds import wrong_directory
 from ._metrics import _MAX_JSON_BYTES, METRICS_FILE, RunDirectoryError
 
 __all__ = [
@@ -131,9 +134,11 @@ def write_vlearning_directory(
         "horizon": int(game.horizon),
         "seed": None if result.seed is None else int(result.seed),
         "bonus": float(result.bonus),
-        # A composition's rate and IX parameter (null: V-learning's papers' schedules) and optimism.
+        # A composition's rate, its implicit exploration's scale gamma_1 and schedule ("decaying":
+        # gamma_c = ix / sqrt(c), "constant": gamma_c = ix; null: V-learning's papers' schedules) and optimism.
         "eta": None if result.eta is None else float(result.eta),
         "ix": None if result.ix is None else float(result.ix),
+        "ix_schedule": result.ix_schedule,
         "optimistic": bool(result.optimistic),
         # One episode is H transitions of the game: the unit of V-learning's rates.
         "samples_used": int(result.samples_used),
@@ -152,7 +157,7 @@ def write_vlearning_directory(
         "wall_time_s": float(result.wall_time_s),
         "evaluation_time_s": float(evaluation_time_s),
     }
-    atomic_write_text(staging / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")
+    atomic_write_text(staging / METRICS_FILE, dumps(metrics, str(staging / METRICS_FILE), indent=2) + "\n")
     write_marker(staging, VLEARNING_MARKER)
     return metrics
 
@@ -262,12 +267,23 @@ def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
         _field(
             metrics, key, metrics_path, lambda v: v is None or _is_finite_non_negative(v), "a finite number >= 0 or null", None
         )
+    # Older directories have no ix_schedule: their ix was a constant.
+    _field(
+        metrics,
+        "ix_schedule",
+        metrics_path,
+        lambda v: v is None or v in IX_SCHEDULES,
+        f"{' or '.join(IX_SCHEDULES)} or null",
+        None,
+    )
     _field(metrics, "optimistic", metrics_path, lambda v: isinstance(v, bool), "true or false", False)
     _field(metrics, "seed", metrics_path, lambda v: v is None or (_is_int(v) and v >= 0), "a non-negative integer or null", None)
     _field(metrics, "bonus", metrics_path, _is_finite_non_negative, "a finite number >= 0")
     _field(metrics, "game", metrics_path, lambda v: isinstance(v, str), "a game name")
     game_file = _field(metrics, "game_file", metrics_path, lambda v: v in _GAME_FILES, " or ".join(_GAME_FILES))
     _field(metrics, "policy_file", metrics_path, lambda v: v == POLICY_FILE, repr(POLICY_FILE))
+    # The output policy's index kernel (absent in a directory of an earlier version).
+    _field(metrics, "kernel", metrics_path, lambda v: v in VISIT_KERNEL_KINDS, f"one of {', '.join(VISIT_KERNEL_KINDS)}", None)
     sums = _field(metrics, "sha256", metrics_path, lambda v: isinstance(v, dict), "an object")
     for name, digest in sums.items():
         if name not in (game_file, POLICY_FILE) or not (isinstance(digest, str) and len(digest) == 64):
@@ -278,15 +294,20 @@ def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
     return metrics
 
 
-def _check_digest(path: Path, fh, digest: str, metrics_path: Path) -> None:
-    if file_sha256(path, fh) != digest:
-        raise RunDirectoryError(
-            f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
-        )
+def _digest_error(path: Path, metrics_path: Path) -> RunDirectoryError:
+    return RunDirectoryError(
+        f"{path}: its SHA-256 differs from the one {metrics_path.name} records: the file was changed or damaged"
+    )
 
 
 def _read_policy(
-    path: Path, game: MarkovGame, episodes: int, per_round: int, digest: str, metrics_path: Path
+    path: Path,
+    game: MarkovGame,
+    episodes: int,
+    per_round: int,
+    digest: str,
+    metrics_path: Path,
+    metrics_kernel: str | None = None,
 ) -> VisitChainPolicy:
     """``policy.npz``: a regular file no larger than the output policy of ``episodes`` episodes of
     ``game`` (``episodes / per_round`` rounds) can be, with the recorded SHA-256, whose arrays declare no more data than that either
@@ -301,9 +322,12 @@ def _read_policy(
                     f"{path}: {size} bytes, more than the {limit} the output policy of {episodes} episodes of this game "
                     "takes: not this run's policy"
                 )
-            _check_digest(path, fh, digest, metrics_path)
-            fh.seek(0)
-            with NpzArchive(fh) as archive:
+            # Read once: the bytes hashed are the bytes parsed (a file changed after its hash
+            # cannot be read in its place).
+            data, found = read_hashed(fh, limit)
+            if found != digest:
+                raise _digest_error(path, metrics_path)
+            with NpzArchive(io.BytesIO(data)) as archive:
                 declared = 0
                 for key in archive.keys:
                     shape, _, dtype = archive.header(key)
@@ -318,11 +342,15 @@ def _read_policy(
     except ArchiveError as err:
         raise RunDirectoryError(f"{path}: {err}") from None
     try:
-        policy = VisitChainPolicy.load(path)
-    except OSError as err:
-        raise RunDirectoryError(f"{path}: cannot read: {err.strerror or err}") from None
+        policy = VisitChainPolicy.load(io.BytesIO(data), where=str(path))
     except ValueError as err:  # ArchiveError: already names the file
         raise RunDirectoryError(str(err)) from None
+    kernel = metrics_kernel
+    if kernel is not None and policy.kind != kernel:
+        raise RunDirectoryError(
+            f"{path}: kind: {policy.kind!r}, but {metrics_path.name} records the output policy's kernel {kernel!r}: "
+            "not this run's policy"
+        )
     got = (policy.T, policy.num_players, policy.horizon, policy.num_states, tuple(policy.num_actions))
     want = (episodes // per_round, game.num_players, game.horizon, game.num_states, tuple(game.num_actions))
     if got != want:
@@ -347,20 +375,19 @@ def load_vlearning_directory(
     path = Path(path)
     metrics_path = path / METRICS_FILE
     if not os.path.lexists(metrics_path):
-        raise RunDirectoryError(f"{path}: not a run directory (no {METRICS_FILE})")
+        raise RunDirectoryError(wrong_directory(path, f"a run directory (with {METRICS_FILE})"))
     metrics = read_vlearning_metrics(metrics_path)
     sums = metrics["sha256"]
     game_path = path / metrics["game_file"]
+    # Its size first, then its bytes read once, hashed and parsed (`load_game`'s sha256).
     try:
-        with open_regular(game_path) as fh:
-            # Its size first: hashing a file of many GiB before load_game refused it would take minutes.
-            check_game_file_size(game_path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
-            _check_digest(game_path, fh, sums[metrics["game_file"]], metrics_path)
-    except OSError as err:
-        raise RunDirectoryError(f"{game_path}: cannot read: {err.strerror or err}") from None
-    game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries)
+        game = load_game(game_path, max_bytes=max_bytes, max_entries=max_entries, sha256=sums[metrics["game_file"]])
+    except GameDigestError:
+        raise _digest_error(game_path, metrics_path) from None
     if game.horizon != metrics.get("horizon", game.horizon):
         raise RunDirectoryError(f"{metrics_path}: horizon: {metrics['horizon']!r}, but {game_path.name} has H = {game.horizon}")
     per_round = parse_bandit(metrics.get("feedback", "bandit:1"))
-    policy = _read_policy(path / POLICY_FILE, game, metrics["episodes"], per_round, sums[POLICY_FILE], metrics_path)
+    policy = _read_policy(
+        path / POLICY_FILE, game, metrics["episodes"], per_round, sums[POLICY_FILE], metrics_path, metrics.get("kernel")
+    )
     return StoredVLearning(path, metrics, game, policy)

@@ -6,7 +6,8 @@ feedback model (a sampled one once per seed, with its own draws), for ``T`` iter
 the metrics at the checkpoints. See ``docs/howto-sweep.md`` for the schema with examples.
 
 Every error names the file and the key at fault, e.g.
-``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``.
+``sweep.toml: algorithms[1]: unknown algorithm 'foo'; choose one of: smooth_ce, stage_cce, smooth_cce``,
+one line per problem where there are several.
 """
 
 from __future__ import annotations
@@ -23,21 +24,24 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, did_you_mean_path
+from ..._text import abbreviate_digits, long_integer_in
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
-from ._bandit import VLEARNING_FEEDBACK, is_vlearning
+from ._bandit import check_bandit_settings
 from ._values import (
     _bool_list,
     _eta_list,
     _feedback_list,
+    _ix_setting,
     _non_negative_number,
     _order_list,
     _positive_finite,
@@ -45,7 +49,6 @@ from ._values import (
     _schedule_list,
     _show,
     _strict_bool,
-    is_bandit,
 )
 
 __all__ = [
@@ -133,7 +136,8 @@ def _check_keys_region(text: str, begin: int, end: int, source: str) -> None:
 
 
 class SweepConfigError(MarkovGamesError, ValueError):
-    """A sweep configuration is invalid; the message is one line naming the file and the key."""
+    """A sweep configuration is invalid; the message is one line naming the file and the key, one per
+    problem where there are several (``problems``)."""
 
 
 class _Strict(BaseModel):
@@ -305,13 +309,14 @@ class AlgorithmSpec(_Strict):
 
     name: str
     optimistic: list[bool] | None = None
-    etas: list[float | Literal["theory"]] | None = None
+    etas: list[float | str] | None = None
     orders: list[str] | None = None
     eta_schedules: list[str] | None = None
     regret: bool | None = None
     feedbacks: list[str] | None = None
     #: Bandit feedback only (V-learning, or a composition under ``bandit:M``): the bonus constant
-    #: ``c`` and a composition's implicit-exploration parameter (default: the library's).
+    #: ``c`` and a composition's implicit exploration, a constant (default: the library's, decaying;
+    #: ``"decaying"`` written out is the default).
     bonus: float | None = None
     ix: float | None = None
 
@@ -362,8 +367,8 @@ class AlgorithmSpec(_Strict):
 
     @field_validator("bonus", "ix", mode="before")
     @classmethod
-    def _bandit_numbers(cls, v: Any) -> Any:
-        return _non_negative_number(v)
+    def _bandit_numbers(cls, v: Any, info: ValidationInfo) -> Any:
+        return _ix_setting(v) if info.field_name == "ix" else _non_negative_number(v)
 
 
 def _check_algorithm(name: str) -> str:
@@ -398,7 +403,7 @@ class SweepConfig(_Strict):
     games: list[GameSpec]
     algorithms: list[AlgorithmSpec]
     # mypy cannot give a lambda's list the element type of a union of callables ([0.2] is one).
-    etas: list[float | Literal["theory"]] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
+    etas: list[float | str] = Field(default_factory=lambda: [0.2])  # type: ignore[arg-type]
     optimistic: list[bool] = Field(default_factory=lambda: [True])
     T: int
     checkpoints: list[int] | Literal["log", "decades"] = "log"
@@ -410,12 +415,13 @@ class SweepConfig(_Strict):
     out: str | None = None
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     orders: list[str] = Field(default_factory=lambda: ["simultaneous"])
     eta_schedules: list[str] = Field(default_factory=lambda: ["constant"])
     regret: bool = False
     feedbacks: list[str] = Field(default_factory=lambda: ["full"])
 
-    @field_validator("exact", "last_iterate", "regret", mode="before")
+    @field_validator("exact", "last_iterate", "weighted_average", "regret", mode="before")
     @classmethod
     def _exact(cls, v: Any) -> bool:
         return _strict_bool(v)
@@ -521,7 +527,7 @@ class SweepConfig(_Strict):
         ]
         for key, etas in lists:
             for j, eta in enumerate(etas):
-                if eta != "theory" and eta > limit:
+                if not isinstance(eta, str) and eta > limit:
                     raise ValueError(
                         f"{key}[{j}]: learning rate {eta:g} is too large for T = {self.T} in {self.dtype} "
                         f"(at most {limit:.3g}; see markovgames.dynamics.max_learning_rate)"
@@ -572,22 +578,22 @@ def _message(error: Mapping[str, Any]) -> str:
     return msg
 
 
-def _format_validation_error(source: str, err: ValidationError) -> str:
-    errors = err.errors()
-    first = errors[0]
-    # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
-    loc = tuple(p for p in first["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
-    msg = _message(first)
-    # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
-    m = re.match(r"^(\[\d+\])+: ", msg)
-    where = _loc(loc)
-    if m:
-        where += m.group(0)[:-2]
-        msg = msg[m.end() :]
-    text = f"{source}: {where}: {msg}" if where else f"{source}: {msg}"
-    if len(errors) > 1:
-        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return text
+def _format_validation_error(source: str, err: ValidationError) -> list[str]:
+    """Every problem that pydantic found, one line each naming its key (``sweep.toml: etas[1]: ...``),
+    in the order of the configuration; one per key (a union's members report one problem each)."""
+    lines: dict[str, str] = {}
+    for error in err.errors():
+        # Drop pydantic's union-member tags (e.g. 'list[int]', 'literal[...]') from the location.
+        loc = tuple(p for p in error["loc"] if isinstance(p, int) or not re.search(r"[\[\]']", str(p)))
+        msg = _message(error)
+        # A nested index error ("[2]: ...") reads best glued to the key: "etas[2]: ...".
+        m = re.match(r"^(\[\d+\])+: ", msg)
+        where = _loc(loc)
+        if m:
+            where += m.group(0)[:-2]
+            msg = msg[m.end() :]
+        lines.setdefault(where, f"{source}: {where}: {msg}" if where else f"{source}: {msg}")
+    return list(lines.values())
 
 
 # ---------------------------------------------------------------------------------------
@@ -635,6 +641,9 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
         if raw[0] in "[{\"'" or not re.fullmatch(r"[A-Za-z0-9_./:+-]+", raw):
             raise SweepConfigError.for_argument("override", f"{raw!r} is not a TOML value ({err})", f"{key}") from None
         value = raw  # a bare word: a string
+    except ValueError:  # an integer of more digits than Python converts
+        where = long_integer_in(raw) or "an integer of too many digits"
+        raise SweepConfigError.for_argument("override", where.split(": ", 1)[-1], f"{key}") from None
     return _split_key(key), value
 
 
@@ -687,7 +696,7 @@ def parse_sweep_config(data: dict[str, Any], source: str = "config") -> SweepCon
     try:
         return SweepConfig.model_validate(data)
     except ValidationError as err:
-        raise SweepConfigError(_format_validation_error(source, err)) from None
+        raise SweepConfigError.of_problems(_format_validation_error(source, err)) from None
 
 
 def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> tuple[SweepConfig, dict[str, Any]]:
@@ -702,7 +711,7 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         # A regular file, read with a bound: a FIFO or a device would hang or never end.
         data = read_bounded(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
-        raise SweepConfigError(f"{path}: no such configuration file") from None
+        raise SweepConfigError(f"{path}: no such configuration file{did_you_mean_path(path, Path.is_file)}") from None
     except NotRegularFileError as err:
         if path.is_dir():
             raise SweepConfigError(f"{path}: is a directory, not a configuration file") from None
@@ -722,85 +731,10 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         raise SweepConfigError(f"{source}: invalid TOML: {err}") from None
     except RecursionError:  # arrays or tables nested thousands deep
         raise SweepConfigError(f"{source}: invalid TOML: nested too deep to parse") from None
+    except ValueError as err:  # an integer of more digits than Python converts
+        raise SweepConfigError(f"{source}: {long_integer_in(text) or abbreviate_digits(str(err))}") from None
     try:
         raw = apply_overrides(raw, list(overrides or []))
         return parse_sweep_config(raw, source), raw
     except RecursionError:  # parsed, but too deep to copy or validate
         raise SweepConfigError(f"{source}: nested too deep to read") from None
-
-
-def _apart(feedbacks: list[str]) -> str:
-    """Advice for an algorithm listed under bandit and other feedback models at once."""
-    others = [f for f in feedbacks if not is_bandit(f)]
-    if not others:
-        return ""
-    shown = ", ".join(f'"{f}"' for f in others)
-    return f" (list the algorithm twice to run it otherwise under {shown}: once with feedbacks = [{shown}])"
-
-
-def check_bandit_settings(config: SweepConfig) -> None:
-    """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
-    sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
-    ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
-    ``regret``, ``last_iterate`` or ``float32`` for a bandit run (a ``ValueError``)."""
-    for k, alg in enumerate(config.algorithms):
-        where, name = f"algorithms[{k}]", alg.name
-        feedbacks = alg.feedbacks or config.feedbacks
-        if is_vlearning(name):
-            if alg.feedbacks is not None and alg.feedbacks != [VLEARNING_FEEDBACK]:
-                raise ValueError(
-                    f"{where}.feedbacks: {name!r} is V-learning, which runs on {VLEARNING_FEEDBACK} (one episode per "
-                    "round, its papers' feedback); remove the key"
-                )
-            if alg.optimistic is not None and alg.optimistic != [False]:
-                raise ValueError(f"{where}.optimistic: {name!r} has no optimistic form (its papers' bandits); remove the key")
-            if alg.etas is not None:
-                raise ValueError(
-                    f"{where}.etas: {name!r} runs with its papers' rates; a learning rate is for a composition "
-                    "LEARNER+UPDATE under bandit:M; remove the key"
-                )
-            if alg.ix is not None:
-                raise ValueError(
-                    f"{where}.ix: {name!r} runs with its papers' implicit exploration; ix is for a composition "
-                    "LEARNER+UPDATE under bandit:M; remove the key"
-                )
-            bandit, feedbacks = [VLEARNING_FEEDBACK], [VLEARNING_FEEDBACK]
-        else:
-            bandit = [f for f in feedbacks if is_bandit(f)]
-            for key in ("bonus", "ix"):
-                if getattr(alg, key) is not None and not bandit:
-                    raise ValueError(
-                        f"{where}.{key}: applies to bandit feedback only (V-learning, or a composition under bandit:M); "
-                        f"{name!r} runs under {', '.join(feedbacks)}"
-                    )
-            etas = alg.etas or config.etas
-            if bandit and "theory" in etas:
-                key = f"{where}.etas" if alg.etas else "etas"
-                raise ValueError(
-                    f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "
-                    f"{name!r} needs numbers: give it its own etas{_apart(feedbacks)}"
-                )
-        if not bandit:
-            continue
-        runs = f"{where}: {name!r} under {bandit[0]}"
-        for key, default, what in (
-            ("orders", "simultaneous", "updates simultaneously, once per round"),
-            (
-                "eta_schedules",
-                "constant",
-                "has no step-size schedule (V-learning its papers' rates, a composition a constant eta)",
-            ),
-        ):
-            odd = [v for v in getattr(alg, key) or getattr(config, key) if v != default]
-            if odd:
-                own = f"{where}.{key}" if getattr(alg, key) else key
-                raise ValueError(
-                    f'{own}: {runs} {what}: {odd[0]!r} is not available; give it its own {key} = ["{default}"]{_apart(feedbacks)}'
-                )
-        if config.regret if alg.regret is None else alg.regret:
-            key = "regret" if alg.regret is None else f"{where}.regret"
-            raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
-        if config.last_iterate:
-            raise ValueError(f"last_iterate: {runs} records no last iterate; run it in a sweep without last_iterate")
-        if config.dtype != "float64":
-            raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')

@@ -47,6 +47,7 @@ class BatchOutput:
     pid: int
     exact: tuple[dict[int, dict[str, Any]], ...] | None = None  # per run, exact gaps per checkpoint
     last_iterate: np.ndarray | None = None  # (B, P, 2, N): the last iterate's value and best-response values
+    weighted_average: np.ndarray | None = None  # (B, P, 2, N): the same of the weighted average of the iterates
     regret: np.ndarray | None = None  # (B, P, 2, N): each player's average external and swap regret
     samples_used: np.ndarray | None = None  # (P,): the samples each run drew after T' iterations (sampled:K, bandit:M)
 
@@ -81,6 +82,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         dtype=task.dtype,
         checkpoints=list(task.checkpoints),
         last_iterate=task.last_iterate,
+        weighted_average=task.weighted_average,
         order=task.order,
         step_schedule=schedule,
         regret=task.regret,
@@ -107,6 +109,9 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         last_iterate=None
         if result.last_iterate_value is None or result.last_iterate_best_response is None
         else np.stack([result.last_iterate_value, result.last_iterate_best_response], axis=-2),
+        weighted_average=None
+        if result.weighted_average_value is None or result.weighted_average_best_response is None
+        else np.stack([result.weighted_average_value, result.weighted_average_best_response], axis=-2),
         regret=None
         if result.external_regret is None or result.swap_regret is None
         else np.stack([result.external_regret, result.swap_regret], axis=-2),

@@ -26,6 +26,8 @@ from typing import Any
 
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
+from ..._papers import parse_theory
+from ...dynamics import IX_SCHEDULES
 from ._bandit import PAPER_RATE, bandit_parameters, is_vlearning
 
 __all__ = [
@@ -216,7 +218,10 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "algorithm": (_is_text, "an algorithm name"),
             "concept": (lambda v: v in ("ce", "cce"), "'ce' or 'cce'"),
             "optimistic": (lambda v: isinstance(v, bool), "true or false"),
-            "eta": (lambda v: v in ("theory", PAPER_RATE) or _is_number(v) and v > 0, "a positive number, 'theory' or 'paper'"),
+            "eta": (
+                lambda v: v == PAPER_RATE or _is_theory(v) or _is_number(v) and v > 0,
+                "a positive number, 'theory[:PAPER]' or 'paper'",
+            ),
             "eta_value": (_optional(lambda v: _is_number(v) and v > 0), "a positive number or null"),
             "T": (lambda v: _is_int(v, 1, _MAX_T), f"an integer in 1..{_MAX_T}"),
             "dtype": (lambda v: v in _DTYPES, f"one of {', '.join(_DTYPES)}"),
@@ -239,6 +244,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             # Written under bandit feedback: the bonus constant and implicit exploration the run used.
             "bonus": (lambda v: _is_number(v, 0.0), "a non-negative number"),
             "ix": (lambda v: _is_number(v, 0.0), "a non-negative number"),
+            "ix_schedule": (lambda v: v in IX_SCHEDULES, f"one of {', '.join(IX_SCHEDULES)}"),
         },
     )
     spec = doc["spec"]
@@ -287,6 +293,10 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
         "last_iterate_nash_gap": (_is_number, "a finite number"),
         "last_iterate_nash_gap_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "last_iterate_duality_gap": (_is_number, "a finite number"),
+        "weighted_average_value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "weighted_average_nash_gap": (_is_number, "a finite number"),
+        "weighted_average_nash_gap_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "weighted_average_duality_gap": (_is_number, "a finite number"),
         "external_regret": (_is_number, "a finite number"),
         "swap_regret": (_is_number, "a finite number"),
         "external_regret_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
@@ -314,7 +324,7 @@ def _check_bandit_fields(reader: _Reader, doc: dict[str, Any], spec: dict[str, A
     defaults), none on another run; returns its ``M`` (``None``: not a bandit run)."""
     feedback = doc.get("feedback", "full")
     if not feedback.startswith("bandit:"):
-        for key in ("bonus", "ix"):
+        for key in ("bonus", "ix", "ix_schedule"):
             if key in doc or key in spec:
                 raise reader.fail(key, f"set on a run of feedback {feedback}: bonus and ix are bandit feedback's")
         if doc["eta"] == PAPER_RATE or is_vlearning(doc["algorithm"]):
@@ -324,9 +334,10 @@ def _check_bandit_fields(reader: _Reader, doc: dict[str, Any], spec: dict[str, A
         raise reader.fail("eta", f"{_shown(doc['eta'])}: 'paper' is V-learning's, and V-learning's only")
     if spec.get("bonus") is not None and not _is_number(spec["bonus"], 0.0) or not _is_number(spec.get("ix", 0.0), 0.0):
         raise reader.fail("spec", "its bonus or ix is not a non-negative number")
-    bonus, ix = bandit_parameters(doc["algorithm"], doc["eta"], spec.get("bonus"), spec.get("ix"), doc["shape"]["H"])
-    for key, expected in (("bonus", bonus), ("ix", ix)):
+    bonus, ix, schedule = bandit_parameters(doc["algorithm"], doc["eta"], spec.get("bonus"), spec.get("ix"), doc["shape"]["H"])
+    for key, expected in (("bonus", bonus), ("ix", ix), ("ix_schedule", schedule)):
         if doc.get(key) != expected:
+            # (A file from before the decaying default has no ix_schedule: its ix was a constant.)
             raise reader.fail(key, f"{_shown(doc.get(key))} is not the run's {_shown(expected)} (its spec's, or the default)")
     return int(feedback.partition(":")[2])
 
@@ -341,6 +352,15 @@ def _check_units(reader: _Reader, value: Any, field: str) -> None:
             "offset": (_is_number, "a finite number"),
         },
     )
+
+
+def _is_theory(value: Any) -> bool:
+    """A theorem's learning rate as a configuration names it: ``theory`` or ``theory:PAPER`` of a
+    paper whose rate markovgames implements."""
+    try:
+        return parse_theory(value) is not None
+    except ValueError:
+        return False
 
 
 def _check_shape(reader: _Reader, value: Any, field: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..._resources import format_bytes, physical_memory
-from ..._suggest import did_you_mean
+from ..._suggest import did_you_mean, nearest_path
 from ...dynamics import (
     Algorithm,
     LearningRate,
@@ -35,15 +35,8 @@ from ...dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ...games import (
-    BUILTIN_GAMES,
-    MAX_GAME_ENTRIES,
-    DiscountedMarkovGame,
-    MarkovGame,
-    get_builtin,
-    load_any_game,
-    random_game,
-)
+from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
+from ...games._resolve import is_game_file
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
@@ -51,10 +44,10 @@ from ._bandit import (
     check_bandit_size,
     is_vlearning,
 )
-from ._config import DISCOUNTED_IN_SWEEPS, AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
+from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
-from ._values import is_bandit
+from ._values import is_bandit, schedule_rates_fault
 
 __all__ = [
     "PlannedRun",
@@ -162,6 +155,7 @@ class PlannedRun:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     #: A user's file: the bytes the driver read and hashed, which the workers compile (see `BatchTask`).
     reference_source: bytes | None = None
     #: The SHA-256 of a user's file or module (the spec's ``algorithm_sha256``); None for built-ins.
@@ -191,7 +185,7 @@ class PlannedRun:
     @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
-        stage_theory = self.value_update == "stage" and self.eta == "theory"
+        stage_theory = self.value_update == "stage" and isinstance(self.eta, str)
         return (
             self.algorithm,
             self.optimistic,
@@ -202,6 +196,7 @@ class PlannedRun:
             stage_theory,
             self.exact,
             self.last_iterate,
+            self.weighted_average,
             self.order,
             self.schedule_reference,
             self.schedule_sha256,
@@ -230,6 +225,7 @@ class BatchTask:
     concept: str
     exact: bool = False
     last_iterate: bool = False
+    weighted_average: bool = False
     #: A user's file: its content as the driver read and hashed it. The worker compiles these
     #: bytes, not the file (which may have changed since), so that the results stored under the
     #: recorded SHA-256 are those of that code.
@@ -283,7 +279,7 @@ class SweepPlan:
 
     def output_bytes(self, run_ids: Sequence[str] | None = None) -> int:
         """About how many bytes the sweep directory will hold for its runs (or those of ``run_ids``),
-        as measured on sweeps of the paper's game: 16 KiB for ``results.parquet``'s and the
+        as measured on sweeps of the paper's game: 24 KiB for ``results.parquet``'s (about 66 columns) and the
         manifest's own overhead, 2 KiB per run (its file and manifest entry) and per checkpoint of
         a run ``200 + 105 N`` bytes (its record in the run's file and its row of ``results.parquet``).
         Game files are not counted."""
@@ -291,7 +287,7 @@ class SweepPlan:
         runs = [r for r in self.runs if wanted is None or r.run_id in wanted]
         # A bandit run's records and rows also hold its episodes, bonus and ix (its policy is not written).
         rows = sum(len(r.checkpoints) * (200 + 105 * r.game.num_players + (60 if r.bandit else 0)) for r in runs)
-        return 16 * 1024 + 2048 * len(runs) + rows
+        return 24 * 1024 + 2048 * len(runs) + rows
 
     def batches(self, run_ids: Sequence[str] | None = None) -> list[BatchTask]:
         """Group runs (all, or those in ``run_ids``) into batch tasks, largest first."""
@@ -326,6 +322,7 @@ class SweepPlan:
                         concept=first.concept,
                         exact=first.exact,
                         last_iterate=first.last_iterate,
+                        weighted_average=first.weighted_average,
                         reference_source=first.reference_source,
                         algorithm_sha256=first.algorithm_sha256,
                         order=first.order,
@@ -371,6 +368,17 @@ def _random_label(spec, seed: int | None) -> str:
     return text + ")"
 
 
+def _nearest_game_file(file: str, base_dir: Path) -> str:
+    """`` (did you mean 'x'?)`` for the existing game file nearest ``file`` (relative to the
+    configuration's directory ``base_dir``, and so written), or ``""``."""
+    path = Path(file)
+    found = nearest_path(path if path.is_absolute() else base_dir / path, is_game_file)
+    if found is None:
+        return ""
+    shown = Path(found) if path.is_absolute() else Path(found).relative_to(base_dir)
+    return f" (did you mean {str(shown)!r}?)"
+
+
 def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
     """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
     built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
@@ -386,15 +394,13 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             if not path.exists():
                 raise SweepConfigError(
                     f"{where}: {entry.file!r} is neither a built-in game nor an existing game file"
-                    f"{did_you_mean(entry.file, BUILTIN_GAMES)}"
+                    f"{did_you_mean(entry.file, BUILTIN_GAMES) or _nearest_game_file(entry.file, base_dir)}"
                 )
             try:
-                read = load_any_game(path, max_bytes=max_bytes, max_entries=max_entries)
+                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
             except Exception as err:  # GameFileError and friends: name the entry
                 raise SweepConfigError(f"{where}: {err}") from None
-            if not isinstance(read, MarkovGame):
-                raise SweepConfigError(f"{where}: {entry.file}: a discounted game; {DISCOUNTED_IN_SWEEPS}")
-            built.append((index, entry.label or entry.file, "file", None, None, read))
+            built.append((index, entry.label or entry.file, "file", None, None, game))
         else:
             spec = entry.random
             if spec is None:  # unreachable: GameSpec is validated to give exactly one of the three
@@ -604,6 +610,8 @@ def _spec_settings(
         spec["exact"] = True
     if config.last_iterate:
         spec["last_iterate"] = True
+    if config.weighted_average:
+        spec["weighted_average"] = True
     if order != "simultaneous":
         spec["order"] = order
     if not schedule.is_constant:
@@ -734,6 +742,9 @@ def plan_sweep(
                 seen.add(rid)
                 # V-learning's rates are its papers' schedules: no single rate.
                 scale, per_stage = (None, True) if spec_alg is None else resolve_learning_rate(eta, spec_alg, game)
+                fault = None if spec_alg is None else schedule_rates_fault(schedule, scale, eta, game, index, config)
+                if fault is not None:  # before any batch: a bad schedule is one line, not failed batches
+                    raise SweepConfigError(f"{key}[{schedule_names.index(schedule_name)}]: {fault}")
                 runs.append(
                     PlannedRun(
                         run_id=rid,
@@ -758,6 +769,7 @@ def plan_sweep(
                         concept=("ce" if alg.name == "ce-v" else "cce") if spec_alg is None else spec_alg.concept,
                         exact=config.exact,
                         last_iterate=config.last_iterate,
+                        weighted_average=config.weighted_average,
                         reference_source=source,
                         algorithm_sha256=digest,
                         order=order,

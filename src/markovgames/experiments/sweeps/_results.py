@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from ..._atomic import atomic_write
+from ..._papers import parse_theory
 from ...games import AffineRescaling
-from ..rundirs._directory import last_iterate_fields, regret_fields, units_field
+from ..rundirs._directory import last_iterate_fields, regret_fields, units_field, weighted_average_fields
 from ..rundirs._exact import EXACT_FIELDS
 from ._bandit import bandit_parameters
 from ._directory import MANIFEST_FILE, RUNS_DIR, _now
@@ -54,6 +55,11 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
                     if output.last_iterate is None
                     else last_iterate_fields(output.last_iterate[b, k, 0], output.last_iterate[b, k, 1], run.game)
                 ),
+                **(
+                    {}
+                    if output.weighted_average is None
+                    else weighted_average_fields(output.weighted_average[b, k, 0], output.weighted_average[b, k, 1], run.game)
+                ),
                 **({} if output.regret is None else regret_fields(output.regret[b, k, 0], output.regret[b, k, 1])),
                 **({} if output.samples_used is None else {"samples_used": int(output.samples_used[k])}),
                 # Under bandit feedback a checkpoint counts rounds of M episodes each.
@@ -72,10 +78,11 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
     if run.feedback_seed is not None:
         extra["feedback_seed"] = run.feedback_seed
     if run.bandit:  # the bonus and implicit exploration the run used (given, or the library's defaults)
-        bonus, ix = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, run.game.horizon)
+        bonus, ix, ix_schedule = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, run.game.horizon)
         extra["bonus"] = bonus
         if ix is not None:
             extra["ix"] = ix
+            extra["ix_schedule"] = ix_schedule
     units = units_field(run.game.units)
     if units is not None:
         extra["units"] = units
@@ -198,6 +205,12 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "episodes": rec.get("episodes"),
                 "bonus": doc.get("bonus"),
                 "ix": doc.get("ix"),
+                "ix_schedule": doc.get("ix_schedule"),
+                "weighted_average_value": rec.get("weighted_average_value"),
+                "weighted_average_nash_gap": rec.get("weighted_average_nash_gap"),
+                "weighted_average_duality_gap": rec.get("weighted_average_duality_gap"),
+                # Whose theorem's rate a 'theory' rate is (the catalogue's key), null for a number.
+                "eta_theory": parse_theory(doc["eta"]) if isinstance(doc["eta"], str) else None,
             }
         )
         rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
@@ -262,6 +275,11 @@ def _results_schema():
             ("episodes", pa.int64()),
             ("bonus", pa.float64()),
             ("ix", pa.float64()),
+            ("ix_schedule", pa.string()),
+            ("weighted_average_value", pa.list_(pa.float64())),
+            ("weighted_average_nash_gap", pa.float64()),
+            ("weighted_average_duality_gap", pa.float64()),
+            ("eta_theory", pa.string()),
             *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )

@@ -8,7 +8,6 @@ and the caller's progress up to date.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..._atomic import atomic_write_text
+from ..._json import dumps
 from ._config import SweepConfig
 from ._directory import MANIFEST_FILE, RUNS_DIR
 from ._execute import BatchOutput
@@ -101,7 +101,7 @@ class _SweepSession:
     def on_result(self, task: BatchTask, output: BatchOutput, attempt: int) -> None:
         for b, rid in enumerate(output.run_ids):
             doc = _run_document(self.by_id[rid], output, b, attempt, len(task))
-            atomic_write_text(self.runs_dir / f"{rid}.json", json.dumps(doc, allow_nan=False) + "\n")
+            atomic_write_text(self.runs_dir / f"{rid}.json", dumps(doc, str(self.runs_dir / f"{rid}.json")) + "\n")
         self.done += len(task)
         self.computed += len(task)
         self.batches += 1
@@ -179,7 +179,7 @@ class _SweepSession:
             )
 
     def write_manifest(self, status: str, finished_at: str | None = None) -> None:
-        text = json.dumps(self.manifest(status, finished_at), indent=2, allow_nan=False) + "\n"
+        text = dumps(self.manifest(status, finished_at), str(self.out / "manifest.json"), indent=2) + "\n"
         atomic_write_text(self.out / MANIFEST_FILE, text)
 
     def manifest(self, status: str, finished_at: str | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ is the median over the group's runs (with the interquartile range where it is dr
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ import numpy as np
 from ..._atomic import atomic_write_text
 from ..._errors import ArgumentError
 from ..._files import JsonFileError, parse_json
+from ..rundirs._kinds import wrong_directory
 from ._table import COLUMN_DEFAULTS, ResultsError, read_results_table
 
 __all__ = [
@@ -48,26 +50,67 @@ CONCEPTS = ("auto", "ce", "cce")
 Concept = Literal["auto", "ce", "cce"]
 
 #: What a curve shows: the certified gap of the output policy (``concept`` picks which), each run's
-#: largest average regret over players, steps and states (runs with ``regret = true``), or the
-#: last iterate's duality gap (two-player constant-sum games, runs with ``last_iterate = true``).
-METRICS = ("gap", "external_regret", "swap_regret", "duality_gap")
-#: The results column of each metric but ``gap``.
-METRIC_COLUMNS = {"external_regret": "external_regret", "swap_regret": "swap_regret", "duality_gap": "last_iterate_duality_gap"}
+#: largest average regret over players, steps and states (runs with ``regret = true``), or a product
+#: policy's measure: the Nash or duality gap (two-player constant-sum games) of the last iterate
+#: (runs with ``last_iterate = true``), of the weighted average of the iterates with the value
+#: update's weights (``weighted_average = true``), or of their uniform average (a run directory of
+#: ``markovgames run --uniform-average``; sweeps do not compute it). ``duality_gap`` is
+#: ``last_iterate_duality_gap``'s older name.
+METRICS = (
+    "gap",
+    "external_regret",
+    "swap_regret",
+    "duality_gap",
+    "last_iterate_duality_gap",
+    "last_iterate_nash_gap",
+    "weighted_average_duality_gap",
+    "weighted_average_nash_gap",
+    "uniform_average_duality_gap",
+    "uniform_average_nash_gap",
+)
+#: The results column of each metric but ``gap`` (a run directory's checkpoint field of the same name).
+METRIC_COLUMNS = {
+    "external_regret": "external_regret",
+    "swap_regret": "swap_regret",
+    "duality_gap": "last_iterate_duality_gap",
+    **{m: m for m in METRICS[4:]},
+}
 #: Where a metric's column comes from: what a sweep must set to have it.
+_CONSTANT_SUM = "on a two-player constant-sum game"
 _METRIC_SOURCES = {
     "external_regret": "regret = true",
     "swap_regret": "regret = true",
-    "duality_gap": "last_iterate = true on a two-player constant-sum game",
+    "duality_gap": f"last_iterate = true {_CONSTANT_SUM}",
+    "last_iterate_duality_gap": f"last_iterate = true {_CONSTANT_SUM}",
+    "last_iterate_nash_gap": "last_iterate = true",
+    "weighted_average_duality_gap": f"weighted_average = true {_CONSTANT_SUM}",
+    "weighted_average_nash_gap": "weighted_average = true",
+    "uniform_average_duality_gap": "nothing: only 'markovgames run --uniform-average' computes the uniform average "
+    "(a sweep's weighted_average = true gives the value update's average)",
+    "uniform_average_nash_gap": "nothing: only 'markovgames run --uniform-average' computes the uniform average "
+    "(a sweep's weighted_average = true gives the value update's average)",
+}
+#: Each metric's policy and measure, for the axis labels.
+_METRIC_WORDS = {
+    "duality_gap": ("duality gap", "the last iterate"),
+    "last_iterate_duality_gap": ("duality gap", "the last iterate"),
+    "last_iterate_nash_gap": ("Nash gap", "the last iterate"),
+    "weighted_average_duality_gap": ("duality gap", "the weighted average iterate"),
+    "weighted_average_nash_gap": ("Nash gap", "the weighted average iterate"),
+    "uniform_average_duality_gap": ("duality gap", "the uniform average iterate"),
+    "uniform_average_nash_gap": ("Nash gap", "the uniform average iterate"),
 }
 
 
 def metric_label(metric: str, over_players: bool = True) -> str:
     """A metric's axis label (its per-player curves: ``over_players=False``)."""
     where = "players, steps and states" if over_players else "steps and states"
+    if metric in _METRIC_WORDS:
+        measure, policy = _METRIC_WORDS[metric]
+        return f"{measure} of {policy}"
     return {
         "external_regret": f"average external regret (max over {where})",
         "swap_regret": f"average swap regret (max over {where})",
-        "duality_gap": "duality gap of the last iterate",
     }[metric]
 
 
@@ -89,10 +132,32 @@ def _read_results_table(results_dir: str | Path):
     its sizes bounded from its footer, and every column's type and values checked (`._results_table`)."""
     path = Path(results_dir)
     if path.is_dir():
+        if not os.path.lexists(path / RESULTS_FILE):
+            raise ResultsError(wrong_directory(path, SWEEP_DIRECTORY))
         path = path / RESULTS_FILE
-    if not path.exists():
-        raise ResultsError(f"{path}: no such results file (run 'markovgames sweep' first)")
+    elif not is_results_file(path):
+        # A file that is not a Parquet file (a sweep configuration given for its results), or no file at all.
+        raise ResultsError(wrong_directory(path, SWEEP_DIRECTORY))
     return path, read_results_table(path)
+
+
+#: What ``summarize`` and ``plot`` read, as their messages name it.
+SWEEP_DIRECTORY = f"a sweep directory (with {RESULTS_FILE})"
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether ``path``, given for a sweep's results, is a results file: named ``.parquet`` (read, and
+    its damage reported, as such), or a regular file that begins with Parquet's magic bytes (its
+    first four only are read)."""
+    if path.suffix == ".parquet":
+        return True
+    try:
+        if not path.is_file():
+            return False
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def result_rows(results_dir: str | Path) -> list[dict[str, Any]]:
@@ -295,10 +360,12 @@ def feedback_label(row: dict[str, Any]) -> str:
     if not feedback.startswith("bandit:"):
         return feedback
     words = [feedback]
-    bonus, ix, eta = _number(row.get("bonus")), _number(row.get("ix")), _number(row.get("eta_value"))
+    bonus, ix = _number(row.get("bonus")), _number(row.get("ix"))
     if bonus is not None and bonus != (1.0 if row.get("eta") == "paper" else 0.0):  # V-learning's default is 1
         words.append(f"bonus {bonus!r}")
-    if ix is not None and (eta is None or ix != eta * float(row["H"]) / 2.0):  # a composition's default is eta H / 2
+    # A composition's default is the decaying eta H / 2 over the square root of the visits; a file
+    # from before the schedules (no ix_schedule) ran a constant.
+    if ix is not None and row.get("ix_schedule") != "decaying":
         words.append(f"ix {ix!r}")
     return ", ".join(words)
 
@@ -436,21 +503,25 @@ class SummaryRow:
     feedback: str = "full"
     #: The samples drawn by the last checkpoint (median over the runs), ``None`` where they drew none.
     samples: float | None = None
+    #: What ``final_gap`` and the slope are of (`METRICS`): the certified gap, or another measure.
+    metric: str = "gap"
 
 
 def summarize_results(
-    results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None
+    results_dir: str | Path, concept: Concept = "auto", window: tuple[float, float] | None = None, metric: str = "gap"
 ) -> list[SummaryRow]:
     """One [`SummaryRow`][markovgames.experiments.SummaryRow] per game, algorithm, optimism, learning
     rate, update order, step-size schedule and feedback model (its runs: the seeds).
 
     ``window = (low, high)``: fit the slopes on the checkpoints in ``[low, high]`` (default: the
     last two decades of each run; see [`run_slope`][markovgames.experiments.run_slope]).
+    ``metric`` (`METRICS`): summarise another measure than the certified gap, from the runs that
+    recorded it (e.g. ``"weighted_average_duality_gap"``, a sweep with ``weighted_average = true``).
     """
     window = check_window(window)
     rows = result_rows(results_dir)
     out = []
-    for g in group_curves(rows, concept):
+    for g in group_curves(rows, concept, metric):
         final = g.gap[:, -1]
         T_last = int(g.checkpoints[-1])
         out.append(
@@ -471,6 +542,7 @@ def summarize_results(
                 eta_schedule=g.eta_schedule,
                 feedback=g.feedback,
                 samples=None if g.samples is None else float(g.samples[-1]),
+                metric=metric,
             )
         )
     return out
@@ -536,7 +608,7 @@ def summary_cells(row: SummaryRow, settings: bool | Sequence[str] = False) -> li
         "order": row.order,
         "eta schedule": row.eta_schedule,
         FEEDBACK_COLUMN: row.feedback,
-        "gap": row.concept.upper(),
+        "gap": row.concept.upper() if row.metric == "gap" else row.metric,
         "runs": str(row.runs),
         "T": str(row.T),
         "final gap (median)": _fmt(row.final_gap, ".3e"),
@@ -567,9 +639,11 @@ def summary_markdown(rows: list[SummaryRow], title: str | None = None, window: t
     for r in rows:
         cells = [c.replace("|", "\\|") for c in summary_cells(r, columns)]
         lines.append("| " + " | ".join(cells) + " |")
+    metric = rows[0].metric if rows else "gap"
+    measure = "Certified gaps of the output policy" if metric == "gap" else metric_label(metric).capitalize()
     lines += [
         "",
-        "Certified gaps of the output policy at the last checkpoint T, median over the runs (the seeds: random games', sampled feedback's draws) "
+        f"{measure} at the last checkpoint T, median over the runs (the seeds: random games', sampled feedback's draws) "
         "of each row, with the interquartile range; gap × T is the median of gap(T) × T; the slope is the median "
         f"over runs of the least-squares log-log slope of gap versus T' over {window_text(window)} "
         "(-1 is the paper's O(1/T) rate, -0.5 the classic O(1/sqrt(T))).",

@@ -45,7 +45,7 @@ _MAX_T = 2**31 - 1
 #: The columns a sweep also writes in the game's own units (``NAME_original``, null for a game given
 #: in [0, 1]): returns (lists, one per player), then gaps and regrets (differences of returns, which
 #: scale by the map's scale only).
-_RETURN_COLUMNS = ("value", "last_iterate_value")
+_RETURN_COLUMNS = ("value", "last_iterate_value", "weighted_average_value")
 _DIFFERENCE_COLUMNS = (
     "certified_ce_gap",
     "certified_cce_gap",
@@ -56,6 +56,8 @@ _DIFFERENCE_COLUMNS = (
     "last_iterate_duality_gap",
     "external_regret",
     "swap_regret",
+    "weighted_average_nash_gap",
+    "weighted_average_duality_gap",
 )
 ORIGINAL_COLUMNS = tuple(f"{name}_original" for name in _RETURN_COLUMNS + _DIFFERENCE_COLUMNS)
 
@@ -110,10 +112,18 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "feedback_seed": ("int", True),
     "samples": ("int", True),
     # Since bandit feedback: the episodes played after T' rounds, the bonus constant and the
-    # implicit exploration the run used (null for the other runs; ix null for V-learning too).
+    # implicit exploration the run used, its scale and schedule (null for the other runs; null for
+    # V-learning too; a file written before the schedules has no ix_schedule: its ix was a constant).
     "episodes": ("int", True),
     "bonus": ("float", True),
     "ix": ("float", True),
+    "ix_schedule": ("text", True),
+    # Since the weighted average of the iterates (null where the sweep did not evaluate it).
+    "weighted_average_value": ("floats", True),
+    "weighted_average_nash_gap": ("float", True),
+    "weighted_average_duality_gap": ("float", True),
+    # Since the catalogue by paper: whose theorem's rate a 'theory' learning rate is (null for a number).
+    "eta_theory": ("text", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
@@ -128,6 +138,15 @@ COLUMN_DEFAULTS = {
     "episodes": None,
     "bonus": None,
     "ix": None,
+    "ix_schedule": None,
+    "weighted_average_value": None,
+    "weighted_average_nash_gap": None,
+    "weighted_average_duality_gap": None,
+    "eta_theory": None,
+    **{
+        f"{name}_original": None
+        for name in ("weighted_average_value", "weighted_average_nash_gap", "weighted_average_duality_gap")
+    },
 }
 
 #: The columns every results file has (a file written by an earlier version may lack the others).
@@ -160,6 +179,7 @@ _RUN_SETTINGS = (
     "feedback_seed",
     "bonus",
     "ix",
+    "ix_schedule",
 )
 #: The kinds' names in messages.
 _KIND_NAMES = {
@@ -200,7 +220,40 @@ def read_results_table(path: Path):
         except Exception as err:  # noqa: BLE001 - pyarrow's errors of a damaged file, whatever their class
             raise ResultsError(f"{path}: cannot read results: {_first_line(err)}") from None
     _check_values(path, table)
+    _check_invariants(path, table)
     return table
+
+
+#: The columns whose numbers obey the invariants of every result (`.._invariants`).
+_INVARIANT_COLUMNS = (
+    "value",
+    "certified_ce_bound",
+    "certified_cce_bound",
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "exact_ce_gap",
+    "exact_cce_gap",
+    "last_iterate_nash_gap",
+    "last_iterate_duality_gap",
+)
+
+
+def _check_invariants(path: Path, table) -> None:
+    """What every result satisfies (values and bounds in [0, H], gaps in [0, H], exact <= certified,
+    ...: `markovgames.experiments._invariants`), refused naming the row, its run and checkpoint,
+    and the column."""
+    from .._invariants import first_violation
+
+    if "H" not in table.column_names:  # a file of an earlier version without the game's shape
+        return
+    columns = {name: table.column(name).to_pylist() for name in _INVARIANT_COLUMNS if name in table.column_names}
+    dtype = table.column("dtype").to_pylist() if "dtype" in table.column_names else "float64"
+    players = table.column("N").to_pylist() if "N" in table.column_names else 64
+    found = first_violation(columns, table.column("H").to_pylist(), players, dtype)
+    if found is not None:
+        row, name, what = found
+        run_id, checkpoint = table.column("run_id")[row].as_py(), table.column("checkpoint")[row].as_py()
+        raise ResultsError(f"{path}: row {row} (run {_shown(run_id)}, T' = {checkpoint}), column {name!r}: {what}")
 
 
 def _first_line(err: BaseException) -> str:

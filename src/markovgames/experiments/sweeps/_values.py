@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._papers import parse_theory
 from ..._suggest import did_you_mean
-from ...dynamics import ORDERS, get_step_schedule
+from ...dynamics import DEFAULT_IX, ORDERS, get_step_schedule, max_learning_rate
 from ...dynamics._feedback import FEEDBACK_FORMS, MAX_SAMPLES, parse_feedback
+from ...dynamics._interplay import bounded_schedule
 from ...dynamics._vlearning import parse_bandit
 
 #: The feedback models a sweep runs: those of ``run_batch``, and bandit feedback (``bandit:M``).
@@ -131,6 +133,17 @@ def _non_negative_number(v: Any) -> float | None:
     return float(v)
 
 
+def _ix_setting(v: Any) -> float | None:
+    """A composition's ``ix``: ``None``, or ``"decaying"`` (the default, read as ``None``: not part
+    of a run's id), or a constant number >= 0 (`_non_negative_number`)."""
+    if isinstance(v, str) and v == DEFAULT_IX:
+        return None
+    try:
+        return _non_negative_number(v)
+    except ValueError:
+        raise ValueError(f"expected {DEFAULT_IX!r} or a finite number >= 0, got {_show(v)}") from None
+
+
 def _order_list(v: Any) -> list[str]:
     return _distinct_names(v, "an update order (simultaneous, alternating)", _order)
 
@@ -145,8 +158,13 @@ def _eta_list(v: Any) -> list[float | str]:
         raise ValueError("expected a positive number, 'theory', or a non-empty list of them")
     out: list[float | str] = []
     for k, e in enumerate(items):
-        if e == "theory":
-            out.append("theory")
+        if isinstance(e, str) and (e == "theory" or e.startswith("theory:")):
+            try:
+                parse_theory(e)
+            except ValueError as err:
+                where = f"[{k}]: " if isinstance(v, list) else ""
+                raise ValueError(f"{where}{err}") from None
+            out.append(e)
             continue
         if not _positive_finite(e):
             where = f"[{k}]: " if isinstance(v, list) else ""
@@ -155,3 +173,24 @@ def _eta_list(v: Any) -> list[float | str]:
     if len(set(out)) != len(out):
         raise ValueError(f"repeated learning rate in {items!r}")
     return out
+
+
+#: A schedule's factors' range over ``t = 1..T+1``, by its identity (its file's content for a
+#: user's) and ``T``: computed once however many games and rates a sweep pairs it with.
+_FACTOR_RANGES: dict[tuple[str, int], tuple[float, int, float, int]] = {}
+
+
+def schedule_rates_fault(schedule, scale, eta, game, game_index: int, config) -> str | None:
+    """Why a schedule's rates ``eta f(t)`` (``scale``: ``eta`` resolved) leave the limits of a
+    constant rate at some ``t`` of the configuration's runs on ``game`` (``games[game_index]``), or
+    ``None`` (`markovgames.dynamics._interplay.bounded_schedule`): checked when a sweep is planned, so that
+    a bad schedule is the configuration's error, not every batch's."""
+    key = (schedule.identity, int(config.T))
+    try:
+        if key not in _FACTOR_RANGES:
+            _FACTOR_RANGES[key] = schedule.factor_range(config.T + 1)
+        limit = max_learning_rate(config.T, game.horizon, config.dtype)
+        bounded_schedule(schedule, (scale,), limit, config.dtype, config.T + 1, _FACTOR_RANGES[key])
+    except ValueError as err:
+        return f"{err} (with eta {eta} on games[{game_index}])"
+    return None

@@ -8,13 +8,21 @@ Three layers under this facade, each importing only those below it:
 * `_read` and `_write`: the entry points, which dispatch on the kind of game, on both formats.
 """
 
-from ._base import DEFAULT_MAX_FILE_BYTES, FORMAT_VERSION, GAME_FILE_SUFFIXES, GameFileError, check_game_file_size
+from ._base import (
+    DEFAULT_MAX_FILE_BYTES,
+    FORMAT_VERSION,
+    GAME_FILE_SUFFIXES,
+    GameDigestError,
+    GameFileError,
+    check_game_file_size,
+)
 from ._finite import game_from_dict
 from ._read import load_any_game, load_game
 from ._write import game_to_dict, save_game
 
 __all__ = [
     "GameFileError",
+    "GameDigestError",
     "FORMAT_VERSION",
     "DEFAULT_MAX_FILE_BYTES",
     "GAME_FILE_SUFFIXES",

@@ -12,7 +12,6 @@ any array is.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 
 from ..._files import MAX_JSON_DEPTH, json_depth, read_limited
 from ..._npz import ArchiveError, NpzArchive
+from ..._text import long_integer_in
 from .._model import GameValidationError
 from .._units import AffineRescaling
 
@@ -55,6 +55,10 @@ class GameFileError(GameValidationError):
     """A game file cannot be read or written. The message starts with the file path."""
 
 
+class GameDigestError(GameFileError):
+    """A game file's bytes do not have the SHA-256 its reader was given (``load_game(sha256=...)``)."""
+
+
 def _check_units(value: Any) -> AffineRescaling | None:
     """The ``units`` field: ``{"scale": c, "offset": d}`` with finite numbers, ``c > 0`` (absent: None)."""
     if value is None:
@@ -66,11 +70,10 @@ def _check_units(value: Any) -> AffineRescaling | None:
         number = value[key]
         if isinstance(number, bool) or not isinstance(number, (int, float, np.integer, np.floating)):
             raise GameValidationError(f"units.{key}: expected a number, got {_type_name(number)}")
-        if not math.isfinite(float(number)):
-            raise GameValidationError(f"units.{key}: expected a finite number, got {float(number)!r}")
-    if not float(value["scale"]) > 0:
-        raise GameValidationError(f"units.scale: expected a positive number, got {float(value['scale'])!r}")
-    return AffineRescaling(float(value["scale"]), float(value["offset"]))
+    try:  # finite, scale > 0, both within UNITS_BOUND (an integer beyond any float too)
+        return AffineRescaling(value["scale"], value["offset"])
+    except ValueError as err:
+        raise GameValidationError(f"units.{err}") from None
 
 
 def _short(number: int) -> str:
@@ -285,8 +288,8 @@ def _read_json(path: Path, fh, *, max_bytes: int | None) -> dict[str, Any]:
         raise GameFileError(f"{path}: not a game file: JSON nesting too deep to parse") from None
     except GameValidationError as err:
         raise GameFileError(_file_message(path, err)) from None
-    except ValueError as err:  # e.g. an integer of thousands of digits, which Python refuses to parse
-        raise GameFileError(f"{path}: not valid JSON for a game: {str(err).splitlines()[0].split('; use ')[0]}") from None
+    except ValueError as err:  # an integer of more digits than Python converts
+        raise GameFileError(f"{path}: {long_integer_in(text) or str(err).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise GameFileError(f"{path}: top level: expected a JSON object, got {_type_name(data)}")
     return data

@@ -9,14 +9,17 @@ whose message starts with the file path.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import BinaryIO
 
-from ..._files import open_regular
+from ..._files import open_regular, read_hashed
 from ..._npz import ArchiveError
 from .._discounted import DiscountedMarkovGame
 from .._model import MAX_GAME_ENTRIES, GameValidationError, MarkovGame
 from ._base import (
+    GameDigestError,
     GameFileError,
     _check_npz_header,
     _file_message,
@@ -37,6 +40,7 @@ def load_game(
     *,
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    sha256: str | None = None,
 ) -> MarkovGame:
     """Read a game from a ``.json`` or ``.npz`` file (chosen by the suffix, case-insensitive).
 
@@ -51,6 +55,10 @@ def load_game(
     max_entries : int
         Refuse a game whose ``rewards`` or ``transitions`` would have more entries than this;
         checked on the declared sizes, before any array is allocated.
+    sha256 : str, optional
+        The file's recorded SHA-256 (a run directory's): the file is then read once, after its
+        size is checked, its bytes hashed and, only if they match, parsed: the game is made of
+        exactly the bytes that were checked (`GameDigestError` otherwise).
 
     Returns
     -------
@@ -61,7 +69,7 @@ def load_game(
     GameFileError
         The message starts with ``path`` and names the key and index at fault.
     """
-    game = _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=False)
+    game = _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=False, sha256=sha256)
     if not isinstance(game, MarkovGame):  # unreachable: _load refuses a discounted game first
         raise AssertionError("load_game read a discounted game")
     return game
@@ -72,17 +80,20 @@ def load_any_game(
     *,
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    sha256: str | None = None,
 ) -> MarkovGame | DiscountedMarkovGame:
     """Read a finite-horizon or a discounted game (a file with ``discount``) from a ``.json`` or ``.npz`` file.
 
-    As [`load_game`][markovgames.games.load_game], which refuses a discounted game; the checks of a
-    discounted file are those of a finite-horizon one on the stationary shapes
+    As [`load_game`][markovgames.games.load_game] (``sha256`` too), which refuses a discounted game;
+    the checks of a discounted file are those of a finite-horizon one on the stationary shapes
     ([Game files](../howto-games.md)).
     """
-    return _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=True)
+    return _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=True, sha256=sha256)
 
 
-def _load(path, *, max_bytes: int | None, max_entries: int, any_kind: bool) -> MarkovGame | DiscountedMarkovGame:
+def _load(
+    path, *, max_bytes: int | None, max_entries: int, any_kind: bool, sha256: str | None = None
+) -> MarkovGame | DiscountedMarkovGame:
     path = Path(path)
     suffix = _suffix(path)
     try:
@@ -91,11 +102,21 @@ def _load(path, *, max_bytes: int | None, max_entries: int, any_kind: bool) -> M
     except OSError as err:
         raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
     with fh:
-        check_game_file_size(path, os.fstat(fh.fileno()).st_size, max_bytes=max_bytes, max_entries=max_entries)
+        size = os.fstat(fh.fileno()).st_size
+        check_game_file_size(path, size, max_bytes=max_bytes, max_entries=max_entries)
+        source: BinaryIO = fh
+        if sha256 is not None:  # one read: the bytes hashed are the bytes parsed
+            try:
+                data, digest = read_hashed(fh, size)
+            except OSError as err:
+                raise GameFileError(f"{path}: cannot read: {err.strerror or err}") from None
+            if digest != sha256:
+                raise GameDigestError(f"{path}: its SHA-256 differs from the one recorded: the file was changed or damaged")
+            source = io.BytesIO(data)
         try:
             if suffix == ".json":
-                return _load_json(path, fh, max_bytes=max_bytes, max_entries=max_entries, any_kind=any_kind)
-            return _load_npz(path, fh, max_entries=max_entries, any_kind=any_kind)
+                return _load_json(path, source, max_bytes=max_bytes, max_entries=max_entries, any_kind=any_kind)
+            return _load_npz(path, source, max_entries=max_entries, any_kind=any_kind)
         except GameFileError:
             raise
         except GameValidationError as err:

@@ -104,7 +104,7 @@ def _format_json(data: dict[str, Any]) -> str:
 
     def fmt(value: Any, indent: int) -> str:
         if isinstance(value, list):
-            flat = json.dumps(value)
+            flat = json.dumps(value, allow_nan=False)
             # Innermost lists always on one line; deeper ones too while they are short.
             if not value or not isinstance(value[0], list) or len(flat) + indent <= 96:
                 return flat
@@ -112,7 +112,7 @@ def _format_json(data: dict[str, Any]) -> str:
             inner = (",\n" + pad).join(fmt(v, indent + 2) for v in value)
             return "[\n" + pad + inner + "\n" + " " * indent + "]"
         # ensure_ascii: the file is pure ASCII, and any str (even a lone surrogate) round-trips.
-        return json.dumps(value)
+        return json.dumps(value, allow_nan=False)
 
     lines = [f"  {json.dumps(k)}: {fmt(v, 2)}" for k, v in data.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"
