@@ -74,6 +74,37 @@ __all__ = [
 ]
 
 
+def _joint_action(env, actions) -> tuple[int, ...]:
+    """The joint action of ``actions`` (one per agent of ``env``), or the error naming what is wrong."""
+    if not env.agents:
+        raise RuntimeError("the episode is over: call reset() first")
+    missing = [a for a in env.agents if a not in actions]
+    if missing:
+        raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
+    unknown = sorted(set(actions) - set(env.possible_agents), key=str)
+    if unknown:
+        raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(env.possible_agents)}")
+    chosen = []
+    for agent in env.possible_agents:
+        a = actions[agent]
+        try:
+            ok = float(a).is_integer() and 0 <= int(a) < env.action_spaces[agent].n
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"step: action {a!r} of {agent} is not in {env.action_spaces[agent]}")
+        chosen.append(int(a))
+    return tuple(chosen)
+
+
+def _render_line(head: str, last) -> str:
+    """The ``"ansi"`` line: ``head`` and the last joint action and rewards, if any."""
+    if last is not None:
+        joint, r = last
+        head += f", last joint action {joint}, rewards {tuple(round(float(x), 6) for x in r)}"
+    return head
+
+
 class MarkovGameParallelEnv(ParallelEnv):
     """A [`MarkovGame`][markovgames.MarkovGame] as a PettingZoo ``ParallelEnv`` (rules in the module docstring).
 
@@ -148,26 +179,8 @@ class MarkovGameParallelEnv(ParallelEnv):
 
     def step(self, actions):
         """Play one joint action; see the module docstring."""
-        if not self.agents:
-            raise RuntimeError("the episode is over: call reset() first")
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
-        unknown = sorted(set(actions) - set(self.possible_agents), key=str)
-        if unknown:
-            raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(self.possible_agents)}")
+        joint = _joint_action(self, actions)
         game = self.game
-        chosen = []
-        for agent in self.possible_agents:
-            a = actions[agent]
-            try:
-                ok = float(a).is_integer() and 0 <= int(a) < self.action_spaces[agent].n
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise ValueError(f"step: action {a!r} of {agent} is not in {self.action_spaces[agent]}")
-            chosen.append(int(a))
-        joint = tuple(chosen)
         h, s = self.step_index, self.markov_state
         r = game.rewards[(h, slice(None), s) + joint]
         cdf = self._cdf[(h, s, *joint)]
@@ -190,11 +203,7 @@ class MarkovGameParallelEnv(ParallelEnv):
         """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
         if self.render_mode is None:
             return None
-        line = f"step {self.step_index}/{self.game.horizon}, state {self.markov_state}"
-        if self._last is not None:
-            joint, r = self._last
-            line += f", last joint action {joint}, rewards {tuple(round(float(x), 6) for x in r)}"
-        return line
+        return _render_line(f"step {self.step_index}/{self.game.horizon}, state {self.markov_state}", self._last)
 
     def close(self):
         pass
@@ -285,25 +294,7 @@ class DiscountedGameParallelEnv(ParallelEnv):
 
     def step(self, actions):
         """Play one joint action; see the module docstring."""
-        if not self.agents:
-            raise RuntimeError("the episode is over: call reset() first")
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
-        unknown = sorted(set(actions) - set(self.possible_agents), key=str)
-        if unknown:
-            raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(self.possible_agents)}")
-        chosen = []
-        for agent in self.possible_agents:
-            a = actions[agent]
-            try:
-                ok = float(a).is_integer() and 0 <= int(a) < self.action_spaces[agent].n
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise ValueError(f"step: action {a!r} of {agent} is not in {self.action_spaces[agent]}")
-            chosen.append(int(a))
-        joint, s = tuple(chosen), self.markov_state
+        joint, s = _joint_action(self, actions), self.markov_state
         r = self.game.rewards[(slice(None), s) + joint]
         self.markov_state = self._draw(self._cdf[(s, *joint)])
         self.steps += 1
@@ -323,11 +314,7 @@ class DiscountedGameParallelEnv(ParallelEnv):
         """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
         if self.render_mode is None:
             return None
-        line = f"step {self.steps}, state {self.markov_state}"
-        if self._last is not None:
-            joint, r = self._last
-            line += f", last joint action {joint}, rewards {tuple(round(float(x), 6) for x in r)}"
-        return line
+        return _render_line(f"step {self.steps}, state {self.markov_state}", self._last)
 
     def close(self):
         pass
