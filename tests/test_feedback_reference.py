@@ -26,7 +26,8 @@ import pytest
 import literal_feedback as lit
 import reference_impl as ref
 from conftest import case
-from markovgames.dynamics import VALUE_UPDATES, run
+from markovgames.dynamics import VALUE_UPDATES as ALL_VALUE_UPDATES
+from markovgames.dynamics import run
 from markovgames.dynamics._feedback import NEXT_STATES, OTHERS, PROPOSALS, iteration_uniforms, run_key_data, sample_index
 from markovgames.games import random_game
 from markovgames.learners import BUILTIN_LEARNERS
@@ -43,6 +44,9 @@ GAMES = {
     "3p": random_game(num_players=3, horizon=2, num_states=2, num_actions=2, seed_or_rng=103),
     "2p-h3": random_game(num_players=2, horizon=3, num_states=2, num_actions=2, seed_or_rng=107),
 }
+
+#: The finite-horizon value updates (the discounted ones run on discounted games: tests/test_discounted_dynamics.py).
+VALUE_UPDATES = {name: u for name, u in ALL_VALUE_UPDATES.items() if not u.stationary}
 
 
 def library_draws(seed: int):
