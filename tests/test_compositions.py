@@ -2,7 +2,8 @@
 
 * The engine's trajectory and per-prefix metrics equal the literal reference
   (tests/reference_impl.py, raw weighted sums, literal learners) for every learner x value update x
-  optimism, to 1e-12 (by default every composition with one optimism setting, alternating).
+  optimism, to 1e-12 (by default every composition with one optimism setting, alternating), and
+  certifying the run's own trajectory reproduces its arrays.
 * The paper's names are aliases: ``smooth_ce`` = ``bm-logbarrier+smooth``, ``smooth_cce`` =
   ``hedge+smooth``, ``stage_cce`` = ``hedge+stage`` give identical arrays.
 * On a normal-form game (H = 1, S = 1) each learner reduces to its textbook form: with the
@@ -20,12 +21,16 @@ import numpy as np
 import pytest
 
 import reference_impl as ref
-from conftest import case, make_paper_game, make_random_game
+from conftest import FULL_TESTS, case, make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import ALGORITHMS, Algorithm, certify, get_algorithm, run
 from markovgames.learners import BUILTIN_LEARNERS
 
 TOL = 1e-12
+#: The literal-reference test's game and length, shared by the tests below that need a small
+#: Markov game and a short run: the same compiled loops (T = 14 ends inside the stage-based
+#: update's fourth stage).
+SHAPE, T_SHORT = (2, 2, 2, (3, 2)), 14
 LEARNERS = list(BUILTIN_LEARNERS)
 UPDATES = ["smooth", "stage"]
 COMPOSITIONS = [f"{learner}+{update}" for learner, update in itertools.product(LEARNERS, UPDATES)]
@@ -54,11 +59,29 @@ def _composition_cases(parity: int):
     ]
 
 
+def _default_optimism() -> dict[str, bool]:
+    """The optimism setting each composition takes in the literal-reference test by default."""
+    return {p.values[0]: p.values[1] for p in _composition_cases(0) if not p.marks}
+
+
+#: Where a test's point does not depend on optimism, its default run takes this setting (the
+#: literal-reference test's compiled loop); the full mode runs both.
+DEFAULT_OPTIMISM = _default_optimism()
+
+
+def _optimism_settings(composition: str) -> tuple[bool, ...]:
+    """Both settings (the one of the two-query learners) in the full mode; by default the one
+    of the literal-reference test (its compiled loop)."""
+    if composition.split("+")[0] in TWO_QUERY:
+        return (True,)
+    return (True, False) if FULL_TESTS else (DEFAULT_OPTIMISM[composition],)
+
+
 @pytest.mark.parametrize("composition,optimistic", _composition_cases(0))
 def test_engine_matches_the_literal_reference(composition, optimistic):
     learner, update = composition.split("+")
-    game = make_random_game(4, 2, 2, 2, (3, 2))
-    T = 14
+    game = make_random_game(4, *SHAPE)
+    T = T_SHORT
     result = run(game, composition, T=T, eta=0.8, optimistic=optimistic)
     reference = ref.run_reference_composition(game.rewards, game.transitions, learner, update, 0.8, T, optimistic)
     for i, pol in enumerate(result.policies):
@@ -70,6 +93,12 @@ def test_engine_matches_the_literal_reference(composition, optimistic):
         np.testing.assert_allclose(result.value[prefix - 1], offline["value"], rtol=0, atol=TOL)
         np.testing.assert_allclose(result.certified_cce_bound[prefix - 1], offline["certified_cce_bound"], rtol=0, atol=TOL)
         np.testing.assert_allclose(result.certified_ce_bound[prefix - 1], offline["certified_ce_bound"], rtol=0, atol=TOL)
+    # Certifying the run's own trajectory reproduces its arrays (in this test, with its compiled loop).
+    curve = certify(game, result.policies, result.spec.value_update)
+    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(curve, field), getattr(result, field), rtol=0, atol=1e-12)
+    kept = certify(game, result.policies, result.spec.value_update.name, checkpoints=[1, 7, 14])
+    np.testing.assert_allclose(kept.value, result.value[[0, 6, 13]], rtol=0, atol=1e-12)
 
 
 #: The smooth update's other averagings (uniform: k = 0, linear: k = 1, for the paper's k = H): every
@@ -93,9 +122,10 @@ AVERAGING_CASES = [
 def test_uniform_and_linear_averaging_match_the_literal_reference(learner, update, optimistic):
     """The literal reference with ``H`` replaced by the order ``k`` (0: uniform, 1: linear) in
     ``alpha_t`` and ``w_j``, and Algorithm 3's kernel with the same ``alpha_t^j``: the trajectory
-    and every prefix's value and certified bounds, to 1e-12 (H = 3, so k differs from H)."""
-    game = make_random_game(21, 2, 3, 2, (3, 2))
-    T = 12
+    and every prefix's value and certified bounds, to 1e-12 (H = 2, so k differs from H; the
+    literal-reference test's shape and T)."""
+    game = make_random_game(21, *SHAPE)
+    T = T_SHORT
     composition = f"{learner}+{update}"
     result = run(game, composition, T=T, eta=0.8, optimistic=optimistic)
     reference = ref.run_reference_composition(game.rewards, game.transitions, learner, update, 0.8, T, optimistic)
@@ -111,23 +141,31 @@ def test_uniform_and_linear_averaging_match_the_literal_reference(learner, updat
     assert result.identity_residual < 1e-12  # the smooth Q identity holds for every averaging
 
 
-@pytest.mark.parametrize("learner", ["rm-plus", "bm-rm-plus", "bm-hedge"])
-def test_three_players_and_the_theory_rate_match_the_literal_reference(learner):
+# Every learner and both updates by default (one update each, alternating); all six in the full mode.
+@pytest.mark.parametrize(
+    "learner,update",
+    [
+        case(learner, update, default=(i + j) % 2 == 0, id=f"{learner}+{update}")
+        for i, learner in enumerate(["rm-plus", "bm-rm-plus", "bm-hedge"])
+        for j, update in enumerate(UPDATES)
+    ],
+)
+def test_three_players_and_the_theory_rate_match_the_literal_reference(learner, update):
     game = make_random_game(8, 3, 2, 2, (2, 3, 2))
-    for update in UPDATES:
-        result = run(game, f"{learner}+{update}", T=10, eta="theory")
-        reference = ref.run_reference_composition(game.rewards, game.transitions, learner, update, "theory", 10)
-        for i, pol in enumerate(result.policies):
-            np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
+    result = run(game, f"{learner}+{update}", T=10, eta="theory")
+    reference = ref.run_reference_composition(game.rewards, game.transitions, learner, update, "theory", 10)
+    for i, pol in enumerate(result.policies):
+        np.testing.assert_allclose(pol, reference["policies"][i][1:], rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize("alias", list(ALGORITHMS))
 def test_the_paper_names_are_their_compositions_bit_for_bit(alias):
-    game = make_paper_game()
+    # The literal-reference test's game, T and (by default) optimism: its compiled loops.
+    game = make_random_game(30, *SHAPE)
     composition = ALGORITHMS[alias].composition
-    for optimistic in (True, False):
-        a = run(game, alias, T=300, eta=0.3, optimistic=optimistic)
-        b = run(game, composition, T=300, eta=0.3, optimistic=optimistic)
+    for optimistic in _optimism_settings(composition):
+        a = run(game, alias, T=T_SHORT, eta=0.3, optimistic=optimistic)
+        b = run(game, composition, T=T_SHORT, eta=0.3, optimistic=optimistic)
         assert a.algorithm == alias and b.algorithm == composition and a.spec.concept == b.spec.concept
         for field in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
@@ -144,20 +182,6 @@ def test_the_literal_reference_of_a_composition_is_the_papers(alias):
     literal = ref.run_reference(game.rewards, game.transitions, alias, 0.6, 12)
     for a, b in zip(generic["policies"], literal["policies"], strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
-
-
-@pytest.mark.parametrize("composition", COMPOSITIONS)
-def test_certifying_a_runs_own_trajectory_reproduces_its_arrays(composition):
-    # The game's shape and T of test_engine_matches_the_literal_reference: the same compiled
-    # loops (T = 14 ends inside the stage-based update's fourth stage).
-    game = make_random_game(12, 2, 2, 2, (3, 2))
-    for optimistic in (True, False) if composition.split("+")[0] not in TWO_QUERY else (True,):
-        result = run(game, composition, T=14, eta=0.4, optimistic=optimistic)
-        curve = certify(game, result.policies, result.spec.value_update)
-        for field in ("value", "certified_ce_bound", "certified_cce_bound"):
-            np.testing.assert_allclose(getattr(curve, field), getattr(result, field), rtol=0, atol=1e-12)
-        kept = certify(game, result.policies, result.spec.value_update.name, checkpoints=[1, 7, 14])
-        np.testing.assert_allclose(kept.value, result.value[[0, 6, 13]], rtol=0, atol=1e-12)
 
 
 def _textbook_normal_form(payoff, learner: str, update: str, eta: float, T: int, optimistic: bool):
@@ -215,10 +239,12 @@ def test_each_learner_reduces_to_its_textbook_form_on_a_normal_form_game(composi
 
 
 def test_regret_matching_ignores_the_learning_rate():
-    game = make_random_game(3, 2, 2, 2, (3, 3))
+    # The literal-reference test's game shape, T and optimism: its compiled loops.
+    game = make_random_game(3, *SHAPE)
     for update in UPDATES:
-        a = run(game, f"rm-plus+{update}", T=200, eta=0.05)
-        b = run(game, f"rm-plus+{update}", T=200, eta=7.0)
+        optimistic = DEFAULT_OPTIMISM[f"rm-plus+{update}"]
+        a = run(game, f"rm-plus+{update}", T=T_SHORT, eta=0.05, optimistic=optimistic)
+        b = run(game, f"rm-plus+{update}", T=T_SHORT, eta=7.0, optimistic=optimistic)
         np.testing.assert_array_equal(a.value, b.value)
         np.testing.assert_array_equal(a.policies[0], b.policies[0])
 

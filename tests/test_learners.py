@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_impl as ref
-from conftest import examples
+from conftest import case, examples
 from markovgames.learners import (
     BUILTIN_LEARNERS,
     OFTRLState,
@@ -80,7 +80,9 @@ def test_log_barrier_two_actions_closed_form_edge_cases():
         np.testing.assert_allclose(_lb(g), ref.log_barrier_argmax(g), rtol=1e-12, atol=1e-300)
 
 
-@pytest.mark.parametrize("num_actions", [1, 2, 3, 4, 6, 9])
+# 9 actions in the full mode (its elimination compiles for seconds); 12 by default in
+# test_numerical_extremes.py.
+@pytest.mark.parametrize("num_actions", [1, 2, 3, 4, 6, pytest.param(9, marks=pytest.mark.full)])
 def test_stationary_distribution_is_stationary(num_actions):
     rng = np.random.default_rng(num_actions)
     q = rng.random((20, num_actions, num_actions)) + 1e-9
@@ -162,13 +164,22 @@ def test_blum_mansour_with_identical_rows_plays_that_row():
     u = jnp.asarray([0.2, 0.5, 0.9])
     # All base learners see the same cumulative utility: every row equals q, and so does pi.
     state = state._replace(base=OFTRLState(jnp.tile(u, (3, 1))))
-    pi, _ = learner.play(state, jnp.zeros(3), 2.0, 1.0)
+    pi, _ = jax.jit(learner.play)(state, jnp.zeros(3), 2.0, 1.0)  # (compiled: one program, not one per operation)
     pi = np.asarray(pi)
     np.testing.assert_allclose(pi, _lb(2.0 * np.asarray(u)), atol=1e-14)
 
 
-@pytest.mark.parametrize("make", LEARNERS, ids=LEARNER_IDS)
-@pytest.mark.parametrize("num_actions", [2, 3, pytest.param(5, marks=pytest.mark.full)])
+# Each learner at 2 or 3 actions by default, alternating (the log-barrier learner at 3, its Newton
+# solve, and Blum-Mansour's log-barrier rows at 2, their closed form); every learner at 2, 3 and 5
+# in the full mode.
+@pytest.mark.parametrize(
+    "make,num_actions",
+    [
+        case(make, num_actions, default=num_actions == (2, 3)[k % 2], id=f"{num_actions}-{name}")
+        for num_actions in (2, 3, 5)
+        for k, (make, name) in enumerate(zip(LEARNERS, LEARNER_IDS, strict=True))
+    ],
+)
 def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_actions):
     """The compiled loop keeps a run axis after the action axis (``axis=-2``): every state,
     strategy and utility must be the default layout's (``axis=-1``) with the axes moved, over a

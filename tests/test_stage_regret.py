@@ -86,7 +86,8 @@ def test_stage_regret_curves_under_alternation_use_the_utilities_the_learners_sa
     assert np.count_nonzero(~last) == T - 4
 
 
-@pytest.mark.parametrize("horizon", [2, 3])
+# H = 3 (another stage schedule: lengths 3, 4, 5, ... against 2, 3, 4, ...) in the full mode.
+@pytest.mark.parametrize("horizon", [2, pytest.param(3, marks=pytest.mark.full)])
 def test_stage_regret_curves_in_a_markov_game(horizon, level_two):
     """Swap regret is at least external regret; stage 1 (``Q^1 = 0``) has none; a batch gives its
     single runs' curves; the curves leave the rest of the run unchanged."""
