@@ -97,6 +97,18 @@ def _joint_action(env, actions) -> tuple[int, ...]:
     return tuple(chosen)
 
 
+def _step_outputs(env, r, joint, step: int, *, terminated: bool, truncated: bool):
+    """``step``'s five dictionaries for the live agents of ``env`` (``r``: every player's reward);
+    the agents leave once the episode ends."""
+    agents = list(env.agents)
+    obs = {a: env._observation() for a in agents}
+    rewards = {a: float(r[env._index[a]]) for a in agents}
+    infos = {a: {"step": step, "state": env.markov_state, "joint_action": joint} for a in agents}
+    if terminated or truncated:
+        env.agents = []
+    return obs, rewards, {a: terminated for a in agents}, {a: truncated for a in agents}, infos
+
+
 def _render_line(head: str, last) -> str:
     """The ``"ansi"`` line: ``head`` and the last joint action and rewards, if any."""
     if last is not None:
@@ -188,16 +200,7 @@ class MarkovGameParallelEnv(ParallelEnv):
         self.markov_state = min(nxt, game.num_states - 1)
         self.step_index = h + 1
         self._last = (joint, r)
-        done = self.step_index >= game.horizon
-        agents = list(self.agents)
-        obs = {a: self._observation() for a in agents}
-        rewards = {a: float(r[self._index[a]]) for a in agents}
-        terminations = {a: done for a in agents}
-        truncations = {a: False for a in agents}
-        infos = {a: {"step": self.step_index, "state": self.markov_state, "joint_action": joint} for a in agents}
-        if done:
-            self.agents = []
-        return obs, rewards, terminations, truncations, infos
+        return _step_outputs(self, r, joint, self.step_index, terminated=self.step_index >= game.horizon, truncated=False)
 
     def render(self):
         """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
@@ -300,15 +303,7 @@ class DiscountedGameParallelEnv(ParallelEnv):
         self.steps += 1
         self._last = (joint, r)
         truncated = self.max_steps is not None and self.steps >= self.max_steps
-        agents = list(self.agents)
-        obs = {a: self._observation() for a in agents}
-        rewards = {a: float(r[self._index[a]]) for a in agents}
-        terminations = {a: False for a in agents}
-        truncations = {a: truncated for a in agents}
-        infos = {a: {"step": self.steps, "state": self.markov_state, "joint_action": joint} for a in agents}
-        if truncated:
-            self.agents = []
-        return obs, rewards, terminations, truncations, infos
+        return _step_outputs(self, r, joint, self.steps, terminated=False, truncated=truncated)
 
     def render(self):
         """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
