@@ -55,6 +55,26 @@ def _huge_sparse_game_in_run(run: Path) -> None:
         fh.truncate(20 * 2**30)
 
 
+def _discounted_run(change: Callable[[Path], None] | None = None) -> Callable[[Path], None]:
+    """A finished run of a discounted game in ./drun, then ``change`` applied to it."""
+
+    def setup(d: Path) -> None:
+        from markovgames.cli import main
+
+        args = ["run", "--game", "matching_pennies_discounted", "--algorithm", "hedge+discounted-smooth", "-T", "5"]
+        assert main([*args, "--out", str(d / "drun"), "--quiet"]) == 0
+        if change is not None:
+            change(d / "drun")
+
+    return setup
+
+
+def _discount_changed(run: Path) -> None:
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["discount"] = 0.5
+    (run / "metrics.json").write_text(json.dumps(metrics))
+
+
 def _policy(player: int, array) -> Callable[[Path], None]:
     return _in_run(lambda run: np.save(run / "trajectory" / f"policy_{player}.npy", array))
 
@@ -117,6 +137,30 @@ CASES: list[Case] = [
         ("sw: is a sweep directory, which 'markovgames summarize' and 'markovgames plot' read", "not a run directory"),
     ),
     Case("evaluate-T-zero", EVAL_S, "T' < 1", None, ("evaluate", "run", "-T", "0"), ("-T", "got 0"), needs_run=True),
+    Case(
+        "evaluate-discounted-exact",
+        EVAL_S,
+        "--exact on a discounted game's run (no output policy; its iterates are evaluated exactly anyway)",
+        _discounted_run(),
+        ("evaluate", "drun", "--exact"),
+        ("--exact", "drun holds the run of a discounted game", "no output policy"),
+    ),
+    Case(
+        "evaluate-discounted-discount-changed",
+        EVAL_S,
+        "a discounted run's metrics.json whose discount is not its game's",
+        _discounted_run(_discount_changed),
+        ("evaluate", "drun"),
+        ("metrics.json", "discount: 0.5", "the game file's is 0.9"),
+    ),
+    Case(
+        "plot-discounted-run",
+        EVAL_S,
+        "a discounted game's run given to a command that reads an output policy's curves",
+        _discounted_run(),
+        ("plot", "drun"),
+        ("drun", "holds the run of a discounted game", "'markovgames evaluate' reads it"),
+    ),
     Case(
         "evaluate-seed-negative",
         EVAL_S,

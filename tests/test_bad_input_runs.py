@@ -203,6 +203,73 @@ CASES: list[Case] = [
         ("run", "--game", "paper", "--algorithm", "hedge+fast", "-T", "10", "--out", "out"),
         ("--algorithm", "unknown value update 'fast'", "choose one of: smooth, smooth-uniform, smooth-linear, stage"),
     ),
+    # ---- a value update of the other kind of game, and what has no meaning for a discounted game
+    Case(
+        "run-stage-on-discounted",
+        RUN_S,
+        "the stage-based update on a discounted game (no paper defines it there)",
+        None,
+        ("run", "--game", "matching_pennies_discounted", "--algorithm", "hedge+stage", "-T", "10", "--out", "out"),
+        (
+            "--algorithm",
+            "'stage' value update is defined for finite-horizon games only",
+            "'matching_pennies_discounted' is a discounted game",
+            "use hedge+discounted-smooth",
+        ),
+    ),
+    Case(
+        "run-finite-update-on-discounted",
+        RUN_S,
+        "a finite-horizon value update on a discounted game",
+        None,
+        ("run", "--game", "matching_pennies_discounted", "--algorithm", "smooth_cce", "-T", "10", "--out", "out"),
+        ("--algorithm", "'smooth' value update", "'matching_pennies_discounted' is a discounted game", "hedge+discounted-smooth"),
+    ),
+    Case(
+        "run-discounted-update-on-finite",
+        RUN_S,
+        "a discounted value update on a finite-horizon game",
+        None,
+        ("run", "--game", "paper", "--algorithm", "hedge+discounted-smooth", "-T", "10", "--out", "out"),
+        ("--algorithm", "'discounted-smooth' value update is defined for discounted games", "'paper' is a finite-horizon game"),
+    ),
+    *[
+        Case(
+            f"run-discounted-{key}",
+            RUN_S,
+            what,
+            None,
+            ("run", "--game", "matching_pennies_discounted", "--algorithm", "hedge+discounted-smooth", "-T", "10", *extra)
+            + ("--out", "out"),
+            expect,
+        )
+        for key, what, extra, expect in (
+            (
+                "exact",
+                "--exact on a discounted game (no output policy)",
+                ("--exact",),
+                ("--exact", "discounted game", "--last-iterate and --weighted-average"),
+            ),
+            (
+                "uniform-average",
+                "--uniform-average on a discounted game (--weighted-average evaluates its weighted average iterate)",
+                ("--uniform-average",),
+                ("--uniform-average", "discounted game", "--weighted-average", "discounted-smooth-uniform"),
+            ),
+            (
+                "trajectory-tolerance",
+                "--trajectory-tolerance on a discounted game",
+                ("--trajectory-tolerance", "0.1"),
+                ("--trajectory-tolerance", "discounted game", "no output policy"),
+            ),
+            (
+                "eta-theory",
+                "--eta theory with a discounted update (the implemented rates are for finite-horizon games)",
+                ("--eta", "theory"),
+                ("--eta: learning rate 'theory:mao2024'", "proved for finite-horizon games", "'discounted-smooth'"),
+            ),
+        )
+    ],
     Case(
         "run-algorithm-file-missing",
         RUN_S,

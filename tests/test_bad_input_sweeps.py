@@ -22,6 +22,7 @@ from bad_input import (
     _write_game,
     check_case,
 )
+from markovgames.games import get_discounted_builtin, save_game
 
 SWEEP_S = "markovgames sweep"
 SWEEP_BASE = 'T = 50\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\netas = [0.2]\ncheckpoints = [10, 50]\n'
@@ -296,6 +297,47 @@ CASES: list[Case] = [
         _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["smooth_ce", "foo"]'),
         ("sweep", "sweep.toml", "--out", "sw"),
         ("sweep.toml", "algorithms[1]", "'foo'"),
+    ),
+    # ---- discounted games: sweeps run finite-horizon games only, and say so at the key
+    Case(
+        "sweep-discounted-builtin",
+        SWEEP_S,
+        "a built-in discounted game in a sweep",
+        _sweep('games = ["paper"]', 'games = ["paper", "matching_pennies_discounted"]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[1]", "'matching_pennies_discounted' is a discounted game", "finite-horizon games only"),
+    ),
+    Case(
+        "sweep-discounted-file",
+        SWEEP_S,
+        "a discounted game's file in a sweep",
+        lambda d: (
+            save_game(get_discounted_builtin("prisoners_dilemma_discounted"), d / "g.json"),
+            _sweep('games = ["paper"]', 'games = ["g.json"]')(d),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        (
+            "sweep.toml",
+            "games[0]",
+            "g.json: discount: this is a discounted game",
+            "a finite-horizon game (MarkovGame) is expected here",
+        ),
+    ),
+    Case(
+        "sweep-discounted-random",
+        SWEEP_S,
+        "a random discounted game in a sweep",
+        _sweep('games = ["paper"]', "games = [{random = {players = 2, discount = 0.9, states = 2, actions = 2, seed = 1}}]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0].random", "discount", "finite-horizon games only"),
+    ),
+    Case(
+        "sweep-discounted-update",
+        SWEEP_S,
+        "a discounted value update in a sweep",
+        _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["hedge+discounted-smooth"]'),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[0]", "'discounted-smooth' value update is for discounted games"),
     ),
     Case(
         "sweep-learner-wrong-shape",

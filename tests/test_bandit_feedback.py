@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import make_paper_game, make_random_game
+from conftest import beyond_default_in_full, make_paper_game, make_random_game
 from markovgames.dynamics import _vlearning, bandit_estimate_moments, run, run_vlearning, run_vlearning_batch
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value, prefix_curves
 
@@ -136,14 +136,16 @@ def test_the_default_implicit_exploration_decays_as_stated(one_step_game):
 
 
 def test_pooling_pairwise_and_by_tables_agree(monkeypatch):
-    game = make_random_game(4, 2, 2, 3, (2, 2))
+    # The paper's game, hedge+smooth on bandit:4 (M^2 > S: pooled through tables by default, the
+    # program test_rounds_of_m_episodes and the command line's tests compile), then pairwise.
+    game = make_paper_game()
     runs = []
     # The factor is read when the round is traced: the round's compiled programs are dropped
     # around each run (only the round's: every other compiled function stays).
-    for factor in (1e9, 0.0):  # every round pooled pairwise, then every round through tables
+    for factor in (0.0, 1e9):  # every round through tables, then every round pooled pairwise
         monkeypatch.setattr(_vlearning, "_PAIRS_FACTOR", factor)
         _vlearning._chunk_batch.clear_cache()
-        runs.append(run_vlearning(game, "bm-hedge+smooth", 60, feedback="bandit:4", seed=3))
+        runs.append(run_vlearning(game, "hedge+smooth", 60, feedback="bandit:4", seed=3))
     _vlearning._chunk_batch.clear_cache()
     a, b = runs
     np.testing.assert_array_equal(a.actions, b.actions)
@@ -153,7 +155,13 @@ def test_pooling_pairwise_and_by_tables_agree(monkeypatch):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
 
 
-@pytest.mark.parametrize("algorithm", ["hedge+smooth", "bm-logbarrier+smooth-linear", "rm-plus+stage"])
+#: bm-logbarrier+smooth-linear in the full mode (a compiled round of its own, 3 s): the round calls
+#: every learner through the learner protocol; hedge and rm-plus here, and bm-hedge with
+#: smooth-linear in test_bandit_reference.py, run by default.
+@pytest.mark.parametrize(
+    "algorithm",
+    beyond_default_in_full(["hedge+smooth", "bm-logbarrier+smooth-linear", "rm-plus+stage"], {"hedge+smooth", "rm-plus+stage"}),
+)
 def test_rounds_of_m_episodes(algorithm):
     game = make_paper_game()
     result = run_vlearning(game, algorithm, 48, feedback="bandit:4", seed=1)
@@ -225,9 +233,9 @@ def test_a_users_learner_that_plays_garbage_is_stopped(tmp_path, monkeypatch):
     )
     from markovgames.dynamics import LearnerOutputError
 
-    with pytest.raises(LearnerOutputError, match="learner 'doubler' played a strategy that is not a probability vector"):
-        run_vlearning(make_paper_game(), f"{source}:LEARNER+smooth", 6, seed=0)
-    # Named where it happened: episode 2 (the first after a visit), in the second compiled call.
+    # Named where it happened: episode 2 (the first after a visit), in the second compiled call
+    # (a chunk of one episode: the check runs after every compiled call, with its first episode).
     monkeypatch.setattr(_vlearning, "_CHUNK", 1)
-    with pytest.raises(LearnerOutputError, match=r"at episode 2, step 0, state 0 \(player 0\): \[1. 1.\]"):
+    message = r"learner 'doubler' played a strategy that is not a probability vector at episode 2, step 0, state 0 \(player 0\): \[1. 1.\]"
+    with pytest.raises(LearnerOutputError, match=message):
         run_vlearning(make_paper_game(), f"{source}:LEARNER+smooth", 6, seed=0)

@@ -17,7 +17,7 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 import markovgames as mg  # noqa: E402
 from conftest import make_paper_game, make_random_game  # noqa: E402
 from markovgames.bridges.mediator import Mediator, decode_observation, play_episodes  # noqa: E402
-from markovgames.bridges.pettingzoo import MarkovGameParallelEnv, parallel_env  # noqa: E402
+from markovgames.bridges.pettingzoo import DiscountedGameParallelEnv, MarkovGameParallelEnv, parallel_env  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
 from markovgames.evaluation import policy_value  # noqa: E402
 from markovgames.policies import IndexChainPolicy, MarkovCorrelatedPolicy  # noqa: E402
@@ -175,3 +175,74 @@ def test_play_episodes_refuses_a_policy_of_another_game_and_bad_arguments():
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"unknown agents \['player_9'\]"):
         env.step({"player_0": 0, "player_1": 0, "player_9": 0})
+
+
+# ----------------------------------------------------------------------------- discounted games
+def _discounted(**kwargs):
+    return mg.games.random_discounted_game(2, 3, (2, 3), 0.8, seed_or_rng=7, **kwargs)
+
+
+@pytest.mark.parametrize("observation", ["multidiscrete", "dict"])
+def test_a_discounted_game_passes_the_parallel_api_and_seed_tests(observation):
+    game = _discounted()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module=r"pettingzoo\.")
+        parallel_api_test(DiscountedGameParallelEnv(game, max_steps=30, observation=observation), num_cycles=50)
+        parallel_seed_test(
+            functools.partial(DiscountedGameParallelEnv, game, max_steps=30, observation=observation), num_cycles=50
+        )
+
+
+def test_a_discounted_episode_is_truncated_never_terminated_and_pays_the_games_rewards():
+    game = _discounted(num_successors=2)  # a sparse kernel: its successors only
+    env = parallel_env(game, max_steps=25, render_mode="ansi")
+    assert isinstance(env, DiscountedGameParallelEnv) and env.discount == 0.8
+    support = game.transitions > 0
+    rng = np.random.default_rng(1)
+    obs, infos = env.reset(seed=3)
+    s = int(obs["player_0"][0])
+    for t in range(1, 26):
+        joint = tuple(int(rng.integers(n)) for n in game.num_actions)
+        obs, rewards, term, trunc, infos = env.step({a: joint[i] for i, a in enumerate(env.possible_agents)})
+        assert [rewards[a] for a in env.possible_agents] == [float(game.rewards[(i, s) + joint]) for i in range(2)]
+        s_next = int(obs["player_1"][0])
+        assert support[(s, *joint, s_next)] and infos["player_0"] == {"step": t, "state": s_next, "joint_action": joint}
+        assert not any(term.values()) and all(trunc.values()) == (t == 25)
+        assert env.render().startswith(f"step {t}, state {s_next}")
+        s = s_next
+    assert env.agents == []
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({"player_0": 0, "player_1": 0})
+    with pytest.raises(TypeError, match="DiscountedMarkovGame"):
+        DiscountedGameParallelEnv(make_paper_game())
+    with pytest.raises(ValueError, match="max_steps"):
+        DiscountedGameParallelEnv(game, max_steps=0)
+
+
+def test_discounted_returns_in_the_env_agree_with_the_exact_value():
+    """Monte Carlo against the linear solve: a stationary product policy played in the environment,
+    its discounted returns (truncated where gamma^t < 1e-9) average to `discounted_policy_value`
+    within four standard errors, from an initial distribution."""
+    from markovgames.evaluation import discounted_policy_value
+
+    base = _discounted()
+    game = mg.games.DiscountedMarkovGame(base.rewards, base.transitions, 0.8, initial_distribution=[0.2, 0.5, 0.3])
+    rng = np.random.default_rng(2)
+    policies = [rng.dirichlet(np.ones(n), size=game.num_states) for n in game.num_actions]
+    exact = discounted_policy_value(game, policies).value
+    steps = int(np.ceil(np.log(1e-9) / np.log(game.discount)))
+    env = DiscountedGameParallelEnv(game, max_steps=steps)
+    returns = []
+    for episode in range(400):
+        obs, _ = env.reset(seed=episode)
+        total, weight = np.zeros(2), 1.0
+        while env.agents:
+            s = int(obs["player_0"][0])
+            joint = {a: int(rng.choice(len(policies[i][s]), p=policies[i][s])) for i, a in enumerate(env.possible_agents)}
+            obs, rewards, *_ = env.step(joint)
+            total += weight * np.array([rewards[a] for a in env.possible_agents])
+            weight *= game.discount
+        returns.append(total)
+    returns = np.array(returns)
+    error = returns.std(axis=0, ddof=1) / np.sqrt(len(returns))
+    assert np.all(np.abs(returns.mean(axis=0) - exact) <= 4 * error), (returns.mean(axis=0), exact, error)

@@ -63,8 +63,9 @@ def test_a_file_loads_once_and_its_content_is_its_identity(tmp_path):
     assert edited.identity != first.identity and edited.name == first.name
 
 
-def test_the_howto_runs_as_written(tmp_path):
-    """Every Python block of the guide, in order in one namespace; then its shell commands."""
+def test_the_howto_runs_as_written(tmp_path, monkeypatch, capsys):
+    """Every Python block of the guide, in order in one namespace; then its shell commands (in this
+    process: the loops the Python blocks compiled serve them)."""
     text = HOWTO.read_text()
     namespace: dict = {}
     cwd = os.getcwd()
@@ -85,7 +86,7 @@ def test_the_howto_runs_as_written(tmp_path):
     shutil.copy(EXAMPLE, tmp_path / "examples" / EXAMPLE.name)
     for command in commands:
         assert command[0] == "markovgames", command
-        proc = _cli(command[1:] + ["--quiet"], tmp_path)
+        proc = cli_in_process(command[1:] + ["--quiet"], tmp_path, monkeypatch, capsys)
         assert proc.returncode == 0, (command, proc.stderr)
     mine = json.loads((tmp_path / "runs/mine/metrics.json").read_text())
     builtin = json.loads((tmp_path / "runs/builtin/metrics.json").read_text())
@@ -138,14 +139,14 @@ def test_unknown_names_on_the_command_line_and_in_a_sweep(tmp_path, monkeypatch,
     assert not (tmp_path / "sw").exists()
 
 
-def test_a_sweep_runs_a_users_learner_from_the_configurations_directory(tmp_path):
+def test_a_sweep_runs_a_users_learner_from_the_configurations_directory(tmp_path, monkeypatch, capsys):
     config_dir = tmp_path / "study"
     config_dir.mkdir()
     shutil.copy(EXAMPLE, config_dir / "mine.py")
     (config_dir / "sweep.toml").write_text(
         'T = 200\ngames = ["paper"]\nalgorithms = ["hedge+smooth", "mine.py:ALGORITHM"]\netas = [0.2]\n'
     )
-    proc = _cli(["sweep", "study/sweep.toml", "--out", "sw"], tmp_path)
+    proc = cli_in_process(["sweep", "study/sweep.toml", "--out", "sw"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(p.read_text()) for p in (tmp_path / "sw" / "runs").glob("*.json")]
     by_name = {r["algorithm"]: r for r in rows}

@@ -140,10 +140,18 @@ def test_the_engine_solvers_and_bridges_refuse_a_discounted_game_by_name():
     from markovgames.solvers import solve_equilibrium
 
     g = get_discounted_builtin("matching_pennies_discounted")
+    # The engine runs a discounted game with a discounted value update only (test_discounted_dynamics.py).
     for call, where in (
         (lambda: run(g, "smooth_ce", 10), "game"),
         (lambda: run_batch(g, "smooth_ce", 10), r"games\[0\]"),
-        (lambda: run_batch([matching_pennies(), g], "smooth_ce", 10), r"games\[1\]"),
+    ):
+        with pytest.raises(
+            ValueError, match=rf"'smooth' value update .* and {where} 'matching_pennies_discounted' is a discounted game"
+        ):
+            call()
+    with pytest.raises(ValueError, match=r"games\[1\] is a discounted game and games\[0\] a finite-horizon one"):
+        run_batch([matching_pennies(), g], "smooth_ce", 10)
+    for call, where in (
         (lambda: solve_equilibrium(g, "cce"), "solve_equilibrium"),
         (lambda: certify(g, [np.ones((1, 1, 1, 2)) / 2] * 2, "smooth"), "certify"),
     ):

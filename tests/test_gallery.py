@@ -85,6 +85,7 @@ FIGURES = {
         "sweeps/feedback_rates/curves.csv",
         "sweeps/feedback_rates/summary.csv",
     ],
+    "discounted_rates.py": ["sweeps/discounted_rates/figures/discounted_rates.png", "sweeps/discounted_rates/curves.csv"],
     "vlearning_rates.py": [
         "sweeps/vlearning_rates/figures/vlearning_rates.png",
         "sweeps/vlearning_rates/curves.csv",
@@ -99,6 +100,7 @@ SMALLEST = {
     "last_iterate.py": (("--games", "1", "--workers", "1"), "-T and --games must be at least 1, got 0 and 1"),
     "last_iterate_rm.py": ((), "-T must be at least 1 and --eta positive, got 0 and 0.1"),
     "optimistic_hedge.py": (("--games", "1"), "-T and --games must be at least 1, got 0 and 1"),
+    "discounted_rates.py": (("--games", "1"), "-T and --games must be at least 1, got 0 and 1"),
     "feedback_rates.py": (
         ("--seeds", "1", "--games", "1", "--game-seeds", "1", "--samples", "1"),
         "-T, --seeds, --games and --game-seeds must be at least 1, got 0, 1, 1 and 1",

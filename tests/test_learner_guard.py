@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import cli_in_process, examples, make_random_game
+from conftest import case, cli_in_process, examples, make_random_game
 from markovgames import MarkovGamesError
 from markovgames.dynamics import STRATEGY_TOLERANCE, Algorithm, LearnerOutputError, run, run_batch
 from markovgames.dynamics._guard import is_guarded
@@ -74,12 +74,35 @@ def _off_at(count_at: int, h: int, s: int, run: int | None, how: str):
     return hook
 
 
-@pytest.mark.parametrize("update", ["smooth", "stage"])
-@pytest.mark.parametrize("batched", [False, True])
+#: Each case compiles a loop of its own: by default six of the twelve, every pair of a spoiling,
+#: an update and a single run or a batch (CONTRIBUTING.md, "Tests"); all of them in the full mode.
+OFF_THE_SIMPLEX_DEFAULT = {
+    ("scale", False, "smooth"),
+    ("scale", True, "stage"),
+    ("negative", True, "smooth"),
+    ("negative", False, "stage"),
+    ("nan", False, "smooth"),
+    ("nan", True, "stage"),
+}
+
+
 @pytest.mark.parametrize(
-    "how,reason", [("scale", "does not sum to 1"), ("negative", "has a negative entry"), ("nan", "is not finite")]
+    "how,reason,batched,update",
+    [
+        case(
+            how,
+            reason,
+            batched,
+            update,
+            default=(how, batched, update) in OFF_THE_SIMPLEX_DEFAULT,
+            id=f"{how}-{reason}-{batched}-{update}",
+        )
+        for how, reason in (("scale", "does not sum to 1"), ("negative", "has a negative entry"), ("nan", "is not finite"))
+        for batched in (False, True)
+        for update in ("smooth", "stage")
+    ],
 )
-def test_the_first_strategy_off_the_simplex_stops_the_run_where_it_is(update, batched, how, reason):
+def test_the_first_strategy_off_the_simplex_stops_the_run_where_it_is(how, reason, batched, update):
     game = make_random_game(3, 2, 2, 3, (2, 3))
     run_index = 2 if batched else None
     spec = _hedge_with(_off_at(3, 1, 2, run_index, how))
@@ -114,7 +137,8 @@ def test_strategies_within_the_tolerance_are_accepted():
     np.testing.assert_allclose(nudged.value, plain.value, rtol=0, atol=1e-8)
 
 
-@settings(max_examples=examples(12, 60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Each example compiles a loop of its own (about a second): 4 by default, 60 in the full mode.
+@settings(max_examples=examples(4, 60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["scale", "negative", "nan"]),
     st.integers(1, 12),
@@ -323,9 +347,17 @@ def test_every_built_in_learner_is_trusted_and_none_is_wrapped():
     assert mine.learner().play.__wrapped__ is not None
 
 
-@pytest.mark.parametrize("update", ["smooth", "stage"])
-@pytest.mark.parametrize(("scale", "reason"), [(0.7, "does not sum to 1"), (np.nan, "is not finite")])
-def test_a_proposal_off_the_simplex_stops_the_run_naming_propose(update, scale, reason):
+#: Each case compiles a loop of its own: by default each spoiling once and each update once (the
+#: stage-based update with NaN), all four in the full mode.
+@pytest.mark.parametrize(
+    ("scale", "reason", "update"),
+    [
+        case(scale, reason, update, default=(update == "smooth") == (reason != "is not finite"), id=f"{scale}-{reason}-{update}")
+        for scale, reason in ((0.7, "does not sum to 1"), (np.nan, "is not finite"))
+        for update in ("smooth", "stage")
+    ],
+)
+def test_a_proposal_off_the_simplex_stops_the_run_naming_propose(scale, reason, update):
     """A two-query learner's ``propose`` must return probability vectors too: the first proposal
     off the simplex stops the run naming the function, iteration, player, step and state."""
     from markovgames.learners import EXTRAGRADIENT

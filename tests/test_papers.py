@@ -91,6 +91,23 @@ def test_every_built_in_algorithm_has_its_entry():
     assert all(r.role == "learner" for r in results_for("rm-plus+stage"))
 
 
+def test_the_discounted_compositions_are_attributed_honestly():
+    # The smooth value update's papers state their results for finite horizons: for its discounted
+    # analogue they are related, never defining or analysing it, and nothing about it is verified.
+    for name in ("hedge+discounted-smooth", "ogda+discounted-smooth", "extragradient+discounted-smooth"):
+        found = results_for(name)
+        assert found and not any(r.role in ("defines", "analyses") or r.verified for r in found), name
+        assert "No paper in the catalogue defines or analyses this composition" in show_text(name)
+    smooth = {r.paper: r for r in results_for("hedge+discounted-smooth") if r.role == "related"}
+    assert set(smooth) == {"zhang2022", "yang-ma2023"}
+    assert all(r.setting.startswith("finite-horizon games") for r in smooth.values())
+    # The discounted papers, with other algorithms, are related to the compositions nearest them.
+    assert {r.paper for r in results_for("ogda+discounted-smooth")} == {"wei2021"}
+    assert "cen-wei-chi2021" in {r.paper for r in results_for("extragradient+discounted-smooth")}
+    assert "wei2021" not in {r.paper for r in results_for("ogda+discounted-smooth-linear")}
+    assert "no paper's rate is implemented for a discounted update" in show_text("hedge+discounted-smooth-uniform")
+
+
 def test_algorithms_show(capsys):
     text = show_text("smooth_cce")
     assert "smooth_cce (= hedge+smooth)" in text and "Zhang, Liu, Wang, Xiong, Li and Bai" in text

@@ -482,6 +482,33 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path, monkeypatch, capsys)
         assert proc.returncode == 0 and (tmp_path / after).exists(), proc.stderr
 
 
+def test_a_reproduction_killed_while_marking_its_directory_blocks_no_later_one(tmp_path, monkeypatch, capsys):
+    """A new reproduction directory appears with its marker already inside (renamed into place), so
+    a command killed at any moment leaves nothing a later one calls foreign; one killed while
+    writing the marker into an existing empty directory leaves only the marker's temporary file,
+    which a later reproduction looks past (and a file of any other name is still foreign)."""
+    import os
+
+    args = ["reproduce", "-T", "20", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"]
+    real_rename = os.rename
+
+    def killed(src, dst):
+        raise KeyboardInterrupt  # as if the process were stopped just before its directory appears
+
+    monkeypatch.setattr(os, "rename", killed)
+    proc = cli_in_process(args, tmp_path, monkeypatch, capsys)
+    assert proc.returncode == 130 and sorted(p.name for p in tmp_path.iterdir()) == [], proc.stderr
+    monkeypatch.setattr(os, "rename", real_rename)
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "..markovgames.0123456789ab.tmp").write_text("{")  # a marker half written
+    proc = cli_in_process(args, tmp_path, monkeypatch, capsys)
+    assert proc.returncode == 0 and (tmp_path / "rep" / "REPORT.md").exists(), proc.stderr
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    proc = cli_in_process([*args[:3], "--out", "other", *args[5:]], tmp_path, monkeypatch, capsys)
+    assert proc.returncode == 2 and "holds no markovgames reproduction" in proc.stderr, proc.stderr
+
+
 # ---------------------------------------------------------------------------------------
 # 5. evaluate trusts nothing it reads
 # ---------------------------------------------------------------------------------------

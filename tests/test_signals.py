@@ -195,7 +195,27 @@ def finished_for_exact(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("exact")
     game = root / "g.json"
-    assert main(["games", "random", "--players", "2", "--states", "3", "--actions", "3", "--horizon", "6", "--seed", "1", "--out", str(game)]) == 0
+    assert (
+        main(
+            [
+                "games",
+                "random",
+                "--players",
+                "2",
+                "--states",
+                "3",
+                "--actions",
+                "3",
+                "--horizon",
+                "6",
+                "--seed",
+                "1",
+                "--out",
+                str(game),
+            ]
+        )
+        == 0
+    )
     path = root / "r"
     assert main(["run", "--game", str(game), "--algorithm", "smooth_ce", "-T", "3000", "--out", str(path), "--quiet"]) == 0
     return path

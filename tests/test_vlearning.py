@@ -106,7 +106,10 @@ def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
     one = run_vlearning(game, "cce-v", EPISODES, seed=11)
     batch = run_vlearning_batch(game, "cce-v", EPISODES, [4, 11])
     fed = run_vlearning(game, "cce-v", EPISODES, draws=vlearning_uniforms(11, EPISODES, game))
-    monkeypatch.setattr(_vlearning, "_CHUNK", 40)  # 120 episodes in 3 compiled calls
+    # 120 episodes in 8 compiled calls (7 of 16 episodes, then 8): the chunks of the next test.
+    monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 8)
+    monkeypatch.setattr(_vlearning, "_CHUNK", 16)
+    assert _vlearning._chunks(EPISODES, 1) == [(16, 16)] * 7 + [(8, 8)]
     chunked = run_vlearning(game, "cce-v", EPISODES, seed=11)
     for other in (batch[1], fed, chunked):
         np.testing.assert_array_equal(other.states, one.states)
@@ -142,11 +145,12 @@ def test_another_number_of_episodes_compiles_nothing(monkeypatch):
     # reuses the compiled rounds, and its padding changes nothing (a longer run's prefix is the run).
     monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 8)
     monkeypatch.setattr(_vlearning, "_CHUNK", 16)
+    # (cce-v on a game of the paper's shape: the chunks of the test above.)
     game = make_random_game(6, 2, 2, 2, (2, 2))
-    short = run_vlearning(game, "stage-v", 5, seed=2)  # one short chunk, 3 rounds of padding
-    long = run_vlearning(game, "stage-v", 37, seed=2)  # long, long, then a short one for the last 5
+    short = run_vlearning(game, "cce-v", 5, seed=2)  # one short chunk, 3 rounds of padding
+    long = run_vlearning(game, "cce-v", 37, seed=2)  # long, long, then a short one for the last 5
     compiled = _vlearning._chunk_batch._cache_size()
-    again = run_vlearning(game, "stage-v", 23, seed=2)  # long, then short
+    again = run_vlearning(game, "cce-v", 23, seed=2)  # long, then short
     assert _vlearning._chunk_batch._cache_size() == compiled
     assert _vlearning._chunks(37, 1) == [(16, 16), (16, 16), (5, 8)]
     assert _vlearning._chunks(10, 2) == [(8, 8), (2, 4)]

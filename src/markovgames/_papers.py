@@ -175,6 +175,14 @@ _PAPER_LIST = (
         "2102.04540",
     ),
     Paper(
+        "cen-wei-chi2021",
+        "Cen, Wei and Chi",
+        2021,
+        "Fast Policy Extragradient Methods for Competitive Games with Entropy Regularization",
+        "NeurIPS 2021; JMLR 2024",
+        "2105.15186",
+    ),
+    Paper(
         "anagnostides2022",
         "Anagnostides, Daskalakis, Farina, Fishelson, Golowich and Sandholm",
         2022,
@@ -462,7 +470,7 @@ RESULTS: tuple[Result, ...] = (
     ),
     Result(
         "wei2021",
-        ("ogda+*",),
+        ("ogda+smooth", "ogda+smooth-uniform", "ogda+smooth-linear", "ogda+stage"),
         "related",
         "infinite-horizon discounted two-player zero-sum Markov games: optimistic gradient descent ascent at each state "
         "with a critic that slowly learns each state's value; decentralized (no need to see the opponent's actions)",
@@ -474,6 +482,59 @@ RESULTS: tuple[Result, ...] = (
         f"{_ABSTRACT_ONLY}",
         "Not the finite-horizon compositions of ogda: another setting and another value update.",
     ),
+    Result(
+        "wei2021",
+        ("ogda+discounted-smooth",),
+        "related",
+        "infinite-horizon discounted two-player zero-sum Markov games: optimistic gradient descent ascent at each state "
+        "with a critic that slowly learns each state's value; decentralized (no need to see the opponent's actions)",
+        "last iterate",
+        "not verified",
+        "a finite-time last-iterate convergence guarantee to the set of Nash equilibria under self-play (the rate was not read)",
+        "abstract (arXiv 2102.04540; COLT 2021); the first author's public code (GitHub bahh723/competitive-markov-game, "
+        "Agent.py)",
+        False,
+        f"{_ABSTRACT_ONLY}; the public code was read: per state a critic V <- V + alpha_t (<x^t, Q^t> - V) with Q^t = r + "
+        "gamma P V from the critic before its update, V = 0 at the start, alpha_t = (H+1)/(H+t) with H = 1/(1-gamma) (the "
+        "critic of discounted-smooth), and optimistic projected gradient steps on Q^t. Not read: the paper's statement of "
+        "its critic, step sizes and learning rate, the theorem and its rate",
+        "The discounted paper nearest to ogda+discounted-smooth: its setting and, in its code, its critic; whether "
+        "markovgames' ogda learner takes the paper's policy steps was not checked, so nothing it proves is claimed here.",
+    ),
+    Result(
+        "cen-wei-chi2021",
+        ("extragradient+discounted-smooth",),
+        "related",
+        "two-player zero-sum matrix games with entropy regularisation, extended to entropy-regularised zero-sum Markov "
+        "games; decentralized multiplicative updates, each player using its own payoff",
+        "last iterate",
+        "not verified",
+        "linear convergence to the quantal response equilibrium (the entropy-regularised game's), and an approximate "
+        "Nash equilibrium of the unregularised matrix game at a sublinear rate (abstract)",
+        "abstract (arXiv 2105.15186; NeurIPS 2021; JMLR 2024)",
+        False,
+        f"{_ABSTRACT_ONLY}",
+        "Another algorithm: policy extragradient on the entropy-regularised game (markovgames' extragradient has no "
+        "entropy term, and discounted-smooth is not its value update); a discounted paper with extragradient steps.",
+    ),
+    *[
+        Result(
+            paper,
+            ("hedge+discounted-smooth",),
+            "related",
+            "finite-horizon games (see hedge+smooth): discounted-smooth is markovgames' discounted analogue of the smooth "
+            "value update analysed there (alpha_t = (k+1)/(k+t) with the effective horizon k = 1/(1-gamma) for H; the "
+            "critic and the state-wise weighted average alike)",
+            "weighted average",
+            "not verified",
+            "none known for discounted games: the paper's rate (see hedge+smooth) is stated for finite horizons",
+            "abstract (see hedge+smooth)",
+            False,
+            f"{_ABSTRACT_ONLY}; no discounted statement of the smooth value update could be read in it",
+            "Not a discounted paper: its results are not claimed for this composition.",
+        )
+        for paper in ("zhang2022", "yang-ma2023")
+    ],
     Result(
         "jin2021",
         ("cce-v",),
@@ -553,6 +614,10 @@ AVERAGING_WORDS = {
     "smooth-uniform": "uniform weights 1/T",
     "smooth-linear": "linear weights 2t/(T(T+1))",
     "stage": "the mean of the last complete stage (1/L_tau on it; stage 1's iterations so far before it ends)",
+    "discounted-smooth": "weights alpha_T^t = alpha_t prod_{j>t} (1 - alpha_j), alpha_t = (k+1)/(k+t) with k = 1/(1-gamma) "
+    "(its own value estimate's weights; the discounted analogue of the smooth update's)",
+    "discounted-smooth-uniform": "uniform weights 1/T",
+    "discounted-smooth-linear": "linear weights 2t/(T(T+1))",
 }
 #: What ``--eta theory`` alone means.
 DEFAULT_THEORY = "mao2024"

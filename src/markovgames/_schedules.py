@@ -62,6 +62,7 @@ __all__ = [
     "theory_eta_stage",
     "AVERAGINGS",
     "average_weights",
+    "smooth_average_weights",
 ]
 
 
@@ -107,9 +108,9 @@ def average_weights(kind: str, T: int, horizon: int) -> np.ndarray:
     first ``T`` iterates under the value update ``kind`` (its name: ``"smooth"``, ``"smooth-uniform"``,
     ``"smooth-linear"`` or ``"stage"``) on a game of horizon ``horizon`` (module docstring).
 
-    Smooth updates: :math:`lpha_T^t = lpha_t \prod_{j=t+1}^{T} (1-lpha_j)` with
-    :math:`lpha_t = (k+1)/(k+t)`, computed as a reversed cumulative product of the factors
-    :math:`1 - lpha_j = (j-1)/(k+j)` in ``[0, 1)`` (no overflow; weights below the smallest
+    Smooth updates: :math:`\alpha_T^t = \alpha_t \prod_{j=t+1}^{T} (1-\alpha_j)` with
+    :math:`\alpha_t = (k+1)/(k+t)`, computed as a reversed cumulative product of the factors
+    :math:`1 - \alpha_j = (j-1)/(k+j)` in ``[0, 1)`` (no overflow; weights below the smallest
     float64 are 0). Stage-based: ``1/L`` on the last stage complete after ``T`` iterations, or
     ``1/T`` on ``1..T`` while stage 1 is not. The weights are non-negative and sum to 1.
     """
@@ -127,7 +128,17 @@ def average_weights(kind: str, T: int, horizon: int) -> np.ndarray:
             last = int(complete[-1])
             weights[sched.starts[last] - 1 : ends[last]] = 1.0 / float(sched.lengths[last])
         return weights
-    k = smoothing_order(kind, horizon)
+    return smooth_average_weights(T, smoothing_order(kind, horizon))
+
+
+def smooth_average_weights(T: int, order: float) -> np.ndarray:
+    r""":math:`\alpha_T^t = \alpha_t \prod_{j=t+1}^{T} (1-\alpha_j)` for ``t = 1..T`` (row ``t - 1``),
+    :math:`\alpha_t = (k+1)/(k+t)` with ``k = order >= 0``: an integer for the finite-horizon smooth
+    updates (`average_weights`), any real for a discounted one (``k = 1/(1-gamma)``, the same
+    recursion, `markovgames.dynamics._discounted`)."""
+    T, k = int(T), float(order)
+    if T < 1 or not k >= 0.0 or not math.isfinite(k):
+        raise ValueError(f"need T >= 1 and a finite order k >= 0, got T={T}, k={order!r}")
     if k == 0:
         return np.full(T, 1.0 / T)
     t = np.arange(1, T + 1, dtype=np.float64)

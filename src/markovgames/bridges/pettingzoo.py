@@ -24,6 +24,15 @@ without them raises `MissingOptionalDependency` naming the extra.
 
 It passes PettingZoo's ``pettingzoo.test.parallel_api_test`` and ``parallel_seed_test``.
 
+`DiscountedGameParallelEnv` — a [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame]
+    The same agents and action spaces; the observation is the state, ``MultiDiscrete([S])`` arrays
+    ``[s]`` (or ``{"state": s}`` with ``observation="dict"``); an episode starts in ``s_0`` drawn
+    from the game's initial distribution, pays ``rewards[i, s, a]`` and draws ``s' ~
+    transitions[s, a]`` at every step, and never terminates (the game is infinite-horizon): with
+    ``max_steps`` it is **truncated** after that many steps (a time limit, ``truncations`` true,
+    ``terminations`` false). The discount is ``env.discount``: an agent's return is ``sum_t
+    gamma^t r_t``. ``parallel_env`` picks the class by the game's kind.
+
 A correlated policy is played by a `Mediator`, which draws the
 shared index with its own seed and hands each agent its recommendation (re-exported here with
 `play_episodes`).
@@ -36,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games import MarkovGame, require_finite_horizon
+from ..games import DiscountedMarkovGame, MarkovGame, require_finite_horizon
 from ._deps import require
 from .mediator import (
     EpisodeReturns,
@@ -55,6 +64,7 @@ from pettingzoo import ParallelEnv  # noqa: E402
 
 __all__ = [
     "MarkovGameParallelEnv",
+    "DiscountedGameParallelEnv",
     "parallel_env",
     "Mediator",
     "EpisodeReturns",
@@ -62,6 +72,37 @@ __all__ = [
     "agent_name",
     "decode_observation",
 ]
+
+
+def _joint_action(env, actions) -> tuple[int, ...]:
+    """The joint action of ``actions`` (one per agent of ``env``), or the error naming what is wrong."""
+    if not env.agents:
+        raise RuntimeError("the episode is over: call reset() first")
+    missing = [a for a in env.agents if a not in actions]
+    if missing:
+        raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
+    unknown = sorted(set(actions) - set(env.possible_agents), key=str)
+    if unknown:
+        raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(env.possible_agents)}")
+    chosen = []
+    for agent in env.possible_agents:
+        a = actions[agent]
+        try:
+            ok = float(a).is_integer() and 0 <= int(a) < env.action_spaces[agent].n
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"step: action {a!r} of {agent} is not in {env.action_spaces[agent]}")
+        chosen.append(int(a))
+    return tuple(chosen)
+
+
+def _render_line(head: str, last) -> str:
+    """The ``"ansi"`` line: ``head`` and the last joint action and rewards, if any."""
+    if last is not None:
+        joint, r = last
+        head += f", last joint action {joint}, rewards {tuple(round(float(x), 6) for x in r)}"
+    return head
 
 
 class MarkovGameParallelEnv(ParallelEnv):
@@ -138,26 +179,8 @@ class MarkovGameParallelEnv(ParallelEnv):
 
     def step(self, actions):
         """Play one joint action; see the module docstring."""
-        if not self.agents:
-            raise RuntimeError("the episode is over: call reset() first")
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"step: no action for {missing} (every live agent acts at every step)")
-        unknown = sorted(set(actions) - set(self.possible_agents), key=str)
-        if unknown:
-            raise ValueError(f"step: actions for unknown agents {unknown}; the agents are {list(self.possible_agents)}")
+        joint = _joint_action(self, actions)
         game = self.game
-        chosen = []
-        for agent in self.possible_agents:
-            a = actions[agent]
-            try:
-                ok = float(a).is_integer() and 0 <= int(a) < self.action_spaces[agent].n
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise ValueError(f"step: action {a!r} of {agent} is not in {self.action_spaces[agent]}")
-            chosen.append(int(a))
-        joint = tuple(chosen)
         h, s = self.step_index, self.markov_state
         r = game.rewards[(h, slice(None), s) + joint]
         cdf = self._cdf[(h, s, *joint)]
@@ -180,16 +203,126 @@ class MarkovGameParallelEnv(ParallelEnv):
         """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
         if self.render_mode is None:
             return None
-        line = f"step {self.step_index}/{self.game.horizon}, state {self.markov_state}"
-        if self._last is not None:
-            joint, r = self._last
-            line += f", last joint action {joint}, rewards {tuple(round(float(x), 6) for x in r)}"
-        return line
+        return _render_line(f"step {self.step_index}/{self.game.horizon}, state {self.markov_state}", self._last)
 
     def close(self):
         pass
 
 
-def parallel_env(game: MarkovGame, **kwargs) -> MarkovGameParallelEnv:
-    """PettingZoo's conventional constructor name: ``MarkovGameParallelEnv(game, **kwargs)``."""
+class DiscountedGameParallelEnv(ParallelEnv):
+    """A [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame] as a PettingZoo
+    ``ParallelEnv`` (rules in the module docstring).
+
+    Parameters
+    ----------
+    game : DiscountedMarkovGame
+    max_steps : int or None
+        Truncate an episode after this many steps (``None``: never; the episode then runs until
+        the caller stops stepping).
+    observation : ``"multidiscrete"`` (default) or ``"dict"``
+    render_mode : ``None`` or ``"ansi"``
+    """
+
+    metadata: dict[str, Any] = {"name": "markovgames_discounted_parallel_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+
+    def __init__(
+        self,
+        game: DiscountedMarkovGame,
+        *,
+        max_steps: int | None = None,
+        observation: str = "multidiscrete",
+        render_mode: str | None = None,
+    ):
+        if not isinstance(game, DiscountedMarkovGame):
+            raise TypeError(
+                f"expected a DiscountedMarkovGame, got {type(game).__name__} (MarkovGameParallelEnv plays finite-horizon games)"
+            )
+        if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1):
+            raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")
+        if observation not in ("multidiscrete", "dict"):
+            raise ValueError(f"observation must be 'multidiscrete' or 'dict', got {observation!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.game, self.discount, self.max_steps = game, game.discount, max_steps
+        self.observation_type, self.render_mode = observation, render_mode
+        S = game.num_states
+        self.possible_agents = [agent_name(i) for i in range(game.num_players)]
+        self.agents: list[str] = []
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        make: Callable[[], spaces.Space[Any]]
+        if observation == "dict":
+            make = lambda: spaces.Dict({"state": spaces.Discrete(S)})  # noqa: E731
+        else:
+            make = lambda: spaces.MultiDiscrete([S])  # noqa: E731
+        self.observation_spaces = {a: make() for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(n) for a, n in zip(self.possible_agents, game.num_actions, strict=True)}
+        self.state_space = spaces.MultiDiscrete([S])
+        self._cdf = np.cumsum(game.transitions, axis=-1)  # (S, A..., S); a sparse game's dense form
+        self._start_cdf = np.cumsum(game.initial_distribution)
+        self.np_random, _ = seeding.np_random(None)
+        self.steps = 0
+        self.markov_state = 0
+        self._last: tuple | None = None
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def _observation(self):
+        if self.observation_type == "dict":
+            return {"state": self.markov_state}
+        return np.array([self.markov_state], dtype=np.int64)
+
+    def state(self) -> np.ndarray:
+        """The global state ``[s]``."""
+        return np.array([self.markov_state], dtype=np.int64)
+
+    def _draw(self, cdf) -> int:
+        return min(int(np.searchsorted(cdf, self.np_random.random() * cdf[-1], side="right")), self.game.num_states - 1)
+
+    def reset(self, seed=None, options=None):
+        """Start an episode in ``s_0 ~`` the initial distribution; ``seed`` reseeds the generator."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.agents = list(self.possible_agents)
+        self.steps, self._last = 0, None
+        self.markov_state = self._draw(self._start_cdf)
+        info = {"step": 0, "state": self.markov_state}
+        return {a: self._observation() for a in self.agents}, {a: dict(info) for a in self.agents}
+
+    def step(self, actions):
+        """Play one joint action; see the module docstring."""
+        joint, s = _joint_action(self, actions), self.markov_state
+        r = self.game.rewards[(slice(None), s) + joint]
+        self.markov_state = self._draw(self._cdf[(s, *joint)])
+        self.steps += 1
+        self._last = (joint, r)
+        truncated = self.max_steps is not None and self.steps >= self.max_steps
+        agents = list(self.agents)
+        obs = {a: self._observation() for a in agents}
+        rewards = {a: float(r[self._index[a]]) for a in agents}
+        terminations = {a: False for a in agents}
+        truncations = {a: truncated for a in agents}
+        infos = {a: {"step": self.steps, "state": self.markov_state, "joint_action": joint} for a in agents}
+        if truncated:
+            self.agents = []
+        return obs, rewards, terminations, truncations, infos
+
+    def render(self):
+        """The ``"ansi"`` text of the current step (``None`` without a render mode)."""
+        if self.render_mode is None:
+            return None
+        return _render_line(f"step {self.steps}, state {self.markov_state}", self._last)
+
+    def close(self):
+        pass
+
+
+def parallel_env(game: MarkovGame | DiscountedMarkovGame, **kwargs) -> MarkovGameParallelEnv | DiscountedGameParallelEnv:
+    """PettingZoo's conventional constructor name: ``MarkovGameParallelEnv(game, **kwargs)``, or
+    ``DiscountedGameParallelEnv(game, **kwargs)`` for a discounted game."""
+    if isinstance(game, DiscountedMarkovGame):
+        return DiscountedGameParallelEnv(game, **kwargs)
     return MarkovGameParallelEnv(game, **kwargs)

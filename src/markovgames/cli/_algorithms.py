@@ -169,6 +169,11 @@ def _theory_line(composition: str, update) -> str:
     """``algorithms show``'s line on ``--eta theory`` for a composition."""
     from .._papers import DEFAULT_THEORY
 
+    if update.stationary:
+        return (
+            f"  --eta theory   none: theory:{DEFAULT_THEORY}'s rates are proved for finite-horizon games, and no paper's "
+            "rate is implemented for a discounted update; give a number"
+        )
     if update.per_iteration_metrics:
         proved, rate = "bm-logbarrier+smooth", "Theorem 1's 1/(256 N H sqrt(H A_max))"
     else:

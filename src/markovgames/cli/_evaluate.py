@@ -102,12 +102,21 @@ def evaluate_run_directory(
         settings_fields,
         units_field,
     )
+    from ..experiments.rundirs._discounted import is_discounted_run_directory
     from ..experiments.rundirs._vlearn import is_vlearning_directory
     from ..policies import IndexChainPolicy
 
     if concept not in EXACT_CONCEPTS:
         raise CliError(f"--concept: expected one of {', '.join(EXACT_CONCEPTS)}, got {concept!r}")
     concepts = EXACT_CONCEPTS[concept]
+    if is_discounted_run_directory(run_dir):
+        if exact or monte_carlo is not None:
+            option = "--exact" if exact else "--monte-carlo"
+            raise CliError(
+                f"{option}: {run_dir} holds the run of a discounted game, which has no output policy to evaluate; its "
+                "last and weighted average iterates are evaluated exactly without it"
+            )
+        return _evaluate_discounted_directory(run_dir, T_prime, max_bytes=max_bytes, max_entries=max_entries)
     if is_vlearning_directory(run_dir):
         return _evaluate_vlearning_directory(
             run_dir,
@@ -178,6 +187,46 @@ def evaluate_run_directory(
     if not units.is_identity:  # the game's own units too (the Monte Carlo estimates stay in [0, 1] units)
         report["units"] = units_field(units)
         report.update(original_unit_fields(report, units, stored.game.horizon))
+    report["versions"] = versions()
+    return report
+
+
+def _evaluate_discounted_directory(run_dir, T_prime: int | None, *, max_bytes: int | None, max_entries: int) -> dict:
+    """`evaluate_run_directory` of a discounted game's run: the value estimate after ``T_prime``
+    iterations and, from the stored trajectory, the last and the weighted average iterates
+    evaluated exactly (`markovgames.experiments.rundirs._discounted.evaluate_discounted_iterates`)."""
+    from ..experiments import versions
+    from ..experiments.rundirs._directory import feedback_fields, regret_fields, settings_fields, units_field
+    from ..experiments.rundirs._discounted import DISCOUNTED_KIND, evaluate_discounted_iterates, load_discounted_run_directory
+
+    stored = load_discounted_run_directory(run_dir, max_bytes=max_bytes, max_entries=max_entries)
+    T = stored.T
+    T_prime = T if T_prime is None else T_prime
+    if not 1 <= T_prime <= T:
+        raise CliError(f"-T: the run has T = {T}; choose T' in 1..{T}, got {T_prime}")
+    row = T_prime - 1
+    report: dict = {
+        "run_dir": str(run_dir),
+        "kind": DISCOUNTED_KIND,
+        "algorithm": stored.metrics["algorithm"],
+        "discount": stored.game.discount,
+        **settings_fields(
+            stored.metrics.get("order", "simultaneous"),
+            stored.metrics.get("eta_schedule", "constant"),
+            stored.metrics.get("eta_schedule_source"),
+        ),
+        **feedback_fields(stored.metrics.get("feedback", "full"), stored.metrics.get("seed")),
+        "T": T_prime,
+        "value_estimate": _floats(stored.value_estimate[row]),
+    }
+    if stored.external_regret is not None and stored.swap_regret is not None:
+        report.update(regret_fields(stored.external_regret[row], stored.swap_regret[row]))
+    if stored.samples_used is not None:
+        report["samples_used"] = int(stored.samples_used[row])
+    if stored.trajectory_files is not None:
+        report.update(evaluate_discounted_iterates(stored, T_prime))
+    if not stored.game.units.is_identity:
+        report["units"] = units_field(stored.game.units)
     report["versions"] = versions()
     return report
 
@@ -364,8 +413,41 @@ def _handle(args) -> int:
         except OSError as err:
             raise CliError(f"{'--out ' if args.out else ''}{out}: cannot write: {err.strerror or err}") from None
     if not args.quiet:
-        _print(report, out)
+        (_print_discounted if report.get("kind") == "discounted-run" else _print)(report, out)
     return 0
+
+
+def _print_discounted(report: dict, out: Path) -> None:
+    """The table of a discounted game's run evaluated after ``T'`` iterations."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
+    table = Table(title=f"{markup_safe(report['algorithm'])} (gamma={report['discount']:g}) after T' = {report['T']}")
+    table.add_column("quantity")
+    n = len(report["value_estimate"])
+    for i in range(n):
+        table.add_column(f"player {i}", justify="right")
+    table.add_column("max over players", justify="right")
+
+    def row(name, values, overall=None):
+        table.add_row(name, *(f"{v:.6g}" for v in values), "" if overall is None else f"{overall:.6g}")
+
+    row("value estimate V^T'(rho)", report["value_estimate"])
+    for prefix, name in (("last_iterate", "last iterate"), ("weighted_average", "weighted average iterate")):
+        if f"{prefix}_value" in report:
+            row(f"{name}: value", report[f"{prefix}_value"])
+            row(f"{name}: best-response value", report[f"{prefix}_best_response_value"])
+            row(f"{name}: Nash gap", report[f"{prefix}_nash_gap_per_player"], report[f"{prefix}_nash_gap"])
+            if f"{prefix}_duality_gap" in report:
+                table.add_row(f"{name}: duality gap", *([""] * n), f"{report[f'{prefix}_duality_gap']:.6g}")
+    if "external_regret" in report:
+        row("average external regret", report["external_regret_per_player"], report["external_regret"])
+        row("average swap regret", report["swap_regret_per_player"], report["swap_regret"])
+    console.print(table)
+    if "last_iterate_value" not in report:
+        console.print("the run kept no trajectory: its iterates cannot be evaluated", markup=False)
+    console.print(f"wrote {printable(out)}", soft_wrap=True, markup=False)
 
 
 def _identity(path: Path) -> tuple | None:

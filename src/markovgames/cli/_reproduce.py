@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -81,8 +82,13 @@ def _handle(args) -> int:
     with directory_lock(args.out, "out"):
         _check_foreign(Path(args.out))  # again, under the lock
         try:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-            write_marker(Path(args.out), "reproduce")  # what a later reproduction into it recognises
+            # What a later reproduction into it recognises. A new directory appears with its marker
+            # already inside (made under a temporary name beside it, then renamed): a command killed
+            # at any moment leaves no directory that a later one would call foreign.
+            if created:
+                _make_marked(Path(args.out), write_marker)
+            else:
+                write_marker(Path(args.out), "reproduce")
             result = reproduce(
                 args.out, T=T, eta=eta, exact=not args.no_exact, baselines=not args.no_baselines, progress=progress
             )
@@ -100,6 +106,28 @@ def _handle(args) -> int:
     return 0
 
 
+def _make_marked(out: Path, write_marker) -> None:
+    """Make the new directory ``out`` with its ``reproduce`` marker in one step (a rename)."""
+    import os
+    import secrets
+
+    parent = out.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
+    staging.mkdir()
+    try:
+        write_marker(staging, "reproduce")
+        os.rename(staging, out)  # refused (OSError) where something not empty appeared at out meanwhile
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+#: A marker being written (`markovgames._atomic`'s temporary name for ``.markovgames``): what a
+#: command killed while writing the marker into an existing empty directory leaves there.
+_MARKER_BEING_WRITTEN = re.compile(r"\.\.markovgames\.[0-9a-f]{12}\.tmp")
+
+
 def _check_foreign(out: Path) -> None:
     """Refuse an output directory that holds anything but an earlier reproduction.
 
@@ -114,7 +142,8 @@ def _check_foreign(out: Path) -> None:
             raise CliError(f"--out {out}: holds another run or sweep ({foreign}); choose another directory")
     if out.is_symlink():
         raise CliError(f"--out {out}: is a symbolic link; name the directory itself")
-    if out.is_dir() and any(out.iterdir()) and marker_kind(out) != "reproduce":
+    entries = [p for p in out.iterdir() if not _MARKER_BEING_WRITTEN.fullmatch(p.name)] if out.is_dir() else []
+    if entries and marker_kind(out) != "reproduce":
         raise CliError(
             f"--out {out}: not empty and holds no markovgames reproduction (no .markovgames marker); "
             "choose a new or empty directory"

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from .._outputs import check_apart, remove_created_parents
-from .._text import markup_safe, printable
+from .._text import printable
 from ._commands import HELP
 from ._defaults import DTYPE_NAMES
 from ._errors import CliError, check_output_directory
@@ -243,8 +243,9 @@ def _handle_run(args) -> int:
     # The library is imported here, not with the module: the module builds the parser, and
     # 'markovgames run --help' must not load JAX.
     from .._lock import directory_lock
-    from ..dynamics import check_learner, get_algorithm, max_learning_rate, run
+    from ..dynamics import DiscountedRunResult, check_learner, get_algorithm, max_learning_rate, run
     from ..dynamics._checkpoint import metrics_file
+    from ..dynamics._loop import loop_shape
     from ..experiments import (
         CONFIG_FILE,
         STATE_FILE,
@@ -256,7 +257,8 @@ def _handle_run(args) -> int:
         write_run_directory,
     )
     from ..experiments.rundirs._directory import read_mapped_trajectory
-    from ..games import BUILTIN_GAMES, resolve_game
+    from ..experiments.rundirs._discounted import write_discounted_run_directory
+    from ..games import DiscountedMarkovGame, resolve_any_game
 
     _check_option_combinations(args)
     try:
@@ -273,27 +275,31 @@ def _handle_run(args) -> int:
     if args.checkpoint_every is not None and args.checkpoint_every < 1:
         raise CliError(f"--checkpoint-every: must be at least 1, got {args.checkpoint_every}")
     check_game_limits(args)
-    game = resolve_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    game = resolve_any_game(args.game, max_bytes=args.max_bytes, max_entries=args.max_entries)
+    discounted = isinstance(game, DiscountedMarkovGame)
+    _check_for_game(args, algorithm, game, eta)
     # A user's learner is checked with this game's shapes before any output is touched.
-    check_learner(algorithm.learner, game.shape_key, args.dtype)
+    check_learner(algorithm.learner, loop_shape(game), args.dtype)
     if isinstance(eta, tuple) and len(eta) != game.num_players:
         raise CliError(
             f"--eta: {len(eta)} rates given, but {game.name} has {game.num_players} players; give one rate per "
             "player (e.g. 0.1,0.3) or one for all"
         )
-    largest = max_learning_rate(T, game.horizon, args.dtype)
+    # Utilities lie in [0, H] (a discounted game's in [0, 1/(1 - gamma)]).
+    scale = game.effective_horizon if isinstance(game, DiscountedMarkovGame) else game.horizon
+    largest = max_learning_rate(T, scale, args.dtype)
     top = max(eta) if isinstance(eta, tuple) else eta
     if isinstance(top, float) and top > largest:
         raise CliError(
             f"--eta: {top:g} is too large for -T {T} in {args.dtype}; at most {largest:.3g} (the learners' "
             f"logits eta (T + H) must stay where {args.dtype} resolves them)"
         )
-    _check_schedule_rates(schedule, eta, algorithm, game, T, args.dtype)
+    _check_schedule_rates(schedule, eta, algorithm, game, scale, T, args.dtype)
     check_output_directory(args.out, replaces=True)
     _check_resources(game, T, args)
     config = {
         # A file's path as written, normalised ("./g.json" and "g.json" are one game to --resume).
-        "game": args.game if args.game in BUILTIN_GAMES else os.path.normpath(args.game),
+        "game": args.game if _is_builtin(args.game) else os.path.normpath(args.game),
         "algorithm": args.algorithm,
         "T": T,
         "eta": eta,
@@ -364,12 +370,15 @@ def _handle_run(args) -> int:
                     feedback=feedback,
                     seed=seed,
                 )
-            # The exact gaps and the uniform average read the trajectory's files again, checked, never
-            # through the memory maps the run returns (a file truncated meanwhile is then an error,
-            # not SIGBUS); a run that asks for neither reads nothing back.
-            needs_trajectory = args.exact or args.uniform_average
-            extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args) if needs_trajectory else None
-            metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
+            if isinstance(result, DiscountedRunResult):
+                metrics = write_discounted_run_directory(staging, result, checkpoints, config, step_schedule=schedule)
+            else:
+                # The exact gaps and the uniform average read the trajectory's files again, checked,
+                # never through the memory maps the run returns (a file truncated meanwhile is then an
+                # error, not SIGBUS); a run that asks for neither reads nothing back.
+                needs_trajectory = args.exact or args.uniform_average
+                extras = _checkpoint_extras(read_mapped_trajectory(result), checkpoints, args) if needs_trajectory else None
+                metrics = write_run_directory(staging, result, checkpoints, config, extras, step_schedule=schedule)
             # Release the memory maps before the directory is moved; the saved state is not a result.
             del result
             for scratch in (STATE_FILE, metrics_file(Path(STATE_FILE)).name, CONFIG_FILE):
@@ -389,8 +398,52 @@ def _handle_run(args) -> int:
         finally:
             lock.close()
     if not args.quiet:
-        _print_checkpoints(metrics, args.out)
+        from ._run_tables import print_checkpoints, print_discounted_checkpoints
+
+        (print_discounted_checkpoints if discounted else print_checkpoints)(metrics, args.out)
     return 0
+
+
+def _is_builtin(name: str) -> bool:
+    from ..games import BUILTIN_GAMES, DISCOUNTED_GAMES
+
+    return name in BUILTIN_GAMES or name in DISCOUNTED_GAMES
+
+
+def _check_for_game(args, algorithm, game, eta) -> None:
+    """Refuse what has no meaning for this kind of game, naming the option: a value update of the
+    other kind, and for a discounted game the options about an output policy and 'theory' rates."""
+    from ..dynamics._discounted_run import check_update_for_game
+    from ..games import DiscountedMarkovGame
+
+    try:
+        check_update_for_game(algorithm, game)
+    except ValueError as err:
+        raise CliError(f"--algorithm: {err}") from None
+    if not isinstance(game, DiscountedMarkovGame):
+        return
+    iterates = (
+        "--last-iterate and --weighted-average evaluate the last and the weighted average iterates of a discounted run exactly"
+    )
+    if args.exact:
+        raise CliError(f"--exact: {game.name!r} is a discounted game, whose run has no output policy to evaluate; {iterates}")
+    if args.uniform_average:
+        raise CliError(
+            f"--uniform-average: {game.name!r} is a discounted game; --weighted-average evaluates the weighted average "
+            "iterate with its value update's weights (LEARNER+discounted-smooth-uniform weighs the iterates uniformly)"
+        )
+    if args.trajectory_tolerance is not None:
+        raise CliError(
+            f"--trajectory-tolerance: {game.name!r} is a discounted game, whose run has no output policy whose index "
+            "mass it would bound; keep the whole trajectory or --no-trajectory"
+        )
+    if isinstance(eta, str):  # theory or theory:PAPER: no paper's rate is implemented for a discounted update
+        from ..dynamics._algorithms import resolve_learning_rate
+
+        try:
+            resolve_learning_rate(eta, algorithm, game)
+        except ValueError as err:
+            raise CliError(f"--eta: {err}") from None
 
 
 def _settings_config(args, schedule, feedback, seed: int) -> dict:
@@ -416,9 +469,7 @@ def _settings_config(args, schedule, feedback, seed: int) -> dict:
 def _input_files(game: str, algorithm: str, schedule: str | None = None) -> list[str]:
     """The files a run reads: the game file (not a built-in game's name), a user's learner file
     (``path.py:NAME``, alone or before ``+UPDATE``) and a user's step-size schedule file."""
-    from ..games import BUILTIN_GAMES
-
-    files = [] if game in BUILTIN_GAMES else [game]
+    files = [] if _is_builtin(game) else [game]
     references = [algorithm.split("+", 1)[0].rsplit(":", 1)[0]]
     references += [] if schedule is None else [schedule.rsplit(":", 1)[0]]
     files += [reference for reference in references if reference.endswith(".py")]
@@ -435,16 +486,17 @@ def _step_schedule(name: str | None):
         raise CliError(f"--eta-schedule: {err}") from None
 
 
-def _check_schedule_rates(schedule, eta, algorithm, game, T: int, dtype: str) -> None:
+def _check_schedule_rates(schedule, eta, algorithm, game, horizon: float, T: int, dtype: str) -> None:
     """``--eta-schedule``: every rate ``eta f(t)`` within the limits of ``--eta``, at every ``t``,
-    before any output is touched (the run checks it again; a user's function is called twice)."""
+    before any output is touched (the run checks it again; a user's function is called twice);
+    ``horizon``: the bound on the utilities (``H``, a discounted game's ``1/(1 - gamma)``)."""
     from ..dynamics import max_learning_rate
     from ..dynamics._algorithms import resolve_learning_rate
     from ..dynamics._interplay import bounded_schedule
 
     scale, _ = resolve_learning_rate(eta, algorithm, game)
     try:
-        bounded_schedule(schedule, (scale,), max_learning_rate(T, game.horizon, dtype), dtype, T + 1)
+        bounded_schedule(schedule, (scale,), max_learning_rate(T, horizon, dtype), dtype, T + 1)
     except ValueError as err:
         raise CliError(f"--eta-schedule: {err}") from None
 
@@ -593,7 +645,8 @@ def _check_resources(game, T: int, args) -> None:
     # and a copy.
     drawn = args.feedback.startswith("sampled:") and args.feedback != "sampled:exact"
     every = args.weighted_average == "all"
-    rows = 3 + (2 if args.regret else 0) + (2 if every else 0)
+    # A discounted run's curves: the value estimates (not the value and the two bounds).
+    rows = (1 if hasattr(game, "discount") else 3) + (2 if args.regret else 0) + (2 if every else 0)
     curves = 2 * T * (rows * game.num_players * itemsize + (8 if drawn else 0))
     memory = physical_memory()
     if memory and curves > memory:
@@ -630,141 +683,3 @@ def _check_resources(game, T: int, args) -> None:
             f"({listed}){fix}",
             file=sys.stderr,
         )
-
-
-def _original_units_table(metrics: dict):
-    """The checkpoints' values and gaps in the game's own units (its payoffs before the rescaling)."""
-    from rich.table import Table
-
-    units = metrics["units"]
-    table = Table(title=f"in the game's own units (rewards r01 = {units['scale']:.6g} r + {units['offset']:.6g})")
-    table.add_column("T", justify="right")
-    first = metrics["checkpoints"][0]
-    for i in range(len(first["value_original"])):
-        table.add_column(f"V_{i}", justify="right")
-    labels = {
-        "certified_ce_gap": "cert. CE gap",
-        "certified_cce_gap": "cert. CCE gap",
-        "exact_ce_gap": "exact CE gap",
-        "exact_cce_gap": "exact CCE gap",
-        **_REGRET_COLUMNS,
-    }
-    keys = [k for k in labels if f"{k}_original" in first]
-    for key in keys:
-        table.add_column(labels[key], justify="right")
-    for c in metrics["checkpoints"]:
-        cells = ["–" if c.get(f"{k}_original") is None else f"{c[f'{k}_original']:.3e}" for k in keys]
-        table.add_row(str(c["T"]), *(f"{v:.6f}" for v in c["value_original"]), *cells)
-    return table
-
-
-#: The regret columns of the printed tables (with --regret): the largest over players.
-_REGRET_COLUMNS = {"external_regret": "ext. regret", "swap_regret": "swap regret"}
-
-
-def _settings_words(metrics: dict) -> list[str]:
-    """The run's settings in a table's title: the learning rate always, the others where they
-    differ from the defaults."""
-    eta = metrics["eta"]
-    settings = [f"eta={','.join(f'{e:g}' for e in eta) if isinstance(eta, (list, tuple)) else eta}"]
-    settings += [] if metrics.get("optimistic", True) else ["no optimism"]
-    settings += [f"{metrics['order']} order"] if metrics.get("order", "simultaneous") != "simultaneous" else []
-    settings += [f"eta schedule {metrics['eta_schedule']}"] if metrics.get("eta_schedule", "constant") != "constant" else []
-    if metrics.get("feedback", "full") != "full":
-        seed = metrics.get("seed")
-        settings += [f"feedback {metrics['feedback']}" + ("" if seed is None else f", seed {seed}")]
-    settings += [metrics["dtype"]] if metrics.get("dtype", "float64") != "float64" else []
-    return settings
-
-
-def _print_checkpoints(metrics: dict, out) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    # Off a terminal rich assumes 80 columns and wraps headers; logs read better unwrapped.
-    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 132)
-    # The game's name comes from a file: its markup and control characters are shown literally.
-    # The title says every setting that differs from the defaults (the learning rate always).
-    settings = _settings_words(metrics)
-    table = Table(
-        title=f"{markup_safe(metrics['algorithm'])} on {markup_safe(metrics['game'])} ({markup_safe(', '.join(settings))})"
-    )
-    table.add_column("T", justify="right")
-    num_players = len(metrics["checkpoints"][0]["value"])
-    for i in range(num_players):
-        table.add_column(f"V_{i}", justify="right")
-    table.add_column("cert. CE gap", justify="right")
-    table.add_column("cert. CCE gap", justify="right")
-    table.add_column("CE gap x T", justify="right")
-    table.add_column("CCE gap x T", justify="right")
-    has_exact = any("exact_ce_gap" in c for c in metrics["checkpoints"])
-    if has_exact:
-        table.add_column("exact CE gap", justify="right")
-        table.add_column("exact CCE gap", justify="right")
-    # The iterates' own measures, where asked for: the Nash gap, and in a constant-sum game the
-    # duality gap, of the last iterate, of the weighted average of the iterates (the value
-    # update's weights) and of their uniform average.
-    iterate_columns = {
-        "last_iterate_nash_gap": "last iterate: Nash gap",
-        "last_iterate_duality_gap": "last iterate: duality gap",
-        "weighted_average_nash_gap": "weighted average: Nash gap",
-        "weighted_average_duality_gap": "weighted average: duality gap",
-        "uniform_average_nash_gap": "uniform average: Nash gap",
-        "uniform_average_duality_gap": "uniform average: duality gap",
-    }
-    iterate_keys = [k for k in iterate_columns if any(k in c for c in metrics["checkpoints"])]
-    for key in iterate_keys:
-        table.add_column(iterate_columns[key], justify="right")
-    # With --regret: each checkpoint's largest average regret over players.
-    regret_keys = [k for k in _REGRET_COLUMNS if any(k in c for c in metrics["checkpoints"])]
-    for key in regret_keys:
-        table.add_column(_REGRET_COLUMNS[key], justify="right")
-    # Under sampled:K: the samples drawn after T' iterations.
-    samples = any("samples_used" in c for c in metrics["checkpoints"])
-    if samples:
-        table.add_column("samples", justify="right")
-    for c in metrics["checkpoints"]:
-        exact_cells = []
-        if has_exact:
-            exact_cells = ["–" if c.get(k) is None else f"{c[k]:.3e}" for k in ("exact_ce_gap", "exact_cce_gap")]
-        table.add_row(
-            str(c["T"]),
-            *(f"{v:.6f}" for v in c["value"]),
-            f"{c['certified_ce_gap']:.3e}",
-            f"{c['certified_cce_gap']:.3e}",
-            f"{c['certified_ce_gap'] * c['T']:.4g}",
-            f"{c['certified_cce_gap'] * c['T']:.4g}",
-            *exact_cells,
-            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in iterate_keys),
-            *("–" if c.get(k) is None else f"{c[k]:.3e}" for k in regret_keys),
-            *(["–" if c.get("samples_used") is None else f"{c['samples_used']:,}"] if samples else []),
-        )
-    console.print(table)
-    final = metrics.get("regret")
-    if final and metrics["checkpoints"] and metrics["checkpoints"][-1]["T"] != final["T"]:
-        # The last iteration is not a checkpoint: its regrets are said here.
-        console.print(
-            f"after T = {final['T']}: average external regret {final['external_regret']:.3e}, swap regret "
-            f"{final['swap_regret']:.3e} (the largest over players, steps and states)",
-            markup=False,
-            soft_wrap=True,
-        )
-    drawn = metrics.get("samples_used")
-    if drawn is not None and metrics["checkpoints"] and metrics["checkpoints"][-1]["T"] != metrics["T"]:
-        # The last iteration is not a checkpoint: the samples drawn in all are said here.
-        console.print(f"after T = {metrics['T']}: {drawn:,} samples drawn", markup=False, soft_wrap=True)
-    if metrics.get("units"):
-        console.print(_original_units_table(metrics))
-    # Say why an exact gap is missing (once per reason), rather than only a dash in the table.
-    skipped: dict[str, list[str]] = {}
-    for c in metrics["checkpoints"]:
-        for k in ("exact_ce_gap", "exact_cce_gap"):
-            if c.get(k + "_skipped"):
-                skipped.setdefault(c[k + "_skipped"].splitlines()[0], []).append(f"T={c['T']} {k[6:-4].upper()}")
-    for reason, where in skipped.items():
-        console.print(f"exact gap skipped ({', '.join(where)}): {printable(reason)}", markup=False, soft_wrap=True)
-    console.print(
-        f"wrote {printable(out)}/metrics.json  ({metrics['wall_time_s']:.2f} s, of which compile {metrics['compile_time_s']:.2f} s)",
-        soft_wrap=True,
-        markup=False,
-    )

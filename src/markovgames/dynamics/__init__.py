@@ -9,6 +9,11 @@
   ``file.py:NAME``, installed plugins).
 * [`run`][markovgames.dynamics.run], [`run_batch`][markovgames.dynamics.run_batch]: the compiled
   loop, with the output policy's value and certified CE/CCE bounds for every prefix.
+* Discounted games (docs/discounted.md): the discounted smooth update (`DISCOUNTED_SMOOTH`, and
+  `DISCOUNTED_SMOOTH_UNIFORM`, `DISCOUNTED_SMOOTH_LINEAR`) in the same loop, ``LEARNER+discounted-smooth``;
+  [`run`][markovgames.dynamics.run] on a discounted game gives a
+  [`DiscountedRunResult`][markovgames.dynamics.DiscountedRunResult] (value estimates, and the exact
+  values and Nash gaps of the last and the weighted average iterates).
 * [`certify`][markovgames.dynamics.certify]: the same per-prefix values and bounds for any policy sequence.
 * The iterates' own product policies, evaluated exactly inside the loop where asked for: the last
   iterate (``last_iterate``) and the state-wise weighted average of the iterates with the value
@@ -63,10 +68,20 @@ from ._algorithms import (
 )
 from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
+from ._discounted import DISCOUNTED_SMOOTH, DISCOUNTED_SMOOTH_LINEAR, DISCOUNTED_SMOOTH_UNIFORM
 from ._feedback import FEEDBACK_FORMS, Feedback, iteration_uniforms, parse_feedback, run_key_data
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner
 from ._interplay import ORDERS, STEP_SCHEDULES, StepSchedule, power_schedule
-from ._run import DTYPES, BatchRunResult, RunResult, max_learning_rate, run, run_batch
+from ._run import (
+    DTYPES,
+    BatchRunResult,
+    DiscountedBatchRunResult,
+    DiscountedRunResult,
+    RunResult,
+    max_learning_rate,
+    run,
+    run_batch,
+)
 from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
 from ._trajectory import TrajectoryFileError
@@ -105,6 +120,9 @@ __all__ = [
     "SMOOTH_UNIFORM",
     "SMOOTH_LINEAR",
     "STAGE",
+    "DISCOUNTED_SMOOTH",
+    "DISCOUNTED_SMOOTH_UNIFORM",
+    "DISCOUNTED_SMOOTH_LINEAR",
     "ValueUpdate",
     "Registry",
     "builtin_algorithm",
@@ -133,6 +151,8 @@ __all__ = [
     "max_learning_rate",
     "RunResult",
     "BatchRunResult",
+    "DiscountedRunResult",
+    "DiscountedBatchRunResult",
     "RunStateError",
     "LearnerOutputError",
     "check_learner",

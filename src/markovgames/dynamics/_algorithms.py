@@ -45,8 +45,9 @@ from .._files import FileTooLargeError, NotRegularFileError, read_bounded
 from .._papers import parse_theory
 from .._suggest import did_you_mean, suggestion
 from .._usercode import fault
-from ..games import MarkovGame
+from ..games import DiscountedMarkovGame, MarkovGame
 from ..learners import BM_LOGBARRIER, BUILTIN_LEARNERS, HEDGE, LearnerSpec, swap_regret
+from ._discounted import DISCOUNTED_SMOOTH, DISCOUNTED_SMOOTH_LINEAR, DISCOUNTED_SMOOTH_UNIFORM
 from ._interplay import STEP_SCHEDULES, StepSchedule, power_schedule
 from ._smooth import SMOOTH, SMOOTH_LINEAR, SMOOTH_UNIFORM
 from ._stage import STAGE
@@ -74,7 +75,18 @@ __all__ = [
 ENTRY_POINT_GROUP = "markovgames.algorithms"
 
 #: The value updates by name.
-VALUE_UPDATES: dict[str, ValueUpdate] = {u.name: u for u in (SMOOTH, SMOOTH_UNIFORM, SMOOTH_LINEAR, STAGE)}
+VALUE_UPDATES: dict[str, ValueUpdate] = {
+    u.name: u
+    for u in (
+        SMOOTH,
+        SMOOTH_UNIFORM,
+        SMOOTH_LINEAR,
+        STAGE,
+        DISCOUNTED_SMOOTH,
+        DISCOUNTED_SMOOTH_UNIFORM,
+        DISCOUNTED_SMOOTH_LINEAR,
+    )
+}
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+\-]*")
 _SWAP_PREFIX = "bm-"
@@ -134,7 +146,11 @@ class Algorithm:
 
     @property
     def output_policy(self) -> str:
-        """``"algorithm3"`` (smooth index chain, ``t_0 = T``) or ``"algorithm4"`` (stage mixture)."""
+        """``"algorithm3"`` (smooth index chain, ``t_0 = T``), ``"algorithm4"`` (stage mixture), or
+        ``"none"`` (a discounted update: no correlated output policy; its runs report the last and
+        the weighted average iterates)."""
+        if self.value_update.stationary:
+            return "none"
         return "algorithm4" if self.value_update.index_kernel == "stage" else "algorithm3"
 
     @property
@@ -606,7 +622,9 @@ def get_step_schedule(
     )
 
 
-def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovGame) -> tuple[float | tuple[float, ...], bool]:
+def resolve_learning_rate(
+    eta: LearningRate, algorithm: Algorithm, game: MarkovGame | DiscountedMarkovGame
+) -> tuple[float | tuple[float, ...], bool]:
     """Return ``(eta_scale, per_stage_theory)``.
 
     For a constant rate: ``(eta, False)``; for one rate per player, ``(tuple of rates, False)``.
@@ -616,12 +634,14 @@ def resolve_learning_rate(eta: LearningRate, algorithm: Algorithm, game: MarkovG
     learner): the smooth updates get Mao et al.'s Theorem 1 ``1/(256 N H sqrt(H A_max))`` (the
     paper gives none for smooth_cce; we use the same); the stage-based update gets ``(1.0,
     True)``: Theorem 2's per-stage rate ``1/(N max(1, ln L_tau)^4)`` is applied iteration by
-    iteration. An unknown paper, or one whose rate is not implemented, is a ``ValueError``.
+    iteration. An unknown paper, or one whose rate is not implemented, is a ``ValueError``; so is
+    any theorem's rate for a discounted update (the implemented rates are for finite-horizon games).
     """
     if isinstance(eta, str):
-        if parse_theory(eta) is None:
+        paper = parse_theory(eta)
+        if paper is None:
             raise ValueError(f"learning rate must be a positive number or 'theory' (or 'theory:PAPER'), got {eta!r}")
-        return algorithm.value_update.theory_rate(game.num_players, game.horizon, max(game.num_actions))
+        return algorithm.value_update.theory_rate_for(game, paper)
     if isinstance(eta, (tuple, list, np.ndarray)):
         # One rate per player.
         rates = list(eta)

@@ -116,6 +116,9 @@ def fingerprint(
         digest.update(np.ascontiguousarray(g.rewards).tobytes())
         digest.update(g.transition_bytes())
         digest.update(str(g.initial_state).encode())
+        if hasattr(g, "discount"):  # a discounted game: its discount and initial distribution too
+            digest.update(np.asarray([g.discount], "<f8").tobytes())
+            digest.update(np.ascontiguousarray(g.initial_distribution, "<f8").tobytes())
     return digest.hexdigest()
 
 

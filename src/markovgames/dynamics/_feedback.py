@@ -28,6 +28,9 @@ samples, drawn afresh at every iteration (every value update):
   :math:`\hat P^t_h = \frac1K\sum_k \delta_{s'_k}` where the full-information one uses
   :math:`P_h`. The smooth update draws them at every iteration, the stage-based one at every
   stage's end (its only value update). The last step has no successor: nothing is drawn there.
+  A discounted game (`._discounted`) has one stationary layer, every row of which has successors:
+  the discounted smooth update draws ``K`` next states from every row, at every iteration, for
+  its target :math:`r + \gamma \hat P^t V^{t-1}`.
   Under ``sampled:K`` the ``Q`` tables are these estimates, :math:`\hat Q^t`; the paper's lemma
   :math:`Q^t_h = r_h + P_h V^t_{h+1}` holds for the exact mode only.
 
@@ -45,7 +48,8 @@ picks the first ``a`` with :math:`\sum_{b\le a} p_b > u` (inverse CDF; `sample_i
 The layout of an iteration's uniform numbers (`draw_shapes`): the profiles ``(N, K, N - 1, H, S)``
 (estimating player ``i``, sample ``k``, the ``m``-th other player of ``i`` in increasing order,
 step, state) for each of the purposes `OTHERS` and `PROPOSALS`; the next states
-``(K, H - 1, S, A_0, ..., A_{N-1})`` (`NEXT_STATES`), each drawn over the successor states in
+``(K, H - 1, S, A_0, ..., A_{N-1})`` (`NEXT_STATES`; ``(K, 1, S, A_0, ..., A_{N-1})`` for a discounted
+game's layer, whose profiles have ``H = 1``), each drawn over the successor states in
 increasing order (a sparse game's successors are sorted before the run, so that two equal games
 draw the same states).
 """
@@ -217,9 +221,10 @@ def _profile_uniforms_shape(num_players: int, samples: int, horizon: int, num_st
     return (num_players, samples, num_players - 1, horizon, num_states)
 
 
-def _next_state_uniforms_shape(samples: int, transitions_shape: tuple[int, ...]) -> tuple[int, ...]:
-    # (sample k, h < H - 1, s, a...): the rows of steps 0..H-2 (the last step has no successor).
-    return (samples, transitions_shape[0] - 1, *transitions_shape[1:-1])
+def _next_state_uniforms_shape(samples: int, transitions_shape: tuple[int, ...], stationary: bool = False) -> tuple[int, ...]:
+    # (sample k, h < H - 1, s, a...): the rows of steps 0..H-2 (the last step has no successor);
+    # a discounted game's one stationary layer has a successor from every row.
+    return (samples, transitions_shape[0] - (0 if stationary else 1), *transitions_shape[1:-1])
 
 
 #: The samples of an estimate are one-hot vectors computed side by side (a leading sample axis)
@@ -246,8 +251,10 @@ class Estimator:
     beforehand by purpose (`chunk_draws`), the same numbers; a purpose not in it is drawn here.
     """
 
-    def __init__(self, feedback: Feedback, game, t, run_axes: int, drawn: dict | None = None):
+    def __init__(self, feedback: Feedback, game, t, run_axes: int, drawn: dict | None = None, stationary: bool = False):
         self.feedback, self.game, self.t, self.run_axes = feedback, game, t, run_axes
+        #: A discounted game's one stationary layer: every row's next states are drawn.
+        self.stationary = stationary
         self.dtype = game.rewards.dtype
         self.drawn = drawn or {}
         self.samples = int(feedback.samples or 0)  # K (0: no draws)
@@ -327,14 +334,14 @@ class Estimator:
         run_axes = self.run_axes
         item_axis = -1 - run_axes
         core = probs.shape[: probs.ndim - run_axes]
-        draws = self._uniforms(NEXT_STATES, _next_state_uniforms_shape(samples, core))
-        head = probs[:-1]
+        draws = self._uniforms(NEXT_STATES, _next_state_uniforms_shape(samples, core, self.stationary))
+        head = probs if self.stationary else probs[:-1]
 
         def onehot(k):
             return sample_onehot(head[None] if isinstance(k, slice) else head, draws[k], item_axis)
 
         counts = _sample_sum(onehot, samples, head.size)
-        empirical = jnp.concatenate([counts / samples, probs[-1:]], axis=0)
+        empirical = counts / samples if self.stationary else jnp.concatenate([counts / samples, probs[-1:]], axis=0)
         return SparseKernel(transitions.successors, empirical) if sparse else empirical
 
 
@@ -345,8 +352,9 @@ class Estimator:
 CHUNK_DRAW_BYTES = 32 << 20
 
 
-def draw_shapes(feedback: Feedback, game, run_axes: int, purposes) -> dict[int, tuple[int, ...]]:
-    """The shape of one iteration's uniforms for each purpose of ``purposes`` (without a run axis)."""
+def draw_shapes(feedback: Feedback, game, run_axes: int, purposes, stationary: bool = False) -> dict[int, tuple[int, ...]]:
+    """The shape of one iteration's uniforms for each purpose of ``purposes`` (without a run axis;
+    ``stationary``: a discounted game's layer, `Estimator`)."""
     rewards = game.rewards
     horizon, num_players, num_states = rewards.shape[:3]
     samples = int(feedback.samples)  # type: ignore[arg-type]
@@ -354,29 +362,31 @@ def draw_shapes(feedback: Feedback, game, run_axes: int, purposes) -> dict[int, 
     for purpose in purposes:
         if purpose == NEXT_STATES:
             probs = game.transitions.probabilities if isinstance(game.transitions, SparseKernel) else game.transitions
-            shapes[purpose] = _next_state_uniforms_shape(samples, probs.shape[: probs.ndim - run_axes])
+            shapes[purpose] = _next_state_uniforms_shape(samples, probs.shape[: probs.ndim - run_axes], stationary)
         else:
             shapes[purpose] = _profile_uniforms_shape(num_players, samples, horizon, num_states)
     return shapes
 
 
-def draws_per_iteration(feedback: Feedback, shape_key, two_query: bool, smooth: bool) -> int:
+def draws_per_iteration(feedback: Feedback, shape_key, two_query: bool, smooth: bool, stationary: bool = False) -> int:
     """The uniform numbers one run draws per iteration in its chunk's draws (`chunk_draws`): the
-    profiles (twice for a two-query learner) and, for the smooth updates, the next states."""
+    profiles (twice for a two-query learner) and, for the smooth updates, the next states
+    (``shape_key``: ``(N, H, S, A)``, ``H = 1`` for a discounted game's ``stationary`` layer)."""
     if not feedback.estimates:
         return 0
     num_players, horizon, num_states, num_actions = shape_key
     samples = int(feedback.samples)  # type: ignore[arg-type]
     profiles = math.prod(_profile_uniforms_shape(num_players, samples, horizon, num_states)) * (2 if two_query else 1)
-    next_states = samples * (horizon - 1) * num_states * math.prod(num_actions) if smooth else 0
+    rows = horizon if stationary else horizon - 1
+    next_states = samples * rows * num_states * math.prod(num_actions) if smooth else 0
     return profiles + next_states
 
 
-def chunk_draws(feedback: Feedback, game, first_t, size: int, run_axes: int, purposes) -> dict | None:
+def chunk_draws(feedback: Feedback, game, first_t, size: int, run_axes: int, purposes, stationary: bool = False) -> dict | None:
     """Every draw of iterations ``first_t .. first_t + size - 1`` for ``purposes``, by purpose
     ``(size, *shape[, R])`` (`iteration_uniforms`'s numbers), or ``None`` when they would take
     more than `CHUNK_DRAW_BYTES`."""
-    shapes = draw_shapes(feedback, game, run_axes, purposes)
+    shapes = draw_shapes(feedback, game, run_axes, purposes, stationary)
     runs = math.prod(game.rewards.shape[game.rewards.ndim - run_axes :])
     itemsize = game.rewards.dtype.itemsize
     if size * runs * itemsize * sum(math.prod(shape) for shape in shapes.values()) > CHUNK_DRAW_BYTES:
@@ -434,14 +444,15 @@ def _others_np(q_i: np.ndarray, policies, player: int) -> np.ndarray:
     return out.reshape(out.shape[0], out.shape[1 + player])
 
 
-def samples_per_iteration(feedback: Feedback, shape_key, two_query: bool) -> dict[str, int]:
+def samples_per_iteration(feedback: Feedback, shape_key, two_query: bool, stationary: bool = False) -> dict[str, int]:
     """What ``sampled:K`` draws: per iteration, the other players' action profiles
     (``K N H S``, twice for a two-query learner); per value update, the next states
-    (``K (H - 1) S prod(A)``). Zeros for full information and the exact mode."""
+    (``K (H - 1) S prod(A)``; a discounted game's ``stationary`` layer, ``H = 1``: ``K S prod(A)``).
+    Zeros for full information and the exact mode."""
     num_players, horizon, num_states, num_actions = shape_key
     if not feedback.estimates:
         return {"profiles": 0, "next_states": 0}
     samples = int(feedback.samples)  # type: ignore[arg-type]
     profiles = samples * num_players * horizon * num_states * (2 if two_query else 1)
-    next_states = samples * (horizon - 1) * num_states * math.prod(num_actions)
+    next_states = samples * (horizon if stationary else horizon - 1) * num_states * math.prod(num_actions)
     return {"profiles": profiles, "next_states": next_states}

@@ -257,10 +257,12 @@ def raise_violation(
     tol: float,
     run_offset: int = 0,
     num_players: int | None = None,
+    stationary: bool = False,
 ) -> None:
     """Raise `LearnerOutputError` for the `strategy_violation` ``code`` at ``iteration``;
     ``copy_shape`` is ``(H, S, *runs)``, the runs counted from ``run_offset``; ``num_players``,
-    for a two-query learner: the first ``num_players`` strategies checked are its proposals."""
+    for a two-query learner: the first ``num_players`` strategies checked are its proposals;
+    ``stationary``: a discounted game's one layer, whose step is not named."""
     flat, reason = divmod(int(code), 4)
     player, rest = divmod(flat, int(np.prod(copy_shape)))
     # A two-query learner's proposals are checked before the strategies played (a proposal off the
@@ -270,8 +272,9 @@ def raise_violation(
         function, player = ("propose", player) if player < num_players else ("play", player - num_players)
     index = np.unravel_index(rest, copy_shape)
     run = f", run {run_offset + int(index[2])}" if len(copy_shape) > 2 else ""
+    step = "" if stationary else f"step {int(index[0])}, "
     raise LearnerOutputError(
         f"learner {spec.name!r}: {function} returned a strategy that {_REASONS[reason]} at iteration {iteration}, "
-        f"player {player}, step {int(index[0])}, state {int(index[1])}{run}; a strategy must be a probability "
+        f"player {player}, {step}state {int(index[1])}{run}; a strategy must be a probability "
         f"vector (finite, entries >= -{tol:g}, summing to 1 within {tol:g}); the run was stopped and nothing kept"
     )

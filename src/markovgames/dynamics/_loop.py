@@ -24,7 +24,7 @@ import numpy as np
 
 from .._dtypes import DTYPES
 from .._waiting import in_background
-from ..games import MarkovGame
+from ..games import DiscountedMarkovGame, MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
 from ._engine import compile_for, compiled_chunk, run_work
@@ -36,7 +36,14 @@ from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
 from ._value_update import GameArrays
 
-__all__ = ["Job", "LoopOutput", "run_loop", "device_game", "precision", "DTYPES"]
+__all__ = ["Job", "LoopOutput", "run_loop", "device_game", "loop_shape", "precision", "DTYPES"]
+
+
+def loop_shape(game: MarkovGame | DiscountedMarkovGame) -> tuple[int, int, int, tuple[int, ...]]:
+    """``(N, H, S, A)`` of the compiled loop's arrays: a discounted game is one stationary layer (``H = 1``)."""
+    if isinstance(game, DiscountedMarkovGame):
+        return game.num_players, 1, game.num_states, game.num_actions
+    return game.shape_key
 
 
 class Job(NamedTuple):
@@ -44,7 +51,7 @@ class Job(NamedTuple):
 
     algorithm: Algorithm
     optimistic: bool
-    games: tuple[MarkovGame, ...]
+    games: tuple  # MarkovGame, or DiscountedMarkovGame (with a discounted value update)
     etas: tuple  # resolved rate scales, one per run: a number, or a tuple of one per player
     per_stage_theory: bool
     T: int
@@ -87,6 +94,7 @@ class LoopOutput(NamedTuple):
     identity_residual: np.ndarray | None
     wall_time_s: float
     compile_time_s: float
+    carry: object = None  # the loop state after the last iteration (a batch's with a leading run axis)
 
 
 @contextlib.contextmanager
@@ -108,14 +116,17 @@ def _padded(kernel, width: int):
     return np.pad(kernel.successors, pad), np.pad(kernel.probabilities, pad)
 
 
-def device_game(
-    games: Sequence[MarkovGame], etas: Sequence, dtype: str, batched: bool, seeds: Sequence[int] | None = None
-) -> GameArrays:
+def device_game(games: Sequence, etas: Sequence, dtype: str, batched: bool, seeds: Sequence[int] | None = None) -> GameArrays:
     """The games' arrays on the device in ``dtype`` (a batch stacked along a leading run axis);
     ``etas`` per run, a number or one per player (the device holds one per player); ``seeds`` per
-    run, for the runs' keys (`._feedback.run_key_data`), or ``None`` (no random draws)."""
+    run, for the runs' keys (`._feedback.run_key_data`), or ``None`` (no random draws).
+
+    A discounted game's arrays get a leading layer axis of length 1 (one stationary layer), and
+    its discount and initial distribution come along (`GameArrays`)."""
     np_dtype = DTYPES[dtype]
     num_players = games[0].num_players
+    discounted = isinstance(games[0], DiscountedMarkovGame)
+    layer = (lambda x: x[None]) if discounted else (lambda x: x)
 
     def stack(xs):
         # A transfer, not jnp.asarray: that compiles a small program per shape and dtype.
@@ -130,17 +141,19 @@ def device_game(
             # that equal games (and a game's dense form) draw the same states (`._feedback`).
             kernels = [_by_successor(succ, prob) for succ, prob in kernels]
         transitions = SparseKernel(
-            successors=stack([succ.astype(np.int32, copy=False) for succ, _ in kernels]),
-            probabilities=stack([prob.astype(np_dtype, copy=False) for _, prob in kernels]),
+            successors=stack([layer(succ.astype(np.int32, copy=False)) for succ, _ in kernels]),
+            probabilities=stack([layer(prob.astype(np_dtype, copy=False)) for _, prob in kernels]),
         )
     else:
-        transitions = stack([g.transitions.astype(np_dtype, copy=False) for g in games])
+        transitions = stack([layer(g.transitions.astype(np_dtype, copy=False)) for g in games])
     return GameArrays(
-        rewards=stack([g.rewards.astype(np_dtype, copy=False) for g in games]),
+        rewards=stack([layer(g.rewards.astype(np_dtype, copy=False)) for g in games]),
         transitions=transitions,
-        initial_state=stack([np.asarray(g.initial_state, np.int32) for g in games]),
+        initial_state=stack([np.asarray(g.initial_state or 0, np.int32) for g in games]),
         eta=stack([np.broadcast_to(np.asarray(e, np_dtype), (num_players,)) for e in etas]),
         key=None if seeds is None else stack([run_key_data(seed) for seed in seeds]),
+        discount=stack([np.asarray(g.discount, np_dtype) for g in games]) if discounted else None,
+        initial_distribution=stack([g.initial_distribution.astype(np_dtype) for g in games]) if discounted else None,
     )
 
 
@@ -207,10 +220,15 @@ class _Loop:
         self.job, self.settings, self.state, self.progress = job, settings, state, progress
         self.update, self.learner = job.algorithm.value_update, job.algorithm.learner
         self.np_dtype = DTYPES[job.dtype]
-        self.num_players, self.horizon, self.num_states, self.num_actions = job.games[0].shape_key
+        self.shape = loop_shape(job.games[0])
+        self.num_players, self.horizon, self.num_states, self.num_actions = self.shape
+        # The axes of a recorded policy before the states': the steps, or none for a discounted
+        # game's stationary policies.
+        self.step_axes = () if self.update.stationary else (self.horizon,)
         self.axis_t = 1 if job.batched else 0
-        # Rows of the per-prefix metrics: value, CCE bound, CE bound (and external, swap regret).
-        self.width = 5 if job.interplay.regret else 3
+        # Rows of the per-prefix metrics: value, CCE bound, CE bound (a discounted update: the
+        # value estimate), and external, swap regret.
+        self.width = self.update.metric_rows + (2 if job.interplay.regret else 0)
         # Whether the state file keeps the metrics: a value update's records in the saved carry
         # hold the others, but not the regret rows, which only the chunks emit.
         self.saves_metrics = self.update.per_iteration_metrics or job.interplay.regret
@@ -233,14 +251,16 @@ class _Loop:
         # A user's learner: its functions traced once with the loop's shapes before anything is
         # compiled or written (`_guard`), so that a wrong shape or an exception in its code is
         # reported as the learner's, with its file and line.
-        check_learner(self.learner, job.games[0].shape_key, self.np_dtype, len(job.games) if job.batched else None)
+        check_learner(self.learner, self.shape, self.np_dtype, len(job.games) if job.batched else None)
         self.work = run_work(job.T, self.game_arrays)
         self.schedule = self.update.schedule(
-            job.T, self.horizon, self.num_players, job.per_stage_theory, step_schedule=job.step_schedule
+            job.T,
+            self.update.schedule_horizon(job.games[0]),
+            self.num_players,
+            job.per_stage_theory,
+            step_schedule=job.step_schedule,
         )
-        carry = self.update.init_carry(
-            self.learner, job.games[0].shape_key, self.np_dtype, self.schedule, job.interplay, job.initial
-        )
+        carry = self.update.init_carry(self.learner, self.shape, self.np_dtype, self.schedule, job.interplay, job.initial)
         if job.batched:
             # Repeated on the host and transferred: an eager jnp operation would compile a small
             # program for every shape (a noticeable part of a short command's time).
@@ -295,7 +315,7 @@ class _Loop:
         if settings.trajectory_dir is None:
             return MemoryTrajectory(self.num_players, self.job.batched)
         kept = self.job.T - settings.first_kept + 1
-        shapes = [(*self.lead, kept, self.horizon, self.num_states, a) for a in self.num_actions]
+        shapes = [(*self.lead, kept, *self.step_axes, self.num_states, a) for a in self.num_actions]
         return FileTrajectory(
             settings.trajectory_dir,
             shapes,
@@ -348,7 +368,10 @@ class _Loop:
                     out = dict(out, **{name: jnp.take(out[name], rows, axis=self.axis_t)})
         for name, evaluated in (("last_iterate", last_rows), ("weighted_average", average_rows)):
             if evaluated is not None:
-                out = dict(out, **{name: jnp.take(out[name], jnp.asarray(evaluated), axis=self.axis_t)})
+                # A discounted update emits the iterates themselves, per player (`evaluate_iterates`).
+                taken = jnp.asarray(evaluated)
+                rows = jax.tree_util.tree_map(lambda x, taken=taken: jnp.take(x, taken, axis=self.axis_t), out[name])
+                out = dict(out, **{name: rows})
         self.done += size
         return done, size, record_chunk, out
 
@@ -386,9 +409,9 @@ class _Loop:
         if "prefix_records" in out:
             self._assemble(out["prefix_records"], chunk_done, size, out.get("regret"))
         if "last_iterate" in out:
-            self.last.append(out["last_iterate"])
+            self.last.append(self.update.evaluate_iterates(out["last_iterate"], self.job.games, self.job.batched))
         if "weighted_average" in out:
-            self.average.append(out["weighted_average"])
+            self.average.append(self.update.evaluate_iterates(out["weighted_average"], self.job.games, self.job.batched))
         if record_chunk and self.sink is not None:
             first_kept = self.settings.first_kept
             skip = max(first_kept - 1 - chunk_done, 0)  # leading rows of this chunk before the suffix
@@ -414,6 +437,7 @@ class _Loop:
             tol,
             run_offset=lo,
             num_players=self.num_players if self.learner.learner().propose is not None else None,
+            stationary=self.update.stationary,
         )
 
     def _assemble(self, records, done: int, size: int, regret: np.ndarray | None = None) -> None:
@@ -485,7 +509,8 @@ class _Loop:
         policies = None if self.sink is None else self.sink.result()
         last = np.concatenate(self.last, axis=self.axis_t) if self.settings.last_iterate is not None else None
         average = np.concatenate(self.average, axis=self.axis_t) if self.settings.average is not None else None
-        return LoopOutput(stacked, last, average, policies, residual, time.perf_counter() - start_wall, self.compile_time)
+        elapsed = time.perf_counter() - start_wall
+        return LoopOutput(stacked, last, average, policies, residual, elapsed, self.compile_time, carry)
 
 
 class _Rows:

@@ -10,22 +10,47 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import cast, overload
 
 import numpy as np
 
 from .._schedules import stage_schedule
-from ..games import DiscountedMarkovGame, MarkovGame, require_finite_horizon
+from ..games import DiscountedMarkovGame, MarkovGame
 from ..policies import TrajectorySuffix, trajectory_suffix
-from ._algorithms import Algorithm, LearningRate, get_algorithm, get_step_schedule, resolve_learning_rate
-from ._checkpoint import StateFile, fingerprint
-from ._feedback import CHUNK_DRAW_BYTES, Feedback, draws_per_iteration, parse_feedback, samples_per_iteration
-from ._guard import check_init_at
-from ._interplay import ORDERS, Interplay, StepSchedule, bounded_schedule
-from ._loop import DTYPES, Job, run_loop
-from ._plan import chunk_plan
+from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
+from ._discounted_run import (
+    DiscountedBatchRunResult,
+    DiscountedRunResult,
+    check_update_for_game,
+    run_discounted,
+    run_discounted_batch,
+)
+from ._feedback import Feedback, parse_feedback, samples_per_iteration
+from ._interplay import Interplay, StepSchedule
+from ._loop import DTYPES, Job
+from ._run_common import (
+    _average_fields,
+    _check_checkpoints,
+    _check_seeds,
+    _check_T,
+    _evaluated_prefixes,
+    _execute,
+    _initial_strategies,
+    _interplay,
+    _kernel_form,
+    max_learning_rate,
+)
 
-__all__ = ["RunResult", "BatchRunResult", "run", "run_batch", "max_learning_rate", "DTYPES"]
+__all__ = [
+    "RunResult",
+    "BatchRunResult",
+    "DiscountedRunResult",
+    "DiscountedBatchRunResult",
+    "run",
+    "run_batch",
+    "max_learning_rate",
+    "DTYPES",
+]
 
 
 class PrefixCurves:
@@ -290,133 +315,64 @@ def samples_by_prefix(counts: dict[str, int], update, horizon: int, T: int, pref
     return prefixes * counts["profiles"] + updates * counts["next_states"]
 
 
-def _kernel_form(game: MarkovGame) -> str:
-    return "sparse" if game.is_sparse else "dense"
-
-
-def _check_checkpoints(checkpoints, T: int) -> np.ndarray | None:
-    if checkpoints is None:
-        return None
-    arr = np.asarray(list(checkpoints))
-    if arr.size == 0 or arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"checkpoints must be a non-empty sequence of integers, got {checkpoints!r}")
-    if arr.min() < 1 or arr.max() > T:
-        raise ValueError(f"checkpoints must lie in 1..T = {T}, got {arr.min()}..{arr.max()}")
-    return np.unique(arr).astype(np.int64)
-
-
-def _check_T(T) -> int:
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)):
-        raise ValueError(f"T must be a positive integer, got {T!r}")
-    if T < 1:
-        raise ValueError(f"T must be at least 1, got {T}")
-    return int(T)
-
-
-#: The learners' logits may be at most this many of their dtype's relative ulps from exact
-#: (see [`max_learning_rate`][markovgames.dynamics.max_learning_rate]).
-_LOGIT_LIMIT_ULPS = 8.0
-
-
-def max_learning_rate(T: int, horizon: int, dtype: str = "float64") -> float:
-    """The largest learning rate a run of ``T`` iterations on a ``horizon``-step game accepts in ``dtype``.
-
-    A learner's logits are ``eta`` times its (normalised) cumulative utility plus the prediction:
-    at most ``eta (T + H)`` in size, since utilities lie in ``[0, H]`` and the normalised sum of
-    ``t`` of them is below ``t H / (H + 1)``. XLA may compute a logit twice (for the max and for
-    the exponential of a softmax) with different roundings, so a logit of size ``L`` is known to
-    ``L eps`` only; once that is of order 1 the policies are noise, and from about 745 every term
-    of a softmax can underflow (a NaN policy). The limit keeps ``eta (T + H) eps`` at most
-    ``8``: ``3.6e16 / (T + H)`` in float64 and ``6.7e7 / (T + H)`` in float32, far beyond the
-    paper's rates.
-    """
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
-    return _LOGIT_LIMIT_ULPS / float(np.finfo(DTYPES[dtype]).eps) / (T + horizon)
-
-
-def _checked_rates(job: Job, horizon: int) -> StepSchedule | None:
-    """Refuse a rate above `max_learning_rate`, at any ``t`` of a schedule too (`bounded_schedule`); the schedule, bounded."""
-    eta, T, dtype, limit = job.largest_eta, job.T, job.dtype, max_learning_rate(job.T, horizon, job.dtype)
-    if eta > limit:
-        hint = " (or float64)" if dtype != "float64" else ""
-        raise ValueError(
-            f"learning rate {eta:g} is too large for {T} iterations in {dtype}: the learners' logits would reach "
-            f"eta (T + H) = {eta * (T + horizon):.3g}, more than {dtype} resolves; use eta <= {limit:.3g}{hint}"
-        )
-    return bounded_schedule(job.step_schedule, job.etas, limit, dtype, T + 1)
-
-
-def _execute(
-    job: Job,
+@overload
+def run(
+    game: MarkovGame,
+    algorithm: str | Algorithm = ...,
+    T: int = ...,
+    eta: LearningRate = ...,
     *,
-    record: bool,
-    trajectory_dir: Path | None,
-    chunk_size: int | None,
-    progress: Callable[[int], None] | None,
-    keep: np.ndarray | None,
-    state_file: Path | None,
-    state_every: int | None,
-    first_kept: int,
-    last_iterate: np.ndarray | None,
-    group_size: int | None = None,
-    average: np.ndarray | None = None,
-):
-    """Check what the plan depends on, make the plan and the state file, and run the loop."""
-    num_players, horizon, num_states, num_actions = job.games[0].shape_key
-    job = job._replace(step_schedule=_checked_rates(job, horizon))
-    itemsize = np.dtype(DTYPES[job.dtype]).itemsize
-    width = 5 if job.interplay.regret else 3
-    per_iteration = len(job.games) * itemsize * (width * num_players + (horizon * num_states * sum(num_actions) if record else 0))
-    if state_every is not None:
-        if isinstance(state_every, bool) or not isinstance(state_every, (int, np.integer)) or state_every < 1:
-            raise ValueError(f"state_every must be a positive integer, got {state_every!r}")
-        chunk_size = state_every if chunk_size is None else min(chunk_size, state_every)
-    # Sampled feedback draws a chunk's numbers before its loop: chunks short enough for them.
-    two_query = job.algorithm.learner.learner().propose is not None
-    smooth = job.algorithm.value_update.per_iteration_metrics
-    draws = draws_per_iteration(job.interplay.feedback, job.games[0].shape_key, two_query, smooth)
-    max_chunk = CHUNK_DRAW_BYTES // (draws * itemsize * len(job.games)) if draws else None
-    plan = chunk_plan(job.T, per_iteration, chunk_size, max_chunk)
-    state = None
-    if state_file is not None:
-        if record and trajectory_dir is None:
-            raise ValueError("saving the run state needs trajectory_dir (the trajectory must be on disk to resume)")
-        # Hashing the game costs time on large games: only a run that saves its state needs it.
-        digest = fingerprint(
-            job.algorithm,
-            job.optimistic,
-            job.games,
-            job.etas,
-            job.per_stage_theory,
-            job.T,
-            job.dtype,
-            record,
-            job.batched,
-            plan,
-            keep,
-            first_kept,
-            last_iterate,
-            job.extras() + (() if average is None else (["weighted_average", average.tolist()],)),
-        )
-        state = StateFile(state_file, digest, state_every or 1)
-    return run_loop(
-        job,
-        plan,
-        keep=keep,
-        record=record,
-        trajectory_dir=trajectory_dir,
-        first_kept=first_kept,
-        state=state,
-        group_size=group_size,
-        progress=progress,
-        last_iterate=last_iterate,
-        average=average,
-    )
+    optimistic: bool = ...,
+    record_trajectory: bool = ...,
+    trajectory_dir: str | Path | None = ...,
+    dtype: str = ...,
+    chunk_size: int | None = ...,
+    progress: Callable[[int], None] | None = ...,
+    checkpoints: Sequence[int] | None = ...,
+    state_file: str | Path | None = ...,
+    state_every: int | None = ...,
+    trajectory_tolerance: float | None = ...,
+    last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
+    order: str = ...,
+    step_schedule: str | StepSchedule | None = ...,
+    regret: bool = ...,
+    initial_strategy: Sequence | None = ...,
+    feedback: str | Feedback = ...,
+    seed: int = ...,
+) -> RunResult: ...
+
+
+@overload
+def run(
+    game: DiscountedMarkovGame,
+    algorithm: str | Algorithm = ...,
+    T: int = ...,
+    eta: LearningRate = ...,
+    *,
+    optimistic: bool = ...,
+    record_trajectory: bool = ...,
+    trajectory_dir: str | Path | None = ...,
+    dtype: str = ...,
+    chunk_size: int | None = ...,
+    progress: Callable[[int], None] | None = ...,
+    checkpoints: Sequence[int] | None = ...,
+    state_file: str | Path | None = ...,
+    state_every: int | None = ...,
+    trajectory_tolerance: float | None = ...,
+    last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
+    order: str = ...,
+    step_schedule: str | StepSchedule | None = ...,
+    regret: bool = ...,
+    initial_strategy: Sequence | None = ...,
+    feedback: str | Feedback = ...,
+    seed: int = ...,
+) -> DiscountedRunResult: ...
 
 
 def run(
-    game: MarkovGame,
+    game: MarkovGame | DiscountedMarkovGame,
     algorithm: str | Algorithm = "smooth_ce",
     T: int = 1000,
     eta: LearningRate = 0.2,
@@ -439,12 +395,20 @@ def run(
     initial_strategy: Sequence | None = None,
     feedback: str | Feedback = "full",
     seed: int = 0,
-) -> RunResult:
+) -> RunResult | DiscountedRunResult:
     """Run one learning dynamic for ``T`` iterations; metrics for every prefix come with it.
+
+    A [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame] runs with a discounted value
+    update (``LEARNER+discounted-smooth``) and gives a
+    [`DiscountedRunResult`][markovgames.dynamics.DiscountedRunResult]: the value estimate per
+    prefix and the exact values and best-response values of the last iterate at the
+    ``last_iterate`` prefixes and of the weighted average iterate (the update's weights
+    ``alpha_{T'}^t``) at the ``weighted_average`` prefixes (docs/discounted.md, "Learning
+    dynamics"); ``trajectory_tolerance`` does not apply.
 
     Parameters
     ----------
-    game : the Markov game.
+    game : the Markov game (finite-horizon or discounted).
     algorithm : an [`Algorithm`][markovgames.dynamics.Algorithm], or a name: ``"smooth_ce"`` (Algorithm 1), ``"stage_cce"``
         (Algorithm 2), ``"smooth_cce"``, any ``"LEARNER+UPDATE"`` (e.g. ``"rm-plus+smooth"``), or
         a reference ``"path/to/file.py:NAME"`` / ``"package.module:NAME"`` ([`get_algorithm`][markovgames.dynamics.get_algorithm]).
@@ -501,10 +465,35 @@ def run(
         value and certified bounds are exact either way.
     seed : the seed of the run's draws (a non-negative integer): the same seed gives the same run.
     """
-    require_finite_horizon(game, "game")
+    if isinstance(game, DiscountedMarkovGame):
+        return run_discounted(
+            game,
+            algorithm,
+            T,
+            eta,
+            optimistic=optimistic,
+            record_trajectory=record_trajectory,
+            trajectory_dir=trajectory_dir,
+            dtype=dtype,
+            chunk_size=chunk_size,
+            progress=progress,
+            checkpoints=checkpoints,
+            state_file=state_file,
+            state_every=state_every,
+            trajectory_tolerance=trajectory_tolerance,
+            last_iterate=last_iterate,
+            weighted_average=weighted_average,
+            order=order,
+            step_schedule=step_schedule,
+            regret=regret,
+            initial_strategy=initial_strategy,
+            feedback=feedback,
+            seed=seed,
+        )
     if not isinstance(game, MarkovGame):
-        raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
+        raise TypeError(f"game must be a MarkovGame or a DiscountedMarkovGame, got {type(game).__name__}")
     spec = get_algorithm(algorithm)
+    check_update_for_game(spec, game)
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
     eta_scale, per_stage = resolve_learning_rate(eta, spec, game)
@@ -558,98 +547,12 @@ def run(
     )
 
 
-def _average_fields(values: np.ndarray | None, prefixes: np.ndarray | None) -> dict:
-    """The result's weighted-average fields from the loop's ``(..., P, 2, N)`` values."""
-    if values is None:
-        return {}
-    return {
-        "weighted_average_value": values[..., 0, :],
-        "weighted_average_best_response": values[..., 1, :],
-        "weighted_average_prefixes": prefixes,
-    }
-
-
 def _residual(residual, interplay: Interplay, convert):
     """The identity residual to report: ``None`` where the lemma it checks does not hold (the
     learners' ``Q`` are estimates under sampled feedback) or the update has none."""
     if residual is None or interplay.feedback.estimates:
         return None
     return convert(residual)
-
-
-def _check_seeds(seeds, name: str) -> tuple[int, ...]:
-    out = []
-    for k, seed in enumerate(seeds):
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
-            where = name if len(seeds) == 1 and name == "seed" else f"{name}[{k}]"
-            raise ValueError(f"{where} must be a non-negative integer, got {seed!r}")
-        out.append(int(seed))
-    return tuple(out)
-
-
-def _interplay(
-    spec: Algorithm, order, step_schedule, optimistic: bool, regret, feedback="full", average: bool = False
-) -> tuple[Interplay, StepSchedule | None]:
-    """The run's `Interplay` and step schedule (``None`` when constant), checked."""
-    feedback = parse_feedback(feedback)
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
-    if not isinstance(regret, bool):
-        raise ValueError(f"regret must be True or False, got {regret!r}")
-    if spec.learner.learner().propose is not None:
-        two_query = f"learner {spec.learner.name!r} makes two utility queries per iteration"
-        if order == "alternating":
-            raise ValueError(f"{two_query}; alternating updates are not defined for it")
-        if not optimistic:
-            raise ValueError(f"{two_query}: its prediction is its second query, so it has no non-optimistic form")
-    schedule = get_step_schedule(step_schedule)
-    scheduled = not schedule.is_constant
-    traced = schedule.traced if scheduled else None
-    interplay = Interplay(order=order, regret=regret, scheduled=scheduled, traced=traced, feedback=feedback, average=average)
-    return interplay, (schedule if scheduled else None)
-
-
-def _initial_strategies(spec: Algorithm, game: MarkovGame, initial) -> tuple[np.ndarray, ...] | None:
-    """Per player the ``(H, S, A_i)`` initial strategies, checked, or ``None``."""
-    if initial is None:
-        return None
-    name = spec.learner.name
-    if not spec.value_update.per_iteration_metrics:
-        raise ValueError(
-            f"initial_strategy: the {spec.value_update.name!r} update restarts its learners every stage at init's state"
-        )
-    if spec.learner.learner().init_at is None:
-        raise ValueError(f"initial_strategy: learner {name!r} has no init_at, so its initial strategy cannot be set")
-    if isinstance(initial, np.ndarray) or len(initial) != game.num_players:
-        raise ValueError(f"initial_strategy: expected one strategy per player ({game.num_players}), got {_count(initial)}")
-    out = []
-    for i, (x, a) in enumerate(zip(initial, game.num_actions, strict=True)):
-        arr = np.asarray(x, dtype=np.float64)
-        full = (game.horizon, game.num_states, a)
-        if arr.shape not in ((a,), full):
-            raise ValueError(f"initial_strategy[{i}]: expected shape ({a},) or {full}, got {arr.shape}")
-        if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(np.abs(arr.sum(axis=-1) - 1.0) > 1e-9):
-            raise ValueError(f"initial_strategy[{i}]: must be probability vectors (finite, >= 0, summing to 1)")
-        out.append(np.broadcast_to(arr, full).copy())
-    check_init_at(spec.learner, out, np.float64)
-    return tuple(out)
-
-
-def _count(initial) -> str:
-    return f"an array of shape {np.shape(initial)}" if isinstance(initial, np.ndarray) else f"{len(initial)}"
-
-
-def _evaluated_prefixes(given, keep: np.ndarray | None, T: int, name: str) -> np.ndarray | None:
-    """The prefixes at which a policy (the last iterate, the weighted average) is evaluated, from
-    the argument ``name``: ``True`` means the kept ones."""
-    if given is False or given is None:
-        return None
-    if given is True:
-        return np.arange(1, T + 1, dtype=np.int64) if keep is None else keep
-    try:
-        return _check_checkpoints(given, T)
-    except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
 
 
 def _suffix(spec: Algorithm, T: int, horizon: int, record: bool, tolerance) -> TrajectorySuffix | None:
@@ -660,8 +563,64 @@ def _suffix(spec: Algorithm, T: int, horizon: int, record: bool, tolerance) -> T
     return trajectory_suffix(spec.value_update.index_kernel, T, horizon, tolerance)
 
 
+@overload
 def run_batch(
     games: MarkovGame | Sequence[MarkovGame],
+    algorithm: str | Algorithm = ...,
+    T: int = ...,
+    etas: LearningRate | Sequence[LearningRate] = ...,
+    *,
+    optimistic: bool = ...,
+    record_trajectory: bool = ...,
+    trajectory_dir: str | Path | None = ...,
+    dtype: str = ...,
+    chunk_size: int | None = ...,
+    progress: Callable[[int], None] | None = ...,
+    checkpoints: Sequence[int] | None = ...,
+    state_file: str | Path | None = ...,
+    state_every: int | None = ...,
+    trajectory_tolerance: float | None = ...,
+    group_size: int | None = ...,
+    last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
+    order: str = ...,
+    step_schedule: str | StepSchedule | None = ...,
+    regret: bool = ...,
+    feedback: str | Feedback = ...,
+    seeds: int | Sequence[int] | None = ...,
+) -> BatchRunResult: ...
+
+
+@overload
+def run_batch(
+    games: DiscountedMarkovGame | Sequence[DiscountedMarkovGame],
+    algorithm: str | Algorithm = ...,
+    T: int = ...,
+    etas: LearningRate | Sequence[LearningRate] = ...,
+    *,
+    optimistic: bool = ...,
+    record_trajectory: bool = ...,
+    trajectory_dir: str | Path | None = ...,
+    dtype: str = ...,
+    chunk_size: int | None = ...,
+    progress: Callable[[int], None] | None = ...,
+    checkpoints: Sequence[int] | None = ...,
+    state_file: str | Path | None = ...,
+    state_every: int | None = ...,
+    trajectory_tolerance: float | None = ...,
+    group_size: int | None = ...,
+    last_iterate: bool | Sequence[int] = ...,
+    weighted_average: bool | Sequence[int] = ...,
+    order: str = ...,
+    step_schedule: str | StepSchedule | None = ...,
+    regret: bool = ...,
+    feedback: str | Feedback = ...,
+    seeds: int | Sequence[int] | None = ...,
+) -> DiscountedBatchRunResult: ...
+
+
+def run_batch(
+    games: MarkovGame | DiscountedMarkovGame | Sequence[MarkovGame] | Sequence[DiscountedMarkovGame],
     algorithm: str | Algorithm = "smooth_ce",
     T: int = 1000,
     etas: LearningRate | Sequence[LearningRate] = 0.2,
@@ -684,7 +643,7 @@ def run_batch(
     regret: bool = False,
     feedback: str | Feedback = "full",
     seeds: int | Sequence[int] | None = None,
-) -> BatchRunResult:
+) -> BatchRunResult | DiscountedBatchRunResult:
     """Run a batch of runs of one algorithm side by side in compiled calls (the run axis vectorised).
 
     ``games`` is one game (shared by all runs) or a sequence of games of one shape
@@ -699,11 +658,14 @@ def run_batch(
 
     ``seeds``: under sampled feedback, one seed per run (or one for all); by default run ``r``
     has seed ``r``. Run ``r`` of a batch draws exactly what ``run(..., seed=seeds[r])`` draws.
+
+    Discounted games (all of one shape, and of one discount where the step sizes depend on it)
+    give a [`DiscountedBatchRunResult`][markovgames.dynamics.DiscountedBatchRunResult].
     """
     spec = get_algorithm(algorithm)
     T = _check_T(T)
     keep = _check_checkpoints(checkpoints, T)
-    game_list = [games] if isinstance(games, (MarkovGame, DiscountedMarkovGame)) else list(games)
+    game_list: list = [games] if isinstance(games, (MarkovGame, DiscountedMarkovGame)) else list(games)
     # One rate (a number or "theory") for all runs, or a sequence of one per run, each a number,
     # "theory" or a tuple of one rate per player (a tuple of numbers is one rate per run, as it
     # always was: per-player rates for every run are [(c_0, c_1, ...)]).
@@ -719,11 +681,40 @@ def run_batch(
             raise ValueError(f"{name} has {len(seq)} entries; expected 1 or {size}")
     game_list = game_list * size if len(game_list) == 1 else game_list
     eta_list = eta_list * size if len(eta_list) == 1 else eta_list
+    if isinstance(game_list[0], DiscountedMarkovGame):
+        return run_discounted_batch(
+            game_list,
+            spec,
+            T,
+            eta_list,
+            optimistic=optimistic,
+            record_trajectory=record_trajectory,
+            trajectory_dir=trajectory_dir,
+            dtype=dtype,
+            chunk_size=chunk_size,
+            progress=progress,
+            checkpoints=keep.tolist() if keep is not None else None,
+            state_file=state_file,
+            state_every=state_every,
+            trajectory_tolerance=trajectory_tolerance,
+            group_size=group_size,
+            last_iterate=last_iterate,
+            weighted_average=weighted_average,
+            order=order,
+            step_schedule=step_schedule,
+            regret=regret,
+            feedback=feedback,
+            seeds=seed_list,
+        )
     key = game_list[0].shape_key
     for k, g in enumerate(game_list):
-        require_finite_horizon(g, f"games[{k}]")
+        if isinstance(g, DiscountedMarkovGame):
+            raise ValueError(
+                f"games[{k}] is a discounted game and games[0] a finite-horizon one; one batch has games of one kind"
+            )
         if not isinstance(g, MarkovGame):
             raise TypeError(f"games[{k}] must be a MarkovGame, got {type(g).__name__}")
+        check_update_for_game(spec, g, f"games[{k}]")
         if g.shape_key != key:
             raise ValueError(f"games[{k}] has shape (N, H, S, A) = {g.shape_key}, but games[0] has {key}")
         if _kernel_form(g) != _kernel_form(game_list[0]):

@@ -38,6 +38,7 @@ __all__ = [
     "GameArrays",
     "per_player_utilities",
     "at_initial_state",
+    "at_distribution",
     "learner_for",
     "sequential_block",
     "blocked_scan",
@@ -63,6 +64,10 @@ class GameArrays(NamedTuple):
     initial_state: jax.Array  # () int
     eta: jax.Array  # (N,) learning-rate scale per player
     key: jax.Array | None = None  # (2,) uint32: the run's key, where the feedback draws samples (`._feedback`)
+    # A discounted game (one stationary layer, ``H = 1`` above): its discount ``gamma`` () and
+    # initial distribution ``rho`` (S,); ``None`` for a finite-horizon game.
+    discount: jax.Array | None = None
+    initial_distribution: jax.Array | None = None
 
 
 def learner_for(spec: LearnerSpec, run_axes: int) -> Learner:
@@ -93,6 +98,11 @@ def at_initial_state(x, initial_state, run_axes: int):
     # A masked sum rather than a gather: elementwise over the runs, so it vectorises.
     mask = jnp.arange(x.shape[1])[:, None] == initial_state[None, :]  # (S, R)
     return small_sum(jnp.where(mask, x, 0.0), 1)
+
+
+def at_distribution(x, distribution, run_axes: int):
+    """``sum_s rho(s) x[:, s]`` of every run: ``(N, S[, R]) -> (N[, R])`` (``distribution``: ``(S[, R])``)."""
+    return small_sum(x * distribution[None], 1)
 
 
 def device_zeros(shape: tuple[int, ...], dtype) -> jax.Array:
@@ -157,11 +167,27 @@ class ValueUpdate:
     #: Whether `run_chunk` emits the per-prefix metrics of every iteration (else it emits
     #: `prefix_records`, from which `prefix_metrics` assembles them).
     per_iteration_metrics: bool
+    #: The rows of the per-prefix metrics (before the regret rows): value, certified CCE bound,
+    #: certified CE bound of the output policy.
+    metric_rows: int = 3
+    #: Whether the update runs on discounted games (one stationary layer) rather than finite-horizon ones.
+    stationary: bool = False
 
-    def average_weights(self, T: int, horizon: int) -> np.ndarray:
+    def schedule_horizon(self, game) -> float:
+        """The horizon ``schedule`` is computed for: the game's ``H`` (a discounted update: the
+        effective horizon of its step sizes)."""
+        return game.horizon
+
+    def theory_rate_for(self, game, paper: str) -> tuple[float, bool]:
+        """`theory_rate` for ``game``, from ``paper`` (a key of `markovgames._papers.THEORY_RATES`,
+        each of whose rates covers every finite-horizon update)."""
+        return self.theory_rate(game.num_players, game.horizon, max(game.num_actions))
+
+    def average_weights(self, T: int, horizon) -> np.ndarray:
         """The weights ``(T,)`` of the state-wise weighted average of the first ``T`` iterates that
         this update carries (`markovgames._schedules.average_weights`: its own value estimate's
-        weights on the iterates), on a game of ``horizon`` steps."""
+        weights on the iterates), for ``horizon`` = `schedule_horizon` of the game (its ``H``; a
+        discounted update's: the order ``k`` of its step sizes)."""
         return average_weights(self.name, T, horizon)
 
     def theory_rate(self, num_players: int, horizon: int, max_actions: int) -> tuple[float, bool]:
@@ -169,8 +195,9 @@ class ValueUpdate:
         ``(1.0, True)`` when the rate changes per stage (the schedule then carries it)."""
         raise NotImplementedError
 
-    def schedule(self, T: int, horizon: int, num_players: int, per_stage_theory: bool, step_schedule=None) -> Any:
+    def schedule(self, T: int, horizon, num_players: int, per_stage_theory: bool, step_schedule=None) -> Any:
         """What the loop needs to know of the iterations ``1..T`` before it starts (NumPy);
+        ``horizon``: `schedule_horizon` (the game's ``H``; a float for a discounted update);
         ``step_schedule`` is the learning rate's `StepSchedule` (``None``: constant)."""
         raise NotImplementedError
 
@@ -217,6 +244,13 @@ class ValueUpdate:
         average after the iterations it marks (zeros elsewhere).
         """
         raise NotImplementedError
+
+    def evaluate_iterates(self, outputs, games, batched: bool):
+        """The ``(..., L, 2, N)`` host array (values, best-response values) of a chunk's
+        ``outputs["last_iterate"]`` or ``outputs["weighted_average"]`` rows at the evaluated
+        prefixes (already copied to the host): the outputs themselves where the loop evaluates in
+        place; a discounted update emits the iterates and evaluates them here (`._discounted`)."""
+        return outputs
 
     def prefix_records(self, carry):
         """What `prefix_metrics` assembles the per-prefix metrics from: the part of ``carry`` that

@@ -52,6 +52,7 @@ from ...dynamics import (
 )
 from ...games import (
     AffineRescaling,
+    DiscountedMarkovGame,
     MarkovGame,
     save_game,
 )
@@ -110,7 +111,7 @@ REPLACEABLE_KINDS = ("run", "solve", "certify", "vlearn")
 
 
 def run_directory_bytes(
-    game: MarkovGame,
+    game: MarkovGame | DiscountedMarkovGame,
     T: int,
     dtype: str,
     trajectory: bool,
@@ -130,15 +131,18 @@ def run_directory_bytes(
     ``"game"``: the game's arrays. ``metrics.json`` (a few kilobytes per checkpoint) is not counted.
     """
     itemsize = np.dtype(DTYPES[dtype]).itemsize
-    curves = 3 + (2 if regret else 0) + (2 if weighted_average else 0)
+    # A discounted game's run: one per-prefix curve (the value estimates), stationary policies.
+    discounted = isinstance(game, DiscountedMarkovGame)
+    curves = (1 if discounted else 3) + (2 if regret else 0) + (2 if weighted_average else 0)
     parts = {"curve.npz": curves * T * game.num_players * 8 + (8 * T if samples else 0)}
     if trajectory:
-        parts["trajectory"] = T * game.horizon * game.num_states * sum(game.num_actions) * itemsize
+        layers = 1 if discounted else game.horizon
+        parts["trajectory"] = T * layers * game.num_states * sum(game.num_actions) * itemsize
     parts["game"] = int(np.asarray(game.rewards).nbytes) + _transition_bytes(game)
     return parts
 
 
-def _transition_bytes(game: MarkovGame) -> int:
+def _transition_bytes(game: MarkovGame | DiscountedMarkovGame) -> int:
     if game.is_sparse:
         sparse = game.sparse_transitions
         return int(sparse.successors.nbytes + sparse.probabilities.nbytes)

@@ -65,8 +65,13 @@ def _is_number(value: Any) -> bool:
         return False
 
 
-def read_metrics(metrics_path: Path) -> dict[str, Any]:
-    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names)."""
+#: ``metrics.json``'s ``kind`` in the run directory of a discounted game (`._discounted`).
+_DISCOUNTED_KIND = "discounted-run"
+
+
+def read_metrics(metrics_path: Path, kind: str | None = None) -> dict[str, Any]:
+    """``metrics.json``, with the fields a reader relies on checked (types, ranges, file names);
+    ``kind``: the ``kind`` it must have (``None``: a finite-horizon game's run, which has none)."""
     try:
         metrics = read_json(metrics_path, _MAX_JSON_BYTES)  # bounded in size and nesting depth
     except JsonFileError as err:
@@ -79,6 +84,15 @@ def read_metrics(metrics_path: Path) -> dict[str, Any]:
             f"{metrics_path.parent}: holds a V-learning run ('markovgames vlearn'), not one of 'markovgames run'; "
             "'markovgames evaluate' reads it"
         )
+    if metrics.get("kind") != kind:
+        if metrics.get("kind") == _DISCOUNTED_KIND:
+            raise RunDirectoryError(
+                f"{metrics_path.parent}: holds the run of a discounted game, whose results are value estimates and the "
+                "iterates' gaps, not an output policy's curves; 'markovgames evaluate' reads it"
+            )
+        raise RunDirectoryError(f"{metrics_path}: kind: expected {json.dumps(kind)}, got {json.dumps(metrics.get('kind'))[:40]}")
+    if kind == _DISCOUNTED_KIND:
+        _field(metrics, "discount", metrics_path, lambda v: _is_number(v) and v < 1, "a discount in [0, 1)")
     algorithm = _field(metrics, "algorithm", metrics_path, lambda v: isinstance(v, str), "an algorithm name")
     update = _field(
         metrics,
@@ -115,7 +129,7 @@ def read_metrics(metrics_path: Path) -> dict[str, Any]:
     for name, digest in sums.items():
         if name not in _GAME_FILES + (CURVE_FILE,) or not (isinstance(digest, str) and len(digest) == 64):
             raise RunDirectoryError(f"{metrics_path}: sha256: unexpected entry {json.dumps(name)[:40]}")
-    _check_descriptive_fields(metrics, metrics_path, T)
+    _check_descriptive_fields(metrics, metrics_path, T, discounted=kind == _DISCOUNTED_KIND)
     return metrics
 
 
@@ -168,10 +182,11 @@ def _is_record_value(value: Any) -> bool:
     return isinstance(value, list) and len(value) <= 4096 and all(_is_finite(v) for v in value)
 
 
-def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
+def _check_descriptive_fields(metrics: dict, where: Path, T: int, discounted: bool = False) -> None:
     """The fields of ``metrics.json`` that describe the run (evaluate reports some of them): each
     of its type and range, so that a tampered file is refused here rather than failing later.
-    A field that a directory written by an earlier version lacks may be absent."""
+    A field that a directory written by an earlier version lacks may be absent (``discounted``:
+    a discounted game's run, whose weighted average is named by its value update)."""
     _field(metrics, "game", where, _is_short_text, "a game name", None)
     _field(metrics, "learner", where, lambda v: v is None or _is_short_text(v), "a learner name or null", None)
     _field(metrics, "concept", where, lambda v: v in (None, "ce", "cce"), "'ce', 'cce' or null", None)
@@ -215,7 +230,9 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
         f"null or an object with the regrets after T = {T} iterations",
         None,
     )
-    # Written only where the run evaluated the weighted average of its iterates.
+    # Written only where the run evaluated the weighted average of its iterates: its weights by
+    # their averaging's name, or for a discounted run by its value update's (`._discounted`).
+    weights = tuple(u for u in VALUE_UPDATES if VALUE_UPDATES[u].stationary) if discounted else tuple(AVERAGINGS)
     _field(
         metrics,
         "weighted_average",
@@ -225,11 +242,11 @@ def _check_descriptive_fields(metrics: dict, where: Path, T: int) -> None:
             or (
                 isinstance(v, dict)
                 and set(v) == {"weights", "every_prefix"}
-                and v["weights"] in AVERAGINGS
+                and v["weights"] in weights
                 and isinstance(v["every_prefix"], bool)
             )
         ),
-        f"null or an object with the weights (one of {', '.join(AVERAGINGS)}) and every_prefix (true or false)",
+        f"null or an object with the weights (one of {', '.join(weights)}) and every_prefix (true or false)",
         None,
     )
     # Written only where the learners saw estimates or expectations other than full information's.

@@ -266,11 +266,13 @@ def _read_curve(
     regret: bool = False,
     samples: bool = False,
     average: bool = False,
+    base: tuple[str, ...] = _CURVES,
 ) -> tuple[np.ndarray, ...]:
-    """The three ``(T, N)`` arrays of ``curve.npz`` (five with ``regret``: the regret curves too; two
-    more with ``average``: the weighted average's values and best-response values), and with
-    ``samples`` the ``(T,)`` samples drawn per prefix last, checked before and after they are read
-    (the samples: non-negative and never decreasing).
+    """The ``(T, N)`` arrays of ``curve.npz``: those of ``base`` (the three of a finite-horizon run;
+    a discounted run's one), with ``regret`` the regret curves too, with ``average`` two more (the
+    weighted average's values and best-response values), and with ``samples`` the ``(T,)``
+    samples drawn per prefix last, checked before and after they are read (the samples:
+    non-negative and never decreasing).
 
     The sizes come first: the curve that ``metrics.json``'s ``T`` implies must fit in memory, the
     file may not be larger than it, and its members are stored uncompressed (as ``np.savez``
@@ -278,10 +280,7 @@ def _read_curve(
     give the shape ``(T, N)`` before its data is read (`NpzArchive`).
     """
     names = (
-        _CURVES
-        + (_REGRET_CURVES if regret else ())
-        + (_AVERAGE_CURVES if average else ())
-        + ((_SAMPLES_CURVE,) if samples else ())
+        base + (_REGRET_CURVES if regret else ()) + (_AVERAGE_CURVES if average else ()) + ((_SAMPLES_CURVE,) if samples else ())
     )
     needed = (len(names) - samples) * T * num_players * 8 + samples * T * 8
     memory = physical_memory()

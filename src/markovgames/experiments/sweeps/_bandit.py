@@ -18,6 +18,7 @@ from ...dynamics import VLEARNING_ALGORITHMS
 from ...dynamics._ix import parse_ix
 from ...dynamics._vlearning import MAX_RECORD_BYTES
 from ...policies._visit_chain import MAX_DENSE_ENTRIES
+from ._values import is_bandit
 
 if TYPE_CHECKING:
     from ...games import MarkovGame
@@ -29,6 +30,7 @@ __all__ = [
     "bandit_parameters",
     "bandit_run_bytes",
     "check_bandit_size",
+    "check_bandit_settings",
 ]
 
 #: The ``eta`` of a V-learning run: its papers' rate schedules (no single learning rate).
@@ -85,3 +87,82 @@ def check_bandit_size(game: MarkovGame, rounds: int, per_round: int) -> None:
             f"{rounds:,} rounds: {what} needs {max(entries, evaluation):,} entries, above the limit "
             f"{MAX_DENSE_ENTRIES:,}; choose a smaller T, or a smaller game"
         )
+
+
+def _apart(feedbacks: list[str]) -> str:
+    """Advice for an algorithm listed under bandit and other feedback models at once."""
+    others = [f for f in feedbacks if not is_bandit(f)]
+    if not others:
+        return ""
+    shown = ", ".join(f'"{f}"' for f in others)
+    return f" (list the algorithm twice to run it otherwise under {shown}: once with feedbacks = [{shown}])"
+
+
+def check_bandit_settings(config) -> None:
+    """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
+    sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
+    ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
+    ``regret``, ``last_iterate``, ``weighted_average`` or ``float32`` for a bandit run (a ``ValueError``);
+    ``config``: a `SweepConfig` (a validator of it calls this)."""
+    for k, alg in enumerate(config.algorithms):
+        where, name = f"algorithms[{k}]", alg.name
+        feedbacks = alg.feedbacks or config.feedbacks
+        if is_vlearning(name):
+            if alg.feedbacks is not None and alg.feedbacks != [VLEARNING_FEEDBACK]:
+                raise ValueError(
+                    f"{where}.feedbacks: {name!r} is V-learning, which runs on {VLEARNING_FEEDBACK} (one episode per "
+                    "round, its papers' feedback); remove the key"
+                )
+            if alg.optimistic is not None and alg.optimistic != [False]:
+                raise ValueError(f"{where}.optimistic: {name!r} has no optimistic form (its papers' bandits); remove the key")
+            if alg.etas is not None:
+                raise ValueError(
+                    f"{where}.etas: {name!r} runs with its papers' rates; a learning rate is for a composition "
+                    "LEARNER+UPDATE under bandit:M; remove the key"
+                )
+            if alg.ix is not None:
+                raise ValueError(
+                    f"{where}.ix: {name!r} runs with its papers' implicit exploration; ix is for a composition "
+                    "LEARNER+UPDATE under bandit:M; remove the key"
+                )
+            bandit, feedbacks = [VLEARNING_FEEDBACK], [VLEARNING_FEEDBACK]
+        else:
+            bandit = [f for f in feedbacks if is_bandit(f)]
+            for key in ("bonus", "ix"):
+                if getattr(alg, key) is not None and not bandit:
+                    raise ValueError(
+                        f"{where}.{key}: applies to bandit feedback only (V-learning, or a composition under bandit:M); "
+                        f"{name!r} runs under {', '.join(feedbacks)}"
+                    )
+            etas = alg.etas or config.etas
+            if bandit and any(isinstance(e, str) for e in etas):
+                key = f"{where}.etas" if alg.etas else "etas"
+                raise ValueError(
+                    f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "
+                    f"{name!r} needs numbers: give it its own etas{_apart(feedbacks)}"
+                )
+        if not bandit:
+            continue
+        runs = f"{where}: {name!r} under {bandit[0]}"
+        for key, default, what in (
+            ("orders", "simultaneous", "updates simultaneously, once per round"),
+            (
+                "eta_schedules",
+                "constant",
+                "has no step-size schedule (V-learning its papers' rates, a composition a constant eta)",
+            ),
+        ):
+            odd = [v for v in getattr(alg, key) or getattr(config, key) if v != default]
+            if odd:
+                own = f"{where}.{key}" if getattr(alg, key) else key
+                raise ValueError(
+                    f'{own}: {runs} {what}: {odd[0]!r} is not available; give it its own {key} = ["{default}"]{_apart(feedbacks)}'
+                )
+        if config.regret if alg.regret is None else alg.regret:
+            key = "regret" if alg.regret is None else f"{where}.regret"
+            raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
+        for key, what in (("last_iterate", "last iterate"), ("weighted_average", "weighted average of its iterates")):
+            if getattr(config, key):
+                raise ValueError(f"{key}: {runs} records no {what}; run it in a sweep without {key}")
+        if config.dtype != "float64":
+            raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')

@@ -34,9 +34,9 @@ from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean, did_you_mean_path
 from ..._text import abbreviate_digits, long_integer_in
 from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
-from ...games import BUILTIN_GAMES, REWARD_DISTRIBUTIONS
+from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
-from ._bandit import VLEARNING_FEEDBACK, is_vlearning
+from ._bandit import check_bandit_settings
 from ._values import (
     _bool_list,
     _eta_list,
@@ -49,7 +49,6 @@ from ._values import (
     _schedule_list,
     _show,
     _strict_bool,
-    is_bandit,
 )
 
 __all__ = [
@@ -64,6 +63,12 @@ __all__ = [
     "parse_override",
     "resolved_checkpoints",
 ]
+
+#: What a sweep says of a discounted game (its results table has the columns of finite-horizon runs).
+DISCOUNTED_IN_SWEEPS = (
+    "sweeps run finite-horizon games only (a discounted run reports value estimates and its iterates' gaps, which "
+    "the results table has no columns for); run it with 'markovgames run' or markovgames.dynamics.run_batch"
+)
 
 #: Points per decade of the default ``checkpoints = "log"`` grid.
 LOG_POINTS_PER_DECADE = 10
@@ -170,6 +175,13 @@ class RandomGameSpec(_Strict):
     successors: int | None = None
     zero_sum: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_discount(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "discount" in data:
+            raise ValueError(f"discount: a random discounted game; {DISCOUNTED_IN_SWEEPS}")
+        return data
+
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
     def _sizes(cls, v: Any) -> int:
@@ -257,6 +269,8 @@ class GameSpec(_Strict):
         if isinstance(data, str):
             if not data:
                 raise ValueError("expected a built-in game name or a game file, got ''")
+            if data in DISCOUNTED_GAMES:
+                raise ValueError(f"{data!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
             return {"builtin": data} if data in BUILTIN_GAMES else {"file": data}
         if not isinstance(data, dict):
             raise ValueError(
@@ -267,6 +281,8 @@ class GameSpec(_Strict):
     @field_validator("builtin")
     @classmethod
     def _known_builtin(cls, v: str | None) -> str | None:
+        if v is not None and v in DISCOUNTED_GAMES:
+            raise ValueError(f"{v!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
         if v is not None and v not in BUILTIN_GAMES:
             raise ValueError(
                 f"unknown built-in game {v!r}{did_you_mean(v, BUILTIN_GAMES)}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}"
@@ -361,7 +377,7 @@ def _check_algorithm(name: str) -> str:
         # relative to the configuration file's directory). V-learning runs on bandit feedback.
         return name
     try:
-        get_algorithm(name)  # an unknown name is an error listing the choices
+        algorithm = get_algorithm(name)  # an unknown name is an error listing the choices
     except ValueError as err:
         # "cce_v": V-learning's, not a composition's ("mwu+stage" is a composition: its own error says which part is wrong)
         hint = "" if "+" in name else did_you_mean(name, VLEARNING_ALGORITHMS)
@@ -370,6 +386,10 @@ def _check_algorithm(name: str) -> str:
                 f"unknown algorithm {name!r}{hint}; the V-learning algorithms are {', '.join(VLEARNING_ALGORITHMS)}"
             ) from None
         raise err from None
+    if algorithm.value_update.stationary:
+        raise ValueError(
+            f"{name!r}: the {algorithm.value_update.name!r} value update is for discounted games; {DISCOUNTED_IN_SWEEPS}"
+        )
     return name
 
 
@@ -718,81 +738,3 @@ def load_sweep_config(path: str | Path, overrides: list[str] | None = None) -> t
         return parse_sweep_config(raw, source), raw
     except RecursionError:  # parsed, but too deep to copy or validate
         raise SweepConfigError(f"{source}: nested too deep to read") from None
-
-
-def _apart(feedbacks: list[str]) -> str:
-    """Advice for an algorithm listed under bandit and other feedback models at once."""
-    others = [f for f in feedbacks if not is_bandit(f)]
-    if not others:
-        return ""
-    shown = ", ".join(f'"{f}"' for f in others)
-    return f" (list the algorithm twice to run it otherwise under {shown}: once with feedbacks = [{shown}])"
-
-
-def check_bandit_settings(config: SweepConfig) -> None:
-    """Refuse, naming the key, what V-learning and bandit runs cannot take: a V-learning table that
-    sets feedbacks, optimism, learning rates or ``ix``; ``bonus`` or ``ix`` without bandit feedback;
-    ``"theory"`` rates, update orders other than simultaneous, schedules other than constant,
-    ``regret``, ``last_iterate``, ``weighted_average`` or ``float32`` for a bandit run (a ``ValueError``)."""
-    for k, alg in enumerate(config.algorithms):
-        where, name = f"algorithms[{k}]", alg.name
-        feedbacks = alg.feedbacks or config.feedbacks
-        if is_vlearning(name):
-            if alg.feedbacks is not None and alg.feedbacks != [VLEARNING_FEEDBACK]:
-                raise ValueError(
-                    f"{where}.feedbacks: {name!r} is V-learning, which runs on {VLEARNING_FEEDBACK} (one episode per "
-                    "round, its papers' feedback); remove the key"
-                )
-            if alg.optimistic is not None and alg.optimistic != [False]:
-                raise ValueError(f"{where}.optimistic: {name!r} has no optimistic form (its papers' bandits); remove the key")
-            if alg.etas is not None:
-                raise ValueError(
-                    f"{where}.etas: {name!r} runs with its papers' rates; a learning rate is for a composition "
-                    "LEARNER+UPDATE under bandit:M; remove the key"
-                )
-            if alg.ix is not None:
-                raise ValueError(
-                    f"{where}.ix: {name!r} runs with its papers' implicit exploration; ix is for a composition "
-                    "LEARNER+UPDATE under bandit:M; remove the key"
-                )
-            bandit, feedbacks = [VLEARNING_FEEDBACK], [VLEARNING_FEEDBACK]
-        else:
-            bandit = [f for f in feedbacks if is_bandit(f)]
-            for key in ("bonus", "ix"):
-                if getattr(alg, key) is not None and not bandit:
-                    raise ValueError(
-                        f"{where}.{key}: applies to bandit feedback only (V-learning, or a composition under bandit:M); "
-                        f"{name!r} runs under {', '.join(feedbacks)}"
-                    )
-            etas = alg.etas or config.etas
-            if bandit and any(isinstance(e, str) for e in etas):
-                key = f"{where}.etas" if alg.etas else "etas"
-                raise ValueError(
-                    f"{key}: {where}: 'theory' is a rate of the paper's full-information theorems; under {bandit[0]} "
-                    f"{name!r} needs numbers: give it its own etas{_apart(feedbacks)}"
-                )
-        if not bandit:
-            continue
-        runs = f"{where}: {name!r} under {bandit[0]}"
-        for key, default, what in (
-            ("orders", "simultaneous", "updates simultaneously, once per round"),
-            (
-                "eta_schedules",
-                "constant",
-                "has no step-size schedule (V-learning its papers' rates, a composition a constant eta)",
-            ),
-        ):
-            odd = [v for v in getattr(alg, key) or getattr(config, key) if v != default]
-            if odd:
-                own = f"{where}.{key}" if getattr(alg, key) else key
-                raise ValueError(
-                    f'{own}: {runs} {what}: {odd[0]!r} is not available; give it its own {key} = ["{default}"]{_apart(feedbacks)}'
-                )
-        if config.regret if alg.regret is None else alg.regret:
-            key = "regret" if alg.regret is None else f"{where}.regret"
-            raise ValueError(f"{key}: {runs} records no regret curves; give it its own regret = false{_apart(feedbacks)}")
-        for key, what in (("last_iterate", "last iterate"), ("weighted_average", "weighted average of its iterates")):
-            if getattr(config, key):
-                raise ValueError(f"{key}: {runs} records no {what}; run it in a sweep without {key}")
-        if config.dtype != "float64":
-            raise ValueError(f'dtype: {runs} runs in float64 only; run it in a sweep with dtype = "float64"')

@@ -80,14 +80,15 @@ def load_any_game(
     *,
     max_bytes: int | None = None,
     max_entries: int = MAX_GAME_ENTRIES,
+    sha256: str | None = None,
 ) -> MarkovGame | DiscountedMarkovGame:
     """Read a finite-horizon or a discounted game (a file with ``discount``) from a ``.json`` or ``.npz`` file.
 
-    As [`load_game`][markovgames.games.load_game], which refuses a discounted game; the checks of a
-    discounted file are those of a finite-horizon one on the stationary shapes
+    As [`load_game`][markovgames.games.load_game] (``sha256`` too), which refuses a discounted game;
+    the checks of a discounted file are those of a finite-horizon one on the stationary shapes
     ([Game files](../howto-games.md)).
     """
-    return _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=True)
+    return _load(path, max_bytes=max_bytes, max_entries=max_entries, any_kind=True, sha256=sha256)
 
 
 def _load(
