@@ -290,7 +290,9 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
             np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize("size", [1, 2, 3, 7, 12, 13, 16, 36, 97, 100])
+# By default one length of each kind (1; a prime; divisible by 4 only, by every block; 100); the
+# others in the full mode (each length compiles the scan and its four blockings).
+@pytest.mark.parametrize("size", beyond_default_in_full([1, 2, 3, 7, 12, 13, 16, 36, 97, 100], {1, 7, 12, 16, 100}))
 def test_blocked_scan_is_the_plain_scan(size):
     """`blocked_scan` runs the same iterations in the same order as ``lax.scan``, whatever the
     length: blocks of a divisor of it (12, 16, 36, 100), or one plain loop (primes, 1, 2)."""

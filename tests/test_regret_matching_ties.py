@@ -58,18 +58,20 @@ GAMES = {
     "3p": (lambda: _quarter_game(3, 3, 2, 2, (2, 2, 2)), {"smooth": 10, "stage": 10}, False),
     # Past the stage update's t = 10 (stages start at t = 1, 3, 6, 10): where PRM+ left the rule.
     "paper": (make_paper_game, {"smooth": 12, "stage": 16}, True),
-    # The paper game's shapes (its compiled loops); binary values, Uniform[0, 1] payoffs.
-    "random": (lambda: make_random_game(11, 2, 2, 2, (2, 2)), {"smooth": 8, "stage": 16}, False),
+    # The paper game's shapes and lengths (its compiled loops); binary values, Uniform[0, 1] payoffs.
+    "random": (lambda: make_random_game(11, 2, 2, 2, (2, 2)), {"smooth": 12, "stage": 16}, False),
 }
 
 
 def _cases():
     out = []
     for g, game in enumerate(GAMES):
+        # The random game takes the paper game's cases by default: their compiled loops.
+        parity = list(GAMES).index("paper") if game == "random" else g
         for k, learner in enumerate(("rm-plus", "bm-rm-plus")):
             for u, update in enumerate(("smooth", "stage")):
                 for optimistic in (True, False):
-                    default = (g + k + u + int(optimistic)) % 2 == 0
+                    default = (parity + k + u + int(optimistic)) % 2 == 0
                     out.append(
                         case(game, learner, update, optimistic, default=default, id=f"{game}-{learner}+{update}-{optimistic}")
                     )
