@@ -15,24 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import cli_in_process, make_random_game
+from conftest import beyond_default_in_full, cli_in_process, commands_in_one_child, make_random_game
 from markovgames.dynamics import get_algorithm, registered, run, run_batch
 from markovgames.games import paper_game
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "custom_learner.py"
 HOWTO = ROOT / "docs" / "howto-custom-learner.md"
-
-
-def _cli(args, cwd, env=None, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "markovgames", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=dict(os.environ, **(env or {})),
-    )
 
 
 @pytest.mark.parametrize("update", ["smooth", "stage"])
@@ -167,12 +156,16 @@ WRONG = Algorithm(LEARNER, "smooth", name="another_name")
 """
 
 
-def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
-    """A package installed (into a temporary site directory) with entry points in the group
-    ``markovgames.algorithms``: listed, runnable by name, and a broken entry listed with its reason."""
-    package = tmp_path / "src_pkg"
-    (package / "mg_plugin_demo").mkdir(parents=True)
-    (package / "mg_plugin_demo" / "__init__.py").write_text(PLUGIN)
+_PLUGIN_ENTRY_POINTS = """\
+plugin-hedge = "mg_plugin_demo:LEARNER"
+plugin_stage = "mg_plugin_demo:ALGORITHM"
+mismatched = "mg_plugin_demo:WRONG"
+missing = "mg_plugin_demo:NOT_THERE"
+"""
+
+
+def _install_by_pip(package: Path, site: Path) -> None:
+    """The package as pip installs it from a ``pyproject.toml`` with the group as docs/howto-custom-learner.md writes it."""
     (package / "pyproject.toml").write_text(
         textwrap.dedent("""
         [build-system]
@@ -184,13 +177,9 @@ def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
         version = "0.0.1"
 
         [project.entry-points."markovgames.algorithms"]
-        plugin-hedge = "mg_plugin_demo:LEARNER"
-        plugin_stage = "mg_plugin_demo:ALGORITHM"
-        mismatched = "mg_plugin_demo:WRONG"
-        missing = "mg_plugin_demo:NOT_THERE"
-    """)
+        """)
+        + _PLUGIN_ENTRY_POINTS
     )
-    site = tmp_path / "site"
     install = subprocess.run(
         [
             sys.executable,
@@ -209,8 +198,37 @@ def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
         timeout=300,
     )
     assert install.returncode == 0, install.stderr
-    env = {"PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    listing = _cli(["algorithms", "list"], tmp_path, env)
+
+
+def _install_by_hand(package: Path, site: Path) -> None:
+    """The files an installer writes (the package and its ``.dist-info`` with ``entry_points.txt``,
+    the format of the Python packaging specifications), without running one: what
+    ``importlib.metadata`` reads, in a fraction of pip's time."""
+    shutil.copytree(package / "mg_plugin_demo", site / "mg_plugin_demo")
+    info = site / "mg_plugin_demo-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mg-plugin-demo\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text("[markovgames.algorithms]\n" + _PLUGIN_ENTRY_POINTS.replace('"', ""))
+    (info / "RECORD").write_text("")
+
+
+# By default the distribution's files are written by hand; pip builds and installs it in the full mode.
+@pytest.mark.parametrize("install", beyond_default_in_full(["by-hand", "pip"], {"by-hand"}))
+def test_a_plugin_package_registers_its_learner_and_algorithm(install, tmp_path, monkeypatch):
+    """A package installed (into a temporary site directory) with entry points in the group
+    ``markovgames.algorithms``: listed, runnable by name, and a broken entry listed with its reason
+    (the four commands in one child process, which sees the site directory)."""
+    package = tmp_path / "src_pkg"
+    (package / "mg_plugin_demo").mkdir(parents=True)
+    (package / "mg_plugin_demo" / "__init__.py").write_text(PLUGIN)
+    site = tmp_path / "site"
+    {"by-hand": _install_by_hand, "pip": _install_by_pip}[install](package, site)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    names = ("plugin_stage", "plugin-hedge+stage", "bm-plugin-hedge+smooth")
+    listing, *runs = commands_in_one_child(
+        [(tmp_path, ["algorithms", "list"])]
+        + [(tmp_path, ["run", "--game", "paper", "--algorithm", n, "-T", "50", "--out", f"out-{n}", "--quiet"]) for n in names]
+    )
     assert listing.returncode == 0, listing.stderr
     assert re.search(r"plugin-hedge\s+external regret\s+Hedge from a plugin \[a test\] \(installed\)", listing.stdout)
     assert re.search(
@@ -222,8 +240,7 @@ def test_a_plugin_package_registers_its_learner_and_algorithm(tmp_path):
         in listing.stdout
     )
     assert "missing (mg-plugin-demo): not loaded: failed to load mg_plugin_demo:NOT_THERE" in listing.stdout
-    for name in ("plugin_stage", "plugin-hedge+stage", "bm-plugin-hedge+smooth"):
-        proc = _cli(["run", "--game", "paper", "--algorithm", name, "-T", "50", "--out", f"out-{name}", "--quiet"], tmp_path, env)
+    for name, proc in zip(names, runs, strict=True):
         assert proc.returncode == 0, (name, proc.stderr)
     a = json.loads((tmp_path / "out-plugin_stage" / "metrics.json").read_text())
     b = json.loads((tmp_path / "out-plugin-hedge+stage" / "metrics.json").read_text())
