@@ -179,6 +179,10 @@ def _distinct_buffers(tree):
 
 
 def _split(tree, groups):
+    # One group is the whole batch (every leaf leads with the run axis): the tree as it is, rather
+    # than a slice per leaf, each a small program JAX compiles on its first shape.
+    if len(groups) == 1:
+        return [tree]
     return [jax.tree_util.tree_map(operator.itemgetter(slice(lo, hi)), tree) for lo, hi in groups]
 
 
@@ -328,7 +332,8 @@ class _Loop:
     def _split_into_groups(self, carry) -> None:
         """A batch runs as groups of runs, each a compiled call of its own (`run_groups`)."""
         if self.job.batched:
-            per_run = sum(leaf[0].nbytes for leaf in jax.tree_util.tree_leaves((carry, self.game_arrays)))
+            # One run's bytes, from the shapes (indexing a device array would compile a slice per leaf).
+            per_run = sum(leaf.nbytes // leaf.shape[0] for leaf in jax.tree_util.tree_leaves((carry, self.game_arrays)))
             groups = run_groups(len(self.job.games), per_run, self.update.name, self.group_size)
             self.game_parts, self.carry_parts = _split(self.game_arrays, groups), _split(carry, groups)
             self.groups = list(groups)
