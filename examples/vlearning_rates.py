@@ -18,11 +18,12 @@ within the same number of samples, ``K H``, and under full information for as ma
 and the same two dynamics (their learner, value update and ``eta``) fed **bandit feedback** from
 the same ``K`` episodes of play (``bandit:1`` and ``bandit:16``: the learners update once per
 round of ``M`` episodes, with importance-weighted estimates, docs/vlearning.md), with the default
-implicit exploration, which decays (``ix = (eta H / 2) / sqrt(c)`` at a state's ``c``-th visiting
-round, EXP3-IX's ``eta_t / 2`` with rates falling like ``1/sqrt(t)``, Neu 2015) and, on ``bandit:16``,
-with the constant ``eta H / 2`` (the former default) and with none (``ix = 0``, unbiased estimates):
-what V-learning's decreasing rates and bonuses buy over the paper's constant rate, and what a
-constant implicit exploration's curve stalls on.
+rate, which decays (``min(eta, M / sqrt(c))`` at a state's ``c``-th visiting round), and the default
+implicit exploration, which decays (``ix = (eta H / 2) / sqrt(c)``, EXP3-IX's ``eta_t / 2`` with
+rates falling like ``1/sqrt(t)``, Neu 2015); on ``bandit:1`` also with the constant rate ``eta``
+(the former default), and on ``bandit:16`` with the constant ``ix = eta H / 2`` (the former default)
+and with none (``ix = 0``, unbiased estimates): what decreasing rates and bonuses buy over the
+paper's constant rate, and what a constant rate's or implicit exploration's curve stalls on.
 
     python examples/vlearning_rates.py                                              # K = 10^5 episodes
     python examples/vlearning_rates.py -K 2000 --seeds 2 --games 1 --game-seeds 2   # a quick look
@@ -53,9 +54,9 @@ VLEARNING = [("cce-v", "cce"), ("ce-v", "ce"), ("stage-v", "cce")]
 OFTRL = [("smooth_cce", "cce"), ("stage_cce", "cce")]
 FEEDBACKS = ["sampled:1", "full"]
 #: ... and on bandit feedback from play, rounds of M episodes (run_vlearning_batch), with the
-#: default implicit exploration (decaying: (eta H / 2) / sqrt(c)) or, where the label says so, a
-#: constant ix.
-BANDITS = ["bandit:1", "bandit:16", "bandit:16 ix=0.2", "bandit:16 ix=0"]
+#: default learning rate (decaying: min(eta, M / sqrt(c))) and implicit exploration (decaying:
+#: (eta H / 2) / sqrt(c)) or, where the label says so, a constant rate or a constant ix.
+BANDITS = ["bandit:1", "bandit:1 rate=constant", "bandit:16", "bandit:16 ix=0.2", "bandit:16 ix=0"]
 
 #: The paper's learning rate, for the OFTRL runs.
 ETA = 0.2
@@ -124,9 +125,11 @@ def iterations_within(game, algorithm: str, budget: int) -> int:
 
 def bandit_options(label: str) -> tuple[int, dict]:
     """``M`` and the keyword arguments of ``run_vlearning_batch`` for a setting of `BANDITS`
-    (``"bandit:M"``, the default decaying implicit exploration, or ``"bandit:M ix=X"``, the constant ``X``)."""
+    (``"bandit:M"``, the default decaying rate and implicit exploration; ``"bandit:M ix=X"``, the
+    constant ``X``; ``"bandit:M rate=constant"``, the constant rate ``eta``)."""
     feedback, _, ix = label.partition(" ix=")
-    options = {"feedback": feedback, "eta": ETA} | ({"ix": float(ix)} if ix else {})
+    feedback, _, rate = feedback.partition(" rate=")
+    options = {"feedback": feedback, "eta": ETA} | ({"ix": float(ix)} if ix else {}) | ({"bandit_rate": rate} if rate else {})
     return int(feedback.partition(":")[2]), options
 
 
@@ -179,7 +182,7 @@ def run_vlearning_setting(family, members, exact, algorithm, concept, K, feedbac
         "run_slopes_median": _median([slope(prefixes, g) for g in gaps]),
     }
     if feedback != "play":  # the implicit exploration used: its scale and schedule (the result records them)
-        row["ix"], row["ix_schedule"] = result.ix, result.ix_schedule
+        row["ix"], row["ix_schedule"], row["bandit_rate"] = result.ix, result.ix_schedule, result.bandit_rate
     points = None
     if exact:
         ex, cert = np.array(exact_gaps), np.array(certified_at)  # (runs, len(at_exact))
@@ -271,7 +274,13 @@ STYLES = {
     "stage_cce": dict(color="tab:red", ls="--"),
 }
 #: The paper's dynamics on bandit feedback (their own panel): their colours, a line style per setting.
-BANDIT_LINES = {"bandit:1": ":", "bandit:16": "-.", "bandit:16 ix=0.2": (0, (1, 4)), "bandit:16 ix=0": "--"}
+BANDIT_LINES = {
+    "bandit:1": ":",
+    "bandit:1 rate=constant": (0, (5, 2, 1, 2, 1, 2)),
+    "bandit:16": "-.",
+    "bandit:16 ix=0.2": (0, (1, 4)),
+    "bandit:16 ix=0": "--",
+}
 
 
 def style(algorithm: str, feedback: str) -> dict:
@@ -298,7 +307,7 @@ def draw(figure: Path, labels: list[str], curves: dict, exact_points: dict, K: i
                 q = np.maximum(quartiles(gap), FLOOR)
                 label = f"{algorithm} ({concept.upper()})" + ("" if feedback == "play" else f", {feedback}")
                 ax.plot(x, q[1], lw=1.4, label=label, **style(algorithm, feedback))
-                # Lighter bands for the eight bandit settings, which share two colours in their panel.
+                # Lighter bands for the ten bandit settings, which share two colours in their panel.
                 alpha = 0.07 if feedback in BANDIT_LINES else 0.15
                 ax.fill_between(x, q[0], q[2], color=STYLES[algorithm]["color"], alpha=alpha)
                 if axis == 0 and (family, algorithm) in exact_points:
@@ -321,8 +330,8 @@ def draw(figure: Path, labels: list[str], curves: dict, exact_points: dict, K: i
     fig.suptitle(
         f"Certified gap of the output policy: V-learning from play (K = {K:,} episodes), OFTRL (eta = {ETA:g}) with "
         "sampled:1 feedback within as many samples, and OFTRL on bandit feedback from the same episodes\n(dotted: "
-        "bandit:1, dash-dot: bandit:16, both with the decaying ix; sparse dots: bandit:16 with the constant ix = 0.2, "
-        "dashed: with ix = 0; median and interquartile range over the runs; "
+        "bandit:1, dash-dot: bandit:16, both with the decaying rate and ix; dash-dot-dot: bandit:1 with the constant rate; "
+        "sparse dots: bandit:16 with the constant ix = 0.2, dashed: with ix = 0; median and IQR over the runs; "
         "circles: median exact gaps at K/10 and K; grey: slope -1/2)",
         fontsize=10,
     )
@@ -451,8 +460,8 @@ def main() -> None:
         f"K = {K:,} episodes, H = 2: {budget:,} samples per V-learning run; paper game: {args.seeds} seeds; "
         f"{args.games} random games (N = 2, H = 2, S = 3, A = 2), {args.game_seeds} seeds each; OFTRL (eta = {ETA:g}): "
         f"sampled:1 with the same seeds, full information one run per game, bandit:M with the same seeds and episodes "
-        f"(implicit exploration decaying, (eta H / 2) / sqrt(c) = {ETA:g} / sqrt(c) at a state's c-th visiting round, "
-        "unless the row names a constant ix)"
+        f"(rate decaying, min(eta, M / sqrt(c)), and implicit exploration decaying, (eta H / 2) / sqrt(c) = {ETA:g} / "
+        "sqrt(c), at a state's c-th visiting round, unless the row names a constant rate or ix)"
     )
     print(
         "gap: the output policy's certified gap (CE for ce-v, CCE otherwise), median [first, third quartile] over "

@@ -21,7 +21,9 @@ From the library it takes only the game's arrays and the documented inverse-CDF 
   ``lhat`` are pooled over them, and the learner's utility estimate is ``u_hat = H (1 - mean lhat)``.
 * **Clocks.** ``c`` counts the rounds that visited ``(h, s)`` (this one included). States a round
   does not visit do not move.
-* **Learners.** ``hedge``: ``G``; plays ``softmax(eta (rho G + m))``, observes ``G <- rho G + u``.
+* **Rates.** The ``c``-th visiting round of ``(h, s)`` plays with ``eta_c = min(eta, M / sqrt(c))``
+  by default (``bandit_rate = "decaying"``), or ``eta_c = eta`` (``"constant"``).
+* **Learners.** ``hedge``: ``G``; plays ``softmax(eta_c (rho G + m))``, observes ``G <- rho G + u``.
   ``bm-hedge``: one such row per recommended action ``a``; row ``a`` predicts ``pi_prev(a) m`` and
   observes ``pi(a) u``, with ``pi`` the stationary distribution of the rows (the strategy played)
   and ``pi_prev`` the strategy played at the previous visiting round (uniform at first). The
@@ -138,8 +140,10 @@ class _Cell:
         c = self.c + 1
         return (c - 1) / (self.k + c - 1)
 
-    def strategy(self, eta: float, optimistic: bool) -> np.ndarray:
-        return self.learner.strategy(eta, self.decay(), optimistic)
+    def strategy(self, eta: float, optimistic: bool, M: int, decaying_rate: bool) -> np.ndarray:
+        c = self.c + 1  # the next visiting round's clock
+        rate = min(eta, M / math.sqrt(c)) if decaying_rate else eta
+        return self.learner.strategy(rate, self.decay(), optimistic)
 
     def end_round(self, theta: np.ndarray, ybar: float, u_hat: np.ndarray, bonus: float, V: np.ndarray, s: int):
         """The round visited ``(h, s)``: the learner observes, the value moves (``V`` is written)."""
@@ -184,6 +188,7 @@ def literal_bandit(
     ix: float | str | None = None,
     bonus: float = 0.0,
     optimistic: bool = True,
+    bandit_rate: str = "decaying",
 ) -> LiteralBanditRun:
     """``LEARNER+UPDATE`` under ``bandit:M`` for ``E = len(action_uniforms)`` episodes, literally."""
     if learner not in LEARNERS or update not in UPDATES:
@@ -197,6 +202,8 @@ def literal_bandit(
     assert ua.shape == (E, H, N) and us.shape == (E, H), (ua.shape, us.shape)
     assert E % M == 0, (E, M)
     decaying = ix is None or ix == "decaying"
+    assert bandit_rate in ("decaying", "constant"), bandit_rate
+    decaying_rate = bandit_rate == "decaying"
 
     cells = [[[_Cell(learner, update, H, h, A[i]) for s in range(S)] for h in range(H)] for i in range(N)]
     # V[i][h, s] for h = 0..H (V_H = 0), optimistic start V_h(s) = H - h.
@@ -210,7 +217,9 @@ def literal_bandit(
 
     for k in range(1, E // M + 1):
         # The round's policies, fixed for its M episodes.
-        theta = [[[cells[i][h][s].strategy(eta, optimistic) for s in range(S)] for h in range(H)] for i in range(N)]
+        theta = [
+            [[cells[i][h][s].strategy(eta, optimistic, M, decaying_rate) for s in range(S)] for h in range(H)] for i in range(N)
+        ]
         V_start = [v.copy() for v in V]
         visits = [[[] for s in range(S)] for h in range(H)]  # (joint action, next state or None)
         for m in range(1, M + 1):

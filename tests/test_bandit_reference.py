@@ -8,7 +8,8 @@ strategies played and the final value estimates to 1e-12. ``hedge`` and ``bm-hed
 three players with 2 x 3 x 2 actions; bonus 0, 0.1 and 0.5 (at 0.5 nearly every visited value is
 clipped at ``H - h``, so 0.1 is the one that exercises the bonus's formula); optimistic and not;
 the default rates and implicit exploration (``ix`` decaying as ``(eta H / 2) / sqrt(c)``, given
-as the default or by name) and given ``eta`` and constant ``ix`` (0 included).
+as the default or by name) and given ``eta`` and constant ``ix`` (0 included); the learning rate
+decaying as ``min(eta, M / sqrt(c))`` (the default, and by name) and constant.
 
 Each distinct configuration compiles once (a few seconds): the cases are a covering list, not a
 product, and by default a covering subset of it (`FULL_ONLY`). The comparison can fail: a
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import conftest
 import literal_bandit as lb
@@ -36,21 +39,21 @@ GAMES = {
     "3p-h3": make_random_game(34, 3, 3, 2, (2, 3, 2)),
 }
 
-#: (learner, update, M, game, episodes, bonus, optimistic, eta, ix); eta/ix None: the defaults.
+#: (learner, update, M, game, episodes, bonus, optimistic, eta, ix, bandit_rate); None: the defaults.
 CASES = [
-    ("hedge", "smooth", 1, "2p-h2", 60, 0.0, True, None, None),
-    ("hedge", "smooth", 3, "3p-h3", 60, 0.5, False, 0.3, 0.1),
-    ("hedge", "smooth-linear", 3, "2p-h3", 60, 0.1, True, None, 0.0),
-    ("hedge", "smooth-linear", 1, "3p-h2", 40, 0.0, False, None, None),
-    ("hedge", "stage", 3, "2p-h3", 90, 0.0, True, None, None),
-    ("hedge", "stage", 1, "3p-h3", 60, 0.1, False, 0.3, None),
-    ("bm-hedge", "smooth", 3, "3p-h3", 60, 0.1, True, None, None),
-    ("bm-hedge", "smooth", 1, "2p-h3", 40, 0.5, False, None, 0.0),
-    ("bm-hedge", "smooth-linear", 1, "2p-h2", 40, 0.1, True, 0.3, None),
-    ("bm-hedge", "smooth-linear", 3, "3p-h2", 60, 0.0, False, None, 0.1),
-    ("bm-hedge", "stage", 3, "3p-h3", 60, 0.5, True, None, None),
-    ("bm-hedge", "stage", 1, "2p-h2", 60, 0.1, False, None, None),
-    ("hedge", "smooth", 1, "2p-h2", 60, 0.1, True, 0.3, "decaying"),
+    ("hedge", "smooth", 1, "2p-h2", 60, 0.0, True, None, None, None),
+    ("hedge", "smooth", 3, "3p-h3", 60, 0.5, False, 0.3, 0.1, None),
+    ("hedge", "smooth-linear", 3, "2p-h3", 60, 0.1, True, None, 0.0, None),
+    ("hedge", "smooth-linear", 1, "3p-h2", 40, 0.0, False, None, None, None),
+    ("hedge", "stage", 3, "2p-h3", 90, 0.0, True, None, None, None),
+    ("hedge", "stage", 1, "3p-h3", 60, 0.1, False, 0.3, None, "decaying"),
+    ("bm-hedge", "smooth", 3, "3p-h3", 60, 0.1, True, None, None, None),
+    ("bm-hedge", "smooth", 1, "2p-h3", 40, 0.5, False, None, 0.0, None),
+    ("bm-hedge", "smooth-linear", 1, "2p-h2", 40, 0.1, True, 0.3, None, None),
+    ("bm-hedge", "smooth-linear", 3, "3p-h2", 60, 0.0, False, None, 0.1, None),
+    ("bm-hedge", "stage", 3, "3p-h3", 60, 0.5, True, None, None, None),
+    ("bm-hedge", "stage", 1, "2p-h2", 60, 0.1, False, None, None, None),
+    ("hedge", "smooth", 1, "2p-h2", 60, 0.1, True, 0.3, "decaying", "constant"),
 ]
 
 
@@ -60,19 +63,21 @@ CASES = [
 #: still cover both learners, every update (hedge with smooth and stage, bm-hedge with
 #: smooth-linear and stage), M of 1 and 3, two and three players, H of 2 and 3, each bonus (0.1 on
 #: the smooth and the stage-based update), both optimism settings, the default and a given eta,
-#: and ix by default, by name ("decaying") and constant (0.1); the full mode adds the other
-#: learner-update pairs, 2p-h3 and ix = 0.
+#: ix by default, by name ("decaying") and constant (0.1), and the rate decaying by default and
+#: constant; the full mode adds the other learner-update pairs, 2p-h3, ix = 0 and the rate
+#: "decaying" by name.
 FULL_ONLY = {1, 2, 3, 4, 6, 7, 8, 11}
 #: (Every default case plays 60 episodes: `vlearning_uniforms` compiles once per E, H and N.)
 
 
 def case_id(case) -> str:
-    learner, update, M, name, E, bonus, optimistic, eta, ix = case
-    return f"{learner}+{update}-M{M}-{name}-E{E}-b{bonus}-{'opt' if optimistic else 'plain'}-eta{eta}-ix{ix}"
+    learner, update, M, name, E, bonus, optimistic, eta, ix, bandit_rate = case
+    rule = "" if bandit_rate is None else f"-{bandit_rate}"
+    return f"{learner}+{update}-M{M}-{name}-E{E}-b{bonus}-{'opt' if optimistic else 'plain'}-eta{eta}{rule}-ix{ix}"
 
 
 def library(case, draws=None, seed=None):
-    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    learner, update, M, name, E, bonus, optimistic, eta, ix, bandit_rate = case
     kwargs = {"draws": draws} if seed is None else {"seed": seed}
     return run_vlearning(
         GAMES[name],
@@ -81,6 +86,7 @@ def library(case, draws=None, seed=None):
         feedback=f"bandit:{M}",
         bonus=bonus,
         eta=eta,
+        bandit_rate=bandit_rate,
         ix=ix,
         optimistic=optimistic,
         **kwargs,
@@ -88,8 +94,9 @@ def library(case, draws=None, seed=None):
 
 
 def literal(case, draws, **changes):
-    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    learner, update, M, name, E, bonus, optimistic, eta, ix, bandit_rate = case
     settings = {"M": M, "bonus": bonus, "optimistic": optimistic, "eta": 0.2 if eta is None else eta, "ix": ix}
+    settings["bandit_rate"] = "decaying" if bandit_rate is None else bandit_rate
     settings.update(changes)
     ua, us = draws
     return lb.literal_bandit(GAMES[name], learner, update, action_uniforms=ua, state_uniforms=us, **settings)
@@ -130,7 +137,7 @@ def test_stationary_distribution():
 
 @pytest.mark.parametrize("case", [conftest.case(c, default=k not in FULL_ONLY, id=case_id(c)) for k, c in enumerate(CASES)])
 def test_run_equals_literal(case):
-    learner, update, M, name, E, bonus, optimistic, eta, ix = case
+    learner, update, M, name, E, bonus, optimistic, eta, ix, bandit_rate = case
     game = GAMES[name]
     draws = vlearning_uniforms(SEED, E, game)
     result = library(case, draws=draws)
@@ -187,3 +194,54 @@ def test_the_comparison_can_fail():
         other = literal(case, (ua, us), **changes)
         assert max_difference(result.played, other.played) > 1e-6, changes
     assert M == 3
+
+
+def test_the_decaying_rate_is_another_run_than_the_constant():
+    """With ``M = 1`` the default rate ``min(eta, 1/sqrt(c))`` falls below ``eta = 0.2`` from a
+    state's 26th visiting round: the run with the constant rate is another one (the first case's
+    program; every episode visits the initial state, 60 rounds)."""
+    case = CASES[0]
+    assert case[2] == 1 and case[7] is None and case[9] is None and case[4] > 25
+    game = GAMES[case[3]]
+    draws = vlearning_uniforms(SEED, case[4], game)
+    result = library(case, draws=draws)
+    assert_same_run(result, literal(case, draws), game)
+    constant = literal(case, draws, bandit_rate="constant")
+    assert max_difference(result.played, constant.played) > 1e-6
+    # ... and identical up to the round where the rates part (the 26th visit of the initial state).
+    for i in range(game.num_players):
+        np.testing.assert_allclose(np.asarray(result.played[i])[:25, 0], constant.played[i][:25, 0], rtol=0, atol=TOL)
+
+
+@settings(max_examples=conftest.examples(25, 200), deadline=None)
+@given(
+    per_round=st.integers(1, 64),
+    eta=st.floats(1e-3, 5.0),
+    visits=st.lists(st.integers(1, 10**7), min_size=1, max_size=8),
+    stage=st.booleans(),
+)
+def test_the_decaying_rate_is_the_cap_then_falls_like_one_over_sqrt_c(per_round, eta, visits, stage):
+    """``eta_c = min(eta, M / sqrt(c))`` (`_vlearning._rates`, whatever the update): the constant
+    ``eta`` while ``c <= (M / eta)^2``, then ``M / sqrt(c)``; non-increasing in ``c``; the constant
+    schedule is ``eta`` at every ``c``. (The IX scale and the update's decay do not depend on it.)"""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics import _vlearning as vl
+
+    game = GAMES["2p-h2"]
+    algorithm = "hedge+stage" if stage else "hedge+smooth"
+    c = np.array(sorted(set(visits)), dtype=np.int32)
+    out = {}
+    for rule in ("decaying", "constant"):
+        spec, numbers, _ = vl._make_spec(game, algorithm, per_round, f"bandit:{per_round}", None, eta, None, None, rule)
+        with jax.enable_x64(True):  # as the runs compute it
+            rate, decay, gamma = vl._rates(spec, numbers.params(), jnp.asarray(c), 2, jnp.asarray(3))
+        out[rule] = (np.asarray(rate), np.asarray(decay), np.asarray(gamma))
+    rate = out["decaying"][0]
+    np.testing.assert_allclose(rate, np.minimum(eta, per_round / np.sqrt(c)), rtol=1e-15, atol=0)
+    assert np.all(np.diff(rate) <= 0) and np.all(rate <= eta)
+    assert np.all(rate[c <= (per_round / eta) ** 2 * (1 - 1e-12)] == eta)
+    assert np.all(out["constant"][0] == eta)
+    for k in (1, 2):
+        np.testing.assert_array_equal(out["decaying"][k], out["constant"][k])

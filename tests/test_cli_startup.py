@@ -98,7 +98,7 @@ def test_version_is_the_installed_distributions(tmp_path, monkeypatch):
 def test_the_parsers_constants_are_the_librarys():
     from markovgames._dtypes import DTYPES
     from markovgames.cli import _defaults
-    from markovgames.dynamics import VLEARNING_ALGORITHMS
+    from markovgames.dynamics import BANDIT_RATES, VLEARNING_ALGORITHMS
     from markovgames.evaluation import DEFAULT_MAX_WORK
     from markovgames.experiments.sweeps._config import SweepConfig
     from markovgames.experiments.sweeps._summary import METRICS
@@ -112,6 +112,7 @@ def test_the_parsers_constants_are_the_librarys():
     assert _defaults.DEFAULT_MAX_WORK == DEFAULT_MAX_WORK
     assert _defaults.SWEEP_CONFIG_KEYS == tuple(SweepConfig.model_fields)
     assert _defaults.VLEARNING_ALGORITHMS == VLEARNING_ALGORITHMS
+    assert _defaults.BANDIT_RATES == BANDIT_RATES
     assert _defaults.METRICS == METRICS
 
 

@@ -167,22 +167,41 @@ def test_a_game_file_bonus_and_checkpoints(tmp_path, capsys):
         assert c["certified_cce_gap"] == pytest.approx(curves.certified_cce_gap[row], abs=1e-12)
 
 
+def _evaluate_title(run_dir, capsys) -> str:
+    """What ``markovgames evaluate RUN_DIR`` prints (its title names the run's settings)."""
+    assert main(["evaluate", str(run_dir), "--out", str(run_dir.parent / f"{run_dir.name}-report.json")]) == 0
+    return capsys.readouterr().out
+
+
 def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
     # hedge+smooth on bandit:4 with every setting given: the numbers are the library's, per round.
     out = tmp_path / "comp"
-    settings = ["--eta", "0.3", "--ix", "0.05", "--bonus", "0.02", "--no-optimism"]
+    settings = ["--eta", "0.3", "--bandit-rate", "constant", "--ix", "0.05", "--bonus", "0.02", "--no-optimism"]
     argv = ["vlearn", "paper", "--algorithm", "hedge+smooth", "--feedback", "bandit:4", "--episodes", "120"]
     assert main([*argv, *settings, "--seed", "2", "--checkpoints", "8,40,120", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "hedge+smooth on paper (bandit:4, seed 2, eta 0.3, ix 0.05, bonus 0.02, no optimism)" in printed
+    title = "hedge+smooth on paper (bandit:4, seed 2, eta 0.3 constant, ix 0.05, bonus 0.02, no optimism)"
+    assert title in " ".join(printed.split())  # (the title wraps at its table's width)
     assert "rounds" in printed
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["feedback"], metrics["episodes"], metrics["rounds"], metrics["samples_used"]) == ("bandit:4", 120, 30, 240)
     assert (metrics["eta"], metrics["ix"], metrics["bonus"], metrics["optimistic"]) == (0.3, 0.05, 0.02, False)
     assert metrics["ix_schedule"] == "constant"  # a number given is a constant
+    assert metrics["bandit_rate"] == metrics["config"]["bandit_rate"] == "constant"
     assert metrics["config"]["feedback"] == "bandit:4" and metrics["config"]["optimistic"] is False
     game = paper_game()
-    direct = run_vlearning(game, "hedge+smooth", 120, seed=2, feedback="bandit:4", eta=0.3, ix=0.05, bonus=0.02, optimistic=False)
+    direct = run_vlearning(
+        game,
+        "hedge+smooth",
+        120,
+        seed=2,
+        feedback="bandit:4",
+        eta=0.3,
+        bandit_rate="constant",
+        ix=0.05,
+        bonus=0.02,
+        optimistic=False,
+    )
     curves = prefix_curves(game, direct.policy, [2, 10, 30])  # rounds
     assert [(c["episodes"], c["rounds"], c["samples_used"]) for c in metrics["checkpoints"]] == [
         (8, 2, 16),
@@ -226,6 +245,10 @@ def test_a_composition_on_bandit_feedback_in_rounds(tmp_path, capsys):
     # The default implicit exploration: decaying from eta H / 2 = 0.2, recorded with its schedule;
     # --ix decaying says the same, --ix 0.2 is the constant.
     assert (metrics["ix"], metrics["ix_schedule"]) == (0.2, "decaying")
+    # ... and the default rate: min(eta, M / sqrt(c)), recorded by name; the title shows its cap.
+    assert metrics["bandit_rate"] == "decaying" and metrics["config"]["bandit_rate"] is None
+    title = _evaluate_title(alias, capsys)
+    assert "eta 0.2, ix 0.2/sqrt(c)" in title and "constant" not in title
     capsys.readouterr()
     for option, schedule in (("decaying", "decaying"), ("0.2", "constant")):
         named = tmp_path / f"ix-{option}"

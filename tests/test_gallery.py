@@ -279,7 +279,7 @@ VLEARNING_QUICK_LOOK = ("-K", "2000", "--seeds", "2", "--games", "1", "--game-se
 
 
 def _episodes_per_round(setting: str) -> int:
-    """``M`` of a bandit setting's label, ``bandit:M`` or ``bandit:M ix=X``."""
+    """``M`` of a bandit setting's label, ``bandit:M``, ``bandit:M ix=X`` or ``bandit:M rate=constant``."""
     return int(setting.split()[0].partition(":")[2])
 
 
@@ -294,7 +294,7 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
         curves = list(csv.DictReader(f))
     families = ("paper game", "random games")
     settings = [(a, "play") for a in ("cce-v", "ce-v", "stage-v")]
-    bandits = ("bandit:1", "bandit:16", "bandit:16 ix=0.2", "bandit:16 ix=0")
+    bandits = ("bandit:1", "bandit:1 rate=constant", "bandit:16", "bandit:16 ix=0.2", "bandit:16 ix=0")
     settings += [(a, fb) for a in ("smooth_cce", "stage_cce") for fb in ("sampled:1", "full", *bandits)]
     assert set(rows) == {(f, a, fb) for f in families for a, fb in settings}
     budget = 2000 * 2  # K H
@@ -328,6 +328,8 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
             constant = feedback.partition(" ix=")[2]
             expected = (float(constant), "constant") if constant else (0.2, "decaying")
             assert (float(r["ix"]), r["ix_schedule"]) == expected, r
+            # ... and the learning rate's schedule: the default, decaying, or the constant the label names.
+            assert r["bandit_rate"] == ("constant" if "rate=constant" in feedback else "decaying"), r
         else:
             # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
             # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next

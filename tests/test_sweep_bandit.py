@@ -108,14 +108,15 @@ def test_results_equal_single_runs(sweep):
     # The learning rate and implicit exploration: V-learning's are its papers' (no single number).
     vl = bandit[bandit["algorithm"] == "cce-v"]
     assert set(vl["eta"]) == {"paper"} and vl["eta_value"].isna().all() and vl["ix"].isna().all()
-    assert vl["ix_schedule"].isna().all()
+    assert vl["ix_schedule"].isna().all() and vl["bandit_rate"].isna().all()
     assert not vl["optimistic"].any() and set(vl["bonus"]) == {1.0}
     hedge = bandit[bandit["algorithm"] == "hedge+smooth"]
     assert set(hedge["eta"]) == {"0.2"} and set(hedge["ix"]) == {0.2 * 2 / 2} and set(hedge["bonus"]) == {0.0}
     assert set(hedge["ix_schedule"]) == {"decaying"}  # the default: (eta H / 2) / sqrt(c)
+    assert set(hedge["bandit_rate"]) == {"decaying"}  # the default: min(eta, M / sqrt(c))
     # The runs of other feedback models have none of these.
     full = df[df["feedback"] == "full"]
-    assert full[["episodes", "bonus", "ix", "ix_schedule", "feedback_seed", "samples"]].isna().all().all()
+    assert full[["episodes", "bonus", "ix", "ix_schedule", "bandit_rate", "feedback_seed", "samples"]].isna().all().all()
 
 
 def test_batches_and_run_files(sweep):
@@ -176,6 +177,31 @@ def test_the_plan_and_the_ids(tmp_path):
     assert named.run_ids == plain.run_ids and not set(named.run_ids) & set(small.run_ids)
     with pytest.raises(Exception, match=r"expected 'decaying' or a finite number >= 0, got 'decay'"):
         parse_sweep_config({**raw, "algorithms": [{**hedge, "ix": "decay"}]})
+    # The rate's schedule likewise: "constant" is part of the id, "decaying" names the default.
+    constant = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [{**hedge, "bandit_rate": "constant"}]}), tmp_path)
+    assert {r.spec["bandit_rate"] for r in constant.runs} == {"constant"} and not set(constant.run_ids) & set(small.run_ids)
+    named = plan_sweep(parse_sweep_config({**raw, "seeds": 1, "algorithms": [{**hedge, "bandit_rate": "decaying"}]}), tmp_path)
+    assert named.run_ids == small.run_ids
+    with pytest.raises(Exception, match=r"expected one of 'decaying', 'constant', got 'sqrt'"):
+        parse_sweep_config({**raw, "algorithms": [{**hedge, "bandit_rate": "sqrt"}]})
+
+
+def test_a_constant_rate_runs_as_the_library_runs_it(tmp_path):
+    """``bandit_rate = "constant"`` reaches the run: the batch's numbers are ``run_vlearning``'s
+    with ``bandit_rate="constant"`` (bandit:1 from the 26th round on, another run than the default's)."""
+    from markovgames.experiments.sweeps._execute import execute_batch
+
+    raw = {"T": 60, "checkpoints": [60], "seeds": 1, "games": ["paper"]}
+    alg = {"name": "hedge+smooth", "feedbacks": ["bandit:1"], "bandit_rate": "constant"}
+    plan = plan_sweep(parse_sweep_config({**raw, "algorithms": [alg]}), tmp_path)
+    (task,) = plan.batches()
+    out = execute_batch(task)
+    (seed,) = task.feedback_seeds
+    game = get_builtin("paper")
+    for rate, equal in (("constant", True), ("decaying", False)):
+        direct = run_vlearning(game, "hedge+smooth", 60, seed=seed, feedback="bandit:1", bandit_rate=rate)
+        value = prefix_curves(game, direct.policy, [60]).value[0]
+        assert np.allclose(out.value[0, 0], value, rtol=0, atol=1e-12) == equal, rate
 
 
 def test_resume_skips_finished_bandit_runs_and_recomputes_a_missing_one(sweep, tmp_path):
@@ -279,6 +305,14 @@ BASE = 'T = 20\ngames = ["paper"]\n'
             "sweep.toml: algorithms[0].optimistic: 'stage-v' has no optimistic",
         ),
         ('algorithms = [{name = "cce-v", ix = 0.1}]\n', "sweep.toml: algorithms[0].ix: 'cce-v' runs with its papers' implicit"),
+        (
+            'algorithms = [{name = "ce-v", bandit_rate = "constant"}]\n',
+            "sweep.toml: algorithms[0].bandit_rate: 'ce-v' runs with its papers' rates",
+        ),
+        (
+            'algorithms = [{name = "hedge+smooth", bandit_rate = "constant"}]\n',
+            "sweep.toml: algorithms[0].bandit_rate: applies to bandit feedback only",
+        ),
         (
             'algorithms = [{name = "hedge+smooth", bonus = 1}]\n',
             "sweep.toml: algorithms[0].bonus: applies to bandit feedback only",

@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_MAX_WORK",
     "SWEEP_CONFIG_KEYS",
     "VLEARNING_ALGORITHMS",
+    "BANDIT_RATES",
     "METRICS",
 ]
 
@@ -27,6 +28,8 @@ MAX_GAME_ENTRIES = 2**28
 DEFAULT_MAX_FILE_BYTES = 256 * 2**20
 #: `markovgames.games.GAME_FILE_SUFFIXES`
 GAME_FILE_SUFFIXES = (".json", ".npz")
+#: `markovgames.dynamics.BANDIT_RATES`
+BANDIT_RATES = ("decaying", "constant")
 #: `markovgames.dynamics.VLEARNING_ALGORITHMS`
 VLEARNING_ALGORITHMS = ("cce-v", "ce-v", "stage-v")
 #: `markovgames.evaluation.DEFAULT_MAX_WORK`

@@ -262,7 +262,9 @@ def _evaluate_vlearning_directory(
         )
     policy = stored.policy.prefix(K_prime // M)  # its index counts rounds
     (record,) = vlearning_checkpoint_records(prefix_curves(stored.game, policy, [K_prime // M]), stored.game.horizon, M)
-    settings = {key: stored.metrics.get(key) for key in ("eta", "ix", "ix_schedule") if stored.metrics.get(key) is not None}
+    settings = {
+        key: stored.metrics.get(key) for key in ("eta", "bandit_rate", "ix", "ix_schedule") if stored.metrics.get(key) is not None
+    }
     if "eta" in settings:  # a composition (V-learning's bandits have their papers' rates and no optimism)
         settings["optimistic"] = bool(stored.metrics.get("optimistic", True))
     report: dict = {
@@ -272,7 +274,7 @@ def _evaluate_vlearning_directory(
         "feedback": stored.feedback,
         "seed": stored.seed,
         "bonus": stored.bonus,
-        **settings,  # a composition's eta, ix (its scale and schedule) and optimism
+        **settings,  # a composition's eta and ix (each its scale and schedule) and optimism
         **record,  # episodes (K'), rounds, samples_used (K' H), the value, the certified bounds and gaps
     }
     report.update(_exact_and_monte_carlo(stored.game, policy, concepts if exact else (), monte_carlo, seed, max_work))
@@ -532,9 +534,13 @@ def _print(report: dict, out: Path) -> None:
 def _vlearning_words(report: dict) -> list[str]:
     """The settings of a V-learning directory's run, as its title shows them (V-learning's bandit:1 unsaid)."""
     words = [] if report.get("feedback", "bandit:1") == "bandit:1" else [str(report["feedback"])]
-    words += [f"seed {report['seed']}"] + [f"{key} {report[key]:g}" for key in ("eta", "ix") if key in report]
-    if report.get("ix_schedule") == "decaying" and "ix" in report:  # gamma_c = ix / sqrt(c)
-        words[-1] += "/sqrt(c)"
+    words += [f"seed {report['seed']}"]
+    if "eta" in report:  # eta_c = min(eta, M / sqrt(c)) (the default: its cap shown), or the constant
+        # (so a directory without a schedule, of an earlier version); short: the title fits its table.
+        constant = report.get("bandit_rate") != "decaying"
+        words.append(f"eta {report['eta']:g}" + (" constant" if constant else ""))
+    if "ix" in report:  # gamma_c = ix / sqrt(c), or ix
+        words.append(f"ix {report['ix']:g}" + ("/sqrt(c)" if report.get("ix_schedule") == "decaying" else ""))
     words += [f"bonus {report['bonus']:g}"] + (["no optimism"] if report.get("optimistic") is False else [])
     return words
 

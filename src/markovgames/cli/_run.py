@@ -20,7 +20,7 @@ from pathlib import Path
 from .._outputs import check_apart, remove_created_parents
 from .._text import printable
 from ._commands import HELP
-from ._defaults import DTYPE_NAMES
+from ._defaults import BANDIT_RATES, DTYPE_NAMES
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -153,6 +153,13 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "(estimates from K samples of a generative model, drawn afresh every iteration), sampled:exact "
         "(expectations: full's numbers) or bandit:M (learning from play: rounds of M episodes, each player seeing its "
         "own rewards and the states visited; writes what 'markovgames vlearn' writes; docs/vlearning.md)",
+    )
+    p.add_argument(
+        "--bandit-rate",
+        default=None,
+        choices=BANDIT_RATES,
+        help="under --feedback bandit:M: the learning rate at a state's c-th visiting round: 'decaying' (the default: "
+        "min(eta, M / sqrt(c))) or 'constant' (eta)",
     )
     p.add_argument(
         "--ix",

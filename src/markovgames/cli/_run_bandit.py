@@ -56,7 +56,7 @@ _ON_BANDIT = frozenset(
 #: is a setting of the compiled loop of full and sampled feedback.
 _WHY_NOT = {
     "order": "every player's learners update once per round, together",
-    "eta_schedule": "its learning rate is constant (--eta)",
+    "eta_schedule": "its learning rate's schedule over a state's visits is --bandit-rate's",
     "regret": "the regret curves are those of the played sequence under full or sampled feedback; a run from play "
     "records its output policy's value and certified gaps",
     "exact": "its output policy is written to policy.npz, whose exact gaps 'markovgames evaluate OUT --exact' computes",
@@ -88,6 +88,7 @@ def refuse_bandit_options(args) -> None:
     """Refuse, naming the option, what only a run on bandit feedback takes (``--ix``, ``--bonus``)
     when the feedback is another."""
     for option, value, what in (
+        ("--bandit-rate", args.bandit_rate, "the schedule of the learning rate over a state's visits"),
         ("--ix", args.ix, "the implicit exploration of the loss estimates"),
         ("--bonus", args.bonus, "the optimism bonus of the value estimates"),
     ):
@@ -141,6 +142,7 @@ def run_on_bandit_feedback(args) -> int:
             bonus=_number(args.bonus, "--bonus", positive=False),
             eta=eta,
             ix=_ix(args.ix),
+            bandit_rate=args.bandit_rate,
             no_optimism=args.no_optimism,
             # Rounds, written in episodes as 'vlearn' writes them.
             checkpoints=tuple(per_round * k for k in checkpoints),

@@ -2,7 +2,7 @@
 the output policy with exact and certified numbers.
 
 ``markovgames vlearn GAME --algorithm cce-v|ce-v|stage-v|LEARNER+UPDATE --episodes K
-[--feedback bandit:M] [--eta X] [--ix G] [--no-optimism] [--seed S] [--bonus C]
+[--feedback bandit:M] [--eta X] [--bandit-rate decaying|constant] [--ix G] [--no-optimism] [--seed S] [--bonus C]
 [--checkpoints 10,100] --out DIR`` runs `markovgames.dynamics.run_vlearning` (docs/vlearning.md)
 and writes ``DIR/metrics.json`` (the configuration, the versions, the samples used, and at every
 checkpoint ``K'`` the exact value and the certified CE/CCE bounds and gaps of the output policy
@@ -28,7 +28,7 @@ from typing import Any
 from .._outputs import check_apart, remove_created_parents
 from .._text import markup_safe, printable
 from ._commands import HELP
-from ._defaults import VLEARNING_ALGORITHMS
+from ._defaults import BANDIT_RATES, VLEARNING_ALGORITHMS
 from ._errors import CliError, check_output_directory
 from ._games import add_game_limits, check_game_limits
 from ._progress import iteration_progress
@@ -69,6 +69,13 @@ def add_vlearn_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         metavar="X",
         help="a composition's learning rate, in the game's units (a number > 0; default 0.2, the paper's)",
+    )
+    p.add_argument(
+        "--bandit-rate",
+        default=None,
+        choices=BANDIT_RATES,
+        help="a composition's learning rate at a state's c-th visiting round: 'decaying' (the default: "
+        "min(eta, M / sqrt(c))) or 'constant' (eta)",
     )
     p.add_argument(
         "--ix",
@@ -197,7 +204,7 @@ def _per_round(text: str) -> int:
 def _check_settings(algorithm, per_round: int, episodes: int, args) -> None:
     """The options that only compositions take, and episodes in whole rounds."""
     if isinstance(algorithm, str):  # V-learning: its papers' rates and bandits
-        for given, option in ((args.eta, "--eta"), (args.ix, "--ix")):
+        for given, option in ((args.eta, "--eta"), (args.bandit_rate, "--bandit-rate"), (args.ix, "--ix")):
             if given is not None:
                 raise CliError(
                     f"{option}: {algorithm} runs with its paper's rates (docs/vlearning.md); {option} is for a "
@@ -258,6 +265,7 @@ class BanditRun:
     max_bytes: int | None
     max_entries: int
     count_option: str = "--episodes"
+    bandit_rate: str | None = None  # "decaying" (the default) or "constant"
 
     @property
     def fewer(self) -> str:
@@ -288,6 +296,7 @@ def _handle(args) -> int:
             bonus=bonus,
             eta=eta,
             ix=ix,
+            bandit_rate=args.bandit_rate,
             no_optimism=args.no_optimism,
             checkpoints=tuple(checkpoints),
             out=args.out,
@@ -325,6 +334,7 @@ def execute(run: BanditRun) -> int:
         for key, value in (
             ("bonus", run.bonus),
             ("eta", run.eta),
+            ("bandit_rate", run.bandit_rate),
             ("ix", run.ix),
             ("optimistic", False if run.no_optimism else None),
         )
@@ -349,7 +359,9 @@ def execute(run: BanditRun) -> int:
         "checkpoints": checkpoints,
     }
     if not isinstance(algorithm, str):  # a composition: its settings (None: the library's defaults)
-        config.update(feedback=f"bandit:{per_round}", eta=run.eta, ix=run.ix, optimistic=not run.no_optimism)
+        config.update(
+            feedback=f"bandit:{per_round}", eta=run.eta, bandit_rate=run.bandit_rate, ix=run.ix, optimistic=not run.no_optimism
+        )
         if algorithm.source_sha256 is not None:  # a user's learner: the content of its file
             config["algorithm_sha256"] = algorithm.source_sha256
     elif per_round != 1:
@@ -463,7 +475,9 @@ def _print_checkpoints(metrics: dict, out) -> None:
     from ._evaluate import _vlearning_words
 
     shown = {
-        key: metrics[key] for key in ("feedback", "seed", "bonus", "eta", "ix", "ix_schedule") if metrics.get(key) is not None
+        key: metrics[key]
+        for key in ("feedback", "seed", "bonus", "eta", "bandit_rate", "ix", "ix_schedule")
+        if metrics.get(key) is not None
     }
     if metrics.get("eta") is not None:  # a composition
         shown["optimistic"] = metrics["optimistic"]

@@ -87,6 +87,8 @@ from ._stage import STAGE
 from ._trajectory import TrajectoryFileError
 from ._value_update import ValueUpdate
 from ._vlearning import (
+    BANDIT_RATES,
+    DEFAULT_BANDIT_RATE,
     DEFAULT_IX,
     IX_SCHEDULES,
     VLEARNING_ACTIONS,
@@ -104,6 +106,8 @@ __all__ = [
     "VLEARNING_ALGORITHMS",
     "DEFAULT_IX",
     "IX_SCHEDULES",
+    "DEFAULT_BANDIT_RATE",
+    "BANDIT_RATES",
     "VLEARNING_ACTIONS",
     "VLEARNING_STATES",
     "VLearningResult",

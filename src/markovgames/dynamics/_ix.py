@@ -4,7 +4,9 @@ A visit of ``(h, s)`` where a player played ``a`` estimates the loss of every ow
 :math:`\hat\ell(b) = \ell\,1\{b = a\}/(\theta(b) + \gamma)` (EXP3-IX; Neu, "Explore no more:
 improved high-probability regret bounds for non-stochastic bandits", NeurIPS 2015): `IX_SCHEDULES`
 are the schedules of :math:`\gamma` a composition can run with, `parse_ix` reads ``ix=``, and
-`bandit_estimate_moments` gives the estimate's mean and variance.
+`bandit_estimate_moments` gives the estimate's mean and variance. `BANDIT_RATES` are the
+schedules of a composition's learning rate on bandit feedback, `parse_bandit_rate` reads
+``bandit_rate=``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ import numbers
 
 import numpy as np
 
-__all__ = ["IX_SCHEDULES", "DEFAULT_IX", "parse_ix", "bandit_estimate_moments"]
+__all__ = [
+    "IX_SCHEDULES",
+    "DEFAULT_IX",
+    "parse_ix",
+    "BANDIT_RATES",
+    "DEFAULT_BANDIT_RATE",
+    "parse_bandit_rate",
+    "bandit_estimate_moments",
+]
 
 #: A composition's implicit exploration on bandit feedback (docs/vlearning.md), ``ix=``: the
 #: schedule's name and the exponent ``p`` of ``gamma_c = gamma_1 c^(-p)``, ``c`` the rounds that
@@ -25,6 +35,27 @@ __all__ = ["IX_SCHEDULES", "DEFAULT_IX", "parse_ix", "bandit_estimate_moments"]
 IX_SCHEDULES: dict[str, float] = {"constant": 0.0, "decaying": 0.5}
 #: The default ``ix``: the decaying schedule.
 DEFAULT_IX = "decaying"
+
+
+#: A composition's learning rate on bandit feedback (docs/vlearning.md), ``bandit_rate=``, at a
+#: state's ``c``-th visiting round of ``M`` episodes: ``"decaying"`` (the default),
+#: ``eta_c = min(eta, M / sqrt(c))``, the constant ``eta`` until ``c = (M / eta)^2``, then EXP3's
+#: anytime ``1/sqrt(c)`` decay (Neu 2015; Lattimore and Szepesvari, *Bandit Algorithms*, 2020,
+#: ch. 11); ``"constant"``, ``eta_c = eta``. The scale ``M / sqrt(c)`` is a measured choice, not a
+#: theorem's: a round's utilities are means over its ``M`` episodes, and with it the gap keeps
+#: falling on ``bandit:1`` and ``bandit:16`` alike (docs/gallery.md).
+BANDIT_RATES = ("decaying", "constant")
+#: The default ``bandit_rate``.
+DEFAULT_BANDIT_RATE = "decaying"
+
+
+def parse_bandit_rate(value) -> str:
+    """A composition's ``bandit_rate=``: ``None`` (the default, `DEFAULT_BANDIT_RATE`) or a name of `BANDIT_RATES`."""
+    if value is None:
+        return DEFAULT_BANDIT_RATE
+    if not isinstance(value, str) or value not in BANDIT_RATES:
+        raise ValueError(f"bandit_rate must be one of {', '.join(map(repr, BANDIT_RATES))}, got {value!r}")
+    return value
 
 
 def parse_ix(value, eta: float, horizon: int) -> tuple[float, str]:

@@ -55,7 +55,7 @@ from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
 from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
-from ._ix import DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_ix
+from ._ix import BANDIT_RATES, DEFAULT_BANDIT_RATE, DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_bandit_rate, parse_ix
 from ._run import max_learning_rate
 
 __all__ = [
@@ -70,6 +70,8 @@ __all__ = [
     "bandit_estimate_moments",
     "IX_SCHEDULES",
     "DEFAULT_IX",
+    "BANDIT_RATES",
+    "DEFAULT_BANDIT_RATE",
 ]
 
 #: The V-learning algorithms (docs/vlearning.md).
@@ -122,6 +124,7 @@ class _Params(NamedTuple):
     gamma: jax.Array  # its IX scale gamma_1
     ix_power: jax.Array  # gamma_c = gamma_1 c^(-ix_power): 0 (constant) or 1/2 (decaying)
     bonus: jax.Array  # c of the optimism bonus
+    eta_decaying: jax.Array  # 1: eta_c = min(eta, M / sqrt(c)) (decaying); 0: eta (constant)
 
 
 class _Player(NamedTuple):
@@ -177,7 +180,11 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
         return eta, decay, jnp.sqrt(H * log_a / (num_a * cf))
     # IX: gamma_c = gamma_1 c^(-p), p = 1/2 for the decaying rule (`IX_SCHEDULES`), 0 for a constant.
     gamma = params.gamma * cf ** (-params.ix_power)
-    return jnp.full_like(cf, params.eta), (jnp.ones_like(cf) if spec.stage else decay), gamma
+    # The rate: eta, or eta_c = min(eta, M / sqrt(c)) (`BANDIT_RATES`); the constant's numbers are
+    # those of a run without the schedule, bit for bit (the same value selected).
+    eta = jnp.full_like(cf, params.eta)
+    eta = jnp.where(params.eta_decaying > 0, jnp.minimum(eta, spec.per_round / jnp.sqrt(cf)), eta)
+    return eta, (jnp.ones_like(cf) if spec.stage else decay), gamma
 
 
 def _at(tree, h, s):
@@ -366,12 +373,14 @@ class VLearningResult:
     ----------
     algorithm : str
         ``cce-v``, ``ce-v``, ``stage-v`` or a composition ``LEARNER+UPDATE``.
-    episodes, feedback, seed, bonus, eta, ix, ix_schedule, optimistic
-        The run's settings (``seed`` is None when the draws were passed in). ``ix`` is the implicit
+    episodes, feedback, seed, bonus, eta, bandit_rate, ix, ix_schedule, optimistic
+        The run's settings (``seed`` is None when the draws were passed in). ``bandit_rate`` is
+        the learning rate's rule (`BANDIT_RATES`): ``"decaying"``, ``eta_c = min(eta, M / sqrt(c))``
+        at a state's ``c``-th visiting round (the default), or ``"constant"``. ``ix`` is the implicit
         exploration's scale ``gamma_1`` and ``ix_schedule`` its rule (`IX_SCHEDULES`):
         ``"decaying"``, ``gamma_c = ix / sqrt(c)`` at a state's ``c``-th visiting round (the default,
-        ``ix = eta H / 2``), or ``"constant"``, ``gamma_c = ix``. ``eta``, ``ix`` and
-        ``ix_schedule`` are None where the papers' schedules set the rates.
+        ``ix = eta H / 2``), or ``"constant"``, ``gamma_c = ix``. ``eta``, ``bandit_rate``, ``ix``
+        and ``ix_schedule`` are None where the papers' schedules set the rates.
     states : ndarray (E, H)
         The state of every episode at every step.
     actions, rewards : ndarray (E, H, N)
@@ -390,6 +399,7 @@ class VLearningResult:
     seed: int | None
     bonus: float
     eta: float | None
+    bandit_rate: str | None
     ix: float | None
     ix_schedule: str | None
     optimistic: bool
@@ -458,15 +468,19 @@ class _Numbers(NamedTuple):
     ix: float | None  # gamma_1, the IX scale (None: the papers' schedules)
     ix_schedule: str | None  # a key of IX_SCHEDULES (None: the papers' schedules)
     bonus: float
+    bandit_rate: str | None = None  # one of BANDIT_RATES (None: the papers' schedules)
 
     def params(self) -> _Params:
         eta = 0.0 if self.eta is None else self.eta
         gamma = 0.0 if self.ix is None else self.ix
         power = 0.0 if self.ix_schedule is None else IX_SCHEDULES[self.ix_schedule]
-        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, power, self.bonus)))
+        decaying = float(self.bandit_rate == "decaying")
+        return _Params(*(jnp.asarray(x, jnp.float64) for x in (eta, gamma, power, self.bonus, decaying)))
 
 
-def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic) -> tuple[_Spec, _Numbers, int]:
+def _make_spec(
+    game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, optimistic, bandit_rate=None
+) -> tuple[_Spec, _Numbers, int]:
     require_finite_horizon(game, "game")
     if not isinstance(game, MarkovGame):
         raise TypeError(f"game must be a MarkovGame, got {type(game).__name__}")
@@ -476,9 +490,10 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         raise ValueError(f"episodes = {episodes} is not a multiple of the {per_round} episodes per round of {feedback!r}")
     H = game.horizon
     if algorithm in VLEARNING_ALGORITHMS:
-        if eta is not None or ix is not None:
+        if eta is not None or ix is not None or bandit_rate is not None:
             raise ValueError(
-                f"{algorithm} uses its paper's rates (docs/vlearning.md); eta and ix are for compositions LEARNER+UPDATE"
+                f"{algorithm} uses its paper's rates (docs/vlearning.md); eta, bandit_rate and ix are for compositions "
+                "LEARNER+UPDATE"
             )
         learner = BM_HEDGE if algorithm == "ce-v" else HEDGE
         kernel = "stage" if algorithm == "stage-v" else "smooth"
@@ -519,6 +534,7 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
                 "learners' logits eta (T + H) must stay where float64 resolves them; markovgames.dynamics.max_learning_rate)",
             )
         ix_value, ix_schedule = parse_ix(ix, eta_value, H)
+        eta_rule = parse_bandit_rate(bandit_rate)
         bonus = 0.0 if bonus is None else bonus
         optimistic = True if optimistic is None else optimistic
     bonus = _number("bonus", bonus, 0.0, False)
@@ -546,7 +562,7 @@ def _make_spec(game: MarkovGame, algorithm, episodes, feedback, bonus, eta, ix, 
         game.initial_state,
     )
     if rates == "constant":  # the IX used: by default EXP3-IX's eta / 2 in loss units, decaying
-        numbers = _Numbers(eta_value, ix_value, ix_schedule, bonus)
+        numbers = _Numbers(eta_value, ix_value, ix_schedule, bonus, eta_rule)
     else:
         numbers = _Numbers(None, None, None, bonus)
     return spec, numbers, episodes
@@ -645,6 +661,7 @@ def _run(
                 seed=seed,
                 bonus=numbers.bonus,
                 eta=numbers.eta,
+                bandit_rate=numbers.bandit_rate,
                 ix=numbers.ix,
                 ix_schedule=numbers.ix_schedule,
                 optimistic=spec.optimistic,
@@ -684,6 +701,7 @@ def run_vlearning(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
+    bandit_rate: str | None = None,
     ix: float | str | None = None,
     optimistic: bool | None = None,
     draws: tuple | None = None,
@@ -707,6 +725,10 @@ def run_vlearning(
         ``c`` of the optimism bonus (default 1 for V-learning, 0 for compositions; 0 switches it off).
     eta : float
         A composition's learning rate, in the game's units (default 0.2, the paper's).
+    bandit_rate : ``"decaying"`` or ``"constant"``
+        A composition's rate at a state's ``c``-th visiting round: ``"decaying"`` (the default),
+        ``eta_c = min(eta, M / sqrt(c))``, the constant ``eta`` until ``c = (M / eta)^2``, then
+        EXP3's anytime ``1/sqrt(c)`` decay; ``"constant"``, ``eta_c = eta``. See `BANDIT_RATES`.
     ix : float or ``"decaying"``
         A composition's implicit exploration ``gamma_c`` at a state's ``c``-th visiting round:
         ``"decaying"`` (the default), ``gamma_c = (eta H / 2) / sqrt(c)``, EXP3-IX's ``eta_t / 2``
@@ -719,7 +741,7 @@ def run_vlearning(
         The uniform numbers to use instead of the seed's, as `vlearning_uniforms` returns them.
     progress : called with the number of finished episodes after each chunk.
     """
-    spec, numbers, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
+    spec, numbers, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic, bandit_rate)
     if draws is not None:
         return _run(game, spec, numbers, episodes, [None], _check_draws(game, episodes, draws), progress)[0]
     run_key_data(seed)  # checks the seed
@@ -736,10 +758,11 @@ def check_vlearning_settings(
     eta: float | None = None,
     ix: float | str | None = None,
     optimistic: bool | None = None,
+    bandit_rate: str | None = None,
 ) -> None:
     """Raise the ``ValueError`` that `run_vlearning` would raise for these settings, without running
     (a command checks its options before it writes anything)."""
-    _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
+    _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic, bandit_rate)
 
 
 def run_vlearning_batch(
@@ -751,13 +774,14 @@ def run_vlearning_batch(
     feedback: str = "bandit:1",
     bonus: float | None = None,
     eta: float | None = None,
+    bandit_rate: str | None = None,
     ix: float | str | None = None,
     optimistic: bool | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[VLearningResult]:
     """Runs for several seeds in one compiled call; run ``r`` equals ``run_vlearning(..., seed=seeds[r])``
     (its draws, states and actions exactly; its strategies to rounding)."""
-    spec, numbers, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic)
+    spec, numbers, episodes = _make_spec(game, algorithm, episodes, feedback, bonus, eta, ix, optimistic, bandit_rate)
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds: need at least one seed")

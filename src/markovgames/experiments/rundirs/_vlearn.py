@@ -3,7 +3,7 @@
 Layout of ``DIR``::
 
     metrics.json          "kind": "vlearning"; the configuration (game, algorithm, feedback bandit:M,
-                          episodes, rounds, seed, bonus, and a composition's eta, ix, ix_schedule, optimism),
+                          episodes, rounds, seed, bonus, and a composition's eta, bandit_rate, ix, ix_schedule, optimism),
                           the versions, the samples used, and per checkpoint K' the exact value and
                           the certified CE/CCE bounds and gaps of the output policy after K'
                           episodes, K'/M rounds (`markovgames.evaluation.prefix_curves`)
@@ -37,7 +37,7 @@ from ..._atomic import atomic_write_text
 from ..._files import JsonFileError, file_sha256, open_regular, read_hashed, read_json
 from ..._json import dumps
 from ..._npz import ArchiveError, NpzArchive
-from ...dynamics import IX_SCHEDULES, parse_bandit
+from ...dynamics import BANDIT_RATES, IX_SCHEDULES, parse_bandit
 from ...games import MAX_GAME_ENTRIES, MarkovGame, load_game, save_game
 from ...games._io import GameDigestError
 from ...policies import VISIT_KERNEL_KINDS, VisitChainPolicy
@@ -137,6 +137,8 @@ def write_vlearning_directory(
         # A composition's rate, its implicit exploration's scale gamma_1 and schedule ("decaying":
         # gamma_c = ix / sqrt(c), "constant": gamma_c = ix; null: V-learning's papers' schedules) and optimism.
         "eta": None if result.eta is None else float(result.eta),
+        # The rate's schedule ("decaying": eta_c = min(eta, M / sqrt(c)), "constant": eta; null: the papers').
+        "bandit_rate": result.bandit_rate,
         "ix": None if result.ix is None else float(result.ix),
         "ix_schedule": result.ix_schedule,
         "optimistic": bool(result.optimistic),
@@ -267,7 +269,15 @@ def read_vlearning_metrics(metrics_path: Path) -> dict[str, Any]:
         _field(
             metrics, key, metrics_path, lambda v: v is None or _is_finite_non_negative(v), "a finite number >= 0 or null", None
         )
-    # Older directories have no ix_schedule: their ix was a constant.
+    # Older directories have no bandit_rate (their rate was a constant) and no ix_schedule (their ix was).
+    _field(
+        metrics,
+        "bandit_rate",
+        metrics_path,
+        lambda v: v is None or v in BANDIT_RATES,
+        f"{' or '.join(BANDIT_RATES)} or null",
+        None,
+    )
     _field(
         metrics,
         "ix_schedule",

@@ -120,15 +120,16 @@ def check_bandit_settings(config) -> None:
                     f"{where}.etas: {name!r} runs with its papers' rates; a learning rate is for a composition "
                     "LEARNER+UPDATE under bandit:M; remove the key"
                 )
-            if alg.ix is not None:
-                raise ValueError(
-                    f"{where}.ix: {name!r} runs with its papers' implicit exploration; ix is for a composition "
-                    "LEARNER+UPDATE under bandit:M; remove the key"
-                )
+            for key, what in (("ix", "implicit exploration"), ("bandit_rate", "rates")):
+                if getattr(alg, key) is not None:
+                    raise ValueError(
+                        f"{where}.{key}: {name!r} runs with its papers' {what}; {key} is for a composition "
+                        "LEARNER+UPDATE under bandit:M; remove the key"
+                    )
             bandit, feedbacks = [VLEARNING_FEEDBACK], [VLEARNING_FEEDBACK]
         else:
             bandit = [f for f in feedbacks if is_bandit(f)]
-            for key in ("bonus", "ix"):
+            for key in ("bonus", "ix", "bandit_rate"):
                 if getattr(alg, key) is not None and not bandit:
                     raise ValueError(
                         f"{where}.{key}: applies to bandit feedback only (V-learning, or a composition under bandit:M); "
@@ -149,7 +150,8 @@ def check_bandit_settings(config) -> None:
             (
                 "eta_schedules",
                 "constant",
-                "has no step-size schedule (V-learning its papers' rates, a composition a constant eta)",
+                "has no step-size schedule over iterations (V-learning its papers' rates, a composition its "
+                "bandit_rate over a state's visits)",
             ),
         ):
             odd = [v for v in getattr(alg, key) or getattr(config, key) if v != default]

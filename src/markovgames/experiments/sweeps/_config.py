@@ -33,7 +33,7 @@ from ..._errors import MarkovGamesError
 from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean, did_you_mean_path
 from ..._text import abbreviate_digits, long_integer_in
-from ...dynamics import VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
+from ...dynamics import BANDIT_RATES, DEFAULT_BANDIT_RATE, VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
 from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
 from ._bandit import check_bandit_settings
@@ -301,8 +301,8 @@ class AlgorithmSpec(_Strict):
     """One entry of ``algorithms``: a name, or ``{name = ..., optimistic = ..., etas = ...}``.
 
     ``optimistic``, ``etas``, ``orders``, ``eta_schedules``, ``regret`` and ``feedbacks`` here
-    replace the sweep-wide settings for this algorithm; ``bonus`` and ``ix`` apply to its bandit
-    runs. A V-learning name (``cce-v``, ``ce-v``, ``stage-v``) runs on ``bandit:1`` with its papers'
+    replace the sweep-wide settings for this algorithm; ``bonus``, ``ix`` and ``bandit_rate`` apply
+    to its bandit runs. A V-learning name (``cce-v``, ``ce-v``, ``stage-v``) runs on ``bandit:1`` with its papers'
     rates and no optimism, whatever the sweep-wide ``feedbacks``, ``etas`` and ``optimistic`` say
     (`markovgames.experiments._sweep_bandit`).
     """
@@ -319,6 +319,9 @@ class AlgorithmSpec(_Strict):
     #: ``"decaying"`` written out is the default).
     bonus: float | None = None
     ix: float | None = None
+    #: ... and a composition's learning-rate schedule over a state's visits, ``"decaying"`` or
+    #: ``"constant"`` (default: the library's, decaying; `markovgames.dynamics.BANDIT_RATES`).
+    bandit_rate: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -369,6 +372,13 @@ class AlgorithmSpec(_Strict):
     @classmethod
     def _bandit_numbers(cls, v: Any, info: ValidationInfo) -> Any:
         return _ix_setting(v) if info.field_name == "ix" else _non_negative_number(v)
+
+    @field_validator("bandit_rate", mode="before")
+    @classmethod
+    def _bandit_rate(cls, v: Any) -> Any:
+        if v is not None and not (isinstance(v, str) and v in BANDIT_RATES):
+            raise ValueError(f"expected one of {', '.join(map(repr, BANDIT_RATES))}, got {_show(v)}")
+        return None if v == DEFAULT_BANDIT_RATE else v  # the default written out: the same runs as without
 
 
 def _check_algorithm(name: str) -> str:

@@ -26,7 +26,8 @@ from ..rundirs._exact import exact_checkpoint_gaps, exact_prefix_gaps
 from ._bandit import is_vlearning
 from ._config import SweepConfigError
 from ._files import SweepError
-from ._plan import BatchTask, episodes_per_round
+from ._plan import BatchTask
+from ._values import episodes_per_round
 
 __all__ = ["BatchOutput", "execute_batch"]
 
@@ -164,6 +165,7 @@ def _execute_bandit(task: BatchTask) -> BatchOutput:
             bonus=task.bonus,
             eta=None if vlearning else float(eta),  # type: ignore[arg-type]
             ix=task.ix,
+            bandit_rate=task.bandit_rate,
             optimistic=task.optimistic,
         )
         for b, result in zip(members, results, strict=True):

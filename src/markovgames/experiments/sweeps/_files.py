@@ -27,7 +27,7 @@ from typing import Any
 from ..._errors import MarkovGamesError
 from ..._files import JsonFileError, read_json
 from ..._papers import parse_theory
-from ...dynamics import IX_SCHEDULES
+from ...dynamics import BANDIT_RATES, DEFAULT_BANDIT_RATE, IX_SCHEDULES
 from ._bandit import PAPER_RATE, bandit_parameters, is_vlearning
 
 __all__ = [
@@ -245,6 +245,7 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "bonus": (lambda v: _is_number(v, 0.0), "a non-negative number"),
             "ix": (lambda v: _is_number(v, 0.0), "a non-negative number"),
             "ix_schedule": (lambda v: v in IX_SCHEDULES, f"one of {', '.join(IX_SCHEDULES)}"),
+            "bandit_rate": (lambda v: v in BANDIT_RATES, f"one of {', '.join(BANDIT_RATES)}"),
         },
     )
     spec = doc["spec"]
@@ -324,9 +325,9 @@ def _check_bandit_fields(reader: _Reader, doc: dict[str, Any], spec: dict[str, A
     defaults), none on another run; returns its ``M`` (``None``: not a bandit run)."""
     feedback = doc.get("feedback", "full")
     if not feedback.startswith("bandit:"):
-        for key in ("bonus", "ix", "ix_schedule"):
+        for key in ("bonus", "ix", "ix_schedule", "bandit_rate"):
             if key in doc or key in spec:
-                raise reader.fail(key, f"set on a run of feedback {feedback}: bonus and ix are bandit feedback's")
+                raise reader.fail(key, f"set on a run of feedback {feedback}: bonus, ix and bandit_rate are bandit feedback's")
         if doc["eta"] == PAPER_RATE or is_vlearning(doc["algorithm"]):
             raise reader.fail("eta", "V-learning's 'paper' rates and algorithms run on bandit feedback only")
         return None
@@ -335,7 +336,10 @@ def _check_bandit_fields(reader: _Reader, doc: dict[str, Any], spec: dict[str, A
     if spec.get("bonus") is not None and not _is_number(spec["bonus"], 0.0) or not _is_number(spec.get("ix", 0.0), 0.0):
         raise reader.fail("spec", "its bonus or ix is not a non-negative number")
     bonus, ix, schedule = bandit_parameters(doc["algorithm"], doc["eta"], spec.get("bonus"), spec.get("ix"), doc["shape"]["H"])
-    for key, expected in (("bonus", bonus), ("ix", ix), ("ix_schedule", schedule)):
+    if spec.get("bandit_rate") is not None and spec["bandit_rate"] not in BANDIT_RATES:
+        raise reader.fail("spec", "its bandit_rate is not one of " + ", ".join(BANDIT_RATES))
+    rate = None if ix is None else spec.get("bandit_rate") or DEFAULT_BANDIT_RATE  # None: V-learning's papers' rates
+    for key, expected in (("bonus", bonus), ("ix", ix), ("ix_schedule", schedule), ("bandit_rate", rate)):
         if doc.get(key) != expected:
             # (A file from before the decaying default has no ix_schedule: its ix was a constant.)
             raise reader.fail(key, f"{_shown(doc.get(key))} is not the run's {_shown(expected)} (its spec's, or the default)")

@@ -47,7 +47,7 @@ from ._bandit import (
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
-from ._values import is_bandit, schedule_rates_fault
+from ._values import draws_anything, episodes_per_round, is_bandit, schedule_rates_fault
 
 __all__ = [
     "PlannedRun",
@@ -117,17 +117,6 @@ def derive_feedback_seeds(base_seed: int, count: int) -> list[int]:
     ]
 
 
-def _draws(feedback: str) -> bool:
-    """Whether a feedback model (a canonical name) draws random numbers: ``sampled:K`` and
-    ``bandit:M``, not ``full`` or ``sampled:exact``."""
-    return (feedback.startswith("sampled:") and feedback != "sampled:exact") or is_bandit(feedback)
-
-
-def episodes_per_round(feedback: str) -> int:
-    """``M`` of ``bandit:M`` (1 for the other models: a round is an iteration)."""
-    return int(feedback.partition(":")[2]) if is_bandit(feedback) else 1
-
-
 # ---------------------------------------------------------------------------------------
 # Plan
 # ---------------------------------------------------------------------------------------
@@ -176,6 +165,7 @@ class PlannedRun:
     #: the library's defaults, `bandit_parameters`).
     bonus: float | None = None
     ix: float | None = None
+    bandit_rate: str | None = None
 
     @property
     def bandit(self) -> bool:
@@ -205,6 +195,7 @@ class PlannedRun:
             self.feedback,
             self.bonus,
             self.ix,
+            self.bandit_rate,
         )
 
 
@@ -248,6 +239,7 @@ class BatchTask:
     #: Bandit feedback: the bonus constant and implicit exploration as configured (None: the defaults).
     bonus: float | None = None
     ix: float | None = None
+    bandit_rate: str | None = None
 
     @property
     def bandit(self) -> bool:
@@ -335,6 +327,7 @@ class SweepPlan:
                         feedback_seeds=None if first.feedback_seed is None else tuple(cast(int, r.feedback_seed) for r in chunk),
                         bonus=first.bonus,
                         ix=first.ix,
+                        bandit_rate=first.bandit_rate,
                     )
                 )
         tasks.sort(key=lambda t: -len(t))  # stable: grid order among equal sizes
@@ -451,7 +444,7 @@ def grid_size(config: SweepConfig) -> tuple[int, str]:
         per_seed = g.random is not None and g.random.seed is None
         for a in config.algorithms:
             for feedback in axes[id(a)][4]:
-                again = not per_seed and _draws(feedback)
+                again = not per_seed and draws_anything(feedback)
                 if again and config.seeds > 1:
                     repeated.add(feedback.partition(":")[0])
                 runs += settings_of[id(a)] * config.seeds if per_seed or again else settings_of[id(a)]
@@ -602,6 +595,7 @@ def _spec_settings(
     draw_seed: int | None,
     bonus: float | None,
     ix: float | None,
+    bandit_rate: str | None = None,
 ) -> dict[str, Any]:
     """The keys of a run's spec beyond the paper's settings, each only where it is set or differs
     from the default: so the ids of the runs of a configuration without them stay the same."""
@@ -624,10 +618,9 @@ def _spec_settings(
         spec["feedback"] = feedback
     if draw_seed is not None:  # the seed of the draws: another seed is another run
         spec["feedback_seed"] = draw_seed
-    if bonus is not None:  # bandit feedback's settings, where given
-        spec["bonus"] = bonus
-    if ix is not None:
-        spec["ix"] = ix
+    for key, value in (("bonus", bonus), ("ix", ix), ("bandit_rate", bandit_rate)):
+        if value is not None:  # bandit feedback's settings, where given
+            spec[key] = value
     return spec
 
 
@@ -708,7 +701,7 @@ def plan_sweep(
             feedbacks = [
                 (feedback, repetition)
                 for feedback in feedback_models
-                for repetition in ((None,) if not _draws(feedback) else (k,) if k is not None else range(config.seeds))
+                for repetition in ((None,) if not draws_anything(feedback) else (k,) if k is not None else range(config.seeds))
             ]
             for feedback in {f for f in feedback_models if is_bandit(f)}:
                 try:  # a record or output policy beyond the library's limits: refused before any batch
@@ -734,8 +727,8 @@ def plan_sweep(
                     # A user's learner: its file's content is part of the run's identity.
                     spec["algorithm_sha256"] = digest
                 draw_seed = None if repetition is None else feedback_seeds[repetition]
-                bonus, ix = (alg.bonus, alg.ix) if is_bandit(feedback) else (None, None)
-                spec.update(_spec_settings(config, order, schedule_name, schedule, regret, feedback, draw_seed, bonus, ix))
+                bonus, ix, rate = (alg.bonus, alg.ix, alg.bandit_rate) if is_bandit(feedback) else (None, None, None)
+                spec.update(_spec_settings(config, order, schedule_name, schedule, regret, feedback, draw_seed, bonus, ix, rate))
                 rid = run_id_of(spec)
                 if rid in seen:  # the same run listed twice: run it once
                     continue
@@ -783,6 +776,7 @@ def plan_sweep(
                         feedback_seed=draw_seed,
                         bonus=bonus,
                         ix=ix,
+                        bandit_rate=rate,
                     )
                 )
     return SweepPlan(

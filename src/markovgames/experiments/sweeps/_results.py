@@ -15,6 +15,7 @@ import numpy as np
 
 from ..._atomic import atomic_write
 from ..._papers import parse_theory
+from ...dynamics import DEFAULT_BANDIT_RATE
 from ...games import AffineRescaling
 from ..rundirs._directory import last_iterate_fields, regret_fields, units_field, weighted_average_fields
 from ..rundirs._exact import EXACT_FIELDS
@@ -23,9 +24,10 @@ from ._directory import MANIFEST_FILE, RUNS_DIR, _now
 from ._execute import BatchOutput
 from ._files import RUN_FILE_FORMAT, read_manifest, read_run_file
 from ._files import canonical_json as _canonical_json
-from ._plan import PlannedRun, SweepPlan, episodes_per_round
+from ._plan import PlannedRun, SweepPlan
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
 from ._table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
+from ._values import episodes_per_round
 
 __all__ = ["checked_run_file", "consolidate_results"]
 
@@ -83,6 +85,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         if ix is not None:
             extra["ix"] = ix
             extra["ix_schedule"] = ix_schedule
+            extra["bandit_rate"] = run.bandit_rate or DEFAULT_BANDIT_RATE  # a composition's rate schedule
     units = units_field(run.game.units)
     if units is not None:
         extra["units"] = units
@@ -206,6 +209,7 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "bonus": doc.get("bonus"),
                 "ix": doc.get("ix"),
                 "ix_schedule": doc.get("ix_schedule"),
+                "bandit_rate": doc.get("bandit_rate"),
                 "weighted_average_value": rec.get("weighted_average_value"),
                 "weighted_average_nash_gap": rec.get("weighted_average_nash_gap"),
                 "weighted_average_duality_gap": rec.get("weighted_average_duality_gap"),
@@ -276,6 +280,7 @@ def _results_schema():
             ("bonus", pa.float64()),
             ("ix", pa.float64()),
             ("ix_schedule", pa.string()),
+            ("bandit_rate", pa.string()),
             ("weighted_average_value", pa.list_(pa.float64())),
             ("weighted_average_nash_gap", pa.float64()),
             ("weighted_average_duality_gap", pa.float64()),

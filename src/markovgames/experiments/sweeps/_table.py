@@ -118,6 +118,9 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "bonus": ("float", True),
     "ix": ("float", True),
     "ix_schedule": ("text", True),
+    # Since the decaying rate on bandit feedback: a composition's rate schedule (null for the other
+    # runs and for V-learning; a file written before it has none: its rate was a constant).
+    "bandit_rate": ("text", True),
     # Since the weighted average of the iterates (null where the sweep did not evaluate it).
     "weighted_average_value": ("floats", True),
     "weighted_average_nash_gap": ("float", True),
@@ -139,6 +142,7 @@ COLUMN_DEFAULTS = {
     "bonus": None,
     "ix": None,
     "ix_schedule": None,
+    "bandit_rate": None,
     "weighted_average_value": None,
     "weighted_average_nash_gap": None,
     "weighted_average_duality_gap": None,
@@ -180,6 +184,7 @@ _RUN_SETTINGS = (
     "bonus",
     "ix",
     "ix_schedule",
+    "bandit_rate",
 )
 #: The kinds' names in messages.
 _KIND_NAMES = {

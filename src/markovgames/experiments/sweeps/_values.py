@@ -118,6 +118,17 @@ def is_bandit(feedback: str) -> bool:
     return feedback.startswith("bandit:")
 
 
+def draws_anything(feedback: str) -> bool:
+    """Whether a feedback model (a canonical name) draws random numbers: ``sampled:K`` and
+    ``bandit:M``, not ``full`` or ``sampled:exact``."""
+    return (feedback.startswith("sampled:") and feedback != "sampled:exact") or is_bandit(feedback)
+
+
+def episodes_per_round(feedback: str) -> int:
+    """``M`` of ``bandit:M`` (1 for the other models: a round is an iteration)."""
+    return int(feedback.partition(":")[2]) if is_bandit(feedback) else 1
+
+
 def _feedback_list(v: Any) -> list[str]:
     return _distinct_names(v, f"a feedback model ({', '.join(SWEEP_FEEDBACK_FORMS)})", _feedback)
 
