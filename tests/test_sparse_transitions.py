@@ -24,7 +24,9 @@ from markovgames.games import (
 
 
 def _sparse_game(seed: int = 3, k: int = 3) -> MarkovGame:
-    return random_game(3, 3, 7, (2, 3, 2), seed_or_rng=seed, num_successors=k)
+    # Three players (three action axes in the sparse contraction), two steps: the engine tests'
+    # loops compile in about half the time they take at three steps and seven states.
+    return random_game(3, 2, 5, (2, 3, 2), seed_or_rng=seed, num_successors=k)
 
 
 # ----------------------------------------------------------------------------- model
@@ -32,7 +34,7 @@ def test_dense_and_sparse_forms_describe_the_same_kernel():
     game = _sparse_game()
     sparse = game.sparse_transitions
     dense = game.transitions
-    assert dense.shape == (3, 7, 2, 3, 2, 7)
+    assert dense.shape == (2, 5, 2, 3, 2, 5)
     np.testing.assert_allclose(dense.sum(axis=-1), 1.0, atol=1e-12)
     # Every listed successor carries its probability in the dense array, and nothing else does.
     rows = np.take_along_axis(dense, sparse.successors, axis=-1)
@@ -154,7 +156,7 @@ def test_sparse_json_keys(tmp_path):
     data = json.loads(path.read_text())
     assert "transitions" not in data
     assert data["num_successors"] == 2
-    assert np.asarray(data["transition_successors"]).shape == (3, 7, 2, 3, 2, 2)
+    assert np.asarray(data["transition_successors"]).shape == (2, 5, 2, 3, 2, 2)
 
 
 def _sparse_dict(tmp_path):
@@ -189,11 +191,11 @@ def test_sparse_file_errors_name_key_and_index(tmp_path):
         == "transition_successors[1][2][0][1][0][1]: expected an integer state, got a number (1.0)"
     )
     out_of_range = json.loads(json.dumps(data))
-    out_of_range["transition_successors"][0][1][1][2][1][0] = 7
-    assert _load_error(tmp_path, out_of_range) == "transition_successors[0][1][1][2][1][0] = 7 is out of range 0..6"
+    out_of_range["transition_successors"][0][1][1][2][1][0] = 5
+    assert _load_error(tmp_path, out_of_range) == "transition_successors[0][1][1][2][1][0] = 5 is out of range 0..4"
     bad_row = json.loads(json.dumps(data))
-    bad_row["transition_probabilities"][2][0][0][0][0] = [0.5, 0.25]
-    assert _load_error(tmp_path, bad_row).startswith("transition_probabilities[2][0][0][0][0] sums to 0.75, not 1")
+    bad_row["transition_probabilities"][1][0][0][0][0] = [0.5, 0.25]
+    assert _load_error(tmp_path, bad_row).startswith("transition_probabilities[1][0][0][0][0] sums to 0.75, not 1")
 
 
 def test_sparse_npz_wrong_successor_dtype(tmp_path):
@@ -338,8 +340,8 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
     monkeypatch.setattr(_transitions, "_UNROLL_SUCCESSORS", 1)
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
-    # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 7 states
-    # go in 2 pieces (of 3 and 4 states) and in 4 (of 1, 2, 2 and 2). Each piece is a kernel of
+    # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 5 states
+    # go in 2 pieces (of 2 and 3 states) and in 3 (of 1, 2 and 2). Each piece is a kernel of
     # its own, so more of them would only lengthen the compilation.
     monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 1800)
     _engine.compiled_chunk.cache_clear()
