@@ -64,13 +64,14 @@ def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
 
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_swapping_players_swaps_everything(algorithm):
-    game = make_random_game(12, 2, 2, 3, (2, 3))
+    # The shape and T of test_policies_on_simplex_and_certified_gap_order: game's loop is compiled once.
+    game = make_random_game(12, 2, 2, 2, (2, 3))
     swapped = MarkovGame(
         np.swapaxes(game.rewards[:, ::-1], 3, 4),
         np.swapaxes(game.transitions, 2, 3),
     )
-    a = run(game, algorithm, T=30, eta=0.5)
-    b = run(swapped, algorithm, T=30, eta=0.5)
+    a = run(game, algorithm, T=20, eta=0.5)
+    b = run(swapped, algorithm, T=20, eta=0.5)
     np.testing.assert_allclose(b.policies[0], a.policies[1], atol=1e-12)
     np.testing.assert_allclose(b.policies[1], a.policies[0], atol=1e-12)
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
@@ -225,6 +226,10 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
         run_batch(games, algorithm, T=5, group_size=0)
 
 
+#: A three-player game's shape for the tests below (two steps: compile time grows with H).
+THREE_PLAYERS = (3, 2, 2, (2, 3, 2))
+
+
 # The per-step carry is the smooth update's: smooth_cce (the same update with Hedge) in the full mode.
 @pytest.mark.parametrize("algorithm", beyond_default_in_full(["smooth_ce", "smooth_cce"], {"smooth_ce"}))
 def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
@@ -232,16 +237,17 @@ def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
     forcing the scanned form with stacked arrays gives the same runs, single and batched."""
     from markovgames.dynamics import _engine, _smooth
 
-    games = [make_paper_game(), make_random_game(11, 3, 3, 2, (2, 3, 2))]
-    per_step = [run(g, algorithm, T=200, eta=0.3) for g in games]
-    batch = run_batch(games[1], algorithm, T=200, etas=[0.3, 0.1], record_trajectory=True)
+    # The three-player game's shape and T are test_both_emitters_give_the_same_runs' (its short loop).
+    games = [make_paper_game(), make_random_game(11, *THREE_PLAYERS)]
+    per_step = [run(g, algorithm, T=60, eta=0.3) for g in games]
+    batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
     assert _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
     _engine.compiled_chunk.cache_clear()
     try:
         assert not _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
-        scanned = [run(g, algorithm, T=200, eta=0.3) for g in games]
-        scanned_batch = run_batch(games[1], algorithm, T=200, etas=[0.3, 0.1], record_trajectory=True)
+        scanned = [run(g, algorithm, T=60, eta=0.3) for g in games]
+        scanned_batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
     finally:
         _engine.compiled_chunk.cache_clear()
     for a, b in [*zip(per_step, scanned, strict=True), (batch, scanned_batch)]:
@@ -407,7 +413,7 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
             games = [make_paper_game(), make_random_game(6, 2, 2, 2, (2, 2))]
             result = run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
         else:
-            result = run(make_random_game(5, 3, 3, 3, (2, 3, 2)), algorithm, T=60, eta=0.3)
+            result = run(make_random_game(5, *THREE_PLAYERS), algorithm, T=60, eta=0.3)
         return result, [chosen for _, chosen in options]
 
     short, short_options = once()
