@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference_impl as ref
-from conftest import case, examples
+from conftest import beyond_default_in_full, case, examples
 from markovgames.learners import (
     BUILTIN_LEARNERS,
     OFTRLState,
@@ -39,7 +39,9 @@ def _lb(g):
     return np.asarray(_log_barrier_argmax(jnp.asarray(g, dtype=jnp.float64)))
 
 
-@pytest.mark.parametrize("num_actions", [1, 2, 3, 5, 17, 50])
+# 50 actions in the full mode (its Newton solve compiles for seconds; test_numerical_extremes.py
+# checks the same conditions on adversarial rows at up to 25 actions by default).
+@pytest.mark.parametrize("num_actions", beyond_default_in_full([1, 2, 3, 5, 17, 50], {1, 2, 3, 5, 17}))
 @pytest.mark.parametrize("scale", [1e-4, 1.0, 1e3, 1e6])
 def test_log_barrier_kkt_and_simplex(num_actions, scale):
     rng = np.random.default_rng(num_actions)
@@ -80,12 +82,13 @@ def test_log_barrier_two_actions_closed_form_edge_cases():
         np.testing.assert_allclose(_lb(g), ref.log_barrier_argmax(g), rtol=1e-12, atol=1e-300)
 
 
-# 9 actions in the full mode (its elimination compiles for seconds); 12 by default in
-# test_numerical_extremes.py.
-@pytest.mark.parametrize("num_actions", [1, 2, 3, 4, 6, pytest.param(9, marks=pytest.mark.full)])
+# 4, 6 and 9 actions in the full mode (the elimination is unrolled over the actions: 6 and 9
+# compile for seconds). Batches of 6 chains, as in test_numerical_extremes.py's extreme rows
+# (at 2, 3 and 5 actions by default): one compiled elimination per count for both.
+@pytest.mark.parametrize("num_actions", beyond_default_in_full([1, 2, 3, 4, 5, 6, 9], {1, 2, 3, 5}))
 def test_stationary_distribution_is_stationary(num_actions):
     rng = np.random.default_rng(num_actions)
-    q = rng.random((20, num_actions, num_actions)) + 1e-9
+    q = rng.random((6, num_actions, num_actions)) + 1e-9
     q /= q.sum(axis=-1, keepdims=True)
     pi = np.asarray(_stationary_distribution(jnp.asarray(q)))
     np.testing.assert_allclose(pi.sum(axis=-1), 1.0, atol=1e-14)
