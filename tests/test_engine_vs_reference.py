@@ -17,8 +17,8 @@ from markovgames.dynamics import run
 TOL = 1e-12
 
 CASES = [
-    # (seed, N, H, S, A, T)
-    (0, 2, 2, 2, (2, 2), 25),
+    # (seed, N, H, S, A, T); random0 has the paper game's shape and T: its compiled loops.
+    (0, 2, 2, 2, (2, 2), 30),
     (1, 2, 3, 2, (3, 2), 20),
     (2, 3, 2, 2, (2, 2, 3), 14),
     (3, 2, 1, 3, (3, 3), 18),
