@@ -88,7 +88,7 @@ def test_stage_regret_curves_under_alternation_use_the_utilities_the_learners_sa
 
 # H = 3 (another stage schedule: lengths 3, 4, 5, ... against 2, 3, 4, ...) in the full mode.
 @pytest.mark.parametrize("horizon", [2, pytest.param(3, marks=pytest.mark.full)])
-def test_stage_regret_curves_in_a_markov_game(horizon, level_two):
+def test_stage_regret_curves_in_a_markov_game(horizon, level_two, monkeypatch):
     """Swap regret is at least external regret; stage 1 (``Q^1 = 0``) has none; a batch gives its
     single runs' curves; the curves leave the rest of the run unchanged."""
     game = make_random_game(50 + horizon, 2, horizon, 3, (2, 3))
@@ -103,7 +103,10 @@ def test_stage_regret_curves_in_a_markov_game(horizon, level_two):
     assert np.all(with_regret.swap_regret >= with_regret.external_regret - TOL)
     assert np.all(with_regret.swap_regret >= -TOL)
     assert np.all(with_regret.external_regret[:horizon] == 0.0) and np.max(with_regret.swap_regret) > 0
-    batch = run_batch([game, game], "bm-hedge+stage", T=steps, etas=[0.2, 0.5], regret=True, chunk_size=7)
+    # The batch against its single runs to 1e-13, at a short run's optimisation level (faster to
+    # compile); a batch in chunks is test_stage_regret_curves_resume_bit_identical's.
+    monkeypatch.undo()
+    batch = run_batch([game, game], "bm-hedge+stage", T=steps, etas=[0.2, 0.5], regret=True)
     for k, eta in enumerate([0.2, 0.5]):
         single = run(game, "bm-hedge+stage", T=steps, eta=eta, regret=True)
         np.testing.assert_allclose(batch.run(k).external_regret, single.external_regret, rtol=0, atol=1e-13)
@@ -126,7 +129,9 @@ def test_kept_prefixes_and_chunks_give_the_same_curves():
 def test_stage_regret_curves_resume_bit_identical(tmp_path, checkpoints):
     """The state file keeps the regret rows of the finished chunks (the carry's records do not)."""
     game = make_random_game(54, 2, 2, 2, (2, 2))
-    settings = dict(T=300, regret=True, checkpoints=checkpoints, record_trajectory=False)
+    # The uninterrupted runs in the same chunks (their compiled loops; that chunks do not change
+    # the curves is test_kept_prefixes_and_chunks_give_the_same_curves').
+    settings = dict(T=300, regret=True, checkpoints=checkpoints, record_trajectory=False, chunk_size=50)
     full = run(game, "hedge+stage", **settings)
     state = dict(state_file=tmp_path / "state.npz", state_every=50)
     with pytest.raises(StopRun):
@@ -135,7 +140,7 @@ def test_stage_regret_curves_resume_bit_identical(tmp_path, checkpoints):
     for field in ("value", "certified_ce_bound", "certified_cce_bound", "external_regret", "swap_regret"):
         np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
     # A batch too.
-    batch = dict(T=300, etas=[0.1, 0.3], regret=True, record_trajectory=False)
+    batch = dict(T=300, etas=[0.1, 0.3], regret=True, record_trajectory=False, chunk_size=50)
     full_batch = run_batch(game, "hedge+stage", **batch)
     with pytest.raises(StopRun):
         run_batch(game, "hedge+stage", progress=stop_after(100), state_file=tmp_path / "b.npz", state_every=50, **batch)
