@@ -23,7 +23,9 @@ _interrupted_at_500 = interrupting_progress(500)
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_api_resume_is_bit_identical(tmp_path, algorithm):
     game = make_paper_game()
-    full = run(game, algorithm, T=700, trajectory_dir=tmp_path / "full")
+    # The uninterrupted run in the same chunks: their compiled loop (that chunks change no number
+    # is test_chunking_and_trajectory_files_do_not_change_results').
+    full = run(game, algorithm, T=700, trajectory_dir=tmp_path / "full", chunk_size=100)
     kwargs = dict(trajectory_dir=tmp_path / "part", state_file=tmp_path / "state.npz", state_every=100)
     with pytest.raises(StopRun):
         run(game, algorithm, T=700, progress=stop_after(300), **kwargs)
@@ -36,7 +38,7 @@ def test_api_resume_is_bit_identical(tmp_path, algorithm):
 
 def test_batch_resume_and_state_of_another_run_is_refused(tmp_path):
     game = make_paper_game()
-    full = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3])
+    full = run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], chunk_size=50)  # (the resumed runs' chunks)
     state = tmp_path / "state.npz"
     with pytest.raises(StopRun):
         run_batch(game, "smooth_cce", T=300, etas=[0.1, 0.3], state_file=state, state_every=50, progress=stop_after(100))
@@ -44,7 +46,7 @@ def test_batch_resume_and_state_of_another_run_is_refused(tmp_path):
     np.testing.assert_array_equal(resumed.value, full.value)
     # Kept prefixes only: the saves append blocks of 2, 2, 0, 0 and 1 rows (of each run).
     kept = dict(checkpoints=[1, 7, 60, 61, 250, 300], etas=[0.1, 0.3], T=300)
-    full = run_batch(game, "smooth_cce", **kept)
+    full = run_batch(game, "smooth_cce", chunk_size=50, **kept)
     state = tmp_path / "kept.npz"
     with pytest.raises(StopRun):
         run_batch(game, "smooth_cce", state_file=state, state_every=50, progress=stop_after(300), **kept)
@@ -88,7 +90,7 @@ def test_cli_kill_9_and_resume(tmp_path):
     assert main(args + ["--resume"]) == 0
     assert not staging_directory(out).exists()
     stored = load_run_directory(out)
-    reference = run(make_paper_game(), "smooth_ce", T=300000, eta=0.2)
+    reference = run(make_paper_game(), "smooth_ce", T=300000, eta=0.2, chunk_size=10000)  # (the command's loop)
     np.testing.assert_array_equal(stored.value, reference.value)
     np.testing.assert_array_equal(stored.certified_ce_bound, reference.certified_ce_bound)
     for a, b in zip(stored.policies, reference.policies, strict=True):
