@@ -187,13 +187,23 @@ def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_ac
     """The compiled loop keeps a run axis after the action axis (``axis=-2``): every state,
     strategy and utility must be the default layout's (``axis=-1``) with the axes moved, over a
     few optimistic iterations with different rates per run. Both layouts are compiled, as in the
-    loop (one program per function, not one per operation); XLA may fuse the two layouts'
-    operations differently, so they agree to a few units in the last place, not bit for bit."""
+    loop (an iteration's ``play`` and ``observe`` one program, not one per operation); XLA may fuse
+    the two layouts' operations differently, so they agree to a few units in the last place, not
+    bit for bit."""
     runs, states = 4, 3
     rng = np.random.default_rng(num_actions)
+
+    def iteration(learner):
+        """``play``, then ``observe`` of the utility that follows, as one compiled program."""
+
+        def both(state, prediction, eta, rho, utility):
+            strategy, state = learner.play(state, prediction, eta, rho)
+            return strategy, state, learner.observe_with(state, utility, rho, eta)
+
+        return jax.jit(both)
+
     last, trailing = make(-1), make(-2)
-    last = last._replace(play=jax.jit(last.play), observe=jax.jit(last.observe))
-    trailing = trailing._replace(play=jax.jit(trailing.play), observe=jax.jit(trailing.observe))
+    step_last, step_trail = iteration(last), iteration(trailing)
 
     def same(a, b):
         np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
@@ -206,14 +216,17 @@ def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_ac
     assert jax.tree_util.tree_map(lambda x: x.shape[-1], s_trail) == jax.tree_util.tree_map(lambda _: runs, s_trail)
     eta = rng.uniform(0.1, 3.0, runs)
     prediction = np.zeros((states, runs, num_actions))
+    eta_last, eta_trail = jnp.asarray(eta.reshape(eta_shape)), jnp.asarray(eta)
     for t in range(1, 6):
         rho = (t - 1) / (2 + t - 1)
-        pi_last, s_last = last.play(s_last, jnp.asarray(prediction), jnp.asarray(eta).reshape(eta_shape), rho)
-        pi_trail, s_trail = trailing.play(s_trail, jnp.asarray(np.moveaxis(prediction, -1, -2)), jnp.asarray(eta), rho)
-        same(np.moveaxis(np.asarray(pi_trail), -2, -1), np.asarray(pi_last))
         utility = rng.normal(size=(states, runs, num_actions))
-        s_last = last.observe_with(s_last, jnp.asarray(utility), rho, jnp.asarray(eta).reshape(eta_shape))
-        s_trail = trailing.observe_with(s_trail, jnp.asarray(np.moveaxis(utility, -1, -2)), rho, jnp.asarray(eta))
+        pi_last, played_last, s_last = step_last(s_last, jnp.asarray(prediction), eta_last, rho, jnp.asarray(utility))
+        pi_trail, played_trail, s_trail = step_trail(
+            s_trail, jnp.asarray(np.moveaxis(prediction, -1, -2)), eta_trail, rho, jnp.asarray(np.moveaxis(utility, -1, -2))
+        )
+        same(np.moveaxis(np.asarray(pi_trail), -2, -1), np.asarray(pi_last))
+        for a, b in zip(jax.tree_util.tree_leaves(played_last), jax.tree_util.tree_leaves(played_trail), strict=True):
+            same(np.moveaxis(np.asarray(b), -1, 1), np.asarray(a))  # the state after play too
         prediction = utility
     for a, b in zip(jax.tree_util.tree_leaves(s_last), jax.tree_util.tree_leaves(s_trail), strict=True):
         # The trailing layout has the run axis last: (S, A[, A], R) against (S, R, A[, A]).
