@@ -473,7 +473,9 @@ def test_engine_extreme_learning_rates_and_rewards(algorithm, shape):
     etas = [1e-4, 1e-2, 1.0, 1e3, max_learning_rate(120, shape[1])]
     batch_games = [g for g in games for _ in etas]
     batch_etas = etas * len(games)
-    result = run_batch(batch_games, algorithm, T=120, etas=batch_etas, record_trajectory=True)
+    # One group of runs (one compiled call): Blum-Mansour's 12-action state would otherwise cut the
+    # batch in two groups, each a loop of its own (groups are test_engine_properties').
+    result = run_batch(batch_games, algorithm, T=120, etas=batch_etas, record_trajectory=True, group_size=len(batch_games))
     for pol in result.policies:
         assert np.all(np.isfinite(pol)) and np.all(pol >= 0.0)
         assert np.max(np.abs(pol.sum(axis=-1) - 1.0)) <= 1e-12
