@@ -4,7 +4,7 @@
 `literal_bandit.literal_bandit` (tests/literal_bandit.py, written from docs/vlearning.md) fed the
 same uniform numbers (``vlearning_uniforms``): states, actions and visit counts exactly, the
 strategies played and the final value estimates to 1e-12. ``hedge`` and ``bm-hedge`` with
-``smooth``, ``smooth-linear`` and ``stage``; ``M`` of 1 and 3; two players (``H`` of 2 and 3) and
+``smooth``, ``smooth-linear`` and ``stage``, and ``hedge`` with ``smooth-uniform``; ``M`` of 1 and 3; two players (``H`` of 2 and 3) and
 three players with 2 x 3 x 2 actions; bonus 0, 0.1 and 0.5 (at 0.5 nearly every visited value is
 clipped at ``H - h``, so 0.1 is the one that exercises the bonus's formula); optimistic and not;
 the default rates and implicit exploration (``ix`` decaying as ``(eta H / 2) / sqrt(c)``, given
@@ -54,6 +54,7 @@ CASES = [
     ("bm-hedge", "stage", 3, "3p-h3", 60, 0.5, True, None, None, None),
     ("bm-hedge", "stage", 1, "2p-h2", 60, 0.1, False, None, None, None),
     ("hedge", "smooth", 1, "2p-h2", 60, 0.1, True, 0.3, "decaying", "constant"),
+    ("hedge", "smooth-uniform", 3, "2p-h2", 60, 0.1, True, None, None, None),
 ]
 
 
@@ -64,9 +65,10 @@ CASES = [
 #: smooth-linear and stage), M of 1 and 3, two and three players, H of 2 and 3, each bonus (0.1 on
 #: the smooth and the stage-based update), both optimism settings, the default and a given eta,
 #: ix by default, by name ("decaying") and constant (0.1), and the rate decaying by default and
-#: constant; the full mode adds the other learner-update pairs, 2p-h3, ix = 0 and the rate
-#: "decaying" by name.
-FULL_ONLY = {1, 2, 3, 4, 6, 7, 8, 11}
+#: constant; the full mode adds the other learner-update pairs, smooth-uniform (its decay at a
+#: state's first visit; `test_the_effective_step_falls_like_the_rate` checks it by default),
+#: 2p-h3, ix = 0 and the rate "decaying" by name.
+FULL_ONLY = {1, 2, 3, 4, 6, 7, 8, 11, 13}
 #: (Every default case plays 60 episodes: `vlearning_uniforms` compiles once per E, H and N.)
 
 
