@@ -313,6 +313,14 @@ CASES: list[Case] = [
         ("--eta", "ce-v runs with its paper's rates", "for a composition LEARNER+UPDATE"),
     ),
     Case(
+        "vlearn-bandit-rate-for-vlearning",
+        VLEARN_S,
+        "a learning-rate schedule for a V-learning algorithm (its paper's rates are its own)",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--bandit-rate", "constant", "--episodes", "100", "--out", "vl"),
+        ("--bandit-rate", "cce-v runs with its paper's rates", "for a composition LEARNER+UPDATE"),
+    ),
+    Case(
         "vlearn-two-query-learner",
         VLEARN_S,
         "a learner that makes two utility queries per iteration, which play answers once",
@@ -434,6 +442,15 @@ CASES: list[Case] = [
         _in_vlearn(lambda d: _edit_metrics(d, algorithm=["evil.py:X"])),
         ("evaluate", "vl"),
         ("vl/metrics.json", "algorithm", "cce-v, ce-v, stage-v or a composition's name", "got list"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "evaluate-vlearn-metrics-bandit-rate",
+        VLEARN_S,
+        "a metrics.json whose learning-rate schedule is not one of its names",
+        _in_vlearn(lambda d: _edit_metrics(d, bandit_rate="sqrt")),
+        ("evaluate", "vl"),
+        ("vl/metrics.json", "bandit_rate", "expected decaying or constant or null", '"sqrt"'),
         needs_vlearn=True,
     ),
     Case(

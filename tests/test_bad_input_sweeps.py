@@ -591,6 +591,16 @@ CASES: list[Case] = [
         ("sweep.toml", "algorithms[0].bonus", "bandit feedback only", "full"),
     ),
     Case(
+        "sweep-bandit-rate-unknown",
+        SWEEP_S,
+        "a composition's learning-rate schedule over a state's visits that does not exist",
+        _sweep(
+            'algorithms = ["smooth_ce"]', 'algorithms = [{name = "smooth_ce", feedbacks = ["bandit:2"], bandit_rate = "sqrt"}]'
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[0].bandit_rate", "expected one of 'decaying', 'constant'", "got 'sqrt'"),
+    ),
+    Case(
         "sweep-bandit-two-query-learner",
         SWEEP_S,
         "bandit feedback for a learner that makes two utility queries per iteration",

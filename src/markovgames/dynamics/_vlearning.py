@@ -182,7 +182,10 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
     # IX: gamma_c = gamma_1 c^(-p), p = 1/2 for the decaying rule (`IX_SCHEDULES`), 0 for a constant.
     gamma = params.gamma * cf ** (-params.ix_power)
     # The rate: eta, or eta_c = min(eta, M / sqrt(c)) (`BANDIT_RATES`); the constant's numbers are
-    # those of a run without the schedule, bit for bit (the same value selected).
+    # those of a run without the schedule, bit for bit (the same value selected). Play weighs an
+    # earlier estimate u_j by eta_c w_j / w_c (rho_c G_{c-1}, the smooth update's normalisation by
+    # w_c): the step on the sum of equal estimates is eta_c / (k+1), the stage update's eta_c, so
+    # eta_c itself is the schedule the effective step follows under either update.
     eta = jnp.full_like(cf, params.eta)
     eta = jnp.where(params.eta_decaying > 0, jnp.minimum(eta, spec.per_round / jnp.sqrt(cf)), eta)
     return eta, (jnp.ones_like(cf) if spec.stage else decay), gamma
