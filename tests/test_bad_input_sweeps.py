@@ -40,22 +40,6 @@ def _sweep(old: str, new: str):
     return _toml(SWEEP_BASE.replace(old, new))
 
 
-def _sweep_edits(*pairs: str, discounted_file: bool = False):
-    """SWEEP_BASE with each ``(old, new)`` of ``pairs`` replaced; with ``discounted_file``, a
-    discounted game beside it as ``g.json``."""
-    text = SWEEP_BASE
-    for old, new in zip(pairs[::2], pairs[1::2], strict=True):
-        assert old in text
-        text = text.replace(old, new)
-
-    def setup(d: Path) -> None:
-        if discounted_file:
-            save_game(get_discounted_builtin("prisoners_dilemma_discounted"), d / "g.json")
-        (d / "sweep.toml").write_text(text)
-
-    return setup
-
-
 def _sweep_directory(
     edit_run: Callable[[dict], object] | None = None,
     edit_manifest: Callable[[dict], object] | None = None,
@@ -314,65 +298,46 @@ CASES: list[Case] = [
         ("sweep", "sweep.toml", "--out", "sw"),
         ("sweep.toml", "algorithms[1]", "'foo'"),
     ),
-    # ---- discounted games: each algorithm's value update of its game's kind, and only what their runs have
+    # ---- discounted games: sweeps run finite-horizon games only, and say so at the key
     Case(
-        "sweep-discounted-finite-update",
+        "sweep-discounted-builtin",
         SWEEP_S,
-        "a finite-horizon value update on a discounted game in a sweep",
-        _sweep('games = ["paper"]', 'games = ["matching_pennies_discounted"]'),
+        "a built-in discounted game in a sweep",
+        _sweep('games = ["paper"]', 'games = ["paper", "matching_pennies_discounted"]'),
         ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "algorithms[0] on games[0]", "'smooth' value update is defined for finite-horizon games only"),
+        ("sweep.toml", "games[1]", "'matching_pennies_discounted' is a discounted game", "finite-horizon games only"),
     ),
     Case(
-        "sweep-discounted-update-on-finite",
+        "sweep-discounted-file",
         SWEEP_S,
-        "a discounted value update on a finite-horizon game in a sweep",
+        "a discounted game's file in a sweep",
+        lambda d: (
+            save_game(get_discounted_builtin("prisoners_dilemma_discounted"), d / "g.json"),
+            _sweep('games = ["paper"]', 'games = ["g.json"]')(d),
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        (
+            "sweep.toml",
+            "games[0]",
+            "g.json: discount: this is a discounted game",
+            "a finite-horizon game (MarkovGame) is expected here",
+        ),
+    ),
+    Case(
+        "sweep-discounted-random",
+        SWEEP_S,
+        "a random discounted game in a sweep",
+        _sweep('games = ["paper"]', "games = [{random = {players = 2, discount = 0.9, states = 2, actions = 2, seed = 1}}]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0].random", "discount", "finite-horizon games only"),
+    ),
+    Case(
+        "sweep-discounted-update",
+        SWEEP_S,
+        "a discounted value update in a sweep",
         _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["hedge+discounted-smooth"]'),
         ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "algorithms[0] on games[0]", "'discounted-smooth' value update is defined for discounted games"),
-    ),
-    Case(
-        "sweep-discounted-no-measure",
-        SWEEP_S,
-        "a discounted game in a sweep that evaluates neither its last iterate nor its weighted average",
-        _sweep_edits(
-            'algorithms = ["smooth_ce"]',
-            'algorithms = ["hedge+discounted-smooth"]',
-            'games = ["paper"]',
-            'games = ["g.json"]',
-            discounted_file=True,
-        ),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "last_iterate: games[0] is a discounted game", "weighted_average = true"),
-    ),
-    Case(
-        "sweep-discounted-exact",
-        SWEEP_S,
-        "exact gaps asked of a discounted game's runs (they have no correlated output policy)",
-        _sweep_edits(
-            'algorithms = ["smooth_ce"]',
-            'algorithms = ["hedge+discounted-smooth"]\nlast_iterate = true\nexact = true',
-            'games = ["paper"]',
-            "games = [{random = {players = 2, discount = 0.9, states = 2, actions = 2, seed = 1}}]",
-        ),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "exact: games[0] is a discounted game"),
-    ),
-    Case(
-        "sweep-discounted-horizon-and-discount",
-        SWEEP_S,
-        "a random game with both a horizon and a discount",
-        _sweep('games = ["paper"]', "games = [{random = {players = 2, horizon = 2, discount = 0.9, states = 2, actions = 2}}]"),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "games[0].random", "give horizon (a finite-horizon game) or discount (a discounted game), got both"),
-    ),
-    Case(
-        "sweep-discounted-bad-discount",
-        SWEEP_S,
-        "a random discounted game whose discount is not in [0, 1)",
-        _sweep('games = ["paper"]', "games = [{random = {players = 2, discount = 1.0, states = 2, actions = 2}}]"),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "games[0].random.discount", "not below 1"),
+        ("sweep.toml", "algorithms[0]", "'discounted-smooth' value update is for discounted games"),
     ),
     Case(
         "sweep-learner-wrong-shape",

@@ -119,9 +119,7 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
                 opt = "" if lt["optimistic"] else " (non-opt.)"
                 # The labels come from the configuration: shown literally, never read as markup.
                 what = f"{markup_safe(lt['algorithm'])}{opt} on {markup_safe(lt['game'])}"
-                # (A discounted run's measure is a Nash gap: its weighted average's, else its last iterate's.)
-                concept = "Nash" if lt["concept"] == "Nash" else lt["concept"].upper()
-                latest = f"latest: {what}: median {concept} gap {lt['median_gap']:.3e} at T={lt['T']}"
+                latest = f"latest: {what}: median {lt['concept'].upper()} gap {lt['median_gap']:.3e} at T={lt['T']}"
             batches = f"batches {p.done_batches}/{p.total_batches}" + (f", {p.failed_batches} failed" if p.failed_batches else "")
             if p.skipped_runs:
                 batches += f" ({p.skipped_runs} runs already done)"
@@ -193,10 +191,7 @@ def _handle_sweep(args) -> int:
             f"{len(pending)} pending in {count(len(batches), 'batch', 'batches')} -> {printable(out)}"
         )
         for b in batches:
-            game = b.games[0]
-            discount = getattr(game, "discount", None)  # a discounted game: its discount in place of H
-            n, s, a = game.num_players, game.num_states, game.num_actions
-            length = f"H={game.horizon}" if discount is None else f"gamma={discount:g}"
+            n, h, s, a = b.shape_key
             what = printable(b.algorithm) + ("" if b.optimistic else " (non-opt.)")
             # The order, schedule, regret curves and feedback where they are not the defaults.
             what += "" if b.order == "simultaneous" else f", {b.order}"
@@ -204,10 +199,9 @@ def _handle_sweep(args) -> int:
             what += ", regret" if b.regret else ""
             what += "" if b.feedback == "full" else f", feedback {b.feedback}"
             what += "".join(f", {key} {value:g}" for key, value in (("bonus", b.bonus), ("ix", b.ix)) if value is not None)
-            what += "" if b.bandit_rate is None else f", bandit_rate {b.bandit_rate}"
             rounds = " rounds" if b.bandit else ""  # under bandit feedback T counts rounds of M episodes
             print(
-                f"  batch {b.batch_id}: {what}, N={n} {length} S={s} A={'x'.join(map(str, a))}, T={b.T}{rounds}, "
+                f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}{rounds}, "
                 f"{count(len(b), 'run', 'runs')}"
             )
         return 0

@@ -34,7 +34,7 @@ from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean, did_you_mean_path
 from ..._text import abbreviate_digits, long_integer_in
 from ...dynamics import BANDIT_RATES, DEFAULT_BANDIT_RATE, VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
-from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS, check_discount
+from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS
 from ..rundirs._directory import MAX_CHECKPOINTS
 from ._bandit import check_bandit_settings
 from ._values import (
@@ -64,6 +64,11 @@ __all__ = [
     "resolved_checkpoints",
 ]
 
+#: What a sweep says of a discounted game (its results table has the columns of finite-horizon runs).
+DISCOUNTED_IN_SWEEPS = (
+    "sweeps run finite-horizon games only (a discounted run reports value estimates and its iterates' gaps, which "
+    "the results table has no columns for); run it with 'markovgames run' or markovgames.dynamics.run_batch"
+)
 
 #: Points per decade of the default ``checkpoints = "log"`` grid.
 LOG_POINTS_PER_DECADE = 10
@@ -153,17 +158,14 @@ class _Strict(BaseModel):
 
 
 class RandomGameSpec(_Strict):
-    """``random = {players, horizon, states, actions, seed?, ...}``: [`markovgames.games.random_game`][markovgames.games.random_game];
-    with ``discount`` in place of ``horizon``, a discounted game
-    ([`markovgames.games.random_discounted_game`][markovgames.games.random_discounted_game]).
+    """``random = {players, horizon, states, actions, seed?, ...}``: [`markovgames.games.random_game`][markovgames.games.random_game].
 
     Without ``seed`` the generator is run once per sweep seed (``seeds``, spawned from
     ``base_seed``); with ``seed`` it is one fixed game.
     """
 
     players: int
-    horizon: int | None = None
-    discount: float | None = None
+    horizon: int
     states: int
     actions: int | list[int]
     seed: int | None = None
@@ -175,21 +177,15 @@ class RandomGameSpec(_Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _horizon_or_discount(cls, data: Any) -> Any:
-        if isinstance(data, dict) and ("horizon" in data) == ("discount" in data):
-            which = "both" if "horizon" in data else "neither"
-            raise ValueError(f"give horizon (a finite-horizon game) or discount (a discounted game), got {which}")
+    def _no_discount(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "discount" in data:
+            raise ValueError(f"discount: a random discounted game; {DISCOUNTED_IN_SWEEPS}")
         return data
 
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
-    def _sizes(cls, v: Any, info: ValidationInfo) -> int | None:
-        return None if v is None and info.field_name == "horizon" else _positive_int(v)
-
-    @field_validator("discount", mode="before")
-    @classmethod
-    def _discount(cls, v: Any) -> float | None:
-        return None if v is None else check_discount(v)
+    def _sizes(cls, v: Any) -> int:
+        return _positive_int(v)
 
     @field_validator("actions", mode="before")
     @classmethod
@@ -273,7 +269,9 @@ class GameSpec(_Strict):
         if isinstance(data, str):
             if not data:
                 raise ValueError("expected a built-in game name or a game file, got ''")
-            return {"builtin": data} if data in BUILTIN_GAMES or data in DISCOUNTED_GAMES else {"file": data}
+            if data in DISCOUNTED_GAMES:
+                raise ValueError(f"{data!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
+            return {"builtin": data} if data in BUILTIN_GAMES else {"file": data}
         if not isinstance(data, dict):
             raise ValueError(
                 f"expected a built-in game name, a file name, or a table with builtin, file or random; got {_show(data)}"
@@ -283,9 +281,12 @@ class GameSpec(_Strict):
     @field_validator("builtin")
     @classmethod
     def _known_builtin(cls, v: str | None) -> str | None:
-        if v is not None and v not in BUILTIN_GAMES and v not in DISCOUNTED_GAMES:
-            names = [*BUILTIN_GAMES, *DISCOUNTED_GAMES]
-            raise ValueError(f"unknown built-in game {v!r}{did_you_mean(v, names)}; choose one of: {', '.join(sorted(names))}")
+        if v is not None and v in DISCOUNTED_GAMES:
+            raise ValueError(f"{v!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
+        if v is not None and v not in BUILTIN_GAMES:
+            raise ValueError(
+                f"unknown built-in game {v!r}{did_you_mean(v, BUILTIN_GAMES)}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}"
+            )
         return v
 
     @model_validator(mode="after")
@@ -395,7 +396,10 @@ def _check_algorithm(name: str) -> str:
                 f"unknown algorithm {name!r}{hint}; the V-learning algorithms are {', '.join(VLEARNING_ALGORITHMS)}"
             ) from None
         raise err from None
-    del algorithm  # (its update's kind is checked against each game when the sweep is planned)
+    if algorithm.value_update.stationary:
+        raise ValueError(
+            f"{name!r}: the {algorithm.value_update.name!r} value update is for discounted games; {DISCOUNTED_IN_SWEEPS}"
+        )
     return name
 
 

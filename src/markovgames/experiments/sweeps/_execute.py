@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...dynamics import Algorithm, DiscountedBatchRunResult, get_algorithm, get_step_schedule, run_batch, run_vlearning_batch
+from ...dynamics import Algorithm, get_algorithm, get_step_schedule, run_batch, run_vlearning_batch
 from ..rundirs._exact import exact_checkpoint_gaps, exact_prefix_gaps
 from ._bandit import is_vlearning
 from ._config import SweepConfigError
@@ -39,9 +39,9 @@ class BatchOutput:
     batch_id: str
     run_ids: tuple[str, ...]
     prefixes: np.ndarray  # (P,)
-    value: np.ndarray  # (B, P, N): the output policy's value (a discounted run: the value estimates)
-    certified_ce_bound: np.ndarray | None  # (B, P, N); None for a discounted run (no correlated output policy)
-    certified_cce_bound: np.ndarray | None
+    value: np.ndarray  # (B, P, N)
+    certified_ce_bound: np.ndarray
+    certified_cce_bound: np.ndarray
     wall_time_s: float
     compile_time_s: float
     host: str
@@ -95,19 +95,13 @@ def execute_batch(task: BatchTask) -> BatchOutput:
     exact = None
     if task.exact:
         exact = tuple(exact_checkpoint_gaps(result.run(b), task.checkpoints) for b in range(len(task)))
-    # A discounted run has no correlated output policy: its value column is the learners' value
-    # estimates, and its measures are the last iterate's and the weighted average's.
-    if isinstance(result, DiscountedBatchRunResult):
-        value, ce, cce = np.asarray(result.value_estimate), None, None
-    else:
-        value, ce, cce = (np.asarray(x) for x in (result.value, result.certified_ce_bound, result.certified_cce_bound))
     return BatchOutput(
         batch_id=task.batch_id,
         run_ids=task.run_ids,
         prefixes=np.asarray(result.prefixes),
-        value=value,
-        certified_ce_bound=ce,
-        certified_cce_bound=cce,
+        value=np.asarray(result.value),
+        certified_ce_bound=np.asarray(result.certified_ce_bound),
+        certified_cce_bound=np.asarray(result.certified_cce_bound),
         wall_time_s=float(result.wall_time_s),
         compile_time_s=float(result.compile_time_s),
         host=socket.gethostname(),

@@ -278,14 +278,11 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
     record_fields = {
         "checkpoint": (lambda v: _is_int(v, 1, doc["T"]), f"an iteration in 1..T = {doc['T']}"),
         "value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "certified_ce_bound": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "certified_cce_bound": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
+        "certified_ce_gap": (_is_number, "a finite number"),
+        "certified_cce_gap": (_is_number, "a finite number"),
     }
-    if doc["shape"]["H"] is not None:  # a discounted run has no output policy, so no certified bounds
-        record_fields.update(
-            certified_ce_bound=(_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
-            certified_cce_bound=(_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
-            certified_ce_gap=(_is_number, "a finite number"),
-            certified_cce_gap=(_is_number, "a finite number"),
-        )
     optional_fields = {
         "exact_ce_gap": (_optional(_is_number), "a finite number or null"),
         "exact_cce_gap": (_optional(_is_number), "a finite number or null"),
@@ -371,12 +368,8 @@ def _is_theory(value: Any) -> bool:
 
 
 def _check_shape(reader: _Reader, value: Any, field: str) -> None:
-    """``{N, H, S, A}``, or a discounted game's ``{N, H: null, S, A, discount}``."""
     size = (lambda v: _is_int(v, 1), "a positive integer")
-    discounted = isinstance(value, dict) and "discount" in value
-    horizon = (lambda v: v is None, "null (a discounted game)") if discounted else size
-    optional = {"discount": (lambda v: _is_number(v, 0.0) and v < 1, "a number in [0, 1)")}
-    reader.obj(value, field, {"N": size, "H": horizon, "S": size, "A": (lambda v: isinstance(v, list), "a list")}, optional)
+    reader.obj(value, field, {"N": size, "H": size, "S": size, "A": (lambda v: isinstance(v, list), "a list")})
     n = value["N"]
     if not (len(value["A"]) == n and all(_is_int(a, 1) for a in value["A"])):
         raise reader.fail(f"{field}.A", f"expected {n} positive integers (N), got {_shown(value['A'])}")

@@ -35,16 +35,7 @@ from ...dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ...dynamics._loop import loop_shape
-from ...games import (
-    BUILTIN_GAMES,
-    MAX_GAME_ENTRIES,
-    DiscountedMarkovGame,
-    MarkovGame,
-    get_builtin,
-    get_discounted_builtin,
-    load_any_game,
-)
+from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
 from ...games._resolve import is_game_file
 from ._bandit import (
     PAPER_RATE,
@@ -56,8 +47,7 @@ from ._bandit import (
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
-from ._kinds import build_random_game, check_game_kind
-from ._values import draws_anything, episodes_per_round, game_shape, is_bandit, schedule_rates_fault
+from ._values import draws_anything, episodes_per_round, is_bandit, schedule_rates_fault
 
 __all__ = [
     "PlannedRun",
@@ -206,8 +196,6 @@ class PlannedRun:
             self.bonus,
             self.ix,
             self.bandit_rate,
-            # A discounted game's discount sets its update's weights: one batch has one discount.
-            getattr(self.game, "discount", None),
         )
 
 
@@ -357,8 +345,7 @@ def _bandit_run_memory(run: PlannedRun) -> int:
 
 def _random_label(spec, seed: int | None) -> str:
     acts = "x".join(map(str, spec.action_tuple))
-    length = f"H={spec.horizon}" if spec.discount is None else f"gamma={spec.discount:g}"
-    text = f"random(N={spec.players},{length},S={spec.states},A={acts}"
+    text = f"random(N={spec.players},H={spec.horizon},S={spec.states},A={acts}"
     if spec.reward_distribution != "uniform":
         text += f",{spec.reward_distribution}"
     if spec.transition_concentration != 1.0:
@@ -387,11 +374,11 @@ def _nearest_game_file(file: str, base_dir: Path) -> str:
 
 def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
     """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
-    built: list[tuple[int, str, str, int | None, int | None, MarkovGame | DiscountedMarkovGame]] = []
+    built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
     for index, entry in enumerate(config.games):
         where = f"games[{index}]"
         if entry.builtin is not None:
-            game = get_builtin(entry.builtin) if entry.builtin in BUILTIN_GAMES else get_discounted_builtin(entry.builtin)
+            game = get_builtin(entry.builtin)
             built.append((index, entry.label or entry.builtin, "builtin", None, None, game))
         elif entry.file is not None:
             path = Path(entry.file)
@@ -403,7 +390,7 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
                     f"{did_you_mean(entry.file, BUILTIN_GAMES) or _nearest_game_file(entry.file, base_dir)}"
                 )
             try:
-                game = load_any_game(path, max_bytes=max_bytes, max_entries=max_entries)
+                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
             except Exception as err:  # GameFileError and friends: name the entry
                 raise SweepConfigError(f"{where}: {err}") from None
             built.append((index, entry.label or entry.file, "file", None, None, game))
@@ -414,7 +401,19 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             seeds = [(spec.seed, None)] if spec.seed is not None else [(s, k) for k, s in enumerate(game_seeds)]
             for seed, k in seeds:
                 try:
-                    game = build_random_game(spec, seed, max_entries)
+                    game = random_game(
+                        spec.players,
+                        spec.horizon,
+                        spec.states,
+                        spec.action_tuple,
+                        seed_or_rng=seed,
+                        reward_distribution=spec.reward_distribution,
+                        transition_concentration=spec.transition_concentration,
+                        initial_state=spec.initial_state,
+                        num_successors=spec.successors,
+                        max_entries=max_entries,
+                        zero_sum=spec.zero_sum,
+                    )
                 except Exception as err:
                     raise SweepConfigError(f"{where}.random: {err}") from None
                 label = entry.label or _random_label(spec, spec.seed)
@@ -488,9 +487,8 @@ def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_e
         if spec is None:
             continue
         joint = math.prod(spec.action_tuple)
-        layers = 1 if spec.horizon is None else spec.horizon  # a discounted game: one stationary layer
-        rewards = layers * spec.players * spec.states * joint
-        kernel = layers * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
+        rewards = spec.horizon * spec.players * spec.states * joint
+        kernel = spec.horizon * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
         if max(rewards, kernel) > max_entries:
             continue  # each such game is refused when it is built, with its sizes named
         kernel *= 1 if spec.successors is None else 2  # successors and probabilities
@@ -657,7 +655,7 @@ def plan_sweep(
                 "entry": index,
                 "seed": seed,
                 "seed_index": k,
-                "shape": game_shape(game),
+                "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
                 "sha256": content,
             }
         )
@@ -668,7 +666,7 @@ def plan_sweep(
             r = config.games[index].random
             game_spec.update(
                 players=r.players,
-                **({"horizon": r.horizon} if r.discount is None else {"discount": r.discount}),
+                horizon=r.horizon,
                 states=r.states,
                 actions=list(r.action_tuple),
                 seed=seed,
@@ -688,10 +686,9 @@ def plan_sweep(
                 # per learner, shape and dtype): its broken protocol is the configuration's error,
                 # not a failure of every run.
                 if spec_alg is not None:
-                    check_learner(spec_alg.learner, loop_shape(game), config.dtype)
+                    check_learner(spec_alg.learner, game.shape_key, config.dtype)
             except ValueError as err:
                 raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
-            check_game_kind(config, alg_index, alg, spec_alg, index, game)
             digest = None if spec_alg is None else spec_alg.source_sha256
             # The bytes just hashed (None for a module or a built-in): the workers run them.
             source = None if digest is None else loaded_file_source(digest)

@@ -27,7 +27,7 @@ from ._files import canonical_json as _canonical_json
 from ._plan import PlannedRun, SweepPlan
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
 from ._table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
-from ._values import episodes_per_round, game_shape, value_scale
+from ._values import episodes_per_round
 
 __all__ = ["checked_run_file", "consolidate_results"]
 
@@ -41,21 +41,16 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
     per_round = episodes_per_round(run.feedback)
     for k, T_prime in enumerate(output.prefixes):
         value = output.value[b, k]
-        certified: dict[str, Any] = {}
-        if output.certified_ce_bound is not None and output.certified_cce_bound is not None:
-            ce, cce = output.certified_ce_bound[b, k], output.certified_cce_bound[b, k]
-            certified = {
+        ce = output.certified_ce_bound[b, k]
+        cce = output.certified_cce_bound[b, k]
+        records.append(
+            {
+                "checkpoint": int(T_prime),
+                "value": [float(x) for x in value],
                 "certified_ce_bound": [float(x) for x in ce],
                 "certified_cce_bound": [float(x) for x in cce],
                 "certified_ce_gap": float(np.max(ce - value)),
                 "certified_cce_gap": float(np.max(cce - value)),
-            }
-        records.append(
-            {
-                "checkpoint": int(T_prime),
-                # The output policy's value; a discounted run's value estimates (it has no output policy).
-                "value": [float(x) for x in value],
-                **certified,
                 **({} if output.exact is None else output.exact[b][int(T_prime)]),
                 **(
                     {}
@@ -102,7 +97,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         "game_kind": run.game_kind,
         "game_seed": run.game_seed,
         "seed_index": run.seed_index,
-        "shape": game_shape(run.game),
+        "shape": {"N": run.game.num_players, "H": run.game.horizon, "S": run.game.num_states, "A": list(run.game.num_actions)},
         "algorithm": run.algorithm,
         "concept": run.concept,
         "optimistic": run.optimistic,
@@ -130,7 +125,8 @@ def checked_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[st
     planned = None
     if run is not None:
         game = run.game
-        planned = {"spec": json.loads(_canonical_json(run.spec)), "shape": game_shape(game)}
+        shape = {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)}
+        planned = {"spec": json.loads(_canonical_json(run.spec)), "shape": shape}
     return read_run_file(path, run_id, planned)
 
 
@@ -138,7 +134,7 @@ def _eta_text(eta: float | str) -> str:
     return eta if isinstance(eta, str) else repr(float(eta))
 
 
-def _original_columns(row: dict[str, Any], units: dict[str, float] | None, horizon: float) -> dict[str, Any]:
+def _original_columns(row: dict[str, Any], units: dict[str, float] | None, horizon: int) -> dict[str, Any]:
     """The row's values, gaps and regrets in the game's own units (null for a game given in [0, 1])."""
     out: dict[str, Any] = dict.fromkeys(ORIGINAL_COLUMNS)
     if units is None:
@@ -161,8 +157,7 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
     rows = []
     for rec in doc["records"]:
         Tp = rec["checkpoint"]
-        # (None for a discounted run: no correlated output policy, so no certified gaps.)
-        ce, cce = rec.get("certified_ce_gap"), rec.get("certified_cce_gap")
+        ce, cce = rec["certified_ce_gap"], rec["certified_cce_gap"]
         gap = ce if concept == "ce" else cce
         rows.append(
             {
@@ -173,7 +168,6 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "seed_index": doc["seed_index"],
                 "N": shape["N"],
                 "H": shape["H"],
-                "discount": shape.get("discount"),
                 "S": shape["S"],
                 "A": "x".join(map(str, shape["A"])),
                 "algorithm": doc["algorithm"],
@@ -184,14 +178,14 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "T": doc["T"],
                 "checkpoint": Tp,
                 "value": rec["value"],
-                "certified_ce_bound": rec.get("certified_ce_bound"),
-                "certified_cce_bound": rec.get("certified_cce_bound"),
+                "certified_ce_bound": rec["certified_ce_bound"],
+                "certified_cce_bound": rec["certified_cce_bound"],
                 "certified_ce_gap": ce,
                 "certified_cce_gap": cce,
-                "ce_gap_times_T": None if ce is None else ce * Tp,
-                "cce_gap_times_T": None if cce is None else cce * Tp,
+                "ce_gap_times_T": ce * Tp,
+                "cce_gap_times_T": cce * Tp,
                 "gap": gap,
-                "gap_times_T": None if gap is None else gap * Tp,
+                "gap_times_T": gap * Tp,
                 "wall_time_s": doc["wall_time_s"],
                 "batch_id": doc["batch"]["id"],
                 "batch_size": doc["batch"]["size"],
@@ -223,7 +217,7 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "eta_theory": parse_theory(doc["eta"]) if isinstance(doc["eta"], str) else None,
             }
         )
-        rows[-1].update(_original_columns(rows[-1], doc.get("units"), value_scale(shape)))
+        rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
     return rows
 
 
@@ -291,7 +285,6 @@ def _results_schema():
             ("weighted_average_nash_gap", pa.float64()),
             ("weighted_average_duality_gap", pa.float64()),
             ("eta_theory", pa.string()),
-            ("discount", pa.float64()),
             *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )

@@ -26,7 +26,6 @@ from ._execute import BatchOutput
 from ._files import MANIFEST_FORMAT, read_manifest
 from ._plan import BatchTask, SweepPlan
 from ._results import _run_document, checked_run_file
-from ._values import game_shape
 
 __all__ = ["SweepProgress"]
 
@@ -111,7 +110,7 @@ class _SweepSession:
                 "batch_id": task.batch_id,
                 "algorithm": task.algorithm,
                 "optimistic": task.optimistic,
-                "shape": game_shape(task.games[0]),
+                "shape": {"N": task.shape_key[0], "H": task.shape_key[1], "S": task.shape_key[2], "A": list(task.shape_key[3])},
                 "T": task.T,
                 "size": len(task),
                 "status": "finished",
@@ -123,14 +122,9 @@ class _SweepSession:
             }
         )
         concept = task.concept
-        bound = output.certified_ce_bound if concept == "ce" else output.certified_cce_bound
-        if bound is not None:
-            final_gaps = np.max(bound[:, -1] - output.value[:, -1], axis=-1)
-        else:  # a discounted run: the Nash gap of its weighted average (else of its last iterate)
-            measured = output.weighted_average if output.weighted_average is not None else output.last_iterate
-            assert measured is not None  # (a discounted sweep measures one of the two: `check_game_kind`)
-            final_gaps = np.max(measured[:, -1, 1] - measured[:, -1, 0], axis=-1)
-            concept = "Nash"
+        final_gaps = np.max(
+            (output.certified_ce_bound if concept == "ce" else output.certified_cce_bound)[:, -1] - output.value[:, -1], axis=-1
+        )
         first = self.by_id[task.run_ids[0]]
         self.notify(
             {

@@ -78,8 +78,6 @@ METRIC_COLUMNS = {
 #: Where a metric's column comes from: what a sweep must set to have it.
 _CONSTANT_SUM = "on a two-player constant-sum game"
 _METRIC_SOURCES = {
-    "gap": "finite-horizon games only: a discounted game's runs have no correlated output policy; summarise them with "
-    "--metric last_iterate_nash_gap, last_iterate_duality_gap, weighted_average_nash_gap or weighted_average_duality_gap",
     "external_regret": "regret = true",
     "swap_regret": "regret = true",
     "duality_gap": f"last_iterate = true {_CONSTANT_SUM}",
@@ -379,12 +377,9 @@ def check_metric(metric: str) -> None:
 
 def row_metric(row: dict[str, Any], metric: str, concept: str) -> float | None:
     """A row's value of ``metric`` (``concept``: ``ce`` or ``cce``, for the gap); None where it has none."""
-    # (A discounted game's rows have no certified gap: no correlated output policy.)
-    value = (
-        row.get("certified_ce_gap" if concept == "ce" else "certified_cce_gap")
-        if metric == "gap"
-        else row.get(METRIC_COLUMNS[metric])
-    )
+    if metric == "gap":
+        return float(row["certified_ce_gap"] if concept == "ce" else row["certified_cce_gap"])
+    value = row.get(METRIC_COLUMNS[metric])
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
@@ -436,10 +431,7 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
         seeds[r["run_id"]] = (_seed(r.get("game_seed")), _seed(r.get("feedback_seed")))
     if rows and not by_group:
         raise ResultsError.for_argument(
-            "metric",
-            f"no run of these results has a certified gap ({_METRIC_SOURCES['gap']})"
-            if metric == "gap"
-            else f"no run of these results recorded {metric} (a sweep records it with {_METRIC_SOURCES[metric]})",
+            "metric", f"no run of these results recorded {metric} (a sweep records it with {_METRIC_SOURCES[metric]})"
         )
     out = []
     order = {name: k for k, name in enumerate(PAPER_ORDER)}

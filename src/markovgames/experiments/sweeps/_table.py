@@ -70,7 +70,7 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "game_seed": ("int", True),
     "seed_index": ("int", True),
     "N": ("int", False),
-    "H": ("int", True),  # null for a discounted game (`_FINITE_HORIZON_ONLY`)
+    "H": ("int", False),
     "S": ("int", False),
     "A": ("text", False),
     "algorithm": ("text", False),
@@ -81,14 +81,14 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "T": ("int", False),
     "checkpoint": ("int", False),
     "value": ("floats", False),
-    "certified_ce_bound": ("floats", True),
-    "certified_cce_bound": ("floats", True),
-    "certified_ce_gap": ("float", True),
-    "certified_cce_gap": ("float", True),
-    "ce_gap_times_T": ("float", True),
-    "cce_gap_times_T": ("float", True),
-    "gap": ("float", True),
-    "gap_times_T": ("float", True),
+    "certified_ce_bound": ("floats", False),
+    "certified_cce_bound": ("floats", False),
+    "certified_ce_gap": ("float", False),
+    "certified_cce_gap": ("float", False),
+    "ce_gap_times_T": ("float", False),
+    "cce_gap_times_T": ("float", False),
+    "gap": ("float", False),
+    "gap_times_T": ("float", False),
     "wall_time_s": ("float", False),
     "batch_id": ("text", False),
     "batch_size": ("int", False),
@@ -127,8 +127,6 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "weighted_average_duality_gap": ("float", True),
     # Since the catalogue by paper: whose theorem's rate a 'theory' learning rate is (null for a number).
     "eta_theory": ("text", True),
-    # Since discounted games in sweeps: a discounted game's discount (null for a finite-horizon one).
-    "discount": ("float", True),
     **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
@@ -149,7 +147,6 @@ COLUMN_DEFAULTS = {
     "weighted_average_nash_gap": None,
     "weighted_average_duality_gap": None,
     "eta_theory": None,
-    "discount": None,
     **{
         f"{name}_original": None
         for name in ("weighted_average_value", "weighted_average_nash_gap", "weighted_average_duality_gap")
@@ -168,21 +165,6 @@ REQUIRED_COLUMNS = (
     "certified_ce_gap",
     "certified_cce_gap",
     "concept",
-)
-
-#: The columns every row of a finite-horizon game has, and a discounted game's rows leave null (its
-#: runs have no correlated output policy; their measures are the last iterate's and the weighted
-#: average's columns).
-_FINITE_HORIZON_ONLY = (
-    "H",
-    "certified_ce_bound",
-    "certified_cce_bound",
-    "certified_ce_gap",
-    "certified_cce_gap",
-    "ce_gap_times_T",
-    "cce_gap_times_T",
-    "gap",
-    "gap_times_T",
 )
 
 #: Columns that hold a count of at least 1.
@@ -259,7 +241,6 @@ _INVARIANT_COLUMNS = (
     "last_iterate_nash_gap",
     "last_iterate_duality_gap",
 )
-# (A discounted run's weighted average has the same bounds; its columns are checked like the last iterate's.)
 
 
 def _check_invariants(path: Path, table) -> None:
@@ -273,10 +254,7 @@ def _check_invariants(path: Path, table) -> None:
     columns = {name: table.column(name).to_pylist() for name in _INVARIANT_COLUMNS if name in table.column_names}
     dtype = table.column("dtype").to_pylist() if "dtype" in table.column_names else "float64"
     players = table.column("N").to_pylist() if "N" in table.column_names else 64
-    # Returns lie in [0, H], or a discounted game's [0, 1 / (1 - discount)].
-    gammas = table.column("discount").to_pylist() if "discount" in table.column_names else [None] * table.num_rows
-    scale = [h if g is None else 1.0 / (1.0 - g) for h, g in zip(table.column("H").to_pylist(), gammas, strict=True)]
-    found = first_violation(columns, scale, players, dtype)
+    found = first_violation(columns, table.column("H").to_pylist(), players, dtype)
     if found is not None:
         row, name, what = found
         run_id, checkpoint = table.column("run_id")[row].as_py(), table.column("checkpoint")[row].as_py()
@@ -386,32 +364,7 @@ def _check_values(path: Path, table) -> None:
                 raise ResultsError(f"{path}: column {name!r}: holds a value that is not finite")
         elif kind == "text":
             _check_text(path, name, column)
-    _check_kinds(path, table)
     _check_consistency(path, table)
-
-
-def _check_kinds(path: Path, table) -> None:
-    """A finite-horizon game's rows have every column of `_FINITE_HORIZON_ONLY`; a discounted game's
-    (``discount`` not null, in ``[0, 1)``) have none of them."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if "discount" in table.column_names:
-        discounted = pc.is_valid(table.column("discount"))
-        gamma = pc.drop_null(table.column("discount"))
-        if len(gamma) and (pc.min(gamma).as_py() < 0 or pc.max(gamma).as_py() >= 1):
-            raise ResultsError(f"{path}: column 'discount': holds a value outside [0, 1)")
-    else:  # a file of an earlier version: finite-horizon games only
-        discounted = pa.array([False] * table.num_rows)
-    for name in _FINITE_HORIZON_ONLY:
-        if name not in table.column_names:
-            continue
-        valid = pc.is_valid(table.column(name))
-        wrong = pc.or_(pc.and_(discounted, valid), pc.and_(pc.invert(discounted), pc.invert(valid)))
-        if pc.any(wrong).as_py():
-            row = pc.index(wrong, True).as_py()
-            what = "a discounted game's row holds one" if discounted[row].as_py() else "a finite-horizon game's row has none"
-            raise ResultsError(f"{path}: column {name!r}: row {row}: {what}")
 
 
 def _check_text(path: Path, name: str, column) -> None:

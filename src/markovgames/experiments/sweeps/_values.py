@@ -200,26 +200,8 @@ def schedule_rates_fault(schedule, scale, eta, game, game_index: int, config) ->
     try:
         if key not in _FACTOR_RANGES:
             _FACTOR_RANGES[key] = schedule.factor_range(config.T + 1)
-        limit = max_learning_rate(config.T, value_scale(game_shape(game)), config.dtype)
+        limit = max_learning_rate(config.T, game.horizon, config.dtype)
         bounded_schedule(schedule, (scale,), limit, config.dtype, config.T + 1, _FACTOR_RANGES[key])
     except ValueError as err:
         return f"{err} (with eta {eta} on games[{game_index}])"
     return None
-
-
-def game_shape(game) -> dict[str, Any]:
-    """A game's shape as the run files and the manifest record it: ``N``, ``H``, ``S``, ``A``; a
-    discounted game has ``H`` null and its ``discount`` (a finite-horizon game writes no
-    ``discount``: its files are what they always were)."""
-    shape: dict[str, Any] = {"N": game.num_players, "H": None, "S": game.num_states, "A": list(game.num_actions)}
-    if getattr(game, "discount", None) is None:
-        shape["H"] = game.horizon
-    else:
-        shape["discount"] = float(game.discount)
-    return shape
-
-
-def value_scale(shape: dict[str, Any]) -> float:
-    """The largest return of a game of ``shape`` with rewards in ``[0, 1]``: ``H``, or a discounted
-    game's ``1 / (1 - discount)``."""
-    return float(shape["H"]) if shape.get("H") is not None else 1.0 / (1.0 - float(shape["discount"]))
