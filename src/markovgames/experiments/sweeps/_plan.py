@@ -35,7 +35,19 @@ from ...dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
+from ...dynamics._loop import loop_shape
+from ...games import (
+    BUILTIN_GAMES,
+    DISCOUNTED_GAMES,
+    MAX_GAME_ENTRIES,
+    DiscountedMarkovGame,
+    MarkovGame,
+    get_builtin,
+    get_discounted_builtin,
+    load_any_game,
+    random_discounted_game,
+    random_game,
+)
 from ...games._resolve import is_game_file
 from ._bandit import (
     PAPER_RATE,
@@ -45,6 +57,7 @@ from ._bandit import (
     is_vlearning,
 )
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
+from ._discounted import check_discounted_cell, check_one_kind, game_shape
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
 from ._values import draws_anything, episodes_per_round, is_bandit, schedule_rates_fault
@@ -126,7 +139,7 @@ class PlannedRun:
 
     run_id: str
     spec: dict[str, Any]
-    game: MarkovGame
+    game: MarkovGame | DiscountedMarkovGame
     game_label: str
     game_kind: str
     game_index: int
@@ -173,6 +186,11 @@ class PlannedRun:
         return is_bandit(self.feedback)
 
     @property
+    def discount(self) -> float | None:
+        """The discount of the run's game (``None``: a finite-horizon game)."""
+        return self.game.discount if isinstance(self.game, DiscountedMarkovGame) else None
+
+    @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
         stage_theory = self.value_update == "stage" and isinstance(self.eta, str)
@@ -196,6 +214,10 @@ class PlannedRun:
             self.bonus,
             self.ix,
             self.bandit_rate,
+            # One batch has one kernel form, and a discounted batch one discount (its step sizes'
+            # order k = 1/(1-gamma) is the batch's): run_batch refuses a mix of either.
+            self.game.is_sparse,
+            self.discount,
         )
 
 
@@ -210,7 +232,7 @@ class BatchTask:
     checkpoints: tuple[int, ...]
     dtype: str
     run_ids: tuple[str, ...]
-    games: tuple[MarkovGame, ...]
+    games: tuple[MarkovGame | DiscountedMarkovGame, ...]  # all of one kind (a plan's games are)
     etas: tuple[LearningRate, ...]
     reference: str  # what the worker resolves
     concept: str
@@ -253,6 +275,17 @@ class BatchTask:
     @property
     def shape_key(self):
         return self.games[0].shape_key
+
+    @property
+    def discounted(self) -> bool:
+        """Whether the batch's games are discounted (a discounted value update's runs)."""
+        return isinstance(self.games[0], DiscountedMarkovGame)
+
+    @property
+    def shape(self) -> dict[str, Any]:
+        """The games' shape as the manifest records it: ``N, H, S, A`` (a discounted game: ``N, S,
+        A`` and its ``discount``, which a batch shares)."""
+        return game_shape(self.games[0], with_discount=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -339,13 +372,21 @@ def _bandit_run_memory(run: PlannedRun) -> int:
     chunks and their concatenation), and its output policy (`bandit_run_bytes`)."""
     if not run.bandit:
         return 0
-    record, policy, _ = bandit_run_bytes(run.game, run.T, episodes_per_round(run.feedback))
+    record, policy, _ = bandit_run_bytes(_finite(run), run.T, episodes_per_round(run.feedback))
     return 2 * record + policy
+
+
+def _finite(run: PlannedRun) -> MarkovGame:
+    """A bandit run's game: finite-horizon (a discounted sweep refuses bandit feedback when it is planned)."""
+    if not isinstance(run.game, MarkovGame):  # unreachable: `check_discounted_cell`
+        raise SweepConfigError(f"games[{run.game_index}]: bandit feedback needs a finite-horizon game")
+    return run.game
 
 
 def _random_label(spec, seed: int | None) -> str:
     acts = "x".join(map(str, spec.action_tuple))
-    text = f"random(N={spec.players},H={spec.horizon},S={spec.states},A={acts}"
+    length = f"gamma={spec.discount:g}" if spec.discounted else f"H={spec.horizon}"
+    text = f"random(N={spec.players},{length},S={spec.states},A={acts}"
     if spec.reward_distribution != "uniform":
         text += f",{spec.reward_distribution}"
     if spec.transition_concentration != 1.0:
@@ -373,12 +414,14 @@ def _nearest_game_file(file: str, base_dir: Path) -> str:
 
 
 def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
-    """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
-    built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
+    """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid (all of
+    one kind, finite-horizon or discounted: `check_one_kind`)."""
+    built: list[tuple[int, str, str, int | None, int | None, MarkovGame | DiscountedMarkovGame]] = []
     for index, entry in enumerate(config.games):
         where = f"games[{index}]"
+        game: MarkovGame | DiscountedMarkovGame
         if entry.builtin is not None:
-            game = get_builtin(entry.builtin)
+            game = get_discounted_builtin(entry.builtin) if entry.builtin in DISCOUNTED_GAMES else get_builtin(entry.builtin)
             built.append((index, entry.label or entry.builtin, "builtin", None, None, game))
         elif entry.file is not None:
             path = Path(entry.file)
@@ -387,10 +430,10 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
             if not path.exists():
                 raise SweepConfigError(
                     f"{where}: {entry.file!r} is neither a built-in game nor an existing game file"
-                    f"{did_you_mean(entry.file, BUILTIN_GAMES) or _nearest_game_file(entry.file, base_dir)}"
+                    f"{did_you_mean(entry.file, [*BUILTIN_GAMES, *DISCOUNTED_GAMES]) or _nearest_game_file(entry.file, base_dir)}"
                 )
-            try:
-                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
+            try:  # a game file of either kind (a discounted one has 'discount')
+                game = load_any_game(path, max_bytes=max_bytes, max_entries=max_entries)
             except Exception as err:  # GameFileError and friends: name the entry
                 raise SweepConfigError(f"{where}: {err}") from None
             built.append((index, entry.label or entry.file, "file", None, None, game))
@@ -400,24 +443,25 @@ def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max
                 raise SweepConfigError(f"{where}: give exactly one of builtin, file, random")
             seeds = [(spec.seed, None)] if spec.seed is not None else [(s, k) for k, s in enumerate(game_seeds)]
             for seed, k in seeds:
+                options = dict(
+                    seed_or_rng=seed,
+                    reward_distribution=spec.reward_distribution,
+                    transition_concentration=spec.transition_concentration,
+                    initial_state=spec.initial_state,
+                    num_successors=spec.successors,
+                    max_entries=max_entries,
+                    zero_sum=spec.zero_sum,
+                )
                 try:
-                    game = random_game(
-                        spec.players,
-                        spec.horizon,
-                        spec.states,
-                        spec.action_tuple,
-                        seed_or_rng=seed,
-                        reward_distribution=spec.reward_distribution,
-                        transition_concentration=spec.transition_concentration,
-                        initial_state=spec.initial_state,
-                        num_successors=spec.successors,
-                        max_entries=max_entries,
-                        zero_sum=spec.zero_sum,
-                    )
+                    if spec.discount is not None:  # as 'markovgames games random --discount G' draws it
+                        game = random_discounted_game(spec.players, spec.states, spec.action_tuple, spec.discount, **options)  # type: ignore[arg-type]
+                    else:
+                        game = random_game(spec.players, spec.horizon, spec.states, spec.action_tuple, **options)  # type: ignore[arg-type]
                 except Exception as err:
                     raise SweepConfigError(f"{where}.random: {err}") from None
                 label = entry.label or _random_label(spec, spec.seed)
                 built.append((index, label, "random", seed, k, game))
+    check_one_kind([(index, game) for index, _, _, _, _, game in built])
     # Different entries must not share a label (results are grouped by it).
     owner: dict[str, int] = {}
     out = []
@@ -487,8 +531,9 @@ def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_e
         if spec is None:
             continue
         joint = math.prod(spec.action_tuple)
-        rewards = spec.horizon * spec.players * spec.states * joint
-        kernel = spec.horizon * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
+        layers = 1 if spec.horizon is None else spec.horizon  # a discounted game: one stationary layer
+        rewards = layers * spec.players * spec.states * joint
+        kernel = layers * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
         if max(rewards, kernel) > max_entries:
             continue  # each such game is refused when it is built, with its sizes named
         kernel *= 1 if spec.successors is None else 2  # successors and probabilities
@@ -539,7 +584,7 @@ def _check_bandit_memory(plan: SweepPlan, batches: list[BatchTask], concurrent: 
         if not task.bandit:
             continue
         runs = [by_id[rid] for rid in task.run_ids]
-        evaluation = max(bandit_run_bytes(r.game, r.T, episodes_per_round(r.feedback))[2] for r in runs)
+        evaluation = max(bandit_run_bytes(_finite(r), r.T, episodes_per_round(r.feedback))[2] for r in runs)
         sizes.append((sum(_bandit_run_memory(r) for r in runs) + evaluation, len(runs)))
     if not sizes:
         return
@@ -655,18 +700,21 @@ def plan_sweep(
                 "entry": index,
                 "seed": seed,
                 "seed_index": k,
-                "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
+                "shape": game_shape(game),
+                **({"discount": game.discount} if isinstance(game, DiscountedMarkovGame) else {}),
                 "sha256": content,
             }
         )
         game_spec: dict[str, Any] = {"kind": kind, "sha256": content}
+        if isinstance(game, DiscountedMarkovGame):
+            game_spec["discount"] = game.discount  # (its content hash has it too; this says it)
         if kind == "builtin":
             game_spec["name"] = config.games[index].builtin
         elif kind == "random":
             r = config.games[index].random
             game_spec.update(
                 players=r.players,
-                horizon=r.horizon,
+                **({"horizon": r.horizon} if r.discount is None else {}),
                 states=r.states,
                 actions=list(r.action_tuple),
                 seed=seed,
@@ -682,11 +730,17 @@ def plan_sweep(
             vlearning = is_vlearning(alg.name)  # V-learning: run_vlearning's own algorithms, no composition
             try:
                 spec_alg = None if vlearning else get_algorithm(reference)
+            except ValueError as err:
+                raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
+            # A value update of the other kind of game, and on a discounted game what its runs
+            # cannot take (exact gaps, 'theory' rates, bandit feedback), named by key and cell.
+            check_discounted_cell(config, alg_index, alg, spec_alg, index, game)
+            try:
                 # A user's learner, checked with this game's shapes before any worker starts (once
                 # per learner, shape and dtype): its broken protocol is the configuration's error,
                 # not a failure of every run.
                 if spec_alg is not None:
-                    check_learner(spec_alg.learner, game.shape_key, config.dtype)
+                    check_learner(spec_alg.learner, loop_shape(game), config.dtype)
             except ValueError as err:
                 raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
             digest = None if spec_alg is None else spec_alg.source_sha256
@@ -704,6 +758,8 @@ def plan_sweep(
                 for repetition in ((None,) if not draws_anything(feedback) else (k,) if k is not None else range(config.seeds))
             ]
             for feedback in {f for f in feedback_models if is_bandit(f)}:
+                if not isinstance(game, MarkovGame):  # unreachable: refused by check_discounted_cell
+                    raise SweepConfigError(f"games[{index}]: bandit feedback needs a finite-horizon game")
                 try:  # a record or output policy beyond the library's limits: refused before any batch
                     check_bandit_size(game, config.T, episodes_per_round(feedback))
                 except ValueError as err:

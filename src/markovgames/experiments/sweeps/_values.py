@@ -200,7 +200,9 @@ def schedule_rates_fault(schedule, scale, eta, game, game_index: int, config) ->
     try:
         if key not in _FACTOR_RANGES:
             _FACTOR_RANGES[key] = schedule.factor_range(config.T + 1)
-        limit = max_learning_rate(config.T, game.horizon, config.dtype)
+        from ._discounted import utility_scale  # (a module that imports this one)
+
+        limit = max_learning_rate(config.T, utility_scale(game), config.dtype)
         bounded_schedule(schedule, (scale,), limit, config.dtype, config.T + 1, _FACTOR_RANGES[key])
     except ValueError as err:
         return f"{err} (with eta {eta} on games[{game_index}])"
