@@ -78,7 +78,6 @@ def check_discounted_cell(
     algorithm's composition (``None``: V-learning)."""
     from ...dynamics._discounted_run import check_update_for_game
 
-    cell = f"algorithms[{alg_index}] {alg.name!r} on games[{game_index}] {game.name!r}"
     if spec is not None:
         try:
             check_update_for_game(spec, game, f"games[{game_index}]")
@@ -86,15 +85,19 @@ def check_discounted_cell(
             raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
     if not isinstance(game, DiscountedMarkovGame):
         return
-    discounted = f"games[{game_index}] {game.name!r} is a discounted game (discount = {game.discount!r})"
     if spec is None:
         raise SweepConfigError(
             f"algorithms[{alg_index}]: {alg.name!r} is V-learning, which plays episodes of H steps (docs/vlearning.md), "
-            f"and {discounted}; use a composition LEARNER+discounted-smooth"
+            f"and games[{game_index}] {game.name!r} is a discounted game (discount = {game.discount!r}); use a composition "
+            "LEARNER+discounted-smooth"
         )
+    cell = (
+        f"algorithms[{alg_index}] {alg.name!r} on games[{game_index}] {game.name!r} (a discounted game, "
+        f"discount = {game.discount!r})"
+    )
     if config.exact:
         raise SweepConfigError(
-            f"exact: {cell}: {discounted}, whose run has no output policy to evaluate; last_iterate = true and "
+            f"exact: {cell}: a discounted game's run has no output policy to evaluate; last_iterate = true and "
             "weighted_average = true evaluate the last and the weighted average iterates of a discounted run exactly"
         )
     from ...dynamics import resolve_learning_rate
@@ -108,6 +111,6 @@ def check_discounted_cell(
     for j, feedback in enumerate(alg.feedbacks or config.feedbacks):
         if is_bandit(feedback):
             raise SweepConfigError(
-                f"{_list_key(alg_index, alg.feedbacks, 'feedbacks', j)}: {cell}: {discounted}; bandit feedback plays "
-                "episodes of H steps, which a discounted game has not: use full or sampled:K"
+                f"{_list_key(alg_index, alg.feedbacks, 'feedbacks', j)}: {cell}: bandit feedback plays episodes of H "
+                "steps, which a discounted game has not; use full or sampled:K"
             )

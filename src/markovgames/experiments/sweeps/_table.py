@@ -421,21 +421,26 @@ def _check_kinds(path: Path, table) -> None:
         present = pc.is_valid(table.column(name))
         if name == "value_estimate":
             wrong = pc.xor(present, discounted) if discounted is not None else present
-            what = "is set on a finite-horizon game's row, or missing on a discounted game's (discount set)"
         elif name in _NO_OUTPUT_POLICY:
             if discounted is None:
                 continue
             wrong = pc.and_(present, discounted)
-            what = "is set on a discounted game's row (discount set), whose run has no output policy"
         else:
             wrong = pc.invert(present) if finite is None else pc.xor(present, finite)
-            what = (
-                "is null on a finite-horizon game's row, where every row has one"
-                if finite is None
-                else "is null on a finite-horizon game's row, or set on a discounted game's (discount set), which has none"
-            )
         if pc.any(wrong).as_py():
             row = pc.index(wrong, True).as_py()
+            kind = "a discounted game's row (discount set)" if discounted is not None and discounted[row].as_py() else None
+            if name == "value_estimate":
+                what = (
+                    f"is null on {kind}, where a run's value estimate belongs"
+                    if kind
+                    else "is set on a finite-horizon game's row"
+                )
+            elif kind:
+                has = "no horizon" if name == "H" else "no output policy"
+                what = f"is set on {kind}: a discounted game's run has {has}"
+            else:
+                what = "is null on a finite-horizon game's row, where every such row has one"
             raise ResultsError(f"{path}: row {row}, column {name!r}: {what}")
 
 
