@@ -315,3 +315,19 @@ def test_worker_processes_run_a_discounted_sweep(sweep, tmp_path):
     mine = df[df["algorithm"] == ALGORITHM].sort_values(["run_id", "checkpoint"]).reset_index(drop=True)
     theirs = inline.sort_values(["run_id", "checkpoint"]).reset_index(drop=True)
     np.testing.assert_allclose(np.stack(mine["value_estimate"]), np.stack(theirs["value_estimate"]), rtol=0, atol=1e-12)
+
+
+def test_a_sparse_and_a_dense_game_of_one_shape_batch_apart():
+    """run_batch takes one kernel form per batch: a finite-horizon random game with successors and
+    a dense one of the same shape are planned in batches of their own (they were one batch, which
+    run_batch refused)."""
+    spec = {"players": 2, "horizon": 2, "states": 3, "actions": 2}
+    config = parse_sweep_config(
+        {
+            "T": T,
+            "games": [{"random": {**spec, "seed": 1}}, {"random": {**spec, "seed": 2, "successors": 2}}],
+            "algorithms": ["hedge+smooth"],
+        }
+    )
+    tasks = plan_sweep(config).batches()
+    assert sorted(task.games[0].is_sparse for task in tasks) == [False, True]

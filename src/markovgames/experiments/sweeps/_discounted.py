@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ...dynamics import Algorithm
     from ._config import AlgorithmSpec, SweepConfig
 
-__all__ = ["check_one_kind", "check_discounted_cell", "game_shape", "utility_scale"]
+__all__ = ["check_one_kind", "check_discounted_cell", "game_shape"]
 
 
 def game_shape(game: MarkovGame | DiscountedMarkovGame, with_discount: bool = False) -> dict[str, Any]:
@@ -33,11 +33,6 @@ def game_shape(game: MarkovGame | DiscountedMarkovGame, with_discount: bool = Fa
         shape: dict[str, Any] = {"N": game.num_players, "S": game.num_states, "A": list(game.num_actions)}
         return {**shape, "discount": game.discount} if with_discount else shape
     return {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)}
-
-
-def utility_scale(game: MarkovGame | DiscountedMarkovGame) -> float:
-    """The bound on a run's utilities: ``H``, a discounted game's ``1/(1-gamma)`` (its returns' bound)."""
-    return game.effective_horizon if isinstance(game, DiscountedMarkovGame) else float(game.horizon)
 
 
 def _kind(game: MarkovGame | DiscountedMarkovGame) -> str:
