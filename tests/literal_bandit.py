@@ -28,8 +28,8 @@ From the library it takes only the game's arrays and the documented inverse-CDF 
   observes ``pi(a) u``, with ``pi`` the stationary distribution of the rows (the strategy played)
   and ``pi_prev`` the strategy played at the previous visiting round (uniform at first). The
   prediction ``m`` is the last ``u_hat`` at the state if ``optimistic`` (``0`` before any), else 0.
-* **smooth / smooth-linear** (``k = H`` / ``k = 1``): the ``c``-th visiting round plays and
-  observes with ``rho_c = (c-1)/(k+c-1)``; ``Vt <- (1 - alpha_c) Vt + alpha_c (ybar + bonus
+* **smooth / smooth-linear / smooth-uniform** (``k = H`` / ``k = 1`` / ``k = 0``): the ``c``-th
+  visiting round plays and observes with ``rho_c = (c-1)/(k+c-1)`` (``rho_1 = 0``: ``w_0 = 0``); ``Vt <- (1 - alpha_c) Vt + alpha_c (ybar + bonus
   sqrt(H^3 A_i / c))``, ``alpha_c = (k+1)/(k+c)``, ``V = min(H - h, Vt)``.
 * **stage**: per ``(h, s)``, stages of ``L_1 = H``, ``L_{j+1} = ((H+1) L_j) // H`` visiting rounds;
   decay 1; at a stage's end ``V = min(H - h, sum of the stage's ybar / L + bonus sqrt(H^2 A_i / L))``,
@@ -48,7 +48,7 @@ import numpy as np
 from markovgames.dynamics._feedback import sample_index
 
 LEARNERS = ("hedge", "bm-hedge")
-UPDATES = ("smooth", "smooth-linear", "stage")
+UPDATES = ("smooth", "smooth-linear", "smooth-uniform", "stage")
 
 
 def softmax(x) -> np.ndarray:
@@ -126,7 +126,7 @@ class _Cell:
     def __init__(self, learner: str, update: str, H: int, h: int, A: int):
         self.learner = _Hedge(A) if learner == "hedge" else _BMHedge(A)
         self.update, self.H, self.h, self.A = update, H, h, A
-        self.k = {"smooth": H, "smooth-linear": 1, "stage": None}[update]
+        self.k = {"smooth": H, "smooth-linear": 1, "smooth-uniform": 0, "stage": None}[update]
         self.c = 0  # rounds that visited (h, s)
         self.Vtilde = 0.0  # overwritten at the first round (alpha_1 = 1)
         self.L = H  # the current stage's length
@@ -138,7 +138,7 @@ class _Cell:
         if self.update == "stage":
             return 1.0
         c = self.c + 1
-        return (c - 1) / (self.k + c - 1)
+        return 0.0 if c == 1 else (c - 1) / (self.k + c - 1)
 
     def strategy(self, eta: float, optimistic: bool, M: int, decaying_rate: bool) -> np.ndarray:
         c = self.c + 1  # the next visiting round's clock

@@ -98,6 +98,13 @@ def _results_edited(edit: Callable[[list[dict]], object]):
     return setup
 
 
+def _discounted_rows(rows: list[dict]) -> None:
+    """`_results`' rows as a discounted game's run's: a discount, value estimates, no horizon and no
+    output policy (its certified gaps null); the cases then spoil one thing."""
+    for r in rows:
+        r.update(discount=0.9, H=None, value_estimate=[1.0, 1.0], certified_ce_gap=None, certified_cce_gap=None)
+
+
 def _results_too_many_rows(d: Path) -> None:
     """A results.parquet of 1,000,001 copies of one row: a few hundred kB that declare a million rows."""
     import pyarrow.parquet as pq
@@ -313,6 +320,14 @@ CASES: list[Case] = [
         ("--eta", "ce-v runs with its paper's rates", "for a composition LEARNER+UPDATE"),
     ),
     Case(
+        "vlearn-bandit-rate-for-vlearning",
+        VLEARN_S,
+        "a learning-rate schedule for a V-learning algorithm (its paper's rates are its own)",
+        None,
+        ("vlearn", "paper", "--algorithm", "cce-v", "--bandit-rate", "constant", "--episodes", "100", "--out", "vl"),
+        ("--bandit-rate", "cce-v runs with its paper's rates", "for a composition LEARNER+UPDATE"),
+    ),
+    Case(
         "vlearn-two-query-learner",
         VLEARN_S,
         "a learner that makes two utility queries per iteration, which play answers once",
@@ -434,6 +449,15 @@ CASES: list[Case] = [
         _in_vlearn(lambda d: _edit_metrics(d, algorithm=["evil.py:X"])),
         ("evaluate", "vl"),
         ("vl/metrics.json", "algorithm", "cce-v, ce-v, stage-v or a composition's name", "got list"),
+        needs_vlearn=True,
+    ),
+    Case(
+        "evaluate-vlearn-metrics-bandit-rate",
+        VLEARN_S,
+        "a metrics.json whose learning-rate schedule is not one of its names",
+        _in_vlearn(lambda d: _edit_metrics(d, bandit_rate="sqrt")),
+        ("evaluate", "vl"),
+        ("vl/metrics.json", "bandit_rate", "expected decaying or constant or null", '"sqrt"'),
         needs_vlearn=True,
     ),
     Case(
@@ -678,6 +702,38 @@ CASES: list[Case] = [
         ("summarize", "sw"),
         ("row 2 (run 'r', T' = 100), column 'certified_ce_gap'", "1e+308 is outside [0, H] (H = 2)"),
         subprocess=True,
+    ),
+    Case(
+        "summarize-results-gap-null",
+        PLOT_S,
+        "a finite-horizon game's row without its certified gap (only a discounted game's run has none)",
+        _results_edited(lambda rows: rows[1].update(certified_cce_gap=None)),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "row 1, column 'certified_cce_gap'", "null on a finite-horizon game's row"),
+    ),
+    Case(
+        "summarize-results-discounted-with-gap",
+        PLOT_S,
+        "a discounted game's row with a certified gap (its run has no output policy)",
+        _results_edited(lambda rows: (_discounted_rows(rows), rows[2].update(certified_cce_gap=0.1))),
+        ("summarize", "sw"),
+        ("sw/results.parquet", "row 2, column 'certified_cce_gap'", "set on a discounted game's row", "no output policy"),
+    ),
+    Case(
+        "plot-results-discount-one",
+        PLOT_S,
+        "a discount of 1 in the results (a discount is below 1)",
+        _results_edited(lambda rows: (_discounted_rows(rows), rows[0].update(discount=1.0))),
+        ("plot", "sw", "--metric", "last_iterate_nash_gap"),
+        ("sw/results.parquet", "column 'discount'", "outside [0, 1)"),
+    ),
+    Case(
+        "summarize-results-value-estimate-huge",
+        PLOT_S,
+        "a discounted run's value estimate above 1/(1-gamma) (impossible: it is a discounted return)",
+        _results_edited(lambda rows: (_discounted_rows(rows), rows[1].update(value_estimate=[20.0, 1.0]))),
+        ("summarize", "sw", "--metric", "last_iterate_nash_gap"),
+        ("row 1 (run 'r', T' = 10), column 'value_estimate'", "is outside [0, 1/(1-gamma)] (gamma = 0.9, 1/(1-gamma) = 10)"),
     ),
     Case(
         "summarize-results-too-many-rows",

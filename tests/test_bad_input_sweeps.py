@@ -26,6 +26,8 @@ from markovgames.games import get_discounted_builtin, save_game
 
 SWEEP_S = "markovgames sweep"
 SWEEP_BASE = 'T = 50\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\netas = [0.2]\ncheckpoints = [10, 50]\n'
+#: A sweep of a discounted game.
+DISCOUNTED_BASE = 'T = 50\ngames = ["matching_pennies_discounted"]\nalgorithms = ["hedge+discounted-smooth"]\netas = [0.2]\ncheckpoints = [10, 50]\n'
 
 
 def _toml(text: str, name: str = "sweep.toml"):
@@ -298,19 +300,19 @@ CASES: list[Case] = [
         ("sweep", "sweep.toml", "--out", "sw"),
         ("sweep.toml", "algorithms[1]", "'foo'"),
     ),
-    # ---- discounted games: sweeps run finite-horizon games only, and say so at the key
+    # ---- discounted games: one kind per sweep, and what a discounted run cannot take, named by key and cell
     Case(
-        "sweep-discounted-builtin",
+        "sweep-discounted-mixed",
         SWEEP_S,
-        "a built-in discounted game in a sweep",
+        "finite-horizon and discounted games in one sweep",
         _sweep('games = ["paper"]', 'games = ["paper", "matching_pennies_discounted"]'),
         ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "games[1]", "'matching_pennies_discounted' is a discounted game", "finite-horizon games only"),
+        ("sweep.toml", "games[1]", "'matching_pennies_discounted' is a discounted game", "games[0] 'paper'", "of one kind"),
     ),
     Case(
-        "sweep-discounted-file",
+        "sweep-finite-update-on-discounted",
         SWEEP_S,
-        "a discounted game's file in a sweep",
+        "a finite-horizon value update on a discounted game's file",
         lambda d: (
             save_game(get_discounted_builtin("prisoners_dilemma_discounted"), d / "g.json"),
             _sweep('games = ["paper"]', 'games = ["g.json"]')(d),
@@ -318,26 +320,87 @@ CASES: list[Case] = [
         ("sweep", "sweep.toml", "--out", "sw"),
         (
             "sweep.toml",
-            "games[0]",
-            "g.json: discount: this is a discounted game",
-            "a finite-horizon game (MarkovGame) is expected here",
+            "algorithms[0]",
+            "'smooth' value update",
+            "games[0] 'prisoners_dilemma_discounted'",
+            "use bm-logbarrier+discounted-smooth",
         ),
     ),
     Case(
-        "sweep-discounted-random",
+        "sweep-discounted-update-on-finite",
         SWEEP_S,
-        "a random discounted game in a sweep",
-        _sweep('games = ["paper"]', "games = [{random = {players = 2, discount = 0.9, states = 2, actions = 2, seed = 1}}]"),
-        ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "games[0].random", "discount", "finite-horizon games only"),
-    ),
-    Case(
-        "sweep-discounted-update",
-        SWEEP_S,
-        "a discounted value update in a sweep",
+        "a discounted value update on a finite-horizon game",
         _sweep('algorithms = ["smooth_ce"]', 'algorithms = ["hedge+discounted-smooth"]'),
         ("sweep", "sweep.toml", "--out", "sw"),
-        ("sweep.toml", "algorithms[0]", "'discounted-smooth' value update is for discounted games"),
+        ("sweep.toml", "algorithms[0]", "'discounted-smooth' value update", "games[0] 'paper'", "hedge+smooth"),
+    ),
+    Case(
+        "sweep-random-horizon-and-discount",
+        SWEEP_S,
+        "a random game with both a horizon and a discount",
+        _sweep(
+            'games = ["paper"]',
+            "games = [{random = {players = 2, horizon = 2, discount = 0.9, states = 2, actions = 2, seed = 1}}]",
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0].random", "give exactly one of horizon", "and discount", "got both"),
+    ),
+    Case(
+        "sweep-random-discount-one",
+        SWEEP_S,
+        "a random discounted game with discount 1",
+        _sweep('games = ["paper"]', "games = [{random = {players = 2, discount = 1, states = 2, actions = 2, seed = 1}}]"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "games[0].random.discount", "1.0 is not below 1"),
+    ),
+    Case(
+        "sweep-discounted-exact",
+        SWEEP_S,
+        "exact = true in a sweep of discounted games (no output policy)",
+        _toml(DISCOUNTED_BASE + "exact = true\n"),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        (
+            "sweep.toml",
+            "exact",
+            "algorithms[0] 'hedge+discounted-smooth' on games[0] 'matching_pennies_discounted' (a discounted game",
+            "no output policy",
+            "last_iterate",
+        ),
+    ),
+    Case(
+        "sweep-discounted-eta-theory",
+        SWEEP_S,
+        "a 'theory' learning rate on a discounted game (the implemented rates are for finite-horizon games)",
+        _toml(DISCOUNTED_BASE.replace("etas = [0.2]", 'etas = [0.2, "theory"]')),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "etas[1]", "on games[0] 'matching_pennies_discounted'", "'theory:", "give a number"),
+    ),
+    Case(
+        "sweep-discounted-bandit",
+        SWEEP_S,
+        "bandit feedback on a discounted game (episodes of H steps)",
+        _toml(
+            DISCOUNTED_BASE.replace(
+                'algorithms = ["hedge+discounted-smooth"]',
+                'algorithms = [{name = "hedge+discounted-smooth", feedbacks = ["full", "bandit:2"]}]',
+            )
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        (
+            "sweep.toml",
+            "algorithms[0].feedbacks[1]",
+            "(a discounted game, discount = 0.9)",
+            "bandit feedback",
+            "full or sampled:K",
+        ),
+    ),
+    Case(
+        "sweep-discounted-vlearning",
+        SWEEP_S,
+        "V-learning on a discounted game",
+        _toml(DISCOUNTED_BASE.replace('algorithms = ["hedge+discounted-smooth"]', 'algorithms = ["cce-v"]')),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[0]", "'cce-v' is V-learning", "is a discounted game", "LEARNER+discounted-smooth"),
     ),
     Case(
         "sweep-learner-wrong-shape",
@@ -589,6 +652,16 @@ CASES: list[Case] = [
         _sweep('algorithms = ["smooth_ce"]', 'algorithms = [{name = "smooth_ce", bonus = 0.5}]'),
         ("sweep", "sweep.toml", "--out", "sw"),
         ("sweep.toml", "algorithms[0].bonus", "bandit feedback only", "full"),
+    ),
+    Case(
+        "sweep-bandit-rate-unknown",
+        SWEEP_S,
+        "a composition's learning-rate schedule over a state's visits that does not exist",
+        _sweep(
+            'algorithms = ["smooth_ce"]', 'algorithms = [{name = "smooth_ce", feedbacks = ["bandit:2"], bandit_rate = "sqrt"}]'
+        ),
+        ("sweep", "sweep.toml", "--out", "sw"),
+        ("sweep.toml", "algorithms[0].bandit_rate", "expected one of 'decaying', 'constant'", "got 'sqrt'"),
     ),
     Case(
         "sweep-bandit-two-query-learner",

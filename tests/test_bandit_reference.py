@@ -4,7 +4,7 @@
 `literal_bandit.literal_bandit` (tests/literal_bandit.py, written from docs/vlearning.md) fed the
 same uniform numbers (``vlearning_uniforms``): states, actions and visit counts exactly, the
 strategies played and the final value estimates to 1e-12. ``hedge`` and ``bm-hedge`` with
-``smooth``, ``smooth-linear`` and ``stage``; ``M`` of 1 and 3; two players (``H`` of 2 and 3) and
+``smooth``, ``smooth-linear`` and ``stage``, and ``hedge`` with ``smooth-uniform``; ``M`` of 1 and 3; two players (``H`` of 2 and 3) and
 three players with 2 x 3 x 2 actions; bonus 0, 0.1 and 0.5 (at 0.5 nearly every visited value is
 clipped at ``H - h``, so 0.1 is the one that exercises the bonus's formula); optimistic and not;
 the default rates and implicit exploration (``ix`` decaying as ``(eta H / 2) / sqrt(c)``, given
@@ -54,6 +54,7 @@ CASES = [
     ("bm-hedge", "stage", 3, "3p-h3", 60, 0.5, True, None, None, None),
     ("bm-hedge", "stage", 1, "2p-h2", 60, 0.1, False, None, None, None),
     ("hedge", "smooth", 1, "2p-h2", 60, 0.1, True, 0.3, "decaying", "constant"),
+    ("hedge", "smooth-uniform", 3, "2p-h2", 60, 0.1, True, None, None, None),
 ]
 
 
@@ -64,9 +65,10 @@ CASES = [
 #: smooth-linear and stage), M of 1 and 3, two and three players, H of 2 and 3, each bonus (0.1 on
 #: the smooth and the stage-based update), both optimism settings, the default and a given eta,
 #: ix by default, by name ("decaying") and constant (0.1), and the rate decaying by default and
-#: constant; the full mode adds the other learner-update pairs, 2p-h3, ix = 0 and the rate
-#: "decaying" by name.
-FULL_ONLY = {1, 2, 3, 4, 6, 7, 8, 11}
+#: constant; the full mode adds the other learner-update pairs, smooth-uniform (its decay at a
+#: state's first visit; `test_the_effective_step_falls_like_the_rate` checks it by default),
+#: 2p-h3, ix = 0 and the rate "decaying" by name.
+FULL_ONLY = {1, 2, 3, 4, 6, 7, 8, 11, 13}
 #: (Every default case plays 60 episodes: `vlearning_uniforms` compiles once per E, H and N.)
 
 
@@ -245,3 +247,97 @@ def test_the_decaying_rate_is_the_cap_then_falls_like_one_over_sqrt_c(per_round,
     assert np.all(out["constant"][0] == eta)
     for k in (1, 2):
         np.testing.assert_array_equal(out["decaying"][k], out["constant"][k])
+
+
+#: The averaging order ``k`` of each smooth update (``alpha_c = (k+1)/(k+c)``; docs/vlearning.md).
+SMOOTH_ORDER = {"smooth": "H", "smooth-linear": 1, "smooth-uniform": 0}
+MAX_ROUNDS = 600
+
+
+@settings(max_examples=conftest.examples(25, 200), deadline=None)
+@given(
+    per_round=st.integers(1, 8),
+    eta=st.floats(0.02, 5.0),
+    update=st.sampled_from(("smooth", "smooth-linear", "smooth-uniform", "stage")),
+    rule=st.sampled_from(("decaying", "constant")),
+    rounds=st.integers(2, MAX_ROUNDS),
+)
+def test_the_effective_step_falls_like_the_rate(per_round, eta, update, rule, rounds):
+    """The step that the learner protocol takes on the loss estimates, from `_vlearning._rates`'s
+    ``(eta_c, rho_c)`` and the recursion of docs/vlearning.md ("The learning rate's schedule"):
+    the ``c``-th visiting round plays ``softmax(eta_c (rho_c G_{c-1} + m_c))`` and observes
+    ``G_c = rho_c G_{c-1} + u_c``, so the logits weigh ``u_j`` (``j < c``) by
+    ``s_{c,j} = eta_c rho_c rho_{c-1} ... rho_{j+1} = eta_c w_j / w_c``.
+
+    * every ``s_{c,j}`` is finite, and non-increasing in ``c`` (a past estimate never weighs more);
+    * with equal estimates ``u_j = u`` the logits are ``E_c (c - 1) u``: the step on the sum of the
+      estimates is ``E_c = eta_c / (k + 1)`` for a smooth update of order ``k`` and ``eta_c`` for the
+      stage update (within a stage: it restarts the learner), so it falls like ``eta_c``, like
+      ``1/sqrt(c)`` once ``c > (M / eta)^2`` under the decaying rate, and stays under the constant.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics import _vlearning as vl
+
+    game = GAMES["2p-h2"]
+    H = game.horizon
+    spec, numbers, _ = vl._make_spec(game, f"hedge+{update}", per_round, f"bandit:{per_round}", None, eta, None, None, rule)
+    c = np.arange(1, rounds + 1)
+    with jax.enable_x64(True):  # as the runs compute it (of one shape for every example: compiled once)
+        every = jnp.arange(1, MAX_ROUNDS + 1, dtype=jnp.int32)
+        rate, decay, _ = (np.asarray(x)[:rounds] for x in vl._rates(spec, numbers.params(), every, 2, jnp.asarray(H)))
+    steps = np.zeros((rounds, rounds))  # steps[c-1, j-1] = s_{c,j}
+    G = np.zeros(rounds)  # G as a combination of the unit estimates u_j = e_j
+    for n in range(rounds):
+        steps[n] = rate[n] * decay[n] * G
+        G = decay[n] * G
+        G[n] += 1.0
+    assert np.all(np.isfinite(steps)), (update, np.flatnonzero(~np.isfinite(steps).all(axis=1))[:3])
+    earlier = np.arange(rounds)[None, :] < np.arange(1, rounds - 1)[:, None]  # row c = 2..: the estimates j < c
+    assert np.all((steps[2:] <= steps[1:-1] * (1 + 1e-12)) | ~earlier), update
+    k = 0 if update == "stage" else (H if SMOOTH_ORDER[update] == "H" else SMOOTH_ORDER[update])
+    effective = steps[1:].sum(axis=1) / c[:-1]  # E_c for c = 2..rounds (c - 1 earlier estimates)
+    expected = (rate if update == "stage" else rate / (k + 1))[1:]
+    np.testing.assert_allclose(effective, expected, rtol=1e-12, atol=0)
+    assert np.all(np.diff(effective) <= effective[:-1] * 1e-12)
+    late = c[1:] > (per_round / eta) ** 2
+    if rule == "decaying":
+        np.testing.assert_allclose(effective[late] * np.sqrt(c[1:][late]), per_round / (k + 1), rtol=1e-12)
+    else:
+        np.testing.assert_allclose(effective, effective[0], rtol=1e-12)
+
+
+#: Golden numbers of `CASES[0]` (hedge+smooth, bandit:1, 2p-h2, 60 episodes, draws of seed 7, the
+#: default eta and ix) as version 0.3.0 computed them, before the rate's schedule existed (its rate
+#: was the constant eta): the SHA-256 of every strategy played and the final value estimates
+#: (float64, little-endian, player by player), and the value estimates themselves (``float.hex``).
+GOLDEN_CONSTANT_SHA256 = "c809fe5f26dcd64f6f29dab9395f1540c42b032a8b1a250f640fb0918b68a650"
+GOLDEN_CONSTANT_VALUES = [
+    ["0x1.ec05a0cee9bfbp-1", "0x1.0000000000000p+1", "0x1.372e4f23891dfp-1", "0x1.cfc1cc665a3b6p-2"],
+    ["0x1.cd2752df76b5ep-1", "0x1.0000000000000p+1", "0x1.1aaf7eb6f76d4p-1", "0x1.fbf70ca242f58p-2"],
+]
+
+
+def test_the_constant_rate_is_the_former_run_bit_for_bit():
+    """``bandit_rate="constant"`` plays what 0.3.0 played, to the last bit (its strategies and values;
+    `GOLDEN_CONSTANT_SHA256`), and the default, decaying rate does not (`CASES[0]`'s program). On
+    another platform or JAX version the last bits may round otherwise: then the comparison to 1e-12
+    with the literal reference (`test_run_equals_literal`, the constant case) is the check that
+    holds, and the golden numbers are to be recorded anew from the last version with a constant rate."""
+    import hashlib
+
+    case = CASES[0]
+    game = GAMES[case[3]]
+    draws = vlearning_uniforms(SEED, case[4], game)
+
+    def digest(result) -> str:
+        h = hashlib.sha256()
+        for x in (*result.played, *result.value_estimates):
+            h.update(np.ascontiguousarray(np.asarray(x), dtype="<f8").tobytes())
+        return h.hexdigest()
+
+    constant = run_vlearning(game, "hedge+smooth", case[4], feedback="bandit:1", bonus=0.0, bandit_rate="constant", draws=draws)
+    assert [[float(v).hex() for v in np.asarray(x).ravel()] for x in constant.value_estimates] == GOLDEN_CONSTANT_VALUES
+    assert digest(constant) == GOLDEN_CONSTANT_SHA256
+    assert digest(library(case, draws=draws)) != GOLDEN_CONSTANT_SHA256  # the default decays from round 26

@@ -5,7 +5,7 @@
     markovgames sweep CONFIG.toml [--set KEY=VALUE ...] [--out DIR] [--executor local|ray]
                       [--address ADDR] [--workers K] [--dry-run] [--quiet]
     markovgames plot RESULTS_DIR|RUN_DIR [--out DIR] [--concept ce|cce|auto] [--metric METRIC] [--window LOW,HIGH]
-                     [--x-axis iterations|samples] [--x horizon|states|players|actions|eta [--decades T1,T2,...]]
+                     [--x-axis iterations|samples] [--x horizon|states|players|actions|eta|discount [--decades T1,T2,...]]
     markovgames summarize RESULTS_DIR [--markdown FILE] [--concept ce|cce|auto] [--window LOW,HIGH]
 """
 
@@ -119,7 +119,11 @@ def _sweep_progress(enabled: bool) -> Iterator[Callable]:
                 opt = "" if lt["optimistic"] else " (non-opt.)"
                 # The labels come from the configuration: shown literally, never read as markup.
                 what = f"{markup_safe(lt['algorithm'])}{opt} on {markup_safe(lt['game'])}"
-                latest = f"latest: {what}: median {lt['concept'].upper()} gap {lt['median_gap']:.3e} at T={lt['T']}"
+                measure = lt.get("measure", f"{lt['concept'].upper()} gap")
+                if lt["median_gap"] is None:  # a discounted game's runs that evaluated no iterate
+                    latest = f"latest: {what}: done at T={lt['T']}"
+                else:
+                    latest = f"latest: {what}: median {measure} {lt['median_gap']:.3e} at T={lt['T']}"
             batches = f"batches {p.done_batches}/{p.total_batches}" + (f", {p.failed_batches} failed" if p.failed_batches else "")
             if p.skipped_runs:
                 batches += f" ({p.skipped_runs} runs already done)"
@@ -191,7 +195,9 @@ def _handle_sweep(args) -> int:
             f"{len(pending)} pending in {count(len(batches), 'batch', 'batches')} -> {printable(out)}"
         )
         for b in batches:
-            n, h, s, a = b.shape_key
+            shape = b.shape
+            # A discounted game's batch: its discount where a finite-horizon one has its horizon.
+            length = f"gamma={shape['discount']:g}" if "discount" in shape else f"H={shape['H']}"
             what = printable(b.algorithm) + ("" if b.optimistic else " (non-opt.)")
             # The order, schedule, regret curves and feedback where they are not the defaults.
             what += "" if b.order == "simultaneous" else f", {b.order}"
@@ -201,7 +207,7 @@ def _handle_sweep(args) -> int:
             what += "".join(f", {key} {value:g}" for key, value in (("bonus", b.bonus), ("ix", b.ix)) if value is not None)
             rounds = " rounds" if b.bandit else ""  # under bandit feedback T counts rounds of M episodes
             print(
-                f"  batch {b.batch_id}: {what}, N={n} H={h} S={s} A={'x'.join(map(str, a))}, T={b.T}{rounds}, "
+                f"  batch {b.batch_id}: {what}, N={shape['N']} {length} S={shape['S']} A={'x'.join(map(str, shape['A']))}, T={b.T}{rounds}, "
                 f"{count(len(b), 'run', 'runs')}"
             )
         return 0
@@ -356,7 +362,7 @@ def add_plot_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--x",
         default=None,
-        choices=["horizon", "states", "players", "actions", "eta"],
+        choices=["horizon", "states", "players", "actions", "eta", "discount"],
         help="also draw gap x T' at --decades against this grid parameter, pooled over games and seeds "
         "(actions: the largest A_i)",
     )

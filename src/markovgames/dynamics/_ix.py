@@ -43,7 +43,12 @@ DEFAULT_IX = "decaying"
 #: anytime ``1/sqrt(c)`` decay (Neu 2015; Lattimore and Szepesvari, *Bandit Algorithms*, 2020,
 #: ch. 11); ``"constant"``, ``eta_c = eta``. The scale ``M / sqrt(c)`` is a measured choice, not a
 #: theorem's: a round's utilities are means over its ``M`` episodes, and with it the gap keeps
-#: falling on ``bandit:1`` and ``bandit:16`` alike (docs/gallery.md).
+#: falling on ``bandit:1`` and ``bandit:16`` alike (docs/gallery.md). The recursion: the ``c``-th
+#: round plays ``softmax(eta_c (rho_c G_{c-1} + m_c))`` and observes ``G_c = rho_c G_{c-1} + u_c``
+#: (the learner protocol, ``rho_c = (c-1)/(k+c-1)`` for a smooth update of order ``k``, 1 for the
+#: stage update), so an earlier estimate ``u_j`` weighs ``eta_c w_j / w_c`` in the logits and the
+#: step on the sum of equal estimates is ``eta_c / (k+1)`` (``eta_c`` on a stage's sum): it falls
+#: like ``eta_c`` under either update (docs/vlearning.md, "The learning rate's schedule").
 BANDIT_RATES = ("decaying", "constant")
 #: The default ``bandit_rate``.
 DEFAULT_BANDIT_RATE = "decaying"

@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import ArgumentError
-from .._schedules import smoothing_order, stage_lengths
+from .._schedules import oftrl_decay, smoothing_order, stage_lengths
 from .._suggest import did_you_mean
 from ..games import MarkovGame, require_finite_horizon
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
@@ -168,8 +168,9 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
         # EXP3-IX over the stage: eta = sqrt(2 ln A / (A L)) on losses in [0, 1], gamma = eta / 2.
         rate = jnp.sqrt(2.0 * log_a / (num_a * length.astype(jnp.float64)))
         return rate / H, jnp.ones_like(cf), rate / 2.0
-    k = float(spec.order)
-    decay = (cf - 1.0) / (k + cf - 1.0)  # rho_c = w_{c-1} / w_c
+    # rho_c = w_{c-1} / w_c = (c-1)/(k+c-1), rho_1 = 0 (w_0 = 0); smooth-uniform's k = 0 too,
+    # where the formula reads 0/0 at c = 1 (`oftrl_decay`, as the compiled loop of full feedback).
+    decay = oftrl_decay(cf, int(spec.order), int(spec.order))
     if spec.rates == "vlearning":
         # Jin et al.'s FTRL plays softmax(-(eta_{c-1} / w_{c-1}) sum_{j<c} w_j lhat_j); the learner
         # protocol normalises the sum by w_c instead (play gets rho_c G^{c-1}), so the rate it gets
@@ -181,7 +182,10 @@ def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
     # IX: gamma_c = gamma_1 c^(-p), p = 1/2 for the decaying rule (`IX_SCHEDULES`), 0 for a constant.
     gamma = params.gamma * cf ** (-params.ix_power)
     # The rate: eta, or eta_c = min(eta, M / sqrt(c)) (`BANDIT_RATES`); the constant's numbers are
-    # those of a run without the schedule, bit for bit (the same value selected).
+    # those of a run without the schedule, bit for bit (the same value selected). Play weighs an
+    # earlier estimate u_j by eta_c w_j / w_c (rho_c G_{c-1}, the smooth update's normalisation by
+    # w_c): the step on the sum of equal estimates is eta_c / (k+1), the stage update's eta_c, so
+    # eta_c itself is the schedule the effective step follows under either update.
     eta = jnp.full_like(cf, params.eta)
     eta = jnp.where(params.eta_decaying > 0, jnp.minimum(eta, spec.per_round / jnp.sqrt(cf)), eta)
     return eta, (jnp.ones_like(cf) if spec.stage else decay), gamma

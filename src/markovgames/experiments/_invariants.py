@@ -11,8 +11,11 @@ the row and the column rather than summarised, plotted or printed:
 * a gap (certified or exact, CE or CCE) is a best-response value less the value: in ``[0, H]``;
 * the certified gap bounds the exact one (the certificate's theorem): exact ``<=`` certified, for
   each concept;
-* a last iterate's Nash gap is in ``[0, H]`` and its duality gap, a sum over the players, in
-  ``[0, N H]``.
+* a last iterate's (and the weighted average iterate's) Nash gap is in ``[0, H]`` and its duality
+  gap, a sum over the players, in ``[0, N H]``;
+* a discounted game's run (a row whose ``discount`` is set) has returns in ``[0, 1/(1-gamma)]``,
+  which takes the place of ``H`` above; its value estimate :math:`V^{T'}(\rho)`, a convex
+  combination of ``r + gamma P V`` with ``V^0 = 0``, is one too.
 
 Every comparison allows a tolerance for rounding, stated here: ``H * 1e-9`` in float64 and
 ``H * 1e-3`` in float32 (whose runs round every iteration's sums to 7 digits), so that no result
@@ -30,7 +33,14 @@ __all__ = ["tolerance", "first_violation"]
 #: The tolerance per step of horizon, by the run's precision.
 _TOLERANCE = {"float64": 1e-9, "float32": 1e-3}
 
-_GAPS = ("certified_ce_gap", "certified_cce_gap", "exact_ce_gap", "exact_cce_gap", "last_iterate_nash_gap")
+_GAPS = (
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "exact_ce_gap",
+    "exact_cce_gap",
+    "last_iterate_nash_gap",
+    "weighted_average_nash_gap",
+)
 
 
 def tolerance(horizon, dtype) -> np.ndarray:
@@ -57,11 +67,22 @@ def _column(columns: Mapping[str, object], name: str, rows: int) -> np.ndarray |
     return out
 
 
-def first_violation(columns: Mapping[str, object], horizon, players, dtype) -> tuple[int, str, str] | None:
+def _outside(top: str, horizon: float, gamma: float | None, noun: str) -> str:
+    """What is wrong with a number outside ``[0, top]`` (``top``: ``H`` or ``N H``; a discounted
+    game's row, ``gamma`` set: ``1/(1-gamma)`` or ``N/(1-gamma)``, whose ``horizon`` is ``1/(1-gamma)``)."""
+    if gamma is None:
+        return f"is outside [0, {top}] (H = {horizon:g}): {noun}"
+    bound = "1/(1-gamma)" if top == "H" else "N/(1-gamma)"
+    noun = noun.replace("a return over H steps", "a discounted return")
+    return f"is outside [0, {bound}] (gamma = {gamma:g}, 1/(1-gamma) = {horizon:g}): {noun}"
+
+
+def first_violation(columns: Mapping[str, object], horizon, players, dtype, discounted=None) -> tuple[int, str, str] | None:
     """The first row of ``columns`` (name -> one cell per row: a number, a list of numbers per
     player, or ``None``) that breaks an invariant of the module docstring, as ``(row, column,
     what is wrong)``; ``None`` if every row holds. ``horizon``, ``players`` and ``dtype`` are one
-    per row (or one for all)."""
+    per row (or one for all); ``discounted``: per row the discount of a discounted game's run
+    (``None`` for the others, whose ``horizon`` is ``H``; a discounted one's is ``1/(1-gamma)``)."""
     rows = max((len(v) for v in columns.values() if v is not None), default=0)  # type: ignore[arg-type]
     if rows == 0:
         return None
@@ -79,13 +100,17 @@ def first_violation(columns: Mapping[str, object], horizon, players, dtype) -> t
             shown = cell[~np.isnan(cell)].tolist() if np.ndim(cell) else float(cell)
             found.append((k, name, f"{shown!r} {what(k)}"))
 
+    gammas = [None] * rows if discounted is None else list(discounted)
+
     def within(name: str, values: np.ndarray, high: np.ndarray, noun: str, top: str) -> None:
         h, t = (high[:, None], tol[:, None]) if values.ndim > 1 else (high, tol)
-        check(name, (values < -t) | (values > h + t), values, lambda k: f"is outside [0, {top}] (H = {H[k]:g}): {noun}")
+        check(name, (values < -t) | (values > h + t), values, lambda k: _outside(top, float(H[k]), gammas[k], noun))
 
     value = _column(columns, "value", rows)
-    if value is not None:
-        within("value", value, H, "a value is a return over H steps", "H")
+    for name, noun in (("value", "a value"), ("value_estimate", "a value estimate")):
+        returns = _column(columns, name, rows)
+        if returns is not None:
+            within(name, returns, H, f"{noun} is a return over H steps", "H")
     for concept in ("ce", "cce"):
         bound = _column(columns, f"certified_{concept}_bound", rows)
         if bound is None:
@@ -104,9 +129,10 @@ def first_violation(columns: Mapping[str, object], horizon, players, dtype) -> t
         gap = _column(columns, name, rows)
         if gap is not None:
             within(name, gap, H, "a gap is a best-response value less the value", "H")
-    duality = _column(columns, "last_iterate_duality_gap", rows)
-    if duality is not None:
-        within("last_iterate_duality_gap", duality, N * H, "a duality gap is a sum over the players of gaps", "N H")
+    for name in ("last_iterate_duality_gap", "weighted_average_duality_gap"):
+        duality = _column(columns, name, rows)
+        if duality is not None:
+            within(name, duality, N * H, "a duality gap is a sum over the players of gaps", "N H")
     for concept in ("ce", "cce"):
         exact, certified = _column(columns, f"exact_{concept}_gap", rows), _column(columns, f"certified_{concept}_gap", rows)
         if exact is not None and certified is not None:

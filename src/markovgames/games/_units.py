@@ -90,8 +90,8 @@ class AffineRescaling:
         """An original-units return over ``horizon`` steps -> the rescaled game's return."""
         return self.scale * np.asarray(v, dtype=np.float64) + horizon * self.offset
 
-    def original_value(self, v01, horizon: int = 1):
-        """A rescaled return over ``horizon`` steps -> original units."""
+    def original_value(self, v01, horizon: float = 1):
+        """A rescaled return over ``horizon`` steps -> original units (a discounted return: ``horizon = 1/(1-gamma)``)."""
         return (np.asarray(v01, dtype=np.float64) - horizon * self.offset) / self.scale
 
     def original_gap(self, gap01):

@@ -40,7 +40,9 @@ def save_figure(fig, out_stem: Path, dpi: int = 150) -> list[Path]:
 
     paths = []
     for suffix in (".png", ".pdf"):
-        path = out_stem.with_suffix(suffix)
+        # Appended, not with_suffix: a stem may hold a dot (a game labelled gamma=0.9 or c=0.5),
+        # which with_suffix would take for a suffix and cut (two games' figures in one file).
+        path = out_stem.with_name(out_stem.name + suffix)
         atomic_write(path, functools.partial(fig.savefig, format=suffix[1:], dpi=dpi))
         paths.append(path)
     plt.close(fig)

@@ -71,7 +71,7 @@ __all__ = [
 X_AXES = ("iterations", "samples")
 
 #: ``--x`` choices and the results column each one reads (``actions``: the largest ``A_i``).
-ACROSS_PARAMETERS = {"horizon": "H", "states": "S", "players": "N", "actions": "A", "eta": "eta_value"}
+ACROSS_PARAMETERS = {"horizon": "H", "states": "S", "players": "N", "actions": "A", "eta": "eta_value", "discount": "discount"}
 
 #: The line styles (4) and markers (6) of the decades ``T'`` of the across-games figure, from the
 #: last decade (solid) back.
@@ -477,7 +477,12 @@ def gap_times_T_across(
         key = (r["algorithm"], bool(r["optimistic"]), None if x == "eta" else r["eta"], c, T_prime, order, schedule, feedback)
         groups.setdefault(key, {}).setdefault(value, []).append(gap * T_prime)
     if not groups:
-        raise ResultsError(f"--x {x}: no run has a value of it (stage_cce's 'theory' rate has no single eta)")
+        why = (
+            "a discounted game has no horizon: --x discount draws against its discount"
+            if x == "horizon" and any(r.get("H") is None for r in rows)
+            else "stage_cce's 'theory' rate has no single eta"
+        )
+        raise ResultsError(f"--x {x}: no run has a value of it ({why})")
     order = {name: k for k, name in enumerate(PAPER_ORDER)}
     out = []
     for key in sorted(groups, key=lambda k: (order.get(k[0], 99), k[0], not k[1], str(k[2]), k[3], k[5], k[6], k[7], k[4])):
@@ -507,6 +512,7 @@ _AXIS_LABELS = {
     "players": "players N",
     "actions": "actions (largest A_i)",
     "eta": "learning rate eta",
+    "discount": "discount gamma",
 }
 
 

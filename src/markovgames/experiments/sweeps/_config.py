@@ -34,7 +34,7 @@ from ..._files import FileTooLargeError, NotRegularFileError, read_bounded
 from ..._suggest import did_you_mean, did_you_mean_path
 from ..._text import abbreviate_digits, long_integer_in
 from ...dynamics import BANDIT_RATES, DEFAULT_BANDIT_RATE, VLEARNING_ALGORITHMS, get_algorithm, max_learning_rate
-from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS
+from ...games import BUILTIN_GAMES, DISCOUNTED_GAMES, REWARD_DISTRIBUTIONS, GameValidationError, check_discount
 from ..rundirs._directory import MAX_CHECKPOINTS
 from ._bandit import check_bandit_settings
 from ._values import (
@@ -63,12 +63,6 @@ __all__ = [
     "parse_override",
     "resolved_checkpoints",
 ]
-
-#: What a sweep says of a discounted game (its results table has the columns of finite-horizon runs).
-DISCOUNTED_IN_SWEEPS = (
-    "sweeps run finite-horizon games only (a discounted run reports value estimates and its iterates' gaps, which "
-    "the results table has no columns for); run it with 'markovgames run' or markovgames.dynamics.run_batch"
-)
 
 #: Points per decade of the default ``checkpoints = "log"`` grid.
 LOG_POINTS_PER_DECADE = 10
@@ -135,6 +129,11 @@ def _check_keys_region(text: str, begin: int, end: int, source: str) -> None:
             raise SweepConfigError(f"{source}: line {line}: a key of {length} characters, more than the {MAX_KEY_CHARS} allowed")
 
 
+def is_builtin_name(name: str) -> bool:
+    """Whether ``name`` is a built-in game of either kind (finite-horizon or discounted)."""
+    return name in BUILTIN_GAMES or name in DISCOUNTED_GAMES
+
+
 class SweepConfigError(MarkovGamesError, ValueError):
     """A sweep configuration is invalid; the message is one line naming the file and the key, one per
     problem where there are several (``problems``)."""
@@ -158,14 +157,18 @@ class _Strict(BaseModel):
 
 
 class RandomGameSpec(_Strict):
-    """``random = {players, horizon, states, actions, seed?, ...}``: [`markovgames.games.random_game`][markovgames.games.random_game].
+    """``random = {players, horizon, states, actions, seed?, ...}``: [`markovgames.games.random_game`][markovgames.games.random_game];
+    with ``discount`` in place of ``horizon``, a discounted game
+    ([`markovgames.games.random_discounted_game`][markovgames.games.random_discounted_game], as
+    ``markovgames games random --discount G`` draws it).
 
     Without ``seed`` the generator is run once per sweep seed (``seeds``, spawned from
     ``base_seed``); with ``seed`` it is one fixed game.
     """
 
     players: int
-    horizon: int
+    horizon: int | None = None
+    discount: float | None = None
     states: int
     actions: int | list[int]
     seed: int | None = None
@@ -177,15 +180,34 @@ class RandomGameSpec(_Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_discount(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "discount" in data:
-            raise ValueError(f"discount: a random discounted game; {DISCOUNTED_IN_SWEEPS}")
+    def _one_length(cls, data: Any) -> Any:
+        # Exactly one of the horizon (a finite-horizon game) and the discount (a discounted one),
+        # as 'markovgames games random' takes exactly one of --horizon and --discount.
+        if isinstance(data, dict) and ("horizon" in data) == ("discount" in data):
+            got = "both" if "horizon" in data else "neither"
+            raise ValueError(f"give exactly one of horizon (a finite-horizon game) and discount (a discounted game), got {got}")
         return data
 
     @field_validator("players", "horizon", "states", mode="before")
     @classmethod
-    def _sizes(cls, v: Any) -> int:
+    def _sizes(cls, v: Any, info: ValidationInfo) -> Any:
+        if v is None and info.field_name == "horizon":
+            return v
         return _positive_int(v)
+
+    @field_validator("discount", mode="before")
+    @classmethod
+    def _discount(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"expected a number in [0, 1), got {_show(v)}")
+        try:
+            return check_discount(float(v))
+        except OverflowError:  # an integer beyond float64
+            raise ValueError(f"expected a number in [0, 1), got {_show(v)}") from None
+        except GameValidationError as err:  # "discount = 1.0 is not below 1 (...)": the key is named already
+            raise ValueError(str(err).removeprefix("discount = ")) from None
 
     @field_validator("actions", mode="before")
     @classmethod
@@ -245,6 +267,11 @@ class RandomGameSpec(_Strict):
         return self
 
     @property
+    def discounted(self) -> bool:
+        """Whether the spec draws a discounted game (``discount`` given, not ``horizon``)."""
+        return self.discount is not None
+
+    @property
     def action_tuple(self) -> tuple[int, ...]:
         if isinstance(self.actions, list):
             return tuple(self.actions)
@@ -269,9 +296,7 @@ class GameSpec(_Strict):
         if isinstance(data, str):
             if not data:
                 raise ValueError("expected a built-in game name or a game file, got ''")
-            if data in DISCOUNTED_GAMES:
-                raise ValueError(f"{data!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
-            return {"builtin": data} if data in BUILTIN_GAMES else {"file": data}
+            return {"builtin": data} if is_builtin_name(data) else {"file": data}
         if not isinstance(data, dict):
             raise ValueError(
                 f"expected a built-in game name, a file name, or a table with builtin, file or random; got {_show(data)}"
@@ -281,12 +306,9 @@ class GameSpec(_Strict):
     @field_validator("builtin")
     @classmethod
     def _known_builtin(cls, v: str | None) -> str | None:
-        if v is not None and v in DISCOUNTED_GAMES:
-            raise ValueError(f"{v!r} is a discounted game; {DISCOUNTED_IN_SWEEPS}")
-        if v is not None and v not in BUILTIN_GAMES:
-            raise ValueError(
-                f"unknown built-in game {v!r}{did_you_mean(v, BUILTIN_GAMES)}; choose one of: {', '.join(sorted(BUILTIN_GAMES))}"
-            )
+        if v is not None and not is_builtin_name(v):
+            names = [*BUILTIN_GAMES, *DISCOUNTED_GAMES]
+            raise ValueError(f"unknown built-in game {v!r}{did_you_mean(v, names)}; choose one of: {', '.join(sorted(names))}")
         return v
 
     @model_validator(mode="after")
@@ -387,7 +409,7 @@ def _check_algorithm(name: str) -> str:
         # relative to the configuration file's directory). V-learning runs on bandit feedback.
         return name
     try:
-        algorithm = get_algorithm(name)  # an unknown name is an error listing the choices
+        get_algorithm(name)  # an unknown name is an error listing the choices
     except ValueError as err:
         # "cce_v": V-learning's, not a composition's ("mwu+stage" is a composition: its own error says which part is wrong)
         hint = "" if "+" in name else did_you_mean(name, VLEARNING_ALGORITHMS)
@@ -396,10 +418,6 @@ def _check_algorithm(name: str) -> str:
                 f"unknown algorithm {name!r}{hint}; the V-learning algorithms are {', '.join(VLEARNING_ALGORITHMS)}"
             ) from None
         raise err from None
-    if algorithm.value_update.stationary:
-        raise ValueError(
-            f"{name!r}: the {algorithm.value_update.name!r} value update is for discounted games; {DISCOUNTED_IN_SWEEPS}"
-        )
     return name
 
 
@@ -676,7 +694,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                     )
                 if isinstance(node[part], str) and isinstance(path[depth + 1], str):
                     # "paper" written as a string: expand to its table form to set a field of it.
-                    node[part] = {"builtin": node[part]} if node[part] in BUILTIN_GAMES else {"file": node[part]}
+                    node[part] = {"builtin": node[part]} if is_builtin_name(node[part]) else {"file": node[part]}
                 node = node[part]
             else:
                 if not isinstance(node, dict):

@@ -21,7 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from ...dynamics import Algorithm, get_algorithm, get_step_schedule, run_batch, run_vlearning_batch
+from ...dynamics import (
+    Algorithm,
+    DiscountedBatchRunResult,
+    get_algorithm,
+    get_step_schedule,
+    run_batch,
+    run_vlearning_batch,
+)
+from ...games import DiscountedMarkovGame, MarkovGame
 from ..rundirs._exact import exact_checkpoint_gaps, exact_prefix_gaps
 from ._bandit import is_vlearning
 from ._config import SweepConfigError
@@ -34,14 +42,15 @@ __all__ = ["BatchOutput", "execute_batch"]
 
 @dataclass(frozen=True, eq=False)
 class BatchOutput:
-    """What a worker sends back: the per-checkpoint arrays of every run of the batch."""
+    """What a worker sends back: the per-checkpoint arrays of every run of the batch (a batch of
+    discounted games: ``value_estimate`` in place of the output policy's value and bounds)."""
 
     batch_id: str
     run_ids: tuple[str, ...]
     prefixes: np.ndarray  # (P,)
-    value: np.ndarray  # (B, P, N)
-    certified_ce_bound: np.ndarray
-    certified_cce_bound: np.ndarray
+    value: np.ndarray | None  # (B, P, N): the output policy's value (None for discounted games)
+    certified_ce_bound: np.ndarray | None
+    certified_cce_bound: np.ndarray | None
     wall_time_s: float
     compile_time_s: float
     host: str
@@ -51,6 +60,7 @@ class BatchOutput:
     weighted_average: np.ndarray | None = None  # (B, P, 2, N): the same of the weighted average of the iterates
     regret: np.ndarray | None = None  # (B, P, 2, N): each player's average external and swap regret
     samples_used: np.ndarray | None = None  # (P,): the samples each run drew after T' iterations (sampled:K, bandit:M)
+    value_estimate: np.ndarray | None = None  # (B, P, N): a discounted run's value estimates V^T'(rho)
 
 
 # ---------------------------------------------------------------------------------------
@@ -74,7 +84,7 @@ def execute_batch(task: BatchTask) -> BatchOutput:
             f"{schedule.source_sha256} now); run the sweep again to run the new code"
         )
     result = run_batch(
-        list(task.games),
+        _games(task),
         algorithm,
         T=task.T,
         etas=list(task.etas),
@@ -93,15 +103,22 @@ def execute_batch(task: BatchTask) -> BatchOutput:
     )
     samples = result.samples_used
     exact = None
-    if task.exact:
-        exact = tuple(exact_checkpoint_gaps(result.run(b), task.checkpoints) for b in range(len(task)))
+    if isinstance(result, DiscountedBatchRunResult):  # value estimates, no output policy
+        policy: dict[str, np.ndarray | None] = {"value_estimate": np.asarray(result.value_estimate)}
+        policy.update(value=None, certified_ce_bound=None, certified_cce_bound=None)
+    else:
+        policy = {
+            "value": np.asarray(result.value),
+            "certified_ce_bound": np.asarray(result.certified_ce_bound),
+            "certified_cce_bound": np.asarray(result.certified_cce_bound),
+        }
+        if task.exact:  # (a discounted sweep refuses exact when it is planned)
+            exact = tuple(exact_checkpoint_gaps(result.run(b), task.checkpoints) for b in range(len(task)))
     return BatchOutput(
         batch_id=task.batch_id,
         run_ids=task.run_ids,
         prefixes=np.asarray(result.prefixes),
-        value=np.asarray(result.value),
-        certified_ce_bound=np.asarray(result.certified_ce_bound),
-        certified_cce_bound=np.asarray(result.certified_cce_bound),
+        **policy,
         wall_time_s=float(result.wall_time_s),
         compile_time_s=float(result.compile_time_s),
         host=socket.gethostname(),
@@ -118,6 +135,15 @@ def execute_batch(task: BatchTask) -> BatchOutput:
         else np.stack([result.external_regret, result.swap_regret], axis=-2),
         samples_used=None if samples is None else np.asarray(samples, dtype=np.int64),
     )
+
+
+def _games(task: BatchTask) -> list[MarkovGame] | list[DiscountedMarkovGame]:
+    """The batch's games, all of one kind (a plan's games are: `check_one_kind`)."""
+    finite = [g for g in task.games if isinstance(g, MarkovGame)]
+    discounted = [g for g in task.games if isinstance(g, DiscountedMarkovGame)]
+    if finite and discounted:  # unreachable: one plan, one kind
+        raise SweepError(f"batch {task.batch_id}: games of both kinds in one batch")
+    return finite or discounted
 
 
 def _algorithm(task: BatchTask) -> Algorithm:
@@ -155,6 +181,8 @@ def _execute_bandit(task: BatchTask) -> BatchOutput:
     wall = 0.0
     for members in calls.values():
         game, eta = task.games[members[0]], task.etas[members[0]]
+        if not isinstance(game, MarkovGame):  # unreachable: a discounted sweep refuses bandit feedback when it is planned
+            raise SweepError(f"batch {task.batch_id}: bandit feedback needs finite-horizon games")
         start = time.perf_counter()
         results = run_vlearning_batch(
             game,
@@ -176,7 +204,7 @@ def _execute_bandit(task: BatchTask) -> BatchOutput:
             for b, result in zip(members, results, strict=True):
                 exact[b] = exact_prefix_gaps(game, result.policy, task.checkpoints)
         del results  # the records and policies of this call: the next call's room
-    horizon = task.games[0].horizon
+    horizon = next(g.horizon for g in task.games if isinstance(g, MarkovGame))
     return BatchOutput(
         batch_id=task.batch_id,
         run_ids=task.run_ids,

@@ -214,7 +214,8 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "game_kind": (lambda v: v in _GAME_KINDS, f"one of {', '.join(_GAME_KINDS)}"),
             "game_seed": (_optional(_is_int), "a non-negative integer or null"),
             "seed_index": (_optional(_is_int), "a non-negative integer or null"),
-            "shape": lambda v, f: _check_shape(reader, v, f),
+            # (A discounted game's run has no horizon: its shape is N, S, A, beside its discount.)
+            "shape": lambda v, f: _check_shape(reader, v, f, "discount" in doc if isinstance(doc, dict) else False),
             "algorithm": (_is_text, "an algorithm name"),
             "concept": (lambda v: v in ("ce", "cce"), "'ce' or 'cce'"),
             "optimistic": (lambda v: isinstance(v, bool), "true or false"),
@@ -246,6 +247,8 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             "ix": (lambda v: _is_number(v, 0.0), "a non-negative number"),
             "ix_schedule": (lambda v: v in IX_SCHEDULES, f"one of {', '.join(IX_SCHEDULES)}"),
             "bandit_rate": (lambda v: v in BANDIT_RATES, f"one of {', '.join(BANDIT_RATES)}"),
+            # Written for a discounted game's run: its game's discount (its spec's game's too).
+            "discount": (lambda v: _is_number(v) and 0 <= v < 1, "a number in [0, 1)"),
         },
     )
     spec = doc["spec"]
@@ -272,24 +275,42 @@ def read_run_file(path: str | Path, run_id: str, planned: dict[str, Any] | None 
             raise reader.fail(key, f"{_shown(doc.get(key, default))} differs from the spec's {_shown(spec.get(key, default))}")
     if planned is not None and doc["shape"] != planned["shape"]:
         raise reader.fail("shape", f"{doc['shape']} is not the shape of the run's game, {planned['shape']}")
+    discounted = _check_discount(reader, doc, game)
     per_round = _check_bandit_fields(reader, doc, spec)
     checkpoints = spec.get("checkpoints")
     num_players = doc["shape"]["N"]
-    record_fields = {
-        "checkpoint": (lambda v: _is_int(v, 1, doc["T"]), f"an iteration in 1..T = {doc['T']}"),
-        "value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
-        "certified_ce_bound": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
-        "certified_cce_bound": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
-        "certified_ce_gap": (_is_number, "a finite number"),
-        "certified_cce_gap": (_is_number, "a finite number"),
-    }
-    optional_fields = {
-        "exact_ce_gap": (_optional(_is_number), "a finite number or null"),
-        "exact_cce_gap": (_optional(_is_number), "a finite number or null"),
-        "exact_ce_gap_per_player": (_optional(_numbers(num_players)), f"a list of {num_players} finite numbers (N) or null"),
-        "exact_cce_gap_per_player": (_optional(_numbers(num_players)), f"a list of {num_players} finite numbers (N) or null"),
-        "exact_ce_gap_skipped": (_optional(_is_text), "a reason or null"),
-        "exact_cce_gap_skipped": (_optional(_is_text), "a reason or null"),
+    players = (_numbers(num_players), f"a list of {num_players} finite numbers (N)")
+    record_fields: dict[str, Any] = {"checkpoint": (lambda v: _is_int(v, 1, doc["T"]), f"an iteration in 1..T = {doc['T']}")}
+    optional_fields: dict[str, Any] = {}
+    if discounted:  # a discounted game's run: its value estimates, and no output policy
+        record_fields["value_estimate"] = players
+    else:
+        record_fields.update(
+            {
+                "value": players,
+                "certified_ce_bound": players,
+                "certified_cce_bound": players,
+                "certified_ce_gap": (_is_number, "a finite number"),
+                "certified_cce_gap": (_is_number, "a finite number"),
+            }
+        )
+        optional_fields.update(
+            {
+                "exact_ce_gap": (_optional(_is_number), "a finite number or null"),
+                "exact_cce_gap": (_optional(_is_number), "a finite number or null"),
+                "exact_ce_gap_per_player": (
+                    _optional(_numbers(num_players)),
+                    f"a list of {num_players} finite numbers (N) or null",
+                ),
+                "exact_cce_gap_per_player": (
+                    _optional(_numbers(num_players)),
+                    f"a list of {num_players} finite numbers (N) or null",
+                ),
+                "exact_ce_gap_skipped": (_optional(_is_text), "a reason or null"),
+                "exact_cce_gap_skipped": (_optional(_is_text), "a reason or null"),
+            }
+        )
+    optional_fields |= {
         "last_iterate_value": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
         "last_iterate_nash_gap": (_is_number, "a finite number"),
         "last_iterate_nash_gap_per_player": (_numbers(num_players), f"a list of {num_players} finite numbers (N)"),
@@ -367,9 +388,25 @@ def _is_theory(value: Any) -> bool:
         return False
 
 
-def _check_shape(reader: _Reader, value: Any, field: str) -> None:
+def _check_discount(reader: _Reader, doc: dict[str, Any], game: dict[str, Any]) -> bool:
+    """Whether the run is a discounted game's: its ``discount`` (and its spec's game's, the same), or
+    neither; a discounted game's run has no bandit feedback (episodes of ``H`` steps)."""
+    discount = doc.get("discount")
+    if discount != game.get("discount"):
+        raise reader.fail("discount", f"{_shown(discount)} differs from the spec's game's {_shown(game.get('discount'))}")
+    if discount is None:
+        return False
+    if doc.get("feedback", "full").startswith("bandit:"):
+        raise reader.fail(
+            "feedback", f"{_shown(doc['feedback'])} on a discounted game's run: bandit feedback plays episodes of H steps"
+        )
+    return True
+
+
+def _check_shape(reader: _Reader, value: Any, field: str, discounted: bool = False) -> None:
     size = (lambda v: _is_int(v, 1), "a positive integer")
-    reader.obj(value, field, {"N": size, "H": size, "S": size, "A": (lambda v: isinstance(v, list), "a list")})
+    shape = {"N": size, "S": size, "A": (lambda v: isinstance(v, list), "a list")}
+    reader.obj(value, field, shape if discounted else {**shape, "H": size})
     n = value["N"]
     if not (len(value["A"]) == n and all(_is_int(a, 1) for a in value["A"])):
         raise reader.fail(f"{field}.A", f"expected {n} positive integers (N), got {_shown(value['A'])}")

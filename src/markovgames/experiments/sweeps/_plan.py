@@ -23,7 +23,6 @@ from typing import Any, cast
 import numpy as np
 
 from ..._resources import format_bytes, physical_memory
-from ..._suggest import did_you_mean, nearest_path
 from ...dynamics import (
     Algorithm,
     LearningRate,
@@ -35,8 +34,12 @@ from ...dynamics import (
     loaded_file_source,
     resolve_learning_rate,
 )
-from ...games import BUILTIN_GAMES, MAX_GAME_ENTRIES, DiscountedMarkovGame, MarkovGame, get_builtin, load_game, random_game
-from ...games._resolve import is_game_file
+from ...dynamics._loop import loop_shape
+from ...games import (
+    MAX_GAME_ENTRIES,
+    DiscountedMarkovGame,
+    MarkovGame,
+)
 from ._bandit import (
     PAPER_RATE,
     VLEARNING_FEEDBACK,
@@ -45,8 +48,10 @@ from ._bandit import (
     is_vlearning,
 )
 from ._config import AlgorithmSpec, SweepConfig, SweepConfigError, resolved_checkpoints
+from ._discounted import check_discounted_cell, game_shape
 from ._files import RUN_FILE_FORMAT, run_id_of
 from ._files import canonical_json as _canonical_json
+from ._games import build_games
 from ._values import draws_anything, episodes_per_round, is_bandit, schedule_rates_fault
 
 __all__ = [
@@ -126,7 +131,7 @@ class PlannedRun:
 
     run_id: str
     spec: dict[str, Any]
-    game: MarkovGame
+    game: MarkovGame | DiscountedMarkovGame
     game_label: str
     game_kind: str
     game_index: int
@@ -173,6 +178,11 @@ class PlannedRun:
         return is_bandit(self.feedback)
 
     @property
+    def discount(self) -> float | None:
+        """The discount of the run's game (``None``: a finite-horizon game)."""
+        return self.game.discount if isinstance(self.game, DiscountedMarkovGame) else None
+
+    @property
     def batch_key(self) -> tuple:
         # A batch of the stage-based update shares its per-stage rates: "theory" runs apart.
         stage_theory = self.value_update == "stage" and isinstance(self.eta, str)
@@ -196,6 +206,10 @@ class PlannedRun:
             self.bonus,
             self.ix,
             self.bandit_rate,
+            # One batch has one kernel form, and a discounted batch one discount (its step sizes'
+            # order k = 1/(1-gamma) is the batch's): run_batch refuses a mix of either.
+            self.game.is_sparse,
+            self.discount,
         )
 
 
@@ -210,7 +224,7 @@ class BatchTask:
     checkpoints: tuple[int, ...]
     dtype: str
     run_ids: tuple[str, ...]
-    games: tuple[MarkovGame, ...]
+    games: tuple[MarkovGame | DiscountedMarkovGame, ...]  # all of one kind (a plan's games are)
     etas: tuple[LearningRate, ...]
     reference: str  # what the worker resolves
     concept: str
@@ -253,6 +267,17 @@ class BatchTask:
     @property
     def shape_key(self):
         return self.games[0].shape_key
+
+    @property
+    def discounted(self) -> bool:
+        """Whether the batch's games are discounted (a discounted value update's runs)."""
+        return isinstance(self.games[0], DiscountedMarkovGame)
+
+    @property
+    def shape(self) -> dict[str, Any]:
+        """The games' shape as the manifest records it: ``N, H, S, A`` (a discounted game: ``N, S,
+        A`` and its ``discount``, which a batch shares)."""
+        return game_shape(self.games[0], with_discount=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -339,93 +364,15 @@ def _bandit_run_memory(run: PlannedRun) -> int:
     chunks and their concatenation), and its output policy (`bandit_run_bytes`)."""
     if not run.bandit:
         return 0
-    record, policy, _ = bandit_run_bytes(run.game, run.T, episodes_per_round(run.feedback))
+    record, policy, _ = bandit_run_bytes(_finite(run), run.T, episodes_per_round(run.feedback))
     return 2 * record + policy
 
 
-def _random_label(spec, seed: int | None) -> str:
-    acts = "x".join(map(str, spec.action_tuple))
-    text = f"random(N={spec.players},H={spec.horizon},S={spec.states},A={acts}"
-    if spec.reward_distribution != "uniform":
-        text += f",{spec.reward_distribution}"
-    if spec.transition_concentration != 1.0:
-        text += f",c={spec.transition_concentration:g}"
-    if spec.initial_state != 0:
-        text += f",s1={spec.initial_state}"
-    if spec.successors is not None:
-        text += f",K={spec.successors}"
-    if spec.zero_sum:
-        text += ",zero-sum"
-    if seed is not None:
-        text += f",seed={seed}"
-    return text + ")"
-
-
-def _nearest_game_file(file: str, base_dir: Path) -> str:
-    """`` (did you mean 'x'?)`` for the existing game file nearest ``file`` (relative to the
-    configuration's directory ``base_dir``, and so written), or ``""``."""
-    path = Path(file)
-    found = nearest_path(path if path.is_absolute() else base_dir / path, is_game_file)
-    if found is None:
-        return ""
-    shown = Path(found) if path.is_absolute() else Path(found).relative_to(base_dir)
-    return f" (did you mean {str(shown)!r}?)"
-
-
-def _build_games(config: SweepConfig, base_dir: Path, game_seeds: list[int], max_bytes: int | None, max_entries: int):
-    """``[(entry index, label, kind, seed, seed index, game)]`` for every game of the grid."""
-    built: list[tuple[int, str, str, int | None, int | None, MarkovGame]] = []
-    for index, entry in enumerate(config.games):
-        where = f"games[{index}]"
-        if entry.builtin is not None:
-            game = get_builtin(entry.builtin)
-            built.append((index, entry.label or entry.builtin, "builtin", None, None, game))
-        elif entry.file is not None:
-            path = Path(entry.file)
-            if not path.is_absolute():
-                path = base_dir / path
-            if not path.exists():
-                raise SweepConfigError(
-                    f"{where}: {entry.file!r} is neither a built-in game nor an existing game file"
-                    f"{did_you_mean(entry.file, BUILTIN_GAMES) or _nearest_game_file(entry.file, base_dir)}"
-                )
-            try:
-                game = load_game(path, max_bytes=max_bytes, max_entries=max_entries)
-            except Exception as err:  # GameFileError and friends: name the entry
-                raise SweepConfigError(f"{where}: {err}") from None
-            built.append((index, entry.label or entry.file, "file", None, None, game))
-        else:
-            spec = entry.random
-            if spec is None:  # unreachable: GameSpec is validated to give exactly one of the three
-                raise SweepConfigError(f"{where}: give exactly one of builtin, file, random")
-            seeds = [(spec.seed, None)] if spec.seed is not None else [(s, k) for k, s in enumerate(game_seeds)]
-            for seed, k in seeds:
-                try:
-                    game = random_game(
-                        spec.players,
-                        spec.horizon,
-                        spec.states,
-                        spec.action_tuple,
-                        seed_or_rng=seed,
-                        reward_distribution=spec.reward_distribution,
-                        transition_concentration=spec.transition_concentration,
-                        initial_state=spec.initial_state,
-                        num_successors=spec.successors,
-                        max_entries=max_entries,
-                        zero_sum=spec.zero_sum,
-                    )
-                except Exception as err:
-                    raise SweepConfigError(f"{where}.random: {err}") from None
-                label = entry.label or _random_label(spec, spec.seed)
-                built.append((index, label, "random", seed, k, game))
-    # Different entries must not share a label (results are grouped by it).
-    owner: dict[str, int] = {}
-    out = []
-    for index, label, kind, game_seed, k, game in built:
-        if owner.setdefault(label, index) != index:
-            label = f"{label}#{index}"
-        out.append((index, label, kind, game_seed, k, game))
-    return out
+def _finite(run: PlannedRun) -> MarkovGame:
+    """A bandit run's game: finite-horizon (a discounted sweep refuses bandit feedback when it is planned)."""
+    if not isinstance(run.game, MarkovGame):  # unreachable: `check_discounted_cell`
+        raise SweepConfigError(f"games[{run.game_index}]: bandit feedback needs a finite-horizon game")
+    return run.game
 
 
 def grid_size(config: SweepConfig) -> tuple[int, str]:
@@ -487,8 +434,9 @@ def check_grid_size(config: SweepConfig, max_runs: int = DEFAULT_MAX_RUNS, max_e
         if spec is None:
             continue
         joint = math.prod(spec.action_tuple)
-        rewards = spec.horizon * spec.players * spec.states * joint
-        kernel = spec.horizon * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
+        layers = 1 if spec.horizon is None else spec.horizon  # a discounted game: one stationary layer
+        rewards = layers * spec.players * spec.states * joint
+        kernel = layers * spec.states * joint * (spec.states if spec.successors is None else spec.successors)
         if max(rewards, kernel) > max_entries:
             continue  # each such game is refused when it is built, with its sizes named
         kernel *= 1 if spec.successors is None else 2  # successors and probabilities
@@ -539,7 +487,7 @@ def _check_bandit_memory(plan: SweepPlan, batches: list[BatchTask], concurrent: 
         if not task.bandit:
             continue
         runs = [by_id[rid] for rid in task.run_ids]
-        evaluation = max(bandit_run_bytes(r.game, r.T, episodes_per_round(r.feedback))[2] for r in runs)
+        evaluation = max(bandit_run_bytes(_finite(r), r.T, episodes_per_round(r.feedback))[2] for r in runs)
         sizes.append((sum(_bandit_run_memory(r) for r in runs) + evaluation, len(runs)))
     if not sizes:
         return
@@ -640,7 +588,7 @@ def plan_sweep(
     checkpoints = tuple(resolved_checkpoints(config))
     game_seeds = derive_game_seeds(config.base_seed, config.seeds)
     feedback_seeds = derive_feedback_seeds(config.base_seed, config.seeds)
-    games = _build_games(config, base_dir, game_seeds, max_bytes, max_entries)
+    games = build_games(config, base_dir, game_seeds, max_bytes, max_entries)
     resolved: dict[str, StepSchedule] = {}  # each schedule once (a user's file is loaded once)
     runs: list[PlannedRun] = []
     seen: set[str] = set()
@@ -655,18 +603,21 @@ def plan_sweep(
                 "entry": index,
                 "seed": seed,
                 "seed_index": k,
-                "shape": {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)},
+                "shape": game_shape(game),
+                **({"discount": game.discount} if isinstance(game, DiscountedMarkovGame) else {}),
                 "sha256": content,
             }
         )
         game_spec: dict[str, Any] = {"kind": kind, "sha256": content}
+        if isinstance(game, DiscountedMarkovGame):
+            game_spec["discount"] = game.discount  # (its content hash has it too; this says it)
         if kind == "builtin":
             game_spec["name"] = config.games[index].builtin
         elif kind == "random":
             r = config.games[index].random
             game_spec.update(
                 players=r.players,
-                horizon=r.horizon,
+                **({"horizon": r.horizon} if r.discount is None else {}),
                 states=r.states,
                 actions=list(r.action_tuple),
                 seed=seed,
@@ -682,11 +633,17 @@ def plan_sweep(
             vlearning = is_vlearning(alg.name)  # V-learning: run_vlearning's own algorithms, no composition
             try:
                 spec_alg = None if vlearning else get_algorithm(reference)
+            except ValueError as err:
+                raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
+            # A value update of the other kind of game, and on a discounted game what its runs
+            # cannot take (exact gaps, 'theory' rates, bandit feedback), named by key and cell.
+            check_discounted_cell(config, alg_index, alg, spec_alg, index, game)
+            try:
                 # A user's learner, checked with this game's shapes before any worker starts (once
                 # per learner, shape and dtype): its broken protocol is the configuration's error,
                 # not a failure of every run.
                 if spec_alg is not None:
-                    check_learner(spec_alg.learner, game.shape_key, config.dtype)
+                    check_learner(spec_alg.learner, loop_shape(game), config.dtype)
             except ValueError as err:
                 raise SweepConfigError(f"algorithms[{alg_index}]: {err}") from None
             digest = None if spec_alg is None else spec_alg.source_sha256
@@ -704,6 +661,8 @@ def plan_sweep(
                 for repetition in ((None,) if not draws_anything(feedback) else (k,) if k is not None else range(config.seeds))
             ]
             for feedback in {f for f in feedback_models if is_bandit(f)}:
+                if not isinstance(game, MarkovGame):  # unreachable: refused by check_discounted_cell
+                    raise SweepConfigError(f"games[{index}]: bandit feedback needs a finite-horizon game")
                 try:  # a record or output policy beyond the library's limits: refused before any batch
                     check_bandit_size(game, config.T, episodes_per_round(feedback))
                 except ValueError as err:

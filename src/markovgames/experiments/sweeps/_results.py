@@ -16,17 +16,19 @@ import numpy as np
 from ..._atomic import atomic_write
 from ..._papers import parse_theory
 from ...dynamics import DEFAULT_BANDIT_RATE
-from ...games import AffineRescaling
+from ...games import AffineRescaling, DiscountedMarkovGame, MarkovGame
 from ..rundirs._directory import last_iterate_fields, regret_fields, units_field, weighted_average_fields
+from ..rundirs._discounted import iterate_fields
 from ..rundirs._exact import EXACT_FIELDS
 from ._bandit import bandit_parameters
 from ._directory import MANIFEST_FILE, RUNS_DIR, _now
+from ._discounted import game_shape
 from ._execute import BatchOutput
 from ._files import RUN_FILE_FORMAT, read_manifest, read_run_file
 from ._files import canonical_json as _canonical_json
 from ._plan import PlannedRun, SweepPlan
 from ._summary import PROVENANCE_KEY, RESULTS_FILE
-from ._table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, ORIGINAL_COLUMNS
+from ._table import _DIFFERENCE_COLUMNS, _RETURN_COLUMNS, LIST_ORIGINAL_COLUMNS, ORIGINAL_COLUMNS
 from ._values import episodes_per_round
 
 __all__ = ["checked_run_file", "consolidate_results"]
@@ -36,31 +38,63 @@ RESULTS_FORMAT = "markovgames-results/1"
 _ROWS_PER_WRITE = 50_000
 
 
+def _policy_fields(output: BatchOutput, b: int, k: int) -> dict[str, Any]:
+    """A finite-horizon run's output policy at checkpoint ``k``: its value and both certified bounds and gaps."""
+    if output.value is None or output.certified_ce_bound is None or output.certified_cce_bound is None:
+        raise AssertionError("a finite-horizon batch without its output policy's values")  # unreachable
+    value, ce, cce = output.value[b, k], output.certified_ce_bound[b, k], output.certified_cce_bound[b, k]
+    return {
+        "value": [float(x) for x in value],
+        "certified_ce_bound": [float(x) for x in ce],
+        "certified_cce_bound": [float(x) for x in cce],
+        "certified_ce_gap": float(np.max(ce - value)),
+        "certified_cce_gap": float(np.max(cce - value)),
+    }
+
+
+def _discounted_fields(output: BatchOutput, b: int, k: int, game: DiscountedMarkovGame) -> dict[str, Any]:
+    """A discounted run at checkpoint ``k``: its value estimate ``V^{T'}(rho)`` and, where evaluated,
+    its last and weighted average iterates' values, Nash gaps and (two-player constant-sum) duality
+    gaps, as ``markovgames run`` writes them (`iterate_fields`; not the best-response values)."""
+    if output.value_estimate is None:
+        raise AssertionError("a discounted batch without its value estimates")  # unreachable
+    out: dict[str, Any] = {"value_estimate": [float(x) for x in output.value_estimate[b, k]]}
+    for prefix, iterate in (("last_iterate", output.last_iterate), ("weighted_average", output.weighted_average)):
+        if iterate is not None:
+            fields = iterate_fields(prefix, game, iterate[b, k, 0], iterate[b, k, 1])
+            out.update({key: v for key, v in fields.items() if key != f"{prefix}_best_response_value"})
+    return out
+
+
 def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, batch_size: int) -> dict[str, Any]:
     records = []
     per_round = episodes_per_round(run.feedback)
+    game = run.game
     for k, T_prime in enumerate(output.prefixes):
-        value = output.value[b, k]
-        ce = output.certified_ce_bound[b, k]
-        cce = output.certified_cce_bound[b, k]
+        if isinstance(game, DiscountedMarkovGame):
+            records.append(
+                {
+                    "checkpoint": int(T_prime),
+                    **_discounted_fields(output, b, k, game),
+                    **({} if output.regret is None else regret_fields(output.regret[b, k, 0], output.regret[b, k, 1])),
+                    **({} if output.samples_used is None else {"samples_used": int(output.samples_used[k])}),
+                }
+            )
+            continue
         records.append(
             {
                 "checkpoint": int(T_prime),
-                "value": [float(x) for x in value],
-                "certified_ce_bound": [float(x) for x in ce],
-                "certified_cce_bound": [float(x) for x in cce],
-                "certified_ce_gap": float(np.max(ce - value)),
-                "certified_cce_gap": float(np.max(cce - value)),
+                **_policy_fields(output, b, k),
                 **({} if output.exact is None else output.exact[b][int(T_prime)]),
                 **(
                     {}
                     if output.last_iterate is None
-                    else last_iterate_fields(output.last_iterate[b, k, 0], output.last_iterate[b, k, 1], run.game)
+                    else last_iterate_fields(output.last_iterate[b, k, 0], output.last_iterate[b, k, 1], game)
                 ),
                 **(
                     {}
                     if output.weighted_average is None
-                    else weighted_average_fields(output.weighted_average[b, k, 0], output.weighted_average[b, k, 1], run.game)
+                    else weighted_average_fields(output.weighted_average[b, k, 0], output.weighted_average[b, k, 1], game)
                 ),
                 **({} if output.regret is None else regret_fields(output.regret[b, k, 0], output.regret[b, k, 1])),
                 **({} if output.samples_used is None else {"samples_used": int(output.samples_used[k])}),
@@ -79,16 +113,18 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         extra["feedback"] = run.feedback
     if run.feedback_seed is not None:
         extra["feedback_seed"] = run.feedback_seed
-    if run.bandit:  # the bonus and implicit exploration the run used (given, or the library's defaults)
-        bonus, ix, ix_schedule = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, run.game.horizon)
+    if run.bandit and isinstance(game, MarkovGame):  # the bonus and implicit exploration the run used (given, or the defaults)
+        bonus, ix, ix_schedule = bandit_parameters(run.algorithm, run.eta, run.bonus, run.ix, game.horizon)
         extra["bonus"] = bonus
         if ix is not None:
             extra["ix"] = ix
             extra["ix_schedule"] = ix_schedule
             extra["bandit_rate"] = run.bandit_rate or DEFAULT_BANDIT_RATE  # a composition's rate schedule
-    units = units_field(run.game.units)
+    units = units_field(game.units)
     if units is not None:
         extra["units"] = units
+    if isinstance(game, DiscountedMarkovGame):  # its spec's too (the run's id is made of it)
+        extra["discount"] = game.discount
     return {
         "format": RUN_FILE_FORMAT,
         "run_id": run.run_id,
@@ -97,7 +133,7 @@ def _run_document(run: PlannedRun, output: BatchOutput, b: int, attempt: int, ba
         "game_kind": run.game_kind,
         "game_seed": run.game_seed,
         "seed_index": run.seed_index,
-        "shape": {"N": run.game.num_players, "H": run.game.horizon, "S": run.game.num_states, "A": list(run.game.num_actions)},
+        "shape": game_shape(game),
         "algorithm": run.algorithm,
         "concept": run.concept,
         "optimistic": run.optimistic,
@@ -124,9 +160,7 @@ def checked_run_file(path: Path, run_id: str, run: PlannedRun | None) -> dict[st
     """The checked run file of ``run_id`` (``None``: none); a damaged one is refused (`read_run_file`)."""
     planned = None
     if run is not None:
-        game = run.game
-        shape = {"N": game.num_players, "H": game.horizon, "S": game.num_states, "A": list(game.num_actions)}
-        planned = {"spec": json.loads(_canonical_json(run.spec)), "shape": shape}
+        planned = {"spec": json.loads(_canonical_json(run.spec)), "shape": game_shape(run.game)}
     return read_run_file(path, run_id, planned)
 
 
@@ -134,8 +168,9 @@ def _eta_text(eta: float | str) -> str:
     return eta if isinstance(eta, str) else repr(float(eta))
 
 
-def _original_columns(row: dict[str, Any], units: dict[str, float] | None, horizon: int) -> dict[str, Any]:
-    """The row's values, gaps and regrets in the game's own units (null for a game given in [0, 1])."""
+def _original_columns(row: dict[str, Any], units: dict[str, float] | None, horizon: float) -> dict[str, Any]:
+    """The row's values, gaps and regrets in the game's own units (null for a game given in [0, 1]);
+    ``horizon``: ``H``, or a discounted game's ``1/(1-gamma)`` (its returns' offset is ``offset/(1-gamma)``)."""
     out: dict[str, Any] = dict.fromkeys(ORIGINAL_COLUMNS)
     if units is None:
         return out
@@ -151,13 +186,18 @@ def _original_columns(row: dict[str, Any], units: dict[str, float] | None, horiz
     return out
 
 
+def _times(gap: float | None, T_prime: int) -> float | None:
+    return None if gap is None else gap * T_prime
+
+
 def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, Any]]:
     concept = doc["concept"]
     shape = doc["shape"]
+    discount = doc.get("discount")  # a discounted game's run: no output policy, no horizon
     rows = []
     for rec in doc["records"]:
         Tp = rec["checkpoint"]
-        ce, cce = rec["certified_ce_gap"], rec["certified_cce_gap"]
+        ce, cce = rec.get("certified_ce_gap"), rec.get("certified_cce_gap")
         gap = ce if concept == "ce" else cce
         rows.append(
             {
@@ -167,7 +207,7 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "game_seed": doc["game_seed"],
                 "seed_index": doc["seed_index"],
                 "N": shape["N"],
-                "H": shape["H"],
+                "H": shape.get("H"),
                 "S": shape["S"],
                 "A": "x".join(map(str, shape["A"])),
                 "algorithm": doc["algorithm"],
@@ -177,15 +217,15 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "eta_value": doc["eta_value"],
                 "T": doc["T"],
                 "checkpoint": Tp,
-                "value": rec["value"],
-                "certified_ce_bound": rec["certified_ce_bound"],
-                "certified_cce_bound": rec["certified_cce_bound"],
+                "value": rec.get("value"),
+                "certified_ce_bound": rec.get("certified_ce_bound"),
+                "certified_cce_bound": rec.get("certified_cce_bound"),
                 "certified_ce_gap": ce,
                 "certified_cce_gap": cce,
-                "ce_gap_times_T": ce * Tp,
-                "cce_gap_times_T": cce * Tp,
+                "ce_gap_times_T": _times(ce, Tp),
+                "cce_gap_times_T": _times(cce, Tp),
                 "gap": gap,
-                "gap_times_T": gap * Tp,
+                "gap_times_T": _times(gap, Tp),
                 "wall_time_s": doc["wall_time_s"],
                 "batch_id": doc["batch"]["id"],
                 "batch_size": doc["batch"]["size"],
@@ -215,9 +255,14 @@ def _result_rows(doc: dict[str, Any], run: PlannedRun | None) -> list[dict[str, 
                 "weighted_average_duality_gap": rec.get("weighted_average_duality_gap"),
                 # Whose theorem's rate a 'theory' rate is (the catalogue's key), null for a number.
                 "eta_theory": parse_theory(doc["eta"]) if isinstance(doc["eta"], str) else None,
+                # Since discounted games: the discount and the value estimate V^T'(rho) of a
+                # discounted game's run (null for a finite-horizon game's).
+                "discount": discount,
+                "value_estimate": rec.get("value_estimate"),
             }
         )
-        rows[-1].update(_original_columns(rows[-1], doc.get("units"), shape["H"]))
+        horizon = shape["H"] if discount is None else 1.0 / (1.0 - discount)
+        rows[-1].update(_original_columns(rows[-1], doc.get("units"), horizon))
     return rows
 
 
@@ -285,7 +330,9 @@ def _results_schema():
             ("weighted_average_nash_gap", pa.float64()),
             ("weighted_average_duality_gap", pa.float64()),
             ("eta_theory", pa.string()),
-            *((name, pa.list_(pa.float64()) if name.endswith("value_original") else pa.float64()) for name in ORIGINAL_COLUMNS),
+            ("discount", pa.float64()),
+            ("value_estimate", pa.list_(pa.float64())),
+            *((name, pa.list_(pa.float64()) if name in LIST_ORIGINAL_COLUMNS else pa.float64()) for name in ORIGINAL_COLUMNS),
         ]
     )
 

@@ -43,6 +43,17 @@ class SweepProgress:
     latest: dict[str, Any] | None = None
 
 
+def _final_gaps(output: BatchOutput, concept: str) -> tuple[str, np.ndarray | None]:
+    """The measure a batch's progress line shows, and each run's value of it at the last checkpoint."""
+    bound = output.certified_ce_bound if concept == "ce" else output.certified_cce_bound
+    if bound is not None and output.value is not None:
+        return f"{concept.upper()} gap", np.max(bound[:, -1] - output.value[:, -1], axis=-1)
+    for name, iterate in (("last-iterate Nash gap", output.last_iterate), ("weighted-average Nash gap", output.weighted_average)):
+        if iterate is not None:  # (B, P, 2, N): the values and best-response values
+            return name, np.max(iterate[:, -1, 1] - iterate[:, -1, 0], axis=-1)
+    return "value estimate", None
+
+
 def _machine() -> dict[str, Any]:
     return {
         "platform": platform.platform(),
@@ -110,7 +121,7 @@ class _SweepSession:
                 "batch_id": task.batch_id,
                 "algorithm": task.algorithm,
                 "optimistic": task.optimistic,
-                "shape": {"N": task.shape_key[0], "H": task.shape_key[1], "S": task.shape_key[2], "A": list(task.shape_key[3])},
+                "shape": task.shape,
                 "T": task.T,
                 "size": len(task),
                 "status": "finished",
@@ -122,9 +133,7 @@ class _SweepSession:
             }
         )
         concept = task.concept
-        final_gaps = np.max(
-            (output.certified_ce_bound if concept == "ce" else output.certified_cce_bound)[:, -1] - output.value[:, -1], axis=-1
-        )
+        measure, final_gaps = _final_gaps(output, concept)
         first = self.by_id[task.run_ids[0]]
         self.notify(
             {
@@ -133,7 +142,10 @@ class _SweepSession:
                 "game": first.game_label,
                 "concept": concept,
                 "T": int(output.prefixes[-1]),
-                "median_gap": float(np.median(final_gaps)),
+                # What the batch's runs measure at T: the certified gap of their output policy (a
+                # discounted game's runs: their last or weighted average iterate's Nash gap, if evaluated).
+                "measure": measure,
+                "median_gap": None if final_gaps is None else float(np.median(final_gaps)),
                 "runs": len(task),
             }
         )

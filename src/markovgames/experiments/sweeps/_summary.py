@@ -78,6 +78,9 @@ METRIC_COLUMNS = {
 #: Where a metric's column comes from: what a sweep must set to have it.
 _CONSTANT_SUM = "on a two-player constant-sum game"
 _METRIC_SOURCES = {
+    # A discounted game's run has no output policy: no certified gap.
+    "gap": "a finite-horizon game's output policy; a discounted game's runs have none: choose a metric of their "
+    "iterates, such as last_iterate_nash_gap (last_iterate = true) or weighted_average_nash_gap (weighted_average = true)",
     "external_regret": "regret = true",
     "swap_regret": "regret = true",
     "duality_gap": f"last_iterate = true {_CONSTANT_SUM}",
@@ -377,8 +380,8 @@ def check_metric(metric: str) -> None:
 
 def row_metric(row: dict[str, Any], metric: str, concept: str) -> float | None:
     """A row's value of ``metric`` (``concept``: ``ce`` or ``cce``, for the gap); None where it has none."""
-    if metric == "gap":
-        return float(row["certified_ce_gap"] if concept == "ce" else row["certified_cce_gap"])
+    if metric == "gap":  # (none on a discounted game's row: it has no output policy)
+        return _number(row["certified_ce_gap"] if concept == "ce" else row["certified_cce_gap"])
     value = row.get(METRIC_COLUMNS[metric])
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
@@ -430,9 +433,9 @@ def group_curves(rows: list[dict[str, Any]], concept: Concept = "auto", metric: 
             drawn.setdefault(r["run_id"], {})[int(r["checkpoint"])] = count
         seeds[r["run_id"]] = (_seed(r.get("game_seed")), _seed(r.get("feedback_seed")))
     if rows and not by_group:
-        raise ResultsError.for_argument(
-            "metric", f"no run of these results recorded {metric} (a sweep records it with {_METRIC_SOURCES[metric]})"
-        )
+        source = _METRIC_SOURCES[metric]
+        where = f"the certified gap of {source}" if metric == "gap" else f"a sweep records it with {source}"
+        raise ResultsError.for_argument("metric", f"no run of these results recorded {metric} ({where})")
     out = []
     order = {name: k for k, name in enumerate(PAPER_ORDER)}
     games = list(dict.fromkeys(r["game"] for r in rows))  # first-seen order: the configuration's

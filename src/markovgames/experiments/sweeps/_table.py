@@ -45,7 +45,7 @@ _MAX_T = 2**31 - 1
 #: The columns a sweep also writes in the game's own units (``NAME_original``, null for a game given
 #: in [0, 1]): returns (lists, one per player), then gaps and regrets (differences of returns, which
 #: scale by the map's scale only).
-_RETURN_COLUMNS = ("value", "last_iterate_value", "weighted_average_value")
+_RETURN_COLUMNS = ("value", "last_iterate_value", "weighted_average_value", "value_estimate")
 _DIFFERENCE_COLUMNS = (
     "certified_ce_gap",
     "certified_cce_gap",
@@ -60,9 +60,14 @@ _DIFFERENCE_COLUMNS = (
     "weighted_average_duality_gap",
 )
 ORIGINAL_COLUMNS = tuple(f"{name}_original" for name in _RETURN_COLUMNS + _DIFFERENCE_COLUMNS)
+#: ... of which these hold a list (one per player): the returns'.
+LIST_ORIGINAL_COLUMNS = tuple(f"{name}_original" for name in _RETURN_COLUMNS)
 
 #: Every column of a sweep's results table: its kind, and whether a sweep may write nulls in it.
 #: Kinds: ``text``, ``int``, ``float``, ``bool``, ``floats`` (a list of floats, one per player).
+#: A discounted game's run (``discount`` set) has no horizon and no output policy: its rows hold
+#: nulls in `FINITE_HORIZON_COLUMNS`, which every other row has, and its value estimates in
+#: ``value_estimate``, which the other rows have not (`_check_kinds`).
 RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "run_id": ("text", False),
     "game": ("text", False),
@@ -70,7 +75,7 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "game_seed": ("int", True),
     "seed_index": ("int", True),
     "N": ("int", False),
-    "H": ("int", False),
+    "H": ("int", True),
     "S": ("int", False),
     "A": ("text", False),
     "algorithm": ("text", False),
@@ -80,15 +85,15 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "eta_value": ("float", True),
     "T": ("int", False),
     "checkpoint": ("int", False),
-    "value": ("floats", False),
-    "certified_ce_bound": ("floats", False),
-    "certified_cce_bound": ("floats", False),
-    "certified_ce_gap": ("float", False),
-    "certified_cce_gap": ("float", False),
-    "ce_gap_times_T": ("float", False),
-    "cce_gap_times_T": ("float", False),
-    "gap": ("float", False),
-    "gap_times_T": ("float", False),
+    "value": ("floats", True),
+    "certified_ce_bound": ("floats", True),
+    "certified_cce_bound": ("floats", True),
+    "certified_ce_gap": ("float", True),
+    "certified_cce_gap": ("float", True),
+    "ce_gap_times_T": ("float", True),
+    "cce_gap_times_T": ("float", True),
+    "gap": ("float", True),
+    "gap_times_T": ("float", True),
     "wall_time_s": ("float", False),
     "batch_id": ("text", False),
     "batch_size": ("int", False),
@@ -127,7 +132,11 @@ RESULT_COLUMNS: dict[str, tuple[str, bool]] = {
     "weighted_average_duality_gap": ("float", True),
     # Since the catalogue by paper: whose theorem's rate a 'theory' learning rate is (null for a number).
     "eta_theory": ("text", True),
-    **{name: ("floats" if name.endswith("value_original") else "float", True) for name in ORIGINAL_COLUMNS},
+    # Since discounted games: the game's discount and the run's value estimate V^T'(rho) (null
+    # for a finite-horizon game's run).
+    "discount": ("float", True),
+    "value_estimate": ("floats", True),
+    **{name: ("floats" if name in LIST_ORIGINAL_COLUMNS else "float", True) for name in ORIGINAL_COLUMNS},
 }
 #: What a column a file written before it existed reads as (`markovgames.experiments.load_results`).
 COLUMN_DEFAULTS = {
@@ -147,11 +156,30 @@ COLUMN_DEFAULTS = {
     "weighted_average_nash_gap": None,
     "weighted_average_duality_gap": None,
     "eta_theory": None,
+    "discount": None,
+    "value_estimate": None,
     **{
         f"{name}_original": None
-        for name in ("weighted_average_value", "weighted_average_nash_gap", "weighted_average_duality_gap")
+        for name in ("weighted_average_value", "weighted_average_nash_gap", "weighted_average_duality_gap", "value_estimate")
     },
 }
+
+#: The columns every finite-horizon game's row has and a discounted game's row has not (null):
+#: the horizon, and the output policy's value, certified bounds and gaps.
+FINITE_HORIZON_COLUMNS = (
+    "H",
+    "value",
+    "certified_ce_bound",
+    "certified_cce_bound",
+    "certified_ce_gap",
+    "certified_cce_gap",
+    "ce_gap_times_T",
+    "cce_gap_times_T",
+    "gap",
+    "gap_times_T",
+)
+#: ... and those a discounted game's row never has (the exact gaps of an output policy).
+_NO_OUTPUT_POLICY = ("exact_ce_gap", "exact_cce_gap", "exact_skipped")
 
 #: The columns every results file has (a file written by an earlier version may lack the others).
 REQUIRED_COLUMNS = (
@@ -185,6 +213,7 @@ _RUN_SETTINGS = (
     "ix",
     "ix_schedule",
     "bandit_rate",
+    "discount",
 )
 #: The kinds' names in messages.
 _KIND_NAMES = {
@@ -240,6 +269,9 @@ _INVARIANT_COLUMNS = (
     "exact_cce_gap",
     "last_iterate_nash_gap",
     "last_iterate_duality_gap",
+    "weighted_average_nash_gap",
+    "weighted_average_duality_gap",
+    "value_estimate",
 )
 
 
@@ -254,7 +286,11 @@ def _check_invariants(path: Path, table) -> None:
     columns = {name: table.column(name).to_pylist() for name in _INVARIANT_COLUMNS if name in table.column_names}
     dtype = table.column("dtype").to_pylist() if "dtype" in table.column_names else "float64"
     players = table.column("N").to_pylist() if "N" in table.column_names else 64
-    found = first_violation(columns, table.column("H").to_pylist(), players, dtype)
+    horizon = table.column("H").to_pylist()
+    discount = table.column("discount").to_pylist() if "discount" in table.column_names else None
+    if discount is not None:  # a discounted game's returns lie in [0, 1/(1-gamma)] (`_check_kinds`: H null there)
+        horizon = [h if g is None else 1.0 / (1.0 - g) for h, g in zip(horizon, discount, strict=True)]
+    found = first_violation(columns, horizon, players, dtype, discounted=discount)
     if found is not None:
         row, name, what = found
         run_id, checkpoint = table.column("run_id")[row].as_py(), table.column("checkpoint")[row].as_py()
@@ -355,6 +391,8 @@ def _check_values(path: Path, table) -> None:
                 raise ResultsError(f"{path}: column 'eta_value': holds a learning rate that is not positive")
             if name in ("bonus", "ix") and pc.min(column).as_py() < 0:
                 raise ResultsError(f"{path}: column {name!r}: holds a negative value")
+            if name == "discount" and not (pc.min(column).as_py() >= 0 and pc.max(column).as_py() < 1):
+                raise ResultsError(f"{path}: column 'discount': holds a value outside [0, 1)")
         elif kind == "floats":
             lengths = pc.list_value_length(column)
             if pc.max(lengths).as_py() > MAX_LIST_ENTRIES or pc.min(lengths).as_py() < 1:
@@ -364,7 +402,46 @@ def _check_values(path: Path, table) -> None:
                 raise ResultsError(f"{path}: column {name!r}: holds a value that is not finite")
         elif kind == "text":
             _check_text(path, name, column)
+    _check_kinds(path, table)
     _check_consistency(path, table)
+
+
+def _check_kinds(path: Path, table) -> None:
+    """Each row is a finite-horizon game's run (``discount`` null: every `FINITE_HORIZON_COLUMNS`
+    set, no ``value_estimate``) or a discounted game's (``discount`` set: those null, and its
+    ``value_estimate`` set); a file written before discounted games has finite-horizon rows only."""
+    import pyarrow.compute as pc
+
+    names = table.column_names
+    discounted = pc.is_valid(table.column("discount")) if "discount" in names else None
+    finite = pc.invert(discounted) if discounted is not None else None
+    for name in FINITE_HORIZON_COLUMNS + ("value_estimate",) + _NO_OUTPUT_POLICY:
+        if name not in names:
+            continue
+        present = pc.is_valid(table.column(name))
+        if name == "value_estimate":
+            wrong = pc.xor(present, discounted) if discounted is not None else present
+        elif name in _NO_OUTPUT_POLICY:
+            if discounted is None:
+                continue
+            wrong = pc.and_(present, discounted)
+        else:
+            wrong = pc.invert(present) if finite is None else pc.xor(present, finite)
+        if pc.any(wrong).as_py():
+            row = pc.index(wrong, True).as_py()
+            kind = "a discounted game's row (discount set)" if discounted is not None and discounted[row].as_py() else None
+            if name == "value_estimate":
+                what = (
+                    f"is null on {kind}, where a run's value estimate belongs"
+                    if kind
+                    else "is set on a finite-horizon game's row"
+                )
+            elif kind:
+                has = "no horizon" if name == "H" else "no output policy"
+                what = f"is set on {kind}: a discounted game's run has {has}"
+            else:
+                what = "is null on a finite-horizon game's row, where every such row has one"
+            raise ResultsError(f"{path}: row {row}, column {name!r}: {what}")
 
 
 def _check_text(path: Path, name: str, column) -> None:

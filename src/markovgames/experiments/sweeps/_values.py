@@ -12,6 +12,7 @@ from ...dynamics import DEFAULT_IX, ORDERS, get_step_schedule, max_learning_rate
 from ...dynamics._feedback import FEEDBACK_FORMS, MAX_SAMPLES, parse_feedback
 from ...dynamics._interplay import bounded_schedule
 from ...dynamics._vlearning import parse_bandit
+from ...games import DiscountedMarkovGame, MarkovGame
 
 #: The feedback models a sweep runs: those of ``run_batch``, and bandit feedback (``bandit:M``).
 SWEEP_FEEDBACK_FORMS = (*FEEDBACK_FORMS, "bandit:M")
@@ -200,8 +201,13 @@ def schedule_rates_fault(schedule, scale, eta, game, game_index: int, config) ->
     try:
         if key not in _FACTOR_RANGES:
             _FACTOR_RANGES[key] = schedule.factor_range(config.T + 1)
-        limit = max_learning_rate(config.T, game.horizon, config.dtype)
+        limit = max_learning_rate(config.T, utility_scale(game), config.dtype)
         bounded_schedule(schedule, (scale,), limit, config.dtype, config.T + 1, _FACTOR_RANGES[key])
     except ValueError as err:
         return f"{err} (with eta {eta} on games[{game_index}])"
     return None
+
+
+def utility_scale(game: MarkovGame | DiscountedMarkovGame) -> float:
+    """The bound on a run's utilities: ``H``, a discounted game's ``1/(1-gamma)`` (its returns' bound)."""
+    return game.effective_horizon if isinstance(game, DiscountedMarkovGame) else float(game.horizon)
