@@ -142,11 +142,14 @@ def test_sweeps_record_the_last_iterate_in_the_results_table(tmp_path):
     run_sweep(config, tmp_path / "sw", workers=1)
     df = load_results(tmp_path / "sw")
     assert df["last_iterate_nash_gap"].notna().all() and (df["last_iterate_nash_gap"] >= -1e-12).all()
-    row = df[(df.algorithm == "stage_cce") & (df.checkpoint == 300)].iloc[0]
-    game = random_game(2, 2, 2, 2, seed_or_rng=int(row.game_seed), zero_sum=True)
-    single = run(game, "stage_cce", T=300, eta=0.2, last_iterate=[300])
-    assert row.last_iterate_nash_gap == pytest.approx(single.last_iterate_nash_gap[0], abs=TOL)
-    np.testing.assert_allclose(row.last_iterate_value, single.last_iterate_value[0], rtol=0, atol=TOL)
+    rows = df[(df.algorithm == "stage_cce") & (df.checkpoint == 300)]
+    assert len(rows) == 2
+    # The library's batch of the two games (the sweep's compiled loop).
+    games = [random_game(2, 2, 2, 2, seed_or_rng=int(seed), zero_sum=True) for seed in rows.game_seed]
+    batch = run_batch(games, "stage_cce", T=300, etas=[0.2, 0.2], last_iterate=[300])
+    for k, row in enumerate(rows.itertuples()):
+        assert row.last_iterate_nash_gap == pytest.approx(batch.run(k).last_iterate_nash_gap[0], abs=TOL)
+        np.testing.assert_allclose(row.last_iterate_value, batch.run(k).last_iterate_value[0], rtol=0, atol=TOL)
 
 
 def test_bad_last_iterate_prefixes_are_refused():
