@@ -117,7 +117,20 @@ def _render_line(head: str, last) -> str:
     return head
 
 
-class MarkovGameParallelEnv(ParallelEnv):
+class _SpacesByAgent(ParallelEnv):
+    """The PettingZoo accessors of an environment's per-agent spaces (both environments below)."""
+
+    observation_spaces: dict
+    action_spaces: dict
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+
+class MarkovGameParallelEnv(_SpacesByAgent):
     """A [`MarkovGame`][markovgames.MarkovGame] as a PettingZoo ``ParallelEnv`` (rules in the module docstring).
 
     Parameters
@@ -158,13 +171,6 @@ class MarkovGameParallelEnv(ParallelEnv):
         self.step_index = 0
         self.markov_state = game.initial_state
         self._last: tuple | None = None
-
-    # ------------------------------------------------------------------ spaces
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ helpers
     def _observation(self):
@@ -212,7 +218,7 @@ class MarkovGameParallelEnv(ParallelEnv):
         pass
 
 
-class DiscountedGameParallelEnv(ParallelEnv):
+class DiscountedGameParallelEnv(_SpacesByAgent):
     """A [`DiscountedMarkovGame`][markovgames.games.DiscountedMarkovGame] as a PettingZoo
     ``ParallelEnv`` (rules in the module docstring).
 
@@ -266,12 +272,6 @@ class DiscountedGameParallelEnv(ParallelEnv):
         self.steps = 0
         self.markov_state = 0
         self._last: tuple | None = None
-
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
 
     def _observation(self):
         if self.observation_type == "dict":
