@@ -331,3 +331,19 @@ def test_a_sparse_and_a_dense_game_of_one_shape_batch_apart():
     )
     tasks = plan_sweep(config).batches()
     assert sorted(task.games[0].is_sparse for task in tasks) == [False, True]
+
+
+def test_the_example_config_is_the_documented_sweep():
+    """``examples/sweep_discounted.toml`` (docs/discounted.md runs it in the full mode) plans the 24
+    runs the page says, on discounted games, each batch of one discount."""
+    from pathlib import Path
+
+    from markovgames.experiments.sweeps._config import load_sweep_config
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "sweep_discounted.toml"
+    config, _ = load_sweep_config(path)
+    plan = plan_sweep(config, path.parent)
+    assert len(plan.runs) == 2 * 3 * 2 * 2 == 24
+    assert all(isinstance(r.game, DiscountedMarkovGame) for r in plan.runs)
+    for batch in plan.batches():
+        assert len({g.discount for g in batch.games}) == 1
