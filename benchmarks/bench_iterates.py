@@ -1,22 +1,29 @@
-"""Benchmark: what the weighted average of the iterates costs the compiled loop, in one process.
+"""Benchmark: what the weighted average of the iterates costs the compiled loop.
 
 Each variant is a run of the same composition with one setting changed, interleaved with the
-default run (best of ``--repeats`` each, after an untimed compiling call); the ratio is the
-variant's time over the default's (above 1: slower), in wall time and in process CPU time (less
-sensitive to other processes on a shared machine):
+default run in one process (best of ``--repeats`` each, after an untimed compiling call); the ratio is the
+variant's time over the default's (above 1: slower), in wall time and in process CPU time:
 
 * ``average``: ``weighted_average`` at the checkpoints ``1, 10, ..., T`` (the command line's
   ``--weighted-average``): the average carried through every iteration (a running recursion of
-  the policies, or a stage's sum), and a best-response pass at each checkpoint;
+  the policies, or per stage from the stage's joint sum), and a best-response pass at each checkpoint;
 * ``average-every``: ``weighted_average=True`` without checkpoints (``--weighted-average all``):
   a best-response pass at every prefix;
 * ``last-every``: ``last_iterate=True`` without checkpoints, the same pass for the last iterate,
-  for comparison.
+  for comparison;
+* ``average-kept``: ``average`` with the trajectory kept (the default of ``run`` and of the command
+  line), over the default run with the trajectory kept.
 
 On the paper game (N = H = S = 2, A = 2) and the medium game (N = 3, H = 5, S = 20, A = 4),
-metrics at every prefix, no trajectory kept. Usage::
+metrics at every prefix, no trajectory kept except in ``average-kept``.
 
-    python benchmarks/bench_iterates.py [--T 200000] [--medium-T 2000] [--repeats 5] [--json out.json]
+A ratio measured in one process varies from process to process by far more than from repeat to
+repeat (on the paper game, whose iteration takes about a microsecond, from 1.05 to 1.6 for the
+same program: each process compiles and lays out its programs anew). Each (game, algorithm) is
+therefore measured in ``--processes`` fresh processes, and the table gives the median ratio with
+its range. Usage::
+
+    python benchmarks/bench_iterates.py [--T 200000] [--medium-T 2000] [--repeats 5] [--processes 5] [--json out.json]
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,7 +56,13 @@ def _variants(T: int) -> dict[str, dict]:
         "average": {"weighted_average": _decades(T)},
         "average-every": {"weighted_average": True},
         "last-every": {"last_iterate": True},
+        "default-kept": {"record_trajectory": True},
+        "average-kept": {"weighted_average": _decades(T), "record_trajectory": True},
     }
+
+
+#: Each variant's ratio: over which run.
+_BASE = {"average": "default", "average-every": "default", "last-every": "default", "average-kept": "default-kept"}
 
 
 def _interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
@@ -64,44 +79,73 @@ def _interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
     return wall, cpu
 
 
+def _games(args) -> dict:
+    return {
+        "paper": (paper_game(), args.T),
+        "medium": (random_game(3, 5, 20, 4, seed_or_rng=2024), args.medium_T),
+    }
+
+
+def _one_process(game_name: str, algorithm: str, args) -> dict:
+    """The ratios of one (game, algorithm), measured in this process."""
+    game, T = _games(args)[game_name]
+    calls = {
+        name: functools.partial(run, game, algorithm, T=T, eta=0.2, **{"record_trajectory": False, **settings})
+        for name, settings in _variants(T).items()
+    }
+    wall, cpu = _interleaved(calls, args.repeats)
+    row = {"default_it_s": T / wall["default"]}
+    for name, base in _BASE.items():
+        row[f"{name}_over_default"] = wall[name] / wall[base]
+        row[f"{name}_over_default_cpu"] = cpu[name] / cpu[base]
+    return row
+
+
+def _in_processes(game_name: str, algorithm: str, args) -> dict:
+    """``args.processes`` fresh processes' ratios of one (game, algorithm): their medians and ranges."""
+    command = [sys.executable, __file__, "--single", game_name, algorithm, "--T", str(args.T)]
+    command += ["--medium-T", str(args.medium_T), "--repeats", str(args.repeats)]
+    rows = [
+        json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+        for _ in range(args.processes)
+    ]
+    out = {"game": game_name, "algorithm": algorithm, "T": _games(args)[game_name][1], "processes": rows}
+    for key in rows[0]:
+        values = [r[key] for r in rows]
+        out[key] = statistics.median(values)
+        out[key + "_range"] = [min(values), max(values)]
+    return out
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--T", type=int, default=200_000)
     parser.add_argument("--medium-T", type=int, default=2_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--algorithms", nargs="+", default=["smooth_cce", "rm-plus+smooth-linear", "stage_cce"])
+    parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--single", nargs=2, metavar=("GAME", "ALGORITHM"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    games = {
-        "paper": (paper_game(), args.T),
-        "medium": (random_game(3, 5, 20, 4, seed_or_rng=2024), args.medium_T),
-    }
+    if args.single:
+        print(json.dumps(_one_process(*args.single, args)))
+        return {}
     rows = []
-    for game_name, (game, T) in games.items():
+    for game_name in _games(args):
         for algorithm in args.algorithms:
-            calls = {
-                name: functools.partial(run, game, algorithm, T=T, eta=0.2, record_trajectory=False, **settings)
-                for name, settings in _variants(T).items()
-            }
-            wall, cpu = _interleaved(calls, args.repeats)
-            rows.append(
-                {
-                    "game": game_name,
-                    "algorithm": algorithm,
-                    "T": T,
-                    "default_it_s": T / wall["default"],
-                    **{f"{name}_over_default": wall[name] / wall["default"] for name in calls if name != "default"},
-                    **{f"{name}_over_default_cpu": cpu[name] / cpu["default"] for name in calls if name != "default"},
-                }
-            )
-            print(rows[-1], flush=True)
-    names = [n for n in _variants(1) if n != "default"]
-    print("| game | algorithm | T | default it/s | " + " | ".join(f"{n} / default (wall; CPU)" for n in names) + " |")
+            rows.append(_in_processes(game_name, algorithm, args))
+            print({k: v for k, v in rows[-1].items() if k != "processes"}, flush=True)
+    names = list(_BASE)
+    print(f"Median over {args.processes} processes [range]; wall; CPU:")
+    print("| game | algorithm | T | default it/s | " + " | ".join(f"{n} / {_BASE[n]}" for n in names) + " |")
     print("|---|---|---:|---:|" + "---:|" * len(names))
     for r in rows:
-        cells = [f"{r[f'{n}_over_default']:.2f}; {r[f'{n}_over_default_cpu']:.2f}" for n in names]
+        cells = []
+        for n in names:
+            w, c = f"{n}_over_default", f"{n}_over_default_cpu"
+            cells.append(f"{r[w]:.2f} [{r[w + '_range'][0]:.2f}-{r[w + '_range'][1]:.2f}]; {r[c]:.2f}")
         print(f"| {r['game']} | {r['algorithm']} | {r['T']} | {r['default_it_s']:,.0f} | " + " | ".join(cells) + " |")
-    out = {"repeats": args.repeats, "rows": rows}
+    out = {"repeats": args.repeats, "processes": args.processes, "rows": rows}
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return out

@@ -156,6 +156,21 @@ def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, 
     assert plain.weighted_average_value is None and plain.weighted_average_duality_gap is None
 
 
+# After stage 1 the stage-based loop evaluates the average once per stage end and fills the rows
+# between from there: chunks that start inside stage 1 (1) or inside later stages (5), with the
+# last iterate evaluated beside it, give the rows of every prefix.
+@pytest.mark.parametrize("chunk_size", [1, 5])
+def test_the_stage_loops_average_rows_hold_across_chunks(chunk_size):
+    every = list(range(1, 62))
+    result = run(GAME, "stage_cce", T=61, eta=0.4, weighted_average=True, last_iterate=PREFIXES, chunk_size=chunk_size)
+    expected = _expected(GAME, "stage", result.policies, every)
+    np.testing.assert_array_equal(result.weighted_average_prefixes, every)
+    np.testing.assert_allclose(result.weighted_average_value, expected[:, 0], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.weighted_average_best_response, expected[:, 1], rtol=0, atol=TOL)
+    last = [nash_gap(GAME, [p[t - 1] for p in result.policies]).gap for t in PREFIXES]
+    np.testing.assert_allclose(result.last_iterate_nash_gap, last, rtol=0, atol=TOL)
+
+
 # The stage-based loop's run axis is the last iterate's code; its batch runs in the full mode.
 @pytest.mark.parametrize("algorithm", beyond_default_in_full(["hedge+smooth", "stage_cce"], {"hedge+smooth"}))
 def test_a_batch_gives_each_runs_weighted_average(algorithm):

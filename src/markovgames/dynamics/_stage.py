@@ -32,6 +32,7 @@ records, and `StageUpdate.prefix_metrics` assembles the chunk's part of the per-
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import NamedTuple, cast
@@ -98,8 +99,7 @@ class StageCarry(NamedTuple):
     stage1_values: jax.Array  # (L_1, 3, N)
     regret: RegretCarry | tuple = ()  # the players' regret averages within the stage (`._regret`), () unless asked for
     # The weighted average of the iterates (`Interplay.average`; () unless asked for), per player
-    # (H, S, A_i): the sum of the current stage's iterates, and the mean of the last complete stage's.
-    average_sum: tuple = ()
+    # (H, S, A_i): the mean of the last complete stage's iterates (`_close_average`).
     average: tuple = ()
 
 
@@ -196,7 +196,6 @@ def _stage_loop(
             c, policies, proposals, regret_rows = iteration(c, j, drawn_j)
             # A two-query learner's proposals first, then the strategies played (`raise_violation`).
             viol = watch(viol, done0 + j, proposals + policies)
-            c = _add_to_average(c, policies)
             joint_sum = c.joint_sum + joint_product(policies, run_axes)  # (H, S, A..., R)
             current, stage1_values = c.current, c.stage1_values
             if stage1:
@@ -206,11 +205,13 @@ def _stage_loop(
             c = c._replace(joint_sum=joint_sum, current=current, stage1_values=stage1_values)
             if record:
                 buffers = _record(buffers, policies, j - base, runs)
-            if evaluated:
+            # After stage 1 the weighted average changes only at stage ends: its rows are filled
+            # after the loop (`_average_rows`), so that these iterations do not evaluate it.
+            names = written[stage1]
+            if names:
                 position = position0 + j + 1
-                values = _evaluated_values(
-                    game, evaluated, mask[j - base], policies, c, (stage1, position, length), at_s1, run_axes
-                )
+                flags = mask[j - base][: len(names)]  # the last iterate's column comes first
+                values = _evaluated_values(game, names, flags, policies, c, position, at_s1, run_axes)
                 last = jax.lax.dynamic_update_slice(last, values[None], (j - base,) + (jnp.int32(0),) * (3 + run_axes))
             if regret:
                 reg = jax.lax.dynamic_update_slice(reg, regret_rows[None], (j - base,) + (jnp.int32(0),) * (2 + run_axes))
@@ -229,6 +230,8 @@ def _stage_loop(
         if block == 1:
             body = body_for(stage1, eta, position, done, -done, padded_mask, padded_draws, length)
             return jax.lax.fori_loop(lo, hi, body, state)
+        # After stage 1, iterations that evaluate nothing (the weighted average alone) write no rows.
+        writes = bool(written[stage1])
 
         def one_block(k, state):
             c, buffers, last, reg, viol = state
@@ -236,10 +239,10 @@ def _stage_loop(
             at = (done + start,)
             small = (
                 jnp.zeros((block, *buffers.shape[1:]), dtype) if record else (),
-                jnp.zeros((block, *last.shape[1:]), dtype) if evaluated else (),
+                jnp.zeros((block, *last.shape[1:]), dtype) if writes else (),
                 jnp.zeros((block, *reg.shape[1:]), dtype) if regret else (),
             )
-            mask = jax.lax.dynamic_slice_in_dim(padded_mask, done + start, block) if padded_mask is not None else None
+            mask = jax.lax.dynamic_slice_in_dim(cast(jax.Array, padded_mask), done + start, block) if writes else None
             draws = _block_rows(padded_draws, done + start, block)
             c, rows, values, regret_rows, viol = jax.lax.fori_loop(
                 start,
@@ -249,7 +252,7 @@ def _stage_loop(
             )
             if record:
                 buffers = jax.lax.dynamic_update_slice(buffers, rows, at + (jnp.int32(0),) * (1 + run_axes))
-            if evaluated:
+            if writes:
                 last = jax.lax.dynamic_update_slice(last, values, at + (jnp.int32(0),) * (3 + run_axes))
             if regret:
                 reg = jax.lax.dynamic_update_slice(reg, regret_rows, at + (jnp.int32(0),) * (2 + run_axes))
@@ -260,15 +263,17 @@ def _stage_loop(
     def end_of_stage(c: StageCarry, stage, length, t):
         c = _close_average(stage_end(c, stage, length, t), length)
         next_current = stage_index_quantities(game.rewards, game.transitions, c.joint_sum / length, c.current, run_axes)
-        return c._replace(
+        c = c._replace(
             joint_sum=jnp.zeros_like(c.joint_sum),
             current=next_current,
             # Stage `stage + 1` (1-based) ended: its indices' successors form stage `stage + 2`.
             stage_values=c.stage_values.at[stage + 2].set(at_start(next_current)),
         )
+        # The weighted average just closed: its value holds until the next stage's end.
+        return c, (average_value(c.average) if at_ends else ())
 
     def segment(state):
-        stage, position, done, c, buffers, last, reg, viol = state
+        stage, position, done, c, buffers, last, reg, viol, ends = state
         length = lengths[stage]
         count = jnp.minimum(length - position, size - done)
         eta = game.eta * eta_multipliers[stage] / horizon
@@ -281,14 +286,24 @@ def _stage_loop(
         )
         position, done = position + count, done + count
         finished = position == length
-        c = jax.lax.cond(finished, lambda: end_of_stage(c, stage, length.astype(dtype), chunk_start + done), lambda: c)
-        return jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position), done, c, buffers, last, reg, viol
+        c, value = jax.lax.cond(
+            finished,
+            lambda: end_of_stage(c, stage, length.astype(dtype), chunk_start + done),
+            lambda: (c, jnp.zeros((2, num_players, *runs), dtype) if at_ends else ()),
+        )
+        ends = _mark_segment_end(ends, done - 1, value, finished)
+        next_stage, next_position = jnp.where(finished, stage + 1, stage), jnp.where(finished, 0, position)
+        return next_stage, next_position, done, c, buffers, last, reg, viol, ends
 
     width = horizon * num_states * sum(num_actions)
     num_players = game.rewards.shape[1]
     itemsize = jnp.dtype(dtype).itemsize * math.prod(runs)
     evaluated, stacked_mask = _evaluation_masks(last_iterate, average)
-    outputs = _output_bytes(width, num_players, itemsize, record, len(evaluated), regret)
+    at_ends = average is not None
+    # What an iteration evaluates, by whether it is in stage 1: after it, the weighted average is
+    # evaluated at stage ends (`_average_rows`), only the last iterate at its marked iterations.
+    written = {False: evaluated[: last_iterate is not None], True: evaluated}
+    outputs = _output_bytes(width, num_players, itemsize, record, len(written[False]), regret)
     # The inner loop reads its block of the chunk's draws, as it writes its block of outputs.
     outputs += [x[0].size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(drawn)]
     # The per-stage records are only touched at stage ends, outside the inner loops.
@@ -302,9 +317,17 @@ def _stage_loop(
     padded_draws = _padded_rows(drawn, pad)
     watch = ViolationWatch(guard_tol, run_axes)
     viol = watch.initial()
-    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, reg, viol)
-    _, _, _, carry, buffers, last, reg, viol = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
+    # The value of a weighted average at s_1: its value and best-response values, (2, N[, R]).
+    average_value = functools.partial(
+        product_policy_values, game.rewards, game.transitions, initial_state_values=at_s1, run_axes=run_axes
+    )
+    ends, start_value = _average_start(carry, size, average_value) if at_ends else ((), None)
+    state = (stage0, position0, jnp.zeros((), jnp.int32), carry, buffers, last, reg, viol, ends)
+    _, _, _, carry, buffers, last, reg, viol, ends = jax.lax.while_loop(lambda st: st[2] < size, segment, state)
     out = watch.output(viol) | {name: cast(jax.Array, last)[:size, k] for k, name in enumerate(evaluated)}
+    # The chunk's stage-1 rows come first.
+    first_rows = jnp.where(stage0 == 0, jnp.minimum(lengths[0] - position0, size), 0)
+    out = _with_average_rows(out, ends, start_value, first_rows, average)
     out |= {"regret": cast(jax.Array, reg)[:size]} if regret else {}
     if not record:
         return carry, out
@@ -340,47 +363,85 @@ def _evaluation_masks(last_iterate, average) -> tuple[list[str], jax.Array | Non
     return evaluated, (jnp.stack([masks[n] for n in evaluated], axis=1) if evaluated else None)
 
 
-def _add_to_average(c: StageCarry, policies) -> StageCarry:
-    """``c`` with the iteration's ``policies`` added to the stage's sum of iterates (where the
-    carry holds the weighted average)."""
-    if not c.average_sum:
-        return c
-    return c._replace(average_sum=tuple(a + p for a, p in zip(c.average_sum, policies, strict=True)))
-
-
 def _close_average(c: StageCarry, length) -> StageCarry:
-    """At a stage's end: its mean becomes the weighted average (until the next stage is complete),
-    and the sum starts again."""
-    if not c.average_sum:
+    """At a stage's end: its mean becomes the weighted average (until the next stage is complete)."""
+    if not c.average:
         return c
-    return c._replace(
-        average=tuple(a / length for a in c.average_sum), average_sum=tuple(jnp.zeros_like(a) for a in c.average_sum)
-    )
+    return c._replace(average=_stage_means(c.joint_sum, length, len(c.average)))
 
 
-def _evaluated_values(game: GameArrays, evaluated: list[str], flags, policies, c: StageCarry, where, at_s1, run_axes: int):
+def _stage_means(joint_sum, count, num_players: int) -> tuple:
+    """Per player ``(H, S, A_i[, R])``, the mean of the stage's ``count`` iterates so far: the
+    marginals of their joint product policies' sum ``joint_sum`` (which the stage's update keeps
+    anyway), over ``count``. Each player's policy sums to one (the guard checks a user's learner),
+    so the marginal of ``sum_t prod_j pi_j^t`` is ``sum_t pi_i^t``, up to rounding: no iteration
+    pays for a separate sum (on a small game it cost as much as a tenth of an iteration)."""
+    axes = range(2, 2 + num_players)
+    return tuple(jnp.sum(joint_sum, axis=tuple(a for a in axes if a != 2 + i)) / count for i in range(num_players))
+
+
+def _evaluated_values(game: GameArrays, evaluated: list[str], flags, policies, c: StageCarry, position, at_s1, run_axes: int):
     """``(K, 2, N[, R])``: per evaluated policy (``"last_iterate"``: the iteration's ``policies``;
-    ``"weighted_average"``: `_stage_average` at ``where = (stage1, position, length)``) its value
-    and best-response values where its flag in ``flags`` (``(K,)``) is set, else zeros."""
+    ``"weighted_average"``, in stage 1 only: `_stage1_average` after the iteration at ``position``)
+    its value and best-response values where its flag in ``flags`` (``(K,)``) is set, else zeros."""
     runs = game.rewards.shape[game.rewards.ndim - run_axes :]
     zeros = jnp.zeros((2, game.rewards.shape[1], *runs), game.rewards.dtype)
 
     def values(name: str):
-        chosen = policies if name == "last_iterate" else _stage_average(c, *where)
+        chosen = policies if name == "last_iterate" else _stage1_average(c, position)
         return product_policy_values(game.rewards, game.transitions, chosen, at_s1, run_axes)
 
     return jnp.stack([jax.lax.cond(flags[k], lambda name=name: values(name), lambda: zeros) for k, name in enumerate(evaluated)])
 
 
-def _stage_average(c: StageCarry, stage1: bool, position, length) -> tuple:
-    """The weighted average of the iterates after the iteration at 1-based ``position`` of its stage
-    (of ``length`` iterations), whose policies ``c.average_sum`` already holds: the mean of the stage
-    so far in stage 1 and at a stage's last iteration (the stage is then complete), else the mean of
-    the last complete stage."""
-    count = position.astype(c.average_sum[0].dtype)
-    if stage1:
-        return tuple(s / count for s in c.average_sum)
-    return tuple(jnp.where(position == length, s / count, a) for s, a in zip(c.average_sum, c.average, strict=True))
+def _stage1_average(c: StageCarry, position) -> tuple:
+    """The weighted average of the iterates after stage 1's iteration at 1-based ``position``, whose
+    joint product ``c.joint_sum`` already holds: the mean of stage 1 so far."""
+    return _stage_means(c.joint_sum, position.astype(c.joint_sum.dtype), len(c.average))
+
+
+def _average_start(carry: StageCarry, size: int, value_of) -> tuple:
+    """With the weighted average, a chunk's ``ends`` (`_average_rows`: per row, the average's value
+    if a stage ends there, and whether one does) and the average's value before its first stage
+    end (``value_of(carry.average)``: the carry's average, complete after stage 1)."""
+    start_value = value_of(carry.average)
+    return (jnp.zeros((size, *start_value.shape), start_value.dtype), jnp.zeros((size,), bool)), start_value
+
+
+def _mark_segment_end(ends, row, value, finished):
+    """``ends`` (`_average_rows`; ``()`` without the weighted average) with the segment that ends
+    on ``row`` marked: the average's ``value`` there, closed if the stage is ``finished``. Only a
+    chunk's last segment may end unfinished, and no other segment ends on its row."""
+    if not ends:
+        return ends
+    return ends[0].at[row].set(value), ends[1].at[row].set(finished)
+
+
+def _with_average_rows(out: dict, ends, start_value, first_rows, mask) -> dict:
+    """``out`` with its weighted average's rows completed by `_average_rows` (``ends``: ``()``
+    without the weighted average: ``out`` as it is)."""
+    if not ends:
+        return out
+    return out | {"weighted_average": _average_rows(out["weighted_average"], ends, start_value, first_rows, mask)}
+
+
+def _average_rows(stage1_rows, ends, start_value, first_rows, mask):
+    """The weighted average's ``(size, 2, N[, R])`` rows of a chunk: the per-iteration rows
+    ``stage1_rows`` in its first ``first_rows`` rows (stage 1's, whose average changes every
+    iteration), and after them the value of the average closed at the latest stage end at or
+    before the row (``ends``: per row, that value where a stage ends there, and whether one does),
+    or ``start_value`` before the chunk's first; zeros where ``mask`` is not set.
+
+    After stage 1 the average is the mean of the last complete stage (`_close_average`): the same
+    rows as evaluating it at every marked iteration, at the cost of one evaluation per stage."""
+    closed, is_end = ends
+    size = is_end.shape[0]
+    rows = jnp.arange(size)
+    latest = jax.lax.cummax(jnp.where(is_end, rows, -1), axis=0)
+    trailing = (1,) * (closed.ndim - 1)
+    filled = jnp.where((latest >= 0).reshape(size, *trailing), closed[jnp.maximum(latest, 0)], start_value[None])
+    filled = jnp.where(mask.reshape(size, *trailing), filled, jnp.zeros_like(filled))
+    return jnp.where((rows < first_rows).reshape(size, *trailing), stage1_rows, filled)
 
 
 def _output_bytes(width: int, num_players: int, itemsize: int, record: bool, evaluated: int, regret: bool) -> list[int]:
@@ -495,14 +556,12 @@ class StageUpdate(ValueUpdate):
         regret = (
             init_regret(horizon, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
         )
-        averages = [tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions) for _ in range(2)]
         return self.init_certify_carry(shape_key, dtype, schedule)._replace(
             learners=tuple(built.init((horizon, num_states, a), dtype) for a in num_actions),
             prediction=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions),
             q=device_zeros((horizon, num_players, num_states, *num_actions), dtype),
             regret=regret,
-            average_sum=averages[0] if interplay.average else (),
-            average=averages[1] if interplay.average else (),
+            average=tuple(device_zeros((horizon, num_states, a), dtype) for a in num_actions) if interplay.average else (),
         )
 
     def run_chunk(
