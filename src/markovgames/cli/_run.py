@@ -211,7 +211,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "(smooth: alpha_T'^t, the average of Zhang et al. 2022 and Yang and Ma 2023; smooth-uniform: 1/T'; "
         "smooth-linear: 2t/(T'(T'+1)); stage: the last complete stage's mean), carried in the compiled loop: its "
         "value, Nash gap and, in a constant-sum game, duality gap, at every checkpoint (WHERE = checkpoints, the "
-        "default) or at every prefix into curve.npz too (all: a best-response pass per prefix)",
+        "default) or at every prefix into curve.npz too (all: a best-response pass per prefix, per stage for the stage update)",
     )
     p.add_argument(
         "--uniform-average",
