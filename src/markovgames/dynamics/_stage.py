@@ -373,9 +373,10 @@ def _close_average(c: StageCarry, length) -> StageCarry:
 def _stage_means(joint_sum, count, num_players: int) -> tuple:
     """Per player ``(H, S, A_i[, R])``, the mean of the stage's ``count`` iterates so far: the
     marginals of their joint product policies' sum ``joint_sum`` (which the stage's update keeps
-    anyway), over ``count``. Each player's policy sums to one (the guard checks a user's learner),
-    so the marginal of ``sum_t prod_j pi_j^t`` is ``sum_t pi_i^t``, up to rounding: no iteration
-    pays for a separate sum (on a small game it cost as much as a tenth of an iteration)."""
+    anyway), over ``count``. Each player's policy sums to one (to rounding for the built-in
+    learners; for a user's learner within the strategy guard's tolerance, beyond which the run
+    stops), so the marginal of ``sum_t prod_j pi_j^t`` is ``sum_t pi_i^t``: no iteration pays for
+    a separate sum (on a small game it cost as much as a tenth of an iteration)."""
     axes = range(2, 2 + num_players)
     return tuple(jnp.sum(joint_sum, axis=tuple(a for a in axes if a != 2 + i)) / count for i in range(num_players))
 
