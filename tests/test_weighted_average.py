@@ -171,6 +171,17 @@ def test_the_stage_loops_average_rows_hold_across_chunks(chunk_size):
     np.testing.assert_allclose(result.last_iterate_nash_gap, last, rtol=0, atol=TOL)
 
 
+# The stage means are the marginals of the stage's joint sum: with three players, and actions of
+# three sizes, each player's is the sum over the two others' axes.
+def test_the_stage_means_of_three_players_are_their_own():
+    game = random_game(3, 3, 2, (2, 3, 2), seed_or_rng=5)
+    prefixes = [1, 2, 3, 4, 7, 8, 12, 30]
+    result = run(game, "stage_cce", T=30, eta=0.4, weighted_average=prefixes)
+    expected = _expected(game, "stage", result.policies, prefixes)
+    np.testing.assert_allclose(result.weighted_average_value, expected[:, 0], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.weighted_average_best_response, expected[:, 1], rtol=0, atol=TOL)
+
+
 # The stage-based loop's run axis is the last iterate's code; its batch runs in the full mode.
 @pytest.mark.parametrize("algorithm", beyond_default_in_full(["hedge+smooth", "stage_cce"], {"hedge+smooth"}))
 def test_a_batch_gives_each_runs_weighted_average(algorithm):
