@@ -86,25 +86,28 @@ def _wall(cmd, env, cwd) -> float:
 def startup(repeats: int, envs: dict, cwd) -> tuple[dict, dict]:
     """Best and median wall time of ``repeats`` fresh processes of each light command, per version
     (the versions alternate within each round): ``--version``, ``--help``, ``run --help``, ``games
-    list``, and ``summarize`` of a small sweep's results (made first, by this tree)."""
+    list``, and ``summarize`` of a small sweep's results (made first, by each version for itself:
+    a release need not read the columns a later version writes)."""
     cli = [sys.executable, "-m", "markovgames"]
     config = Path(cwd) / "startup.toml"
     config.write_text('T = 20\ngames = ["paper"]\nalgorithms = ["smooth_ce"]\ncheckpoints = [10, 20]\n')
-    results = Path(cwd) / "startup-sweep"
-    _wall(cli + ["sweep", str(config), "--out", str(results), "--workers", "1", "--quiet"], envs["this"], cwd)
+    results = {version: Path(cwd) / f"startup-sweep-{version}" for version in envs}
+    for version, out in results.items():
+        _wall(cli + ["sweep", str(config), "--out", str(out), "--workers", "1", "--quiet"], envs[version], cwd)
     commands = (
         ("--version", ["--version"]),
         ("--help", ["--help"]),
         ("run --help", ["run", "--help"]),
         ("games list", ["games", "list"]),
-        ("summarize", ["summarize", str(results)]),
+        ("summarize", ["summarize", "{results}"]),
     )
     times: dict = {version: {label: [] for label, _ in commands} for version in envs}
     for i in range(repeats):
         order = list(envs) if i % 2 == 0 else list(envs)[::-1]
         for label, args in commands:
             for version in order:
-                times[version][label].append(_wall(cli + args, envs[version], cwd))
+                argv = [str(results[version]) if a == "{results}" else a for a in args]
+                times[version][label].append(_wall(cli + argv, envs[version], cwd))
     best = {version: {label: min(ts) for label, ts in by_label.items()} for version, by_label in times.items()}
     median = {version: {label: statistics.median(ts) for label, ts in by_label.items()} for version, by_label in times.items()}
     return best, median
