@@ -87,8 +87,20 @@ def test_version_is_the_installed_distributions(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [str(tmp_path / "nowhere"), str(tmp_path / "site")])
     importlib.invalidate_caches()
     assert _version._dist_info_version() == "9.8.7" == importlib.metadata.version("markovgames")
-    # An .egg-info, or a dist-info without the header: importlib.metadata decides.
+    # A dist-info without the header: importlib.metadata decides.
     (info / "METADATA").write_text("Name: markovgames\n")
+    assert _version._dist_info_version() is None
+    # An .egg-info directory first on the path (an editable install's, in src/): its PKG-INFO, as
+    # importlib.metadata reads it; an .egg-info file is left to importlib.metadata.
+    egg = tmp_path / "src" / "markovgames.egg-info"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.4\nName: markovgames\nVersion: 1.2.3\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "src"), str(tmp_path / "site")])
+    importlib.invalidate_caches()
+    assert _version._dist_info_version() == "1.2.3" == importlib.metadata.version("markovgames")
+    (tmp_path / "file").mkdir()
+    (tmp_path / "file" / "markovgames.egg-info").write_text("Metadata-Version: 2.4\nName: markovgames\nVersion: 4.5.6\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "file")])
     assert _version._dist_info_version() is None
     monkeypatch.setattr(sys, "path", [str(tmp_path / "empty")])
     importlib.invalidate_caches()

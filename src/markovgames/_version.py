@@ -4,9 +4,11 @@
 a good part of what ``markovgames --version`` would take. What it does for an ordinary
 installation, a ``markovgames-X.dist-info`` directory on ``sys.path`` (an editable install has
 one too), is done here directly: the first such directory in ``sys.path`` order, its
-``METADATA`` file's ``Version:`` header. Anything else (no such directory, an ``.egg-info``, a
-``sys.path`` entry that is a zip archive, a file without the header) is left to
-``importlib.metadata``, so the answer is always the one it gives.
+``METADATA`` file's ``Version:`` header; for a ``markovgames.egg-info`` directory (which an
+editable install leaves in ``src/``, first on ``sys.path`` where ``PYTHONPATH=src``), its
+``PKG-INFO`` file's, as ``importlib.metadata`` reads it. Anything else (no such directory, an
+``.egg-info`` file, a ``sys.path`` entry that is a zip archive, a file without the header) is
+left to ``importlib.metadata``, so the answer is always the one it gives.
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ def _dist_info_version() -> str | None:
             low = child.lower()
             # NAME-VERSION.dist-info; importlib.metadata compares names case-insensitively.
             if low.endswith((".dist-info", ".egg-info")) and low.rpartition(".")[0].partition("-")[0] == _NAME:
+                path = os.path.join(root, child)
                 if low.endswith(".egg-info"):
-                    return None
-                return _metadata_version(os.path.join(root, child, "METADATA"))
+                    return _metadata_version(os.path.join(path, "PKG-INFO")) if os.path.isdir(path) else None
+                return _metadata_version(os.path.join(path, "METADATA"))
     return None
 
 
