@@ -21,9 +21,11 @@ A ratio measured in one process varies from process to process by far more than 
 repeat (on the paper game, whose iteration takes about a microsecond, from 1.05 to 1.6 for the
 same program: each process compiles and lays out its programs anew). Each (game, algorithm) is
 therefore measured in ``--processes`` fresh processes, and the table gives the median ratio with
-its range. Usage::
+its range. Unpinned, a process's threads may run on either core, and its times move with that
+(on the paper game, default runs of 155-245 ms in five processes); ``--pin CPU`` runs every
+process on that core alone, where the same five gave 155-160 ms. Usage::
 
-    python benchmarks/bench_iterates.py [--T 200000] [--medium-T 2000] [--repeats 5] [--processes 5] [--json out.json]
+    python benchmarks/bench_iterates.py [--T 200000] [--medium-T 2000] [--repeats 5] [--processes 5] [--pin CPU] [--json out.json]
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -105,8 +108,10 @@ def _in_processes(game_name: str, algorithm: str, args) -> dict:
     """``args.processes`` fresh processes' ratios of one (game, algorithm): their medians and ranges."""
     command = [sys.executable, __file__, "--single", game_name, algorithm, "--T", str(args.T)]
     command += ["--medium-T", str(args.medium_T), "--repeats", str(args.repeats)]
+    # Pinned to one core, a process's ratio no longer depends on where its threads happen to run.
+    pin = None if args.pin is None else (lambda: os.sched_setaffinity(0, {args.pin}))
     rows = [
-        json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+        json.loads(subprocess.run(command, check=True, capture_output=True, text=True, preexec_fn=pin).stdout.splitlines()[-1])
         for _ in range(args.processes)
     ]
     out = {"game": game_name, "algorithm": algorithm, "T": _games(args)[game_name][1], "processes": rows}
@@ -125,6 +130,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--algorithms", nargs="+", default=["smooth_cce", "rm-plus+smooth-linear", "stage_cce"])
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--pin", type=int, default=None, metavar="CPU", help="run each process on this core alone")
     parser.add_argument("--single", nargs=2, metavar=("GAME", "ALGORITHM"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.single:

@@ -156,6 +156,45 @@ def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, 
     assert plain.weighted_average_value is None and plain.weighted_average_duality_gap is None
 
 
+# The smooth loops evaluate the average at the ends of segments of iterations that test nothing
+# (`segmented_scan`), or at every prefix in every iteration: chunks of 1 and 5 iterations and one
+# whole chunk, with the other per-iteration outputs beside it (the last iterate, regret rows,
+# sampled feedback's draws): the same average as NumPy, and the other outputs unchanged bit for
+# bit at the optimisation level of long runs (a short run's level 0 may change the last bits of
+# a program with other outputs: docs/numerics.md).
+@pytest.mark.parametrize(("chunk_size", "prefixes"), [(1, PREFIXES), (5, True), (None, [2, 3, 29, 30, 31, 61])])
+def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, monkeypatch):
+    from markovgames.dynamics import _engine
+
+    monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
+    every = list(range(1, 62)) if prefixes is True else prefixes
+    kwargs = dict(T=61, eta=0.4, chunk_size=chunk_size, last_iterate=PREFIXES, regret=True, feedback="sampled:2", seed=3)
+    result = run(GAME, "hedge+smooth-linear", weighted_average=prefixes, **kwargs)
+    expected = _expected(GAME, "smooth-linear", result.policies, every)
+    np.testing.assert_array_equal(result.weighted_average_prefixes, every)
+    np.testing.assert_allclose(result.weighted_average_value, expected[:, 0], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.weighted_average_best_response, expected[:, 1], rtol=0, atol=TOL)
+    plain = run(GAME, "hedge+smooth-linear", **kwargs)
+    names = ("value", "certified_cce_bound", "certified_ce_bound", "external_regret", "swap_regret", "last_iterate_value")
+    for name in names + ("last_iterate_best_response", "identity_residual"):
+        np.testing.assert_array_equal(getattr(result, name), getattr(plain, name), err_msg=name)
+    for ours, theirs in zip(result.policies, plain.policies, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+# With the average at marked prefixes the smooth loop's step appears twice in its program (whole
+# blocks, and each segment's rest), so a short run compiles at the level of long runs: at LLVM's
+# level 0 the two copies rounded differently, and a run's numbers depended on its chunks.
+def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks():
+    prefixes = [1, 2, 3, 9, 10, 11, 29, 30, 31, 40, 97]
+    kwargs = dict(T=97, eta=0.4, weighted_average=prefixes, record_trajectory=False)
+    whole = run(GAME, "hedge+smooth", **kwargs)
+    for chunk_size in (7, 16):
+        cut = run(GAME, "hedge+smooth", chunk_size=chunk_size, **kwargs)
+        for name in ("value", "certified_ce_bound", "weighted_average_value", "weighted_average_best_response"):
+            np.testing.assert_array_equal(getattr(cut, name), getattr(whole, name), err_msg=f"{name}, chunks of {chunk_size}")
+
+
 # After stage 1 the stage-based loop evaluates the average once per stage end and fills the rows
 # between from there: chunks that start inside stage 1 (1) or inside later stages (5), with the
 # last iterate evaluated beside it, give the rows of every prefix.

@@ -336,9 +336,22 @@ class DiscountedSmoothUpdate(ValueUpdate):
         )
 
     def run_chunk(
-        self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS, average=None
+        self,
+        learner,
+        optimistic,
+        record,
+        size,
+        game,
+        carry,
+        sched,
+        last_iterate,
+        run_axes,
+        interplay=SIMULTANEOUS,
+        average=None,
+        average_every=False,
     ):
-        # The masks only say whether an iterate is evaluated: the loop keeps the rows it marks.
+        # The masks only say whether an iterate is evaluated: the loop keeps the rows it marks
+        # (average_every changes nothing: the host evaluates them).
         emit = last_iterate is not None
         if (average is not None) != interplay.average:  # unreachable: the engine passes both or neither
             raise AssertionError("the weighted average's mask and Interplay.average disagree")

@@ -243,6 +243,8 @@ class _Loop:
         self.last: list[np.ndarray] = []
         self.average: list[np.ndarray] = []
         self.executables: dict = {}
+        # The weighted average at every prefix: the value update may evaluate it without a test.
+        self.average_every = settings.average is not None and len(settings.average) == job.T
         self.compile_time = 0.0
         self.done = 0
 
@@ -393,9 +395,11 @@ class _Loop:
                 size,
                 mask[0] is not None,
                 self.job.interplay,
+                self.average_every,
             )
             t0 = time.perf_counter()
-            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask, work=self.work)
+            quick = self.update.compiles_quick(self.job.interplay, self.average_every)
+            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask, work=self.work, quick=quick)
             self.compile_time += time.perf_counter() - t0
         return self.executables[key]
 

@@ -66,6 +66,7 @@ from ._value_update import (
     blocked_scan,
     device_zeros,
     learner_for,
+    segmented_scan,
     sequential_block,
 )
 
@@ -271,10 +272,13 @@ def _smooth_step(
     kind: str = "smooth",
     interplay: Interplay = SIMULTANEOUS,
     predrawn: bool = False,
+    average_every: bool = False,
 ):
-    """One iteration of the smooth dynamics: ``(carry, (t, flag, average_flag)) -> (carry, outputs)``,
-    the flags ``None`` unless the last iterate (``last_iterate``) or the weighted average
-    (``interplay.average``) is evaluated (see [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]);
+    """One iteration of the smooth dynamics: ``(carry, (t, flag)) -> (carry, outputs)``, the flag
+    ``None`` unless the last iterate (``last_iterate``) is evaluated (see
+    [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). The weighted average of
+    the iterates, which the carry holds with ``interplay.average``, is evaluated in every iteration
+    with ``average_every``, else at the ends of `_scan_split`'s segments;
     with ``predrawn``, ``(carry, (x, drawn)) -> ...``: the iteration's draws made before the loop
     (`._feedback.chunk_draws`)."""
     learner = learner_for(learner_spec, run_axes)
@@ -288,7 +292,7 @@ def _smooth_step(
 
     def step(carry: SmoothCarry, x):
         x, drawn = x if predrawn else (x, None)
-        row, flag, average_flag = x
+        row, flag = x
         t = row[0]
         factor, next_factor = (row[1], row[2]) if interplay.scheduled else (None, None)
         alpha, rho = _step_size(t, order)
@@ -378,8 +382,8 @@ def _smooth_step(
             out["policies"] = policies
         if last_iterate:
             out["last_iterate"] = _values_where(game, policies, flag, run_axes)
-        if interplay.average:
-            out["weighted_average"] = _values_where(game, average, average_flag, run_axes)
+        if average_every:
+            out["weighted_average"] = _average_value(game, average, run_axes)
         if guard_tol is not None:
             # A two-query learner's proposals first, then the strategies played (`raise_violation`).
             out["violation"] = strategy_violation(proposals + policies, run_axes, guard_tol)
@@ -411,14 +415,31 @@ def _certify_step(game: GameArrays, run_axes: int, kind: str = "smooth"):
     return step
 
 
-def _scan_split(step, game: GameArrays, carry, xs, per_iteration_bytes: int):
+def _average_value(game: GameArrays, average, run_axes: int):
+    """``(2, N[, R])``: the value and best-response values at ``s_1`` of the weighted average ``average``."""
+    return product_policy_values(
+        game.rewards, game.transitions, average, lambda x: at_initial_state(x, game.initial_state, run_axes), run_axes
+    )
+
+
+def _scan_split(step, game: GameArrays, carry, xs, per_iteration_bytes: int, average=None, run_axes: int = 0):
     """The scan of ``step`` over ``xs``, with the carry in the per-step form where
     `splits_steps`, in blocks where that keeps the inner loop on XLA's sequential path
-    (`blocked_scan`; ``per_iteration_bytes``: the largest output's size)."""
+    (`blocked_scan`; ``per_iteration_bytes``: the largest output's size).
+
+    ``average`` (a ``(size,)`` mask, or ``None``): the weighted average of the iterates, which the
+    carry holds, evaluated after the marked iterations (`segmented_scan`: its iterations test
+    nothing) as ``out["weighted_average"]``, its value and best-response values ``(size, 2, N[, R])``
+    at the marked rows, zeros elsewhere."""
     split = splits_steps(game.rewards)
     carry = split_steps(carry) if split else carry
     block = sequential_block(game, carry, per_iteration_bytes)
-    carry, out = blocked_scan(step, carry, xs, block)
+    if average is None:
+        carry, out = blocked_scan(step, carry, xs, block)
+    else:
+        at_end = lambda c: _average_value(game, c.average, run_axes)  # noqa: E731
+        carry, out, values = segmented_scan(step, carry, xs, average, at_end, block)
+        out = {**out, "weighted_average": values}
     return (stack_steps(carry) if split else carry), out
 
 
@@ -512,29 +533,61 @@ class SmoothUpdate(ValueUpdate):
         )
 
     def run_chunk(
-        self, learner, optimistic, record, size, game, carry, sched, last_iterate, run_axes, interplay=SIMULTANEOUS, average=None
+        self,
+        learner,
+        optimistic,
+        record,
+        size,
+        game,
+        carry,
+        sched,
+        last_iterate,
+        run_axes,
+        interplay=SIMULTANEOUS,
+        average=None,
+        average_every=False,
     ):
-        xs: tuple = (sched, last_iterate, average)  # a mask that is None is no input of the scan
+        # A mask that is None is no input of the scan; the weighted average's marks the ends of
+        # the loop's segments (`_scan_split`), which the iterations do not read.
+        xs: tuple = (sched, last_iterate)
         drawn = None
         if interplay.feedback.estimates:
             # The chunk's draws at once where they are small (`CHUNK_DRAW_BYTES`): the same numbers.
             purposes = (OTHERS, NEXT_STATES) + ((PROPOSALS,) if learner.learner().propose is not None else ())
             first_t = sched[0, 0].astype(jnp.int32)
             drawn = chunk_draws(interplay.feedback, game, first_t, size, run_axes, purposes)
+        every = average is not None and average_every
         step = _smooth_step(
-            learner, optimistic, record, last_iterate is not None, game, run_axes, self.index_kernel, interplay, drawn is not None
+            learner,
+            optimistic,
+            record,
+            last_iterate is not None,
+            game,
+            run_axes,
+            self.index_kernel,
+            interplay,
+            drawn is not None,
+            every,
         )
         xs = xs if drawn is None else (xs, drawn)
         # The inner loop reads its block of draws: they count with its outputs (`sequential_block`).
         per_iteration = _largest_output_bytes(game, record, run_axes, interplay.regret)
         if drawn is not None:
             per_iteration = max(per_iteration, *(x[0].size * x.dtype.itemsize for x in drawn.values()))
-        carry, out = _scan_split(step, game, carry, xs, per_iteration)
+        # At every prefix, the iterations evaluate the average themselves; else it marks the ends of
+        # the segments whose iterations test nothing (`segmented_scan`).
+        carry, out = _scan_split(step, game, carry, xs, per_iteration, None if every else average, run_axes)
         if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)
             codes = out["violation"]
             row = jnp.argmax(codes >= 0).astype(jnp.int32)
             out["violation"] = jnp.where(codes[row] >= 0, jnp.stack([row, codes[row]]), jnp.full(2, -1, jnp.int32))
         return carry, out
+
+    def compiles_quick(self, interplay, average_every):
+        # With the weighted average at marked prefixes, the step appears twice in the program
+        # (`segmented_scan`: whole blocks and a segment's rest), and at LLVM's level 0 the two copies
+        # round some operations differently: a run's numbers would depend on how it is cut.
+        return not interplay.average or average_every
 
     def prefix_metrics(self, records, schedule, prefixes):
         return None

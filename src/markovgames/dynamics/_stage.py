@@ -578,7 +578,10 @@ class StageUpdate(ValueUpdate):
         run_axes,
         interplay=SIMULTANEOUS,
         average=None,
+        average_every=False,
     ):
+        # average_every changes nothing here: after stage 1 the loop evaluates the average at stage
+        # ends whatever the mask (`_average_rows`).
         built = learner_for(learner, run_axes)
         factors, chunk_start = sched[4], sched[5]
         # The exact mode of sampled feedback is full information's code, bit for bit.

@@ -42,6 +42,7 @@ __all__ = [
     "learner_for",
     "sequential_block",
     "blocked_scan",
+    "segmented_scan",
 ]
 
 #: XLA's CPU runtime runs a loop body's kernels one after the other on the calling thread when
@@ -146,6 +147,88 @@ def blocked_scan(step, carry, xs, block: int):
     return carry, jax.tree_util.tree_map(lambda o: o.reshape(size, *o.shape[2:]), out)
 
 
+def segmented_scan(step, carry, xs, ends, at_end, block: int):
+    """``jax.lax.scan(step, carry, xs)`` that also evaluates ``at_end(carry)`` after every iteration
+    marked in ``ends`` (a ``(size,)`` mask), with no test in the iterations.
+
+    A loop over the segments of iterations that end at the marked ones (the last segment at the
+    chunk's end), each an inner loop with no branch, and ``at_end`` once per segment. The same
+    iterations in the same order: the same numbers as the scan.
+
+    Where ``block > 1`` (`sequential_block`), the inner loop writes ``block`` iterations' outputs
+    into small buffers, so that it stays on XLA's sequential path, and an outer loop copies each
+    into the chunk's (padded by a block: a segment's partial last block writes rows that the next
+    segment, which starts there, writes again, or that fall in the padding). A segment runs its
+    whole blocks in a loop of a static trip count and its rest in one of a dynamic count: ``step``
+    appears twice in the program, and the two copies can round differently at LLVM's level 0
+    ([`ValueUpdate.compiles_quick`][markovgames.dynamics.ValueUpdate.compiles_quick]).
+
+    Returns ``(carry, out, values)``: ``out`` as the scan's, ``values`` ``(size, ...)`` the results
+    of ``at_end`` at the marked rows, zeros elsewhere.
+    """
+    size = ends.shape[0]
+    rows = jnp.arange(size, dtype=jnp.int32)
+    # The row that ends the segment starting at each row: the next marked one (else the last).
+    segment_end = jax.lax.cummin(jnp.where(ends, rows, size - 1), axis=0, reverse=True)
+    first = jax.tree_util.tree_map(lambda x: x[0], xs)
+    out_shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, first)
+    value_shape = jax.eval_shape(at_end, carry)
+    pad = block if block > 1 else 0
+    buffers = jax.tree_util.tree_map(lambda s: jnp.zeros((size + pad, *s.shape), s.dtype), out_shapes)
+    padded = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.zeros((pad, *x.shape[1:]), x.dtype)]), xs)
+
+    def put(buffer, value, row):
+        return jax.lax.dynamic_update_slice(buffer, value, (row,) + (jnp.int32(0),) * (buffer.ndim - 1))
+
+    def body_for(base, inputs):
+        """Iteration ``j`` reads its inputs at row ``j - base`` of ``inputs`` and writes its
+        outputs there in the buffers it is given."""
+
+        def body(j, state):
+            c, written = state
+            c, out = step(c, jax.tree_util.tree_map(lambda x: jax.lax.dynamic_index_in_dim(x, j - base, keepdims=False), inputs))
+            return c, jax.tree_util.tree_map(lambda b, v: put(b, v[None], j - base), written, out)
+
+        return body
+
+    def through_small_buffers(start, loop, c, written):
+        """``loop(inputs, (c, small))`` over a block of inputs from row ``start``, writing into
+        small buffers, which are then copied into the chunk's at ``start``."""
+        small = jax.tree_util.tree_map(lambda b: jnp.zeros((block, *b.shape[1:]), b.dtype), written)
+        inputs = jax.tree_util.tree_map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, block), padded)
+        c, small = loop(inputs, (c, small))
+        return c, jax.tree_util.tree_map(lambda b, s: put(b, s, start), written, small)
+
+    def iterations(lo, hi, c, written):
+        if block == 1:
+            return jax.lax.fori_loop(lo, hi, body_for(0, padded), (c, written))
+
+        # Whole blocks with a static trip count (int32 bounds, as the rows): XLA's loop then tests
+        # no condition per iteration, a tenth of a paper-game iteration. Then the segment's rest.
+        def whole_block(k, state):
+            loop = lambda inputs, st: jax.lax.fori_loop(jnp.int32(0), jnp.int32(block), body_for(0, inputs), st)  # noqa: E731
+            return through_small_buffers(lo + k * block, loop, *state)
+
+        whole = (hi - lo) // block
+        c, written = jax.lax.fori_loop(0, whole, whole_block, (c, written))
+        start = lo + whole * block
+        rest = lambda inputs, st: jax.lax.fori_loop(start, hi, body_for(start, inputs), st)  # noqa: E731
+        return through_small_buffers(start, rest, c, written)
+
+    def segment(state):
+        lo, c, written, values = state
+        hi = segment_end[lo] + 1
+        c, written = iterations(lo, hi, c, written)
+        return hi, c, written, put(values, at_end(c)[None], hi - 1)
+
+    values = jnp.zeros((size, *value_shape.shape), value_shape.dtype)
+    state = (jnp.int32(0), carry, buffers, values)
+    _, carry, buffers, values = jax.lax.while_loop(lambda st: st[0] < size, segment, state)
+    # The last segment ends at the chunk's end, marked or not.
+    values = jnp.where(ends.reshape(size, *(1,) * (values.ndim - 1)), values, jnp.zeros_like(values))
+    return carry, jax.tree_util.tree_map(lambda b: b[:size], buffers), values
+
+
 class ValueUpdate:
     """A value update: its schedule, its compiled step and its output policy (see the module docstring).
 
@@ -224,6 +307,7 @@ class ValueUpdate:
         run_axes: int,
         interplay=None,
         average=None,
+        average_every: bool = False,
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 
@@ -241,9 +325,16 @@ class ValueUpdate:
         state-wise weighted average of the iterates with this update's weights
         (`markovgames._schedules.average_weights`), and ``average`` is a ``(size,)`` boolean mask:
         ``outputs["weighted_average"]`` (``(size, 2, N[, R])``) holds the same values of that
-        average after the iterations it marks (zeros elsewhere).
+        average after the iterations it marks (zeros elsewhere). ``average_every`` (static): the mask
+        marks every iteration of every chunk of the run.
         """
         raise NotImplementedError
+
+    def compiles_quick(self, interplay, average_every: bool) -> bool:
+        """Whether a short run's chunks may compile at LLVM's level 0 (`._engine.QUICK_RUN_WORK`):
+        only where that keeps a run's numbers the same bit for bit however it is cut into chunks
+        (a loop whose step appears once in the program)."""
+        return True
 
     def evaluate_iterates(self, outputs, games, batched: bool):
         """The ``(..., L, 2, N)`` host array (values, best-response values) of a chunk's
