@@ -28,7 +28,7 @@ from markovgames.evaluation import average_iterate, duality_gap, nash_gap
 from markovgames.experiments import load_results, load_run_directory, parse_sweep_config, plot_sweep, run_sweep
 from markovgames.experiments.figures._run import _lines
 from markovgames.experiments.sweeps._summary import summarize_results
-from markovgames.games import paper_game, random_game, save_game
+from markovgames.games import paper_game, random_discounted_game, random_game, save_game
 
 TOL = 1e-10
 GAME = random_game(2, 2, 2, (2, 3), seed_or_rng=3, zero_sum=True)
@@ -185,13 +185,18 @@ def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, mon
 # With the average at marked prefixes the smooth loop's step appears twice in its program (whole
 # blocks, and each segment's rest), so a short run compiles at the level of long runs: at LLVM's
 # level 0 the two copies rounded differently, and a run's numbers depended on its chunks.
-def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks():
+# The discounted update's loop is of the same form (its iterates evaluated on the host).
+@pytest.mark.parametrize("discounted", [False, True])
+def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks(discounted):
     prefixes = [1, 2, 3, 9, 10, 11, 29, 30, 31, 40, 97]
+    game = random_discounted_game(2, 2, (2, 3), 0.8, seed_or_rng=3) if discounted else GAME
+    algorithm = "hedge+discounted-smooth" if discounted else "hedge+smooth"
     kwargs = dict(T=97, eta=0.4, weighted_average=prefixes, record_trajectory=False)
-    whole = run(GAME, "hedge+smooth", **kwargs)
+    whole = run(game, algorithm, **kwargs)
+    names = ("value_estimate",) if discounted else ("value", "certified_ce_bound")
     for chunk_size in (7, 16):
-        cut = run(GAME, "hedge+smooth", chunk_size=chunk_size, **kwargs)
-        for name in ("value", "certified_ce_bound", "weighted_average_value", "weighted_average_best_response"):
+        cut = run(game, algorithm, chunk_size=chunk_size, **kwargs)
+        for name in (*names, "weighted_average_value", "weighted_average_best_response"):
             np.testing.assert_array_equal(getattr(cut, name), getattr(whole, name), err_msg=f"{name}, chunks of {chunk_size}")
 
 

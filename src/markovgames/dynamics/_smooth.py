@@ -480,6 +480,7 @@ class SmoothUpdate(ValueUpdate):
     """
 
     per_iteration_metrics = True
+    average_in_segments = True
 
     def __init__(self, averaging: str = "smooth"):
         if averaging not in _AVERAGINGS:
@@ -582,12 +583,6 @@ class SmoothUpdate(ValueUpdate):
             row = jnp.argmax(codes >= 0).astype(jnp.int32)
             out["violation"] = jnp.where(codes[row] >= 0, jnp.stack([row, codes[row]]), jnp.full(2, -1, jnp.int32))
         return carry, out
-
-    def compiles_quick(self, interplay, average_every):
-        # With the weighted average at marked prefixes, the step appears twice in the program
-        # (`segmented_scan`: whole blocks and a segment's rest), and at LLVM's level 0 the two copies
-        # round some operations differently: a run's numbers would depend on how it is cut.
-        return not interplay.average or average_every
 
     def prefix_metrics(self, records, schedule, prefixes):
         return None

@@ -147,6 +147,10 @@ def blocked_scan(step, carry, xs, block: int):
     return carry, jax.tree_util.tree_map(lambda o: o.reshape(size, *o.shape[2:]), out)
 
 
+#: `segmented_scan`'s loops of a static trip count where its outputs are written in place.
+_STATIC_TRIPS = 16
+
+
 def segmented_scan(step, carry, xs, ends, at_end, block: int):
     """``jax.lax.scan(step, carry, xs)`` that also evaluates ``at_end(carry)`` after every iteration
     marked in ``ends`` (a ``(size,)`` mask), with no test in the iterations.
@@ -163,16 +167,21 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
     appears twice in the program, and the two copies can round differently at LLVM's level 0
     ([`ValueUpdate.compiles_quick`][markovgames.dynamics.ValueUpdate.compiles_quick]).
 
-    Returns ``(carry, out, values)``: ``out`` as the scan's, ``values`` ``(size, ...)`` the results
-    of ``at_end`` at the marked rows, zeros elsewhere.
+    Returns ``(carry, out, values)``: ``out`` as the scan's, ``values`` the results of ``at_end``
+    (an array or a tuple of them) stacked, ``(size, ...)``, at the marked rows, zeros elsewhere.
     """
     size = ends.shape[0]
+    # Unlike a scan's, these loops' blocks of inputs count among the buffers their body touches:
+    # a block of the discounted update's six-column rows (16 x 48 bytes) took its inner loop off
+    # XLA's sequential path, and the run 2.2x as long.
+    row_bytes = max(x[0].size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(xs))
+    block = max(1, min(block, SEQUENTIAL_BUFFER_BYTES // max(row_bytes, 1)))
     rows = jnp.arange(size, dtype=jnp.int32)
     # The row that ends the segment starting at each row: the next marked one (else the last).
     segment_end = jax.lax.cummin(jnp.where(ends, rows, size - 1), axis=0, reverse=True)
     first = jax.tree_util.tree_map(lambda x: x[0], xs)
     out_shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, first)
-    value_shape = jax.eval_shape(at_end, carry)
+    value_shapes = jax.eval_shape(at_end, carry)
     pad = block if block > 1 else 0
     buffers = jax.tree_util.tree_map(lambda s: jnp.zeros((size + pad, *s.shape), s.dtype), out_shapes)
     padded = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.zeros((pad, *x.shape[1:]), x.dtype)]), xs)
@@ -200,11 +209,19 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
         return c, jax.tree_util.tree_map(lambda b, s: put(b, s, start), written, small)
 
     def iterations(lo, hi, c, written):
-        if block == 1:
-            return jax.lax.fori_loop(lo, hi, body_for(0, padded), (c, written))
-
         # Whole blocks with a static trip count (int32 bounds, as the rows): XLA's loop then tests
-        # no condition per iteration, a tenth of a paper-game iteration. Then the segment's rest.
+        # no condition per iteration, a tenth of a paper-game iteration (more where the body runs
+        # on XLA's concurrent executor). Then the segment's rest.
+        if block == 1:  # the outputs written in place, in groups of _STATIC_TRIPS iterations
+
+            def whole_group(k, state):
+                start = lo + k * _STATIC_TRIPS
+                return jax.lax.fori_loop(jnp.int32(0), jnp.int32(_STATIC_TRIPS), body_for(-start, padded), state)
+
+            whole = (hi - lo) // _STATIC_TRIPS
+            c, written = jax.lax.fori_loop(0, whole, whole_group, (c, written))
+            return jax.lax.fori_loop(lo + whole * _STATIC_TRIPS, hi, body_for(0, padded), (c, written))
+
         def whole_block(k, state):
             loop = lambda inputs, st: jax.lax.fori_loop(jnp.int32(0), jnp.int32(block), body_for(0, inputs), st)  # noqa: E731
             return through_small_buffers(lo + k * block, loop, *state)
@@ -219,14 +236,16 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
         lo, c, written, values = state
         hi = segment_end[lo] + 1
         c, written = iterations(lo, hi, c, written)
-        return hi, c, written, put(values, at_end(c)[None], hi - 1)
+        return hi, c, written, jax.tree_util.tree_map(lambda v, x: put(v, x[None], hi - 1), values, at_end(c))
 
-    values = jnp.zeros((size, *value_shape.shape), value_shape.dtype)
+    values = jax.tree_util.tree_map(lambda s: jnp.zeros((size, *s.shape), s.dtype), value_shapes)
     state = (jnp.int32(0), carry, buffers, values)
     _, carry, buffers, values = jax.lax.while_loop(lambda st: st[0] < size, segment, state)
-    # The last segment ends at the chunk's end, marked or not.
-    values = jnp.where(ends.reshape(size, *(1,) * (values.ndim - 1)), values, jnp.zeros_like(values))
-    return carry, jax.tree_util.tree_map(lambda b: b[:size], buffers), values
+
+    def marked(v):  # the last segment ends at the chunk's end, marked or not
+        return jnp.where(ends.reshape(size, *(1,) * (v.ndim - 1)), v, jnp.zeros_like(v))
+
+    return carry, jax.tree_util.tree_map(lambda b: b[:size], buffers), jax.tree_util.tree_map(marked, values)
 
 
 class ValueUpdate:
@@ -330,11 +349,16 @@ class ValueUpdate:
         """
         raise NotImplementedError
 
+    #: Whether the loop evaluates the weighted average of the iterates at marked prefixes at the
+    #: ends of `segmented_scan`'s stretches (which holds the step twice in the program).
+    average_in_segments: bool = False
+
     def compiles_quick(self, interplay, average_every: bool) -> bool:
         """Whether a short run's chunks may compile at LLVM's level 0 (`._engine.QUICK_RUN_WORK`):
-        only where that keeps a run's numbers the same bit for bit however it is cut into chunks
-        (a loop whose step appears once in the program)."""
-        return True
+        only where that keeps a run's numbers the same bit for bit however it is cut into chunks,
+        which a loop that holds its step twice (`average_in_segments`) does not: at level 0 the
+        two copies can round some operations differently."""
+        return not (self.average_in_segments and interplay.average and not average_every)
 
     def evaluate_iterates(self, outputs, games, batched: bool):
         """The ``(..., L, 2, N)`` host array (values, best-response values) of a chunk's
