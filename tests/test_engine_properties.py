@@ -376,8 +376,8 @@ def _record_size_options(monkeypatch) -> list:
     calls: list = []
     original = _engine._size_options
 
-    def recording(game, batched, work, quick=True):
-        calls.append((work, original(game, batched, work, quick)))
+    def recording(game, batched, work):
+        calls.append((work, original(game, batched, work)))
         return calls[-1][1]
 
     monkeypatch.setattr(_engine, "_size_options", recording)

@@ -224,7 +224,7 @@ def _engine_trace(algorithm: str, game: MarkovGame, T: int, steps, eta: float = 
         return c_new, emit
 
     xs = jnp.arange(1, T + 1, dtype=jnp.float64)[:, None]
-    carry, emitted = jax.jit(lambda c, x: jax.lax.scan(traced, c, (x, None)))(carry, xs)
+    carry, emitted = jax.jit(lambda c, x: jax.lax.scan(traced, c, (x, None, None)))(carry, xs)
     return (stack_steps(carry) if split else carry), jax.tree_util.tree_map(np.asarray, emitted)
 
 

@@ -156,17 +156,18 @@ def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, 
     assert plain.weighted_average_value is None and plain.weighted_average_duality_gap is None
 
 
-# The smooth loops evaluate the average at the ends of segments of iterations that test nothing
-# (`segmented_scan`), or at every prefix in every iteration: chunks of 1 and 5 iterations and one
-# whole chunk, with the other per-iteration outputs beside it (the last iterate, regret rows,
-# sampled feedback's draws): the same average as NumPy, and the other outputs unchanged bit for
-# bit at the optimisation level of long runs (a short run's level 0 may change the last bits of
-# a program with other outputs: docs/numerics.md).
+# Beyond the quick runs the smooth loops evaluate the average at the ends of stretches of
+# iterations that test nothing (`segmented_scan`), or at every prefix in every iteration: chunks of
+# 1 and 5 iterations and one whole chunk, with the other per-iteration outputs beside it (the last
+# iterate, regret rows, sampled feedback's draws): the same average as NumPy, and the other outputs
+# unchanged bit for bit (at the quick runs' level 0 a program with other outputs may change the
+# last bits: docs/numerics.md; the threshold is 0 here).
 @pytest.mark.parametrize(("chunk_size", "prefixes"), [(1, PREFIXES), (5, True), (None, [2, 3, 29, 30, 31, 61])])
 def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, monkeypatch):
-    from markovgames.dynamics import _engine
+    from markovgames.dynamics import _engine, _loop
 
     monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
+    monkeypatch.setattr(_loop, "QUICK_RUN_WORK", 0)
     every = list(range(1, 62)) if prefixes is True else prefixes
     kwargs = dict(T=61, eta=0.4, chunk_size=chunk_size, last_iterate=PREFIXES, regret=True, feedback="sampled:2", seed=3)
     result = run(GAME, "hedge+smooth-linear", weighted_average=prefixes, **kwargs)
@@ -182,12 +183,18 @@ def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, mon
         np.testing.assert_array_equal(ours, theirs)
 
 
-# With the average at marked prefixes the smooth loop's step appears twice in its program (whole
-# blocks, and each segment's rest), so a short run compiles at the level of long runs: at LLVM's
-# level 0 the two copies rounded differently, and a run's numbers depended on its chunks.
-# The discounted update's loop is of the same form (its iterates evaluated on the host).
+# With the average at marked prefixes, a short run's iterations test their marks, and a longer
+# one's loop runs stretches with no test between them (`segmented_scan`; here beyond a threshold
+# of 0): either way a run's numbers do not depend on its chunks. The discounted update's loop is of
+# the same form (its iterates evaluated on the host).
 @pytest.mark.parametrize("discounted", [False, True])
-def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks(discounted):
+@pytest.mark.parametrize("stretches", [False, True])
+def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks(discounted, stretches, monkeypatch):
+    from markovgames.dynamics import _engine, _loop
+
+    if stretches:  # (and compiled as the runs beyond the threshold are)
+        monkeypatch.setattr(_loop, "QUICK_RUN_WORK", 0)
+        monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
     prefixes = [1, 2, 3, 9, 10, 11, 29, 30, 31, 40, 97]
     game = random_discounted_game(2, 2, (2, 3), 0.8, seed_or_rng=3) if discounted else GAME
     algorithm = "hedge+discounted-smooth" if discounted else "hedge+smooth"

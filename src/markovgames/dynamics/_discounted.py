@@ -174,7 +174,7 @@ def _discounted_step(
     interplay: Interplay,
     predrawn: bool,
     moved_kernel=None,
-    average_every: bool = False,
+    average_how: str = "marked",
 ):
     """One iteration: ``(carry, row) -> (carry, outputs)`` (see the module docstring); ``row`` is
     ``[t, alpha_t, rho_t, rho_(t+1), f(t), f(t+1)]`` (`DiscountedSmoothUpdate.chunk_inputs`), with
@@ -182,7 +182,7 @@ def _discounted_step(
     the dense kernel with its successors first (`_successors_first`), used under full information.
     ``emit_last``: emit the last iterate at every iteration (the loop keeps the evaluated
     prefixes' rows); with ``interplay.average`` the weighted average is carried, and emitted at
-    every iteration with ``average_every``."""
+    every iteration unless ``average_how`` is ``"segments"``."""
     learner = learner_for(learner_spec, run_axes)
     num_players = game.rewards.shape[1]
     guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
@@ -239,7 +239,7 @@ def _discounted_step(
         # it evaluates and evaluates them on the host (`DiscountedSmoothUpdate.evaluate_iterates`).
         if emit_last:
             out["last_iterate"] = stationary
-        if average_every:  # (else at the ends of `segmented_scan`'s stretches)
+        if interplay.average and average_how != "segments":  # (else after the marked stretches)
             out["weighted_average"] = average
         if guard_tol is not None:
             # A two-query learner's proposals first, then the strategies played (`raise_violation`).
@@ -352,13 +352,13 @@ class DiscountedSmoothUpdate(ValueUpdate):
         run_axes,
         interplay=SIMULTANEOUS,
         average=None,
-        average_every=False,
+        average_how="marked",
     ):
         # The masks only say whether an iterate is evaluated: the loop keeps the rows it marks, and
         # the host evaluates them (`evaluate_iterates`). The weighted average is emitted by every
-        # iteration where every prefix is evaluated, else after the marked iterations only.
+        # iteration, or with "segments" after the marked iterations only.
         emit = last_iterate is not None
-        every = interplay.average and average_every
+        segments = interplay.average and average_how == "segments"
         if (average is not None) != interplay.average:  # unreachable: the engine passes both or neither
             raise AssertionError("the weighted average's mask and Interplay.average disagree")
         drawn = None
@@ -367,13 +367,16 @@ class DiscountedSmoothUpdate(ValueUpdate):
             first_t = sched[0, 0].astype(jnp.int32)
             drawn = chunk_draws(interplay.feedback, game, first_t, size, run_axes, purposes, stationary=True)
         moved = None if interplay.feedback.estimates else _successors_first(game.transitions, run_axes)
-        step = _discounted_step(learner, optimistic, record, emit, game, run_axes, interplay, drawn is not None, moved, every)
+        step = _discounted_step(
+            learner, optimistic, record, emit, game, run_axes, interplay, drawn is not None, moved, average_how
+        )
         xs = sched if drawn is None else (sched, drawn)
-        per_iteration = _largest_output_bytes(game, record, int(emit) + int(every), run_axes, interplay.regret)
+        emitted = int(emit) + int(interplay.average and not segments)
+        per_iteration = _largest_output_bytes(game, record, emitted, run_axes, interplay.regret)
         if drawn is not None:
             per_iteration = max(per_iteration, *(x[0].size * x.dtype.itemsize for x in drawn.values()))
         block = sequential_block(game, carry, per_iteration)
-        if interplay.average and not every:
+        if segments:
             carry, out, values = segmented_scan(step, carry, xs, average, lambda c: c.average, block)
             out = {**out, "weighted_average": values}
         else:

@@ -52,7 +52,7 @@ def compiled_chunk(
     size: int,
     last_iterate: bool = False,
     interplay: Interplay = SIMULTANEOUS,
-    average_every: bool = False,
+    average_how: str = "marked",
 ):
     """The jitted function ``(game, carry, sched, masks) -> (carry, outputs)`` running ``size`` iterations.
 
@@ -60,8 +60,7 @@ def compiled_chunk(
     ``masks`` is ``(last, average)``: with ``last_iterate``, ``last`` is the ``(size,)`` boolean
     mask of the iterations whose last iterate is evaluated, and with ``interplay.average``,
     ``average`` that of the iterations whose weighted average is (each ``None`` otherwise);
-    ``average_every``: the run evaluates it at every iteration (the value update's
-    ``run_chunk`` may then evaluate it without reading the mask).
+    ``average_how``: how the loop evaluates it ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]).
     ``game`` and ``carry`` have one run's shapes, or with ``batched`` a leading run axis; so do
     the outputs (after the chunk axis). Inside, a batch's run axis is moved last (see the module
     docstring); ``sched`` is shared by all runs, so loop bounds are the same for all. Cached per
@@ -86,7 +85,7 @@ def compiled_chunk(
             run_axes,
             interplay,
             average if interplay.average else None,
-            average_every,
+            average_how,
         )
         if batched:
             # The outputs are (chunk, ..., R): the run axis goes before the chunk axis.
@@ -115,13 +114,12 @@ def compiled_certify(value_update: ValueUpdate, batched: bool, size: int):
     return jax.jit(fn, donate_argnums=(1,), compiler_options=_compiler_options())
 
 
-def compile_for(fn, batched: bool, game: GameArrays, *args, work: int, quick: bool = True):
+def compile_for(fn, batched: bool, game: GameArrays, *args, work: int):
     """``fn`` (a `compiled_chunk` or `compiled_certify`) lowered and compiled for these arguments,
-    with the options the run's size calls for (`_size_options`; ``work``: `run_work`; ``quick``:
-    whether a short run may compile at LLVM's level 0, [`ValueUpdate.compiles_quick`][markovgames.dynamics.ValueUpdate.compiles_quick])."""
+    with the options the run's size calls for (`_size_options`; ``work``: `run_work`)."""
     lowered = fn.lower(game, *args)  # tracing: Python, here (a user's learner's code runs in this thread)
     # XLA's compilation, which can take seconds on a large game, waits interruptibly (`_waiting`).
-    return in_background(lowered.compile, compiler_options=_size_options(game, batched, work, quick))
+    return in_background(lowered.compile, compiler_options=_size_options(game, batched, work))
 
 
 def run_work(T: int, game: GameArrays) -> int:
@@ -145,14 +143,13 @@ SHORT_RUN_WORK = 10**8
 #: and the loop runs 0.2-0.8 times as fast: at most 4e-8 s more per unit of work measured, about
 #: 0.08 s at this threshold (benchmarks/README.md, "Quick runs compile at LLVM's level 0").
 #: The numbers differ from level 2's in the last bits only, and the whole run's work picks the
-#: level, as it picks the emitters; a value update may decline it for a run
-#: ([`ValueUpdate.compiles_quick`][markovgames.dynamics.ValueUpdate.compiles_quick]).
+#: level, as it picks the emitters, and how the loop evaluates the weighted average (`._loop`).
 QUICK_RUN_WORK = 2 * 10**6
 
 
-def _size_options(game: GameArrays, batched: bool, work: int, quick: bool = True) -> dict | None:
+def _size_options(game: GameArrays, batched: bool, work: int) -> dict | None:
     """XLA options that depend on the run's size (``game``: one compiled call's arrays; ``work``:
-    the whole run's, `run_work`; ``quick``: whether a short run may take `_QUICK_OPTIONS`).
+    the whole run's, `run_work`).
 
     On the CPU, XLA's classic emitters compile the loop instead of its MLIR fusion emitters
     wherever that saves time in all. A loop body is dozens of small kernels, each compiled on its
@@ -181,7 +178,7 @@ def _size_options(game: GameArrays, batched: bool, work: int, quick: bool = True
     short = work <= SHORT_RUN_WORK
     if not (tiny or short):
         return None
-    wanted = dict(_CLASSIC_EMITTER_OPTIONS, **(dict(_QUICK_OPTIONS) if quick and work <= QUICK_RUN_WORK else {}))
+    wanted = dict(_CLASSIC_EMITTER_OPTIONS, **(dict(_QUICK_OPTIONS) if work <= QUICK_RUN_WORK else {}))
     return {key: value for key, value in _cpu_options() if key in wanted} or None
 
 

@@ -27,7 +27,7 @@ from .._waiting import in_background
 from ..games import DiscountedMarkovGame, MarkovGame
 from ._algorithms import Algorithm
 from ._checkpoint import SavedState, StateFile
-from ._engine import compile_for, compiled_chunk, run_work
+from ._engine import QUICK_RUN_WORK, compile_for, compiled_chunk, run_work
 from ._feedback import FULL, run_key_data
 from ._guard import STRATEGY_TOLERANCE, check_learner, raise_violation
 from ._interplay import SIMULTANEOUS, Interplay, StepSchedule
@@ -243,8 +243,6 @@ class _Loop:
         self.last: list[np.ndarray] = []
         self.average: list[np.ndarray] = []
         self.executables: dict = {}
-        # The weighted average at every prefix: the value update may evaluate it without a test.
-        self.average_every = settings.average is not None and len(settings.average) == job.T
         self.compile_time = 0.0
         self.done = 0
 
@@ -395,13 +393,25 @@ class _Loop:
                 size,
                 mask[0] is not None,
                 self.job.interplay,
-                self.average_every,
+                self._average_how(),
             )
             t0 = time.perf_counter()
-            quick = self.update.compiles_quick(self.job.interplay, self.average_every)
-            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask, work=self.work, quick=quick)
+            self.executables[key] = compile_for(fn, self.job.batched, game, carry, sched, mask, work=self.work)
             self.compile_time += time.perf_counter() - t0
         return self.executables[key]
+
+    def _average_how(self) -> str:
+        """How the loop evaluates the weighted average ([`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]),
+        from the whole run's prefixes and work, so that every chunk and a resumption do it alike."""
+        prefixes = self.settings.average
+        if prefixes is not None and len(prefixes) == self.job.T:
+            return "every"
+        # Stretches with no test run faster but hold the step twice in the program, which then
+        # compiles for longer, and at the quick runs' LLVM level 0 the two copies rounded some
+        # operations differently (a run's numbers depended on its chunks): beyond those runs only.
+        if prefixes is not None and self.update.average_in_segments and self.work > QUICK_RUN_WORK:
+            return "segments"
+        return "marked"
 
     def drain(self, chunk) -> None:
         """Copy a dispatched chunk's outputs to the host (waiting for it), write its trajectory rows

@@ -272,13 +272,14 @@ def _smooth_step(
     kind: str = "smooth",
     interplay: Interplay = SIMULTANEOUS,
     predrawn: bool = False,
-    average_every: bool = False,
+    average_how: str = "marked",
 ):
-    """One iteration of the smooth dynamics: ``(carry, (t, flag)) -> (carry, outputs)``, the flag
-    ``None`` unless the last iterate (``last_iterate``) is evaluated (see
-    [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]). The weighted average of
-    the iterates, which the carry holds with ``interplay.average``, is evaluated in every iteration
-    with ``average_every``, else at the ends of `_scan_split`'s segments;
+    """One iteration of the smooth dynamics: ``(carry, (t, flag, average_flag)) -> (carry, outputs)``,
+    the flags ``None`` unless the last iterate (``last_iterate``) or the weighted average
+    (``interplay.average``, ``average_how="marked"``) is evaluated where they are set (see
+    [`ValueUpdate.run_chunk`][markovgames.dynamics.ValueUpdate.run_chunk]); the weighted average,
+    which the carry holds with ``interplay.average``, is evaluated in every iteration with
+    ``average_how="every"``, and by `_scan_split` after the marked ones with ``"segments"``;
     with ``predrawn``, ``(carry, (x, drawn)) -> ...``: the iteration's draws made before the loop
     (`._feedback.chunk_draws`)."""
     learner = learner_for(learner_spec, run_axes)
@@ -292,7 +293,7 @@ def _smooth_step(
 
     def step(carry: SmoothCarry, x):
         x, drawn = x if predrawn else (x, None)
-        row, flag = x
+        row, flag, average_flag = x
         t = row[0]
         factor, next_factor = (row[1], row[2]) if interplay.scheduled else (None, None)
         alpha, rho = _step_size(t, order)
@@ -382,8 +383,10 @@ def _smooth_step(
             out["policies"] = policies
         if last_iterate:
             out["last_iterate"] = _values_where(game, policies, flag, run_axes)
-        if average_every:
+        if interplay.average and average_how == "every":
             out["weighted_average"] = _average_value(game, average, run_axes)
+        elif interplay.average and average_how == "marked":
+            out["weighted_average"] = _values_where(game, average, average_flag, run_axes)
         if guard_tol is not None:
             # A two-query learner's proposals first, then the strategies played (`raise_violation`).
             out["violation"] = strategy_violation(proposals + policies, run_axes, guard_tol)
@@ -546,18 +549,18 @@ class SmoothUpdate(ValueUpdate):
         run_axes,
         interplay=SIMULTANEOUS,
         average=None,
-        average_every=False,
+        average_how="marked",
     ):
-        # A mask that is None is no input of the scan; the weighted average's marks the ends of
-        # the loop's segments (`_scan_split`), which the iterations do not read.
-        xs: tuple = (sched, last_iterate)
+        # A mask that is None is no input of the scan; with "segments", the weighted average's marks
+        # the ends of the loop's stretches (`_scan_split`), which the iterations do not read.
+        segments = average is not None and average_how == "segments"
+        xs: tuple = (sched, last_iterate, None if segments else average)
         drawn = None
         if interplay.feedback.estimates:
             # The chunk's draws at once where they are small (`CHUNK_DRAW_BYTES`): the same numbers.
             purposes = (OTHERS, NEXT_STATES) + ((PROPOSALS,) if learner.learner().propose is not None else ())
             first_t = sched[0, 0].astype(jnp.int32)
             drawn = chunk_draws(interplay.feedback, game, first_t, size, run_axes, purposes)
-        every = average is not None and average_every
         step = _smooth_step(
             learner,
             optimistic,
@@ -568,16 +571,14 @@ class SmoothUpdate(ValueUpdate):
             self.index_kernel,
             interplay,
             drawn is not None,
-            every,
+            average_how,
         )
         xs = xs if drawn is None else (xs, drawn)
         # The inner loop reads its block of draws: they count with its outputs (`sequential_block`).
         per_iteration = _largest_output_bytes(game, record, run_axes, interplay.regret)
         if drawn is not None:
             per_iteration = max(per_iteration, *(x[0].size * x.dtype.itemsize for x in drawn.values()))
-        # At every prefix, the iterations evaluate the average themselves; else it marks the ends of
-        # the segments whose iterations test nothing (`segmented_scan`).
-        carry, out = _scan_split(step, game, carry, xs, per_iteration, None if every else average, run_axes)
+        carry, out = _scan_split(step, game, carry, xs, per_iteration, average if segments else None, run_axes)
         if "violation" in out:  # per iteration -> the chunk's first, as [row, code] (`_guard`)
             codes = out["violation"]
             row = jnp.argmax(codes >= 0).astype(jnp.int32)

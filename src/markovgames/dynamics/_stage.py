@@ -578,9 +578,9 @@ class StageUpdate(ValueUpdate):
         run_axes,
         interplay=SIMULTANEOUS,
         average=None,
-        average_every=False,
+        average_how="marked",
     ):
-        # average_every changes nothing here: after stage 1 the loop evaluates the average at stage
+        # average_how changes nothing here: after stage 1 the loop evaluates the average at stage
         # ends whatever the mask (`_average_rows`).
         built = learner_for(learner, run_axes)
         factors, chunk_start = sched[4], sched[5]

@@ -164,8 +164,8 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
     into the chunk's (padded by a block: a segment's partial last block writes rows that the next
     segment, which starts there, writes again, or that fall in the padding). A segment runs its
     whole blocks in a loop of a static trip count and its rest in one of a dynamic count: ``step``
-    appears twice in the program, and the two copies can round differently at LLVM's level 0
-    ([`ValueUpdate.compiles_quick`][markovgames.dynamics.ValueUpdate.compiles_quick]).
+    appears twice in the program, which compiles for longer, and at LLVM's level 0 the two copies
+    can round differently (so the loops use it beyond the quick runs only: `._loop`).
 
     Returns ``(carry, out, values)``: ``out`` as the scan's, ``values`` the results of ``at_end``
     (an array or a tuple of them) stacked, ``(size, ...)``, at the marked rows, zeros elsewhere.
@@ -326,7 +326,7 @@ class ValueUpdate:
         run_axes: int,
         interplay=None,
         average=None,
-        average_every: bool = False,
+        average_how: str = "marked",
     ):
         """``size`` iterations inside the compiled loop: ``(carry, outputs)``.
 
@@ -344,21 +344,15 @@ class ValueUpdate:
         state-wise weighted average of the iterates with this update's weights
         (`markovgames._schedules.average_weights`), and ``average`` is a ``(size,)`` boolean mask:
         ``outputs["weighted_average"]`` (``(size, 2, N[, R])``) holds the same values of that
-        average after the iterations it marks (zeros elsewhere). ``average_every`` (static): the mask
-        marks every iteration of every chunk of the run.
+        average after the iterations it marks (zeros elsewhere). ``average_how`` (static, the run's):
+        ``"every"``, the mask marks every iteration of the run; ``"segments"``, evaluate after the
+        marked iterations only, in stretches of iterations that test nothing (`segmented_scan`,
+        where `average_in_segments`); ``"marked"``, each iteration tests its mark.
         """
         raise NotImplementedError
 
-    #: Whether the loop evaluates the weighted average of the iterates at marked prefixes at the
-    #: ends of `segmented_scan`'s stretches (which holds the step twice in the program).
+    #: Whether `run_chunk` can take ``average_how="segments"``.
     average_in_segments: bool = False
-
-    def compiles_quick(self, interplay, average_every: bool) -> bool:
-        """Whether a short run's chunks may compile at LLVM's level 0 (`._engine.QUICK_RUN_WORK`):
-        only where that keeps a run's numbers the same bit for bit however it is cut into chunks,
-        which a loop that holds its step twice (`average_in_segments`) does not: at level 0 the
-        two copies can round some operations differently."""
-        return not (self.average_in_segments and interplay.average and not average_every)
 
     def evaluate_iterates(self, outputs, games, batched: bool):
         """The ``(..., L, 2, N)`` host array (values, best-response values) of a chunk's
