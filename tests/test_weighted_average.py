@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import StopRun, beyond_default_in_full, examples, stop_after
+from conftest import StopRun, beyond_default_in_full, case, examples, stop_after
 from markovgames._schedules import average_weights
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
@@ -162,7 +162,14 @@ def test_the_loops_weighted_average_equals_numpy_from_the_trajectory(algorithm, 
 # iterate, regret rows, sampled feedback's draws): the same average as NumPy, and the other outputs
 # unchanged bit for bit (at the quick runs' level 0 a program with other outputs may change the
 # last bits: docs/numerics.md; the threshold is 0 here).
-@pytest.mark.parametrize(("chunk_size", "prefixes"), [(1, PREFIXES), (5, True), (None, [2, 3, 29, 30, 31, 61])])
+@pytest.mark.parametrize(
+    ("chunk_size", "prefixes"),
+    [
+        case(1, PREFIXES, default=False, id="1-some"),
+        case(5, True, default=True, id="5-every"),
+        case(None, [2, 3, 29, 30, 31, 61], default=True, id="whole-some"),
+    ],
+)
 def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, monkeypatch):
     from markovgames.dynamics import _engine, _loop
 
@@ -187,8 +194,9 @@ def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, mon
 # one's loop runs stretches with no test between them (`segmented_scan`; here beyond a threshold
 # of 0): either way a run's numbers do not depend on its chunks. The discounted update's loop is of
 # the same form (its iterates evaluated on the host).
+# (The quick runs' loop: by default in the resume test above.)
 @pytest.mark.parametrize("discounted", [False, True])
-@pytest.mark.parametrize("stretches", [False, True])
+@pytest.mark.parametrize("stretches", beyond_default_in_full([False, True], {True}))
 def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks(discounted, stretches, monkeypatch):
     from markovgames.dynamics import _engine, _loop
 
@@ -201,10 +209,9 @@ def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks(discounted, stretc
     kwargs = dict(T=97, eta=0.4, weighted_average=prefixes, record_trajectory=False)
     whole = run(game, algorithm, **kwargs)
     names = ("value_estimate",) if discounted else ("value", "certified_ce_bound")
-    for chunk_size in (7, 16):
-        cut = run(game, algorithm, chunk_size=chunk_size, **kwargs)
-        for name in (*names, "weighted_average_value", "weighted_average_best_response"):
-            np.testing.assert_array_equal(getattr(cut, name), getattr(whole, name), err_msg=f"{name}, chunks of {chunk_size}")
+    cut = run(game, algorithm, chunk_size=7, **kwargs)  # 13 chunks of 7 and one of 6
+    for name in (*names, "weighted_average_value", "weighted_average_best_response"):
+        np.testing.assert_array_equal(getattr(cut, name), getattr(whole, name), err_msg=name)
 
 
 # After stage 1 the stage-based loop evaluates the average once per stage end and fills the rows
