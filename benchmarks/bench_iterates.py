@@ -15,7 +15,11 @@ variant's time over the default's (above 1: slower), in wall time and in process
   line), over the default run with the trajectory kept.
 
 On the paper game (N = H = S = 2, A = 2) and the medium game (N = 3, H = 5, S = 20, A = 4),
-metrics at every prefix, no trajectory kept except in ``average-kept``.
+metrics at every prefix, no trajectory kept except in ``average-kept``; and with
+``hedge+discounted-smooth`` (``--discounted-algorithms``) on two discounted games with the same
+numbers of players, states and actions, discount 0.9 (``discounted``: ``T`` iterations;
+``discounted-medium``: ``--medium-T``), whose iterates are evaluated on the host. ``--games``
+picks among the four.
 
 A ratio measured in one process varies from process to process by far more than from repeat to
 repeat (on the paper game, whose iteration takes about a microsecond, from 1.05 to 1.6 for the
@@ -25,7 +29,8 @@ its range. Unpinned, a process's threads may run on either core, and its times m
 (on the paper game, default runs of 155-245 ms in five processes); ``--pin CPU`` runs every
 process on that core alone, where the same five gave 155-160 ms. Usage::
 
-    python benchmarks/bench_iterates.py [--T 200000] [--medium-T 2000] [--repeats 5] [--processes 5] [--pin CPU] [--json out.json]
+    python benchmarks/bench_iterates.py [--T 200000] [--medium-T 2000] [--repeats 5] [--processes 5] [--pin CPU]
+        [--games paper medium discounted discounted-medium] [--json out.json]
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import best_of  # noqa: E402
 
 from markovgames.dynamics import run  # noqa: E402
-from markovgames.games import paper_game, random_game  # noqa: E402
+from markovgames.games import paper_game, random_discounted_game, random_game  # noqa: E402
 
 
 def _decades(T: int) -> list[int]:
@@ -53,8 +58,13 @@ def _decades(T: int) -> list[int]:
     return [*points, T]
 
 
-def _variants(T: int) -> dict[str, dict]:
-    return {
+#: Evaluated on the host at every prefix, a discounted game's iterates would cost a policy
+#: iteration per iteration: not measured there.
+_EVERY = ("average-every", "last-every")
+
+
+def _variants(T: int, discounted: bool = False) -> dict[str, dict]:
+    variants = {
         "default": {},
         "average": {"weighted_average": _decades(T)},
         "average-every": {"weighted_average": True},
@@ -62,6 +72,7 @@ def _variants(T: int) -> dict[str, dict]:
         "default-kept": {"record_trajectory": True},
         "average-kept": {"weighted_average": _decades(T), "record_trajectory": True},
     }
+    return {name: v for name, v in variants.items() if not (discounted and name in _EVERY)}
 
 
 #: Each variant's ratio: over which run.
@@ -86,6 +97,8 @@ def _games(args) -> dict:
     return {
         "paper": (paper_game(), args.T),
         "medium": (random_game(3, 5, 20, 4, seed_or_rng=2024), args.medium_T),
+        "discounted": (random_discounted_game(2, 2, 2, discount=0.9, seed_or_rng=1), args.T),
+        "discounted-medium": (random_discounted_game(3, 20, 4, discount=0.9, seed_or_rng=2024), args.medium_T),
     }
 
 
@@ -94,11 +107,13 @@ def _one_process(game_name: str, algorithm: str, args) -> dict:
     game, T = _games(args)[game_name]
     calls = {
         name: functools.partial(run, game, algorithm, T=T, eta=0.2, **{"record_trajectory": False, **settings})
-        for name, settings in _variants(T).items()
+        for name, settings in _variants(T, game_name.startswith("discounted")).items()
     }
     wall, cpu = _interleaved(calls, args.repeats)
     row = {"default_it_s": T / wall["default"]}
     for name, base in _BASE.items():
+        if name not in calls:
+            continue
         row[f"{name}_over_default"] = wall[name] / wall[base]
         row[f"{name}_over_default_cpu"] = cpu[name] / cpu[base]
     return row
@@ -128,6 +143,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--medium-T", type=int, default=2_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--algorithms", nargs="+", default=["smooth_cce", "rm-plus+smooth-linear", "stage_cce"])
+    parser.add_argument("--discounted-algorithms", nargs="+", default=["hedge+discounted-smooth"])
+    parser.add_argument("--games", nargs="+", choices=["paper", "medium", "discounted", "discounted-medium"], default=None)
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--pin", type=int, default=None, metavar="CPU", help="run each process on this core alone")
@@ -137,8 +154,8 @@ def main(argv=None) -> dict:
         print(json.dumps(_one_process(*args.single, args)))
         return {}
     rows = []
-    for game_name in _games(args):
-        for algorithm in args.algorithms:
+    for game_name in args.games or list(_games(args)):
+        for algorithm in args.discounted_algorithms if game_name.startswith("discounted") else args.algorithms:
             rows.append(_in_processes(game_name, algorithm, args))
             print({k: v for k, v in rows[-1].items() if k != "processes"}, flush=True)
     names = list(_BASE)
@@ -149,6 +166,9 @@ def main(argv=None) -> dict:
         cells = []
         for n in names:
             w, c = f"{n}_over_default", f"{n}_over_default_cpu"
+            if w not in r:
+                cells.append("-")
+                continue
             cells.append(f"{r[w]:.2f} [{r[w + '_range'][0]:.2f}-{r[w + '_range'][1]:.2f}]; {r[c]:.2f}")
         print(f"| {r['game']} | {r['algorithm']} | {r['T']} | {r['default_it_s']:,.0f} | " + " | ".join(cells) + " |")
     out = {"repeats": args.repeats, "processes": args.processes, "rows": rows}

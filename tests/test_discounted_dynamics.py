@@ -80,10 +80,22 @@ def _average_from_trajectory(policies, k: float, t: int):
     return [sum(aw[j] * p[j] for j in range(t)) for p in policies]
 
 
-def test_evaluated_iterates_equal_the_discounted_evaluators():
+def _in_stretches(monkeypatch):
+    """Runs of any size as the loop runs those beyond the quick ones: the weighted average in
+    stretches of iterations that test nothing (`segmented_scan`), after the asked prefixes only."""
+    from markovgames.dynamics import _engine, _loop
+
+    monkeypatch.setattr(_loop, "QUICK_RUN_WORK", 0)
+    monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
+
+
+@pytest.mark.parametrize("stretches", [False, True])
+def test_evaluated_iterates_equal_the_discounted_evaluators(stretches, monkeypatch):
     """The last and weighted average iterates' values and best-response values at the prefixes
     each was asked at are the discounted evaluators' on the stored iterates (the average rebuilt
-    here with the literal weights alpha_t^j)."""
+    here with the literal weights alpha_t^j); in the quick runs' loop and in stretches."""
+    if stretches:
+        _in_stretches(monkeypatch)
     last_at, average_at = [1, 7, 20], [2, 7, 13, 20]
     got = run(ZERO_SUM, "hedge+discounted-smooth", T=20, eta=0.5, last_iterate=last_at, weighted_average=average_at)
     np.testing.assert_array_equal(got.last_iterate_prefixes, last_at)
@@ -127,9 +139,12 @@ def test_the_average_weights_are_the_step_sizes_alpha_T_t():
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
 
 
-def test_batch_equals_single_runs():
+@pytest.mark.parametrize("stretches", [False, True])
+def test_batch_equals_single_runs(stretches, monkeypatch):
+    if stretches:  # (the weighted average's rows: one per stretch, the run axis first)
+        _in_stretches(monkeypatch)
     other = discounted_game(4, 2, 3, (2, 3), 0.8)
-    kwargs = dict(last_iterate=[5, T], weighted_average=[5, T])
+    kwargs = dict(last_iterate=[5, T], weighted_average=[5, 12, T])
     batch = run_batch([TWO, other], "hedge+discounted-smooth", T=T, etas=[0.3, 0.1], record_trajectory=True, **kwargs)
     assert isinstance(batch, DiscountedBatchRunResult) and len(batch) == 2
     for index, (game, eta) in enumerate([(TWO, 0.3), (other, 0.1)]):
@@ -142,6 +157,11 @@ def test_batch_equals_single_runs():
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
         np.testing.assert_allclose(one.weighted_average_best_response, single.weighted_average_best_response, atol=1e-12)
         np.testing.assert_allclose(one.last_iterate_value, single.last_iterate_value, atol=1e-12)
+        # Both are the average of the batch's own trajectory, evaluated at each prefix.
+        for row, t in enumerate((5, 12, T)):
+            average = discounted_nash_gap(game, _average_from_trajectory(one.policies, one.step_order, t))
+            np.testing.assert_allclose(one.weighted_average_value[row], average.value, rtol=0, atol=1e-10)
+            np.testing.assert_allclose(one.weighted_average_best_response[row], average.best_response_value, atol=1e-10)
 
 
 def test_chunks_and_resumption_are_bit_identical(tmp_path):

@@ -135,11 +135,43 @@ class DiscountedCarry(NamedTuple):
     learners: tuple
     prediction: tuple  # per player (1, S, A_i): u^{t-1}
     value: jax.Array  # (N, S): V^{t-1}
-    last: tuple  # per player (S, A_i): the last iterate pi^(t-1) (uniform before iteration 1)
+    last: tuple  # per player (S, A_i): the last iterate pi^(t-1) (uniform before iteration 1); () with `average`
     regret: RegretCarry | tuple = ()  # the players' regret averages (`._regret`), () unless asked for
-    # Per player (S, A_i): the weighted average iterate after t - 1 iterations; () unless asked for
-    # (`Interplay.average`).
+    # With `Interplay.average`, one array (2 S sum_i A_i[, R]) in place of `last`: the last iterate
+    # pi^(t-1), then the weighted average iterate after t - 1 iterations, each player's (S, A_i)
+    # flattened in turn (`_iterates`). One array is one kernel per iteration for both: one per
+    # player for each took the two-state game's run 1.22x as long as without the average, against
+    # 1.13x (benchmarks/README.md, "The discounted average in one array"). () unless asked for.
     average: tuple = ()
+
+
+def _flat(policies, run_axes: int):
+    """Per player ``(S, A_i[, R])`` -> ``(S sum_i A_i[, R])``, the players in turn."""
+    return jnp.concatenate([p.reshape(-1, *p.shape[p.ndim - run_axes :]) for p in policies])
+
+
+def _iterates(flat, num_states: int, num_actions, axis: int = 0) -> tuple[tuple, tuple]:
+    """``(last, average)`` per player ``(S, A_i)`` from `DiscountedCarry.average`'s one array
+    (its entries along ``axis``: 0 on the device, where a batch's run axis is last, 1 on the host
+    for a batch, whose run axis is first), on the device or on the host."""
+    ends = np.cumsum([0] + [num_states * a for a in num_actions] * 2)
+    parts = [
+        flat[(slice(None),) * axis + (slice(int(lo), int(hi)),)].reshape(
+            *flat.shape[:axis], num_states, a, *flat.shape[axis + 1 :]
+        )
+        for lo, hi, a in zip(ends[:-1], ends[1:], list(num_actions) * 2, strict=True)
+    ]
+    return tuple(parts[: len(num_actions)]), tuple(parts[len(num_actions) :])
+
+
+def carried_iterates(carry: DiscountedCarry, batched: bool) -> tuple[tuple, tuple | None]:
+    """The last iterate and the weighted average iterate (``None`` unless carried) per player
+    ``(S, A_i)`` (a batch's ``(R, S, A_i)``) in a loop state copied to the host."""
+    if not carry.average:
+        return tuple(np.asarray(p) for p in carry.last), None
+    shapes = [np.shape(p)[-2:] for p in carry.prediction]  # (1, S, A_i), a batch's (R, 1, S, A_i)
+    last, average = _iterates(np.asarray(carry.average[0]), shapes[0][0], [a for _, a in shapes], int(batched))
+    return last, average
 
 
 def _successors_first(transitions, run_axes: int):
@@ -184,7 +216,8 @@ def _discounted_step(
     prefixes' rows); with ``interplay.average`` the weighted average is carried, and emitted at
     every iteration unless ``average_how`` is ``"segments"``."""
     learner = learner_for(learner_spec, run_axes)
-    num_players = game.rewards.shape[1]
+    num_players, num_states = game.rewards.shape[1:3]
+    num_actions = game.rewards.shape[3 : 3 + num_players]
     guard_tol = guard_tolerance(learner_spec, game.rewards.dtype)
     sampled = interplay.feedback.estimates
     if game.discount is None or game.initial_distribution is None:  # unreachable: device_game sets both
@@ -215,10 +248,13 @@ def _discounted_step(
         stationary = tuple(p[0] for p in policies)  # per player (S, A_i[, R])
         joint = joint_product(stationary, run_axes)
         value = (1.0 - alpha) * carry.value + alpha * joint_expectation(target, joint, num_players, run_axes)
-        average = carry.average
+        last, average = stationary, carry.average
         if interplay.average:
-            # The update's own weights alpha_T^t (`DiscountedSmoothUpdate.average_weights`), by their recursion.
-            average = tuple((1.0 - alpha) * a + alpha * p for a, p in zip(carry.average, stationary, strict=True))
+            # The update's own weights alpha_T^t (`DiscountedSmoothUpdate.average_weights`), by their
+            # recursion; with the last iterate in one array (`DiscountedCarry.average`).
+            now = _flat(stationary, run_axes)
+            before = carry.average[0][now.shape[0] :]
+            last, average = (), (jnp.concatenate([now, (1.0 - alpha) * before + alpha * now]),)
         following = None
         if interplay.order == "alternating":
             next_rates = player_rates(game.eta, next_factor, num_players)
@@ -231,7 +267,7 @@ def _discounted_step(
         if interplay.regret:
             regret, regret_rows = regret_step(cast(RegretCarry, carry.regret), policies, utilities, alpha, run_axes)
             metrics = jnp.concatenate([metrics, regret_rows])
-        new_carry = DiscountedCarry(learners, utilities if optimistic else carry.prediction, value, stationary, regret, average)
+        new_carry = DiscountedCarry(learners, utilities if optimistic else carry.prediction, value, last, regret, average)
         out: dict[str, Any] = {"metrics": metrics}
         if record:
             out["policies"] = stationary
@@ -240,7 +276,7 @@ def _discounted_step(
         if emit_last:
             out["last_iterate"] = stationary
         if interplay.average and average_how != "segments":  # (else after the marked stretches)
-            out["weighted_average"] = average
+            out["weighted_average"] = _iterates(average[0], num_states, num_actions)[1]
         if guard_tol is not None:
             # A two-query learner's proposals first, then the strategies played (`raise_violation`).
             out["violation"] = strategy_violation(proposals + policies, run_axes, guard_tol)
@@ -330,13 +366,21 @@ class DiscountedSmoothUpdate(ValueUpdate):
         regret = (
             init_regret(layers, num_states, num_actions, lambda shape: device_zeros(shape, dtype)) if interplay.regret else ()
         )
+        uniform = [np.full((num_states, a), 1.0 / a, dtype) for a in num_actions]
+        last: tuple
+        average: tuple
+        if interplay.average:  # the last iterate, then the average (zeros), in one array
+            flat = np.concatenate([u.ravel() for u in uniform] + [np.zeros(num_states * sum(num_actions), dtype)])
+            last, average = (), (jax.device_put(flat),)
+        else:
+            last, average = tuple(jax.device_put(u) for u in uniform), ()
         return DiscountedCarry(
             learners=states,
             prediction=tuple(device_zeros((layers, num_states, a), dtype) for a in num_actions),
             value=device_zeros((num_players, num_states), dtype),
-            last=tuple(jax.device_put(np.full((num_states, a), 1.0 / a, dtype)) for a in num_actions),
+            last=last,
             regret=regret,
-            average=tuple(device_zeros((num_states, a), dtype) for a in num_actions) if interplay.average else (),
+            average=average,
         )
 
     def run_chunk(
@@ -377,7 +421,9 @@ class DiscountedSmoothUpdate(ValueUpdate):
             per_iteration = max(per_iteration, *(x[0].size * x.dtype.itemsize for x in drawn.values()))
         block = sequential_block(game, carry, per_iteration)
         if segments:
-            carry, out, values = segmented_scan(step, carry, xs, average, lambda c: c.average, block)
+            num_states, num_actions = game.rewards.shape[2], game.rewards.shape[3 : 3 + game.rewards.shape[1]]
+            at_end = lambda c: _iterates(c.average[0], num_states, num_actions)[1]  # noqa: E731
+            carry, out, values = segmented_scan(step, carry, xs, average, at_end, block)
             out = {**out, "weighted_average": values}
         else:
             carry, out = blocked_scan(step, carry, xs, block)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..games import DiscountedMarkovGame, MarkovGame
 from ._algorithms import Algorithm, LearningRate, get_algorithm, resolve_learning_rate
+from ._discounted import carried_iterates
 from ._feedback import Feedback, parse_feedback, samples_per_iteration
 from ._interplay import StepSchedule
 from ._loop import Job, loop_shape
@@ -283,15 +284,15 @@ def _common(
     return T, keep, last, average, interplay, schedule
 
 
-def _fields(out, last: np.ndarray | None, average: np.ndarray | None) -> dict:
+def _fields(out, last: np.ndarray | None, average: np.ndarray | None, batched: bool) -> dict:
     """The result fields of the loop's output ``out`` common to a run and a batch (``last``,
     ``average``: the prefixes at which the last iterate and the weighted average were evaluated)."""
-    carry = out.carry
+    last_policies, average_policies = carried_iterates(out.carry, batched)
     return dict(
         value_estimate=out.metrics[..., 0, :],
         policies=out.policies,
-        last_policies=tuple(np.asarray(p) for p in carry.last),
-        weighted_average_policies=tuple(np.asarray(p) for p in carry.average) if carry.average else None,
+        last_policies=last_policies,
+        weighted_average_policies=average_policies,
         wall_time_s=out.wall_time_s,
         compile_time_s=out.compile_time_s,
         # (..., L, 2, N): the values and best-response values (`DiscountedSmoothUpdate.evaluate_iterates`).
@@ -376,7 +377,7 @@ def run_discounted(
         step_schedule="constant" if schedule is None else schedule.name,
         feedback=interplay.feedback.name,
         seed=None if seeds is None else seeds[0],
-        **_fields(out, last, average),
+        **_fields(out, last, average, batched=False),
     )
 
 
@@ -475,5 +476,5 @@ def run_discounted_batch(
         step_schedule="constant" if schedule is None else schedule.name,
         feedback=interplay.feedback.name,
         seeds=run_seeds,
-        **_fields(out, last, average),
+        **_fields(out, last, average, batched=True),
     )

@@ -34,7 +34,7 @@ from ._interplay import SIMULTANEOUS, Interplay, StepSchedule
 from ._plan import run_groups
 from ._trajectory import FileTrajectory, MemoryTrajectory
 from ._transitions import SparseKernel
-from ._value_update import GameArrays
+from ._value_update import GameArrays, segment_ends
 
 __all__ = ["Job", "LoopOutput", "run_loop", "device_game", "loop_shape", "precision", "DTYPES"]
 
@@ -350,6 +350,11 @@ class _Loop:
         record_chunk = settings.record and done + size >= settings.first_kept
         last_rows, last_mask = _mask_of(settings.last_iterate, done, size)
         average_rows, average_mask = _mask_of(settings.average, done, size)
+        taken_average = average_rows
+        if average_rows is not None and self._average_how() == "segments":
+            # The stretches' last rows instead of a mask, and one output row per stretch.
+            average_mask = segment_ends(average_rows, size, self._average_capacity(size))
+            taken_average = np.arange(len(average_rows))
         mask = (last_mask, average_mask)
         calls = [
             self._executable(size, record_chunk, sched, mask, g, c)
@@ -371,7 +376,7 @@ class _Loop:
                 if name in out:
                     rows = jnp.asarray(_rows_of(settings.keep, done, size))
                     out = dict(out, **{name: jnp.take(out[name], rows, axis=self.axis_t)})
-        for name, evaluated in (("last_iterate", last_rows), ("weighted_average", average_rows)):
+        for name, evaluated in (("last_iterate", last_rows), ("weighted_average", taken_average)):
             if evaluated is not None:
                 # A discounted update emits the iterates themselves, per player (`evaluate_iterates`).
                 taken = jnp.asarray(evaluated)
@@ -412,6 +417,13 @@ class _Loop:
         if prefixes is not None and self.update.average_in_segments and self.work > QUICK_RUN_WORK:
             return "segments"
         return "marked"
+
+    def _average_capacity(self, size: int) -> int:
+        """The rows of a chunk's stretches of ``size`` iterations (`segment_ends`): enough for the
+        run's prefixes and one more, a power of two (so few programs), at most ``size``. The
+        run's prefixes fix it, so every chunk of a size and a resumption use one program."""
+        needed = len(self.settings.average) + 1 if self.settings.average is not None else 1
+        return min(1 << (needed - 1).bit_length(), size)
 
     def drain(self, chunk) -> None:
         """Copy a dispatched chunk's outputs to the host (waiting for it), write its trajectory rows

@@ -430,10 +430,10 @@ def _scan_split(step, game: GameArrays, carry, xs, per_iteration_bytes: int, ave
     `splits_steps`, in blocks where that keeps the inner loop on XLA's sequential path
     (`blocked_scan`; ``per_iteration_bytes``: the largest output's size).
 
-    ``average`` (a ``(size,)`` mask, or ``None``): the weighted average of the iterates, which the
-    carry holds, evaluated after the marked iterations (`segmented_scan`: its iterations test
-    nothing) as ``out["weighted_average"]``, its value and best-response values ``(size, 2, N[, R])``
-    at the marked rows, zeros elsewhere."""
+    ``average`` (the rows of `segment_ends`, or ``None``): the weighted average of the iterates,
+    which the carry holds, evaluated after those rows (`segmented_scan`: its iterations test
+    nothing) as ``out["weighted_average"]``, its value and best-response values
+    ``(capacity, 2, N[, R])``, one row per stretch."""
     split = splits_steps(game.rewards)
     carry = split_steps(carry) if split else carry
     block = sequential_block(game, carry, per_iteration_bytes)
@@ -551,8 +551,8 @@ class SmoothUpdate(ValueUpdate):
         average=None,
         average_how="marked",
     ):
-        # A mask that is None is no input of the scan; with "segments", the weighted average's marks
-        # the ends of the loop's stretches (`_scan_split`), which the iterations do not read.
+        # A mask that is None is no input of the scan; with "segments", the weighted average's rows
+        # end the loop's stretches (`_scan_split`), and the iterations read no mark.
         segments = average is not None and average_how == "segments"
         xs: tuple = (sched, last_iterate, None if segments else average)
         drawn = None

@@ -42,6 +42,7 @@ __all__ = [
     "learner_for",
     "sequential_block",
     "blocked_scan",
+    "segment_ends",
     "segmented_scan",
 ]
 
@@ -151,13 +152,30 @@ def blocked_scan(step, carry, xs, block: int):
 _STATIC_TRIPS = 16
 
 
-def segmented_scan(step, carry, xs, ends, at_end, block: int):
-    """``jax.lax.scan(step, carry, xs)`` that also evaluates ``at_end(carry)`` after every iteration
-    marked in ``ends`` (a ``(size,)`` mask), with no test in the iterations.
+def segment_ends(rows: np.ndarray, size: int, capacity: int) -> np.ndarray:
+    """`segmented_scan`'s ``ends`` for a chunk of ``size`` iterations that evaluates after its
+    ``rows`` (sorted, unique): those rows, then the chunk's last row, repeated to ``capacity``
+    entries (static: it sizes the outputs, at least ``len(rows) + 1`` unless ``rows`` ends with
+    the last row)."""
+    rows = np.asarray(rows, np.int64)
+    segments = len(rows) + int(not len(rows) or rows[-1] != size - 1)
+    if segments > capacity:  # unreachable: the loop sizes the capacity to its prefixes
+        raise AssertionError(f"{segments} segments do not fit in a capacity of {capacity}")
+    ends = np.full(capacity, size - 1, np.int32)
+    ends[: len(rows)] = rows
+    return ends
 
-    A loop over the segments of iterations that end at the marked ones (the last segment at the
-    chunk's end), each an inner loop with no branch, and ``at_end`` once per segment. The same
-    iterations in the same order: the same numbers as the scan.
+
+def segmented_scan(step, carry, xs, ends, at_end, block: int):
+    """``jax.lax.scan(step, carry, xs)`` that also evaluates ``at_end(carry)`` after the iterations
+    at the rows ``ends`` (`segment_ends`: ``(capacity,)`` int32, increasing, the chunk's last row
+    last and repeated), with no test in the iterations.
+
+    A loop over the segments of iterations that end at those rows, each an inner loop with no
+    branch, and ``at_end`` once per segment. The same iterations in the same order: the same
+    numbers as the scan. The ends come from the host, which knows them, as a short array: the
+    same as a ``(size,)`` mask, searched on the device and answered with ``(size, ...)`` outputs
+    that are mostly zeros, cost a small game's run a sixth more.
 
     Where ``block > 1`` (`sequential_block`), the inner loop writes ``block`` iterations' outputs
     into small buffers, so that it stays on XLA's sequential path, and an outer loop copies each
@@ -168,17 +186,16 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
     can round differently (so the loops use it beyond the quick runs only: `._loop`).
 
     Returns ``(carry, out, values)``: ``out`` as the scan's, ``values`` the results of ``at_end``
-    (an array or a tuple of them) stacked, ``(size, ...)``, at the marked rows, zeros elsewhere.
+    (an array or a tuple of them) stacked, ``(capacity, ...)``: row ``k`` after the ``k``-th
+    segment, zeros past the last.
     """
-    size = ends.shape[0]
+    size = jax.tree_util.tree_leaves(xs)[0].shape[0]
+    capacity = ends.shape[0]
     # Unlike a scan's, these loops' blocks of inputs count among the buffers their body touches:
     # a block of the discounted update's six-column rows (16 x 48 bytes) took its inner loop off
     # XLA's sequential path, and the run 2.2x as long.
     row_bytes = max(x[0].size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(xs))
     block = max(1, min(block, SEQUENTIAL_BUFFER_BYTES // max(row_bytes, 1)))
-    rows = jnp.arange(size, dtype=jnp.int32)
-    # The row that ends the segment starting at each row: the next marked one (else the last).
-    segment_end = jax.lax.cummin(jnp.where(ends, rows, size - 1), axis=0, reverse=True)
     first = jax.tree_util.tree_map(lambda x: x[0], xs)
     out_shapes = jax.eval_shape(lambda c, x: step(c, x)[1], carry, first)
     value_shapes = jax.eval_shape(at_end, carry)
@@ -186,8 +203,11 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
     buffers = jax.tree_util.tree_map(lambda s: jnp.zeros((size + pad, *s.shape), s.dtype), out_shapes)
     padded = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, jnp.zeros((pad, *x.shape[1:]), x.dtype)]), xs)
 
+    # The rows are never negative: without JAX's wrapping of negative indices, the iteration's
+    # row is its counter, and not one more kernel per iteration.
     def put(buffer, value, row):
-        return jax.lax.dynamic_update_slice(buffer, value, (row,) + (jnp.int32(0),) * (buffer.ndim - 1))
+        start = (row,) + (jnp.int32(0),) * (buffer.ndim - 1)
+        return jax.lax.dynamic_update_slice(buffer, value, start, allow_negative_indices=False)
 
     def body_for(base, inputs):
         """Iteration ``j`` reads its inputs at row ``j - base`` of ``inputs`` and writes its
@@ -195,7 +215,8 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
 
         def body(j, state):
             c, written = state
-            c, out = step(c, jax.tree_util.tree_map(lambda x: jax.lax.dynamic_index_in_dim(x, j - base, keepdims=False), inputs))
+            row = lambda x: jax.lax.dynamic_index_in_dim(x, j - base, keepdims=False, allow_negative_indices=False)  # noqa: E731
+            c, out = step(c, jax.tree_util.tree_map(row, inputs))
             return c, jax.tree_util.tree_map(lambda b, v: put(b, v[None], j - base), written, out)
 
         return body
@@ -233,19 +254,18 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
         return through_small_buffers(start, rest, c, written)
 
     def segment(state):
-        lo, c, written, values = state
-        hi = segment_end[lo] + 1
+        k, lo, c, written, values = state
+        hi = ends[k] + 1
         c, written = iterations(lo, hi, c, written)
-        return hi, c, written, jax.tree_util.tree_map(lambda v, x: put(v, x[None], hi - 1), values, at_end(c))
+        return k + 1, hi, c, written, jax.tree_util.tree_map(lambda v, x: put(v, x[None], k), values, at_end(c))
 
-    values = jax.tree_util.tree_map(lambda s: jnp.zeros((size, *s.shape), s.dtype), value_shapes)
-    state = (jnp.int32(0), carry, buffers, values)
-    _, carry, buffers, values = jax.lax.while_loop(lambda st: st[0] < size, segment, state)
+    def more(state):  # (the segment count bounded too: ends that never reached the last row would loop forever)
+        return (state[1] < size) & (state[0] < capacity)
 
-    def marked(v):  # the last segment ends at the chunk's end, marked or not
-        return jnp.where(ends.reshape(size, *(1,) * (v.ndim - 1)), v, jnp.zeros_like(v))
-
-    return carry, jax.tree_util.tree_map(lambda b: b[:size], buffers), jax.tree_util.tree_map(marked, values)
+    values = jax.tree_util.tree_map(lambda s: jnp.zeros((capacity, *s.shape), s.dtype), value_shapes)
+    state = (jnp.int32(0), jnp.int32(0), carry, buffers, values)
+    _, _, carry, buffers, values = jax.lax.while_loop(more, segment, state)
+    return carry, jax.tree_util.tree_map(lambda b: b[:size], buffers), values
 
 
 class ValueUpdate:
@@ -347,7 +367,9 @@ class ValueUpdate:
         average after the iterations it marks (zeros elsewhere). ``average_how`` (static, the run's):
         ``"every"``, the mask marks every iteration of the run; ``"segments"``, evaluate after the
         marked iterations only, in stretches of iterations that test nothing (`segmented_scan`,
-        where `average_in_segments`); ``"marked"``, each iteration tests its mark.
+        where `average_in_segments`): ``average`` is then not a mask but those rows as
+        `segment_ends` gives them, and the output has one row per stretch, ``(capacity, 2, N[, R])``;
+        ``"marked"``, each iteration tests its mark.
         """
         raise NotImplementedError
 
