@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PAPER_ALGORITHMS, beyond_default_in_full, case, make_paper_game, make_random_game
+from conftest import PAPER_ALGORITHMS, beyond_default_in_full, case, examples, make_paper_game, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import run, run_batch
 
@@ -320,6 +322,65 @@ def test_blocked_scan_is_the_plain_scan(size):
             got = blocked_scan(step, jnp.float64(0.3), xs, block)
             for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
                 np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+# Stretches that end at rows the host gives (`segment_ends`): one compiled program per block,
+# hypothesis varies the rows (data, not shapes). Eager ops, so the step's numbers are the scan's.
+@given(rows=st.sets(st.integers(0, 12), max_size=13), block=st.sampled_from([1, 4]))
+@settings(max_examples=examples(12, 60), deadline=None)
+def test_segmented_scan_is_the_scan_with_values_after_the_given_rows(rows, block):
+    """`segmented_scan` runs the scan's iterations in order and evaluates ``at_end`` after each
+    given row and at the chunk's end: row ``k`` of its values after the ``k``-th stretch, zeros
+    past the last; `segment_ends` refuses a capacity too small for the stretches."""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics._loop import precision
+    from markovgames.dynamics._value_update import segment_ends
+
+    size, capacity = 13, 16
+    rows = np.array(sorted(rows), dtype=np.int64)
+
+    def step(c, x):
+        c = jnp.sin(c) * x + c * c / (1.0 + x)  # not associative: a changed order would show
+        return c, {"out": x * c}
+
+    with precision("float64"):
+        xs = jnp.linspace(0.1, 0.9, size, dtype=jnp.float64)
+        ends = segment_ends(rows, size, capacity)
+        carry, out, values = _segmented(block, capacity)(jnp.float64(0.3), xs, jnp.asarray(ends))
+        want_carry, want_out = jax.lax.scan(step, jnp.float64(0.3), xs)
+        _, carries = jax.lax.scan(lambda c, x: (step(c, x)[0], step(c, x)[0]), jnp.float64(0.3), xs)
+    np.testing.assert_array_equal(np.asarray(carry), np.asarray(want_carry))
+    np.testing.assert_array_equal(np.asarray(out["out"]), np.asarray(want_out["out"]))
+    stretch_ends = list(rows) + ([] if len(rows) and rows[-1] == size - 1 else [size - 1])
+    expected = np.zeros((capacity, 2))
+    for k, row in enumerate(stretch_ends):
+        expected[k] = [float(carries[row]), row]
+    np.testing.assert_array_equal(np.asarray(values), expected)
+    with pytest.raises(AssertionError, match="do not fit in a capacity of"):
+        segment_ends(np.arange(size - 1), size, size - 1)
+
+
+@functools.cache
+def _segmented(block: int, capacity: int):
+    """The compiled `segmented_scan` of the test above: ``at_end`` gives the carry and the number
+    of iterations run, one program per block."""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics._value_update import segmented_scan
+
+    def step(c, x):
+        c, n = c
+        new = jnp.sin(c) * x + c * c / (1.0 + x)
+        return (new, n + 1.0), {"out": x * new}
+
+    def fn(c, xs, ends):
+        (c, _), out, values = segmented_scan(step, (c, jnp.float64(-1.0)), xs, ends, lambda s: jnp.stack(s), block)
+        return c, out, values
+
+    return jax.jit(fn)
 
 
 def test_compiler_options_this_jaxlib_does_not_know_are_left_out():

@@ -175,7 +175,8 @@ def segmented_scan(step, carry, xs, ends, at_end, block: int):
     branch, and ``at_end`` once per segment. The same iterations in the same order: the same
     numbers as the scan. The ends come from the host, which knows them, as a short array: the
     same as a ``(size,)`` mask, searched on the device and answered with ``(size, ...)`` outputs
-    that are mostly zeros, cost a small game's run a sixth more.
+    that are mostly zeros, added about 8% to a two-state discounted game's run
+    (benchmarks/README.md, "The discounted average in one array").
 
     Where ``block > 1`` (`sequential_block`), the inner loop writes ``block`` iterations' outputs
     into small buffers, so that it stays on XLA's sequential path, and an outer loop copies each
