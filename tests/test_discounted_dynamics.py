@@ -232,6 +232,38 @@ def test_regret_schedules_and_initial_strategies_run():
     assert got.step_schedule == "sqrt"
 
 
+# In stretches the loop carries the last iterate and the average in one array: beside the other
+# outputs (the last iterate evaluated, regret rows, sampled draws, alternation, a two-query
+# learner, chunks of 9), the average changes none of them, bit for bit, and is the trajectory's.
+@pytest.mark.parametrize(
+    ("composition", "settings"),
+    [
+        case("hedge+discounted-smooth", dict(regret=True, feedback="sampled:2", seed=3), default=True, id="hedge-regret-sampled"),
+        case("ogda+discounted-smooth", dict(order="alternating"), default=False, id="ogda-alternating"),
+        case("extragradient+discounted-smooth-linear", {}, default=False, id="extragradient-linear"),
+    ],
+)
+def test_the_average_in_stretches_changes_nothing_else(composition, settings, monkeypatch):
+    _in_stretches(monkeypatch)
+    game = discounted_game(5, 2, 3, (2, 3), 0.8)
+    prefixes = [2, 9, 10, 40, 61]
+    kwargs = dict(T=61, eta=0.3, last_iterate=[1, 5, 61], chunk_size=9, **settings)
+    got = run(game, composition, weighted_average=prefixes, **kwargs)
+    plain = run(game, composition, **kwargs)
+    for name in ("value_estimate", "last_iterate_value", "last_iterate_best_response", "external_regret", "swap_regret"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(plain, name), err_msg=name)
+    for ours, theirs in zip(got.policies + got.last_policies, plain.policies + plain.last_policies, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    for row, t in enumerate(prefixes):
+        average = discounted_nash_gap(game, _average_from_trajectory(got.policies, got.step_order, t))
+        np.testing.assert_allclose(got.weighted_average_value[row], average.value, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(got.weighted_average_best_response[row], average.best_response_value, rtol=0, atol=1e-10)
+    for ours, theirs in zip(
+        got.weighted_average_policies, _average_from_trajectory(got.policies, got.step_order, 61), strict=True
+    ):
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+
+
 def test_refusals_name_the_update_and_the_game():
     with pytest.raises(ValueError, match=r"'stage' value update is defined for finite-horizon games only \(no paper"):
         run(TWO, "hedge+stage", T=3)
