@@ -139,9 +139,10 @@ class DiscountedCarry(NamedTuple):
     regret: RegretCarry | tuple = ()  # the players' regret averages (`._regret`), () unless asked for
     # With `Interplay.average`, one array (2 S sum_i A_i[, R]) in place of `last`: the last iterate
     # pi^(t-1), then the weighted average iterate after t - 1 iterations, each player's (S, A_i)
-    # flattened in turn (`_iterates`). One array is one kernel per iteration for both: one per
-    # player for each took the two-state game's run 1.22x as long as without the average, against
-    # 1.13x (benchmarks/README.md, "The discounted average in one array"). () unless asked for.
+    # flattened in turn (`_iterates`). One array is one kernel per iteration for both, where one
+    # array per player for each added a kernel per player: on the two-state game 1.22-1.26x the
+    # run without the average, against 1.13-1.17x (benchmarks/README.md, "The discounted average
+    # in one array"). () unless asked for.
     average: tuple = ()
 
 
