@@ -12,6 +12,7 @@ out), and evaluated by the NumPy backward induction (`markovgames.evaluation.nas
 
 from __future__ import annotations
 
+import itertools
 import json
 from fractions import Fraction
 
@@ -264,6 +265,54 @@ def test_a_batch_gives_each_runs_weighted_average(algorithm, stretches, monkeypa
         expected = _expected(game, "stage" if algorithm == "stage_cce" else "smooth", single.policies, PREFIXES)
         np.testing.assert_allclose(batch.weighted_average_value[b], expected[:, 0], rtol=0, atol=TOL)
         np.testing.assert_allclose(batch.run(b).weighted_average_best_response, expected[:, 1], rtol=0, atol=TOL)
+
+
+def test_the_rows_kept_are_taken_on_the_host_and_other_prefixes_compile_nothing(monkeypatch):
+    # On the CPU a chunk's outputs reach the host as views: the checkpoints' metrics and regret
+    # and the iterates evaluated at prefixes are taken there, and the groups of runs joined there,
+    # with NumPy. On the device each shape of a selection was a small program of its own.
+    import jax
+
+    other = random_game(2, 2, 2, (2, 3), seed_or_rng=8, zero_sum=True)
+    common = {"T": 61, "etas": [0.4, 0.3], "group_size": 1, "regret": True}
+
+    def batch(checkpoints, last, average):
+        return run_batch(
+            [GAME, other], "hedge+smooth", checkpoints=checkpoints, last_iterate=last, weighted_average=average, **common
+        )
+
+    batch([10, 61], [5, 61], [7, 61])  # compiles the chunk (one per group shape)
+    compiled = []
+
+    def listen(event, duration, **kwargs):
+        if event.endswith("backend_compile_duration"):
+            compiled.append(kwargs.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        kept = batch([3, 20, 40, 61], [2, 9, 30, 61], [4, 50, 61])
+        # (Every prefix but the first: at every one the loop evaluates in a program of its own.)
+        every = batch(None, list(range(2, 62)), list(range(2, 62)))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiled == []
+    # The rows kept are the every-prefix run's rows, bit for bit, for both runs.
+    rows = np.array([3, 20, 40, 61]) - 1
+    for name in ("value", "certified_ce_bound", "certified_cce_bound", "external_regret", "swap_regret"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(every, name)[:, rows], err_msg=name)
+    for prefix, (name, chosen) in itertools.product(
+        ("value", "best_response"), (("last_iterate", [2, 9, 30, 61]), ("weighted_average", [4, 50, 61]))
+    ):
+        field = f"{name}_{prefix}"
+        at = np.searchsorted(getattr(every, f"{name}_prefixes"), chosen)
+        np.testing.assert_array_equal(getattr(kept, field), getattr(every, field)[:, at], err_msg=field)
+    # Off the CPU the rows are taken on the device before the copy: the same numbers.
+    from markovgames.dynamics import _loop
+
+    monkeypatch.setattr(_loop, "_outputs_on_the_host", lambda: False)
+    on_device = batch([3, 20, 40, 61], [2, 9, 30, 61], [4, 50, 61])
+    for field in ("value", "external_regret", "last_iterate_value", "weighted_average_best_response"):
+        np.testing.assert_array_equal(getattr(on_device, field), getattr(kept, field), err_msg=field)
 
 
 @pytest.mark.parametrize("algorithm", ["hedge+smooth", "stage_cce"])

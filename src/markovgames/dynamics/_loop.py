@@ -186,6 +186,20 @@ def _split(tree, groups):
     return [jax.tree_util.tree_map(operator.itemgetter(slice(lo, hi)), tree) for lo, hi in groups]
 
 
+def _outputs_on_the_host() -> bool:
+    """Whether the loop's outputs lie in the host's memory (the CPU backend)."""
+    return jax.default_backend() == "cpu"
+
+
+def _take_rows(out: dict, takes: dict[str, np.ndarray], axis: int, xp) -> dict:
+    """``out`` with the rows ``takes[name]`` (along the iterations' ``axis``) of each output
+    ``name`` (a tree: per player for the iterates), by ``xp.take`` (NumPy or jax.numpy)."""
+    taken = {
+        name: jax.tree_util.tree_map(lambda x, rows=rows: xp.take(x, rows, axis=axis), out[name]) for name, rows in takes.items()
+    }
+    return {**out, **taken}
+
+
 def _join(parts):
     return parts[0] if len(parts) == 1 else jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=0), *parts)
 
@@ -367,23 +381,27 @@ class _Loop:
         # groups' codes count runs from their own first run.
         outs = [dict(r[1]) for r in results]
         violations = [o.pop("violation") for o in outs if "violation" in o]
-        out = _join(outs)
-        if violations:
-            out["violation"] = violations
-        # Keep only the checkpoint rows, selected on the device before the copy to the host.
+        # The rows kept of the outputs with one row per iteration: the checkpoints' metrics and
+        # regret, the iterates evaluated at prefixes (`taken_average`: one row per stretch).
+        takes: dict[str, np.ndarray] = {}
         if settings.keep is not None:
-            for name in ("metrics", "regret"):
-                if name in out:
-                    rows = jnp.asarray(_rows_of(settings.keep, done, size))
-                    out = dict(out, **{name: jnp.take(out[name], rows, axis=self.axis_t)})
+            takes |= {name: _rows_of(settings.keep, done, size) for name in ("metrics", "regret") if name in outs[0]}
         for name, evaluated in (("last_iterate", last_rows), ("weighted_average", taken_average)):
             if evaluated is not None:
-                # A discounted update emits the iterates themselves, per player (`evaluate_iterates`).
-                taken = jnp.asarray(evaluated)
-                rows = jax.tree_util.tree_map(lambda x, taken=taken: jnp.take(x, taken, axis=self.axis_t), out[name])
-                out = dict(out, **{name: rows})
+                takes[name] = np.asarray(evaluated)
+        if _outputs_on_the_host():
+            # Drain's copy is then a view: the rows are taken there, with NumPy. On the device each
+            # distinct shape of the selection would be a small program to compile, about 0.1 s
+            # every run (tracing included) for the same exact copy.
+            parts = outs
+        else:
+            # Elsewhere only the rows kept come back to the host: taken on the device.
+            parts = [_take_rows(_join(outs), takes, self.axis_t, jnp)]
+            takes = {}
+        if violations:
+            parts[0]["violation"] = violations
         self.done += size
-        return done, size, record_chunk, out
+        return done, size, record_chunk, (parts, takes)
 
     def _executable(self, size: int, record_chunk: bool, sched, mask, game, carry):
         """The compiled chunk for this shape, compiled ahead of time once (its time counted)."""
@@ -428,11 +446,15 @@ class _Loop:
     def drain(self, chunk) -> None:
         """Copy a dispatched chunk's outputs to the host (waiting for it), write its trajectory rows
         and report progress."""
-        chunk_done, size, record_chunk, out = chunk
+        chunk_done, size, record_chunk, (parts, takes) = chunk
         # Waits for the chunk, interruptibly: a chunk of a slow learner or a large game can take
         # minutes, and a signal must not wait for it (`_waiting`).
-        in_background(jax.block_until_ready, out)
-        out = jax.tree_util.tree_map(np.asarray, out)
+        in_background(jax.block_until_ready, parts)
+        violations = parts[0].pop("violation", None)
+        parts = [_take_rows(jax.tree_util.tree_map(np.asarray, part), takes, self.axis_t, np) for part in parts]
+        out = parts[0] if len(parts) == 1 else jax.tree_util.tree_map(lambda *xs: np.concatenate(xs, axis=0), *parts)
+        if violations is not None:
+            out["violation"] = [np.asarray(v) for v in violations]
         if "violation" in out:
             self._check_strategies(out["violation"], chunk_done)
         if "metrics" in out:
