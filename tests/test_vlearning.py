@@ -162,6 +162,30 @@ def test_another_number_of_episodes_compiles_nothing(monkeypatch):
             np.testing.assert_array_equal(a, b[:K])
 
 
+def test_on_the_cpu_the_rounds_inputs_are_made_by_numpy(monkeypatch):
+    # jax.numpy outside a compiled function compiles a small program per operation and shape: 19
+    # of the 23 programs of a first `vlearn` were the initial state, the uniforms stacked and
+    # reshaped, and the padding's mask. On the CPU they are NumPy arrays (the uniforms' views).
+    import jax
+
+    if jax.default_backend() != "cpu":
+        pytest.skip("off the CPU the rounds' inputs are made on the device")
+    real, calls = _vlearning._chunk_batch, []
+
+    def recording(spec, params, rewards, transitions, lengths, state, ua, us, active):
+        calls.append([ua, us, active, *(jax.tree.leaves(state) if not calls else [])])
+        return real(spec, params, rewards, transitions, lengths, state, ua, us, active)
+
+    monkeypatch.setattr(_vlearning, "_chunk_batch", recording)
+    game = make_random_game(5, 2, 2, 2, (2, 2))  # (the programs of the test above)
+    drawn = run_vlearning_batch(game, "cce-v", EPISODES, [4, 11])
+    fed = run_vlearning(game, "cce-v", EPISODES, draws=vlearning_uniforms(11, EPISODES, game))
+    assert len(calls) == 2 * len(_vlearning._chunks(EPISODES, 1))
+    for inputs in calls:
+        assert all(type(x) is np.ndarray for x in inputs), [type(x) for x in inputs]
+    np.testing.assert_array_equal(fed.actions, drawn[1].actions)
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_a_run_plays_its_bandits_distributions(algorithm):
     game = make_random_game(8, 3, 3, 2, (2, 3, 2))

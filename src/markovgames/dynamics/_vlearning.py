@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -146,13 +146,23 @@ def _learners(spec: _Spec) -> list:
 
 
 def _initial_state(spec: _Spec) -> _State:
+    # Built by NumPy but the learners' own states: jax.numpy outside a compiled function compiles
+    # a small program for every operation and shape, which a short command notices.
     H, S = spec.horizon, spec.num_states
     players = []
     for learner, a in zip(_learners(spec), spec.num_actions, strict=True):
-        value = jnp.concatenate([jnp.broadcast_to((H - jnp.arange(H, dtype=jnp.float64))[:, None], (H, S)), jnp.zeros((1, S))])
-        players.append(_Player(learner.init((H, S, a), jnp.float64), jnp.zeros((H, S, a)), value, jnp.zeros((H, S))))
-    zeros = jnp.zeros((H, S), jnp.int32)
+        value = np.zeros((H + 1, S))
+        value[:H] = (H - np.arange(H, dtype=np.float64))[:, None]  # V_h = H - h before any visit, V_H = 0
+        players.append(
+            _Player(learner.init((H, S, a), jnp.float64), _host(np.zeros((H, S, a))), _host(value), _host(np.zeros((H, S))))
+        )
+    zeros = _host(np.zeros((H, S), np.int32))
     return _State(tuple(players), zeros, zeros, zeros)
+
+
+def _host(x: np.ndarray) -> jax.Array:
+    """A loop-state array made by NumPy: the compiled round takes it as it takes a device array."""
+    return cast(jax.Array, x)
 
 
 def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
@@ -622,7 +632,12 @@ def _run(
     with jax.enable_x64(True):
         rewards, transitions, lengths = _game_arrays(game)
         params = numbers.params()
-        state = jax.tree.map(lambda x: jnp.broadcast_to(x, (runs,) + x.shape), _initial_state(spec))
+        # On the CPU the chunks' inputs are made by NumPy in the host's memory, which is the
+        # device's (the uniforms' arrays are views there), rather than by a small compiled program
+        # for each operation and shape; elsewhere they are made on the device, where they are used.
+        on_host = jax.default_backend() == "cpu"
+        xp = np if on_host else jnp
+        state = jax.tree.map(lambda x: xp.broadcast_to(xp.asarray(x), (runs,) + x.shape), _initial_state(spec))
         keys = [run_key_data(s) for s in seeds] if draws is None else None
         parts = []
         done = 0  # rounds
@@ -632,15 +647,15 @@ def _run(
             if draws is None:
                 assert keys is not None
                 drawn = [_uniforms(k, np.uint32(first + 1), length * M, H, N) for k in keys]
-                ua = jnp.stack([d[0] for d in drawn])
-                us = jnp.stack([d[1] for d in drawn])
+                ua = xp.stack([xp.asarray(d[0]) for d in drawn])
+                us = xp.stack([xp.asarray(d[1]) for d in drawn])
             else:
                 pad = ((0, (length - size) * M), (0, 0))
-                ua = jnp.asarray(np.pad(draws[0][first : first + count], pad + ((0, 0),)))[None]
-                us = jnp.asarray(np.pad(draws[1][first : first + count], pad))[None]
+                ua = xp.asarray(np.pad(draws[0][first : first + count], pad + ((0, 0),))[None])
+                us = xp.asarray(np.pad(draws[1][first : first + count], pad)[None])
             ua = ua.reshape((runs, length, M, H, N))
             us = us.reshape((runs, length, M, H))
-            active = jnp.arange(length) < size
+            active = np.arange(length) < size
             state, rec = _chunk_batch(spec, params, rewards, transitions, lengths, state, ua, us, active)
             # (runs, rounds, M, H, ...) -> (runs, episodes, H, ...), the padding's rounds left out
             rec = jax.tree.map(
