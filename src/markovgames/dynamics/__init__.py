@@ -69,7 +69,15 @@ from ._algorithms import (
 from ._certify import CertifiedCurve, certify
 from ._checkpoint import RunStateError
 from ._discounted import DISCOUNTED_SMOOTH, DISCOUNTED_SMOOTH_LINEAR, DISCOUNTED_SMOOTH_UNIFORM
-from ._feedback import FEEDBACK_FORMS, Feedback, iteration_uniforms, parse_feedback, run_key_data
+from ._feedback import (
+    FEEDBACK_FORMS,
+    VLEARNING_ACTIONS,
+    VLEARNING_STATES,
+    Feedback,
+    iteration_uniforms,
+    parse_feedback,
+    run_key_data,
+)
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner
 from ._interplay import ORDERS, STEP_SCHEDULES, StepSchedule, power_schedule
 from ._run import (
@@ -91,9 +99,7 @@ from ._vlearning import (
     DEFAULT_BANDIT_RATE,
     DEFAULT_IX,
     IX_SCHEDULES,
-    VLEARNING_ACTIONS,
     VLEARNING_ALGORITHMS,
-    VLEARNING_STATES,
     VLearningResult,
     bandit_estimate_moments,
     parse_bandit,

@@ -57,6 +57,7 @@ draw the same states).
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -89,6 +90,9 @@ __all__ = [
     "NEXT_STATES",
     "OTHERS",
     "PROPOSALS",
+    "VLEARNING_ACTIONS",
+    "VLEARNING_STATES",
+    "episode_uniforms",
 ]
 
 #: The feedback models, as written on the command line.
@@ -96,6 +100,8 @@ FEEDBACK_FORMS = ("full", "sampled:K", "sampled:exact")
 
 #: The purposes of an iteration's draws (`iteration_uniforms`).
 NEXT_STATES, OTHERS, PROPOSALS = 0, 1, 2
+#: The purposes of a V-learning episode's draws (`episode_uniforms`): actions, next states.
+VLEARNING_ACTIONS, VLEARNING_STATES = 3, 4
 
 #: The most samples per estimate: far beyond where the estimates are full information's to
 #: float precision, and small enough that a chunk's draws cannot exhaust memory by themselves.
@@ -186,6 +192,16 @@ def iteration_uniforms(key_data, t, purpose: int, shape: tuple[int, ...], dtype,
     if not run_axes:
         return _uniforms_one(key_data, t, purpose, shape, dtype)
     return jax.vmap(lambda k: _uniforms_one(k, t, purpose, shape, dtype), in_axes=-1, out_axes=-1)(key_data)
+
+
+@partial(jax.jit, static_argnums=(2, 3, 4))
+def episode_uniforms(key_data, first, size: int, horizon: int, num_players: int):
+    """The uniform numbers of V-learning's episodes ``first..first+size-1`` (`iteration_uniforms`
+    with the episode as ``t``): actions ``(size, H, N)`` and next states ``(size, H)``."""
+    episodes = first + jnp.arange(size, dtype=jnp.uint32)
+    ua = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_ACTIONS, (horizon, num_players), jnp.float64))(episodes)
+    us = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_STATES, (horizon,), jnp.float64))(episodes)
+    return ua, us
 
 
 def sample_onehot(probs, u, axis: int):

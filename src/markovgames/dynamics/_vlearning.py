@@ -53,7 +53,7 @@ from ..games import MarkovGame, require_finite_horizon
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
-from ._feedback import MAX_SAMPLES, iteration_uniforms, run_key_data, sample_onehot
+from ._feedback import MAX_SAMPLES, VLEARNING_ACTIONS, VLEARNING_STATES, episode_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
 from ._ix import BANDIT_RATES, DEFAULT_BANDIT_RATE, DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_bandit_rate, parse_ix
 from ._run import max_learning_rate
@@ -76,9 +76,6 @@ __all__ = [
 
 #: The V-learning algorithms (docs/vlearning.md).
 VLEARNING_ALGORITHMS: tuple[str, ...] = ("cce-v", "ce-v", "stage-v")
-#: The purposes of V-learning's draws (``fold_in``; sampled feedback uses 0..2).
-VLEARNING_ACTIONS = 3
-VLEARNING_STATES = 4
 #: Episodes per compiled call (progress is reported between calls). A run's chunks all have this
 #: length in rounds, the last one padded with rounds that do nothing, except that a run (or its
 #: last part) of at most `_SHORT_CHUNK` episodes takes a chunk of that length: so every run of a
@@ -146,23 +143,16 @@ def _learners(spec: _Spec) -> list:
 
 
 def _initial_state(spec: _Spec) -> _State:
-    # Built by NumPy but the learners' own states: jax.numpy outside a compiled function compiles
-    # a small program for every operation and shape, which a short command notices.
+    # NumPy's arrays, but the learners' own states (jax.numpy outside a compiled function compiles
+    # a program per operation and shape); the compiled round takes them as device arrays.
     H, S = spec.horizon, spec.num_states
-    players = []
-    for learner, a in zip(_learners(spec), spec.num_actions, strict=True):
-        value = np.zeros((H + 1, S))
-        value[:H] = (H - np.arange(H, dtype=np.float64))[:, None]  # V_h = H - h before any visit, V_H = 0
-        players.append(
-            _Player(learner.init((H, S, a), jnp.float64), _host(np.zeros((H, S, a))), _host(value), _host(np.zeros((H, S))))
-        )
-    zeros = _host(np.zeros((H, S), np.int32))
-    return _State(tuple(players), zeros, zeros, zeros)
-
-
-def _host(x: np.ndarray) -> jax.Array:
-    """A loop-state array made by NumPy: the compiled round takes it as it takes a device array."""
-    return cast(jax.Array, x)
+    values = np.vstack([np.broadcast_to((H - np.arange(H, dtype=np.float64))[:, None], (H, S)), np.zeros((1, S))])  # V_H = 0
+    value, raw, counts = cast(tuple[jax.Array, ...], (values, np.zeros((H, S)), np.zeros((H, S), np.int32)))
+    players = [
+        _Player(learner.init((H, S, a), jnp.float64), cast(jax.Array, np.zeros((H, S, a))), value, raw)
+        for learner, a in zip(_learners(spec), spec.num_actions, strict=True)
+    ]
+    return _State(tuple(players), counts, counts, counts)
 
 
 def _rates(spec: _Spec, params: _Params, c, num_a: int, length):
@@ -359,14 +349,6 @@ def _chunk_batch(spec: _Spec, params: _Params, rewards, transitions, lengths, st
     return jax.vmap(lambda st, a, b: _chunk(spec, params, rewards, transitions, lengths, st, a, b, active))(state, ua, us)
 
 
-@partial(jax.jit, static_argnums=(2, 3, 4))
-def _uniforms(key_data, first, size: int, horizon: int, num_players: int):
-    episodes = first + jnp.arange(size, dtype=jnp.uint32)
-    ua = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_ACTIONS, (horizon, num_players), jnp.float64))(episodes)
-    us = jax.vmap(lambda k: iteration_uniforms(key_data, k, VLEARNING_STATES, (horizon,), jnp.float64))(episodes)
-    return ua, us
-
-
 def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The uniform numbers of episodes ``first..first+episodes-1`` of the run with ``seed``: actions
     ``(K, H, N)`` (``[k, h, i]``: player ``i``'s draw at step ``h``) and next states ``(K, H)``.
@@ -375,7 +357,7 @@ def vlearning_uniforms(seed, episodes: int, game: MarkovGame, first: int = 1) ->
     ``iteration_uniforms(run_key_data(seed), k, VLEARNING_STATES, (H,))`` (docs/vlearning.md)."""
     episodes = _check_count("episodes", episodes)
     with jax.enable_x64(True):
-        ua, us = _uniforms(run_key_data(seed), np.uint32(first), episodes, game.horizon, game.num_players)
+        ua, us = episode_uniforms(run_key_data(seed), np.uint32(first), episodes, game.horizon, game.num_players)
         return np.asarray(ua), np.asarray(us)
 
 
@@ -632,9 +614,8 @@ def _run(
     with jax.enable_x64(True):
         rewards, transitions, lengths = _game_arrays(game)
         params = numbers.params()
-        # On the CPU the chunks' inputs are made by NumPy in the host's memory, which is the
-        # device's (the uniforms' arrays are views there), rather than by a small compiled program
-        # for each operation and shape; elsewhere they are made on the device, where they are used.
+        # On the CPU NumPy makes the chunks' inputs (the uniforms' arrays are views of the host's
+        # memory) rather than a small program per operation and shape; elsewhere the device does.
         on_host = jax.default_backend() == "cpu"
         xp = np if on_host else jnp
         state = jax.tree.map(lambda x: xp.broadcast_to(xp.asarray(x), (runs,) + x.shape), _initial_state(spec))
@@ -646,7 +627,7 @@ def _run(
             first, count = done * M, size * M  # episodes first + 1 .. first + count are played
             if draws is None:
                 assert keys is not None
-                drawn = [_uniforms(k, np.uint32(first + 1), length * M, H, N) for k in keys]
+                drawn = [episode_uniforms(k, np.uint32(first + 1), length * M, H, N) for k in keys]
                 ua = xp.stack([xp.asarray(d[0]) for d in drawn])
                 us = xp.stack([xp.asarray(d[1]) for d in drawn])
             else:
