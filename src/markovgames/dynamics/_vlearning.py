@@ -53,15 +53,13 @@ from ..games import MarkovGame, require_finite_horizon
 from ..learners import BM_HEDGE, HEDGE, LearnerSpec
 from ..policies import VisitChainPolicy
 from ._algorithms import Algorithm, get_algorithm
-from ._feedback import MAX_SAMPLES, VLEARNING_ACTIONS, VLEARNING_STATES, episode_uniforms, run_key_data, sample_onehot
+from ._feedback import MAX_SAMPLES, episode_uniforms, run_key_data, sample_onehot
 from ._guard import STRATEGY_TOLERANCE, LearnerOutputError, check_learner, is_guarded
 from ._ix import BANDIT_RATES, DEFAULT_BANDIT_RATE, DEFAULT_IX, IX_SCHEDULES, bandit_estimate_moments, parse_bandit_rate, parse_ix
 from ._run import max_learning_rate
 
 __all__ = [
     "VLEARNING_ALGORITHMS",
-    "VLEARNING_ACTIONS",
-    "VLEARNING_STATES",
     "VLearningResult",
     "run_vlearning",
     "run_vlearning_batch",
