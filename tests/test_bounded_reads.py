@@ -22,6 +22,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -142,12 +143,59 @@ def test_a_curve_bomb_is_refused_before_it_is_inflated(tmp_path_factory):
     assert proc.seconds < QUICK_S
 
 
-def test_a_state_bomb_is_refused_before_it_is_inflated(tmp_path):
+#: The programs run under the memory limit, by name: each makes its files in a directory of its
+#: own and returns its code (`_limited_python`).
+LIMITED_PYTHON: dict[str, Callable[[Path], str]] = {}
+
+#: `_limited_python`'s child, after a line that sets ``programs``: each ``(directory, code)`` of
+#: them in its directory, its stdout captured; their stdout and seconds as JSON on stdout.
+_PROGRAMS = (
+    "import contextlib, io, json, os, time\n"
+    "results = []\n"
+    "for where, code in programs:\n"
+    "    os.chdir(where)\n"
+    "    out, start = io.StringIO(), time.perf_counter()\n"
+    "    with contextlib.redirect_stdout(out):\n"
+    "        exec(compile(code, where, 'exec'), {'__name__': '__main__'})\n"
+    "    results.append([out.getvalue(), time.perf_counter() - start])\n"
+    "print(json.dumps(results))\n"
+)
+
+
+def _limited_python(name: str, tmp_path_factory):
+    """The program ``name`` of `LIMITED_PYTHON` (``python -c CODE`` under `MEMORY_LIMIT`, in its
+    directory), run the first time one of them is tested in this process, all of them one after
+    the other in one child process (one interpreter to start): its directory and its stdout,
+    with the seconds it took. (A program that kills the child, as SIGBUS would, fails them all,
+    the child's exit status in each message.)"""
+
+    def run(programs):
+        todo = [(str(where), code) for where, code in programs]
+        proc = run_python_limited(f"programs = {todo!r}\n" + _PROGRAMS, Path.cwd())
+        assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+        return [SimpleNamespace(stdout=out, seconds=seconds) for out, seconds in json.loads(proc.stdout)]
+
+    where, _, result = family_member(
+        "limited-python", list(LIMITED_PYTHON), lambda n, d: LIMITED_PYTHON[n](d), lambda d: None, tmp_path_factory, name, run
+    )
+    return where, result
+
+
+def _limited_program(name: str):
+    def register(prepare: Callable[[Path], str]):
+        LIMITED_PYTHON[name] = prepare
+        return prepare
+
+    return register
+
+
+@_limited_program("state-bomb")
+def _state_bomb(where: Path) -> str:
     # A saved state whose one array inflates to 4 GiB from 4 MB; this run's array is 2 floats.
     meta = {"format": 3, "fingerprint": "f", "done": 1, "num_leaves": 1, "metrics": None, "trajectory": None}
     members = [stored_member("meta.npy", np.asarray(json.dumps(meta))), bomb_member("leaf_0.npy", (2**29 - 2**17,))]
-    (tmp_path / "state.npz").write_bytes(zip_archive(members))
-    code = (
+    (where / "state.npz").write_bytes(zip_archive(members))
+    return (
         "import numpy as np\n"
         "from markovgames.dynamics._checkpoint import RunStateError, StateFile\n"
         "try:\n"
@@ -155,11 +203,13 @@ def test_a_state_bomb_is_refused_before_it_is_inflated(tmp_path):
         "except RunStateError as err:\n"
         "    print('refused:', err)\n"
     )
-    start = time.perf_counter()
-    proc = run_python_limited(code, tmp_path)
-    assert proc.returncode == 0 and proc.stdout.startswith("refused: state.npz:"), (proc.returncode, proc.stderr[-2000:])
+
+
+def test_a_state_bomb_is_refused_before_it_is_inflated(tmp_path_factory):
+    _, proc = _limited_python("state-bomb", tmp_path_factory)
+    assert proc.stdout.startswith("refused: state.npz:"), proc.stdout
     assert "compressed member" in proc.stdout
-    assert time.perf_counter() - start < QUICK_S
+    assert proc.seconds < QUICK_S
 
 
 def test_a_state_array_is_checked_on_its_header_before_it_is_read(tmp_path):
@@ -329,9 +379,10 @@ def test_reproduce_says_which_limit_a_T_exceeds(tmp_path_factory):
 # ---------------------------------------------------------------------------------------
 # no SIGBUS: a trajectory truncated while it is read
 # ---------------------------------------------------------------------------------------
-def test_a_trajectory_truncated_after_its_directory_was_read_is_an_error_not_sigbus(tmp_path):
-    _run_directory(tmp_path / "run", T=4096)
-    code = (
+@_limited_program("truncated-trajectory")
+def _truncated_trajectory(where: Path) -> str:
+    _run_directory(where / "run", T=4096)
+    return (
         "import os\n"
         "from markovgames.experiments import RunDirectoryError, load_run_directory\n"
         "stored = load_run_directory('run')\n"
@@ -341,9 +392,11 @@ def test_a_trajectory_truncated_after_its_directory_was_read_is_an_error_not_sig
         "except RunDirectoryError as err:\n"
         "    print('refused:', err)\n"
     )
-    proc = run_python_limited(code, tmp_path)
-    # A memory map of the truncated file dies of SIGBUS here (return code -7).
-    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+
+
+def test_a_trajectory_truncated_after_its_directory_was_read_is_an_error_not_sigbus(tmp_path_factory):
+    # A memory map of the truncated file dies of SIGBUS here (the child's return code -7).
+    _, proc = _limited_python("truncated-trajectory", tmp_path_factory)
     assert proc.stdout.startswith("refused: run/trajectory/policy_0.npy:"), proc.stdout
     assert "truncated" in proc.stdout or "changed while it was read" in proc.stdout
 

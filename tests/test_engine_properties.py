@@ -42,24 +42,26 @@ def test_policies_on_simplex_and_certified_gap_order(algorithm, seed, eta, optim
 
 
 def test_extreme_rewards_keep_policies_valid():
-    # All-equal rewards and rewards at exactly 0 and 1, with a large learning rate.
+    # All-equal rewards and rewards at exactly 0 and 1, with a large learning rate (eta T far
+    # beyond exp's range). The shape and T of test_swapping_players_swaps_everything: its loops.
     rng = np.random.default_rng(0)
-    transitions = rng.dirichlet(np.ones(2), size=(2, 2, 3, 3))
-    for rewards in (np.full((2, 2, 2, 3, 3), 0.5), rng.integers(0, 2, size=(2, 2, 2, 3, 3)).astype(float)):
+    transitions = rng.dirichlet(np.ones(2), size=(2, 2, 2, 3))
+    for rewards in (np.full((2, 2, 2, 2, 3), 0.5), rng.integers(0, 2, size=(2, 2, 2, 2, 3)).astype(float)):
         game = MarkovGame(rewards, transitions)
         for algorithm in ("smooth_ce", "stage_cce", "smooth_cce"):
-            _assert_on_simplex(run(game, algorithm, T=50, eta=1e3).policies)
+            _assert_on_simplex(run(game, algorithm, T=20, eta=1e3).policies)
 
 
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
-    game = make_random_game(11, 2, 2, 2, (3, 2))
-    perm = np.array([2, 0, 1])  # new action k is old action perm[k] for player 0
-    permuted = MarkovGame(game.rewards[:, :, :, perm, :], game.transitions[:, :, perm, :, :])
-    a = run(game, algorithm, T=14, eta=0.5)  # (the shape and T of other tests: compiled once)
-    b = run(permuted, algorithm, T=14, eta=0.5)
-    np.testing.assert_allclose(b.policies[0], a.policies[0][..., perm], atol=1e-12)
-    np.testing.assert_allclose(b.policies[1], a.policies[1], atol=1e-12)
+    game = make_random_game(11, 2, 2, 2, (2, 3))
+    perm = np.array([2, 0, 1])  # new action k is old action perm[k] for player 1
+    permuted = MarkovGame(game.rewards[:, :, :, :, perm], game.transitions[:, :, :, perm, :])
+    # (The shape and T of test_swapping_players_swaps_everything: its loop, compiled once.)
+    a = run(game, algorithm, T=20, eta=0.5)
+    b = run(permuted, algorithm, T=20, eta=0.5)
+    np.testing.assert_allclose(b.policies[0], a.policies[0], atol=1e-12)
+    np.testing.assert_allclose(b.policies[1], a.policies[1][..., perm], atol=1e-12)
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(b, field), getattr(a, field), atol=1e-12)
 
@@ -125,13 +127,18 @@ def test_single_index_certified_bounds_are_best_responses(algorithm):
         assert result.certified_cce_bound[0, i] == pytest.approx(v[game.initial_state], abs=1e-12)
 
 
+#: A three-player game's shape for the tests below (two steps: compile time grows with H).
+THREE_PLAYERS = (3, 2, 2, (2, 3, 2))
+
+
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_batch_equals_single_runs(algorithm):
-    games = [make_random_game(s, 3, 2, 2, (2, 2, 2)) for s in (31, 32)]
+    # The three-player shape and T of test_per_step_carry_equals_the_scanned_steps: its loops.
+    games = [make_random_game(s, *THREE_PLAYERS) for s in (31, 32)]
     etas = [0.1, 0.9]
-    batch = run_batch(games, algorithm, T=25, etas=etas, record_trajectory=True)
+    batch = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True)
     for k in range(2):
-        single = run(games[k], algorithm, T=25, eta=etas[k])
+        single = run(games[k], algorithm, T=60, eta=etas[k])
         other = batch.run(k)
         for a, b in zip(single.policies, other.policies, strict=True):
             np.testing.assert_allclose(a, b, atol=1e-12)
@@ -152,14 +159,18 @@ def test_chunking_and_trajectory_files_do_not_change_results(algorithm, tmp_path
     np.testing.assert_array_equal(whole.certified_ce_bound, chunked.certified_ce_bound)
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "smooth_cce"])
+# The smooth update's identity: smooth_ce by default, smooth_cce (the same update with Hedge) in
+# the full mode.
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(["smooth_ce", "smooth_cce"], {"smooth_ce"}))
 def test_smooth_identity_holds_inside_the_run(algorithm):
     # Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value (the paper's lemma).
     result = run(make_random_game(41, 2, 3, 3, (2, 3)), algorithm, T=500, eta=0.2)
     assert result.identity_residual < 1e-12
 
 
-@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
+# smooth_ce by default: stage_cce's and smooth_cce's float32 runs (the paper game among a batch,
+# T = 10^4, a tolerance five times tighter) are test_numerical_extremes.py's default cases.
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(["smooth_ce", "stage_cce", "smooth_cce"], {"smooth_ce"}))
 def test_float32_is_close_to_float64(algorithm):
     # Measured error of the float32 path on the paper's game (documented tolerance 1e-4).
     game = make_paper_game()
@@ -228,8 +239,12 @@ def test_batch_groups_do_not_change_results(algorithm, tmp_path):
         run_batch(games, algorithm, T=5, group_size=0)
 
 
-#: A three-player game's shape for the tests below (two steps: compile time grows with H).
-THREE_PLAYERS = (3, 2, 2, (2, 3, 2))
+def _fresh_compiled_loops(monkeypatch):
+    """From now on until the test ends, the run loops are compiled anew (for settings the test
+    changes) into a cache of their own: the loops compiled before stay cached for later tests."""
+    from markovgames.dynamics import _engine, _loop
+
+    monkeypatch.setattr(_loop, "compiled_chunk", functools.cache(_engine.compiled_chunk.__wrapped__))
 
 
 # The per-step carry is the smooth update's: smooth_cce (the same update with Hedge) in the full mode.
@@ -237,21 +252,21 @@ THREE_PLAYERS = (3, 2, 2, (2, 3, 2))
 def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
     """Short float64 horizons carry one array per step through the loop (``split_steps``);
     forcing the scanned form with stacked arrays gives the same runs, single and batched."""
-    from markovgames.dynamics import _engine, _smooth
+    from markovgames.dynamics import _smooth
 
-    # The three-player game's shape and T are test_both_emitters_give_the_same_runs' (its short loop).
+    # The paper game's run is test_chunking_and_trajectory_files_do_not_change_results' whole one;
+    # the three-player game's shape and T are test_both_emitters_give_the_same_runs' and its batch
+    # test_batch_equals_single_runs' (their loops, compiled once).
     games = [make_paper_game(), make_random_game(11, *THREE_PLAYERS)]
-    per_step = [run(g, algorithm, T=60, eta=0.3) for g in games]
+    T_of = [90, 60]
+    per_step = [run(g, algorithm, T=T, eta=0.2) for g, T in zip(games, T_of, strict=True)]
     batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
     assert _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
-    _engine.compiled_chunk.cache_clear()
-    try:
-        assert not _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
-        scanned = [run(g, algorithm, T=60, eta=0.3) for g in games]
-        scanned_batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
-    finally:
-        _engine.compiled_chunk.cache_clear()
+    _fresh_compiled_loops(monkeypatch)
+    assert not _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
+    scanned = [run(g, algorithm, T=T, eta=0.2) for g, T in zip(games, T_of, strict=True)]
+    scanned_batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
     for a, b in [*zip(per_step, scanned, strict=True), (batch, scanned_batch)]:
         for name in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-13)
@@ -286,11 +301,8 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
     assert _value_update.sequential_block(arrays, (), 48) > 1  # the paper game does take the blocked path
     blocked = both()
     monkeypatch.setattr(_value_update, "SEQUENTIAL_BUFFER_BYTES", 0)
-    _engine.compiled_chunk.cache_clear()
-    try:
-        plain = both()
-    finally:
-        _engine.compiled_chunk.cache_clear()
+    _fresh_compiled_loops(monkeypatch)
+    plain = both()
     for a, b in zip(blocked, plain, strict=True):
         for name in ("value", "certified_ce_bound", "certified_cce_bound", "last_iterate_value", "last_iterate_best_response"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
@@ -325,14 +337,14 @@ def test_blocked_scan_is_the_plain_scan(size):
 
 
 # Stretches that end at rows the host gives (`segment_ends`): one compiled program per block,
-# hypothesis varies the rows (data, not shapes). Eager ops, so the step's numbers are the scan's.
+# hypothesis varies the rows (data, not shapes). Eager ops, so the step's numbers are the scan's
+# (the plain scans do not depend on the rows: run once, `_plain_scans`).
 @given(rows=st.sets(st.integers(0, 12), max_size=13), block=st.sampled_from([1, 4]))
 @settings(max_examples=examples(12, 60), deadline=None)
 def test_segmented_scan_is_the_scan_with_values_after_the_given_rows(rows, block):
     """`segmented_scan` runs the scan's iterations in order and evaluates ``at_end`` after each
     given row and at the chunk's end: row ``k`` of its values after the ``k``-th stretch, zeros
     past the last; `segment_ends` refuses a capacity too small for the stretches."""
-    import jax
     import jax.numpy as jnp
 
     from markovgames.dynamics._loop import precision
@@ -341,16 +353,11 @@ def test_segmented_scan_is_the_scan_with_values_after_the_given_rows(rows, block
     size, capacity = 13, 16
     rows = np.array(sorted(rows), dtype=np.int64)
 
-    def step(c, x):
-        c = jnp.sin(c) * x + c * c / (1.0 + x)  # not associative: a changed order would show
-        return c, {"out": x * c}
-
     with precision("float64"):
         xs = jnp.linspace(0.1, 0.9, size, dtype=jnp.float64)
         ends = segment_ends(rows, size, capacity)
         carry, out, values = _segmented(block, capacity)(jnp.float64(0.3), xs, jnp.asarray(ends))
-        want_carry, want_out = jax.lax.scan(step, jnp.float64(0.3), xs)
-        _, carries = jax.lax.scan(lambda c, x: (step(c, x)[0], step(c, x)[0]), jnp.float64(0.3), xs)
+    want_carry, want_out, carries = _plain_scans(size)
     np.testing.assert_array_equal(np.asarray(carry), np.asarray(want_carry))
     np.testing.assert_array_equal(np.asarray(out["out"]), np.asarray(want_out["out"]))
     stretch_ends = list(rows) + ([] if len(rows) and rows[-1] == size - 1 else [size - 1])
@@ -360,6 +367,26 @@ def test_segmented_scan_is_the_scan_with_values_after_the_given_rows(rows, block
     np.testing.assert_array_equal(np.asarray(values), expected)
     with pytest.raises(AssertionError, match="do not fit in a capacity of"):
         segment_ends(np.arange(size - 1), size, size - 1)
+
+
+@functools.cache
+def _plain_scans(size: int):
+    """``lax.scan`` of the test above's step (eager) over its ``size`` inputs: the final carry,
+    the outputs and the carry after each iteration."""
+    import jax
+    import jax.numpy as jnp
+
+    from markovgames.dynamics._loop import precision
+
+    def step(c, x):
+        c = jnp.sin(c) * x + c * c / (1.0 + x)  # not associative: a changed order would show
+        return c, {"out": x * c}
+
+    with precision("float64"):
+        xs = jnp.linspace(0.1, 0.9, size, dtype=jnp.float64)
+        want_carry, want_out = jax.lax.scan(step, jnp.float64(0.3), xs)
+        _, carries = jax.lax.scan(lambda c, x: (step(c, x)[0], step(c, x)[0]), jnp.float64(0.3), xs)
+    return want_carry, want_out, carries
 
 
 @functools.cache
@@ -471,7 +498,8 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
     def once():
         options.clear()
         if batched:
-            games = [make_paper_game(), make_random_game(6, 2, 2, 2, (2, 2))]
+            # Two of test_batch_groups_do_not_change_results' games: its short loop of two runs.
+            games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(2)]
             result = run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
         else:
             result = run(make_random_game(5, *THREE_PLAYERS), algorithm, T=60, eta=0.3)

@@ -35,13 +35,27 @@ T_FULL = 5000
 @pytest.fixture(scope="module")
 def full_reproduction(tmp_path_factory):
     """One reproduction with exact gaps and baselines at ``T_FULL``, shared by the tests that read
-    it (the second copies it before writing into it)."""
+    it (the second copies it before writing into it): its directory, its result, and the title
+    and legend entries of each figure it saved, by name."""
+    from markovgames.experiments.figures import _curves as _plots
+
+    figures = {}
+    real_save = _plots.save_figure
+
+    def capture(fig, stem, dpi=150):
+        ax = fig.axes[0]
+        figures[stem.name] = (ax.get_title(), [t.get_text() for t in fig.legends[0].get_texts()])
+        return real_save(fig, stem, dpi)
+
     out = tmp_path_factory.mktemp("full") / "repro"
-    return out, reproduce(out, T=T_FULL, exact=True, baselines=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_plots, "save_figure", capture)
+        result = reproduce(out, T=T_FULL, exact=True, baselines=True)
+    return out, result, figures
 
 
 def test_reproduce_writes_everything(full_reproduction):
-    out, result = full_reproduction
+    out, result, _ = full_reproduction
     names = {p.name for p in out.iterdir()}
     for stem in ("figure1_gap", "figure2_gap_times_T", "figure3_optimism"):
         assert {f"{stem}.png", f"{stem}.pdf"} <= names
@@ -103,24 +117,15 @@ def test_reproduce_cli_rejects_bad_T(tmp_path, capsys):
     assert "-T" in capsys.readouterr().err
 
 
-def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(tmp_path, monkeypatch):
+def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(full_reproduction):
     """The report's numbers on the iterates' cycle, checked against the swing computed here from the
-    baseline's own trajectory; Figure 3 has its title prefix and no "(certified)" in every entry."""
+    baseline's own trajectory; Figure 3 has its title prefix and no "(certified)" in every entry.
+    (The shared reproduction at ``T_FULL``, with the figures it saved.)"""
     from markovgames.dynamics import run
     from markovgames.experiments._reproduce import SWING_ONSET
-    from markovgames.experiments.figures import _curves as _plots
 
-    figures = {}
-    real_save = _plots.save_figure
-
-    def capture(fig, stem, dpi=150):
-        ax = fig.axes[0]
-        figures[stem.name] = (ax.get_title(), [t.get_text() for t in fig.legends[0].get_texts()])
-        return real_save(fig, stem, dpi)
-
-    monkeypatch.setattr(_plots, "save_figure", capture)
+    out, result, figures = full_reproduction
     T = T_FULL
-    result = reproduce(tmp_path / "r", T=T, exact=False, baselines=True)
     title, legend = figures["figure3_optimism"]
     assert title == "Figure 3: optimism on and off (certified gaps)\nT = 5,000"  # T is not the default 10^5
     assert not any("(certified)" in entry for entry in legend) and "Smooth OFTRL CCE [no optimism]" in legend
@@ -145,7 +150,7 @@ def test_reproduce_explains_the_jumps_of_the_non_optimistic_curves(tmp_path, mon
     assert cycle["dip_T"] == cycle["settled_T"] + int(np.argmin(gap[cycle["settled_T"] - 1 :]))
     assert cycle["largest_gap_times_T_after_dip"] > 5 * cycle["dip_gap_times_T"]  # the jump
     assert result.summary["iterate_cycles"]["smooth_cce"] is None  # with optimism: no cycle
-    report = (tmp_path / "r" / "REPORT.md").read_text()
+    report = (out / "REPORT.md").read_text()
     section = report.split("## Why the non-optimistic curves jump")[1].split("\n## ")[0]
     assert f"cycle from T' = {cycle['onset_T']:,} on" in section
     assert f"smallest value {cycle['dip_gap']:.4g} at T' = {cycle['dip_T']:,}" in section

@@ -384,13 +384,14 @@ def test_cli_interrupt_says_how_to_resume_or_how_to_make_it_resumable(tmp_path, 
 
 
 def test_cli_resume_of_a_finished_run_says_it_is_complete(tmp_path, capsys):
+    # (The chunks of test_api_resume_is_bit_identical[smooth_ce]: its compiled loop.)
     out = tmp_path / "run"
     args = [
         "run",
         "--game",
         "paper",
         "--algorithm",
-        "smooth_cce",
+        "smooth_ce",
         "-T",
         "300",
         "--checkpoint-every",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import StopRun, make_random_game, stop_after
+from conftest import StopRun, beyond_default_in_full, case, make_random_game, stop_after
 from markovgames._schedules import stage_schedule
 from markovgames.dynamics import run, run_batch
 from test_interplay import payoffs_of, zero_sum
@@ -49,8 +49,17 @@ def test_the_stages_of_a_normal_form_game():
     assert list(stages.position[:T]) == [1, 1, 2, 1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8]
 
 
-@pytest.mark.parametrize("optimistic", [True, False])
-@pytest.mark.parametrize("learner", ["hedge", "rm-plus"])
+# Each learner with one optimism setting by default (rm-plus+stage's other one is the alternation
+# test's default case), both with both in the full mode.
+@pytest.mark.parametrize(
+    "learner, optimistic",
+    [
+        case("hedge", True, default=True),
+        case("hedge", False, default=False),
+        case("rm-plus", True, default=False),
+        case("rm-plus", False, default=True),
+    ],
+)
 def test_stage_regret_curves_on_a_normal_form_game_are_the_literal_ones(learner, optimistic):
     game = make_random_game(47, 2, 1, 1, (3, 2))
     result = run(game, f"{learner}+stage", T=T, regret=True, eta=0.7, optimistic=optimistic)
@@ -64,7 +73,8 @@ def test_stage_regret_curves_on_a_normal_form_game_are_the_literal_ones(learner,
     assert np.max(result.swap_regret) > 0
 
 
-@pytest.mark.parametrize("optimistic", [True, False])
+# Optimistic by default (the non-optimistic rm-plus+stage is the normal-form test's default case).
+@pytest.mark.parametrize("optimistic", beyond_default_in_full([True, False], {True}))
 def test_stage_regret_curves_under_alternation_use_the_utilities_the_learners_saw(optimistic):
     """Player 0 saw ``[r_0 y^t]``; player 1 saw ``[r_1 x^{t+1}]`` with ``x^{t+1}`` player 0's next
     strategy in the same stage: the played one except at a stage's last iteration (then the
@@ -88,7 +98,7 @@ def test_stage_regret_curves_under_alternation_use_the_utilities_the_learners_sa
 
 # H = 3 (another stage schedule: lengths 3, 4, 5, ... against 2, 3, 4, ...) in the full mode.
 @pytest.mark.parametrize("horizon", [2, pytest.param(3, marks=pytest.mark.full)])
-def test_stage_regret_curves_in_a_markov_game(horizon, level_two, monkeypatch):
+def test_stage_regret_curves_in_a_markov_game(horizon, level_two):
     """Swap regret is at least external regret; stage 1 (``Q^1 = 0``) has none; a batch gives its
     single runs' curves; the curves leave the rest of the run unchanged."""
     game = make_random_game(50 + horizon, 2, horizon, 3, (2, 3))
@@ -103,9 +113,8 @@ def test_stage_regret_curves_in_a_markov_game(horizon, level_two, monkeypatch):
     assert np.all(with_regret.swap_regret >= with_regret.external_regret - TOL)
     assert np.all(with_regret.swap_regret >= -TOL)
     assert np.all(with_regret.external_regret[:horizon] == 0.0) and np.max(with_regret.swap_regret) > 0
-    # The batch against its single runs to 1e-13, at a short run's optimisation level (faster to
-    # compile); a batch in chunks is test_stage_regret_curves_resume_bit_identical's.
-    monkeypatch.undo()
+    # The batch against its single runs to 1e-13 (the single runs are with_regret's compiled loop);
+    # a batch in chunks is test_stage_regret_curves_resume_bit_identical's.
     batch = run_batch([game, game], "bm-hedge+stage", T=steps, etas=[0.2, 0.5], regret=True)
     for k, eta in enumerate([0.2, 0.5]):
         single = run(game, "bm-hedge+stage", T=steps, eta=eta, regret=True)
@@ -115,10 +124,12 @@ def test_stage_regret_curves_in_a_markov_game(horizon, level_two, monkeypatch):
 
 
 def test_kept_prefixes_and_chunks_give_the_same_curves():
+    # The chunked run is test_stage_regret_curves_resume_bit_identical's (its compiled loop).
     game = make_random_game(53, 2, 2, 2, (2, 2))
-    full = run(game, "hedge+stage", T=60, regret=True)
-    kept = [1, 5, 17, 18, 59, 60]
-    part = run(game, "hedge+stage", T=60, regret=True, checkpoints=kept, chunk_size=7)
+    settings = dict(T=300, regret=True, record_trajectory=False)
+    full = run(game, "hedge+stage", **settings)
+    kept = [1, 5, 17, 18, 59, 60, 300]
+    part = run(game, "hedge+stage", checkpoints=kept, chunk_size=50, **settings)
     rows = np.asarray(kept) - 1
     np.testing.assert_array_equal(part.external_regret, full.external_regret[rows])
     np.testing.assert_array_equal(part.swap_regret, full.swap_regret[rows])

@@ -188,19 +188,22 @@ def test_the_plan_and_the_ids(tmp_path):
 
 def test_a_constant_rate_runs_as_the_library_runs_it(tmp_path):
     """``bandit_rate = "constant"`` reaches the run: the batch's numbers are ``run_vlearning``'s
-    with ``bandit_rate="constant"`` (bandit:1 from the 26th round on, another run than the default's)."""
+    with ``bandit_rate="constant"`` (min(eta, M / sqrt(c)) < eta from the 101st round on under
+    bandit:2: another run than the default's). The module's T, M and seeds: the rate is an
+    argument of the compiled round, so the batch and the single runs are the module sweep's
+    compiled rounds."""
     from markovgames.experiments.sweeps._execute import execute_batch
 
-    raw = {"T": 60, "checkpoints": [60], "seeds": 1, "games": ["paper"]}
-    alg = {"name": "hedge+smooth", "feedbacks": ["bandit:1"], "bandit_rate": "constant"}
+    raw = {"T": T, "checkpoints": [T], "seeds": SEEDS, "games": ["paper"]}
+    alg = {"name": "hedge+smooth", "feedbacks": [f"bandit:{M}"], "bandit_rate": "constant"}
     plan = plan_sweep(parse_sweep_config({**raw, "algorithms": [alg]}), tmp_path)
     (task,) = plan.batches()
     out = execute_batch(task)
-    (seed,) = task.feedback_seeds
+    seed = task.feedback_seeds[0]
     game = get_builtin("paper")
     for rate, equal in (("constant", True), ("decaying", False)):
-        direct = run_vlearning(game, "hedge+smooth", 60, seed=seed, feedback="bandit:1", bandit_rate=rate)
-        value = prefix_curves(game, direct.policy, [60]).value[0]
+        direct = run_vlearning(game, "hedge+smooth", T * M, seed=seed, feedback=f"bandit:{M}", bandit_rate=rate)
+        value = prefix_curves(game, direct.policy, [T]).value[0]
         assert np.allclose(out.value[0, 0], value, rtol=0, atol=1e-12) == equal, rate
 
 
