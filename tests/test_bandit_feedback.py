@@ -135,26 +135,6 @@ def test_the_default_implicit_exploration_decays_as_stated(one_step_game):
     assert max(constant) > 8.0, constant
 
 
-def test_pooling_pairwise_and_by_tables_agree(monkeypatch):
-    # The paper's game, hedge+smooth on bandit:4 (M^2 > S: pooled through tables by default, the
-    # program test_rounds_of_m_episodes and the command line's tests compile), then pairwise.
-    game = make_paper_game()
-    runs = []
-    # The factor is read when the round is traced: the round's compiled programs are dropped
-    # around each run (only the round's: every other compiled function stays).
-    for factor in (0.0, 1e9):  # every round through tables, then every round pooled pairwise
-        monkeypatch.setattr(_vlearning, "_PAIRS_FACTOR", factor)
-        _vlearning._chunk_batch.clear_cache()
-        runs.append(run_vlearning(game, "hedge+smooth", 60, feedback="bandit:4", seed=3))
-    _vlearning._chunk_batch.clear_cache()
-    a, b = runs
-    np.testing.assert_array_equal(a.actions, b.actions)
-    for x, y in zip(a.played, b.played, strict=True):
-        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
-    for x, y in zip(a.value_estimates, b.value_estimates, strict=True):
-        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
-
-
 #: bm-logbarrier+smooth-linear in the full mode (a compiled round of its own, 3 s): the round calls
 #: every learner through the learner protocol; hedge and rm-plus here, and bm-hedge with
 #: smooth-linear in test_bandit_reference.py, run by default.
@@ -239,3 +219,24 @@ def test_a_users_learner_that_plays_garbage_is_stopped(tmp_path, monkeypatch):
     message = r"learner 'doubler' played a strategy that is not a probability vector at episode 2, step 0, state 0 \(player 0\): \[1. 1.\]"
     with pytest.raises(LearnerOutputError, match=message):
         run_vlearning(make_paper_game(), f"{source}:LEARNER+smooth", 6, seed=0)
+
+
+def test_pooling_pairwise_and_by_tables_agree(monkeypatch):
+    # The paper's game, hedge+smooth on bandit:4 (M^2 > S: pooled through tables by default, the
+    # program test_rounds_of_m_episodes and the command line's tests compile, reused here), then
+    # pairwise. (Last in this file: the tests above use the default program before it is dropped.)
+    game = make_paper_game()
+    assert 4 * 4 > game.num_states * _vlearning._PAIRS_FACTOR  # the default: every round through tables
+    runs = [run_vlearning(game, "hedge+smooth", 60, feedback="bandit:4", seed=3)]
+    # The factor is read when the round is traced: the round's compiled programs are dropped
+    # around the pairwise run (only the round's: every other compiled function stays).
+    monkeypatch.setattr(_vlearning, "_PAIRS_FACTOR", 1e9)  # every round pooled pairwise
+    _vlearning._chunk_batch.clear_cache()
+    runs.append(run_vlearning(game, "hedge+smooth", 60, feedback="bandit:4", seed=3))
+    _vlearning._chunk_batch.clear_cache()
+    a, b = runs
+    np.testing.assert_array_equal(a.actions, b.actions)
+    for x, y in zip(a.played, b.played, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
+    for x, y in zip(a.value_estimates, b.value_estimates, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)

@@ -15,7 +15,7 @@ needs_extra("pettingzoo", "pettingzoo", "gymnasium")
 from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 
 import markovgames as mg  # noqa: E402
-from conftest import make_paper_game, make_random_game  # noqa: E402
+from conftest import FULL_TESTS, make_paper_game, make_random_game  # noqa: E402
 from markovgames.bridges.mediator import Mediator, decode_observation, play_episodes  # noqa: E402
 from markovgames.bridges.pettingzoo import DiscountedGameParallelEnv, MarkovGameParallelEnv, parallel_env  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
@@ -109,18 +109,26 @@ SHARED_T = 8
 
 @pytest.fixture(scope="module")
 def paper_output_policies():
+    """Output policies of the paper's game: mixtures of `SHARED_T` index chains (the compiled runs
+    of tests/test_bridges_openspiel.py)."""
     game = make_paper_game()
     return game, {
-        "smooth_ce": IndexChainPolicy.from_run(run(game, "smooth_ce", T=30, eta=0.2)),
-        "stage_cce": IndexChainPolicy.from_run(run(game, "stage_cce", T=30, eta=0.2)),
+        "smooth_ce": IndexChainPolicy.from_run(run(game, "smooth_ce", T=SHARED_T, eta=0.2)),
+        "stage_cce": IndexChainPolicy.from_run(run(game, "stage_cce", T=SHARED_T, eta=0.2)),
     }
+
+
+#: Episodes played through the environment (a Python loop: seconds per 10,000) outside the full
+#: mode: a quarter of the full mode's, whose standard errors (about 0.004) are then about 0.008,
+#: still below the bound checked below.
+DEFAULT_SHARE = 1 if FULL_TESTS else 4
 
 
 @pytest.mark.parametrize("algorithm, episodes", [("smooth_ce", 20_000), ("stage_cce", 10_000)])
 def test_mediator_returns_match_policy_value(paper_output_policies, algorithm, episodes):
     game, policies = paper_output_policies
     policy = policies[algorithm]
-    estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), episodes, seed=2024)
+    estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), episodes // DEFAULT_SHARE, seed=2024)
     exact = policy_value(game, policy)
     z = estimate.z_scores(exact)
     assert np.all(np.abs(z) < 4), (estimate.mean, estimate.standard_error, exact)
@@ -130,7 +138,7 @@ def test_mediator_returns_match_policy_value(paper_output_policies, algorithm, e
 def test_mediator_plays_markov_correlated_policies():
     game = make_paper_game()
     policy = solve_equilibrium(game, "ce").policy
-    estimate = play_episodes(MarkovGameParallelEnv(game, observation="dict"), Mediator(policy), 20_000, seed=0)
+    estimate = play_episodes(MarkovGameParallelEnv(game, observation="dict"), Mediator(policy), 20_000 // DEFAULT_SHARE, seed=0)
     assert np.all(np.abs(estimate.z_scores(policy_value(game, policy))) < 4)
 
 

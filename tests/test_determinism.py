@@ -1,8 +1,9 @@
 """The same command on the same machine writes the same numbers, bit for bit.
 
-Each test runs a command twice as separate processes (fresh interpreters, so different hash
+Each test runs a command twice in separate processes (fresh interpreters, so different hash
 seeds, and the second one loading the compiled loops from the persistent compilation cache the
-first one filled) and compares every results file of the two output directories: arrays and
+first one filled; the run and the sweep one after the other in each, so two processes in all, not
+four) and compares every results file of the two output directories: arrays and
 data files byte for byte, JSON documents field by field. Only what measures time (or names the
 machine and the date) may differ:
 
@@ -29,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import commands_in_one_child
+
 
 def _cli(tmp_path: Path, *argv: str) -> None:
     env = dict(os.environ, MARKOVGAMES_CACHE_DIR=str(tmp_path / "jax-cache"))
@@ -43,6 +46,39 @@ def _twice(tmp_path: Path, *argv: str) -> tuple[Path, Path]:
     for out in ("A", "B"):
         _cli(tmp_path, *argv, "--out", out)
     return tmp_path / "A", tmp_path / "B"
+
+
+RUN = ["run", "--game", "paper", "--algorithm", "smooth_ce", "-T", "300", "--eta", "0.2"]
+RUN += ["--checkpoints", "1,10,100,300", "--exact", "--quiet"]
+SWEEP = ["sweep", "sweep.toml", "--workers", "1", "--quiet"]
+SWEEP_CONFIG = (
+    "T = 200\n"
+    'checkpoints = "decades"\n'
+    "etas = [0.1, 0.2]\n"
+    "seeds = 2\n"
+    "base_seed = 7\n"
+    # Random games of the paper's shape: every (algorithm, optimism) is one batch of 6 runs.
+    'games = ["paper", {random = {players = 2, horizon = 2, states = 2, actions = [2, 2]}}]\n'
+    'algorithms = ["smooth_ce", {name = "stage_cce", optimistic = [true, false]}]\n'
+)
+
+
+@pytest.fixture(scope="module")
+def run_and_sweep_twice(tmp_path_factory) -> Path:
+    """``RUN --out run-A`` and ``SWEEP --out sweep-A`` one after the other in a child process
+    (`commands_in_one_child`, with a compilation cache of its own), then ``run-B`` and ``sweep-B``
+    in another one, which loads the compiled loops from that cache."""
+    root = tmp_path_factory.mktemp("determinism")
+    (root / "sweep.toml").write_text(SWEEP_CONFIG)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MARKOVGAMES_CACHE_DIR", str(root / "jax-cache"))
+        for out in ("A", "B"):
+            done = commands_in_one_child(
+                [(root, [*RUN, "--out", f"run-{out}"]), (root, [*SWEEP, "--out", f"sweep-{out}"])], timeout=300
+            )
+            for proc in done:
+                assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return root
 
 
 def _files(root: Path) -> list[str]:
@@ -92,23 +128,8 @@ def _same_parquet(a: Path, b: Path, *, sort_by: list[str], ignore: set[str]) -> 
 
 
 # ---------------------------------------------------------------------------------------
-def test_run_writes_identical_results(tmp_path):
-    a, b = _twice(
-        tmp_path,
-        "run",
-        "--game",
-        "paper",
-        "--algorithm",
-        "smooth_ce",
-        "-T",
-        "300",
-        "--eta",
-        "0.2",
-        "--checkpoints",
-        "1,10,100,300",
-        "--exact",
-        "--quiet",
-    )
+def test_run_writes_identical_results(run_and_sweep_twice):
+    a, b = run_and_sweep_twice / "run-A", run_and_sweep_twice / "run-B"
     assert _files(a) == _files(b)
     assert "trajectory/policy_0.npy" in _files(a) and "curve.npz" in _files(a)
     _same_npz(a / "curve.npz", b / "curve.npz")
@@ -121,18 +142,8 @@ def test_run_writes_identical_results(tmp_path):
     assert _drop(ma, timing) == _drop(mb, timing)
 
 
-def test_sweep_writes_identical_results(tmp_path):
-    (tmp_path / "sweep.toml").write_text(
-        "T = 200\n"
-        'checkpoints = "decades"\n'
-        "etas = [0.1, 0.2]\n"
-        "seeds = 2\n"
-        "base_seed = 7\n"
-        # Random games of the paper's shape: every (algorithm, optimism) is one batch of 6 runs.
-        'games = ["paper", {random = {players = 2, horizon = 2, states = 2, actions = [2, 2]}}]\n'
-        'algorithms = ["smooth_ce", {name = "stage_cce", optimistic = [true, false]}]\n'
-    )
-    a, b = _twice(tmp_path, "sweep", "sweep.toml", "--workers", "1", "--quiet")
+def test_sweep_writes_identical_results(run_and_sweep_twice):
+    a, b = run_and_sweep_twice / "sweep-A", run_and_sweep_twice / "sweep-B"
     assert _files(a) == _files(b)
     rows = _same_parquet(
         a / "results.parquet",

@@ -18,11 +18,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conftest import beyond_default_in_full, cli_in_process, commands_in_one_child, family_member, in_this_mode
+from conftest import _ONE_CHILD, beyond_default_in_full, cli_in_process, commands_in_one_child, family_member, in_this_mode
 from markovgames.cli import main
 from markovgames.experiments import load_run_directory
 
@@ -179,8 +180,8 @@ def _special_file(name: str, where: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("member", sorted(SPECIAL_FILES))
-def test_special_files_are_refused_unread(tmp_path_factory, member):
-    where, before, proc = _family_member("special-files", sorted(SPECIAL_FILES), _special_file, tmp_path_factory, member)
+def test_special_files_are_refused_unread(tmp_path_factory, finished_run, member):
+    where, before, proc = _refusal("special-files", member, tmp_path_factory, finished_run)
     line = _one_error_line(proc, SPECIAL_FILES[member][2])
     assert "not a regular file" in line or "is a directory" in line
     assert _listing(where) == before
@@ -195,17 +196,17 @@ RUN_DIRECTORY_FILES = {
 }
 
 
+def _damaged_run(name: str, where: Path, finished_run: Path) -> list[str]:
+    relative, make = RUN_DIRECTORY_FILES[name]
+    run = _copy_run(finished_run, where)
+    (run / relative).unlink()
+    make(run / relative)
+    return ["evaluate", "run", "--exact"]
+
+
 @pytest.mark.parametrize("member", sorted(RUN_DIRECTORY_FILES))
 def test_special_files_in_a_run_directory_are_refused(tmp_path_factory, finished_run, member):
-    def damaged_run(name: str, where: Path) -> list[str]:
-        relative, make = RUN_DIRECTORY_FILES[name]
-        run = _copy_run(finished_run, where)
-        (run / relative).unlink()
-        make(run / relative)
-        return ["evaluate", "run", "--exact"]
-
-    members = sorted(RUN_DIRECTORY_FILES)
-    where, _, proc = _family_member("run-directory-files", members, damaged_run, tmp_path_factory, member)
+    where, _, proc = _refusal("run-directory-files", member, tmp_path_factory, finished_run)
     _one_error_line(proc, f"run/{RUN_DIRECTORY_FILES[member][0]}", "not a regular file")
     assert not (where / "run" / "evaluation.json").exists()
 
@@ -214,22 +215,32 @@ def test_special_files_in_a_sweep_directory_are_refused_not_read(tmp_path, monke
     """A resumed sweep reads its run files and manifest: a FIFO in their place is refused at once
     (one line naming it, exit 2), never waited on, and nothing is replaced. (The sweeps that read
     no FIFO run in this process.)"""
+    import shutil
+
     sweep = ["sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"]
     (tmp_path / "s.toml").write_text(_sweep_config())
     assert cli_in_process(sweep, tmp_path, monkeypatch, capsys).returncode == 0
-    run_file = next((tmp_path / "sw" / "runs").glob("*.json"))
-    manifest = tmp_path / "sw" / "manifest.json"
-    for special in (run_file, manifest):
+    # A copy of the finished sweep per file replaced by a FIFO: a run file, the manifest. (The
+    # two resumptions that meet a FIFO run one after the other in one child process.)
+    cases = []
+    for name in ("run-file", "manifest"):
+        where = tmp_path / name
+        where.mkdir()
+        shutil.copy(tmp_path / "s.toml", where / "s.toml")
+        shutil.copytree(tmp_path / "sw", where / "sw")
+        special = next((where / "sw" / "runs").glob("*.json")) if name == "run-file" else where / "sw" / "manifest.json"
         kept = special.read_bytes()
         special.unlink()
         os.mkfifo(special)
-        proc = _cli(sweep, tmp_path, timeout=60)
-        _one_error_line(proc, f"sw/{special.relative_to(tmp_path / 'sw')}", "not a regular file (a FIFO)")
+        cases.append((where, special, kept))
+    results = commands_in_one_child([(where, sweep) for where, _, _ in cases], memory=MEMORY_LIMIT, timeout=60)
+    for (where, special, kept), proc in zip(cases, results, strict=True):
+        _one_error_line(proc, f"sw/{special.relative_to(where / 'sw')}", "not a regular file (a FIFO)")
         assert special.is_fifo()
         special.unlink()
         special.write_bytes(kept)
-    assert cli_in_process(sweep, tmp_path, monkeypatch, capsys).returncode == 0
-    assert json.loads(manifest.read_text())["runs"]["finished"] == 1
+        assert cli_in_process(sweep, where, monkeypatch, capsys).returncode == 0
+        assert json.loads((where / "sw" / "manifest.json").read_text())["runs"]["finished"] == 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -268,8 +279,8 @@ GRID_BOMBS = beyond_default_in_full(sorted(BOMBS), set(BOMBS) - SLOW_BOMBS)
 
 
 @pytest.mark.parametrize("member", GRID_BOMBS)
-def test_sweep_grids_are_sized_before_they_are_expanded(tmp_path_factory, member):
-    where, _, proc = _family_member("grid-bombs", in_this_mode(GRID_BOMBS), _grid, tmp_path_factory, member)
+def test_sweep_grids_are_sized_before_they_are_expanded(tmp_path_factory, finished_run, member):
+    where, _, proc = _refusal("grid-bombs", member, tmp_path_factory, finished_run)
     _one_error_line(proc, "s.toml", *BOMBS[member][1])
     assert _listing(where) == {"s.toml"}
 
@@ -354,12 +365,39 @@ OTHER_BOMBS = {
 
 
 @pytest.mark.parametrize("member", sorted(OTHER_BOMBS))
-def test_other_counts_are_checked_before_allocation(tmp_path_factory, member):
-    where, _, proc = _family_member(
-        "other-bombs", sorted(OTHER_BOMBS), lambda name, _: OTHER_BOMBS[name][0], tmp_path_factory, member
-    )
+def test_other_counts_are_checked_before_allocation(tmp_path_factory, finished_run, member):
+    where, _, proc = _refusal("other-bombs", member, tmp_path_factory, finished_run)
     _one_error_line(proc, *OTHER_BOMBS[member][1])
     assert _listing(where) == set()  # nothing at all, not even the lock file
+
+
+#: The refusals above that run as child processes under the memory limit, by family: all of
+#: them in one child (one interpreter and JAX to start, not one per family), each member in a
+#: directory of its own.
+REFUSALS = {
+    "special-files": sorted(SPECIAL_FILES),
+    "run-directory-files": sorted(RUN_DIRECTORY_FILES),
+    "grid-bombs": in_this_mode(GRID_BOMBS),
+    "other-bombs": sorted(OTHER_BOMBS),
+}
+
+
+def _refusal(family: str, member: str, tmp_path_factory, finished_run: Path):
+    """``member`` of ``family`` (`REFUSALS`), run with every other refusal in one child
+    (`_family_member`): its directory, the directory's listing before the command, the result."""
+
+    def prepare(key: str, where: Path) -> list[str]:
+        kind, name = key.split(".", 1)
+        if kind == "special-files":
+            return _special_file(name, where)
+        if kind == "run-directory-files":
+            return _damaged_run(name, where, finished_run)
+        if kind == "grid-bombs":
+            return _grid(name, where)
+        return OTHER_BOMBS[name][0]
+
+    members = [f"{kind}.{name}" for kind, names in REFUSALS.items() for name in names]
+    return _family_member("refusals", members, prepare, tmp_path_factory, f"{family}.{member}")
 
 
 @pytest.mark.full
@@ -466,7 +504,8 @@ def test_sweeps_and_reproductions_have_one_writer(tmp_path, monkeypatch, capsys)
             # Its directory, made before its marker: the second command's check before the lock
             # defers to the held lock rather than calling the half-made directory foreign.
             "rep",
-            ["reproduce", "-T", "200", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"],
+            # (-T 20: the programs of the reproductions of the next test, in this process.)
+            ["reproduce", "-T", "20", "--out", "rep", "--no-exact", "--no-baselines", "--quiet"],
             "rep/REPORT.md",
         ),
     ):
@@ -700,13 +739,35 @@ def test_overwrite_replaces_only_a_run_and_never_follows_a_link(tmp_path, finish
 def test_a_full_disk_names_the_path(tmp_path):
     """With writes failing (RLIMIT_FSIZE gives EFBIG, as a full disk gives ENOSPC), each write of a
     run names the file or directory it was writing, and nothing is left (not even the lock file)."""
-    for args, named in (
-        (["--out", "o"], ".o.partial"),  # the trajectory, written as the run goes
-        (["--out", "o", "--no-trajectory"], "curve.npz"),  # the curve, written at the end
-    ):
-        proc = _cli(["run", *PAPER_RUN, "-T", "5000", "--quiet", *args], tmp_path, file_size=100_000)
-        _one_error_line(proc, named, "File too large")
-        assert _listing(tmp_path) == set()
+    cases = (
+        ("trajectory", ["--out", "o"], ".o.partial"),  # the trajectory, written as the run goes
+        ("curve", ["--out", "o", "--no-trajectory"], "curve.npz"),  # the curve, written at the end
+    )
+    for name, _, _ in cases:
+        (tmp_path / name).mkdir()
+    # Both runs one after the other in one child process, with its writes limited.
+    commands = [[str(tmp_path / name), ["run", *PAPER_RUN, "-T", "5000", "--quiet", *args]] for name, args, _ in cases]
+    proc = subprocess.run(
+        [sys.executable, "-c", _FILE_SIZE_LIMIT + _ONE_CHILD, str(MEMORY_LIMIT), "main", json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=_env(compilation_cache=False),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for (name, _, named), (code, out, err, _) in zip(cases, json.loads(proc.stdout), strict=True):
+        _one_error_line(SimpleNamespace(returncode=code, stdout=out, stderr=err), named, "File too large")
+        assert _listing(tmp_path / name) == set()
+
+
+#: Before `conftest._ONE_CHILD`'s commands: a limit of 100,000 bytes on the size of the files the
+#: child may write (``RLIMIT_FSIZE``; beyond it a write fails with EFBIG, as a full disk fails
+#: with ENOSPC, rather than raising SIGXFSZ), as `_cli` sets it.
+_FILE_SIZE_LIMIT = (
+    "import resource, signal\n"
+    "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
+)
 
 
 def test_the_free_space_check_prints_meaningful_sizes(tmp_path, monkeypatch, capsys):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_paper_game, make_random_game, needs_extra
+from conftest import FULL_TESTS, beyond_default_in_full, make_paper_game, make_random_game, needs_extra
 from markovgames.dynamics import _vlearning, run_vlearning, run_vlearning_batch, vlearning_uniforms
 from markovgames.evaluation import (
     exact_cce_gap,
@@ -106,10 +106,11 @@ def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
     one = run_vlearning(game, "cce-v", EPISODES, seed=11)
     batch = run_vlearning_batch(game, "cce-v", EPISODES, [4, 11])
     fed = run_vlearning(game, "cce-v", EPISODES, draws=vlearning_uniforms(11, EPISODES, game))
-    # 120 episodes in 8 compiled calls (7 of 16 episodes, then 8): the chunks of the next test.
-    monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 8)
+    # 120 episodes in 8 compiled calls of 16 episodes (the last one padded: 8 played): one program,
+    # the short chunks of the next test.
+    monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 16)
     monkeypatch.setattr(_vlearning, "_CHUNK", 16)
-    assert _vlearning._chunks(EPISODES, 1) == [(16, 16)] * 7 + [(8, 8)]
+    assert _vlearning._chunks(EPISODES, 1) == [(16, 16)] * 7 + [(8, 16)]
     chunked = run_vlearning(game, "cce-v", EPISODES, seed=11)
     for other in (batch[1], fed, chunked):
         np.testing.assert_array_equal(other.states, one.states)
@@ -127,11 +128,12 @@ def test_runs_are_reproducible_batched_chunked_and_fed_draws(monkeypatch):
 
 def test_bonus_eta_and_ix_are_arguments_of_the_compiled_round_not_constants():
     # Another value runs the same compiled program: a sweep over them compiles once.
-    # (hedge+smooth on bandit:2, 120 rounds: the program of test_sweep_bandit.py's single runs.)
+    # (hedge+smooth on bandit:4, 12 rounds, on a game of the paper's shape: the program of
+    # test_bandit_feedback.py's rounds of M episodes and of the command line's tests.)
     game = make_random_game(6, 2, 2, 2, (2, 2))
-    base = run_vlearning(game, "hedge+smooth", 2 * EPISODES, seed=3, feedback="bandit:2", bonus=0.0, eta=0.1, ix=0.05)
+    base = run_vlearning(game, "hedge+smooth", 48, seed=3, feedback="bandit:4", bonus=0.0, eta=0.1, ix=0.05)
     compiled = _vlearning._chunk_batch._cache_size()
-    other = run_vlearning(game, "hedge+smooth", 2 * EPISODES, seed=3, feedback="bandit:2", bonus=0.01, eta=0.3, ix=0.2)
+    other = run_vlearning(game, "hedge+smooth", 48, seed=3, feedback="bandit:4", bonus=0.01, eta=0.3, ix=0.2)
     assert _vlearning._chunk_batch._cache_size() == compiled
     # ... and the values reach it: the same draws, other strategies and value estimates.
     np.testing.assert_array_equal(other.states[0], base.states[0])
@@ -145,15 +147,20 @@ def test_another_number_of_episodes_compiles_nothing(monkeypatch):
     # reuses the compiled rounds, and its padding changes nothing (a longer run's prefix is the run).
     monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 8)
     monkeypatch.setattr(_vlearning, "_CHUNK", 16)
-    # (cce-v on a game of the paper's shape: the chunks of the test above.)
-    game = make_random_game(6, 2, 2, 2, (2, 2))
-    short = run_vlearning(game, "cce-v", 5, seed=2)  # one short chunk, 3 rounds of padding
-    long = run_vlearning(game, "cce-v", 37, seed=2)  # long, long, then a short one for the last 5
-    compiled = _vlearning._chunk_batch._cache_size()
-    again = run_vlearning(game, "cce-v", 23, seed=2)  # long, then short
-    assert _vlearning._chunk_batch._cache_size() == compiled
     assert _vlearning._chunks(37, 1) == [(16, 16), (16, 16), (5, 8)]
     assert _vlearning._chunks(10, 2) == [(8, 8), (2, 4)]
+    # The runs: short chunks of 16 episodes and long ones of 512 (cce-v on a game of the paper's
+    # shape: the programs of the test above, its chunked run and its single ones; the test above
+    # plays many chunks in one run).
+    monkeypatch.setattr(_vlearning, "_SHORT_CHUNK", 16)
+    monkeypatch.setattr(_vlearning, "_CHUNK", 512)
+    game = make_random_game(6, 2, 2, 2, (2, 2))
+    short = run_vlearning(game, "cce-v", 5, seed=2)  # one short chunk, 11 rounds of padding
+    long = run_vlearning(game, "cce-v", 37, seed=2)  # one long chunk, 475 rounds of padding
+    compiled = _vlearning._chunk_batch._cache_size()
+    again = run_vlearning(game, "cce-v", 23, seed=2)  # long
+    assert _vlearning._chunk_batch._cache_size() == compiled
+    assert [_vlearning._chunks(K, 1) for K in (5, 37, 23)] == [[(5, 16)], [(37, 512)], [(23, 512)]]
     for run in (short, again):
         K = run.episodes
         np.testing.assert_array_equal(run.states, long.states[:K])
@@ -186,7 +193,12 @@ def test_on_the_cpu_the_rounds_inputs_are_made_by_numpy(monkeypatch):
     np.testing.assert_array_equal(fed.actions, drawn[1].actions)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+#: ce-v and stage-v in the full mode (a compiled round each at this shape, seconds): the three
+#: algorithms share the record (states, actions, rewards, estimates) that this test checks;
+#: their bandits' distributions at this shape equal the literal reference's to 1e-12 by default
+#: (test_vlearning_reference.py, "3p-h3"), and each plays valid distributions on the paper's
+#: game below (test_prefix_curves_equal_the_exact_evaluators: its exact evaluators read them).
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(ALGORITHMS, {"cce-v"}))
 def test_a_run_plays_its_bandits_distributions(algorithm):
     game = make_random_game(8, 3, 3, 2, (2, 3, 2))
     result = run_vlearning(game, algorithm, EPISODES_3P, seed=1)
@@ -249,8 +261,10 @@ def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
 
     game = make_paper_game()
     policy = run_vlearning(game, "stage-v", EPISODES, seed=5).policy
+    # Episodes: a quarter of the full mode's outside it (the mediator plays them in a Python loop).
+    share = 1 if FULL_TESTS else 4
     exact = policy_value(game, policy)
-    estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 10_000, seed=9)
+    estimate = play_episodes(MarkovGameParallelEnv(game), Mediator(policy), 10_000 // share, seed=9)
     assert np.all(np.abs(estimate.z_scores(exact)) < 4)
     # The best strategy modification, played through the mediator by player 0.
     ce = exact_ce_gap(game, policy)
@@ -261,11 +275,11 @@ def test_monte_carlo_and_the_mediator_agree_with_the_exact_values():
         return int(table[h, s, recommended])
 
     env = MarkovGameParallelEnv(game, observation="dict")
-    deviating = play_episodes(env, Mediator(policy), 10_000, seed=10, deviations={"player_0": modified})
+    deviating = play_episodes(env, Mediator(policy), 10_000 // share, seed=10, deviations={"player_0": modified})
     assert abs(deviating.z_scores(ce.deviation_value)[0]) < 4
     # The best CCE deviation (history-dependent), simulated.
     cce = exact_cce_gap(game, policy)
-    mc = monte_carlo_value(game, policy, 20_000, seed=12, deviation=cce.deviations[1])
+    mc = monte_carlo_value(game, policy, 20_000 // share, seed=12, deviation=cce.deviations[1])
     assert abs(mc.z_scores(cce.best_response_value)[1]) < 4
 
 
