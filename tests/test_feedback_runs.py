@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import StopRun, beyond_default_in_full, make_paper_game, stop_after
+from conftest import StopRun, beyond_default_in_full, make_paper_game, make_random_game, stop_after
 from markovgames.dynamics import RunStateError, parse_feedback, run, run_batch
-from markovgames.games import random_game
 
 CURVES = ("value", "certified_ce_bound", "certified_cce_bound")
 #: The runs' length: each distinct length (and chunk length) is another compiled loop, so the runs
@@ -27,7 +26,13 @@ def _same(a, b) -> None:
             np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize("algorithm", ["smooth_ce", "stage_cce", "exrm-plus+smooth"])
+#: The seed test's algorithms: both value updates and both kinds of learner by default; a learner of
+#: two utility queries (its draws per iteration keyed as the others', by the iteration: the samples
+#: test counts them by default) in the full mode.
+SEED_ALGORITHMS = beyond_default_in_full(["smooth_ce", "stage_cce", "exrm-plus+smooth"], {"smooth_ce", "stage_cce"})
+
+
+@pytest.mark.parametrize("algorithm", SEED_ALGORITHMS)
 def test_a_seed_gives_one_run_whatever_the_chunks_and_an_interruption(tmp_path, algorithm):
     game = make_paper_game()
     settings = dict(feedback="sampled:2", seed=11)
@@ -66,11 +71,17 @@ EXACT_ALGORITHMS = beyond_default_in_full(
 )
 
 
+#: The exact mode's game, length and optimism: those of test_engine_vs_reference.py's three-player
+#: game (random2) and its default cases there (their compiled loops).
+EXACT_GAME, EXACT_T, EXACT_OPTIMISM = (2, 3, 2, 2, (2, 2, 3)), 14, {"smooth_ce": True, "stage_cce": False}
+
+
 @pytest.mark.parametrize("algorithm", EXACT_ALGORITHMS)
 def test_the_exact_mode_is_full_information_bit_for_bit(algorithm):
-    game = random_game(num_players=3, horizon=2, num_states=2, num_actions=2, seed_or_rng=5)
-    full = run(game, algorithm, T=T)
-    exact = run(game, algorithm, T=T, feedback="sampled:exact", seed=3)
+    game = make_random_game(*EXACT_GAME)
+    optimistic = EXACT_OPTIMISM.get(algorithm, True)
+    full = run(game, algorithm, T=EXACT_T, optimistic=optimistic)
+    exact = run(game, algorithm, T=EXACT_T, optimistic=optimistic, feedback="sampled:exact", seed=3)
     _same(exact, full)
     assert exact.feedback == "sampled:exact" and exact.seed is None and exact.samples_used is None
     assert exact.identity_residual == full.identity_residual

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import beyond_default_in_full
 from markovgames.cli import main
 from markovgames.dynamics import run
 from markovgames.experiments import load_results, parse_sweep_config, plan_sweep, summarize_results
@@ -129,7 +130,11 @@ def test_summarize_groups_by_order_and_schedule(sweep, capsys):
     assert "order" in out and "eta schedule" in out and "alternating" in out
 
 
-@pytest.mark.parametrize("metric", ["external_regret", "swap_regret", "duality_gap"])
+# A regret and the duality gap by default; external_regret (a column of the results like
+# swap_regret, drawn by the same code) in the full mode.
+@pytest.mark.parametrize(
+    "metric", beyond_default_in_full(["external_regret", "swap_regret", "duality_gap"], {"swap_regret", "duality_gap"})
+)
 def test_plot_a_sweeps_metric(sweep, tmp_path, capsys, metric):
     figures = tmp_path / "figures"
     assert main(["plot", str(sweep / "out"), "--out", str(figures), "--metric", metric, "--window", "10,60"]) == 0

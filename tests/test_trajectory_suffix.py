@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import PAPER_ALGORITHMS
+from conftest import PAPER_ALGORITHMS, cli_in_process
 from markovgames.dynamics import IndexKernel, run, run_batch, trajectory_suffix
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, policy_value
 from markovgames.games import random_game
@@ -70,7 +68,7 @@ def test_bounds_and_tolerance_checks():
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_kept_rows_are_the_full_runs_rows_and_bounds_hold(algorithm, tmp_path):
     game = random_game(2, 3, 2, 2, seed_or_rng=11)
-    T = 2400
+    T = 600  # long enough that the suffix of either kernel starts after some whole chunks
     full = run(game, algorithm, T=T, eta=0.3)
     first = trajectory_suffix(KIND[algorithm], T, game.horizon, 0.05).first_kept
     chunk = (first - 1) // 2 + 3
@@ -103,20 +101,23 @@ def test_batched_suffix():
     assert cut.run(1).suffix == cut.suffix
 
 
-def test_cli_run_and_evaluate_with_a_suffix(tmp_path):
+def test_cli_run_and_evaluate_with_a_suffix(tmp_path, monkeypatch, capsys):
+    # The commands in this process (they need no process of their own).
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "markovgames", "run", "--game", "paper", "--algorithm", "smooth_cce", "-T", "3000"]
-    subprocess.run([*cmd, "--out", str(out), "--trajectory-tolerance", "0.01", "--quiet"], check=True)
+    cmd = ["run", "--game", "paper", "--algorithm", "smooth_cce", "-T", "3000"]
+    done = cli_in_process([*cmd, "--out", str(out), "--trajectory-tolerance", "0.01", "--quiet"], tmp_path, monkeypatch, capsys)
+    assert done.returncode == 0, done.stderr
     metrics = json.loads((out / "metrics.json").read_text())
     suffix = metrics["trajectory_suffix"]
     assert suffix["first_kept"] > 1 and suffix["dropped_mass"] <= 0.01
     assert np.load(out / "trajectory" / "policy_0.npy").shape[0] == 3000 - suffix["first_kept"] + 1
-    subprocess.run([sys.executable, "-m", "markovgames", "evaluate", str(out), "--exact", "--quiet"], check=True)
+    done = cli_in_process(["evaluate", str(out), "--exact", "--quiet"], tmp_path, monkeypatch, capsys)
+    assert done.returncode == 0, done.stderr
     report = json.loads((out / "evaluation.json").read_text())
     assert report["trajectory_suffix"] == suffix
     assert abs(report["exact_cce_gap"] - report["certified_cce_gap"]) <= suffix["gap_error_bound"] + 1e-4
-    bad = subprocess.run(
-        [*cmd, "--out", str(tmp_path / "x"), "--trajectory-tolerance", "0.01", "--exact"], capture_output=True, text=True
+    bad = cli_in_process(
+        [*cmd, "--out", str(tmp_path / "x"), "--trajectory-tolerance", "0.01", "--exact"], tmp_path, monkeypatch, capsys
     )
     assert bad.returncode == 2 and "drop --trajectory-tolerance" in bad.stderr
     assert not (tmp_path / "x").exists()
