@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -302,22 +303,37 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     assert proc.wait(timeout=120) == 141 and err == ""
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["games", "list"], ["run", "--help"], ["sweep", "--help"]])
+LIGHT_COMMANDS = [["--version"], ["games", "list"], ["run", "--help"], ["sweep", "--help"]]
+
+
+@functools.cache
+def _heavy_modules_after_each_light_command() -> list[list[str]]:
+    """The heavy modules loaded after each of `LIGHT_COMMANDS`, run one after the other in one
+    fresh interpreter (one start, not one per command: what one loads stays loaded, so a command
+    that loads one fails its own case and every later one)."""
+    code = (
+        "import sys, contextlib, io, json\n"
+        "from markovgames.cli import main\n"
+        "loaded = []\n"
+        f"for argv in {LIGHT_COMMANDS!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        "    heavy = ('jax', 'scipy', 'markovgames.dynamics', 'markovgames.experiments')\n"
+        "    loaded.append([m for m in heavy if m in sys.modules])\n"
+        "print(json.dumps(loaded))\n"
+    )
+    return json.loads(fresh_python(code))
+
+
+@pytest.mark.parametrize("argv", LIGHT_COMMANDS)
 def test_the_parser_and_light_commands_load_neither_jax_nor_scipy(argv):
     """Start-up time: building the parsers, and the commands that compute nothing, must not import
     JAX or SciPy (a second or more each); tests/test_cli_startup.py checks --version and --help
     more closely, and benchmarks/bench_cli.py measures the time."""
-    code = (
-        "import sys, contextlib, io\n"
-        "from markovgames.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    try:\n"
-        f"        main({argv!r})\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print([m for m in ('jax', 'scipy', 'markovgames.dynamics', 'markovgames.experiments') if m in sys.modules])\n"
-    )
-    assert fresh_python(code) == "[]"
+    assert _heavy_modules_after_each_light_command()[LIGHT_COMMANDS.index(argv)] == []
 
 
 def test_experiments_load_each_module_on_first_use():

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reference_impl as ref
-from conftest import PAPER_ALGORITHMS
+from conftest import PAPER_ALGORITHMS, examples
 from markovgames import MarkovGame
 from markovgames.dynamics import run
 from markovgames.evaluation import (
@@ -428,7 +428,9 @@ RUN_CASES = [
 ]
 
 
-@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 7 examples by default (the runs of the paper's shape are compiled loops of the test above), 14
+# in the full mode.
+@settings(max_examples=examples(7, 14), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=st.sampled_from(RUN_CASES),
     seed=st.integers(0, 2**20),

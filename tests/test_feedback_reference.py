@@ -90,18 +90,25 @@ def assert_matches_literal(result, literal, T: int):
 #: players, one-query and two-query learners under both updates; the stage-based runs are long
 #: enough for at least four stage ends at H = 2 (iterations 2, 5, 9, 15, 24). The K = 6 case also
 #: crosses chunk boundaries (a chunk's draws are made at once, before its loop). Each case compiles
-#: a loop of its own (1-3 s; the sparse tests below reuse the hedge+smooth one): rm-plus+stage with
-#: K = 1 runs in the full mode (CONTRIBUTING.md, "Tests"); by default the others still cover every
-#: value update family, both orders, K of 1, 3 and 6, two and three players, and one- and two-query
-#: learners under both updates.
+#: a loop of its own (1-3 s): rm-plus+stage with K = 1, hedge+smooth (whose run, alternating with
+#: K = 3 on the two-player shape, test_a_canonical_sparse_kernel_draws_the_dense_kernels_next_states
+#: compares with the literal one by default), three players' rm-plus+smooth and exrm-plus+stage run
+#: in the full mode (CONTRIBUTING.md, "Tests"); by default the others still cover every value update
+#: family, both orders, K of 1, 3 and 6, two and three players, one- and two-query learners (the
+#: proposals are drawn at every iteration under either update; the stage-based update draws its
+#: next states at the stage ends, checked with a one-query learner).
 SAMPLED_CASES = [
     pytest.param("2p", "rm-plus+smooth", 1, "simultaneous", 30, True, None, id="2p-rm-plus+smooth-K1"),
-    pytest.param("2p", "hedge+smooth", 3, "alternating", 30, True, None, id="2p-hedge+smooth-K3-alternating"),
-    pytest.param("3p", "rm-plus+smooth", 3, "alternating", 16, True, None, id="3p-rm-plus+smooth-K3-alternating"),
+    pytest.param(
+        "2p", "hedge+smooth", 3, "alternating", 30, True, None, id="2p-hedge+smooth-K3-alternating", marks=pytest.mark.full
+    ),
+    pytest.param(
+        "3p", "rm-plus+smooth", 3, "alternating", 16, True, None, id="3p-rm-plus+smooth-K3-alternating", marks=pytest.mark.full
+    ),
     pytest.param("2p", "rm-plus+stage", 1, "simultaneous", 30, True, None, id="2p-rm-plus+stage-K1", marks=pytest.mark.full),
     pytest.param("3p", "hedge+stage", 3, "alternating", 26, False, None, id="3p-plain-stage_cce-K3-alternating"),
     pytest.param("2p", "extragradient+smooth", 3, "simultaneous", 30, True, None, id="2p-extragradient+smooth-K3"),
-    pytest.param("3p", "exrm-plus+stage", 3, "simultaneous", 26, True, None, id="3p-exrm-plus+stage-K3"),
+    pytest.param("3p", "exrm-plus+stage", 3, "simultaneous", 26, True, None, id="3p-exrm-plus+stage-K3", marks=pytest.mark.full),
     pytest.param("2p-h3", "bm-hedge+smooth-linear", 6, "alternating", 16, True, 7, id="2p-h3-bm-hedge+smooth-linear-K6-chunks"),
 ]
 
@@ -243,15 +250,13 @@ def test_equal_games_give_equal_sampled_runs_whatever_the_order_of_their_success
 # sampled:exact is full information
 # ------------------------------------------------------------------------------------------------
 
-#: By default a covering subset: every value update in both orders, both two-query learners, a plain
-#: (non-optimistic) run, eight of the ten learners (the exact mode's branch is the loop's, not the
+#: By default a covering subset (each case compiles two loops): every value update, the smooth
+#: family and the stage-based update each in both orders, both two-query learners, a plain
+#: (non-optimistic) run, five of the ten learners (the exact mode's branch is the loop's, not the
 #: learner's); the full mode runs every learner x value update x allowed order.
 EXACT_DEFAULT = {
     ("hedge", "smooth", "alternating", True),
-    ("bm-logbarrier", "smooth", "simultaneous", True),
-    ("rm-plus", "smooth-uniform", "alternating", True),
     ("exrm-plus", "smooth-uniform", "simultaneous", True),
-    ("bm-hedge", "smooth-linear", "alternating", True),
     ("extragradient", "smooth-linear", "simultaneous", True),
     ("sprm-plus", "stage", "alternating", True),
     ("ogda", "stage", "simultaneous", False),
@@ -278,7 +283,9 @@ def test_the_exact_cases_cover_what_they_say():
     defaults = [c.values for c in EXACT_CASES if not c.marks]
     assert len(defaults) == len(EXACT_DEFAULT)
     assert TWO_QUERY <= {d[0] for d in defaults} and len({d[0] for d in defaults}) == len(EXACT_DEFAULT)
-    assert {(d[1], d[2]) for d in defaults} == {(u, o) for u in VALUE_UPDATES for o in ("simultaneous", "alternating")}
+    assert {d[1] for d in defaults} == set(VALUE_UPDATES) and not all(d[3] for d in defaults)
+    orders = ("simultaneous", "alternating")
+    assert {(d[1] == "stage", d[2]) for d in defaults} == {(stage, o) for stage in (False, True) for o in orders}
     assert len(EXACT_CASES) == len(BUILTIN_LEARNERS) * len(VALUE_UPDATES) * 2 - len(TWO_QUERY) * len(VALUE_UPDATES) + 1
 
 

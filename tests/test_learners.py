@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -123,27 +125,54 @@ def test_entropy_argmax_is_softmax():
     np.testing.assert_allclose(x, expected, rtol=1e-14)
 
 
-LEARNERS = [spec.build for spec in BUILTIN_LEARNERS.values()]
 LEARNER_IDS = list(BUILTIN_LEARNERS)
+LEARNERS = [BUILTIN_LEARNERS[name].build for name in LEARNER_IDS]
+#: The action count of each learner's default case in the run-axis test below (2 or 3,
+#: alternating): the purity test takes the same, so that both run one compiled iteration.
+DEFAULT_ACTIONS = {name: (2, 3)[k % 2] for k, name in enumerate(LEARNER_IDS)}
+#: The run-axis test's copies: states and runs of a strategy ``(S, R, A)``.
+STATES, RUNS = 3, 4
 
 
-@pytest.mark.parametrize("make", LEARNERS, ids=LEARNER_IDS)
-def test_learner_is_pure_and_starts_uniform(make):
+@functools.cache
+def _iteration(make, axis: int):
+    """``play``, then ``observe`` of the utility that follows, as one compiled program (as in the
+    loop: one program per iteration, not one per operation), for the learner ``make(axis)``; one
+    per learner and layout, shared by the tests below."""
+    learner = make(axis)
+
+    def both(state, prediction, eta, rho, utility):
+        strategy, state = learner.play(state, prediction, eta, rho)
+        return strategy, state, learner.observe_with(state, utility, rho, eta)
+
+    return jax.jit(both)
+
+
+def _eta_shape(learner, num_actions: int) -> tuple[int, ...]:
+    """In the default layout a per-run rate broadcasts against (S, R, A) or BM's (S, R, A, A)."""
+    swap = isinstance(learner.init((STATES, RUNS, num_actions), jnp.float64), SwapState)
+    return (RUNS, 1, 1) if swap else (RUNS, 1)
+
+
+@pytest.mark.parametrize("name", LEARNER_IDS, ids=LEARNER_IDS)
+def test_learner_is_pure_and_starts_uniform(name):
+    # The run-axis test's compiled iteration and shapes (its default case's action count).
+    make, num_actions = BUILTIN_LEARNERS[name].build, DEFAULT_ACTIONS[name]
     learner = make(-1)
-    # Compiled, as in the loop (one program per function rather than one per operation).
-    learner = learner._replace(play=jax.jit(learner.play), observe=jax.jit(learner.observe))
-    state = learner.init((2, 3, 4), jnp.float64)
-    x, state = learner.play(state, jnp.zeros((2, 3, 4)), 0.5, 0.0)
-    np.testing.assert_allclose(np.asarray(x), 0.25, atol=1e-15)
+    step = _iteration(make, -1)
+    state = learner.init((STATES, RUNS, num_actions), jnp.float64)
+    eta = jnp.full(_eta_shape(learner, num_actions), 0.5)
+    u = jnp.asarray(np.random.default_rng(0).random((STATES, RUNS, num_actions)))
     before = jax.tree_util.tree_map(np.array, state)
-    u = jnp.asarray(np.random.default_rng(0).random((2, 3, 4)))
-    new = learner.observe_with(state, u, 0.0, 0.5)
-    # The old state is untouched (no mutation) and the new one differs.
+    x, played, new = step(state, jnp.zeros((STATES, RUNS, num_actions)), eta, 0.0, u)
+    np.testing.assert_allclose(np.asarray(x), 1.0 / num_actions, atol=1e-15)
+    # The old state is untouched (no mutation) and the state after observe differs from the one
+    # after play.
     for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(state), strict=True):
         np.testing.assert_array_equal(a, np.asarray(b))
     assert any(
         not np.array_equal(np.asarray(a), np.asarray(b))
-        for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(state), strict=True)
+        for a, b in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(played), strict=True)
     )
 
 
@@ -190,27 +219,15 @@ def test_learner_with_a_trailing_run_axis_equals_the_default_layout(make, num_ac
     loop (an iteration's ``play`` and ``observe`` one program, not one per operation); XLA may fuse
     the two layouts' operations differently, so they agree to a few units in the last place, not
     bit for bit."""
-    runs, states = 4, 3
+    runs, states = RUNS, STATES
     rng = np.random.default_rng(num_actions)
-
-    def iteration(learner):
-        """``play``, then ``observe`` of the utility that follows, as one compiled program."""
-
-        def both(state, prediction, eta, rho, utility):
-            strategy, state = learner.play(state, prediction, eta, rho)
-            return strategy, state, learner.observe_with(state, utility, rho, eta)
-
-        return jax.jit(both)
-
     last, trailing = make(-1), make(-2)
-    step_last, step_trail = iteration(last), iteration(trailing)
+    step_last, step_trail = _iteration(make, -1), _iteration(make, -2)
 
     def same(a, b):
         np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
 
-    # In the default layout a per-run rate broadcasts against (S, R, A) or BM's (S, R, A, A).
-    swap = isinstance(last.init((states, runs, num_actions), jnp.float64), SwapState)
-    eta_shape = (runs, 1, 1) if swap else (runs, 1)
+    eta_shape = _eta_shape(last, num_actions)
     s_last = last.init((states, runs, num_actions), jnp.float64)
     s_trail = trailing.init((states, num_actions, runs), jnp.float64)
     assert jax.tree_util.tree_map(lambda x: x.shape[-1], s_trail) == jax.tree_util.tree_map(lambda _: runs, s_trail)

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from numpy_loop import run_numpy  # noqa: E402
 
-from conftest import PAPER_ALGORITHMS, make_paper_game, make_random_game  # noqa: E402
+from conftest import case, make_paper_game, make_random_game  # noqa: E402
 from markovgames.dynamics import run  # noqa: E402
 
 TOL = 1e-10
@@ -33,10 +33,28 @@ METRICS = ("value", "certified_ce_bound", "certified_cce_bound")
 
 # The non-optimistic baselines on the paper's game only (each case costs an engine compilation).
 CASES = [(name, True) for name in GAMES] + [("paper", False)]
+#: By default the paper's game with both value updates and both learners, the random
+#: three-player game with smooth_ce (Blum-Mansour's log-barrier rows at 2, 3 and 4 actions: the
+#: Newton and GTH paths) and the plain run with stage_cce; the other cases (and smooth_cce, Hedge
+#: with the smooth update) in the full mode.
+NUMPY_DEFAULT = {("paper", True, "smooth_ce"), ("paper", True, "stage_cce"), ("random3", True, "smooth_ce")}
+NUMPY_DEFAULT |= {("paper", False, "stage_cce")}
 
 
-@pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
-@pytest.mark.parametrize("name,optimistic", CASES, ids=[f"{n}-{'opt' if o else 'plain'}" for n, o in CASES])
+@pytest.mark.parametrize(
+    "name,optimistic,algorithm",
+    [
+        case(
+            name,
+            optimistic,
+            algorithm,
+            default=(name, optimistic, algorithm) in NUMPY_DEFAULT,
+            id=f"{name}-{'opt' if optimistic else 'plain'}-{algorithm}",
+        )
+        for algorithm in ("smooth_ce", "stage_cce", "smooth_cce")
+        for name, optimistic in CASES
+    ],
+)
 def test_numpy_loop_matches_engine(name, optimistic, algorithm):
     game, T, eta = GAMES[name]
     engine = run(game, algorithm, T=T, eta=eta, optimistic=optimistic, record_trajectory=True)

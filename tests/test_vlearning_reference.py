@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import literal_vlearning as lv
+from conftest import beyond_default_in_full, case
 from markovgames.dynamics import run_vlearning, vlearning_uniforms
 from markovgames.evaluation import exact_cce_gap, exact_ce_gap, nash_gap, policy_value, prefix_curves
 from markovgames.games import paper_game, random_game
@@ -157,9 +158,24 @@ def test_brute_gaps_of_one_episode_are_the_nash_gap_of_uniform_play(name):
 #: clip H - h), 0 (no optimism), and 0.1 with unequal action counts (the bonus's A_i matters).
 RUNS = [("paper", 1.0), ("paper", 0.0), ("tiny", 0.0), ("3p-h3", 0.1)]
 
+#: The three-player game's runs compile programs of their own (seconds each, H = 3): by default
+#: ``ce-v`` only (its Blum-Mansour rows over unequal action counts), every algorithm in the full
+#: mode; the two-player games run every algorithm by default.
+THREE_PLAYER_DEFAULT = "ce-v"
 
-@pytest.mark.parametrize("name, bonus", RUNS)
-@pytest.mark.parametrize("algorithm", lv.ALGORITHMS)
+
+def _by_default(algorithm: str, name: str) -> bool:
+    return name != "3p-h3" or algorithm == THREE_PLAYER_DEFAULT
+
+
+@pytest.mark.parametrize(
+    "algorithm, name, bonus",
+    [
+        case(algorithm, name, bonus, default=_by_default(algorithm, name), id=f"{algorithm}-{name}-{bonus}")
+        for algorithm in lv.ALGORITHMS
+        for name, bonus in RUNS
+    ],
+)
 def test_run_equals_literal(algorithm, name, bonus):
     game, result, literal = library_and_literal(name, algorithm, bonus)
     K = GAMES[name][1]
@@ -175,7 +191,7 @@ def test_run_equals_literal(algorithm, name, bonus):
         np.testing.assert_allclose(policy.policies[i][rows, steps, literal.states], literal.played[i], rtol=0, atol=TOL)
 
 
-@pytest.mark.parametrize("algorithm", lv.ALGORITHMS)
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(lv.ALGORITHMS, {THREE_PLAYER_DEFAULT}))
 def test_given_draws_are_the_draws_used(algorithm):
     # Numbers that are not the library's own: the run follows them, and only them.
     game, K = GAMES["3p-h3"]
@@ -201,8 +217,14 @@ def test_vlearning_uniforms_shapes():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, bonus", [("paper", 0.0), ("3p-h3", 0.1)])
-@pytest.mark.parametrize("algorithm", lv.ALGORITHMS)
+@pytest.mark.parametrize(
+    "algorithm, name, bonus",
+    [
+        case(algorithm, name, bonus, default=_by_default(algorithm, name), id=f"{algorithm}-{name}-{bonus}")
+        for algorithm in lv.ALGORITHMS
+        for name, bonus in [("paper", 0.0), ("3p-h3", 0.1)]
+    ],
+)
 def test_policy_value_equals_brute(algorithm, name, bonus):
     game, result, literal = library_and_literal(name, algorithm, bonus)
     np.testing.assert_array_equal(np.asarray(result.states), literal.states)
@@ -248,7 +270,8 @@ def test_exact_gaps_equal_brute_force(algorithm, name, prefix):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("algorithm", lv.ALGORITHMS)
+# (On the three-player game's runs: ``ce-v`` by default, every algorithm in the full mode.)
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(lv.ALGORITHMS, {THREE_PLAYER_DEFAULT}))
 def test_mutations_are_caught(algorithm):
     game, result, literal = library_and_literal("3p-h3", algorithm, 0.1)
     K = GAMES["3p-h3"][1]
