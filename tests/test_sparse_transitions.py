@@ -243,22 +243,8 @@ def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
         run_batch([games[0], games[1].to_dense()], algorithm, T=5)
 
 
-def _contraction_examples(test):
-    """Each run layout, each dense path and each way of cutting a step in pieces, whatever
-    hypothesis draws. The whole step at once (``pieces = None``, the path of every engine run in
-    this file) only in the full mode, with 40 drawn examples; by default these three only."""
-    cases = [
-        dict(seed=1, k=3, runs=0, states=5, pieces=5),
-        dict(seed=2, k=2, runs=1, states=40, pieces=3),
-        dict(seed=4, k=1, runs=3, states=5, pieces=2),
-    ]
-    if FULL_TESTS:
-        cases.insert(2, dict(seed=3, k=4, runs=3, states=40, pieces=None))
-    for kwargs in reversed(cases):
-        test = example(**kwargs)(test)
-    return test
-
-
+# By default the four examples below only (each run layout, dense path and way of cutting a
+# step); 40 drawn ones besides in the full mode.
 @settings(max_examples=examples(1, 40), deadline=None, phases=tuple(Phase) if FULL_TESTS else (Phase.explicit,))
 @given(
     seed=st.integers(0, 2**31 - 1),
@@ -267,7 +253,11 @@ def _contraction_examples(test):
     states=st.sampled_from([5, 40]),
     pieces=st.sampled_from([None, 2, 3, 5]),
 )
-@_contraction_examples
+# Each run layout, each dense path and each way of cutting a step, whatever hypothesis draws.
+@example(seed=1, k=3, runs=0, states=5, pieces=5)
+@example(seed=2, k=2, runs=1, states=40, pieces=3)
+@example(seed=3, k=4, runs=3, states=40, pieces=None)
+@example(seed=4, k=1, runs=3, states=5, pieces=2)
 def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, pieces):
     """``apply_transition`` (sparse and dense forms; a single run without a run axis, or a batch
     of one or several runs side by side, each with its own kernel) equals the per-run einsum of
