@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import StopRun, case, stop_after
+from conftest import StopRun, beyond_default_in_full, case, stop_after
 from discounted_reference import alpha_weights, order_of, run_discounted_reference
 from markovgames.dynamics import DiscountedBatchRunResult, DiscountedRunResult, run, run_batch
 from markovgames.evaluation import discounted_nash_gap
@@ -89,7 +89,10 @@ def _in_stretches(monkeypatch):
     monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
 
 
-@pytest.mark.parametrize("stretches", [False, True])
+# In stretches in the full mode: by default the stretches' evaluated iterates are checked by
+# test_batch_equals_single_runs[True] (the average against the evaluators, the last iterate
+# against single runs) and test_the_average_in_stretches_changes_nothing_else.
+@pytest.mark.parametrize("stretches", beyond_default_in_full([False, True], {False}))
 def test_evaluated_iterates_equal_the_discounted_evaluators(stretches, monkeypatch):
     """The last and weighted average iterates' values and best-response values at the prefixes
     each was asked at are the discounted evaluators' on the stored iterates (the average rebuilt

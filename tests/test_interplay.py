@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import literal_learners as literal
-from conftest import make_random_game
+from conftest import case, make_random_game
 from markovgames import MarkovGame
 from markovgames.dynamics import get_step_schedule, run, run_batch
 from test_textbook_averaging import _hedge, _regret_matching, _utilities
@@ -185,8 +185,16 @@ def literal_regrets(payoffs, played, i: int, weights: np.ndarray) -> tuple[np.nd
     return np.array(external), np.array(swap)
 
 
-@pytest.mark.parametrize("update", ["smooth-uniform", "smooth-linear"])
-@pytest.mark.parametrize("learner", ["hedge", "rm-plus", "bm-hedge"])
+#: Each learner with one averaging by default, alternating, so both averagings run (the regret rows
+#: weigh what was played as the averaging says, whatever the learner); all six in the full mode.
+_REGRET_CASES = [
+    case(learner, update, default=(k + u) % 2 == 0, id=f"{learner}-{update}")
+    for k, learner in enumerate(["hedge", "rm-plus", "bm-hedge"])
+    for u, update in enumerate(["smooth-uniform", "smooth-linear"])
+]
+
+
+@pytest.mark.parametrize(("learner", "update"), _REGRET_CASES)
 def test_regret_curves_on_a_normal_form_game_are_the_literal_regrets(update, learner):
     game = make_random_game(47, 2, 1, 1, (3, 2))
     result = run(game, f"{learner}+{update}", T=T, regret=True, eta=0.7)
@@ -227,7 +235,7 @@ def test_regret_curves_in_a_markov_game_are_the_largest_over_steps_and_states():
     per_player = run_batch(game, "bm-hedge+smooth", T=40, etas=[(0.2, 0.5), (0.5, 0.2)], regret=True)
     single = run(game, "bm-hedge+smooth", T=40, eta=(0.5, 0.2), regret=True)
     np.testing.assert_allclose(per_player.run(1).swap_regret, single.swap_regret, rtol=0, atol=1e-13)
-    assert len(run_batch(game, "hedge+smooth", T=5, etas=(0.2, 0.5))) == 2
+    assert len(run_batch(game, "bm-hedge+smooth", T=40, etas=(0.2, 0.5), regret=True)) == 2  # (the batch's loop)
     assert plain.external_regret is None
 
 

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import PAPER_ALGORITHMS, beyond_default_in_full, examples
+from conftest import FULL_TESTS, PAPER_ALGORITHMS, beyond_default_in_full, examples
 from markovgames.dynamics import run, run_batch
 from markovgames.games import (
     GameFileError,
@@ -215,8 +215,10 @@ def test_sparse_npz_wrong_successor_dtype(tmp_path):
 ENGINE_T = 60
 
 
+# With optimism by default (the programs the batch tests below reuse), without it in the full mode:
+# optimism changes only the learners' prediction, not how a step contracts the kernel.
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
-@pytest.mark.parametrize("optimistic", [True, False])
+@pytest.mark.parametrize("optimistic", beyond_default_in_full([True, False], {True}))
 def test_engine_dense_equals_sparse(algorithm, optimistic):
     sparse = _sparse_game()
     dense = sparse.to_dense()
@@ -241,7 +243,9 @@ def test_batched_sparse_equals_single_and_refuses_mixed_forms(algorithm):
         run_batch([games[0], games[1].to_dense()], algorithm, T=5)
 
 
-@settings(max_examples=examples(1, 40), deadline=None)
+# By default the four examples below only (each run layout, dense path and way of cutting a
+# step); 40 drawn ones besides in the full mode.
+@settings(max_examples=examples(1, 40), deadline=None, phases=tuple(Phase) if FULL_TESTS else (Phase.explicit,))
 @given(
     seed=st.integers(0, 2**31 - 1),
     k=st.integers(1, 4),
@@ -322,40 +326,6 @@ def test_large_games_howto_runs(tmp_path, monkeypatch):
         exec(compile(block, f"howto-large-games.md (python block {k + 1})", "exec"), namespace)
     assert namespace["game"].is_sparse and (tmp_path / "sparse.npz").exists()
     assert abs(namespace["policy"].T - 20000) == 0
-
-
-# stage_cce by default: its loop takes every one of these paths but the scanned horizon of the
-# smooth update, which test_per_step_carry_equals_the_scanned_steps forces (the same lines of the
-# package are covered without smooth_ce's case, whose four loops take about 9 s to compile).
-@pytest.mark.parametrize("algorithm", beyond_default_in_full(["smooth_ce", "stage_cce"], {"stage_cce"}))
-def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch):
-    """The loops large games take (steps scanned, successors in a fori_loop, each step's sparse
-    contraction in pieces of states) give the same numbers."""
-    from markovgames.dynamics import _engine, _output_metrics, _smooth, _transitions
-
-    game = _sparse_game(seed=4, k=3)
-    games = [game, _sparse_game(seed=5, k=3)]
-    small = run(game, algorithm, T=ENGINE_T, eta=0.3)
-    small_batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.3, 0.2])
-    monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
-    monkeypatch.setattr(_transitions, "_UNROLL_SUCCESSORS", 1)
-    monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
-    # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 5 states
-    # go in 2 pieces (of 2 and 3 states) and in 3 (of 1, 2 and 2). Each piece is a kernel of
-    # its own, so more of them would only lengthen the compilation.
-    monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 1800)
-    _engine.compiled_chunk.cache_clear()
-    try:
-        large = run(game, algorithm, T=ENGINE_T, eta=0.3)
-        large_batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.3, 0.2])
-    finally:
-        _engine.compiled_chunk.cache_clear()
-    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
-        np.testing.assert_allclose(getattr(large, name), getattr(small, name), rtol=0, atol=1e-13)
-        np.testing.assert_allclose(getattr(large_batch, name), getattr(small_batch, name), rtol=0, atol=1e-13)
-        np.testing.assert_allclose(getattr(large_batch, name)[0], getattr(small, name), rtol=0, atol=1e-13)
-    for x, y in zip(large.policies, small.policies, strict=True):
-        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
 
 
 def test_run_exact_skips_a_sparse_game_too_large_for_dense_arrays():
@@ -452,3 +422,38 @@ def test_sparse_batch_too_large_for_int32_indices_is_refused():
     assert contract(jax.ShapeDtypeStruct((2, 40_000, 50_000), jnp.float32)).shape == (2, 3, 2, 50_000)
     with pytest.raises(ValueError, match=r"50000 sparse runs with 50000 states each .* smaller run_batch group_size"):
         contract(jax.ShapeDtypeStruct((2, 50_000, 50_000), jnp.float32))
+
+
+# stage_cce by default: its loop takes every one of these paths but the scanned horizon of the
+# smooth update, which test_per_step_carry_equals_the_scanned_steps forces (the same lines of the
+# package are covered without smooth_ce's case, whose four loops take about 9 s to compile).
+# Last in this file: it empties the cache of compiled loops, which the tests above share.
+@pytest.mark.parametrize("algorithm", beyond_default_in_full(["smooth_ce", "stage_cce"], {"stage_cce"}))
+def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch):
+    """The loops large games take (steps scanned, successors in a fori_loop, each step's sparse
+    contraction in pieces of states) give the same numbers."""
+    from markovgames.dynamics import _engine, _output_metrics, _smooth, _transitions
+
+    game = _sparse_game(seed=4, k=3)
+    games = [game, _sparse_game(seed=5, k=3)]
+    small = run(game, algorithm, T=ENGINE_T, eta=0.3)
+    small_batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.3, 0.2])
+    monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
+    monkeypatch.setattr(_transitions, "_UNROLL_SUCCESSORS", 1)
+    monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
+    # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 5 states
+    # go in 2 pieces (of 2 and 3 states) and in 3 (of 1, 2 and 2). Each piece is a kernel of
+    # its own, so more of them would only lengthen the compilation.
+    monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 1800)
+    _engine.compiled_chunk.cache_clear()
+    try:
+        large = run(game, algorithm, T=ENGINE_T, eta=0.3)
+        large_batch = run_batch(games, algorithm, T=ENGINE_T, etas=[0.3, 0.2])
+    finally:
+        _engine.compiled_chunk.cache_clear()
+    for name in ("value", "certified_ce_bound", "certified_cce_bound"):
+        np.testing.assert_allclose(getattr(large, name), getattr(small, name), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(getattr(large_batch, name), getattr(small_batch, name), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(getattr(large_batch, name)[0], getattr(small, name), rtol=0, atol=1e-13)
+    for x, y in zip(large.policies, small.policies, strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)

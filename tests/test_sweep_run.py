@@ -345,27 +345,37 @@ def test_dry_run_shows_the_plan(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-def test_importing_markovgames_never_imports_ray():
-    code = (
-        "import sys, markovgames, markovgames.experiments, markovgames.cli._main as m; m.build_parser(); "
-        "import markovgames.experiments.sweeps._sweep, markovgames.cli._sweep; print('ray' in sys.modules)"
-    )
-    assert fresh_python(code) == "False"
-
-
-def test_summarize_and_plot_load_neither_jax_nor_scipy(small_sweep, tmp_path):
-    """Reading results needs no engine: ``summarize`` and ``plot`` start in about half the time
-    of a command that computes (JAX alone takes about 0.45 s to import)."""
+@pytest.fixture(scope="module")
+def fresh_imports(small_sweep, tmp_path_factory):
+    """One fresh interpreter for the two tests below (a Python and its imports to start, not two):
+    ``summarize`` and ``plot`` of the small sweep first, then what they loaded; then the imports
+    of the package, its experiments and the command line, and whether Ray is loaded."""
     root, *_ = small_sweep
+    figures = tmp_path_factory.mktemp("fresh-figures")
     code = (
         "import sys, contextlib, io\n"
         "from markovgames.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    codes = [main(['summarize', {str(root / 'out')!r}]), main(['plot', {str(root / 'out')!r}, '--out', {str(tmp_path)!r}])]\n"
+        f"    codes = [main(['summarize', {str(root / 'out')!r}]), main(['plot', {str(root / 'out')!r}, '--out', {str(figures)!r}])]\n"
         "print(codes, [m for m in ('jax', 'scipy', 'markovgames.dynamics') if m in sys.modules])\n"
+        "import markovgames, markovgames.experiments, markovgames.cli._main as m; m.build_parser()\n"
+        "import markovgames.experiments.sweeps._sweep, markovgames.cli._sweep; print('ray' in sys.modules)\n"
     )
-    assert fresh_python(code) == "[0, 0] []"
-    assert any(tmp_path.glob("*.png"))
+    results, ray_loaded = fresh_python(code).splitlines()
+    return results, ray_loaded, figures
+
+
+def test_importing_markovgames_never_imports_ray(fresh_imports):
+    _, ray_loaded, _ = fresh_imports
+    assert ray_loaded == "False"
+
+
+def test_summarize_and_plot_load_neither_jax_nor_scipy(fresh_imports):
+    """Reading results needs no engine: ``summarize`` and ``plot`` start in about half the time
+    of a command that computes (JAX alone takes about 0.45 s to import)."""
+    results, _, figures = fresh_imports
+    assert results == "[0, 0] []"
+    assert any(figures.glob("*.png"))
 
 
 def test_the_paper_order_of_results_is_the_registrys():
@@ -386,30 +396,58 @@ def test_example_config_is_valid():
 
 
 # ---------------------------------------------------------------------------------------
-# A worker process that dies (SIGKILL) is replaced and its batch retried
+# A sweep in worker processes: one that dies (SIGKILL) is replaced and its batch retried, and the
+# workers use the driver's compilation cache
 
 
-def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def pool_sweep(tmp_path_factory):
+    """A sweep of two batches in two worker processes (one pool to start for the two tests below):
+    the first worker to take a batch kills itself once, and the driver keeps a compilation cache
+    it configured in code. The pool's results and failures as the executor reports them."""
+    import jax
+
     import sweep_worker_helpers
     from markovgames.experiments.sweeps._execute import _execute_processes
-    from markovgames.experiments.sweeps._sweep import load_sweep_config, plan_sweep
 
-    config_file = tmp_path / "two.toml"
-    config_file.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')
-    config, _ = load_sweep_config(config_file, [])
-    tasks = plan_sweep(config, tmp_path).batches()
+    root = tmp_path_factory.mktemp("pool")
+    config = root / "two.toml"
+    config.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\nmax_retries = 2\n')
+    tasks = plan_sweep(load_sweep_config(config, [])[0], root).batches()
     assert len(tasks) == 2
-    monkeypatch.setenv("MARKOVGAMES_TEST_MARKER", str(tmp_path / "marker"))
+    cache = root / "cache"
+    cache.mkdir()
     results, failures = {}, []
-    _execute_processes(
-        tasks,
-        2,
-        2,
-        lambda task, output, attempt: results.__setitem__(task.batch_id, (output, attempt)),
-        lambda task, attempt, detail, final: failures.append((task.batch_id, attempt, final, detail)),
-        execute=sweep_worker_helpers.die_once_then_run,
-    )
-    assert (tmp_path / "marker").exists()  # a worker really died
+
+    def dying_pool(tasks, workers, max_retries, on_result, on_failure):
+        def result(task, output, attempt):
+            results[task.batch_id] = (output, attempt)
+            on_result(task, output, attempt)
+
+        def failure(task, attempt, detail, final):
+            failures.append((task.batch_id, attempt, final, detail))
+            on_failure(task, attempt, detail, final)
+
+        _execute_processes(tasks, workers, max_retries, result, failure, execute=sweep_worker_helpers.die_once_then_run)
+
+    settings = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
+    before = {name: getattr(jax.config, name) for name in settings}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MARKOVGAMES_TEST_MARKER", str(root / "marker"))
+        patch.setattr(_sweep, "_execute_processes", dying_pool)
+        jax.config.update("jax_compilation_cache_dir", str(cache))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        try:
+            report = run_sweep(config, root / "out", workers=2)
+        finally:
+            for name, value in before.items():
+                jax.config.update(name, value)
+    return root, tasks, report, results, failures
+
+
+def test_a_dying_worker_is_replaced_and_its_batch_retried(pool_sweep):
+    root, tasks, _, results, failures = pool_sweep
+    assert (root / "marker").exists()  # a worker really died
     assert set(results) == {t.batch_id for t in tasks}  # and every batch still finished
     assert failures and not any(final for _, _, final, _ in failures)
     # The failure says what usually kills a worker: a script without a main guard.
@@ -417,29 +455,15 @@ def test_a_dying_worker_is_replaced_and_its_batch_retried(tmp_path, monkeypatch)
     assert max(attempt for _, attempt in results.values()) >= 2
 
 
-def test_worker_processes_use_the_drivers_compilation_cache(tmp_path):
+def test_worker_processes_use_the_drivers_compilation_cache(pool_sweep):
     """A worker is a fresh interpreter, which reads JAX's configuration from the environment only:
     the persistent compilation cache a driver configured in code reaches it through the pool's
     initializer (without it, this sweep's workers write nothing into the driver's cache)."""
-    import jax
-
-    config = tmp_path / "two.toml"
-    config.write_text('T = 8\ngames = ["paper"]\nalgorithms = ["smooth_cce", "stage_cce"]\n')
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    settings = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
-    before = {name: getattr(jax.config, name) for name in settings}
-    jax.config.update("jax_compilation_cache_dir", str(cache))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    try:
-        report = run_sweep(config, tmp_path / "out", workers=2)
-    finally:
-        for name, value in before.items():
-            jax.config.update(name, value)
+    root, _, report, _, _ = pool_sweep
     assert report.computed_runs == 2 and not report.failures
-    manifest = json.loads((tmp_path / "out" / MANIFEST_FILE).read_text())
+    manifest = json.loads((root / "out" / MANIFEST_FILE).read_text())
     assert "inline" not in manifest["executor"]  # two batches in two worker processes
-    assert any(p.is_file() for p in cache.rglob("*"))  # the workers' compiled loops
+    assert any(p.is_file() for p in (root / "cache").rglob("*"))  # the workers' compiled loops
 
 
 def test_sweep_over_sparse_random_games(tmp_path):
