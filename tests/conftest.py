@@ -201,13 +201,18 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Outside the full mode, deselect the tests marked ``full`` (pytest reports how many)."""
-    if FULL_TESTS:
-        return
-    long = [item for item in items if item.get_closest_marker("full")]
-    if long:
-        config.hook.pytest_deselected(items=long)
-        items[:] = [item for item in items if not item.get_closest_marker("full")]
+    """Outside the full mode, deselect the tests marked ``full`` (pytest reports how many); in
+    both modes, the tests marked ``early`` first.
+
+    The workers take the collected tests in order (``--dist worksteal``: each starts on its share
+    and takes half of another's when it runs out), so a test of a minute started last would keep
+    one worker busy while the other waits: started first, the others fill in around it."""
+    if not FULL_TESTS:
+        long = [item for item in items if item.get_closest_marker("full")]
+        if long:
+            config.hook.pytest_deselected(items=long)
+            items[:] = [item for item in items if not item.get_closest_marker("full")]
+    items.sort(key=lambda item: item.get_closest_marker("early") is None)  # (stable: otherwise in order)
 
 
 class StopRun(Exception):

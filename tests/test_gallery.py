@@ -135,6 +135,8 @@ def _shown_output(script: str):
     return shown[0]
 
 
+# Early: the quick looks of the V-learning and feedback studies take up to a minute each.
+@pytest.mark.early
 @pytest.mark.parametrize("command", _study_invocations())
 def test_study_runs_as_documented(command, tmp_path, monkeypatch, capsys):
     """The invocation as written prints the lines the gallery shows (with other numbers at another
