@@ -111,20 +111,32 @@ _ONE_CHILD = (
 )
 
 
-def commands_in_one_child(commands, *, memory: int = 0, console: bool = False, timeout: float = 60.0):
+def commands_in_one_child(commands, *, memory: int = 0, file_size: int = 0, console: bool = False, timeout: float = 60.0):
     """``markovgames ARGS`` for each ``(cwd, ARGS)`` of ``commands``, one after the other, in one
     child process (one interpreter and JAX to start, not one per command; this checkout's package,
     the suite's compilation cache), under an address-space limit of ``memory`` bytes (0: none),
     through `markovgames.cli.main` or, with ``console``, the console script's `console_main`: each
     one's exit code, stdout and stderr, as ``subprocess.run`` results, and the seconds it took. A hang fails after
-    ``timeout`` s per command, naming the directory of the command it was in."""
+    ``timeout`` s per command, naming the directory of the command it was in.
+
+    With ``file_size`` (bytes), no file the child writes may grow past it (``RLIMIT_FSIZE``: a
+    write beyond fails with EFBIG, as one on a full disk fails with ENOSPC, rather than raising
+    SIGXFSZ), and the child compiles without the suite's cache (whose writes would fail too)."""
     import json
     import types
 
     src = str(Path(__file__).resolve().parents[1] / "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    code = _ONE_CHILD
+    if file_size:
+        env["MARKOVGAMES_CACHE_DIR"] = "off"
+        code = (
+            "import resource, signal\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({file_size}, {file_size}))\n"
+        ) + code
     todo = json.dumps([[str(cwd), list(args)] for cwd, args in commands])
-    argv = [sys.executable, "-c", _ONE_CHILD, str(memory), "console" if console else "main", todo]
+    argv = [sys.executable, "-c", code, str(memory), "console" if console else "main", todo]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout * len(commands), env=env)
     except subprocess.TimeoutExpired as exc:

@@ -18,12 +18,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conftest import _ONE_CHILD, beyond_default_in_full, cli_in_process, commands_in_one_child, family_member, in_this_mode
+from conftest import beyond_default_in_full, cli_in_process, commands_in_one_child, family_member, in_this_mode
 from markovgames.cli import main
 from markovgames.experiments import load_run_directory
 
@@ -746,28 +745,11 @@ def test_a_full_disk_names_the_path(tmp_path):
     for name, _, _ in cases:
         (tmp_path / name).mkdir()
     # Both runs one after the other in one child process, with its writes limited.
-    commands = [[str(tmp_path / name), ["run", *PAPER_RUN, "-T", "5000", "--quiet", *args]] for name, args, _ in cases]
-    proc = subprocess.run(
-        [sys.executable, "-c", _FILE_SIZE_LIMIT + _ONE_CHILD, str(MEMORY_LIMIT), "main", json.dumps(commands)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=_env(compilation_cache=False),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for (name, _, named), (code, out, err, _) in zip(cases, json.loads(proc.stdout), strict=True):
-        _one_error_line(SimpleNamespace(returncode=code, stdout=out, stderr=err), named, "File too large")
+    commands = [(tmp_path / name, ["run", *PAPER_RUN, "-T", "5000", "--quiet", *args]) for name, args, _ in cases]
+    results = commands_in_one_child(commands, memory=MEMORY_LIMIT, file_size=100_000, timeout=120)
+    for (name, _, named), proc in zip(cases, results, strict=True):
+        _one_error_line(proc, named, "File too large")
         assert _listing(tmp_path / name) == set()
-
-
-#: Before `conftest._ONE_CHILD`'s commands: a limit of 100,000 bytes on the size of the files the
-#: child may write (``RLIMIT_FSIZE``; beyond it a write fails with EFBIG, as a full disk fails
-#: with ENOSPC, rather than raising SIGXFSZ), as `_cli` sets it.
-_FILE_SIZE_LIMIT = (
-    "import resource, signal\n"
-    "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-    "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
-)
 
 
 def test_the_free_space_check_prints_meaningful_sizes(tmp_path, monkeypatch, capsys):
