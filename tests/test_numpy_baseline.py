@@ -37,8 +37,12 @@ CASES = [(name, True) for name in GAMES] + [("paper", False)]
 #: three-player game with smooth_ce (Blum-Mansour's log-barrier rows at 2, 3 and 4 actions: the
 #: Newton and GTH paths) and the plain run with stage_cce; the other cases (and smooth_cce, Hedge
 #: with the smooth update) in the full mode.
-NUMPY_DEFAULT = {("paper", True, "smooth_ce"), ("paper", True, "stage_cce"), ("random3", True, "smooth_ce")}
-NUMPY_DEFAULT |= {("paper", False, "stage_cce")}
+NUMPY_DEFAULT = {
+    ("paper", True, "smooth_ce"),
+    ("paper", True, "stage_cce"),
+    ("random3", True, "smooth_ce"),
+    ("paper", False, "stage_cce"),
+}
 
 
 @pytest.mark.parametrize(
