@@ -8,14 +8,14 @@ sampled opponent profiles per utility estimate, ``K`` sampled next states per Be
 docs/feedback.md) the learners follow noisy utilities, and one expects the gap to fall like
 ``T^(-1/2)`` or to level off. This study runs ``smooth_ce`` (CE gap), ``smooth_cce`` and
 ``stage_cce`` (CCE gap), ``eta = 0.2``, on the paper's game and on a few random games
-(``N = 2, H = 2, S = 3, A_i = 2``), under full information and under ``sampled:K`` for several ``K``,
+(``N = 2, H = 2, S = 3, A_i = 2``; ``S`` is ``--states``), under full information and under ``sampled:K`` for several ``K``,
 several seeds per game (one ``run_batch`` call per setting), and reports the certified gap of the
 output policy (computed exactly with the true game, whatever the learners saw) against the
 iterations ``T'`` and against the samples drawn, with log-log slopes over ``T' in [T/10, T]``, and
 the exact gap at ``T/10`` and ``T`` on the paper's game.
 
-    python examples/feedback_rates.py                                             # T = 10^4 (2.5 to 4.5 minutes on two cores)
-    python examples/feedback_rates.py -T 1000 --seeds 2 --games 1 --samples 1,64  # a quick look
+    python examples/feedback_rates.py   # T = 10^4 (2.5 to 4.5 minutes on two cores)
+    python examples/feedback_rates.py -T 1000 --seeds 2 --games 1 --game-seeds 2 --states 2 --samples 1,64  # a quick look
 """
 
 import argparse
@@ -50,10 +50,12 @@ FAST, SLOW = -0.85, -0.65
 FLOOR = 1e-8
 
 
-def families(games: int, seeds: int, game_seeds: int):
+def families(games: int, seeds: int, game_seeds: int, states: int = 3):
     """(label, games, each run's seed, whether the exact gaps are computed too): the paper's game
     with the seeds ``0..seeds-1``; each random game with the seeds ``0..game_seeds-1``."""
-    randoms = [random_game(num_players=2, horizon=2, num_states=3, num_actions=2, seed_or_rng=7000 + k) for k in range(games)]
+    randoms = [
+        random_game(num_players=2, horizon=2, num_states=states, num_actions=2, seed_or_rng=7000 + k) for k in range(games)
+    ]
     return [
         ("paper game", [paper_game()] * seeds, list(range(seeds)), True),
         ("random games", [g for g in randoms for _ in range(game_seeds)], list(range(game_seeds)) * games, False),
@@ -304,13 +306,20 @@ def main() -> None:
     parser.add_argument("--game-seeds", type=int, default=4, help="seeds of the sampled runs on each random game")
     parser.add_argument("--samples", default="1,4,16,64", help="the K of the sampled:K models, separated by commas")
     parser.add_argument(
+        "--states",
+        type=int,
+        default=3,
+        help="states of each random game (with 2, the paper game's shape: the families share their compiled programs)",
+    )
+    parser.add_argument(
         "--out", default="sweeps/feedback_rates", help="where the curves (curves.csv, summary.csv) and the figure go"
     )
     parser.add_argument("--figure", default=None, help="the figure's file (default: OUT/figures/feedback_rates.png)")
     args = parser.parse_args()
-    if min(args.T, args.seeds, args.games, args.game_seeds) < 1:
+    if min(args.T, args.seeds, args.games, args.game_seeds, args.states) < 1:
         parser.error(
-            f"-T, --seeds, --games and --game-seeds must be at least 1, got {args.T}, {args.seeds}, {args.games} and {args.game_seeds}"
+            f"-T, --seeds, --games, --game-seeds and --states must be at least 1, got {args.T}, {args.seeds}, "
+            f"{args.games}, {args.game_seeds} and {args.states}"
         )
     try:
         ks = sorted({int(k) for k in args.samples.split(",")})
@@ -327,7 +336,7 @@ def main() -> None:
     feedbacks = ["full"] + [f"sampled:{k}" for k in ks]
 
     rows, curves, exact_points, labels = [], {}, {}, []
-    for family, games, seeds, exact in families(args.games, args.seeds, args.game_seeds):
+    for family, games, seeds, exact in families(args.games, args.seeds, args.game_seeds, args.states):
         labels.append(family)
         for algorithm, concept in ALGORITHMS:
             for feedback in feedbacks:
@@ -346,7 +355,7 @@ def main() -> None:
 
     print(
         f"T = {T:,}, eta = {ETA:g}; paper game: {args.seeds} seeds per sampled model; {args.games} random games "
-        f"(N = 2, H = 2, S = 3, A = 2), {args.game_seeds} seeds each; full information: one run per game"
+        f"(N = 2, H = 2, S = {args.states}, A = 2), {args.game_seeds} seeds each; full information: one run per game"
     )
     print(
         f"gap at T: mean [min, max] over the runs of the output policy's certified gap; slopes: of the mean gap, log-log, "

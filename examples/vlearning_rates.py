@@ -5,7 +5,8 @@ states it visits, one episode of ``H`` transitions at a time. Its output policy 
 ``eps``-CCE (``cce-v``, Jin, Liu, Wang and Yu 2021; ``stage-v``, Mao and Basar 2022) or an
 ``eps``-CE (``ce-v``, Song, Mei and Bai 2021) after ``O~(1/eps^2)`` episodes: the gap falls like
 ``O~(1/sqrt(samples))``, slope -1/2 on log-log axes. This study runs the three algorithms for ``K``
-episodes on the paper's game and on a few random games (``N = 2, H = 2, S = 3, A_i = 2``), several
+episodes on the paper's game and on a few random games (``N = 2, H = 2, S = 3, A_i = 2``; ``S`` is
+``--states``), several
 seeds per game (one ``run_vlearning_batch`` call per game and algorithm), and reports the certified
 gap of the output policy after every number of episodes (``prefix_curves``: computed with the true
 game, an upper bound on the exact gap), median and interquartile range over the runs, against the
@@ -25,8 +26,8 @@ rates falling like ``1/sqrt(t)``, Neu 2015); on ``bandit:1`` also with the const
 and with none (``ix = 0``, unbiased estimates): what decreasing rates and bonuses buy over the
 paper's constant rate, and what a constant rate's or implicit exploration's curve stalls on.
 
-    python examples/vlearning_rates.py                                              # K = 10^5 episodes
-    python examples/vlearning_rates.py -K 2000 --seeds 2 --games 1 --game-seeds 2   # a quick look
+    python examples/vlearning_rates.py   # K = 10^5 episodes
+    python examples/vlearning_rates.py -K 2000 --seeds 2 --games 1 --game-seeds 2 --states 2   # a quick look
 """
 
 import argparse
@@ -72,9 +73,11 @@ ROUNDING = 1e-12
 FLOOR = 1e-8
 
 
-def families(games: int, seeds: int, game_seeds: int):
+def families(games: int, seeds: int, game_seeds: int, states: int = 3):
     """(label, [(game, its seeds)], whether the exact gaps are computed too)."""
-    randoms = [random_game(num_players=2, horizon=2, num_states=3, num_actions=2, seed_or_rng=7000 + k) for k in range(games)]
+    randoms = [
+        random_game(num_players=2, horizon=2, num_states=states, num_actions=2, seed_or_rng=7000 + k) for k in range(games)
+    ]
     return [
         ("paper game", [(paper_game(), list(range(seeds)))], True),
         ("random games", [(g, list(range(game_seeds))) for g in randoms], False),
@@ -417,19 +420,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=4, help="random games")
     parser.add_argument("--game-seeds", type=int, default=4, help="seeds per algorithm on each random game")
     parser.add_argument(
+        "--states",
+        type=int,
+        default=3,
+        help="states of each random game (with 2, the paper game's shape: the families share their compiled programs)",
+    )
+    parser.add_argument(
         "--out", default="sweeps/vlearning_rates", help="where the curves (curves.csv, summary.csv) and the figure go"
     )
     parser.add_argument("--figure", default=None, help="the figure's file (default: OUT/figures/vlearning_rates.png)")
     args = parser.parse_args()
-    if min(args.K, args.seeds, args.games, args.game_seeds) < 1:
+    if min(args.K, args.seeds, args.games, args.game_seeds, args.states) < 1:
         parser.error(
-            f"-K, --seeds, --games and --game-seeds must be at least 1, got {args.K}, {args.seeds}, {args.games} "
-            f"and {args.game_seeds}"
+            f"-K, --seeds, --games, --game-seeds and --states must be at least 1, got {args.K}, {args.seeds}, "
+            f"{args.games}, {args.game_seeds} and {args.states}"
         )
 
     K = args.K
     rows, curves, exact_points, labels, above = [], {}, {}, [], []
-    for family, members, exact in families(args.games, args.seeds, args.game_seeds):
+    for family, members, exact in families(args.games, args.seeds, args.game_seeds, args.states):
         labels.append(family)
         budget = K * members[0][0].horizon
         for algorithm, concept in VLEARNING:
@@ -458,7 +467,7 @@ def main() -> None:
 
     print(
         f"K = {K:,} episodes, H = 2: {budget:,} samples per V-learning run; paper game: {args.seeds} seeds; "
-        f"{args.games} random games (N = 2, H = 2, S = 3, A = 2), {args.game_seeds} seeds each; OFTRL (eta = {ETA:g}): "
+        f"{args.games} random games (N = 2, H = 2, S = {args.states}, A = 2), {args.game_seeds} seeds each; OFTRL (eta = {ETA:g}): "
         f"sampled:1 with the same seeds, full information one run per game, bandit:M with the same seeds and episodes "
         f"(rate decaying, min(eta, M / sqrt(c)), and implicit exploration decaying, (eta H / 2) / sqrt(c) = {ETA:g} / "
         "sqrt(c), at a state's c-th visiting round, unless the row names a constant rate or ix)"

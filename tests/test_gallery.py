@@ -102,12 +102,12 @@ SMALLEST = {
     "optimistic_hedge.py": (("--games", "1"), "-T and --games must be at least 1, got 0 and 1"),
     "discounted_rates.py": (("--games", "1"), "-T and --games must be at least 1, got 0 and 1"),
     "feedback_rates.py": (
-        ("--seeds", "1", "--games", "1", "--game-seeds", "1", "--samples", "1"),
-        "-T, --seeds, --games and --game-seeds must be at least 1, got 0, 1, 1 and 1",
+        ("--seeds", "1", "--games", "1", "--game-seeds", "1", "--states", "2", "--samples", "1"),
+        "-T, --seeds, --games, --game-seeds and --states must be at least 1, got 0, 1, 1, 1 and 2",
     ),
     "vlearning_rates.py": (
-        ("--seeds", "1", "--games", "1", "--game-seeds", "1"),
-        "-K, --seeds, --games and --game-seeds must be at least 1, got 0, 1, 1 and 1",
+        ("--seeds", "1", "--games", "1", "--game-seeds", "1", "--states", "2"),
+        "-K, --seeds, --games, --game-seeds and --states must be at least 1, got 0, 1, 1, 1 and 2",
     ),
 }
 
@@ -205,7 +205,7 @@ def test_gallery_page_shows_every_study_and_its_committed_figures():
 
 #: The feedback study's quick look, word for word as documented: its documented run (above) is
 #: checked by `_check_feedback_quick_look` too.
-FEEDBACK_QUICK_LOOK = ("-T", "1000", "--seeds", "2", "--games", "1", "--samples", "1,64")
+FEEDBACK_QUICK_LOOK = ("-T", "1000", "--seeds", "2", "--games", "1", "--game-seeds", "2", "--states", "2", "--samples", "1,64")
 
 
 def _check_feedback_quick_look(tmp_path: Path) -> None:
@@ -277,7 +277,7 @@ def _check_feedback_quick_look(tmp_path: Path) -> None:
 
 #: The V-learning study's quick look, word for word as documented (its documented run is checked by
 #: `_check_vlearning_quick_look` too).
-VLEARNING_QUICK_LOOK = ("-K", "2000", "--seeds", "2", "--games", "1", "--game-seeds", "2")
+VLEARNING_QUICK_LOOK = ("-K", "2000", "--seeds", "2", "--games", "1", "--game-seeds", "2", "--states", "2")
 
 
 def _episodes_per_round(setting: str) -> int:
@@ -313,8 +313,7 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
         elif c["feedback"] == "full":  # full information draws nothing
             assert samples == "", c
         elif c["algorithm"] == "smooth_cce":  # N H S profiles and (H - 1) S |A| next states per iteration
-            per = 16 if c["family"] == "paper game" else 24
-            assert int(samples) == per * step, c
+            assert int(samples) == 16 * step, c  # both games with S = 2 (--states 2)
 
     for (family, algorithm, feedback), r in rows.items():
         if feedback == "play":
@@ -334,9 +333,9 @@ def _check_vlearning_quick_look(tmp_path: Path) -> None:
             assert r["bandit_rate"] == ("constant" if "rate=constant" in feedback else "decaying"), r
         else:
             # The OFTRL runs stay within V-learning's samples, and one more iteration would not:
-            # 250 and 166 iterations of smooth_cce (16 and 24 draws each); stage_cce draws its next
-            # states only at stages' ends, so it runs longer.
-            per = {"paper game": 16, "random games": 24}[family]
+            # 250 iterations of smooth_cce (16 draws each, on both games: S = 2); stage_cce draws its
+            # next states only at stages' ends, so it runs longer.
+            per = 16
             if algorithm == "smooth_cce":
                 assert int(r["steps"]) == budget // per, r
             else:
