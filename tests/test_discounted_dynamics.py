@@ -36,6 +36,10 @@ ZERO_SUM = discounted_game(3, 2, 3, (2, 2), 0.9, zero_sum=True)
 T = 30
 
 
+#: By default each of hedge and ogda, both games, the smooth and uniform updates, both optimism
+#: settings and both orders in some case: hedge-2p (its program is also the average-weights,
+#: exact-mode and gamma = 0 tests'), ogda-2p-alternating, hedge-3p-alternating-plain and
+#: hedge-2p-uniform; ogda-3p and the other learners and update in the full mode (CONTRIBUTING.md, "Tests").
 @pytest.mark.parametrize(
     ("learner", "game", "update", "optimistic", "order"),
     [
