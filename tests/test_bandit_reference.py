@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import conftest
@@ -216,7 +216,11 @@ def test_the_decaying_rate_is_another_run_than_the_constant():
         np.testing.assert_allclose(np.asarray(result.played[i])[:25, 0], constant.played[i][:25, 0], rtol=0, atol=TOL)
 
 
-@settings(max_examples=conftest.examples(25, 200), deadline=None)
+#: The property tests draw 10 examples by default (200 in the full mode) beside their explicit ones,
+#: which run in both modes: each update and each schedule, the cap and the fall (c beyond (M / eta)^2).
+@settings(max_examples=conftest.examples(10, 200), deadline=None)
+@example(per_round=2, eta=0.5, visits=[1, 16, 17, 10**7], stage=False)
+@example(per_round=1, eta=0.05, visits=[3, 400, 401, 2500], stage=True)
 @given(
     per_round=st.integers(1, 64),
     eta=st.floats(1e-3, 5.0),
@@ -258,7 +262,12 @@ SMOOTH_ORDER = {"smooth": "H", "smooth-linear": 1, "smooth-uniform": 0}
 MAX_ROUNDS = 600
 
 
-@settings(max_examples=conftest.examples(25, 200), deadline=None)
+@settings(max_examples=conftest.examples(10, 200), deadline=None)
+@example(per_round=1, eta=0.5, update="smooth", rule="decaying", rounds=40)
+@example(per_round=3, eta=2.0, update="smooth-linear", rule="constant", rounds=12)
+@example(per_round=2, eta=0.3, update="smooth-uniform", rule="decaying", rounds=120)
+@example(per_round=8, eta=0.02, update="stage", rule="constant", rounds=2)
+@example(per_round=1, eta=0.1, update="stage", rule="decaying", rounds=300)
 @given(
     per_round=st.integers(1, 8),
     eta=st.floats(0.02, 5.0),
