@@ -115,7 +115,11 @@ def literal_hedge(payoffs, T: int, rates, factor, optimistic: bool) -> list[np.n
     return [np.array(p) for p in played]
 
 
-_SCHEDULES = {"constant": ("constant", lambda t: 1.0), "sqrt": ("sqrt", lambda t: t**-0.5), "power": ("power:0.75", lambda t: t**-0.75)}
+_SCHEDULES = {
+    "constant": ("constant", lambda t: 1.0),
+    "sqrt": ("sqrt", lambda t: t**-0.5),
+    "power": ("power:0.75", lambda t: t**-0.75),
+}
 
 #: Each schedule once and each of one rate and rates per player by default; all six in the full mode.
 _SCHEDULE_DEFAULT = {("one-rate", "constant"), ("per-player", "sqrt"), ("one-rate", "power")}
