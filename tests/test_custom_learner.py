@@ -137,7 +137,8 @@ def test_a_sweep_runs_a_users_learner_from_the_configurations_directory(tmp_path
     (config_dir / "sweep.toml").write_text(
         'T = 200\ngames = ["paper"]\nalgorithms = ["hedge+smooth", "mine.py:ALGORITHM"]\netas = [0.2]\n'
     )
-    proc = cli_in_process(["sweep", "study/sweep.toml", "--out", "sw"], tmp_path, monkeypatch, capsys)
+    # Inline (one worker): tests/test_untrusted_inputs.py runs a user's learner in a sweep's worker processes.
+    proc = cli_in_process(["sweep", "study/sweep.toml", "--out", "sw", "--workers", "1"], tmp_path, monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(p.read_text()) for p in (tmp_path / "sw" / "runs").glob("*.json")]
     by_name = {r["algorithm"]: r for r in rows}

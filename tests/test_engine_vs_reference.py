@@ -34,12 +34,20 @@ def _games():
 GAMES = list(_games())
 ALGORITHMS = ["smooth_ce", "stage_cce", "smooth_cce"]
 
-# By default the paper's game takes every algorithm with both optimism settings, and the random
-# games smooth_ce and stage_cce (both value updates, both learners of smooth_cce) with one
-# optimism setting each, alternating, so that every (game, optimism) and (algorithm, optimism)
-# pair is checked, and every game with both value updates and both learners; the full mode runs
-# all 30 cases (smooth_cce's composition, hedge+smooth, is checked against the literal reference
-# on a random game by default in test_compositions.py).
+# By default one case per game (two for random1), so that every game, every algorithm (both value
+# updates, both learners, and smooth_cce's branch of the literal reference) and both optimism settings
+# are checked: the paper's game and random0 (its shape and T: one compiled loop) with smooth_cce and
+# optimism, random1 with smooth_ce without and stage_cce with optimism (the theory test below takes
+# them: their compiled loops), random2 (three players) with stage_cce and random3 (one step) with
+# smooth_ce, both without optimism. The full mode runs all 30 cases.
+DEFAULT_CASES = {
+    ("paper", True, "smooth_cce"),
+    ("random0", True, "smooth_cce"),
+    ("random1", False, "smooth_ce"),
+    ("random1", True, "stage_cce"),
+    ("random2", False, "stage_cce"),
+    ("random3", False, "smooth_ce"),
+}
 CASES_RUN = [
     case(
         algorithm,
@@ -47,12 +55,12 @@ CASES_RUN = [
         name,
         game,
         T,
-        default=g == 0 or ((g + a) % 2 == int(optimistic) and algorithm != "smooth_cce"),
+        default=(name, optimistic, algorithm) in DEFAULT_CASES,
         id=f"{name}-{optimistic}-{algorithm}",
     )
-    for g, (name, game, T) in enumerate(GAMES)
+    for name, game, T in GAMES
     for optimistic in (True, False)
-    for a, algorithm in enumerate(ALGORITHMS)
+    for algorithm in ALGORITHMS
 ]
 
 

@@ -63,8 +63,18 @@ def literal_rm(payoffs, T: int, predictive: bool, alternating: bool) -> list[np.
     return [np.array(p) for p in played]
 
 
-@pytest.mark.parametrize("predictive", [False, True], ids=["rm-plus", "prm-plus"])
-@pytest.mark.parametrize("alternating", [False, True], ids=["simultaneous", "alternating"])
+# RM+ simultaneous and PRM+ alternating by default (each order and each learner once); the other
+# two in the full mode (test_rm_plus_and_hedge_in_every_order_match_the_literal_references runs all
+# four against the papers module's references by default: the same compiled loops).
+@pytest.mark.parametrize(
+    "alternating, predictive",
+    [
+        case(False, False, default=True, id="simultaneous-rm-plus"),
+        case(False, True, default=False, id="simultaneous-prm-plus"),
+        case(True, False, default=False, id="alternating-rm-plus"),
+        case(True, True, default=True, id="alternating-prm-plus"),
+    ],
+)
 def test_regret_matching_in_either_order_is_the_literal_one(predictive, alternating):
     game = zero_sum(41)
     order = "alternating" if alternating else "simultaneous"
@@ -105,12 +115,24 @@ def literal_hedge(payoffs, T: int, rates, factor, optimistic: bool) -> list[np.n
     return [np.array(p) for p in played]
 
 
+_SCHEDULES = {
+    "constant": ("constant", lambda t: 1.0),
+    "sqrt": ("sqrt", lambda t: t**-0.5),
+    "power": ("power:0.75", lambda t: t**-0.75),
+}
+
+#: Each schedule once and each of one rate and rates per player by default; all six in the full mode.
+_SCHEDULE_DEFAULT = {("one-rate", "constant"), ("per-player", "sqrt"), ("one-rate", "power")}
+
+
 @pytest.mark.parametrize(
-    ("schedule", "factor"),
-    [("constant", lambda t: 1.0), ("sqrt", lambda t: t**-0.5), ("power:0.75", lambda t: t**-0.75)],
-    ids=["constant", "sqrt", "power"],
+    ("per_player", "schedule", "factor"),
+    [
+        case(per_player, *_SCHEDULES[name], default=(rates, name) in _SCHEDULE_DEFAULT, id=f"{rates}-{name}")
+        for per_player, rates in ((False, "one-rate"), (True, "per-player"))
+        for name in _SCHEDULES
+    ],
 )
-@pytest.mark.parametrize("per_player", [False, True], ids=["one-rate", "per-player"])
 def test_hedge_with_a_step_schedule_is_ftrl_with_a_time_varying_rate(schedule, factor, per_player):
     game = zero_sum(42)
     rates = (0.9, 0.3) if per_player else (0.9, 0.9)
@@ -265,8 +287,16 @@ def game_of(payoffs) -> MarkovGame:
     return MarkovGame(scaled[None, :, None], np.ones((1, 1, *n, 1)), 0)
 
 
-@pytest.mark.parametrize("name", ["extragradient", "exrm-plus", "sprm-plus"])
-@pytest.mark.parametrize("eta", [0.1, 1.3])
+# Each learner once and each rate by default (one compiled loop per learner: the rate is an
+# argument of the loop); all six in the full mode.
+@pytest.mark.parametrize(
+    ("eta", "name"),
+    [
+        case(eta, name, default=(k + e) % 2 == 0, id=f"{eta}-{name}")
+        for e, eta in enumerate([0.1, 1.3])
+        for k, name in enumerate(["extragradient", "exrm-plus", "sprm-plus"])
+    ],
+)
 def test_projected_gradient_learners_are_their_papers_algorithms(name, eta):
     game = game_of(literal.cai_3x3_game())
     payoffs = payoffs_of(game)
