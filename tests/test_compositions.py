@@ -2,8 +2,8 @@
 
 * The engine's trajectory and per-prefix metrics equal the literal reference
   (tests/reference_impl.py, raw weighted sums, literal learners) for every learner x value update x
-  optimism, to 1e-12 (by default every composition with one optimism setting, alternating), and
-  certifying the run's own trajectory reproduces its arrays.
+  optimism, to 1e-12 (by default each learner with one value update and one optimism setting, every
+  update and setting among them), and certifying the run's own trajectory reproduces its arrays.
 * The paper's names are aliases: ``smooth_ce`` = ``bm-logbarrier+smooth``, ``smooth_cce`` =
   ``hedge+smooth``, ``stage_cce`` = ``hedge+stage`` give identical arrays.
 * On a normal-form game (H = 1, S = 1) each learner reduces to its textbook form: with the
@@ -41,15 +41,15 @@ COMPOSITIONS = [f"{learner}+{update}" for learner, update in itertools.product(L
 TWO_QUERY = {name for name, spec in BUILTIN_LEARNERS.items() if spec.learner().propose is not None}
 
 
-def _composition_cases(parity: int):
-    """Every composition with one optimism setting by default, alternating so that every (learner,
-    update), (learner, optimism) and (update, optimism) pair is checked; the full mode runs both
-    settings of every composition. The two parities together are every case."""
+def _composition_cases(parity: int, default=lambda composition: True):
+    """Every composition with both optimism settings (the one of the two-query learners), of which
+    the ``default`` compositions with one setting, alternating with the learner, the update and
+    ``parity``. The two parities' settings are each other's opposites."""
     return [
         case(
             f"{learner}+{update}",
             optimistic,
-            default=(i + j + parity) % 2 == int(optimistic) or learner in TWO_QUERY,
+            default=((i + j + parity) % 2 == int(optimistic) or learner in TWO_QUERY) and default(f"{learner}+{update}"),
             id=f"{'optimistic' if optimistic else 'plain'}-{learner}+{update}",
         )
         for i, learner in enumerate(LEARNERS)
@@ -59,25 +59,67 @@ def _composition_cases(parity: int):
     ]
 
 
-def _default_optimism() -> dict[str, bool]:
-    """The optimism setting each composition takes in the literal-reference test by default."""
-    return {p.values[0]: p.values[1] for p in _composition_cases(0) if not p.marks}
+def _update_index(composition: str) -> int:
+    """Which of the two value updates a composition's learner takes in the literal-reference and
+    learning tests by default (0 or 1); the textbook test takes the other one. Pairs of learners
+    alternate, so that each update runs with both optimism settings in each test, and between them
+    every learner runs with both updates."""
+    learner, update = composition.split("+")
+    return (LEARNERS.index(learner) // 2 + UPDATES.index(update)) % 2
 
 
-#: Where a test's point does not depend on optimism, its default run takes this setting (the
-#: literal-reference test's compiled loop); the full mode runs both.
-DEFAULT_OPTIMISM = _default_optimism()
+def _reference_cases():
+    """Each learner with one value update (the learning test's) and one optimism setting by default,
+    alternating, so that every learner, every update and every optimism setting is checked (each
+    update with both settings); every composition with both settings in the full mode."""
+    return _composition_cases(0, lambda composition: _update_index(composition) == 0)
 
 
-def _optimism_settings(composition: str) -> tuple[bool, ...]:
-    """Both settings (the one of the two-query learners) in the full mode; by default the one
-    of the literal-reference test (its compiled loop)."""
+def _textbook_cases():
+    """The literal-reference test's other optimism setting: by default each learner with the value
+    update the literal-reference and learning tests do not take; every case in the full mode."""
+    return _composition_cases(1, lambda composition: _update_index(composition) == 1)
+
+
+def _learning_cases():
+    """The literal-reference test's learner and update, with its other optimism setting, by
+    default; every case in the full mode."""
+    return _composition_cases(1, lambda composition: _update_index(composition) == 0)
+
+
+def _defaults(cases) -> dict[str, bool]:
+    """The optimism setting of each composition that runs by default in ``cases``."""
+    return {p.values[0]: p.values[1] for p in cases if not p.marks}
+
+
+#: The compositions of the literal-reference and textbook tests' default cases, with their optimism
+#: settings: the tests whose point does not depend on the game or optimism run each composition
+#: on the game, ``T`` and setting of the test that runs it by default (its compiled loop).
+REFERENCE_DEFAULT, TEXTBOOK_DEFAULT = _defaults(_reference_cases()), _defaults(_textbook_cases())
+#: The textbook test's length.
+T_TEXTBOOK = 30
+
+
+def _normal_form_game(payoff) -> MarkovGame:
+    """The bimatrix game ``payoff[player, a, b]`` as a Markov game with H = 1 and S = 1."""
+    return MarkovGame(payoff[None, :, None], np.ones((1, 1, *payoff.shape[1:], 1)))
+
+
+def _shared_loops(composition: str, seed: int) -> tuple[MarkovGame, int, tuple[bool, ...]]:
+    """A game (drawn from ``seed``), ``T`` and optimism settings that run ``composition`` with the
+    compiled loop of the literal-reference test's default case or else the textbook test's: that
+    case's setting by default; both settings (the one of the two-query learners) in the full mode."""
+    if composition in REFERENCE_DEFAULT:
+        game, T, optimistic = make_random_game(seed, *SHAPE), T_SHORT, REFERENCE_DEFAULT[composition]
+    else:
+        game, T = _normal_form_game(np.random.default_rng(seed).random((2, 3, 2))), T_TEXTBOOK
+        optimistic = TEXTBOOK_DEFAULT[composition]
     if composition.split("+")[0] in TWO_QUERY:
-        return (True,)
-    return (True, False) if FULL_TESTS else (DEFAULT_OPTIMISM[composition],)
+        return game, T, (True,)
+    return game, T, (True, False) if FULL_TESTS else (optimistic,)
 
 
-@pytest.mark.parametrize("composition,optimistic", _composition_cases(0))
+@pytest.mark.parametrize("composition,optimistic", _reference_cases())
 def test_engine_matches_the_literal_reference(composition, optimistic):
     learner, update = composition.split("+")
     game = make_random_game(4, *SHAPE)
@@ -170,12 +212,13 @@ def test_three_players_and_the_theory_rate_match_the_literal_reference(learner, 
 
 @pytest.mark.parametrize("alias", list(ALGORITHMS))
 def test_the_paper_names_are_their_compositions_bit_for_bit(alias):
-    # The literal-reference test's game, T and (by default) optimism: its compiled loops.
-    game = make_random_game(30, *SHAPE)
+    # The game, T and (by default) optimism of the literal-reference or textbook test's default
+    # case of the composition: its compiled loops.
     composition = ALGORITHMS[alias].composition
-    for optimistic in _optimism_settings(composition):
-        a = run(game, alias, T=T_SHORT, eta=0.3, optimistic=optimistic)
-        b = run(game, composition, T=T_SHORT, eta=0.3, optimistic=optimistic)
+    game, T, settings = _shared_loops(composition, 30)
+    for optimistic in settings:
+        a = run(game, alias, T=T, eta=0.3, optimistic=optimistic)
+        b = run(game, composition, T=T, eta=0.3, optimistic=optimistic)
         assert a.algorithm == alias and b.algorithm == composition and a.spec.concept == b.spec.concept
         for field in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
@@ -235,29 +278,12 @@ def _textbook_normal_form(payoff, learner: str, update: str, eta: float, T: int,
     return played
 
 
-def _update_index(composition: str) -> int:
-    """Which of the two value updates a composition's learner takes in the learning test by
-    default (0 or 1): pairs of learners alternate, so that each update runs with both optimism
-    settings; the textbook test takes the other update."""
-    learner, update = composition.split("+")
-    return (LEARNERS.index(learner) // 2 + UPDATES.index(update)) % 2
-
-
-def _textbook_cases():
-    """The textbook cases (the literal-reference test's other optimism setting): by default each
-    learner with one value update, the one the learning test does not take (so that between them
-    every learner runs with both updates on a game, and each update with both optimism settings
-    here); every case in the full mode. The literal-reference test checks every composition's
-    numbers exactly."""
-    return [case(*p.values, default=not p.marks and _update_index(p.values[0]) == 1, id=p.id) for p in _composition_cases(1)]
-
-
 @pytest.mark.parametrize("composition,optimistic", _textbook_cases())
 def test_each_learner_reduces_to_its_textbook_form_on_a_normal_form_game(composition, optimistic):
     learner, update = composition.split("+")
     payoff = np.random.default_rng(17).random((2, 3, 2))  # [player, a, b]
-    game = MarkovGame(payoff[None, :, None], np.ones((1, 1, 3, 2, 1)))
-    T = 30
+    game = _normal_form_game(payoff)
+    T = T_TEXTBOOK
     result = run(game, composition, T=T, eta=0.7, optimistic=optimistic)
     textbook = _textbook_normal_form(payoff, learner, update, 0.7, T, optimistic)
     for t in range(T):
@@ -266,22 +292,15 @@ def test_each_learner_reduces_to_its_textbook_form_on_a_normal_form_game(composi
 
 
 def test_regret_matching_ignores_the_learning_rate():
-    # The literal-reference test's game shape, T and optimism: its compiled loops.
-    game = make_random_game(3, *SHAPE)
+    # With each update, the game, T and (by default) optimism of the literal-reference or textbook
+    # test's default case: its compiled loops.
     for update in UPDATES:
-        optimistic = DEFAULT_OPTIMISM[f"rm-plus+{update}"]
-        a = run(game, f"rm-plus+{update}", T=T_SHORT, eta=0.05, optimistic=optimistic)
-        b = run(game, f"rm-plus+{update}", T=T_SHORT, eta=7.0, optimistic=optimistic)
-        np.testing.assert_array_equal(a.value, b.value)
-        np.testing.assert_array_equal(a.policies[0], b.policies[0])
-
-
-def _learning_cases():
-    """The textbook test's cases, of which by default each learner with one value update (pairs
-    of learners alternate, so that each update runs with both optimism settings; the textbook test
-    takes the other update); every case in the full mode. The literal-reference test checks every
-    composition's numbers exactly."""
-    return [case(*p.values, default=not p.marks and _update_index(p.values[0]) == 0, id=p.id) for p in _composition_cases(1)]
+        game, T, settings = _shared_loops(f"rm-plus+{update}", 3)
+        for optimistic in settings:
+            a = run(game, f"rm-plus+{update}", T=T, eta=0.05, optimistic=optimistic)
+            b = run(game, f"rm-plus+{update}", T=T, eta=7.0, optimistic=optimistic)
+            np.testing.assert_array_equal(a.value, b.value)
+            np.testing.assert_array_equal(a.policies[0], b.policies[0])
 
 
 @pytest.mark.parametrize("composition,optimistic", _learning_cases())
