@@ -66,10 +66,10 @@ GAMES = {
 #: The default cases: one per game, together every learner, every value update and both
 #: optimism settings (each game with both of each, and the pairs of them: the full mode). The
 #: paper's game keeps rm-plus+stage with optimism (where PRM+ left the rule at t = 10); the random
-#: game takes the same case (its compiled loop); 2p-3x2 keeps Blum-Mansour's learner in the stage
-#: update. Every case in the full mode.
+#: game takes the same case (its compiled loop); 2p-1state runs the stage update on one step.
+#: Every case in the full mode.
 _DEFAULT_CASES = {
-    "2p-1state": ("rm-plus", "smooth", False),
+    "2p-1state": ("bm-rm-plus", "stage", True),
     "2p-3x2": ("bm-rm-plus", "stage", False),
     "3x3-normal-form": ("bm-rm-plus", "smooth", True),
     "3p": ("rm-plus", "smooth", False),
