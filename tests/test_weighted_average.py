@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import StopRun, beyond_default_in_full, case, examples, stop_after
+from conftest import StopRun, case, examples, stop_after
 from markovgames._schedules import average_weights
 from markovgames.cli import main
 from markovgames.dynamics import run, run_batch
@@ -200,9 +200,12 @@ def test_the_smooth_loops_segments_change_nothing_else(chunk_size, prefixes, mon
 # one's loop runs stretches with no test between them (`segmented_scan`; here beyond a threshold
 # of 0): either way a run's numbers do not depend on its chunks. The discounted update's loop is of
 # the same form (its iterates evaluated on the host).
-# (The quick runs' loop: by default in the resume test above.)
-@pytest.mark.parametrize("discounted", [False, True])
-@pytest.mark.parametrize("stretches", beyond_default_in_full([False, True], {True}))
+# By default the smooth update's loop in stretches and the discounted update's quick loop (each
+# setting of each once); the other two in the full mode.
+@pytest.mark.parametrize(
+    ("stretches", "discounted"),
+    [case(s, d, default=s != d, id=f"{s}-{d}") for s, d in itertools.product((False, True), (False, True))],
+)
 def test_the_smooth_loops_numbers_do_not_depend_on_the_chunks(discounted, stretches, monkeypatch):
     from markovgames.dynamics import _engine, _loop
 
@@ -261,13 +264,15 @@ def test_the_stage_means_of_three_players_are_their_own():
 def test_a_batch_gives_each_runs_weighted_average(algorithm, stretches, monkeypatch):
     from markovgames.dynamics import _engine, _loop
 
+    other = random_game(2, 2, 2, (2, 3), seed_or_rng=8, zero_sum=True)
+    runs = ((GAME, 0.4), (other, 0.3))
+    # Each run's trajectory, from a quick single run (the sweep test's single runs: its compiled loop).
+    singles = [run(game, algorithm, T=61, eta=eta) for game, eta in runs]
     if stretches:
         monkeypatch.setattr(_loop, "QUICK_RUN_WORK", 0)
         monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
-    other = random_game(2, 2, 2, (2, 3), seed_or_rng=8, zero_sum=True)
     batch = run_batch([GAME, other], algorithm, T=61, etas=[0.4, 0.3], checkpoints=PREFIXES, weighted_average=True)
-    for b, (game, eta) in enumerate(((GAME, 0.4), (other, 0.3))):
-        single = run(game, algorithm, T=61, eta=eta)
+    for b, ((game, _), single) in enumerate(zip(runs, singles, strict=True)):
         expected = _expected(game, "stage" if algorithm == "stage_cce" else "smooth", single.policies, PREFIXES)
         np.testing.assert_allclose(batch.weighted_average_value[b], expected[:, 0], rtol=0, atol=TOL)
         np.testing.assert_allclose(batch.run(b).weighted_average_best_response, expected[:, 1], rtol=0, atol=TOL)
