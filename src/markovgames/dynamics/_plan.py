@@ -34,8 +34,9 @@ def chunk_plan(T: int, per_iteration_bytes: int, chunk_size: int | None, max_chu
         limit = max(16, min(DEFAULT_CHUNK, CHUNK_OUTPUT_BYTES // max(per_iteration_bytes, 1), max_chunk or DEFAULT_CHUNK))
     if T <= limit:
         return [T]
-    # Prefer an exact divisor not much smaller than the limit: every chunk then has one shape.
-    for size in range(limit, max(limit // 4, 1) - 1, -1):
+    # Prefer an exact divisor not much smaller than the limit: every chunk then has one shape. Never
+    # 1 below a limit above 1: every T has it, and a call per iteration costs more than a second shape.
+    for size in range(limit, max(limit // 4, 2) - 1, -1):
         if T % size == 0:
             return [size] * (T // size)
     full, rest = divmod(T, limit)
