@@ -9,7 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PAPER_ALGORITHMS, beyond_default_in_full, case, examples, make_paper_game, make_random_game
+from conftest import (
+    FULL_TESTS,
+    PAPER_ALGORITHMS,
+    beyond_default_in_full,
+    case,
+    examples,
+    in_this_mode,
+    make_paper_game,
+    make_random_game,
+)
 from markovgames import MarkovGame
 from markovgames.dynamics import run, run_batch
 
@@ -20,15 +29,23 @@ def _assert_on_simplex(policies, atol=1e-12):
         np.testing.assert_allclose(pol.sum(axis=-1), 1.0, atol=atol)
 
 
+#: The optimism setting each paper algorithm takes by default where a test draws it (the full mode
+#: draws both): each setting once, and with optimism the loop the tests below share.
+DEFAULT_OPTIMISM = {"smooth_ce": True, "stage_cce": False}
+
+
 # One shape per algorithm keeps compilation to a minimum; hypothesis varies the numbers.
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 @given(
     seed=st.integers(0, 2**31 - 1),
     eta=st.sampled_from([1e-4, 0.01, 0.2, 3.0, 100.0, 1e3]),
-    optimistic=st.booleans(),
+    # Both settings in the full mode; by default one per algorithm (`DEFAULT_OPTIMISM`: None here).
+    optimistic=st.booleans() if FULL_TESTS else st.none(),
 )
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_policies_on_simplex_and_certified_gap_order(algorithm, seed, eta, optimistic):
+    if optimistic is None:
+        optimistic = DEFAULT_OPTIMISM[algorithm]
     game = make_random_game(seed, 2, 2, 2, (2, 3))
     result = run(game, algorithm, T=20, eta=eta, optimistic=optimistic)  # (as test_theory_rates_match_reference)
     _assert_on_simplex(result.policies)
@@ -43,12 +60,13 @@ def test_policies_on_simplex_and_certified_gap_order(algorithm, seed, eta, optim
 
 def test_extreme_rewards_keep_policies_valid():
     # All-equal rewards and rewards at exactly 0 and 1, with a large learning rate (eta T far
-    # beyond exp's range). The shape and T of test_swapping_players_swaps_everything: its loops.
+    # beyond exp's range). The shape and T of test_relabelling_actions_permutes_policies_and_keeps_metrics: its loops.
     rng = np.random.default_rng(0)
     transitions = rng.dirichlet(np.ones(2), size=(2, 2, 2, 3))
     for rewards in (np.full((2, 2, 2, 2, 3), 0.5), rng.integers(0, 2, size=(2, 2, 2, 2, 3)).astype(float)):
         game = MarkovGame(rewards, transitions)
-        for algorithm in ("smooth_ce", "stage_cce", "smooth_cce"):
+        # smooth_ce and stage_cce (both learners, both value updates); smooth_cce in the full mode.
+        for algorithm in in_this_mode(PAPER_ALGORITHMS):
             _assert_on_simplex(run(game, algorithm, T=20, eta=1e3).policies)
 
 
@@ -57,7 +75,7 @@ def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
     game = make_random_game(11, 2, 2, 2, (2, 3))
     perm = np.array([2, 0, 1])  # new action k is old action perm[k] for player 1
     permuted = MarkovGame(game.rewards[:, :, :, :, perm], game.transitions[:, :, :, perm, :])
-    # (The shape and T of test_swapping_players_swaps_everything: its loop, compiled once.)
+    # (The shape and T of test_policies_on_simplex_and_certified_gap_order: its loop, compiled once.)
     a = run(game, algorithm, T=20, eta=0.5)
     b = run(permuted, algorithm, T=20, eta=0.5)
     np.testing.assert_allclose(b.policies[0], a.policies[0], atol=1e-12)
@@ -66,20 +84,26 @@ def test_relabelling_actions_permutes_policies_and_keeps_metrics(algorithm):
         np.testing.assert_allclose(getattr(b, field), getattr(a, field), atol=1e-12)
 
 
+#: ``(game's shape, T)`` of the swapping test: by default the paper game's shape and the ``T`` of
+#: test_chunking_and_trajectory_files_do_not_change_results' whole run (the game and its swap
+#: share that loop); in the full mode also two and three actions (the swap is another shape).
+SWAP_SHAPES = [((2, 2, 2, (2, 2)), 90)] + ([((2, 2, 2, (2, 3)), 20)] if FULL_TESTS else [])
+
+
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_swapping_players_swaps_everything(algorithm):
-    # The shape and T of test_policies_on_simplex_and_certified_gap_order: game's loop is compiled once.
-    game = make_random_game(12, 2, 2, 2, (2, 3))
-    swapped = MarkovGame(
-        np.swapaxes(game.rewards[:, ::-1], 3, 4),
-        np.swapaxes(game.transitions, 2, 3),
-    )
-    a = run(game, algorithm, T=20, eta=0.5)
-    b = run(swapped, algorithm, T=20, eta=0.5)
-    np.testing.assert_allclose(b.policies[0], a.policies[1], atol=1e-12)
-    np.testing.assert_allclose(b.policies[1], a.policies[0], atol=1e-12)
-    for field in ("value", "certified_ce_bound", "certified_cce_bound"):
-        np.testing.assert_allclose(getattr(b, field), getattr(a, field)[:, ::-1], atol=1e-12)
+    for shape, T in SWAP_SHAPES:
+        game = make_random_game(12, *shape)
+        swapped = MarkovGame(
+            np.swapaxes(game.rewards[:, ::-1], 3, 4),
+            np.swapaxes(game.transitions, 2, 3),
+        )
+        a = run(game, algorithm, T=T, eta=0.5)
+        b = run(swapped, algorithm, T=T, eta=0.5)
+        np.testing.assert_allclose(b.policies[0], a.policies[1], atol=1e-12)
+        np.testing.assert_allclose(b.policies[1], a.policies[0], atol=1e-12)
+        for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+            np.testing.assert_allclose(getattr(b, field), getattr(a, field)[:, ::-1], atol=1e-12)
 
 
 def test_smooth_cce_on_a_matrix_game_reduces_to_linearly_weighted_optimistic_hedge():
@@ -116,34 +140,51 @@ def test_smooth_cce_on_a_matrix_game_reduces_to_linearly_weighted_optimistic_hed
 def test_single_index_certified_bounds_are_best_responses(algorithm):
     # After T' = 1 the output policy is the product policy pi^1 (uniform): the certified CCE
     # bound is the best-response value against uniform opponents (backward induction here).
+    # Row 1 of a run's per-prefix metrics is T' = 1's: by default that of a run of the paper
+    # game's shape and T = 90 (test_chunking_and_trajectory_files_do_not_change_results' loop),
+    # in the full mode also of a run of one iteration.
     game = make_random_game(21, 2, 2, 2, (2, 2))
-    result = run(game, algorithm, T=1, eta=0.3)
     H, S = game.horizon, game.num_states
-    for i in range(2):
-        v = np.zeros(S)
-        for h in range(H - 1, -1, -1):
-            q = game.rewards[h, i] + game.transitions[h] @ v  # (S, A, A)
-            v = (q.mean(axis=2) if i == 0 else q.mean(axis=1)).max(axis=1)
-        assert result.certified_cce_bound[0, i] == pytest.approx(v[game.initial_state], abs=1e-12)
+    for T in (90, 1) if FULL_TESTS else (90,):
+        result = run(game, algorithm, T=T, eta=0.3)
+        for i in range(2):
+            v = np.zeros(S)
+            for h in range(H - 1, -1, -1):
+                q = game.rewards[h, i] + game.transitions[h] @ v  # (S, A, A)
+                v = (q.mean(axis=2) if i == 0 else q.mean(axis=1)).max(axis=1)
+            assert result.certified_cce_bound[0, i] == pytest.approx(v[game.initial_state], abs=1e-12)
 
 
 #: A three-player game's shape for the tests below (two steps: compile time grows with H).
 THREE_PLAYERS = (3, 2, 2, (2, 3, 2))
 
+#: The paper game's shape: random games of it at T = 90 share the loops of
+#: test_chunking_and_trajectory_files_do_not_change_results' whole run.
+PAPER_SHAPE = (2, 2, 2, (2, 2))
+
+
+def _batch_shapes(algorithm: str) -> list:
+    """``(shape, T)`` of test_batch_equals_single_runs' batches: the three-player shape (the loops
+    of test_per_step_carry_equals_the_scanned_steps) with smooth_ce by default, the paper game's
+    (the loops of test_batch_groups_do_not_change_results) with stage_cce; both in the full mode."""
+    if FULL_TESTS:
+        return [(THREE_PLAYERS, 60), (PAPER_SHAPE, 90)]
+    return [(THREE_PLAYERS, 60)] if algorithm == "smooth_ce" else [(PAPER_SHAPE, 90)]
+
 
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_batch_equals_single_runs(algorithm):
-    # The three-player shape and T of test_per_step_carry_equals_the_scanned_steps: its loops.
-    games = [make_random_game(s, *THREE_PLAYERS) for s in (31, 32)]
-    etas = [0.1, 0.9]
-    batch = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True)
-    for k in range(2):
-        single = run(games[k], algorithm, T=60, eta=etas[k])
-        other = batch.run(k)
-        for a, b in zip(single.policies, other.policies, strict=True):
-            np.testing.assert_allclose(a, b, atol=1e-12)
-        for field in ("value", "certified_ce_bound", "certified_cce_bound"):
-            np.testing.assert_allclose(getattr(single, field), getattr(other, field), atol=1e-12)
+    for shape, T in _batch_shapes(algorithm):
+        games = [make_random_game(s, *shape) for s in (31, 32)]
+        etas = [0.1, 0.9]
+        batch = run_batch(games, algorithm, T=T, etas=etas, record_trajectory=True)
+        for k in range(2):
+            single = run(games[k], algorithm, T=T, eta=etas[k])
+            other = batch.run(k)
+            for a, b in zip(single.policies, other.policies, strict=True):
+                np.testing.assert_allclose(a, b, atol=1e-12)
+            for field in ("value", "certified_ce_bound", "certified_cce_bound"):
+                np.testing.assert_allclose(getattr(single, field), getattr(other, field), atol=1e-12)
 
 
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
@@ -163,9 +204,15 @@ def test_chunking_and_trajectory_files_do_not_change_results(algorithm, tmp_path
 # the full mode.
 @pytest.mark.parametrize("algorithm", beyond_default_in_full(["smooth_ce", "smooth_cce"], {"smooth_ce"}))
 def test_smooth_identity_holds_inside_the_run(algorithm):
-    # Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value (the paper's lemma).
-    result = run(make_random_game(41, 2, 3, 3, (2, 3)), algorithm, T=500, eta=0.2)
-    assert result.identity_residual < 1e-12
+    # Q^t_h = r_h + P_h V^t_{h+1} with V the output policy's value (the paper's lemma). By default
+    # on the three-player shape and T of test_batch_equals_single_runs (its loop); in the full mode
+    # also three steps and states for 500 iterations.
+    games = [(make_random_game(41, *THREE_PLAYERS), 60)]
+    if FULL_TESTS:
+        games.append((make_random_game(41, 2, 3, 3, (2, 3)), 500))
+    for game, T in games:
+        result = run(game, algorithm, T=T, eta=0.2)
+        assert result.identity_residual < 1e-12
 
 
 # smooth_ce by default: stage_cce's and smooth_cce's float32 runs (the paper game among a batch,
@@ -184,7 +231,8 @@ def test_float32_is_close_to_float64(algorithm):
 def test_no_trajectory_mode_keeps_metrics():
     game = make_paper_game()
     a = run(game, "stage_cce", T=90)  # (test_checkpoint_only's run: compiled once)
-    b = run(game, "stage_cce", T=90, record_trajectory=False)
+    # (In test_checkpoint_only's chunks without a trajectory: its loop. Chunks change no number.)
+    b = run(game, "stage_cce", T=90, record_trajectory=False, chunk_size=20)
     assert b.policies is None
     np.testing.assert_array_equal(a.certified_cce_bound, b.certified_cce_bound)
 
@@ -212,10 +260,11 @@ def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
     for field in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_array_equal(getattr(some, field), getattr(full, field)[some.prefixes - 1])
     assert some.row(45) == 2
-    batch = run_batch([game], algorithm, T=90, etas=[0.2, 0.3], checkpoints=[10, 90])
-    # A batch's kernels run over the run axis, so they may round differently from a single run's
-    # (as in test_batch_equals_single_runs); the checkpoint rows are the ones asked for.
-    np.testing.assert_allclose(batch.value[0], full.value[[9, 89]], rtol=0, atol=1e-12)
+    if FULL_TESTS or algorithm == "smooth_ce":  # (a batch's checkpoints: one algorithm by default)
+        batch = run_batch([game], algorithm, T=90, etas=[0.2, 0.3], checkpoints=[10, 90])
+        # A batch's kernels run over the run axis, so they may round differently from a single run's
+        # (as in test_batch_equals_single_runs); the checkpoint rows are the ones asked for.
+        np.testing.assert_allclose(batch.value[0], full.value[[9, 89]], rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="checkpoints must lie in 1..T"):
         run(game, algorithm, T=10, checkpoints=[11])
 
@@ -223,18 +272,20 @@ def test_checkpoint_only_metrics_equal_the_full_curve(algorithm):
 @pytest.mark.parametrize("algorithm", PAPER_ALGORITHMS)
 def test_batch_groups_do_not_change_results(algorithm, tmp_path):
     """A batch split into groups of compiled calls (uneven last group) equals one call, and each run equals its single run."""
-    games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
-    etas = [0.1, 0.15, 0.2, 0.25, 0.3]
-    whole = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=5)
-    grouped = run_batch(games, algorithm, T=60, etas=etas, record_trajectory=True, group_size=2, trajectory_dir=tmp_path)
+    # Games of the paper game's shape at T = 90: the single run is test_chunking_and_trajectory_
+    # files_do_not_change_results' whole one, a group of two test_batch_equals_single_runs' batch.
+    games = [make_random_game(seed, *PAPER_SHAPE) for seed in range(3)]
+    etas = [0.1, 0.2, 0.3]
+    whole = run_batch(games, algorithm, T=90, etas=etas, record_trajectory=True, group_size=3)
+    grouped = run_batch(games, algorithm, T=90, etas=etas, record_trajectory=True, group_size=2, trajectory_dir=tmp_path)
     for name in ("value", "certified_ce_bound", "certified_cce_bound"):
         np.testing.assert_allclose(getattr(grouped, name), getattr(whole, name), rtol=0, atol=1e-13)
     for a, b in zip(grouped.policies, whole.policies, strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
-    single = run(games[3], algorithm, T=60, eta=0.25, record_trajectory=False)
-    np.testing.assert_allclose(grouped.value[3], single.value, rtol=0, atol=1e-13)
+    single = run(games[2], algorithm, T=90, eta=0.3)  # (the last group's run)
+    np.testing.assert_allclose(grouped.value[2], single.value, rtol=0, atol=1e-13)
     if algorithm != "stage_cce":
-        assert grouped.identity_residual.shape == (5,)
+        assert grouped.identity_residual.shape == (3,)
     with pytest.raises(ValueError, match="group_size must be a positive integer"):
         run_batch(games, algorithm, T=5, group_size=0)
 
@@ -255,24 +306,33 @@ def test_per_step_carry_equals_the_scanned_steps(algorithm, monkeypatch):
     from markovgames.dynamics import _smooth
 
     # The paper game's run is test_chunking_and_trajectory_files_do_not_change_results' whole one;
-    # the three-player game's shape and T are test_both_emitters_give_the_same_runs' and its batch
-    # test_batch_equals_single_runs' (their loops, compiled once).
-    games = [make_paper_game(), make_random_game(11, *THREE_PLAYERS)]
-    T_of = [90, 60]
-    per_step = [run(g, algorithm, T=T, eta=0.2) for g, T in zip(games, T_of, strict=True)]
-    batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
-    assert _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
+    # the three-player game's shape, T and batch are test_batch_equals_single_runs' (their loops,
+    # compiled once). By default a single run of the
+    # paper game and a batch of the three-player game (each compiled again with scanned steps);
+    # in the full mode also the three-player game's single run.
+    three = make_random_game(11, *THREE_PLAYERS)
+    singles = [(make_paper_game(), 90), (three, 60)][: 2 if FULL_TESTS else 1]
+    per_step = [run(g, algorithm, T=T, eta=0.2) for g, T in singles]
+    batch = run_batch(three, algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
+    assert _smooth.splits_steps(np.zeros((three.horizon, 1), np.float64))
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
     _fresh_compiled_loops(monkeypatch)
-    assert not _smooth.splits_steps(np.zeros((games[1].horizon, 1), np.float64))
-    scanned = [run(g, algorithm, T=T, eta=0.2) for g, T in zip(games, T_of, strict=True)]
-    scanned_batch = run_batch(games[1], algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
+    assert not _smooth.splits_steps(np.zeros((three.horizon, 1), np.float64))
+    scanned = [run(g, algorithm, T=T, eta=0.2) for g, T in singles]
+    scanned_batch = run_batch(three, algorithm, T=60, etas=[0.3, 0.1], record_trajectory=True)
     for a, b in [*zip(per_step, scanned, strict=True), (batch, scanned_batch)]:
         for name in ("value", "certified_ce_bound", "certified_cce_bound"):
             np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-13)
         for x, y in zip(a.policies, b.policies, strict=True):
             np.testing.assert_allclose(x, y, rtol=0, atol=1e-13)
         np.testing.assert_allclose(a.identity_residual, b.identity_residual, rtol=0, atol=1e-13)
+
+
+#: ``(T, kept suffix)`` of each default case of test_blocked_inner_loops_equal_the_plain_loops:
+#: smooth_ce in blocked chunks and a prime one (T = 301 in chunks of 36: 8 of 36 and 1 of 13),
+#: stage_cce in blocked chunks only (T = 288: 8 of 36) and with a kept suffix of the trajectory
+#: (which compiles no other loop there). Every case takes both in the full mode.
+BLOCKED_RUNS = {"smooth_ce": (301, False), "stage_cce": (288, True)}
 
 
 # Both value updates by default; PRM+'s two-array learner state in the stage loop's blocks in
@@ -289,13 +349,17 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
     from markovgames.dynamics import _engine, _value_update
 
     game = make_paper_game()
-    kwargs = dict(T=301, eta=0.3, chunk_size=36, last_iterate=[1, 2, 35, 36, 37, 150, 301])
+    T, suffix = (301, True) if FULL_TESTS else BLOCKED_RUNS[algorithm]
+    kwargs = dict(T=T, eta=0.3, chunk_size=36, last_iterate=[1, 2, 35, 36, 37, 150, T])
     # Bit for bit at the optimisation level of long runs (a short run's level 0 gives the blocked
     # and the plain loops other machine code, equal to the last bit or two).
     monkeypatch.setattr(_engine, "QUICK_RUN_WORK", 0)
 
     def both():
-        return run(game, algorithm, **kwargs), run(game, algorithm, trajectory_tolerance=0.2, **kwargs)
+        runs = [run(game, algorithm, **kwargs)]
+        if suffix:
+            runs.append(run(game, algorithm, trajectory_tolerance=0.2, **kwargs))
+        return runs
 
     arrays = _value_update.GameArrays(game.rewards, game.transitions, np.int32(0), np.float64(0.3))
     assert _value_update.sequential_block(arrays, (), 48) > 1  # the paper game does take the blocked path
@@ -310,9 +374,9 @@ def test_blocked_inner_loops_equal_the_plain_loops(algorithm, monkeypatch):
             np.testing.assert_array_equal(x, y)
 
 
-# By default one length of each kind (1; a prime; divisible by 4 only, by every block; 100); the
-# others in the full mode (each length compiles the scan and its four blockings).
-@pytest.mark.parametrize("size", beyond_default_in_full([1, 2, 3, 7, 12, 13, 16, 36, 97, 100], {1, 7, 12, 16, 100}))
+# By default one length of each kind (1; a prime; divisible by 4 only: 100, in 25 blocks; by
+# every block: 16); the others in the full mode (each length compiles the scan and its four blockings).
+@pytest.mark.parametrize("size", beyond_default_in_full([1, 2, 3, 7, 12, 13, 16, 36, 97, 100], {1, 7, 16, 100}))
 def test_blocked_scan_is_the_plain_scan(size):
     """`blocked_scan` runs the same iterations in the same order as ``lax.scan``, whatever the
     length: blocks of a divisor of it (12, 16, 36, 100), or one plain loop (primes, 1, 2)."""
@@ -472,8 +536,9 @@ def _record_size_options(monkeypatch) -> list:
     return calls
 
 
-# A single run of a three-player game and a batch of two: each is one of the two update loops
-# by default, and both are in the full mode (each case compiles its loop with both emitters).
+# A single run of a game larger than tiny (arrays over 512 bytes) and a batch of two: each is one of
+# the two update loops by default, and both are in the full mode (each case compiles its loop with
+# both emitters).
 @pytest.mark.parametrize(
     "algorithm, batched",
     [
@@ -499,10 +564,12 @@ def test_both_emitters_give_the_same_runs(algorithm, batched, monkeypatch):
         options.clear()
         if batched:
             # Two of test_batch_groups_do_not_change_results' games: its short loop of two runs.
-            games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(2)]
-            result = run_batch(games, algorithm, T=60, etas=[0.1, 0.3], record_trajectory=True)
+            games = [make_random_game(seed, *PAPER_SHAPE) for seed in range(2)]
+            result = run_batch(games, algorithm, T=90, etas=[0.1, 0.3], record_trajectory=True)
         else:
-            result = run(make_random_game(5, *THREE_PLAYERS), algorithm, T=60, eta=0.3)
+            # Two players with three actions each: 576 bytes of rewards, compiled in less time
+            # than a three-player game's loop with the default emitters.
+            result = run(make_random_game(5, 2, 2, 2, (3, 3)), algorithm, T=60, eta=0.3)
         return result, [chosen for _, chosen in options]
 
     short, short_options = once()
@@ -528,11 +595,11 @@ def test_a_runs_whole_work_picks_the_emitters_of_every_group_and_resumption(tmp_
     seen = _record_size_options(monkeypatch)
     # The runs of test_batch_groups_do_not_change_results and test_api_resume_is_bit_identical
     # (their compiled loops are shared).
-    games = [make_random_game(seed, 2, 2, 3, (2, 2)) for seed in range(5)]
-    etas = [0.1, 0.15, 0.2, 0.25, 0.3]
-    run_batch(games, "stage_cce", T=60, etas=etas, record_trajectory=True, group_size=2)  # groups of 2, 2 and 1
+    games = [make_random_game(seed, *PAPER_SHAPE) for seed in range(3)]
+    etas = [0.1, 0.2, 0.3]
+    run_batch(games, "stage_cce", T=90, etas=etas, record_trajectory=True, group_size=2)  # groups of 2 and 1
     with precision("float64"):
-        whole = _engine.run_work(60, device_game(games, etas, "float64", batched=True))
+        whole = _engine.run_work(90, device_game(games, etas, "float64", batched=True))
     assert [work for work, _ in seen] == [whole, whole]  # a group of two and one of one: two programs
 
     class Stop(Exception):

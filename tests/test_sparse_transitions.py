@@ -275,7 +275,9 @@ def test_sparse_kernel_contraction_matches_dense(seed, k, runs, states, pieces):
     run_axes = 1 if runs else 0  # runs = 0: a single run, whose arrays have no run axis
     games = [random_game(2, 2, states, (2, 3), seed_or_rng=seed + r, num_successors=k) for r in range(max(runs, 1))]
     rng = np.random.default_rng(seed)
-    values = rng.random((6, states, len(games)))  # (M, S', R): the run axis is last inside the engine
+    # (M, S', R): the run axis is last inside the engine. Every stacked vector is contracted on its
+    # own (compile time grows with M): two by default, six in the full mode.
+    values = rng.random((6 if FULL_TESTS else 2, states, len(games)))
     if pieces is not None:
         # Bytes of one state's successor rows: A_0 A_1 K R entries of an int32 and a float64. A
         # piece of ceil(S / pieces) states cuts the step into exactly ``pieces`` pieces here.
@@ -441,10 +443,12 @@ def test_large_game_code_paths_equal_the_small_game_ones(algorithm, monkeypatch)
     monkeypatch.setattr(_output_metrics, "_SCAN_STEPS_ABOVE_ENTRIES", 0)
     monkeypatch.setattr(_transitions, "_UNROLL_SUCCESSORS", 1)
     monkeypatch.setattr(_smooth, "_UNROLL_HORIZON", 0)
-    # One state's rows take 432 bytes in a single run and 864 in the batch of two: the 5 states
-    # go in 2 pieces (of 2 and 3 states) and in 3 (of 1, 2 and 2). Each piece is a kernel of
-    # its own, so more of them would only lengthen the compilation.
-    monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 1800)
+    # One state's rows take 432 bytes in a single run and 864 in the batch of two. In the full
+    # mode the 5 states go in 2 pieces (of 2 and 3 states) and in 3 (of 1, 2 and 2); by default
+    # the single run's step is contracted whole and the batch's in 2 pieces (of 2 and 3 states):
+    # each piece is a kernel of its own, whose compilation takes seconds here, and a single run's
+    # pieces are test_sparse_kernel_contraction_matches_dense's (its first example).
+    monkeypatch.setattr(_transitions, "_SPARSE_PIECE_BYTES", 1800 if FULL_TESTS else 2600)
     _engine.compiled_chunk.cache_clear()
     try:
         large = run(game, algorithm, T=ENGINE_T, eta=0.3)
