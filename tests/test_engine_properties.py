@@ -237,6 +237,29 @@ def test_no_trajectory_mode_keeps_metrics():
     np.testing.assert_array_equal(a.certified_cce_bound, b.certified_cce_bound)
 
 
+@given(T=st.integers(1, 400), chunk_size=st.integers(1, 40))
+@settings(max_examples=200, deadline=None)
+def test_chunk_plans_cover_t_with_at_most_two_lengths_and_no_needless_single_steps(T, chunk_size):
+    """A plan's chunks sum to ``T``, none longer than ``chunk_size``, with one length where a divisor
+    from ``chunk_size / 4`` (at least 2) up allows, else chunks of ``chunk_size`` and a shorter last
+    one: never chunks of 1 under a ``chunk_size`` above 1 (a prime ``T`` took the divisor 1, one
+    compiled call per iteration)."""
+    from markovgames.dynamics._plan import chunk_plan
+
+    plan = chunk_plan(T, 8, chunk_size)
+    assert sum(plan) == T and max(plan) <= chunk_size and len(set(plan)) <= 2
+    if T <= chunk_size or chunk_size == 1:
+        assert plan == [T] if T <= chunk_size else plan == [1] * T
+    elif len(set(plan)) == 1:
+        assert max(chunk_size // 4, 2) <= plan[0] and T % plan[0] == 0
+    else:
+        assert plan[:-1] == [chunk_size] * (len(plan) - 1) and plan[-1] < chunk_size
+        assert all(T % d for d in range(max(chunk_size // 4, 2), chunk_size + 1))
+    if chunk_size > 1 and T > 1:
+        assert plan.count(1) <= 1
+    assert chunk_plan(97, 8, 7) == [7] * 13 + [6]
+
+
 def test_bad_arguments_raise_clear_errors():
     game = make_paper_game()
     with pytest.raises(ValueError, match="unknown algorithm 'nope'; choose one of: smooth_ce"):
