@@ -297,7 +297,9 @@ def _one_run_per_curve(table) -> list[str]:
     for r in sorted(rows, key=lambda r: r["eta_schedule"]):
         if r["order"] == "simultaneous":
             first.setdefault((r["game"], r["algorithm"]), r["eta_schedule"])
-    return sorted({r["run_id"] for r in rows if r["order"] == "simultaneous" and r["eta_schedule"] == first[r["game"], r["algorithm"]]})
+    return sorted(
+        {r["run_id"] for r in rows if r["order"] == "simultaneous" and r["eta_schedule"] == first[r["game"], r["algorithm"]]}
+    )
 
 
 def test_a_run_file_whose_order_disagrees_with_its_spec_is_refused(sweep, tmp_path, capsys):
