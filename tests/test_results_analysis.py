@@ -357,13 +357,14 @@ def test_sweep_exact_gaps_equal_the_library_and_large_games_are_skipped_with_the
 
 def test_an_exact_gap_over_the_limit_is_skipped_with_the_reason():
     """What a sweep's record and row hold when an exact gap is over ``max_work``: ``None`` and the
-    refusal, one concept at a time, and the row's ``exact_skipped`` naming the field."""
+    refusal, one concept at a time, and the row's ``exact_skipped`` naming the field. (A zero-sum
+    game of zs-H2's shape, ``T`` and ``eta``: the compiled loop of the exact-gap test's single run.)"""
     from markovgames.evaluation import estimate_work
     from markovgames.experiments.rundirs._exact import exact_policy_gaps
     from markovgames.experiments.sweeps._results import _skipped
 
-    game = random_game(2, 3, 5, 3, seed_or_rng=1)
-    result = run(game, "smooth_ce", T=20, eta=0.2)
+    game = random_game(2, 2, 2, 2, seed_or_rng=3, zero_sum=True)
+    result = run(game, "smooth_ce", T=T, eta=0.2)
     policy = IndexChainPolicy.from_run(result, 20)
     est = estimate_work(game, policy)
     limit = (est.ce_work + est.cce_work) / 2  # between the two: one refused, the other computed

@@ -267,9 +267,13 @@ def test_summarize_and_plot_label_the_feedback(sweep, tmp_path, capsys):
     assert by[("paper", "hedge+smooth", "full")].samples is None
     assert main(["summarize", str(sweep / "out")]) == 0
     assert "bandit:1" in capsys.readouterr().out
+    # Each plot draws one game's figure: the results of that game alone (a figure takes seconds).
     figures = tmp_path / "figures"
-    for extra in ([], ["--x-axis", "samples"]):
-        assert main(["plot", str(sweep / "out"), "--out", str(figures), *extra]) == 0
+    table = pq.read_table(sweep / "out" / RESULTS_FILE)
+    for game, extra in (("paper", []), ("rg", ["--x-axis", "samples"])):
+        (tmp_path / game).mkdir()
+        pq.write_table(table.filter(np.asarray(table.column("game").to_pylist()) == game), tmp_path / game / RESULTS_FILE)
+        assert main(["plot", str(tmp_path / game), "--out", str(figures), *extra]) == 0
     assert (figures / "gaps_paper.png").stat().st_size > 0 and (figures / "gaps_rg_vs-samples.pdf").stat().st_size > 0
 
 

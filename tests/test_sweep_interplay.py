@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import beyond_default_in_full
+from conftest import FULL_TESTS, beyond_default_in_full
 from markovgames.cli import main
 from markovgames.dynamics import run
 from markovgames.experiments import load_results, parse_sweep_config, plan_sweep, summarize_results
@@ -23,6 +23,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 T = 60
 CHECKPOINTS = [10, 30, 60]
+#: stage_cce's step-size schedules: both in the full mode; by default the one that is not the
+#: default (hedge runs both, in every order: summarize's groups need the whole product there).
+STAGE_SCHEDULES = ["constant", "sqrt"] if FULL_TESTS else ["sqrt"]
 # A game in its own units (prisoners_dilemma: r01 = 0.2 r) and a zero-sum random game (constant-sum:
 # the last iterate's duality gap); one shape, so that a batch holds both games. hedge over both
 # orders and both schedules with its regrets; stage_cce (its regrets within each stage) simultaneous only.
@@ -35,8 +38,17 @@ CONFIG = textwrap.dedent(
     orders = ["simultaneous", "alternating"]
     eta_schedules = ["constant", "sqrt"]
     games = ["prisoners_dilemma", {{random = {{players = 2, horizon = 1, states = 1, actions = 2, zero_sum = true, seed = 7}}, label = "zs"}}]
-    algorithms = ["hedge+smooth-uniform", {{name = "stage_cce", orders = ["simultaneous"]}}]
+    algorithms = ["hedge+smooth-uniform", {{name = "stage_cce", orders = ["simultaneous"], eta_schedules = {json.dumps(STAGE_SCHEDULES)}}}]
     """
+)
+#: The runs of the module's sweep, per game: hedge's four (order, schedule) pairs and stage_cce's schedules.
+RUNS = 2 * (4 + len(STAGE_SCHEDULES))
+#: hedge's (order, schedule) pairs compared with single runs: one per order and per schedule by
+#: default (each a compiled loop of its own), all four in the full mode.
+SINGLE_RUN_PAIRS = (
+    {("simultaneous", "constant"), ("simultaneous", "sqrt"), ("alternating", "constant"), ("alternating", "sqrt")}
+    if FULL_TESTS
+    else {("simultaneous", "constant"), ("alternating", "sqrt")}
 )
 
 
@@ -46,7 +58,7 @@ def sweep(tmp_path_factory):
     config = root / "sweep.toml"
     config.write_text(CONFIG)
     report = run_sweep(config, root / "out", workers=1)
-    assert not report.failures and report.total_runs == 2 * (4 + 2)
+    assert not report.failures and report.total_runs == RUNS
     return root
 
 
@@ -69,6 +81,8 @@ def test_results_columns_equal_single_runs(sweep):
     assert sorted(df["checkpoint"].unique()) == CHECKPOINTS
     hedge = df[(df["game"] == "zs") & (df["algorithm"] == "hedge+smooth-uniform")]
     for (order, schedule), rows in hedge.groupby(["order", "eta_schedule"]):
+        if (order, schedule) not in SINGLE_RUN_PAIRS:
+            continue
         direct = run(
             _zero_sum_game(),
             "hedge+smooth-uniform",
@@ -118,7 +132,7 @@ def test_original_units_columns(sweep):
 
 def test_summarize_groups_by_order_and_schedule(sweep, capsys):
     rows = summarize_results(sweep / "out")
-    assert len(rows) == 2 * (4 + 2)
+    assert len(rows) == RUNS
     assert {(r.order, r.eta_schedule) for r in rows if r.algorithm == "hedge+smooth-uniform"} == {
         ("simultaneous", "constant"),
         ("simultaneous", "sqrt"),
@@ -147,14 +161,11 @@ def test_plot_a_sweeps_metric(sweep, tmp_path, capsys, metric):
     assert record["figures"][f"gaps_zs_metric-{metric}_window-1e1-6e1.png"]["options"]["metric"] == metric
 
 
-def test_plot_refuses_a_concept_with_a_metric_and_a_metric_that_was_not_recorded(sweep, tmp_path, capsys):
+def test_plot_refuses_a_concept_with_a_metric_and_a_metric_that_was_not_recorded(sweep, schedule_sweep, capsys):
     assert _exit_code(["plot", str(sweep / "out"), "--metric", "swap_regret", "--concept", "ce"]) == 2
     assert "--concept: chooses which certified gap is drawn" in capsys.readouterr().err
-    # A sweep without regret curves: the metric is named, with how to record it.
-    config = sweep / "plain.toml"
-    config.write_text('T = 20\ngames = ["paper"]\nalgorithms = ["smooth_cce"]\n')
-    assert not run_sweep(config, tmp_path / "plain", workers=1).failures
-    assert _exit_code(["plot", str(tmp_path / "plain"), "--metric", "external_regret"]) == 2
+    # A sweep without regret curves (the user's schedule's): the metric is named, with how to record it.
+    assert _exit_code(["plot", str(schedule_sweep / "out"), "--metric", "external_regret"]) == 2
     err = capsys.readouterr().err
     assert "--metric: no run of these results recorded external_regret" in err and "regret = true" in err
 
@@ -188,17 +199,24 @@ def test_a_sweep_without_the_new_keys_plans_the_runs_it_always_did(tmp_path):
     assert len(plan.batches()) == 2
 
 
-def test_a_users_schedule_in_a_sweep(tmp_path):
-    source = tmp_path / "schedule.py"
-    source.write_text("def f(t):\n    return t ** -0.25\n")
-    config = tmp_path / "sweep.toml"
+@pytest.fixture(scope="module")
+def schedule_sweep(tmp_path_factory):
+    """A sweep with a user's step-size schedule (and without regret curves: the plot test's refusal)."""
+    root = tmp_path_factory.mktemp("schedule")
+    (root / "schedule.py").write_text("def f(t):\n    return t ** -0.25\n")
+    config = root / "sweep.toml"
     config.write_text('T = 20\ngames = ["paper"]\nalgorithms = ["hedge+smooth"]\neta_schedules = ["schedule.py:f", "sqrt"]\n')
-    report = run_sweep(config, tmp_path / "out", workers=1)
+    report = run_sweep(config, root / "out", workers=1)
     assert not report.failures
-    df = load_results(tmp_path / "out")
+    return root
+
+
+def test_a_users_schedule_in_a_sweep(schedule_sweep):
+    source = schedule_sweep / "schedule.py"
+    df = load_results(schedule_sweep / "out")
     assert set(df["eta_schedule"]) == {"schedule.py:f", "sqrt"}
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    specs = [json.loads(p.read_text())["spec"] for p in (tmp_path / "out" / RUNS_DIR).glob("*.json")]
+    specs = [json.loads(p.read_text())["spec"] for p in (schedule_sweep / "out" / RUNS_DIR).glob("*.json")]
     assert {s.get("eta_schedule_sha256") for s in specs} == {digest, None}
     from markovgames.dynamics import StepSchedule
 
@@ -258,7 +276,9 @@ def test_results_written_before_the_new_columns_still_load(sweep, tmp_path, caps
     ]
     keep = table.drop_columns(old)
     # One run per (game, algorithm, optimism, eta): an earlier sweep had no order or schedule axes.
+    # The zero-sum game's (one figure to draw; the plot tests draw both games' figures).
     first = keep.filter(np.isin(keep.column("run_id").to_numpy(), _one_run_per_curve(table)))
+    first = first.filter(np.asarray(first.column("game").to_pylist()) == "zs")
     folder = tmp_path / "old"
     folder.mkdir()
     pq.write_table(first, folder / RESULTS_FILE)
@@ -272,8 +292,16 @@ def test_results_written_before_the_new_columns_still_load(sweep, tmp_path, caps
 
 
 def _one_run_per_curve(table) -> list[str]:
+    """Each game's and algorithm's simultaneous run with its first schedule (stage_cce runs only
+    ``sqrt`` by default)."""
     rows = table.select(["run_id", "game", "algorithm", "order", "eta_schedule"]).to_pylist()
-    return sorted({r["run_id"] for r in rows if (r["order"], r["eta_schedule"]) == ("simultaneous", "constant")})
+    first = {}
+    for r in sorted(rows, key=lambda r: r["eta_schedule"]):
+        if r["order"] == "simultaneous":
+            first.setdefault((r["game"], r["algorithm"]), r["eta_schedule"])
+    return sorted(
+        {r["run_id"] for r in rows if r["order"] == "simultaneous" and r["eta_schedule"] == first[r["game"], r["algorithm"]]}
+    )
 
 
 def test_a_run_file_whose_order_disagrees_with_its_spec_is_refused(sweep, tmp_path, capsys):
