@@ -423,7 +423,7 @@ def main() -> None:
         "--states",
         type=int,
         default=3,
-        help="states of each random game (with 2, the paper game's shape: the families share their compiled programs)",
+        help="states of each random game (with 2, the paper game's shape: the families share compiled programs)",
     )
     parser.add_argument(
         "--out", default="sweeps/vlearning_rates", help="where the curves (curves.csv, summary.csv) and the figure go"
